@@ -1,0 +1,38 @@
+/* buf.h — a growable byte buffer with a hard cap fixed at creation (curl's dynbuf habit): appends
+ * past the cap fail with FJ_ETOOBIG and leave the buffer as it was, so a body is never truncated
+ * silently. The contents are always NUL-terminated (the terminator is not counted in len). */
+#ifndef FJ_BUF_H
+#define FJ_BUF_H
+
+#include "fj_status.h"
+
+#include <stddef.h>
+
+typedef struct fj_buf {
+    char *data;   /* NULL until the first append */
+    size_t len;
+    size_t alloc;
+    size_t cap;   /* maximum len */
+} fj_buf;
+
+/* An empty buffer that will refuse to hold more than cap bytes. Allocates nothing. */
+void fj_buf_init(fj_buf *b, size_t cap);
+
+/* FJ_OK, FJ_ETOOBIG (cap exceeded; nothing appended) or FJ_ENOMEM. */
+fj_status fj_buf_append(fj_buf *b, const void *p, size_t n);
+fj_status fj_buf_puts(fj_buf *b, const char *s);
+fj_status fj_buf_printf(fj_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends s as a JSON string literal, quotes included. */
+fj_status fj_buf_json_str(fj_buf *b, const char *s);
+
+/* Empties the buffer, keeping its memory. */
+void fj_buf_reset(fj_buf *b);
+
+/* Frees the memory; the buffer is empty again (cap kept). */
+void fj_buf_free(fj_buf *b);
+
+/* Hands the data to the caller (free with fj_free) and empties the buffer. */
+char *fj_buf_steal(fj_buf *b, size_t *len);
+
+#endif

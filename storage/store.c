@@ -1,0 +1,37 @@
+/* store.c — backend selection by URL and dispatch through the ops table. */
+#include "store.h"
+
+#include <string.h>
+
+/* Every backend's handle begins with this, so the ops can be found from an opaque handle. */
+struct fj_store_head {
+    const fj_store_ops *ops;
+};
+
+static const fj_store_ops *const backends[] = {
+    &fj_store_sqlite_ops,
+};
+
+fj_status fj_store_open(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err)
+{
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        if (backends[i]->accepts(url))
+            return backends[i]->open(url, opts, out, err);
+    return fj_err_set(err, FJ_EINVAL, "db", "no storage backend handles database URL '%s'", url);
+}
+
+const fj_store_ops *fj_store_ops_of(const fj_store *s)
+{
+    return ((const struct fj_store_head *)(const void *)s)->ops;
+}
+
+void fj_store_close(fj_store *s)
+{
+    if (s)
+        fj_store_ops_of(s)->close(s);
+}
+
+fj_status fj_store_write(fj_store *s, fj_batch *const *batches, size_t n, fj_write_count *counts, fj_err *err)
+{
+    return fj_store_ops_of(s)->write(s, batches, n, counts, err);
+}

@@ -1,0 +1,104 @@
+/* store.h — the storage interface: one versioned ops table per backend (SQLite now, PostgreSQL
+ * later), chosen by the database URL. Ingest and the API talk only to this header.
+ *
+ * Handles are opaque and belong to one thread at a time. A writer handle is used by the single
+ * writer thread; any number of reader handles (FJ_STORE_READ) serve queries and never block the
+ * writer (SQLite WAL readers, PostgreSQL connections).
+ *
+ * Writes are batch-granular: fj_store_write commits all the given batches in one transaction
+ * (group commit) or none of them. Every row has a natural key; re-sent data is counted as
+ * duplicate and adds nothing. Rectification (jobs table, running summaries) happens inside the
+ * same transaction, so a committed sample is always reflected in its job. */
+#ifndef FJ_STORE_H
+#define FJ_STORE_H
+
+#include "fj_status.h"
+#include "records.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fj_store fj_store;
+
+typedef enum { FJ_STORE_WRITE = 0, FJ_STORE_READ = 1 } fj_store_mode;
+
+/* Options every backend honours. */
+typedef struct fj_store_opts {
+    fj_store_mode mode;
+    bool create;              /* migrate an empty database (never an older schema) */
+    const char *synchronous;  /* SQLite: "OFF", "NORMAL" (default) or "FULL" */
+    int64_t job_gap_s;        /* rectification gap t for non-Slurm jobs (default 6 h) */
+} fj_store_opts;
+
+/* What one envelope's write did. */
+typedef struct fj_write_count {
+    uint64_t inserted;   /* rows added */
+    uint64_t duplicates; /* rows already present (re-sent data) */
+} fj_write_count;
+
+/* Migration state, for `fjord migrate status`. */
+typedef struct fj_migration_info {
+    int current;  /* highest applied version, 0 for an empty database */
+    int latest;   /* highest version this binary ships */
+} fj_migration_info;
+
+/* Job listing filter for GET /api/v1/jobs (the full query API extends this). */
+typedef struct fj_job_query {
+    const char *cluster; /* required */
+    fj_time from, to;    /* overlap window; 0 = open */
+    size_t limit;
+} fj_job_query;
+
+/* A stored upload/read credential. Secrets are never stored, only their hash. */
+typedef struct fj_token_rec {
+    char cluster[256];
+    char hash[128];  /* "sha256$<salt hex>$<digest hex>" */
+    bool read_only;
+    fj_time created;
+} fj_token_rec;
+
+typedef struct fj_store_ops {
+    int version; /* FJ_STORE_OPS_VERSION */
+    const char *name;
+    /* Does this backend handle the URL? ("postgres://", a file path, ...) */
+    bool (*accepts)(const char *url);
+    fj_status (*open)(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err);
+    void (*close)(fj_store *s);
+    fj_status (*migrate_status)(fj_store *s, fj_migration_info *out, fj_err *err);
+    /* Applies every pending migration; fills applied with how many ran. */
+    fj_status (*migrate_up)(fj_store *s, int *applied, fj_err *err);
+    /* One transaction for all batches. counts has one entry per envelope, batch by batch. */
+    fj_status (*write)(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
+                       fj_err *err);
+    fj_status (*token_put)(fj_store *s, const fj_token_rec *t, fj_err *err);
+    fj_status (*token_get)(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err);
+    fj_status (*token_list)(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err);
+    fj_status (*token_revoke)(fj_store *s, const char *cluster, fj_err *err);
+    /* Queries return new jansson values owned by the caller. */
+    fj_status (*query_jobs)(fj_store *s, const fj_job_query *q, json_t **out, fj_err *err);
+    fj_status (*query_nodes)(fj_store *s, const char *cluster, json_t **out, fj_err *err);
+} fj_store_ops;
+
+#define FJ_STORE_OPS_VERSION 1
+
+/* The backends compiled in. */
+extern const fj_store_ops fj_store_sqlite_ops;
+
+/* Picks the backend for url and opens it. FJ_ESCHEMA when the schema is older than this binary
+ * (the message names `fjord migrate up`); FJ_EINVAL for an unknown URL scheme. */
+fj_status fj_store_open(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err);
+
+/* The ops table of an open handle (every backend's struct fj_store starts with it). */
+const fj_store_ops *fj_store_ops_of(const fj_store *s);
+
+void fj_store_close(fj_store *s);
+
+/* Convenience wrappers that dispatch through the ops table. */
+fj_status fj_store_write(fj_store *s, fj_batch *const *batches, size_t n, fj_write_count *counts, fj_err *err);
+
+/* Default rectification gap: 6 hours. */
+#define FJ_JOB_GAP_DEFAULT_S (6 * 3600)
+
+#endif
