@@ -15,7 +15,7 @@
 #include "fj_status.h"
 #include "records.h"
 
-#include <jansson.h>
+#include "buf.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,9 +76,9 @@ typedef struct fj_store_ops {
     fj_status (*token_get)(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err);
     fj_status (*token_list)(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err);
     fj_status (*token_revoke)(fj_store *s, const char *cluster, fj_err *err);
-    /* Queries return new jansson values owned by the caller. */
-    fj_status (*query_jobs)(fj_store *s, const fj_job_query *q, json_t **out, fj_err *err);
-    fj_status (*query_nodes)(fj_store *s, const char *cluster, json_t **out, fj_err *err);
+    /* Queries append one JSON document to out: {"jobs":[...]} and {"nodes":[...]}. */
+    fj_status (*query_jobs)(fj_store *s, const fj_job_query *q, fj_buf *out, fj_err *err);
+    fj_status (*query_nodes)(fj_store *s, const char *cluster, fj_buf *out, fj_err *err);
 } fj_store_ops;
 
 #define FJ_STORE_OPS_VERSION 1
