@@ -1,1 +1,338 @@
-int main(void){return 0;}
+/* main.c — the fjord command line: serve, migrate, token, import, check, version. */
+#include "alloc.h"
+#include "auth.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "routes.h"
+#include "sonar.h"
+#include "store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FJ_VERSION
+#define FJ_VERSION "dev"
+#endif
+
+static const char usage[] =
+    "usage: fjord COMMAND [OPTIONS]\n"
+    "\n"
+    "  serve [--config FILE] [--listen HOST:PORT] [--db PATH|URL] [options]\n"
+    "                             run the server (default 127.0.0.1:8077, ./fjord.db)\n"
+    "  migrate up|status [--db PATH|URL]\n"
+    "                             apply or show database schema migrations\n"
+    "  token add CLUSTER [--password P] [--read-only] [--db ...]\n"
+    "                             create or replace a credential; prints the secret\n"
+    "  token list [--db ...]      list credentials (never secrets)\n"
+    "  token revoke CLUSTER [--db ...]\n"
+    "  import FILE... [--db ...]  load files written by Sonar's directory sink\n"
+    "  check FILE...              validate Sonar files without storing them\n"
+    "  version                    print the version\n"
+    "\n"
+    "Every option can also be set in the INI file given with --config; see docs/configuration.md.\n";
+
+static int fail(const fj_err *err)
+{
+    fprintf(stderr, "fjord: %s\n", err->message);
+    return 1;
+}
+
+/* Takes `--name VALUE` or `--name` (flag) out of argv, so the rest can go to the config parser. */
+static const char *take_opt(int *argc, char **argv, const char *name, bool is_flag)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < *argc; i++) {
+        if (strncmp(argv[i], name, n) != 0 || (argv[i][n] != '\0' && argv[i][n] != '='))
+            continue;
+        const char *value = is_flag ? "1" : NULL;
+        int drop = 1;
+        if (argv[i][n] == '=')
+            value = argv[i] + n + 1;
+        else if (!is_flag && i + 1 < *argc)
+            value = argv[i + 1], drop = 2;
+        if (!value)
+            return NULL;
+        memmove(&argv[i], &argv[i + drop], (size_t)(*argc - i - drop) * sizeof *argv);
+        *argc -= drop;
+        return value;
+    }
+    return NULL;
+}
+
+static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migrating, fj_store **out, fj_err *err)
+{
+    fj_store_opts opts = {
+        .mode = mode,
+        .create = true,
+        .synchronous = cfg->synchronous,
+        .job_gap_s = cfg->job_gap_s,
+        .migrating = migrating,
+    };
+    return fj_store_open(cfg->db, &opts, out, err);
+}
+
+static int cmd_serve(const fj_config *cfg)
+{
+    fj_err err = {0};
+    if (fj_config_check(cfg, &err) != FJ_OK)
+        return fail(&err);
+    /* Block the stop signals in every thread; the main thread waits for them with sigwait. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    fj_store *store = NULL;
+    if (open_store(cfg, FJ_STORE_WRITE, false, &store, &err) != FJ_OK)
+        return fail(&err);
+    fj_auth *auth = fj_auth_new(cfg->db, 2);
+    fj_server *srv = NULL;
+    if (!auth || fj_server_start(cfg, store, auth, fj_routes, &srv, &err) != FJ_OK) {
+        fj_store_close(store);
+        fj_auth_free(auth);
+        return fail(&err);
+    }
+    fj_info("listening on %s (port %u), database %s%s", cfg->listen, fj_server_port(srv), cfg->db,
+            cfg->dev_mode ? ", dev-mode: unauthenticated requests accepted" : "");
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fj_info("signal %d: draining", sig);
+    fj_server_stop(srv, 30);
+    fj_auth_free(auth);
+    fj_store_close(store);
+    fj_info("stopped");
+    return 0;
+}
+
+static int cmd_migrate(const fj_config *cfg, const char *what)
+{
+    fj_err err = {0};
+    fj_store *s = NULL;
+    if (!what || (strcmp(what, "up") && strcmp(what, "status"))) {
+        fputs("usage: fjord migrate up|status [--db PATH|URL]\n", stderr);
+        return 2;
+    }
+    if (open_store(cfg, FJ_STORE_WRITE, true, &s, &err) != FJ_OK)
+        return fail(&err);
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    fj_migration_info info;
+    int rc = 0;
+    if (!strcmp(what, "up")) {
+        int applied = 0;
+        if (ops->migrate_up(s, &applied, &err) != FJ_OK)
+            rc = fail(&err);
+        else
+            printf("applied %d migration%s\n", applied, applied == 1 ? "" : "s");
+    }
+    if (rc == 0 && ops->migrate_status(s, &info, &err) == FJ_OK)
+        printf("schema version %d of %d (%s)\n", info.current, info.latest,
+               info.current == info.latest ? "up to date" : "run `fjord migrate up`");
+    else if (rc == 0)
+        rc = fail(&err);
+    fj_store_close(s);
+    return rc;
+}
+
+static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos, const char *password, bool read_only)
+{
+    fj_err err = {0};
+    fj_store *s = NULL;
+    const char *what = n_pos > 0 ? pos[0] : NULL;
+    if (!what || ((!strcmp(what, "add") || !strcmp(what, "revoke")) && n_pos != 2) ||
+        (!strcmp(what, "list") && n_pos != 1) || (strcmp(what, "add") && strcmp(what, "revoke") && strcmp(what, "list"))) {
+        fputs("usage: fjord token add CLUSTER [--password P] [--read-only] | list | revoke CLUSTER\n", stderr);
+        return 2;
+    }
+    if (open_store(cfg, FJ_STORE_WRITE, false, &s, &err) != FJ_OK)
+        return fail(&err);
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    int rc = 0;
+    if (!strcmp(what, "add")) {
+        fj_token_rec t = {.read_only = read_only, .created = fj_time_now()};
+        char secret[65];
+        if (strlen(pos[1]) >= sizeof t.cluster || !pos[1][0]) {
+            fj_store_close(s);
+            fputs("fjord: cluster name empty or too long\n", stderr);
+            return 2;
+        }
+        snprintf(t.cluster, sizeof t.cluster, "%s", pos[1]);
+        if (password)
+            snprintf(secret, sizeof secret, "%s", password);
+        else
+            fj_token_generate(secret);
+        if (password && strlen(password) >= sizeof secret) {
+            fj_store_close(s);
+            fputs("fjord: password longer than 64 characters\n", stderr);
+            return 2;
+        }
+        fj_token_hash(secret, t.hash);
+        if (ops->token_put(s, &t, &err) != FJ_OK)
+            rc = fail(&err);
+        else
+            printf("%s\n", secret);
+    } else if (!strcmp(what, "list")) {
+        fj_token_rec *list = NULL;
+        size_t n = 0;
+        if (ops->token_list(s, &list, &n, &err) != FJ_OK) {
+            rc = fail(&err);
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                char t[21];
+                fj_time_format(list[i].created, t);
+                printf("%s\t%s\t%s\n", list[i].cluster, list[i].read_only ? "read-only" : "upload", t);
+            }
+        }
+        fj_free(list);
+    } else {
+        if (ops->token_revoke(s, pos[1], &err) != FJ_OK)
+            rc = fail(&err);
+    }
+    fj_store_close(s);
+    return rc;
+}
+
+static char *read_file(const char *path, size_t *len, fj_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fj_err_set(err, FJ_EIO, path, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    fj_buf b;
+    fj_buf_init(&b, (size_t)4 << 30);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (fj_buf_append(&b, chunk, n) != FJ_OK) {
+            fj_err_set(err, FJ_ENOMEM, path, "%s: too large to read", path);
+            fj_buf_free(&b);
+            fclose(f);
+            return NULL;
+        }
+    fclose(f);
+    if (!b.data)
+        fj_buf_append(&b, "", 0);
+    return fj_buf_steal(&b, len);
+}
+
+typedef struct import_ctx {
+    const char *file;
+    size_t bad;
+} import_ctx;
+
+static void report_item(void *p, size_t index, fj_status st, const fj_err *err, const fj_envelope *env)
+{
+    import_ctx *c = p;
+    if (st != FJ_OK) {
+        c->bad++;
+        fprintf(stderr, "%s: envelope %zu: %s%s%s\n", c->file, index + 1, err->message, err->path[0] ? " at " : "",
+                err->path);
+    }
+}
+
+/* import (store != NULL) and check (store == NULL) share the decoding path with HTTP ingest. */
+static int load_files(fj_store *store, size_t n_files, char **files)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n_files; i++) {
+        fj_err err = {0};
+        size_t len;
+        char *body = read_file(files[i], &len, &err);
+        if (!body) {
+            rc = fail(&err);
+            continue;
+        }
+        fj_batch *b = fj_batch_new();
+        import_ctx c = {files[i], 0};
+        fj_status st = b ? fj_sonar_decode_body(body, len, -1, b, report_item, &c, &err) : FJ_ENOMEM;
+        if (c.bad || st != FJ_OK)
+            rc = 1;
+        if (b && b->n_envs && store) {
+            fj_write_count *counts = fj_calloc(b->n_envs, sizeof *counts);
+            if (counts && fj_store_write(store, &b, 1, counts, &err) == FJ_OK) {
+                unsigned long long ins = 0, dup = 0;
+                for (size_t e = 0; e < b->n_envs; e++)
+                    ins += counts[e].inserted, dup += counts[e].duplicates;
+                printf("%s: %zu envelopes, %llu rows added, %llu duplicate rows, %zu rejected\n", files[i],
+                       b->n_envs, ins, dup, c.bad);
+            } else {
+                rc = fail(&err);
+            }
+            fj_free(counts);
+        } else if (b && !store) {
+            printf("%s: %zu envelopes valid, %zu rejected\n", files[i], b->n_envs, c.bad);
+        }
+        fj_batch_free(b);
+        fj_free(body);
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cmd = argv[1];
+    int rest_c = argc - 2;
+    char **rest = argv + 2;
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("fjord %s\n", FJ_VERSION);
+        return 0;
+    }
+    const char *password = NULL;
+    bool read_only = false;
+    if (!strcmp(cmd, "token")) {
+        password = take_opt(&rest_c, rest, "--password", false);
+        read_only = take_opt(&rest_c, rest, "--read-only", true) != NULL;
+    }
+    fj_config cfg;
+    fj_config_defaults(&cfg);
+    char *pos[4096];
+    size_t n_pos = 0;
+    fj_err err = {0};
+    if (fj_config_parse_args(&cfg, rest_c, rest, pos, sizeof pos / sizeof pos[0], &n_pos, &err) != FJ_OK)
+        return fail(&err);
+    if (!strcmp(cfg.log_level, "debug"))
+        fj_log_set_level(FJ_LOG_DEBUG);
+    else if (!strcmp(cfg.log_level, "warn"))
+        fj_log_set_level(FJ_LOG_WARN);
+    else if (!strcmp(cfg.log_level, "error"))
+        fj_log_set_level(FJ_LOG_ERROR);
+
+    if (!strcmp(cmd, "serve")) {
+        if (n_pos) {
+            fprintf(stderr, "fjord: serve takes no argument '%s'\n", pos[0]);
+            return 2;
+        }
+        return cmd_serve(&cfg);
+    }
+    if (!strcmp(cmd, "migrate"))
+        return cmd_migrate(&cfg, n_pos == 1 ? pos[0] : NULL);
+    if (!strcmp(cmd, "token"))
+        return cmd_token(&cfg, n_pos, pos, password, read_only);
+    if (!strcmp(cmd, "import") || !strcmp(cmd, "check")) {
+        if (!n_pos) {
+            fprintf(stderr, "usage: fjord %s FILE...\n", cmd);
+            return 2;
+        }
+        if (!strcmp(cmd, "check"))
+            return load_files(NULL, n_pos, pos);
+        fj_store *s = NULL;
+        if (open_store(&cfg, FJ_STORE_WRITE, false, &s, &err) != FJ_OK)
+            return fail(&err);
+        int rc = load_files(s, n_pos, pos);
+        fj_store_close(s);
+        return rc;
+    }
+    fprintf(stderr, "fjord: unknown command '%s'\n\n%s", cmd, usage);
+    return 2;
+}

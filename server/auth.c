@@ -1,0 +1,195 @@
+/* auth.c — credential checks against a periodically refreshed copy of the token table. */
+#include "auth.h"
+
+#include "alloc.h"
+#include "log.h"
+#include "store.h"
+#include "timefmt.h"
+
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+
+fj_status fj_auth_parse_header(const char *value, fj_credential *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!value || !*value)
+        return FJ_OK;
+    if (!strncasecmp(value, "Basic ", 6)) {
+        const char *b64 = value + 6;
+        while (*b64 == ' ')
+            b64++;
+        unsigned char raw[600];
+        size_t n = 0;
+        if (sodium_base642bin(raw, sizeof raw - 1, b64, strlen(b64), NULL, &n, NULL,
+                              sodium_base64_VARIANT_ORIGINAL) != 0)
+            return FJ_EAUTH;
+        raw[n] = '\0';
+        char *colon = memchr(raw, ':', n);
+        if (!colon)
+            return FJ_EAUTH;
+        size_t ul = (size_t)(colon - (char *)raw), pl = n - ul - 1;
+        if (ul >= sizeof out->user || pl >= sizeof out->secret)
+            return FJ_EAUTH;
+        memcpy(out->user, raw, ul);
+        memcpy(out->secret, colon + 1, pl);
+        out->kind = FJ_CRED_BASIC;
+        return FJ_OK;
+    }
+    const char *tok = NULL;
+    if (!strncasecmp(value, "Bearer ", 7))
+        tok = value + 7;
+    else if (!strncasecmp(value, "Token ", 6)) /* InfluxDB 2.x */
+        tok = value + 6;
+    if (!tok)
+        return FJ_EAUTH;
+    while (*tok == ' ')
+        tok++;
+    if (!*tok || strlen(tok) >= sizeof out->secret)
+        return FJ_EAUTH;
+    snprintf(out->secret, sizeof out->secret, "%s", tok);
+    out->kind = FJ_CRED_BEARER;
+    return FJ_OK;
+}
+
+static void to_hex(char *out, const unsigned char *in, size_t n)
+{
+    sodium_bin2hex(out, n * 2 + 1, in, n);
+}
+
+void fj_token_generate(char out[65])
+{
+    unsigned char raw[32];
+    randombytes_buf(raw, sizeof raw);
+    to_hex(out, raw, sizeof raw);
+}
+
+static void digest(const unsigned char salt[16], const char *secret, unsigned char out[32])
+{
+    crypto_hash_sha256_state st;
+    crypto_hash_sha256_init(&st);
+    crypto_hash_sha256_update(&st, salt, 16);
+    crypto_hash_sha256_update(&st, (const unsigned char *)secret, strlen(secret));
+    crypto_hash_sha256_final(&st, out);
+}
+
+void fj_token_hash(const char *secret, char out[128])
+{
+    unsigned char salt[16], d[32];
+    char salt_hex[33], d_hex[65];
+    randombytes_buf(salt, sizeof salt);
+    digest(salt, secret, d);
+    to_hex(salt_hex, salt, sizeof salt);
+    to_hex(d_hex, d, sizeof d);
+    snprintf(out, 128, "sha256$%s$%s", salt_hex, d_hex);
+}
+
+bool fj_token_verify(const char *secret, const char *hash)
+{
+    unsigned char salt[16], want[32], got[32];
+    size_t n;
+    if (strncmp(hash, "sha256$", 7) != 0 || strlen(hash) != 7 + 32 + 1 + 64 || hash[7 + 32] != '$')
+        return false;
+    if (sodium_hex2bin(salt, sizeof salt, hash + 7, 32, NULL, &n, NULL) != 0 || n != 16)
+        return false;
+    if (sodium_hex2bin(want, sizeof want, hash + 40, 64, NULL, &n, NULL) != 0 || n != 32)
+        return false;
+    digest(salt, secret, got);
+    return sodium_memcmp(want, got, sizeof got) == 0;
+}
+
+struct fj_auth {
+    char *db_url;
+    int ttl_s;
+    pthread_mutex_t mu;
+    fj_token_rec *tokens;
+    size_t n_tokens;
+    fj_time loaded_at;
+};
+
+fj_auth *fj_auth_new(const char *db_url, int ttl_s)
+{
+    if (sodium_init() < 0)
+        return NULL;
+    fj_auth *a = fj_calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->db_url = fj_strdup(db_url);
+    a->ttl_s = ttl_s;
+    pthread_mutex_init(&a->mu, NULL);
+    return a;
+}
+
+void fj_auth_free(fj_auth *a)
+{
+    if (!a)
+        return;
+    fj_free(a->tokens);
+    fj_free(a->db_url);
+    pthread_mutex_destroy(&a->mu);
+    fj_free(a);
+}
+
+/* Called with a->mu held. A failed refresh keeps the previous copy: a database hiccup must not
+ * lock every producer out. */
+static void refresh(fj_auth *a)
+{
+    fj_time now = fj_time_now();
+    if (a->tokens && now - a->loaded_at < a->ttl_s)
+        return;
+    fj_store_opts opts = {.mode = FJ_STORE_READ};
+    fj_store *s = NULL;
+    fj_err err = {0};
+    fj_token_rec *list = NULL;
+    size_t n = 0;
+    if (fj_store_open(a->db_url, &opts, &s, &err) == FJ_OK &&
+        fj_store_ops_of(s)->token_list(s, &list, &n, &err) == FJ_OK) {
+        fj_free(a->tokens);
+        a->tokens = list;
+        a->n_tokens = n;
+        a->loaded_at = now;
+    } else {
+        fj_warn("cannot refresh credentials: %s", err.message);
+    }
+    fj_store_close(s);
+}
+
+fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, fj_err *err)
+{
+    memset(who, 0, sizeof *who);
+    if (c->kind == FJ_CRED_NONE)
+        return fj_err_set(err, FJ_EAUTH, NULL, "credentials required (Basic cluster:secret or Bearer token)");
+    pthread_mutex_lock(&a->mu);
+    refresh(a);
+    fj_status st = fj_err_set(err, FJ_EAUTH, NULL, "unknown credential or wrong secret");
+    for (size_t i = 0; i < a->n_tokens; i++) {
+        const fj_token_rec *t = &a->tokens[i];
+        if (c->kind == FJ_CRED_BASIC && strcmp(t->cluster, c->user) != 0)
+            continue;
+        if (fj_token_verify(c->secret, t->hash)) {
+            snprintf(who->name, sizeof who->name, "%s", t->cluster);
+            who->read_only = t->read_only;
+            st = FJ_OK;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    if (st == FJ_OK && err)
+        memset(err, 0, sizeof *err);
+    return st;
+}
+
+bool fj_auth_may_write(const fj_principal *who, const char *cluster)
+{
+    if (who->anonymous)
+        return true;
+    return !who->read_only && cluster && strcmp(who->name, cluster) == 0;
+}
+
+bool fj_auth_may_read(const fj_principal *who, const char *cluster)
+{
+    if (who->anonymous || who->read_only)
+        return true;
+    return cluster && strcmp(who->name, cluster) == 0;
+}

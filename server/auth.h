@@ -1,0 +1,57 @@
+/* auth.h — per-cluster credentials: generation, hashing, header parsing and checking.
+ *
+ * A credential is a name and a secret. Upload credentials are named after their cluster; a
+ * read-only credential may read every cluster and write none. Only a salted SHA-256 of the
+ * secret is stored. The secret printed by `fjord token add` works as the Basic-auth password
+ * (user = cluster), as a Bearer token, and as InfluxDB's `Token` scheme. */
+#ifndef FJ_AUTH_H
+#define FJ_AUTH_H
+
+#include "fj_status.h"
+
+#include <stdbool.h>
+
+typedef enum { FJ_CRED_NONE, FJ_CRED_BASIC, FJ_CRED_BEARER } fj_cred_kind;
+
+typedef struct fj_credential {
+    fj_cred_kind kind;
+    char user[256];   /* Basic only */
+    char secret[256];
+} fj_credential;
+
+/* Who a checked credential belongs to. */
+typedef struct fj_principal {
+    char name[256];   /* the cluster for upload credentials */
+    bool read_only;
+    bool anonymous;   /* dev mode: no credential was given */
+} fj_principal;
+
+/* Parses an Authorization header value (NULL or "" gives FJ_CRED_NONE). Schemes: Basic, Bearer,
+ * Token (as Bearer). FJ_EAUTH for a malformed header. */
+fj_status fj_auth_parse_header(const char *value, fj_credential *out);
+
+/* A new random secret: 64 hex characters (256 bits), NUL-terminated. */
+void fj_token_generate(char out[65]);
+
+/* "sha256$<salt>$<digest>" for secret, written into out (128 bytes). */
+void fj_token_hash(const char *secret, char out[128]);
+
+/* Constant-time check of secret against a stored hash. */
+bool fj_token_verify(const char *secret, const char *hash);
+
+typedef struct fj_auth fj_auth;
+
+/* An authenticator reading credentials from the database at db_url, cached for ttl_s seconds (so
+ * `fjord token revoke` takes effect within ttl_s). NULL on failure. */
+fj_auth *fj_auth_new(const char *db_url, int ttl_s);
+void fj_auth_free(fj_auth *a);
+
+/* Checks a credential: FJ_OK and *who on success; FJ_EAUTH when absent, unknown or wrong.
+ * Thread-safe. */
+fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, fj_err *err);
+
+/* May `who` write data of `cluster`? Read it? */
+bool fj_auth_may_write(const fj_principal *who, const char *cluster);
+bool fj_auth_may_read(const fj_principal *who, const char *cluster);
+
+#endif

@@ -1,0 +1,276 @@
+/* config.c — option table shared by the INI reader and the flag parser, so an option cannot
+ * exist in one and be missing from the other. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { OPT_STR, OPT_SIZE, OPT_UINT, OPT_I64, OPT_BOOL } opt_type;
+
+typedef struct option_def {
+    const char *name;
+    opt_type type;
+    size_t offset;
+    size_t size; /* for strings */
+} option_def;
+
+#define STR(n, f) {n, OPT_STR, offsetof(fj_config, f), sizeof(((fj_config *)0)->f)}
+#define NUM(n, t, f) {n, t, offsetof(fj_config, f), 0}
+
+static const option_def options[] = {
+    STR("listen", listen),
+    STR("db", db),
+    STR("synchronous", synchronous),
+    NUM("job-gap", OPT_I64, job_gap_s),
+    NUM("max-body", OPT_SIZE, max_body),
+    NUM("max-decoded", OPT_SIZE, max_decoded),
+    NUM("threads", OPT_UINT, threads),
+    NUM("max-connections", OPT_UINT, max_connections),
+    NUM("max-per-ip", OPT_UINT, max_per_ip),
+    NUM("timeout", OPT_UINT, timeout_s),
+    NUM("connection-memory", OPT_SIZE, conn_memory),
+    NUM("queue-max", OPT_SIZE, queue_max),
+    NUM("group-commit-ms", OPT_UINT, group_commit_ms),
+    NUM("dev-mode", OPT_BOOL, dev_mode),
+    STR("log-level", log_level),
+};
+
+void fj_config_defaults(fj_config *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->listen, sizeof c->listen, "127.0.0.1:8077");
+    snprintf(c->db, sizeof c->db, "./fjord.db");
+    snprintf(c->synchronous, sizeof c->synchronous, "NORMAL");
+    c->job_gap_s = 6 * 3600;
+    c->max_body = 64u << 20;
+    c->max_decoded = 256u << 20;
+    c->threads = 4;
+    c->max_connections = 1024;
+    c->max_per_ip = 64;
+    c->timeout_s = 30;
+    c->conn_memory = 64 * 1024;
+    c->queue_max = 256;
+    c->group_commit_ms = 2;
+    c->dev_mode = false;
+    snprintf(c->log_level, sizeof c->log_level, "info");
+}
+
+static int same_name(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a == '_' ? '-' : (char)tolower((unsigned char)*a);
+        char y = *b == '_' ? '-' : (char)tolower((unsigned char)*b);
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}
+
+/* Sizes accept a k/M/G suffix (powers of 1024), as operators write them. */
+static int parse_size(const char *v, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (end == v || errno || *v == '-')
+        return 0;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || (shift && n > (~0ULL >> shift)))
+        return 0;
+    *out = n << shift;
+    return 1;
+}
+
+fj_status fj_config_set(fj_config *c, const char *name, const char *value, fj_err *err)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const option_def *o = &options[i];
+        if (!same_name(o->name, name))
+            continue;
+        char *field = (char *)c + o->offset;
+        unsigned long long n;
+        char *end;
+        switch (o->type) {
+        case OPT_STR:
+            if (strlen(value) >= o->size)
+                return fj_err_set(err, FJ_EINVAL, name, "value of %s is too long", name);
+            memcpy(field, value, strlen(value) + 1);
+            return FJ_OK;
+        case OPT_SIZE:
+            if (!parse_size(value, &n))
+                return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a size (e.g. 64M)", name, value);
+            *(size_t *)(void *)field = (size_t)n;
+            return FJ_OK;
+        case OPT_UINT:
+            if (!parse_size(value, &n) || n > 0xffffffffULL)
+                return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a count", name, value);
+            *(unsigned *)(void *)field = (unsigned)n;
+            return FJ_OK;
+        case OPT_I64: {
+            errno = 0;
+            long long v = strtoll(value, &end, 10);
+            long long mult = 1;
+            if (*end == 's') end++;
+            else if (*end == 'm') mult = 60, end++;
+            else if (*end == 'h') mult = 3600, end++;
+            else if (*end == 'd') mult = 86400, end++;
+            if (end == value || *end || errno || v < 0)
+                return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a duration (e.g. 6h)", name, value);
+            *(int64_t *)(void *)field = v * mult;
+            return FJ_OK;
+        }
+        case OPT_BOOL:
+            if (!strcmp(value, "1") || !strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcasecmp(value, "on"))
+                *(bool *)(void *)field = true;
+            else if (!strcmp(value, "0") || !strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcasecmp(value, "off"))
+                *(bool *)(void *)field = false;
+            else
+                return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a boolean", name, value);
+            return FJ_OK;
+        }
+    }
+    return fj_err_set(err, FJ_EINVAL, name, "unknown option '%s'", name);
+}
+
+static int option_is_bool(const char *name)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+        if (same_name(options[i].name, name))
+            return options[i].type == OPT_BOOL;
+    return 0;
+}
+
+struct ini_ctx {
+    fj_config *c;
+    fj_err *err;
+    fj_status st;
+    const char *path;
+};
+
+static int ini_handler(void *user, const char *section, const char *name, const char *value)
+{
+    struct ini_ctx *ctx = user;
+    fj_err e = {0};
+    (void)section; /* sections group options for readers; names are unique across them */
+    if (fj_config_set(ctx->c, name, value, &e) != FJ_OK) {
+        ctx->st = fj_err_set(ctx->err, FJ_EINVAL, ctx->path, "%s: [%s] %s", ctx->path, section, e.message);
+        return 0;
+    }
+    return 1;
+}
+
+fj_status fj_config_load_file(fj_config *c, const char *path, fj_err *err)
+{
+    struct ini_ctx ctx = {c, err, FJ_OK, path};
+    int rc = ini_parse(path, ini_handler, &ctx);
+    if (rc < 0)
+        return fj_err_set(err, FJ_EINVAL, path, "cannot read config file %s", path);
+    if (ctx.st != FJ_OK)
+        return ctx.st;
+    if (rc > 0)
+        return fj_err_set(err, FJ_EINVAL, path, "%s: syntax error on line %d", path, rc);
+    return FJ_OK;
+}
+
+fj_status fj_config_parse_args(fj_config *c, int argc, char **argv, char **positional, size_t max_pos,
+                               size_t *n_pos, fj_err *err)
+{
+    *n_pos = 0;
+    for (int i = 0; i < argc; i++) { /* --config first, so flags override the file */
+        const char *file = NULL;
+        if (!strcmp(argv[i], "--config") && i + 1 < argc)
+            file = argv[i + 1];
+        else if (!strncmp(argv[i], "--config=", 9))
+            file = argv[i] + 9;
+        if (file) {
+            fj_status st = fj_config_load_file(c, file, err);
+            if (st != FJ_OK)
+                return st;
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0) {
+            if (*n_pos >= max_pos)
+                return fj_err_set(err, FJ_EINVAL, a, "unexpected argument '%s'", a);
+            positional[(*n_pos)++] = argv[i];
+            continue;
+        }
+        char name[64];
+        const char *value = NULL;
+        const char *eq = strchr(a + 2, '=');
+        size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (n >= sizeof name)
+            return fj_err_set(err, FJ_EINVAL, a, "unknown option '%s'", a);
+        memcpy(name, a + 2, n);
+        name[n] = '\0';
+        if (eq)
+            value = eq + 1;
+        else if (option_is_bool(name))
+            value = "true";
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else
+            return fj_err_set(err, FJ_EINVAL, name, "option --%s needs a value", name);
+        if (!strcmp(name, "config"))
+            continue;
+        fj_status st = fj_config_set(c, name, value, err);
+        if (st != FJ_OK)
+            return st;
+    }
+    return FJ_OK;
+}
+
+fj_status fj_config_listen_addr(const fj_config *c, char *host, size_t host_len, unsigned *port, fj_err *err)
+{
+    const char *colon = strrchr(c->listen, ':');
+    if (!colon || colon == c->listen)
+        return fj_err_set(err, FJ_EINVAL, "listen", "listen address '%s' is not HOST:PORT", c->listen);
+    const char *h = c->listen;
+    size_t hn = (size_t)(colon - h);
+    if (h[0] == '[' && colon[-1] == ']') { /* [::1]:8077 */
+        h++;
+        hn -= 2;
+    }
+    if (hn >= host_len)
+        return fj_err_set(err, FJ_EINVAL, "listen", "listen host too long");
+    memcpy(host, h, hn);
+    host[hn] = '\0';
+    char *end;
+    unsigned long p = strtoul(colon + 1, &end, 10);
+    if (*end || p > 65535 || end == colon + 1)
+        return fj_err_set(err, FJ_EINVAL, "listen", "listen port in '%s' is not 0-65535", c->listen);
+    *port = (unsigned)p;
+    return FJ_OK;
+}
+
+fj_status fj_config_check(const fj_config *c, fj_err *err)
+{
+    char host[256];
+    unsigned port;
+    fj_status st = fj_config_listen_addr(c, host, sizeof host, &port, err);
+    if (st != FJ_OK)
+        return st;
+    if (c->dev_mode && strcmp(host, "127.0.0.1") && strcmp(host, "::1") && strcmp(host, "localhost"))
+        return fj_err_set(err, FJ_EINVAL, "dev-mode",
+                          "dev-mode accepts unauthenticated requests and is allowed only on a loopback listener, not '%s'",
+                          host);
+    if (strcasecmp(c->synchronous, "OFF") && strcasecmp(c->synchronous, "NORMAL") && strcasecmp(c->synchronous, "FULL"))
+        return fj_err_set(err, FJ_EINVAL, "synchronous", "synchronous must be OFF, NORMAL or FULL");
+    if (c->threads < 1 || c->threads > 256)
+        return fj_err_set(err, FJ_EINVAL, "threads", "threads must be 1-256");
+    if (c->max_body == 0 || c->max_decoded < c->max_body)
+        return fj_err_set(err, FJ_EINVAL, "max-decoded", "max-decoded must be at least max-body");
+    return FJ_OK;
+}

@@ -1,0 +1,52 @@
+/* config.h — fjord's settings: defaults, an INI file (libinih), then command-line flags, in that
+ * order of precedence. Every option has one name used in all three places: the INI key
+ * `listen` in section [server] is the flag `--listen`. docs/configuration.md lists them all. */
+#ifndef FJ_CONFIG_H
+#define FJ_CONFIG_H
+
+#include "fj_status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fj_config {
+    char listen[256];          /* HOST:PORT */
+    char db[1024];             /* SQLite path or postgres:// URL */
+    char synchronous[16];      /* SQLite synchronous: OFF, NORMAL, FULL */
+    int64_t job_gap_s;         /* rectification gap for non-Slurm jobs */
+    size_t max_body;           /* bytes of a request body as received */
+    size_t max_decoded;        /* bytes of a body after gzip/zstd decoding */
+    unsigned threads;          /* HTTP worker threads */
+    unsigned max_connections;  /* global */
+    unsigned max_per_ip;       /* per client address */
+    unsigned timeout_s;        /* idle connection timeout (headers and body) */
+    size_t conn_memory;        /* libmicrohttpd per-connection memory limit */
+    size_t queue_max;          /* writer queue length past which ingest answers 503 */
+    unsigned group_commit_ms;  /* how long the writer waits to gather more batches */
+    bool dev_mode;             /* accept unauthenticated requests (loopback listener only) */
+    char log_level[16];        /* debug, info, warn, error */
+} fj_config;
+
+/* Fills c with the documented defaults. */
+void fj_config_defaults(fj_config *c);
+
+/* Reads an INI file into c. FJ_EINVAL names the file, line and key on a bad entry. */
+fj_status fj_config_load_file(fj_config *c, const char *path, fj_err *err);
+
+/* Sets one option by its name ("listen", "db", "max-body"...; '_' and '-' are the same). */
+fj_status fj_config_set(fj_config *c, const char *name, const char *value, fj_err *err);
+
+/* Parses `--name value` / `--name=value` / `--flag` arguments (after the subcommand) into c,
+ * loading `--config FILE` first wherever it appears. Positional arguments are collected into
+ * positional (up to max_pos; the count goes to *n_pos). */
+fj_status fj_config_parse_args(fj_config *c, int argc, char **argv, char **positional, size_t max_pos,
+                               size_t *n_pos, fj_err *err);
+
+/* Checks cross-option rules (dev mode needs a loopback listener...). */
+fj_status fj_config_check(const fj_config *c, fj_err *err);
+
+/* Splits c->listen into host and port. */
+fj_status fj_config_listen_addr(const fj_config *c, char *host, size_t host_len, unsigned *port, fj_err *err);
+
+#endif

@@ -1,0 +1,73 @@
+/* http.h — the HTTP front: libmicrohttpd setup, the route table, and the fixed request pipeline
+ *
+ *   route -> draining check -> limits -> auth (before the body) -> admission -> body (capped)
+ *         -> content decoding (capped) -> handler -> response
+ *
+ * A handler runs once the whole body is in. It answers at once (fj_http_reply*) or hands a batch
+ * to the writer (fj_http_submit) and is answered from the writer thread after the commit. */
+#ifndef FJ_HTTP_H
+#define FJ_HTTP_H
+
+#include "auth.h"
+#include "buf.h"
+#include "config.h"
+#include "store.h"
+#include "writer.h"
+
+#include <stdbool.h>
+
+typedef struct fj_server fj_server;
+typedef struct fj_http_req fj_http_req;
+
+typedef enum { FJ_ACCESS_NONE, FJ_ACCESS_READ, FJ_ACCESS_WRITE } fj_access;
+
+typedef struct fj_route {
+    const char *methods; /* "POST", "GET", "GET,POST" */
+    const char *path;    /* exact, or a prefix ending in '*' */
+    fj_access access;
+    void (*handle)(fj_http_req *r);
+} fj_route;
+
+/* --- For handlers ---------------------------------------------------------------------- */
+
+const char *fj_http_method(const fj_http_req *r);
+const char *fj_http_path(const fj_http_req *r);
+/* The part of the path matched by a prefix route's '*'. */
+const char *fj_http_path_rest(const fj_http_req *r);
+const char *fj_http_header(const fj_http_req *r, const char *name);
+const char *fj_http_arg(const fj_http_req *r, const char *name);
+/* The decoded body (NUL-terminated; may contain NULs). */
+const char *fj_http_body(const fj_http_req *r, size_t *len);
+const fj_principal *fj_http_principal(const fj_http_req *r);
+fj_arena *fj_http_arena(fj_http_req *r);
+const fj_config *fj_http_config(const fj_http_req *r);
+/* A read-only store handle for this thread (opened on first use), or NULL with err filled. */
+fj_store *fj_http_reader(fj_http_req *r, fj_err *err);
+
+/* Answers with status and a body (copied); content_type NULL means application/json. */
+void fj_http_reply(fj_http_req *r, int status, const char *content_type, const char *body, size_t len);
+/* Answers with the error shape {"error":{"code","message","path"}} and the status of st. */
+void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err);
+
+/* Hands batch (ownership passes) to the writer. on_done runs on the writer thread after the
+ * commit, with w->status set, and must answer with fj_http_reply*. A full queue answers 503 with
+ * Retry-After at once (on_done not called). */
+void fj_http_submit(fj_http_req *r, fj_batch *batch, fj_write_count *counts,
+                    void (*on_done)(fj_http_req *r, fj_write_req *w), void *ctx);
+void *fj_http_submit_ctx(const fj_http_req *r);
+
+/* --- For main -------------------------------------------------------------------------- */
+
+/* Starts listening with the given routes (terminated by a zeroed entry). The store (writer
+ * mode) and auth are not owned. */
+fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, const fj_route *routes,
+                          fj_server **out, fj_err *err);
+
+/* The port actually bound (useful with port 0). */
+unsigned fj_server_port(const fj_server *s);
+
+/* Graceful stop: stop accepting, let in-flight requests finish (up to timeout_s), commit what is
+ * queued, free everything. */
+void fj_server_stop(fj_server *s, unsigned timeout_s);
+
+#endif

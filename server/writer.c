@@ -1,0 +1,147 @@
+/* writer.c — one thread owns the write connection; many requests share each transaction. */
+#include "writer.h"
+
+#include "alloc.h"
+#include "log.h"
+#include "timefmt.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+/* Upper bound of batches in one transaction: keeps commit latency bounded under load. */
+enum { GROUP_MAX = 256 };
+
+struct fj_writer {
+    fj_store *store;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    fj_write_req *head, *tail;
+    size_t queued, queue_max;
+    unsigned group_ms;
+    bool stopping;
+};
+
+static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
+{
+    fj_batch *batches[GROUP_MAX];
+    size_t n_envs = 0;
+    for (size_t i = 0; i < n; i++) {
+        batches[i] = reqs[i]->batch;
+        n_envs += reqs[i]->batch->n_envs;
+    }
+    fj_write_count *counts = fj_calloc(n_envs ? n_envs : 1, sizeof *counts);
+    fj_err err = {0};
+    fj_status st = counts ? fj_store_write(w->store, batches, n, counts, &err)
+                          : fj_err_set(&err, FJ_ENOMEM, NULL, "out of memory in writer");
+    if (st != FJ_OK)
+        fj_error("group commit of %zu batches failed: %s", n, err.message);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        fj_write_req *r = reqs[i];
+        r->status = st;
+        r->err = err;
+        for (size_t e = 0; e < r->batch->n_envs; e++, k++)
+            if (st == FJ_OK && r->counts)
+                r->counts[e] = counts[k];
+        r->done(r);
+    }
+    fj_free(counts);
+}
+
+static void *writer_main(void *arg)
+{
+    fj_writer *w = arg;
+    fj_write_req *group[GROUP_MAX];
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->head && !w->stopping)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->head && w->stopping)
+            break;
+        /* A short wait lets concurrent requests join this transaction: one fsync for many. */
+        if (w->group_ms && w->queued < 8 && !w->stopping) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += (long)w->group_ms * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec += until.tv_nsec / 1000000000L;
+                until.tv_nsec %= 1000000000L;
+            }
+            pthread_cond_timedwait(&w->cv, &w->mu, &until);
+        }
+        size_t n = 0;
+        while (w->head && n < GROUP_MAX) {
+            fj_write_req *r = w->head;
+            w->head = r->next;
+            if (!w->head)
+                w->tail = NULL;
+            w->queued--;
+            group[n++] = r;
+        }
+        pthread_mutex_unlock(&w->mu);
+        commit_group(w, group, n);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+fj_writer *fj_writer_start(fj_store *store, size_t queue_max, unsigned group_ms)
+{
+    fj_writer *w = fj_calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->store = store;
+    w->queue_max = queue_max ? queue_max : 1;
+    w->group_ms = group_ms;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        fj_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+fj_status fj_writer_submit(fj_writer *w, fj_write_req *r)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->stopping || w->queued >= w->queue_max) {
+        pthread_mutex_unlock(&w->mu);
+        return FJ_EBUSY;
+    }
+    r->next = NULL;
+    if (w->tail)
+        w->tail->next = r;
+    else
+        w->head = r;
+    w->tail = r;
+    w->queued++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return FJ_OK;
+}
+
+size_t fj_writer_queued(fj_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    size_t n = w->queued;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
+void fj_writer_stop(fj_writer *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    fj_free(w);
+}

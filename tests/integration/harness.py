@@ -1,0 +1,196 @@
+"""Starts a real fjord on 127.0.0.1 with a temporary database and talks HTTP to it.
+
+Used by the integration tests: each test gets a fresh server, stops it with SIGTERM and checks it
+exits 0. Only the standard library is used, so the tests run wherever python3 does.
+"""
+import base64
+import gzip
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+FJORD = os.environ.get("FJORD_BIN", "build/fjord")
+SOURCE = os.environ.get("FJ_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SHARED = os.environ.get("FJ_SHARED_DIR", os.path.join(SOURCE, "..", "shared"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Failure(Exception):
+    pass
+
+
+_checks = {"passed": 0, "failed": 0}
+
+
+def check(cond, what):
+    """Records one assertion; a failure is reported and counted, and the test goes on."""
+    if cond:
+        _checks["passed"] += 1
+    else:
+        _checks["failed"] += 1
+        print("FAIL: " + what, flush=True)
+
+
+def finish():
+    """Prints the closing line and exits non-zero on any failure."""
+    print("%d passed, %d failed" % (_checks["passed"], _checks["failed"]), flush=True)
+    sys.exit(1 if _checks["failed"] else 0)
+
+
+def run_cli(*args, db=None, check_rc=True):
+    cmd = [FJORD] + list(args)
+    if db:
+        cmd += ["--db", db]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if check_rc and p.returncode != 0:
+        raise Failure("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr))
+    return p
+
+
+class Response:
+    def __init__(self, status, body, headers):
+        self.status = status
+        self.body = body
+        self.headers = headers
+
+    def json(self):
+        return json.loads(self.body)
+
+
+class Fjord:
+    """A fjord server process on a free loopback port with its own temporary database."""
+
+    def __init__(self, *extra, db=None, tmp=None):
+        self.tmp = tmp or tempfile.mkdtemp(prefix="fjord-test-")
+        self.db = db or os.path.join(self.tmp, "fjord.db")
+        self.port = free_port()
+        self.extra = list(extra)
+        self.proc = None
+        self.log = os.path.join(self.tmp, "server-%d.log" % self.port)
+
+    def start(self):
+        args = [FJORD, "serve", "--listen", "127.0.0.1:%d" % self.port, "--db", self.db] + self.extra
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise Failure("fjord exited with %d: %s" % (self.proc.returncode, open(self.log).read()))
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise Failure("fjord did not start listening")
+
+    def stop(self, timeout=30):
+        """SIGTERM and wait; returns the exit code."""
+        if not self.proc:
+            return 0
+        self.proc.terminate()
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.proc = None
+        return rc
+
+    def token(self, cluster, *extra):
+        return run_cli("token", "add", cluster, *extra, db=self.db).stdout.strip()
+
+    def request(self, method, path, body=None, headers=None, auth=None, timeout=30):
+        url = "http://127.0.0.1:%d%s" % (self.port, path)
+        h = dict(headers or {})
+        if isinstance(auth, tuple):
+            h["Authorization"] = "Basic " + base64.b64encode(("%s:%s" % auth).encode()).decode()
+        elif isinstance(auth, str):
+            h["Authorization"] = "Bearer " + auth
+        if isinstance(body, str):
+            body = body.encode()
+        req = urllib.request.Request(url, data=body, method=method, headers=h)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return Response(r.status, r.read().decode(), dict(r.headers))
+        except urllib.error.HTTPError as e:
+            return Response(e.code, e.read().decode(), dict(e.headers))
+
+    def post(self, path, body, **kw):
+        h = kw.pop("headers", {}) or {}
+        h.setdefault("Content-Type", "application/json")
+        return self.request("POST", path, body, headers=h, **kw)
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def row_counts(self):
+        """Rows per table, read straight from the database file."""
+        con = sqlite3.connect("file:%s?mode=ro" % self.db, uri=True)
+        try:
+            names = [r[0] for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+            return {n: con.execute('SELECT count(*) FROM "%s"' % n).fetchone()[0] for n in names}
+        finally:
+            con.close()
+
+    def query(self, sql, *args):
+        con = sqlite3.connect("file:%s?mode=ro" % self.db, uri=True)
+        try:
+            return con.execute(sql, args).fetchall()
+        finally:
+            con.close()
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def split_envelopes(text):
+    """The JSON objects of a file written as concatenated or line-delimited envelopes."""
+    dec = json.JSONDecoder()
+    out, i = [], 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return out
+        obj, i = dec.raw_decode(text, i)
+        out.append(obj)
+
+
+def sonar_files():
+    """Every real and reference Sonar file under shared/data/sonar."""
+    base = os.path.join(SHARED, "data", "sonar")
+    files = []
+    for sub in ("real", "formats-testdata"):
+        d = os.path.join(base, sub)
+        files += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".json")]
+    d = os.path.join(base, "sonar-0.19-output")
+    files += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.startswith("head-") and f.endswith(".json")]
+    return files
+
+
+def envelope_cluster(env):
+    if "data" in env:
+        return env["data"]["attributes"]["cluster"]
+    return env["errors"][0]["cluster"]
+
+
+def gzip_bytes(b):
+    return gzip.compress(b)
+
+
+def zstd_bytes(b):
+    return subprocess.run(["zstd", "-q", "-c"], input=b, capture_output=True, check=True).stdout
