@@ -30,6 +30,11 @@ typedef struct fj_store_opts {
     bool create;              /* migrate an empty database (never an older schema) */
     const char *synchronous;  /* SQLite: "OFF", "NORMAL" (default) or "FULL" */
     int64_t job_gap_s;        /* rectification gap t for non-Slurm jobs (default 6 h) */
+    /* Set only by `fjord migrate` (with FJ_STORE_WRITE): open succeeds whatever the schema
+     * version (older, newer or empty), so migrate_status can report it and migrate_up can bring it
+     * up to date (migrate_up still refuses a schema newer than the binary). Every other caller
+     * leaves it false and gets FJ_ESCHEMA from open on a schema that is not exactly current. */
+    bool migrating;
 } fj_store_opts;
 
 /* What one envelope's write did. */
