@@ -1,6 +1,7 @@
 /* codec.c — streaming gzip and zstd decoders writing into a capped buffer. */
 #include "codec.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 #include <zlib.h>

@@ -158,7 +158,7 @@ struct ini_ctx {
     const char *path;
 };
 
-static int ini_handler(void *user, const char *section, const char *name, const char *value)
+static int on_ini_entry(void *user, const char *section, const char *name, const char *value)
 {
     struct ini_ctx *ctx = user;
     fj_err e = {0};
@@ -173,7 +173,7 @@ static int ini_handler(void *user, const char *section, const char *name, const 
 fj_status fj_config_load_file(fj_config *c, const char *path, fj_err *err)
 {
     struct ini_ctx ctx = {c, err, FJ_OK, path};
-    int rc = ini_parse(path, ini_handler, &ctx);
+    int rc = ini_parse(path, on_ini_entry, &ctx);
     if (rc < 0)
         return fj_err_set(err, FJ_EINVAL, path, "cannot read config file %s", path);
     if (ctx.st != FJ_OK)
