@@ -119,8 +119,8 @@ static fj_status note(dec *d, const char *kind, const char *fmt, ...)
     }
     if (d->n_notes == d->cap_notes) {
         size_t cap = d->cap_notes ? d->cap_notes * 2 : 8;
-        if (cap > FJ_SONAR_MAX_NOTES + 1)
-            cap = FJ_SONAR_MAX_NOTES + 1; /* room for "notes_truncated" */
+        if (cap >= FJ_SONAR_MAX_NOTES)
+            cap = FJ_SONAR_MAX_NOTES + 1; /* the last slot is for "notes_truncated" */
         fj_note *nn = fj_arena_alloc(d->a, cap * sizeof *nn);
         if (!nn)
             return oom(d);
@@ -251,7 +251,7 @@ typedef fj_status (*custom_fn)(dec *d, int id, const fj_json *v, void *base);
 static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *base)
 {
     char *p = (char *)base + f->off;
-    uint64_t u;
+    uint64_t u = 0;
     fj_status st;
     switch ((ftype)f->type) {
     case T_U64:
@@ -1318,7 +1318,7 @@ fj_status fj_sonar_decode(const fj_json *root, int expect, fj_batch *b, fj_err *
     dec d = {.a = b->arena, .env = env, .err = err, .names_left = FJ_SONAR_MAX_NAMES};
     fj_status st = decode_envelope(&d, root, expect);
     if (st == FJ_OK && d.dropped_notes) {
-        d.n_notes = FJ_SONAR_MAX_NOTES - 1 < d.n_notes ? d.n_notes : d.n_notes; /* cap_notes has room */
+        /* note() reserved the slot: notes stop at FJ_SONAR_MAX_NOTES, capacity is one more. */
         fj_note *n = &d.notes[d.n_notes];
         n->path = "";
         n->kind = "notes_truncated";

@@ -1,0 +1,161 @@
+/* sqlite_int.h — what the files of the SQLite backend share: the handle, the prepared-statement
+ * cache, the name-interning caches and the error mapping. Not a public header: only
+ * storage/sqlite*.c include it. */
+#ifndef FJ_SQLITE_INT_H
+#define FJ_SQLITE_INT_H
+
+#include "store.h"
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A small open-addressing map (namespace, string) -> id, used to intern cluster, node and string
+ * names without a query per use. Keys are copied. Rows of the interning tables are never deleted,
+ * so a cached id stays right as long as the transaction that created it committed (caches are
+ * cleared on rollback). */
+typedef struct fj_sq_map_ent {
+    uint64_t hash;   /* 0 = empty slot */
+    int64_t ns;
+    int64_t id;
+    char *key;
+    size_t len;
+} fj_sq_map_ent;
+
+typedef struct fj_sq_map {
+    fj_sq_map_ent *slots;
+    size_t cap, n;
+} fj_sq_map;
+
+/* The id for (ns, key), or 0 when absent. */
+int64_t fj_sq_map_get(const fj_sq_map *m, int64_t ns, const char *key, size_t len);
+/* FJ_OK or FJ_ENOMEM. The map clears itself when it grows past a bound (it is only a cache). */
+fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, int64_t id);
+void fj_sq_map_clear(fj_sq_map *m);
+
+/* Every statement the backend runs more than once, prepared on first use and kept on the handle.
+ * The Slurm statements are built from the column list in sqlite_write.c (sql NULL here). */
+#define FJ_SQ_STMTS(X)                                                                                   \
+    X(BEGIN, "BEGIN IMMEDIATE")                                                                          \
+    X(COMMIT, "COMMIT")                                                                                  \
+    X(ROLLBACK, "ROLLBACK")                                                                              \
+    X(CLUSTER_GET, "SELECT id FROM clusters WHERE name=?1")                                              \
+    X(CLUSTER_INS, "INSERT INTO clusters(name) VALUES(?1)")                                              \
+    X(NODE_GET, "SELECT id FROM nodes WHERE cluster_id=?1 AND name=?2")                                  \
+    X(NODE_INS, "INSERT INTO nodes(cluster_id,name) VALUES(?1,?2)")                                      \
+    X(STRING_GET, "SELECT id FROM strings WHERE s=?1")                                                   \
+    X(STRING_INS, "INSERT INTO strings(s) VALUES(?1)")                                                   \
+    X(ENVELOPE_INS, "INSERT OR IGNORE INTO envelopes(cluster_id,node_id,kind,time,producer,version,"    \
+                    "format,unknown_fields) VALUES(?,?,?,?,?,?,?,?)")                                    \
+    X(ERROR_INS, "INSERT OR IGNORE INTO errors(cluster_id,node_id,time,source,kind,detail) "             \
+                 "VALUES(?,?,?,?,?,?)")                                                                  \
+    X(NOTE_INS, "INSERT OR IGNORE INTO notes(cluster_id,node_id,kind,time,path,note,detail) "            \
+                "VALUES(?,?,?,?,?,?,?)")                                                                 \
+    X(BLOB_FIND, "SELECT id,codec,data FROM blobs WHERE hash=?1 AND size=?2")                            \
+    X(BLOB_INS, "INSERT INTO blobs(hash,size,codec,data) VALUES(?,?,?,?)")                               \
+    X(SYSINFO_INS, "INSERT OR IGNORE INTO sysinfo(node_id,time,os_name,os_release,architecture,"         \
+                   "cpu_model,numa_nodes,sockets,cores_per_socket,threads_per_core,memory_kb,n_gpus,"    \
+                   "topo_svg_blob,topo_text_blob,distances) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")      \
+    X(SYSGPU_INS, "INSERT OR IGNORE INTO sysinfo_gpus(node_id,time,idx,uuid,address,manufacturer,"      \
+                  "model,architecture,driver,firmware,memory_kb,power_limit,max_power_limit,"            \
+                  "min_power_limit,max_ce_clock,max_memory_clock) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)") \
+    X(SAMPLE_INS, "INSERT OR IGNORE INTO samples(node_id,time,boot,used_memory_kb,load1,load5,load15,"   \
+                  "runnable_entities,existing_entities,cpus) VALUES(?,?,?,?,?,?,?,?,?,?)")               \
+    X(SAMPLE_GET, "SELECT id FROM samples WHERE node_id=?1 AND time=?2")                                 \
+    X(SGPU_INS, "INSERT OR IGNORE INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"   \
+                "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"         \
+                "ce_clock,memory_clock) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                          \
+    X(SDISK_INS, "INSERT OR IGNORE INTO sample_disks(sample_id,name_id,major,minor,stats) "              \
+                 "VALUES(?,?,?,?,?)")                                                                    \
+    X(SJOB_INS, "INSERT OR IGNORE INTO sample_jobs(sample_id,job,epoch,user_id) VALUES(?,?,?,?)")        \
+    X(SJOB_GET, "SELECT id FROM sample_jobs WHERE sample_id=?1 AND job=?2 AND epoch=?3")                 \
+    X(PROC_INS, "INSERT OR IGNORE INTO sample_procs(sj_id,pid,ppid,cmd_id,resident_kb,virtual_kb,"       \
+                "num_threads,cpu_avg_m,cpu_util_m,cpu_time,data_read_kb,data_written_kb,"                \
+                "data_cancelled_kb,rolledup,flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")               \
+    X(PGPU_INS, "INSERT OR IGNORE INTO sample_proc_gpus(sj_id,pid,ppid,cmd_id,idx,uuid_id,gpu_util_m,"   \
+                "gpu_memory_kb,gpu_memory_util_m) VALUES(?,?,?,?,?,?,?,?,?)")                            \
+    X(RJOB_FIND, "SELECT id,first_seen,last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,cpu_peak_m,"   \
+                 "mem_sum_kb,mem_peak_kb,gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb FROM jobs "   \
+                 "WHERE cluster_id=?1 AND job=?2 AND node_id=?3 AND epoch=?4 AND pid=?5 AND ppid=?6 "    \
+                 "AND cmd_id=?7 AND first_seen<=?8 AND last_seen>=?9 ORDER BY id")                       \
+    X(RJOB_INS, "INSERT INTO jobs(cluster_id,job,node_id,epoch,pid,ppid,cmd_id,user_id,first_seen,"      \
+                "last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,cpu_peak_m,mem_sum_kb,mem_peak_kb,"  \
+                "gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb) "                                    \
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                                     \
+    X(RJOB_UPD, "UPDATE jobs SET user_id=coalesce(user_id,?2),first_seen=?3,last_seen=?4,n_samples=?5,"  \
+                "nproc_sum=?6,nproc_peak=?7,cpu_sum_m=?8,cpu_peak_m=?9,mem_sum_kb=?10,mem_peak_kb=?11,"  \
+                "gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,gpumem_peak_kb=?15 WHERE id=?1")         \
+    X(RJOB_DEL, "DELETE FROM jobs WHERE id=?1")                                                          \
+    X(RJS_MOVE, "UPDATE OR IGNORE job_samples SET rjob_id=?1 WHERE rjob_id=?2")                          \
+    X(RJS_DEL, "DELETE FROM job_samples WHERE rjob_id=?1")                                               \
+    X(RJH_MOVE, "UPDATE OR IGNORE job_hosts SET rjob_id=?1 WHERE rjob_id=?2")                            \
+    X(RJH_DEL, "DELETE FROM job_hosts WHERE rjob_id=?1")                                                 \
+    X(RJC_MOVE, "UPDATE OR IGNORE job_cmds SET rjob_id=?1 WHERE rjob_id=?2")                             \
+    X(RJC_DEL, "DELETE FROM job_cmds WHERE rjob_id=?1")                                                  \
+    X(RJS_INS, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb) " \
+               "VALUES(?,?,?,?,?,?,?)")                                                                  \
+    X(RJH_INS, "INSERT OR IGNORE INTO job_hosts(rjob_id,node_id) VALUES(?,?)")                           \
+    X(RJC_INS, "INSERT OR IGNORE INTO job_cmds(rjob_id,cmd_id) VALUES(?,?)")                             \
+    X(SLURM_INS, NULL)                                                                                   \
+    X(SLURM_CUR_UPSERT, NULL)                                                                            \
+    X(SLURM_CUR_RECOMPUTE, NULL)                                                                         \
+    X(SLURM_NODE_INS, "INSERT OR IGNORE INTO slurm_job_nodes(cluster_id,job_id,job_step,node_id) "       \
+                      "VALUES(?,?,?,?)")                                                                 \
+    X(CLUSTER_INFO_INS, "INSERT OR IGNORE INTO cluster_info(cluster_id,time,slurm) VALUES(?,?,?)")       \
+    X(PART_INS, "INSERT OR IGNORE INTO partitions(cluster_id,time,name_id,n_nodes) VALUES(?,?,?,?)")     \
+    X(PART_NODE_INS, "INSERT OR IGNORE INTO partition_nodes(cluster_id,time,name_id,node_id) "           \
+                     "VALUES(?,?,?,?)")                                                                  \
+    X(NODE_STATE_INS, "INSERT OR IGNORE INTO node_states(node_id,time,state_id) VALUES(?,?,?)")
+
+typedef enum fj_sq_stmt_id {
+#define FJ_SQ_ENUM(name, sql) FJ_SQ_##name,
+    FJ_SQ_STMTS(FJ_SQ_ENUM)
+#undef FJ_SQ_ENUM
+    FJ_SQ__COUNT
+} fj_sq_stmt_id;
+
+struct fj_store {
+    const fj_store_ops *ops; /* first: store.c finds the ops table through it */
+    sqlite3 *db;
+    fj_store_mode mode;
+    bool migrating;
+    int64_t job_gap_s;
+    char *path;              /* as given, for messages */
+    sqlite3_stmt *stmts[FJ_SQ__COUNT];
+    fj_sq_map names;         /* ns -1: clusters, ns 0: strings, ns > 0: nodes of cluster ns */
+    int64_t *scratch;        /* reusable array for the write path */
+    size_t scratch_cap;
+};
+
+#define FJ_SQ_NS_CLUSTER (-1)
+#define FJ_SQ_NS_STRING 0
+
+/* Maps an SQLite result code: BUSY/LOCKED -> FJ_EBUSY, NOMEM -> FJ_ENOMEM, else FJ_EIO. */
+fj_status fj_sq_status(int rc);
+
+/* Fills err with "what: sqlite's message" and returns the mapped status of rc. */
+fj_status fj_sq_fail(fj_store *s, int rc, const char *what, fj_err *err);
+
+/* The cached statement id, prepared on first use (reset and ready to bind), or NULL with err set. */
+sqlite3_stmt *fj_sq_stmt(fj_store *s, fj_sq_stmt_id id, fj_err *err);
+
+/* Builds the SQL of the statements whose text is NULL in FJ_SQ_STMTS (sqlite_write.c). Returns a
+ * static string. */
+const char *fj_sq_built_sql(fj_sq_stmt_id id);
+
+/* Steps a statement that returns no rows, then resets it. */
+fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *err);
+
+/* Interning: the id of a name, created when new. Must run inside a write transaction. */
+fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *err);
+fj_status fj_sq_node_id(fj_store *s, int64_t cluster_id, const char *name, int64_t *id, fj_err *err);
+/* NULL gives id 0 when allow_null, else interns "". */
+fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t *id, fj_err *err);
+
+/* The write path (sqlite_write.c) and queries (sqlite_query.c). */
+fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
+                      fj_err *err);
+fj_status fj_sq_query_jobs(fj_store *s, const fj_job_query *q, fj_buf *out, fj_err *err);
+fj_status fj_sq_query_nodes(fj_store *s, const char *cluster, fj_buf *out, fj_err *err);
+
+#endif

@@ -1,0 +1,61 @@
+/* Tests of common/timefmt.c: Sonar's Timestamp with real-date checks, query times, formatting. */
+#include "timefmt.h"
+
+#include <criterion/criterion.h>
+
+static fj_time parse_ok(const char *s, int strict)
+{
+    fj_time t = 0;
+    cr_assert_eq(fj_time_parse_rfc3339(s, strict, &t), FJ_OK, "should parse: %s", s);
+    return t;
+}
+
+Test(timefmt, utc_and_offsets)
+{
+    cr_assert_eq(parse_ok("1970-01-01T00:00:00Z", 1), 0);
+    cr_assert_eq(parse_ok("2025-11-25T10:52:00+01:00", 1), 1764064320);
+    cr_assert_eq(parse_ok("2025-11-25T09:52:00Z", 1), 1764064320);
+    cr_assert_eq(parse_ok("2025-11-25T04:22:00-05:30", 1), 1764064320);
+    cr_assert_eq(parse_ok("2024-02-29T00:00:00Z", 1), 1709164800);
+}
+
+Test(timefmt, rejects_impossible_dates_and_syntax)
+{
+    const char *bad[] = {
+        "2025-02-29T00:00:00Z", "2025-02-30T00:00:00Z", "2025-13-01T00:00:00Z", "2025-00-10T00:00:00Z",
+        "2025-04-31T00:00:00Z", "2025-01-01T24:00:00Z", "2025-01-01T23:60:00Z", "2025-01-01T23:59:60Z",
+        "2025-01-01T00:00:00",  "2025-01-01 00:00:00Z", "2025-01-01T00:00:00+1:00", "2025-01-01T00:00:00+24:00",
+        "2025-01-01T00:00:00.5Z", "2025-1-01T00:00:00Z", "", "yesterday", "2025-01-01T00:00:00Zjunk",
+        "1900-02-29T00:00:00Z",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fj_time t;
+        cr_expect_eq(fj_time_parse_rfc3339(bad[i], 1, &t), FJ_EINVAL, "should reject: %s", bad[i]);
+    }
+}
+
+Test(timefmt, lenient_mode_for_queries)
+{
+    cr_assert_eq(parse_ok("2025-11-25T09:52:00.123Z", 0), 1764064320);
+    fj_time t;
+    cr_assert_eq(fj_time_parse_param("1764064320", &t), FJ_OK);
+    cr_assert_eq(t, 1764064320);
+    cr_assert_eq(fj_time_parse_param("2025-11-25T09:52:00Z", &t), FJ_OK);
+    cr_assert_eq(t, 1764064320);
+    cr_assert_eq(fj_time_parse_param("12abc", &t), FJ_EINVAL);
+    cr_assert_eq(fj_time_parse_param("", &t), FJ_EINVAL);
+}
+
+Test(timefmt, format_round_trips)
+{
+    char out[21];
+    fj_time samples[] = {0, 1764064320, 951782400 /* 2000-02-29 */, 4102444799, -86400};
+    for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+        fj_time_format(samples[i], out);
+        fj_time back;
+        cr_assert_eq(fj_time_parse_rfc3339(out, 1, &back), FJ_OK, "%s", out);
+        cr_assert_eq(back, samples[i], "%s", out);
+    }
+    fj_time_format(1764064320, out);
+    cr_assert_str_eq(out, "2025-11-25T09:52:00Z");
+}
