@@ -133,6 +133,7 @@ fj_status fj_noderange_expand_max(fj_arena *a, const char *range, size_t max_nam
     group *groups = NULL;
     size_t *cur_item = NULL;
     uint64_t *cur_val = NULL;
+    char *buf = NULL;
     char cb[8];
 
     size_t len = strlen(range);
@@ -305,35 +306,28 @@ fj_status fj_noderange_expand_max(fj_arena *a, const char *range, size_t max_nam
     }
     for (size_t g = 0; g < n_groups; g++)
         cur_val[g] = items[groups[g].first].lo;
+    /* A name is the literals plus at most MAX_DIGITS per group: len bounds it. */
+    buf = fj_malloc(len + n_groups * MAX_DIGITS + 1);
+    if (!buf) {
+        st = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        goto out;
+    }
     packer pk = {a, NULL, 0};
-    char buf[FJ_HOSTNAME_MAX + 2];
     for (size_t k = 0; k < total; k++) {
         size_t o = 0;
-        bool too_long = false;
         for (size_t g = 0; g <= n_groups; g++) {
             size_t off = g < n_groups ? groups[g].lit_off : tail_off;
             size_t ll = g < n_groups ? groups[g].lit_len : tail_len;
-            if (o + ll + MAX_DIGITS + 1 > sizeof buf) {
-                too_long = true;
-                break;
-            }
             memcpy(buf + o, range + off, ll);
             o += ll;
-            if (g < n_groups) {
-                const item *it = &items[groups[g].first + cur_item[g]];
-                if (it->width > MAX_DIGITS + 1) {
-                    too_long = true;
-                    break;
-                }
-                o += put_number(buf + o, cur_val[g], it->width);
-            }
+            if (g < n_groups)
+                o += put_number(buf + o, cur_val[g], items[groups[g].first + cur_item[g]].width);
         }
-        if (!too_long)
-            buf[o] = '\0';
-        if (too_long || !fj_hostname_valid(buf)) {
+        buf[o] = '\0';
+        if (!fj_hostname_valid(buf)) {
             st = fj_err_set(err, FJ_EINVAL, NULL,
-                            "node range \"%.64s\" yields \"%.64s%s\", which is not a valid host name", range,
-                            too_long ? range : buf, too_long ? "..." : "");
+                            "node range \"%.64s\" yields \"%.64s%s\", which is not a valid host name", range, buf,
+                            o > 64 ? "..." : "");
             goto out;
         }
         if (!(names[k] = pack(&pk, buf, o))) {
@@ -361,5 +355,6 @@ out:
     fj_free(groups);
     fj_free(cur_item);
     fj_free(cur_val);
+    fj_free(buf);
     return st;
 }

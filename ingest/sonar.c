@@ -1309,8 +1309,15 @@ static fj_status decode_envelope(dec *d, const fj_json *root, int expect)
     return FJ_OK;
 }
 
+/* decode_object tracks seen fields in a 64-bit mask. */
+_Static_assert(NFIELDS(F_SJOB) <= 64 && NFIELDS(F_SYSINFO) <= 64 && NFIELDS(F_PROC) <= 64 &&
+                   NFIELDS(F_SGPU) <= 64 && NFIELDS(F_CARD) <= 64 && NFIELDS(F_SACCT) <= 64,
+               "field table too large for the seen mask");
+
 fj_status fj_sonar_decode(const fj_json *root, int expect, fj_batch *b, fj_err *err)
 {
+    if (expect < -1 || expect >= FJ_KIND__COUNT)
+        return fj_err_set(err, FJ_EINTERNAL, "", "fj_sonar_decode: bad expected kind %d", expect);
     size_t before = b->n_envs;
     fj_envelope *env = fj_batch_add(b);
     if (!env)
@@ -1361,22 +1368,36 @@ static size_t locate(const char *text, size_t len, const char *path, size_t *lin
     return off < len ? off : len;
 }
 
+/* Line numbers are needed only for syntax errors: a cursor that moves forward on demand keeps the
+ * total counting work linear in the body without touching every byte of good envelopes. */
+typedef struct line_cursor {
+    size_t off, line, line_start;
+} line_cursor;
+
+static void advance_lines(const char *body, line_cursor *c, size_t to)
+{
+    while (c->off < to) {
+        const char *nl = memchr(body + c->off, '\n', to - c->off);
+        if (!nl) {
+            c->off = to;
+            break;
+        }
+        c->line++;
+        c->off = c->line_start = (size_t)(nl - body) + 1;
+    }
+}
+
 fj_status fj_sonar_decode_body(const char *body, size_t len, int expect, fj_batch *b, fj_sonar_item_fn fn,
                                void *ctx, fj_err *err)
 {
     size_t pos = 0, index = 0, accepted = 0;
-    size_t line = 1, line_start = 0; /* of pos, for error positions */
+    line_cursor lc = {0, 1, 0};
     bool have_first = false;
     fj_err first = {0};
 
     for (;;) {
-        while (pos < len && (body[pos] == ' ' || body[pos] == '\t' || body[pos] == '\r' || body[pos] == '\n')) {
-            if (body[pos] == '\n') {
-                line++;
-                line_start = pos + 1;
-            }
+        while (pos < len && (body[pos] == ' ' || body[pos] == '\t' || body[pos] == '\r' || body[pos] == '\n'))
             pos++;
-        }
         if (pos >= len)
             break;
         fj_arena *ja = fj_arena_create(); /* the tree lives only while one envelope is decoded */
@@ -1393,7 +1414,8 @@ fj_status fj_sonar_decode_body(const char *body, size_t len, int expect, fj_batc
             if (at == SIZE_MAX) {
                 at = 0;
             } else {
-                size_t abs_line = line + l - 1, abs_col = l == 1 ? pos - line_start + c : c;
+                advance_lines(body, &lc, pos);
+                size_t abs_line = lc.line + l - 1, abs_col = l == 1 ? pos - lc.line_start + c : c;
                 snprintf(e.path, sizeof e.path, "line %zu, column %zu", abs_line, abs_col);
             }
             /* Resume at the next line that starts an object, after the error. */
@@ -1428,12 +1450,7 @@ fj_status fj_sonar_decode_body(const char *body, size_t len, int expect, fj_batc
         if (fn)
             fn(ctx, index, st, st == FJ_OK ? NULL : &e, st == FJ_OK ? &b->envs[b->n_envs - 1] : NULL);
         index++;
-        for (; pos < next; pos++) {
-            if (body[pos] == '\n') {
-                line++;
-                line_start = pos + 1;
-            }
-        }
+        pos = next;
     }
     if (accepted)
         return FJ_OK;

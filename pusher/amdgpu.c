@@ -64,7 +64,7 @@ static size_t find_devices(const char *root, amd_dev *out, size_t max)
                 while (fgets(line, sizeof line, f)) {
                     line[strcspn(line, "\n")] = '\0';
                     if (!strncmp(line, "PCI_SLOT_NAME=", 14))
-                        snprintf(dev->address, sizeof dev->address, "%s", line + 14);
+                        snprintf(dev->address, sizeof dev->address, "%.31s", line + 14);
                     else if (!strcmp(line, "DRIVER=amdgpu"))
                         amdgpu = 1;
                 }
@@ -80,7 +80,7 @@ static size_t find_devices(const char *root, amd_dev *out, size_t max)
                 struct dirent *he;
                 while ((he = readdir(h)))
                     if (!strncmp(he->d_name, "hwmon", 5)) {
-                        snprintf(dev->hwmon, sizeof dev->hwmon, "%s/%.32s", rel, he->d_name);
+                        snprintf(dev->hwmon, sizeof dev->hwmon, "%.100s/%.32s", rel, he->d_name);
                         break;
                     }
                 closedir(h);
@@ -159,7 +159,7 @@ fj_status fj_amd_cards(const char *root, const char *node, fj_arena *a, fj_gpu_c
         if (!fj_readline(root, rel, c->model, sizeof c->model) || !c->model[0]) {
             snprintf(rel, sizeof rel, "%s/device", dev->dir);
             if (fj_readline(root, rel, line, sizeof line))
-                snprintf(c->model, sizeof c->model, "AMD GPU %s", line);
+                snprintf(c->model, sizeof c->model, "AMD GPU %.80s", line);
         }
         unsigned long long maj, min, rev;
         if (read_u64(root, dev->dir, "ip_discovery/die/0/GC/0/major", &maj) &&

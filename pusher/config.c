@@ -46,6 +46,7 @@ static const opt options[] = {
     O("collect", "topology_selector", OPT_STR, topology_selector,
       "NetworkTopology nodeSelector (default kubernetes.io/hostname=<node>)"),
     O("collect", "north_south", OPT_STR, north_south, "comma-separated NIC names (netdev or rdma) that are north-south"),
+    O("collect", "east_west", OPT_STR, east_west, "comma-separated NIC names (netdev or rdma) that are east-west"),
     O("schedule", "sample_interval", OPT_DURATION, sample_interval, "sample cadence, clock-aligned (default 30s)"),
     O("schedule", "sysinfo_interval", OPT_DURATION, sysinfo_interval, "sysinfo cadence (default 24h)"),
     O("schedule", "topology_interval", OPT_DURATION, topology_interval,
@@ -230,7 +231,7 @@ struct ini_ctx {
     fj_status st;
 };
 
-static int ini_handler(void *user, const char *section, const char *name, const char *value, int lineno)
+static int on_ini(void *user, const char *section, const char *name, const char *value)
 {
     struct ini_ctx *x = user;
     if (x->st != FJ_OK)
@@ -240,12 +241,12 @@ static int ini_handler(void *user, const char *section, const char *name, const 
             continue;
         x->st = set_opt(x->c, &options[i], value, x->err);
         if (x->st != FJ_OK && x->err)
-            snprintf(x->err->path, sizeof x->err->path, "%s:%d", x->path, lineno);
+            snprintf(x->err->path, sizeof x->err->path, "%s [%s] %s", x->path, section, name);
         return x->st == FJ_OK;
     }
     x->st = fj_err_set(x->err, FJ_EINVAL, NULL, "unknown option [%s] %s", section, name);
     if (x->err)
-        snprintf(x->err->path, sizeof x->err->path, "%s:%d", x->path, lineno);
+        snprintf(x->err->path, sizeof x->err->path, "%s [%s] %s", x->path, section, name);
     return 0;
 }
 
@@ -255,7 +256,7 @@ fj_status fj_push_config_load(fj_push_config *c, const char *path, fj_err *err)
     if (!f)
         return fj_err_set(err, FJ_EIO, path, "cannot open config: %s", strerror(errno));
     struct ini_ctx x = {c, err, path, FJ_OK};
-    int r = ini_parse_file(f, ini_handler, &x);
+    int r = ini_parse_file(f, on_ini, &x);
     fclose(f);
     if (x.st != FJ_OK)
         return x.st;

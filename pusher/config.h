@@ -36,6 +36,7 @@ typedef struct fj_push_config {
     char *hwloc_xml;        /* topology from an hwloc XML export instead of the live system */
     char *topology_selector;/* NetworkTopology identity.nodeSelector; default kubernetes.io/hostname=<node> */
     char *north_south;      /* comma-separated netdev/rdma names forced north-south */
+    char *east_west;        /* comma-separated netdev/rdma names forced east-west */
     /* [schedule] seconds */
     long sample_interval, sysinfo_interval, topology_interval, send_jitter;
     /* [log] */

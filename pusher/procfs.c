@@ -335,9 +335,9 @@ fj_status fj_proc_cpu_facts(const char *root, fj_arena *a, fj_buf *scratch, fj_c
         } else if (!siblings && cpuinfo_field(line, len, "siblings", v, sizeof v)) {
             siblings = (unsigned)strtoul(v, NULL, 10);
         } else if (!impl[0] && cpuinfo_field(line, len, "CPU implementer", v, sizeof v)) {
-            snprintf(impl, sizeof impl, "%s", v);
+            snprintf(impl, sizeof impl, "%.31s", v);
         } else if (!part[0] && cpuinfo_field(line, len, "CPU part", v, sizeof v)) {
-            snprintf(part, sizeof part, "%s", v);
+            snprintf(part, sizeof part, "%.31s", v);
         }
     }
     if (!out->model[0] && impl[0])
@@ -527,7 +527,7 @@ void fj_user_name(const char *root, uint32_t uid, char out[64])
             continue;
         if ((uint32_t)strtoul(c2 + 1, NULL, 10) == uid && c1 > line) {
             *c1 = '\0';
-            snprintf(out, 64, "%s", line);
+            snprintf(out, 64, "%.63s", line);
             break;
         }
     }

@@ -425,6 +425,7 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, 
         return fj_err_set(err, FJ_ENOMEM, NULL, "cannot start the writer thread");
     }
     s->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, s,
+                                 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* first, as MHD asks */
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                                  MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
@@ -432,7 +433,6 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, 
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->conn_memory,
                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                                 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
                                  MHD_OPTION_END);
     if (!s->daemon) {
         fj_writer_stop(s->writer);

@@ -38,7 +38,6 @@ void fj_sq_map_clear(fj_sq_map *m);
 #define FJ_SQ_STMTS(X)                                                                                   \
     X(BEGIN, "BEGIN IMMEDIATE")                                                                          \
     X(COMMIT, "COMMIT")                                                                                  \
-    X(ROLLBACK, "ROLLBACK")                                                                              \
     X(CLUSTER_GET, "SELECT id FROM clusters WHERE name=?1")                                              \
     X(CLUSTER_INS, "INSERT INTO clusters(name) VALUES(?1)")                                              \
     X(NODE_GET, "SELECT id FROM nodes WHERE cluster_id=?1 AND name=?2")                                  \
@@ -123,8 +122,10 @@ struct fj_store {
     char *path;              /* as given, for messages */
     sqlite3_stmt *stmts[FJ_SQ__COUNT];
     fj_sq_map names;         /* ns -1: clusters, ns 0: strings, ns > 0: nodes of cluster ns */
-    int64_t *scratch;        /* reusable array for the write path */
-    size_t scratch_cap;
+    unsigned char *bytes;    /* reusable scratch for packed varints (write path) */
+    size_t bytes_cap;
+    int64_t *ids;            /* reusable scratch for distinct command ids (write path) */
+    size_t ids_cap;
 };
 
 #define FJ_SQ_NS_CLUSTER (-1)

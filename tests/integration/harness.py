@@ -183,9 +183,10 @@ def sonar_files():
 
 
 def envelope_cluster(env):
+    """The cluster an envelope names, or None (an error envelope may name none)."""
     if "data" in env:
         return env["data"]["attributes"]["cluster"]
-    return env["errors"][0]["cluster"]
+    return env["errors"][0].get("cluster")
 
 
 def gzip_bytes(b):

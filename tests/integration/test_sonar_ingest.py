@@ -18,8 +18,10 @@ def post_all(f, tokens, files):
     """Each envelope on the path its DataType names (insert API); error envelopes in bulk."""
     sent = 0
     for path in files:
+        cluster = None
         for env in split_envelopes(open(path).read()):
-            cluster = envelope_cluster(env)
+            # An error envelope that names no cluster is sent with the file's cluster credential.
+            cluster = envelope_cluster(env) or cluster
             body = json.dumps(env, separators=(",", ":")) + "\n"
             topic = topic_of(env)
             route = "/api/v1/insert/%s" % topic if topic else "/api/v1/ingest/sonar"
@@ -34,7 +36,7 @@ def post_all(f, tokens, files):
 
 def main():
     files = sonar_files()
-    clusters = sorted({envelope_cluster(e) for p in files for e in split_envelopes(open(p).read())})
+    clusters = sorted({envelope_cluster(e) for p in files for e in split_envelopes(open(p).read())} - {None})
     f = Fjord().start()
     try:
         tokens = {c: f.token(c) for c in clusters}

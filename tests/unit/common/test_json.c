@@ -199,6 +199,34 @@ Test(json, reals)
     }
 }
 
+Test(json, reals_match_strtod)
+{
+    /* The parser has a fast path for short mantissas; it must agree with strtod bit for bit. */
+    srand(12345);
+    char buf[64];
+    for (int i = 0; i < 200000; i++) {
+        /* nd digits, a '.' after the first `point` of them when 0 < point < nd. */
+        int nd = 1 + rand() % 19, point = rand() % (nd + 1), k = 0;
+        int int_digits = point > 0 && point < nd ? point : nd;
+        if (rand() % 2)
+            buf[k++] = '-';
+        for (int j = 0; j < nd; j++) {
+            if (j == point && j > 0)
+                buf[k++] = '.';
+            buf[k++] = (char)('0' + (j == 0 && int_digits > 1 ? 1 + rand() % 9 : rand() % 10));
+        }
+        if (point == 0 || point == nd || rand() % 2)
+            k += sprintf(buf + k, "e%d", rand() % 61 - 30);
+        buf[k] = '\0';
+        fj_json *v = ok(buf);
+        double want = strtod(buf, NULL);
+        cr_assert_eq(v->type, FJ_JSON_REAL, "%s", buf);
+        cr_assert(memcmp(&v->v.d, &want, sizeof want) == 0, "%s: %.17g != %.17g", buf, v->v.d, want);
+        fj_arena_destroy(A);
+        A = fj_arena_create();
+    }
+}
+
 Test(json, real_overflow_rejected)
 {
     bad("1e400", "number out of range", "line 1, column 1");

@@ -1,0 +1,593 @@
+/* sqlite.c — the SQLite backend: opening (WAL, pragmas, schema check), embedded migrations, the
+ * statement cache, name interning and tokens. The write path is in sqlite_write.c, the queries in
+ * sqlite_query.c; the schema in migrations/sqlite/. */
+#include "sqlite_int.h"
+#include "sqlite_migrations.h"
+
+#include "alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define BUSY_TIMEOUT_MS 5000
+
+/* --- errors ------------------------------------------------------------------------------- */
+
+fj_status fj_sq_status(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return FJ_EBUSY;
+    case SQLITE_NOMEM:
+        return FJ_ENOMEM;
+    default:
+        return FJ_EIO;
+    }
+}
+
+fj_status fj_sq_fail(fj_store *s, int rc, const char *what, fj_err *err)
+{
+    return fj_err_set(err, fj_sq_status(rc), "db", "sqlite: %s: %s", what,
+                      s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+}
+
+/* --- name map ----------------------------------------------------------------------------- */
+
+#define MAP_MAX_ENTRIES (1u << 20) /* a cache: past this it starts over */
+
+static uint64_t map_hash(int64_t ns, const char *key, size_t len)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)ns;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)key[i];
+        h *= 1099511628211ull;
+    }
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
+int64_t fj_sq_map_get(const fj_sq_map *m, int64_t ns, const char *key, size_t len)
+{
+    if (!m->cap)
+        return 0;
+    uint64_t h = map_hash(ns, key, len);
+    for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        const fj_sq_map_ent *e = &m->slots[i];
+        if (!e->hash)
+            return 0;
+        if (e->hash == h && e->ns == ns && e->len == len && memcmp(e->key, key, len) == 0)
+            return e->id;
+    }
+}
+
+void fj_sq_map_clear(fj_sq_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        fj_free(m->slots[i].key);
+    fj_free(m->slots);
+    m->slots = NULL;
+    m->cap = m->n = 0;
+}
+
+static void map_insert_slot(fj_sq_map_ent *slots, size_t cap, const fj_sq_map_ent *e)
+{
+    size_t i = (size_t)e->hash & (cap - 1);
+    while (slots[i].hash)
+        i = (i + 1) & (cap - 1);
+    slots[i] = *e;
+}
+
+fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, int64_t id)
+{
+    if (m->n >= MAP_MAX_ENTRIES)
+        fj_sq_map_clear(m);
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        fj_sq_map_ent *slots = fj_calloc(cap, sizeof *slots);
+        if (!slots)
+            return FJ_ENOMEM;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].hash)
+                map_insert_slot(slots, cap, &m->slots[i]);
+        fj_free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
+    }
+    char *k = fj_malloc(len + 1);
+    if (!k)
+        return FJ_ENOMEM;
+    memcpy(k, key, len);
+    k[len] = '\0';
+    fj_sq_map_ent e = {map_hash(ns, key, len), ns, id, k, len};
+    map_insert_slot(m->slots, m->cap, &e);
+    m->n++;
+    return FJ_OK;
+}
+
+/* --- statements --------------------------------------------------------------------------- */
+
+static const char *const stmt_sql[FJ_SQ__COUNT] = {
+#define FJ_SQ_TEXT(name, sql) sql,
+    FJ_SQ_STMTS(FJ_SQ_TEXT)
+#undef FJ_SQ_TEXT
+};
+
+sqlite3_stmt *fj_sq_stmt(fj_store *s, fj_sq_stmt_id id, fj_err *err)
+{
+    if (s->stmts[id])
+        return s->stmts[id];
+    const char *sql = stmt_sql[id] ? stmt_sql[id] : fj_sq_built_sql(id);
+    int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->stmts[id], NULL);
+    if (rc != SQLITE_OK) {
+        fj_sq_fail(s, rc, "prepare", err);
+        s->stmts[id] = NULL;
+        return NULL;
+    }
+    return s->stmts[id];
+}
+
+fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fj_sq_fail(s, rc, what, err);
+    return FJ_OK;
+}
+
+/* One-off statements (pragmas, schema checks). */
+static fj_status exec(fj_store *s, const char *sql, fj_err *err)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+/* The single integer a query returns (0 when no row), or an error. */
+static fj_status query_int(fj_store *s, const char *sql, int64_t *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, sql, err);
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, sql, err);
+    return FJ_OK;
+}
+
+/* --- interning ---------------------------------------------------------------------------- */
+
+/* Looks up (ns, name) in the cache, then with get (bound by bind), else inserts with ins. */
+static fj_status intern(fj_store *s, int64_t ns, const char *name, fj_sq_stmt_id get, fj_sq_stmt_id ins,
+                        int64_t *id, fj_err *err)
+{
+    size_t len = strlen(name);
+    if ((*id = fj_sq_map_get(&s->names, ns, name, len)) != 0)
+        return FJ_OK;
+    sqlite3_stmt *st = fj_sq_stmt(s, get, err);
+    if (!st)
+        return FJ_EIO;
+    int i = 1;
+    if (ns > 0)
+        sqlite3_bind_int64(st, i++, ns);
+    sqlite3_bind_text(st, i, name, (int)len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "intern lookup", err);
+    if (rc == SQLITE_DONE) {
+        st = fj_sq_stmt(s, ins, err);
+        if (!st)
+            return FJ_EIO;
+        i = 1;
+        if (ns > 0)
+            sqlite3_bind_int64(st, i++, ns);
+        sqlite3_bind_text(st, i, name, (int)len, SQLITE_STATIC);
+        fj_status fs = fj_sq_done(s, st, "intern insert", err);
+        if (fs != FJ_OK)
+            return fs;
+        *id = sqlite3_last_insert_rowid(s->db);
+    }
+    if (fj_sq_map_put(&s->names, ns, name, len, *id) != FJ_OK)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory interning a name");
+    return FJ_OK;
+}
+
+fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *err)
+{
+    return intern(s, FJ_SQ_NS_CLUSTER, name ? name : "", FJ_SQ_CLUSTER_GET, FJ_SQ_CLUSTER_INS, id, err);
+}
+
+fj_status fj_sq_node_id(fj_store *s, int64_t cluster_id, const char *name, int64_t *id, fj_err *err)
+{
+    return intern(s, cluster_id, name ? name : "", FJ_SQ_NODE_GET, FJ_SQ_NODE_INS, id, err);
+}
+
+fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t *id, fj_err *err)
+{
+    if (!str && allow_null) {
+        *id = 0;
+        return FJ_OK;
+    }
+    return intern(s, FJ_SQ_NS_STRING, str ? str : "", FJ_SQ_STRING_GET, FJ_SQ_STRING_INS, id, err);
+}
+
+/* --- URL ---------------------------------------------------------------------------------- */
+
+static bool sq_accepts(const char *url)
+{
+    if (!url || !*url)
+        return false;
+    return strncmp(url, "postgres://", 11) != 0 && strncmp(url, "postgresql://", 13) != 0;
+}
+
+/* The file name to hand to sqlite3_open_v2, and whether it is a URI. "sqlite://PATH" and
+ * "sqlite:PATH" name PATH; "file:..." is passed on as an SQLite URI. */
+static const char *url_path(const char *url, bool *uri)
+{
+    *uri = false;
+    if (strncmp(url, "sqlite://", 9) == 0)
+        return url + 9;
+    if (strncmp(url, "sqlite:", 7) == 0)
+        return url + 7;
+    if (strncmp(url, "file:", 5) == 0)
+        *uri = true;
+    return url;
+}
+
+/* --- migrations --------------------------------------------------------------------------- */
+
+static int latest_version(void)
+{
+    return fj_sqlite_n_migrations ? fj_sqlite_migrations[fj_sqlite_n_migrations - 1].version : 0;
+}
+
+/* Highest applied version, 0 when schema_migrations does not exist or is empty; *tracked tells
+ * whether it exists (may be NULL). */
+static fj_status current_version2(fj_store *s, int *out, bool *tracked, fj_err *err)
+{
+    int64_t has = 0, v = 0;
+    fj_status st = query_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+                                "name='schema_migrations'", &has, err);
+    if (st == FJ_OK && has)
+        st = query_int(s, "SELECT coalesce(max(version),0) FROM schema_migrations", &v, err);
+    *out = (int)v;
+    if (tracked)
+        *tracked = has != 0;
+    return st;
+}
+
+static fj_status current_version(fj_store *s, int *out, fj_err *err)
+{
+    return current_version2(s, out, NULL, err);
+}
+
+static fj_status apply_migrations(fj_store *s, int *applied, fj_err *err)
+{
+    *applied = 0;
+    for (size_t i = 0; i < fj_sqlite_n_migrations; i++)
+        if (fj_sqlite_migrations[i].version != (int)i + 1)
+            return fj_err_set(err, FJ_EINTERNAL, "db", "embedded SQLite migrations are not numbered 1..n");
+    int cur;
+    fj_status st = current_version(s, &cur, err);
+    if (st != FJ_OK)
+        return st;
+    if (cur > latest_version())
+        return fj_err_set(err, FJ_ESCHEMA, "db",
+                          "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur,
+                          latest_version());
+    for (size_t i = (size_t)cur; i < fj_sqlite_n_migrations; i++) {
+        const fj_sqlite_migration *m = &fj_sqlite_migrations[i];
+        /* One transaction per migration, schema_migrations included, so a failed migration leaves
+         * the database at the previous version. */
+        if ((st = exec(s, "BEGIN IMMEDIATE", err)) != FJ_OK)
+            return st;
+        st = exec(s, "CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, "
+                     "name TEXT, applied_at INTEGER)", err);
+        if (st == FJ_OK) {
+            char *msg = NULL;
+            int rc = sqlite3_exec(s->db, m->sql, NULL, NULL, &msg);
+            if (rc != SQLITE_OK)
+                st = fj_err_set(err, fj_sq_status(rc), "db", "migration %04d_%s failed: %s", m->version, m->name,
+                                msg ? msg : sqlite3_errstr(rc));
+            sqlite3_free(msg);
+        }
+        if (st == FJ_OK) {
+            sqlite3_stmt *ins = NULL;
+            int rc = sqlite3_prepare_v2(s->db, "INSERT INTO schema_migrations(version,name,applied_at) VALUES(?,?,?)",
+                                        -1, &ins, NULL);
+            if (rc == SQLITE_OK) {
+                sqlite3_bind_int(ins, 1, m->version);
+                sqlite3_bind_text(ins, 2, m->name, -1, SQLITE_STATIC);
+                sqlite3_bind_int64(ins, 3, fj_time_now());
+                rc = sqlite3_step(ins);
+                rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+            }
+            sqlite3_finalize(ins);
+            if (rc != SQLITE_OK)
+                st = fj_sq_fail(s, rc, "record migration", err);
+        }
+        if (st == FJ_OK)
+            st = exec(s, "COMMIT", err);
+        if (st != FJ_OK) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return st;
+        }
+        ++*applied;
+    }
+    return FJ_OK;
+}
+
+static fj_status check_schema(fj_store *s, const fj_store_opts *opts, fj_err *err)
+{
+    int cur, latest = latest_version();
+    bool tracked;
+    fj_status st = current_version2(s, &cur, &tracked, err);
+    if (st != FJ_OK)
+        return st;
+    if (cur == 0 && !tracked) {
+        int64_t ntables = 0;
+        st = query_int(s, "SELECT count(*) FROM sqlite_master WHERE type IN ('table','view') AND "
+                          "name NOT LIKE 'sqlite_%'", &ntables, err);
+        if (st != FJ_OK)
+            return st;
+        if (ntables > 0)
+            return fj_err_set(err, FJ_ESCHEMA, "db",
+                              "%s has tables but no schema_migrations: not an fjord database", s->path);
+        if (opts->mode == FJ_STORE_WRITE && opts->create) {
+            int applied;
+            return apply_migrations(s, &applied, err);
+        }
+    }
+    if (cur == latest || opts->migrating)
+        return FJ_OK;
+    if (cur > latest)
+        return fj_err_set(err, FJ_ESCHEMA, "db",
+                          "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur,
+                          latest);
+    return fj_err_set(err, FJ_ESCHEMA, "db",
+                      "database schema is at version %d, this fjord needs %d: run `fjord migrate up --db %s`", cur,
+                      latest, s->path);
+}
+
+/* --- open / close ------------------------------------------------------------------------- */
+
+static void sq_close(fj_store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < FJ_SQ__COUNT; i++)
+        sqlite3_finalize(s->stmts[i]);
+    if (s->db) {
+        if (s->mode == FJ_STORE_WRITE)
+            sqlite3_exec(s->db, "PRAGMA optimize", NULL, NULL, NULL);
+        sqlite3_close_v2(s->db);
+    }
+    fj_sq_map_clear(&s->names);
+    fj_free(s->bytes);
+    fj_free(s->ids);
+    fj_free(s->path);
+    fj_free(s);
+}
+
+static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err)
+{
+    static const fj_store_opts defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    *out = NULL;
+    const char *sync = opts->synchronous && *opts->synchronous ? opts->synchronous : "NORMAL";
+    if (strcmp(sync, "OFF") && strcmp(sync, "NORMAL") && strcmp(sync, "FULL"))
+        return fj_err_set(err, FJ_EINVAL, "synchronous", "synchronous must be OFF, NORMAL or FULL, not '%s'", sync);
+
+    fj_store *s = fj_calloc(1, sizeof *s);
+    if (!s)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    s->ops = &fj_store_sqlite_ops;
+    s->mode = opts->mode;
+    s->migrating = opts->migrating;
+    s->job_gap_s = opts->job_gap_s > 0 ? opts->job_gap_s : FJ_JOB_GAP_DEFAULT_S;
+    bool uri;
+    const char *path = url_path(url, &uri);
+    s->path = fj_strdup(path);
+    if (!s->path) {
+        sq_close(s);
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    }
+
+    int flags = SQLITE_OPEN_NOMUTEX | (uri ? SQLITE_OPEN_URI : 0);
+    if (opts->mode == FJ_STORE_READ)
+        flags |= SQLITE_OPEN_READONLY;
+    else
+        flags |= SQLITE_OPEN_READWRITE | (opts->create || opts->migrating ? SQLITE_OPEN_CREATE : 0);
+    int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        fj_status st = fj_err_set(err, rc == SQLITE_CANTOPEN ? FJ_EIO : fj_sq_status(rc), "db",
+                                  "cannot open database %s: %s", path,
+                                  s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        sq_close(s);
+        return st;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+
+    fj_status st = FJ_OK;
+    char sql[128];
+    if (opts->mode == FJ_STORE_WRITE) {
+        /* WAL: readers never block the writer nor the writer them; a commit is one append to the
+         * WAL, made durable per the synchronous setting (NORMAL survives a process crash, FULL
+         * also power loss). */
+        int64_t dummy;
+        st = query_int(s, "PRAGMA journal_mode=WAL", &dummy, err);
+        if (st == FJ_OK) {
+            snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", sync);
+            st = exec(s, sql, err);
+        }
+    }
+    /* A 64 MB page cache keeps the hot ends of the sample tables and their indexes in memory;
+     * mmap saves a copy on reads. Foreign keys are not declared (see the migration). */
+    if (st == FJ_OK)
+        st = exec(s, "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY; PRAGMA mmap_size=268435456", err);
+    if (st == FJ_OK)
+        st = check_schema(s, opts, err);
+    if (st != FJ_OK) {
+        sq_close(s);
+        return st;
+    }
+    *out = s;
+    return FJ_OK;
+}
+
+static fj_status sq_migrate_status(fj_store *s, fj_migration_info *out, fj_err *err)
+{
+    out->latest = latest_version();
+    return current_version(s, &out->current, err);
+}
+
+static fj_status sq_migrate_up(fj_store *s, int *applied, fj_err *err)
+{
+    int dummy;
+    if (!applied)
+        applied = &dummy;
+    *applied = 0;
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "migrate up needs a writable handle");
+    return apply_migrations(s, applied, err);
+}
+
+/* --- tokens ------------------------------------------------------------------------------- */
+
+static fj_status prepare(fj_store *s, const char *sql, sqlite3_stmt **st, fj_err *err)
+{
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, "prepare", err);
+}
+
+static void copy_str(char *dst, size_t cap, const unsigned char *src)
+{
+    snprintf(dst, cap, "%s", src ? (const char *)src : "");
+}
+
+static void token_from_row(sqlite3_stmt *st, fj_token_rec *t)
+{
+    memset(t, 0, sizeof *t);
+    copy_str(t->cluster, sizeof t->cluster, sqlite3_column_text(st, 0));
+    copy_str(t->hash, sizeof t->hash, sqlite3_column_text(st, 1));
+    t->read_only = sqlite3_column_int(st, 2) != 0;
+    t->created = sqlite3_column_int64(st, 3);
+}
+
+static fj_status sq_token_put(fj_store *s, const fj_token_rec *t, fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "token_put needs a writable handle");
+    sqlite3_stmt *st;
+    fj_status fs = prepare(s,
+                           "INSERT INTO tokens(cluster,hash,read_only,created) VALUES(?,?,?,?) "
+                           "ON CONFLICT(cluster) DO UPDATE SET hash=excluded.hash, "
+                           "read_only=excluded.read_only, created=excluded.created",
+                           &st, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_bind_text(st, 1, t->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, t->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, t->read_only);
+    sqlite3_bind_int64(st, 4, t->created);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "token_put", err);
+}
+
+static fj_status sq_token_get(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err)
+{
+    sqlite3_stmt *st;
+    fj_status fs = prepare(s, "SELECT cluster,hash,read_only,created FROM tokens WHERE cluster=?", &st, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        token_from_row(st, out);
+    else if (rc == SQLITE_DONE)
+        fs = fj_err_set(err, FJ_ENOTFOUND, "cluster", "no token for cluster '%s'", cluster);
+    else
+        fs = fj_sq_fail(s, rc, "token_get", err);
+    sqlite3_finalize(st);
+    return fs;
+}
+
+static fj_status sq_token_list(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    fj_status fs = prepare(s, "SELECT cluster,hash,read_only,created FROM tokens ORDER BY cluster", &st, err);
+    if (fs != FJ_OK)
+        return fs;
+    fj_token_rec *v = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            fj_token_rec *nv = fj_realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        token_from_row(st, &v[len++]);
+    }
+    if (fs == FJ_OK && rc != SQLITE_DONE)
+        fs = fj_sq_fail(s, rc, "token_list", err);
+    sqlite3_finalize(st);
+    if (fs != FJ_OK) {
+        fj_free(v);
+        return fs;
+    }
+    *out = v;
+    *n = len;
+    return FJ_OK;
+}
+
+static fj_status sq_token_revoke(fj_store *s, const char *cluster, fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "token_revoke needs a writable handle");
+    sqlite3_stmt *st;
+    fj_status fs = prepare(s, "DELETE FROM tokens WHERE cluster=?", &st, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "token_revoke", err);
+    if (sqlite3_changes(s->db) == 0)
+        return fj_err_set(err, FJ_ENOTFOUND, "cluster", "no token for cluster '%s'", cluster);
+    return FJ_OK;
+}
+
+const fj_store_ops fj_store_sqlite_ops = {
+    .version = FJ_STORE_OPS_VERSION,
+    .name = "sqlite",
+    .accepts = sq_accepts,
+    .open = sq_open,
+    .close = sq_close,
+    .migrate_status = sq_migrate_status,
+    .migrate_up = sq_migrate_up,
+    .write = fj_sq_write,
+    .token_put = sq_token_put,
+    .token_get = sq_token_get,
+    .token_list = sq_token_list,
+    .token_revoke = sq_token_revoke,
+    .query_jobs = fj_sq_query_jobs,
+    .query_nodes = fj_sq_query_nodes,
+};

@@ -1,0 +1,1015 @@
+/* sqlite_write.c — the SQLite write path. One call is one transaction (group commit): every
+ * record of every envelope goes to its table with INSERT OR IGNORE on its natural key, counted as
+ * inserted or duplicate, and rectification (jobs, job_samples, job_hosts, job_cmds) runs in the
+ * same transaction. On any failure everything is rolled back and the counts are zeroed.
+ *
+ * Counted rows (fj_write_count) are the envelope's own records: a sample (1), its GPUs, disks,
+ * jobs, processes and process GPUs; a sysinfo (1) and its cards; each Slurm job record; a cluster
+ * (1), its partitions, partition memberships and node states; each error object. Interned names,
+ * notes, envelope meta, Slurm "current" rows and rectification rows are bookkeeping, not counted. */
+#include "sqlite_int.h"
+
+#include "alloc.h"
+#include "rectify.h"
+
+#include <string.h>
+#include <zstd.h>
+
+typedef struct wctx {
+    fj_store *s;
+    fj_err *err;
+    const fj_envelope *e;
+    int64_t cluster_id, node_id;
+    fj_write_count *cnt;
+} wctx;
+
+#define STMT(var, id)                                                                                    \
+    sqlite3_stmt *var = fj_sq_stmt(w->s, FJ_SQ_##id, w->err);                                            \
+    if (!var)                                                                                            \
+        return FJ_EIO;
+
+#define TRY(expr)                                                                                        \
+    do {                                                                                                 \
+        fj_status try_st_ = (expr);                                                                      \
+        if (try_st_ != FJ_OK)                                                                            \
+            return try_st_;                                                                              \
+    } while (0)
+
+/* --- binding ------------------------------------------------------------------------------ */
+
+/* SQLite integers are signed: values past INT64_MAX are stored as REAL (see the migration). */
+static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        sqlite3_bind_int64(st, i, (int64_t)v);
+    else
+        sqlite3_bind_double(st, i, (double)v);
+}
+
+/* 0 = absent (Sonar omits zero values). */
+static void bind_nz(sqlite3_stmt *st, int i, uint64_t v)
+{
+    if (v)
+        bind_u64(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* ExtendedUint: unset (or 0) -> NULL, infinite -> -1. */
+static void bind_xu(sqlite3_stmt *st, int i, uint64_t v)
+{
+    if (v == FJ_XU_UNSET || v == 0)
+        sqlite3_bind_null(st, i);
+    else if (v == FJ_XU_INFINITE)
+        sqlite3_bind_int64(st, i, -1);
+    else
+        bind_u64(st, i, v);
+}
+
+static void bind_time(sqlite3_stmt *st, int i, fj_time t)
+{
+    if (t)
+        sqlite3_bind_int64(st, i, t);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_id(sqlite3_stmt *st, int i, int64_t id)
+{
+    if (id)
+        sqlite3_bind_int64(st, i, id);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* Runs an insert; counts the row for the envelope when count is set; tells whether it was new. */
+static fj_status run_ins(wctx *w, sqlite3_stmt *st, const char *what, bool count, bool *added)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(w->s, rc, what, w->err);
+    bool a = sqlite3_changes(w->s->db) > 0;
+    if (count) {
+        if (a)
+            w->cnt->inserted++;
+        else
+            w->cnt->duplicates++;
+    }
+    if (added)
+        *added = a;
+    return FJ_OK;
+}
+
+/* The single id a lookup returns; FJ_EINTERNAL when there is none (it was just inserted or ignored). */
+static fj_status get_id(wctx *w, sqlite3_stmt *st, const char *what, int64_t *id)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (rc == SQLITE_ROW)
+        return FJ_OK;
+    if (rc == SQLITE_DONE)
+        return fj_err_set(w->err, FJ_EINTERNAL, "db", "%s: row vanished", what);
+    return fj_sq_fail(w->s, rc, what, w->err);
+}
+
+/* Packs values as unsigned LEB128 varints into the handle's scratch; *len is the byte count. */
+static fj_status pack_varints(wctx *w, const uint64_t *v, size_t n, const unsigned char **out, size_t *len)
+{
+    size_t need = n * 10 + 1;
+    if (need > w->s->bytes_cap) {
+        unsigned char *b = fj_realloc(w->s->bytes, need);
+        if (!b)
+            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+        w->s->bytes = b;
+        w->s->bytes_cap = need;
+    }
+    unsigned char *p = w->s->bytes;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        while (x >= 0x80) {
+            *p++ = (unsigned char)(x | 0x80);
+            x >>= 7;
+        }
+        *p++ = (unsigned char)x;
+    }
+    *out = w->s->bytes;
+    *len = (size_t)(p - w->s->bytes);
+    return FJ_OK;
+}
+
+/* --- envelope meta, errors, notes ----------------------------------------------------------- */
+
+static fj_status write_meta(wctx *w)
+{
+    const fj_envelope *e = w->e;
+    STMT(st, ENVELOPE_INS);
+    sqlite3_bind_int64(st, 1, w->cluster_id);
+    sqlite3_bind_int64(st, 2, w->node_id);
+    sqlite3_bind_text(st, 3, fj_kind_name(e->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, e->time);
+    bind_text(st, 5, e->producer);
+    bind_text(st, 6, e->version);
+    bind_nz(st, 7, e->format);
+    bind_u64(st, 8, e->unknown_fields);
+    return run_ins(w, st, "insert envelope", false, NULL);
+}
+
+static fj_status write_errors(wctx *w)
+{
+    const fj_envelope *e = w->e;
+    for (size_t i = 0; i < e->n_errors; i++) {
+        const fj_error_rec *r = &e->errors[i];
+        int64_t cid = w->cluster_id, nid = w->node_id;
+        if (r->cluster && (!e->cluster || strcmp(r->cluster, e->cluster) != 0))
+            TRY(fj_sq_cluster_id(w->s, r->cluster, &cid, w->err));
+        if (r->node && (cid != w->cluster_id || !e->node || strcmp(r->node, e->node) != 0))
+            TRY(fj_sq_node_id(w->s, cid, r->node, &nid, w->err));
+        STMT(st, ERROR_INS);
+        sqlite3_bind_int64(st, 1, cid);
+        sqlite3_bind_int64(st, 2, nid);
+        sqlite3_bind_int64(st, 3, r->time ? r->time : e->time);
+        sqlite3_bind_text(st, 4, e->is_error ? "envelope" : "sample", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, fj_kind_name(e->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, r->detail ? r->detail : "", -1, SQLITE_STATIC);
+        TRY(run_ins(w, st, "insert error", true, NULL));
+    }
+    return FJ_OK;
+}
+
+#define NOTE_DETAIL_MAX 200
+
+static fj_status write_notes(wctx *w)
+{
+    const fj_envelope *e = w->e;
+    for (size_t i = 0; i < e->n_notes; i++) {
+        const fj_note *n = &e->notes[i];
+        STMT(st, NOTE_INS);
+        sqlite3_bind_int64(st, 1, w->cluster_id);
+        sqlite3_bind_int64(st, 2, w->node_id);
+        sqlite3_bind_text(st, 3, fj_kind_name(e->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, e->time);
+        sqlite3_bind_text(st, 5, n->path ? n->path : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, n->kind ? n->kind : "", -1, SQLITE_STATIC);
+        if (n->detail) {
+            /* Keep notes small: cut long details at a UTF-8 character boundary. */
+            size_t len = strlen(n->detail);
+            if (len > NOTE_DETAIL_MAX) {
+                len = NOTE_DETAIL_MAX;
+                while (len > 0 && ((unsigned char)n->detail[len] & 0xC0) == 0x80)
+                    len--;
+            }
+            sqlite3_bind_text(st, 7, n->detail, (int)len, SQLITE_STATIC);
+        } else {
+            sqlite3_bind_null(st, 7);
+        }
+        TRY(run_ins(w, st, "insert note", false, NULL));
+    }
+    return FJ_OK;
+}
+
+/* --- rectification ------------------------------------------------------------------------- */
+
+#define MAX_INSTANCES 8 /* at most 2 instances of a key can match one time (see rectify.h) */
+
+static int64_t sat_add_i64(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
+}
+
+static void bind_sum(sqlite3_stmt *st, int i, const fj_jobsum *s)
+{
+    sqlite3_bind_int64(st, i++, s->first_seen);
+    sqlite3_bind_int64(st, i++, s->last_seen);
+    sqlite3_bind_int64(st, i++, s->n_samples);
+    sqlite3_bind_int64(st, i++, s->sum.nproc);
+    sqlite3_bind_int64(st, i++, s->peak.nproc);
+    sqlite3_bind_int64(st, i++, s->sum.cpu_m);
+    sqlite3_bind_int64(st, i++, s->peak.cpu_m);
+    sqlite3_bind_int64(st, i++, s->sum.mem_kb);
+    sqlite3_bind_int64(st, i++, s->peak.mem_kb);
+    sqlite3_bind_int64(st, i++, s->sum.gpu_m);
+    sqlite3_bind_int64(st, i++, s->peak.gpu_m);
+    sqlite3_bind_int64(st, i++, s->sum.gpumem_kb);
+    sqlite3_bind_int64(st, i, s->peak.gpumem_kb);
+}
+
+static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
+{
+    int i = 1;
+    s->first_seen = sqlite3_column_int64(st, i++);
+    s->last_seen = sqlite3_column_int64(st, i++);
+    s->n_samples = sqlite3_column_int64(st, i++);
+    s->sum.nproc = sqlite3_column_int64(st, i++);
+    s->peak.nproc = sqlite3_column_int64(st, i++);
+    s->sum.cpu_m = sqlite3_column_int64(st, i++);
+    s->peak.cpu_m = sqlite3_column_int64(st, i++);
+    s->sum.mem_kb = sqlite3_column_int64(st, i++);
+    s->peak.mem_kb = sqlite3_column_int64(st, i++);
+    s->sum.gpu_m = sqlite3_column_int64(st, i++);
+    s->peak.gpu_m = sqlite3_column_int64(st, i++);
+    s->sum.gpumem_kb = sqlite3_column_int64(st, i++);
+    s->peak.gpumem_kb = sqlite3_column_int64(st, i);
+}
+
+/* Moves the rows of rectified job `from` to `to` and deletes `from` (a bridging merge). */
+static fj_status move_rjob(wctx *w, int64_t to, int64_t from)
+{
+    static const fj_sq_stmt_id moves[][2] = {
+        {FJ_SQ_RJS_MOVE, FJ_SQ_RJS_DEL}, {FJ_SQ_RJH_MOVE, FJ_SQ_RJH_DEL}, {FJ_SQ_RJC_MOVE, FJ_SQ_RJC_DEL}};
+    for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
+        sqlite3_stmt *mv = fj_sq_stmt(w->s, moves[i][0], w->err);
+        if (!mv)
+            return FJ_EIO;
+        sqlite3_bind_int64(mv, 1, to);
+        sqlite3_bind_int64(mv, 2, from);
+        TRY(fj_sq_done(w->s, mv, "merge jobs", w->err));
+        /* rows that already existed under `to` (same host, same command) stay behind: drop them */
+        sqlite3_stmt *del = fj_sq_stmt(w->s, moves[i][1], w->err);
+        if (!del)
+            return FJ_EIO;
+        sqlite3_bind_int64(del, 1, from);
+        TRY(fj_sq_done(w->s, del, "merge jobs", w->err));
+    }
+    STMT(del, RJOB_DEL);
+    sqlite3_bind_int64(del, 1, from);
+    return fj_sq_done(w->s, del, "merge jobs", w->err);
+}
+
+/* Adds one new node-sample contribution to its rectified job: find the instances of the key the
+ * time joins (fj_rect_match), create one or merge the bridged ones, update the summary, record
+ * the contribution, the host and the commands. The caller guarantees the contribution is new. */
+static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *p, int64_t proc_cmd_id,
+                         int64_t sample_id, const fj_jobcontrib *c, int64_t user_id, const int64_t *cmds,
+                         size_t n_cmds)
+{
+    const fj_envelope *e = w->e;
+    fj_jobkey k = fj_jobkey_of(e->cluster, e->node, j, p);
+    int64_t gap = fj_jobkey_gap(&k, w->s->job_gap_s);
+    bool group = k.kind == FJ_JOBKEY_PROCESS && (p->pid == 0 || p->synthetic_pid);
+    int64_t key_node = k.kind == FJ_JOBKEY_SLURM ? 0 : w->node_id;
+    fj_time t = e->time;
+
+    STMT(find, RJOB_FIND);
+    bind_u64(find, 1, (uint64_t)w->cluster_id);
+    bind_u64(find, 2, k.job);
+    sqlite3_bind_int64(find, 3, key_node);
+    bind_u64(find, 4, k.epoch);
+    bind_u64(find, 5, k.pid);
+    bind_u64(find, 6, group ? p->ppid : 0);
+    sqlite3_bind_int64(find, 7, group ? proc_cmd_id : 0);
+    sqlite3_bind_int64(find, 8, sat_add_i64(t, gap));
+    sqlite3_bind_int64(find, 9, sat_add_i64(t, -gap));
+    int64_t ids[MAX_INSTANCES];
+    fj_jobsum inst[MAX_INSTANCES];
+    size_t n = 0;
+    int rc;
+    while ((rc = sqlite3_step(find)) == SQLITE_ROW && n < MAX_INSTANCES) {
+        ids[n] = sqlite3_column_int64(find, 0);
+        sum_from_row(find, &inst[n]);
+        n++;
+    }
+    sqlite3_reset(find);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fj_sq_fail(w->s, rc, "find job", w->err);
+    if (rc == SQLITE_ROW)
+        return fj_err_set(w->err, FJ_EINTERNAL, "db", "more than %d instances of job %llu overlap",
+                          MAX_INSTANCES, (unsigned long long)k.job);
+
+    size_t match[MAX_INSTANCES];
+    size_t m = fj_rect_match(inst, n, t, gap, match);
+    int64_t rid;
+    fj_jobsum sum;
+    if (m == 0) {
+        memset(&sum, 0, sizeof sum);
+        fj_jobsum_add(&sum, t, c);
+        STMT(ins, RJOB_INS);
+        int i = 1;
+        sqlite3_bind_int64(ins, i++, w->cluster_id);
+        bind_u64(ins, i++, k.job);
+        sqlite3_bind_int64(ins, i++, key_node);
+        bind_u64(ins, i++, k.epoch);
+        bind_u64(ins, i++, k.pid);
+        bind_u64(ins, i++, group ? p->ppid : 0);
+        sqlite3_bind_int64(ins, i++, group ? proc_cmd_id : 0);
+        bind_id(ins, i++, user_id);
+        bind_sum(ins, i, &sum);
+        TRY(fj_sq_done(w->s, ins, "insert job", w->err));
+        rid = sqlite3_last_insert_rowid(w->s->db);
+    } else {
+        rid = ids[match[0]];
+        sum = inst[match[0]];
+        for (size_t i = 1; i < m; i++) {
+            fj_jobsum_merge(&sum, &inst[match[i]]);
+            TRY(move_rjob(w, rid, ids[match[i]]));
+        }
+        fj_jobsum_add(&sum, t, c);
+        STMT(upd, RJOB_UPD);
+        sqlite3_bind_int64(upd, 1, rid);
+        bind_id(upd, 2, user_id);
+        bind_sum(upd, 3, &sum);
+        TRY(fj_sq_done(w->s, upd, "update job", w->err));
+    }
+
+    STMT(js, RJS_INS);
+    sqlite3_bind_int64(js, 1, rid);
+    sqlite3_bind_int64(js, 2, sample_id);
+    sqlite3_bind_int64(js, 3, c->nproc);
+    sqlite3_bind_int64(js, 4, c->cpu_m);
+    sqlite3_bind_int64(js, 5, c->mem_kb);
+    sqlite3_bind_int64(js, 6, c->gpu_m);
+    sqlite3_bind_int64(js, 7, c->gpumem_kb);
+    TRY(run_ins(w, js, "insert job sample", false, NULL));
+
+    STMT(jh, RJH_INS);
+    sqlite3_bind_int64(jh, 1, rid);
+    sqlite3_bind_int64(jh, 2, w->node_id);
+    TRY(run_ins(w, jh, "insert job host", false, NULL));
+
+    for (size_t i = 0; i < n_cmds; i++) {
+        STMT(jc, RJC_INS);
+        sqlite3_bind_int64(jc, 1, rid);
+        sqlite3_bind_int64(jc, 2, cmds[i]);
+        TRY(run_ins(w, jc, "insert job command", false, NULL));
+    }
+    return FJ_OK;
+}
+
+/* --- samples ------------------------------------------------------------------------------- */
+
+static fj_status ids_reserve(wctx *w, size_t n)
+{
+    if (n <= w->s->ids_cap)
+        return FJ_OK;
+    int64_t *v = fj_realloc(w->s->ids, n * sizeof *v);
+    if (!v)
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    w->s->ids = v;
+    w->s->ids_cap = n;
+    return FJ_OK;
+}
+
+static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_job *j)
+{
+    int64_t user_id;
+    TRY(fj_sq_string_id(w->s, j->user, true, &user_id, w->err));
+    STMT(sj, SJOB_INS);
+    sqlite3_bind_int64(sj, 1, sample_id);
+    bind_u64(sj, 2, j->job);
+    bind_u64(sj, 3, j->epoch);
+    bind_id(sj, 4, user_id);
+    bool sj_new;
+    TRY(run_ins(w, sj, "insert sample job", true, &sj_new));
+    int64_t sj_id;
+    if (sj_new) {
+        sj_id = sqlite3_last_insert_rowid(w->s->db);
+    } else {
+        STMT(get, SJOB_GET);
+        sqlite3_bind_int64(get, 1, sample_id);
+        bind_u64(get, 2, j->job);
+        bind_u64(get, 3, j->epoch);
+        TRY(get_id(w, get, "find sample job", &sj_id));
+    }
+
+    TRY(ids_reserve(w, j->n_procs + 1));
+    size_t n_cmds = 0;
+    fj_jobcontrib c;
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; i < j->n_procs; i++) {
+        const fj_sample_proc *p = &j->procs[i];
+        int64_t cmd_id;
+        TRY(fj_sq_string_id(w->s, p->cmd, false, &cmd_id, w->err));
+        STMT(ps, PROC_INS);
+        sqlite3_bind_int64(ps, 1, sj_id);
+        bind_u64(ps, 2, p->pid);
+        bind_u64(ps, 3, p->ppid);
+        sqlite3_bind_int64(ps, 4, cmd_id);
+        bind_u64(ps, 5, p->resident_kb);
+        bind_u64(ps, 6, p->virtual_kb);
+        bind_u64(ps, 7, p->num_threads);
+        sqlite3_bind_int64(ps, 8, fj_pct_to_m(p->cpu_avg));
+        sqlite3_bind_int64(ps, 9, fj_pct_to_m(p->cpu_util));
+        bind_u64(ps, 10, p->cpu_time);
+        bind_u64(ps, 11, p->data_read_kb);
+        bind_u64(ps, 12, p->data_written_kb);
+        bind_u64(ps, 13, p->data_cancelled_kb);
+        bind_u64(ps, 14, p->rolledup);
+        sqlite3_bind_int(ps, 15, (p->in_container ? 1 : 0) | (p->synthetic_pid ? 2 : 0));
+        bool p_new;
+        TRY(run_ins(w, ps, "insert process", true, &p_new));
+        for (size_t g = 0; g < p->n_gpus; g++) {
+            const fj_proc_gpu *pg = &p->gpus[g];
+            int64_t uuid_id;
+            TRY(fj_sq_string_id(w->s, pg->uuid, true, &uuid_id, w->err));
+            STMT(gs, PGPU_INS);
+            sqlite3_bind_int64(gs, 1, sj_id);
+            bind_u64(gs, 2, p->pid);
+            bind_u64(gs, 3, p->ppid);
+            sqlite3_bind_int64(gs, 4, cmd_id);
+            bind_u64(gs, 5, pg->index);
+            bind_id(gs, 6, uuid_id);
+            sqlite3_bind_int64(gs, 7, fj_pct_to_m(pg->gpu_util));
+            bind_u64(gs, 8, pg->gpu_memory_kb);
+            sqlite3_bind_int64(gs, 9, fj_pct_to_m(pg->gpu_memory_util));
+            TRY(run_ins(w, gs, "insert process gpu", true, NULL));
+        }
+        if (j->job == 0) {
+            /* job 0: every process is its own rectified job */
+            if (p_new) {
+                fj_jobcontrib pc;
+                memset(&pc, 0, sizeof pc);
+                fj_jobcontrib_add_proc(&pc, p);
+                TRY(rectify(w, j, p, cmd_id, sample_id, &pc, user_id, &cmd_id, 1));
+            }
+            continue;
+        }
+        fj_jobcontrib_add_proc(&c, p);
+        size_t k = 0;
+        while (k < n_cmds && w->s->ids[k] != cmd_id)
+            k++;
+        if (k == n_cmds)
+            w->s->ids[n_cmds++] = cmd_id;
+    }
+    /* A sample job already stored (re-sent data) was already counted in its job. */
+    if (j->job != 0 && sj_new)
+        TRY(rectify(w, j, NULL, 0, sample_id, &c, user_id, w->s->ids, n_cmds));
+    return FJ_OK;
+}
+
+static fj_status write_sample(wctx *w)
+{
+    const fj_envelope *e = w->e;
+    const fj_sample *sm = &e->u.sample;
+    STMT(st, SAMPLE_INS);
+    sqlite3_bind_int64(st, 1, w->node_id);
+    sqlite3_bind_int64(st, 2, e->time);
+    if (sm->has_system) {
+        bind_time(st, 3, sm->boot);
+        bind_u64(st, 4, sm->used_memory_kb);
+        sqlite3_bind_double(st, 5, sm->load1);
+        sqlite3_bind_double(st, 6, sm->load5);
+        sqlite3_bind_double(st, 7, sm->load15);
+        bind_u64(st, 8, sm->runnable_entities);
+        bind_u64(st, 9, sm->existing_entities);
+        if (sm->n_cpus) {
+            const unsigned char *b;
+            size_t len;
+            TRY(pack_varints(w, sm->cpus, sm->n_cpus, &b, &len));
+            sqlite3_bind_blob(st, 10, b, (int)len, SQLITE_STATIC);
+        } else {
+            sqlite3_bind_null(st, 10);
+        }
+    } else {
+        for (int i = 3; i <= 10; i++)
+            sqlite3_bind_null(st, i);
+    }
+    bool added;
+    TRY(run_ins(w, st, "insert sample", true, &added));
+    int64_t sample_id;
+    if (added) {
+        sample_id = sqlite3_last_insert_rowid(w->s->db);
+    } else {
+        STMT(get, SAMPLE_GET);
+        sqlite3_bind_int64(get, 1, w->node_id);
+        sqlite3_bind_int64(get, 2, e->time);
+        TRY(get_id(w, get, "find sample", &sample_id));
+    }
+
+    for (size_t i = 0; i < sm->n_gpus; i++) {
+        const fj_sample_gpu *g = &sm->gpus[i];
+        int64_t uuid_id, mode_id;
+        TRY(fj_sq_string_id(w->s, g->uuid, true, &uuid_id, w->err));
+        TRY(fj_sq_string_id(w->s, g->compute_mode, true, &mode_id, w->err));
+        STMT(gs, SGPU_INS);
+        sqlite3_bind_int64(gs, 1, sample_id);
+        bind_u64(gs, 2, g->index);
+        bind_id(gs, 3, uuid_id);
+        bind_u64(gs, 4, g->failing);
+        bind_u64(gs, 5, g->fan);
+        bind_id(gs, 6, mode_id);
+        if (g->performance_state == FJ_XU_UNSET || g->performance_state == FJ_XU_INFINITE)
+            sqlite3_bind_null(gs, 7);
+        else
+            bind_u64(gs, 7, g->performance_state);
+        bind_u64(gs, 8, g->memory_kb);
+        bind_u64(gs, 9, g->ce_util);
+        bind_u64(gs, 10, g->memory_util);
+        sqlite3_bind_int64(gs, 11, g->temperature);
+        bind_u64(gs, 12, g->power);
+        bind_u64(gs, 13, g->power_limit);
+        bind_u64(gs, 14, g->ce_clock);
+        bind_u64(gs, 15, g->memory_clock);
+        TRY(run_ins(w, gs, "insert sample gpu", true, NULL));
+    }
+
+    for (size_t i = 0; i < sm->n_disks; i++) {
+        const fj_sample_disk *d = &sm->disks[i];
+        int64_t name_id;
+        TRY(fj_sq_string_id(w->s, d->name, false, &name_id, w->err));
+        STMT(ds, SDISK_INS);
+        sqlite3_bind_int64(ds, 1, sample_id);
+        sqlite3_bind_int64(ds, 2, name_id);
+        bind_u64(ds, 3, d->major);
+        bind_u64(ds, 4, d->minor);
+        if (d->n_stats) {
+            const unsigned char *b;
+            size_t len;
+            TRY(pack_varints(w, d->stats, d->n_stats, &b, &len));
+            sqlite3_bind_blob(ds, 5, b, (int)len, SQLITE_STATIC);
+        } else {
+            sqlite3_bind_null(ds, 5);
+        }
+        TRY(run_ins(w, ds, "insert sample disk", true, NULL));
+    }
+
+    for (size_t i = 0; i < sm->n_jobs; i++)
+        TRY(write_sample_job(w, sample_id, &sm->jobs[i]));
+    return FJ_OK;
+}
+
+/* --- sysinfo ------------------------------------------------------------------------------- */
+
+static uint64_t fnv1a64(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Does a stored blob hold exactly text[0..n)? */
+static bool blob_equals(const char *codec, const void *data, size_t dlen, const char *text, size_t n)
+{
+    if (strcmp(codec, "none") == 0)
+        return dlen == n && memcmp(data, text, n) == 0;
+    if (strcmp(codec, "zstd") != 0)
+        return false;
+    char *tmp = fj_malloc(n + 1);
+    if (!tmp)
+        return false; /* treated as different: worst case a second copy is stored */
+    size_t got = ZSTD_decompress(tmp, n + 1, data, dlen);
+    bool eq = !ZSTD_isError(got) && got == n && memcmp(tmp, text, n) == 0;
+    fj_free(tmp);
+    return eq;
+}
+
+/* The blobs.id holding text (stored once per distinct content, zstd-compressed when that is
+ * smaller); 0 for NULL. */
+static fj_status blob_id(wctx *w, const char *text, int64_t *id)
+{
+    *id = 0;
+    if (!text)
+        return FJ_OK;
+    size_t n = strlen(text);
+    int64_t h = (int64_t)fnv1a64(text, n);
+    STMT(find, BLOB_FIND);
+    sqlite3_bind_int64(find, 1, h);
+    sqlite3_bind_int64(find, 2, (int64_t)n);
+    int rc;
+    while ((rc = sqlite3_step(find)) == SQLITE_ROW) {
+        const char *codec = (const char *)sqlite3_column_text(find, 1);
+        const void *data = sqlite3_column_blob(find, 2);
+        size_t dlen = (size_t)sqlite3_column_bytes(find, 2);
+        if (codec && blob_equals(codec, data, dlen, text, n)) {
+            *id = sqlite3_column_int64(find, 0);
+            break;
+        }
+    }
+    sqlite3_reset(find);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fj_sq_fail(w->s, rc, "find blob", w->err);
+    if (*id)
+        return FJ_OK;
+
+    size_t bound = ZSTD_compressBound(n);
+    void *z = fj_malloc(bound);
+    if (!z)
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    size_t zlen = ZSTD_compress(z, bound, text, n, 3);
+    bool use_z = !ZSTD_isError(zlen) && zlen < n;
+    STMT(ins, BLOB_INS);
+    sqlite3_bind_int64(ins, 1, h);
+    sqlite3_bind_int64(ins, 2, (int64_t)n);
+    sqlite3_bind_text(ins, 3, use_z ? "zstd" : "none", -1, SQLITE_STATIC);
+    if (use_z)
+        sqlite3_bind_blob(ins, 4, z, (int)zlen, SQLITE_STATIC);
+    else
+        sqlite3_bind_blob(ins, 4, text, (int)n, SQLITE_STATIC);
+    fj_status st = fj_sq_done(w->s, ins, "insert blob", w->err);
+    fj_free(z);
+    if (st == FJ_OK)
+        *id = sqlite3_last_insert_rowid(w->s->db);
+    return st;
+}
+
+static fj_status write_sysinfo(wctx *w)
+{
+    const fj_envelope *e = w->e;
+    const fj_sysinfo *si = &e->u.sysinfo;
+    int64_t svg_id, text_id;
+    TRY(blob_id(w, si->topo_svg, &svg_id));
+    TRY(blob_id(w, si->topo_text, &text_id));
+
+    fj_buf dist;
+    fj_buf_init(&dist, (size_t)1 << 24);
+    fj_status st = FJ_OK;
+    if (si->distances && si->distances_dim) {
+        st = fj_buf_puts(&dist, "[");
+        for (size_t r = 0; st == FJ_OK && r < si->distances_dim; r++) {
+            st = fj_buf_puts(&dist, r ? ",[" : "[");
+            for (size_t c = 0; st == FJ_OK && c < si->distances_dim; c++)
+                st = fj_buf_printf(&dist, c ? ",%llu" : "%llu",
+                                   (unsigned long long)si->distances[r * si->distances_dim + c]);
+            if (st == FJ_OK)
+                st = fj_buf_puts(&dist, "]");
+        }
+        if (st == FJ_OK)
+            st = fj_buf_puts(&dist, "]");
+    }
+    if (st != FJ_OK) {
+        fj_buf_free(&dist);
+        return fj_err_set(w->err, st, "data.attributes.distances", "NUMA distance matrix too large");
+    }
+
+    sqlite3_stmt *ins = fj_sq_stmt(w->s, FJ_SQ_SYSINFO_INS, w->err);
+    if (!ins) {
+        fj_buf_free(&dist);
+        return FJ_EIO;
+    }
+    int i = 1;
+    sqlite3_bind_int64(ins, i++, w->node_id);
+    sqlite3_bind_int64(ins, i++, e->time);
+    bind_text(ins, i++, si->os_name);
+    bind_text(ins, i++, si->os_release);
+    bind_text(ins, i++, si->architecture);
+    bind_text(ins, i++, si->cpu_model);
+    bind_u64(ins, i++, si->numa_nodes);
+    bind_u64(ins, i++, si->sockets);
+    bind_u64(ins, i++, si->cores_per_socket);
+    bind_u64(ins, i++, si->threads_per_core);
+    bind_u64(ins, i++, si->memory_kb);
+    bind_u64(ins, i++, si->n_cards);
+    bind_id(ins, i++, svg_id);
+    bind_id(ins, i++, text_id);
+    bind_text(ins, i, dist.len ? dist.data : NULL);
+    st = run_ins(w, ins, "insert sysinfo", true, NULL);
+    fj_buf_free(&dist);
+    if (st != FJ_OK)
+        return st;
+
+    for (size_t k = 0; k < si->n_cards; k++) {
+        const fj_gpu_card *g = &si->cards[k];
+        STMT(gs, SYSGPU_INS);
+        i = 1;
+        sqlite3_bind_int64(gs, i++, w->node_id);
+        sqlite3_bind_int64(gs, i++, e->time);
+        bind_u64(gs, i++, g->index);
+        bind_text(gs, i++, g->uuid);
+        bind_text(gs, i++, g->address);
+        bind_text(gs, i++, g->manufacturer);
+        bind_text(gs, i++, g->model);
+        bind_text(gs, i++, g->architecture);
+        bind_text(gs, i++, g->driver);
+        bind_text(gs, i++, g->firmware);
+        bind_u64(gs, i++, g->memory_kb);
+        bind_u64(gs, i++, g->power_limit);
+        bind_u64(gs, i++, g->max_power_limit);
+        bind_u64(gs, i++, g->min_power_limit);
+        bind_u64(gs, i++, g->max_ce_clock);
+        bind_u64(gs, i, g->max_memory_clock);
+        TRY(run_ins(w, gs, "insert sysinfo gpu", true, NULL));
+    }
+    return FJ_OK;
+}
+
+/* --- Slurm jobs ---------------------------------------------------------------------------- */
+
+/* The record fields, in the order of the columns after (cluster_id, job_id, job_step) and of
+ * bind_slurm below; the tables slurm_jobs and slurm_jobs_current share them. */
+#define SLURM_FIELDS(X)                                                                                  \
+    X(job_name) X(job_state) X(job_state_raw) X(array_job_id) X(array_task_id) X(het_job_id)             \
+    X(het_job_offset) X(user_name) X(account) X(partition) X(reservation) X(distribution)                \
+    X(submit_time) X(start_time) X(end_time) X(time_limit_s) X(priority) X(nodes)                        \
+    X(requested_resources) X(allocated_resources) X(requested_cpus) X(requested_memory_per_node_kb)      \
+    X(requested_node_count) X(minimum_cpus_per_node) X(suspend_time_s) X(exit_code) X(sacct_alloc_tres)  \
+    X(sacct_ave_cpu) X(sacct_ave_disk_read) X(sacct_ave_disk_write) X(sacct_ave_rss)                     \
+    X(sacct_ave_vmsize) X(sacct_elapsed_raw) X(sacct_max_rss) X(sacct_max_vmsize) X(sacct_min_cpu)       \
+    X(sacct_system_cpu) X(sacct_user_cpu)
+
+#define SF_COL(f) #f ","
+#define SF_QM(f) "?,"
+#define SF_ONE(f) +1
+/* In-order record: a field the new record sets wins, an unset one keeps the stored value. */
+#define SF_COALESCE(f) #f "=coalesce(excluded." #f "," #f "),"
+/* Out-of-order record: every field again from the history, the latest record that set it. */
+#define SF_RECOMPUTE(f)                                                                                  \
+    #f "=(SELECT h." #f " FROM slurm_jobs h WHERE h.cluster_id=?1 AND h.job_id=?2 AND h.job_step=?3 "    \
+       "AND h." #f " IS NOT NULL ORDER BY h.time DESC LIMIT 1),"
+
+enum { SLURM_NF = 0 SLURM_FIELDS(SF_ONE) };
+
+static const char slurm_ins_sql[] = "INSERT OR IGNORE INTO slurm_jobs(cluster_id,job_id,job_step," SLURM_FIELDS(
+    SF_COL) "time) VALUES(?,?,?," SLURM_FIELDS(SF_QM) "?)";
+
+static const char slurm_upsert_sql[] =
+    "INSERT INTO slurm_jobs_current(cluster_id,job_id,job_step," SLURM_FIELDS(SF_COL) "time) VALUES(?,?,?," SLURM_FIELDS(
+        SF_QM) "?) ON CONFLICT(cluster_id,job_id,job_step) DO UPDATE SET " SLURM_FIELDS(SF_COALESCE) "time="
+               "excluded.time WHERE excluded.time>=slurm_jobs_current.time";
+
+static const char slurm_recompute_sql[] = "UPDATE slurm_jobs_current SET " SLURM_FIELDS(
+    SF_RECOMPUTE) "time=time WHERE cluster_id=?1 AND job_id=?2 AND job_step=?3";
+
+const char *fj_sq_built_sql(fj_sq_stmt_id id)
+{
+    switch (id) {
+    case FJ_SQ_SLURM_INS: return slurm_ins_sql;
+    case FJ_SQ_SLURM_CUR_UPSERT: return slurm_upsert_sql;
+    case FJ_SQ_SLURM_CUR_RECOMPUTE: return slurm_recompute_sql;
+    default: return "SELECT 'no such statement'";
+    }
+}
+
+/* Binds key, fields and time of one Slurm record; returns the next parameter index. */
+static int bind_slurm(sqlite3_stmt *st, int64_t cluster_id, fj_time t, const fj_slurm_job *j)
+{
+    int i = 1;
+    sqlite3_bind_int64(st, i++, cluster_id);
+    bind_u64(st, i++, j->job_id);
+    sqlite3_bind_text(st, i++, j->job_step ? j->job_step : "", -1, SQLITE_STATIC);
+    bind_text(st, i++, j->job_name);
+    bind_text(st, i++, j->job_state);
+    bind_text(st, i++, j->job_state_raw);
+    bind_nz(st, i++, j->array_job_id);
+    if (j->array_job_id) /* task 0 is a real task of an array job */
+        bind_u64(st, i++, j->array_task_id);
+    else
+        sqlite3_bind_null(st, i++);
+    bind_nz(st, i++, j->het_job_id);
+    if (j->het_job_id) /* likewise offset 0 of a het job */
+        bind_u64(st, i++, j->het_job_offset);
+    else
+        sqlite3_bind_null(st, i++);
+    bind_text(st, i++, j->user_name);
+    bind_text(st, i++, j->account);
+    bind_text(st, i++, j->partition);
+    bind_text(st, i++, j->reservation);
+    bind_text(st, i++, j->distribution);
+    bind_time(st, i++, j->submit_time);
+    bind_time(st, i++, j->start_time);
+    bind_time(st, i++, j->end_time);
+    bind_xu(st, i++, j->time_limit_s);
+    bind_xu(st, i++, j->priority);
+    bind_text(st, i++, j->nodes_raw);
+    bind_text(st, i++, j->requested_resources);
+    bind_text(st, i++, j->allocated_resources);
+    bind_nz(st, i++, j->requested_cpus);
+    bind_nz(st, i++, j->requested_memory_per_node_kb);
+    bind_nz(st, i++, j->requested_node_count);
+    bind_nz(st, i++, j->minimum_cpus_per_node);
+    bind_nz(st, i++, j->suspend_time_s);
+    bind_nz(st, i++, j->exit_code);
+    const fj_sacct *a = j->sacct;
+    if (a) {
+        bind_text(st, i++, a->alloc_tres);
+        bind_nz(st, i++, a->ave_cpu);
+        bind_nz(st, i++, a->ave_disk_read);
+        bind_nz(st, i++, a->ave_disk_write);
+        bind_nz(st, i++, a->ave_rss);
+        bind_nz(st, i++, a->ave_vmsize);
+        bind_nz(st, i++, a->elapsed_raw);
+        bind_nz(st, i++, a->max_rss);
+        bind_nz(st, i++, a->max_vmsize);
+        bind_nz(st, i++, a->min_cpu);
+        bind_nz(st, i++, a->system_cpu);
+        bind_nz(st, i++, a->user_cpu);
+    } else {
+        for (int k = 0; k < 12; k++)
+            sqlite3_bind_null(st, i++);
+    }
+    sqlite3_bind_int64(st, i++, t);
+    return i;
+}
+
+static fj_status write_jobs(wctx *w)
+{
+    const fj_envelope *e = w->e;
+    const fj_jobs *js = &e->u.jobs;
+    for (size_t k = 0; k < js->n_jobs; k++) {
+        const fj_slurm_job *j = &js->jobs[k];
+        STMT(ins, SLURM_INS);
+        if (bind_slurm(ins, w->cluster_id, e->time, j) != SLURM_NF + 5) {
+            sqlite3_reset(ins);
+            return fj_err_set(w->err, FJ_EINTERNAL, "db", "Slurm column list and binding disagree");
+        }
+        bool added;
+        TRY(run_ins(w, ins, "insert slurm job", true, &added));
+        if (added) {
+            STMT(up, SLURM_CUR_UPSERT);
+            bind_slurm(up, w->cluster_id, e->time, j);
+            bool changed;
+            TRY(run_ins(w, up, "update current slurm job", false, &changed));
+            if (!changed) {
+                /* An older record than the current one arrived late: rebuild the row from history
+                 * so the result is what in-order arrival would have given. */
+                STMT(re, SLURM_CUR_RECOMPUTE);
+                sqlite3_bind_int64(re, 1, w->cluster_id);
+                bind_u64(re, 2, j->job_id);
+                sqlite3_bind_text(re, 3, j->job_step ? j->job_step : "", -1, SQLITE_STATIC);
+                TRY(fj_sq_done(w->s, re, "recompute current slurm job", w->err));
+            }
+        }
+        for (size_t n = 0; n < j->n_nodes; n++) {
+            int64_t nid;
+            TRY(fj_sq_node_id(w->s, w->cluster_id, j->nodes[n], &nid, w->err));
+            STMT(sn, SLURM_NODE_INS);
+            sqlite3_bind_int64(sn, 1, w->cluster_id);
+            bind_u64(sn, 2, j->job_id);
+            sqlite3_bind_text(sn, 3, j->job_step ? j->job_step : "", -1, SQLITE_STATIC);
+            sqlite3_bind_int64(sn, 4, nid);
+            TRY(run_ins(w, sn, "insert slurm job node", false, NULL));
+        }
+    }
+    return FJ_OK;
+}
+
+/* --- cluster ------------------------------------------------------------------------------- */
+
+static fj_status write_cluster(wctx *w)
+{
+    const fj_envelope *e = w->e;
+    const fj_cluster_info *ci = &e->u.cluster_info;
+    STMT(ins, CLUSTER_INFO_INS);
+    sqlite3_bind_int64(ins, 1, w->cluster_id);
+    sqlite3_bind_int64(ins, 2, e->time);
+    sqlite3_bind_int(ins, 3, ci->slurm ? 1 : 0);
+    TRY(run_ins(w, ins, "insert cluster", true, NULL));
+
+    for (size_t k = 0; k < ci->n_partitions; k++) {
+        const fj_partition *p = &ci->partitions[k];
+        int64_t name_id;
+        TRY(fj_sq_string_id(w->s, p->name, false, &name_id, w->err));
+        STMT(ps, PART_INS);
+        sqlite3_bind_int64(ps, 1, w->cluster_id);
+        sqlite3_bind_int64(ps, 2, e->time);
+        sqlite3_bind_int64(ps, 3, name_id);
+        sqlite3_bind_int64(ps, 4, (int64_t)p->n_nodes);
+        TRY(run_ins(w, ps, "insert partition", true, NULL));
+        for (size_t n = 0; n < p->n_nodes; n++) {
+            int64_t nid;
+            TRY(fj_sq_node_id(w->s, w->cluster_id, p->nodes[n], &nid, w->err));
+            STMT(pn, PART_NODE_INS);
+            sqlite3_bind_int64(pn, 1, w->cluster_id);
+            sqlite3_bind_int64(pn, 2, e->time);
+            sqlite3_bind_int64(pn, 3, name_id);
+            sqlite3_bind_int64(pn, 4, nid);
+            TRY(run_ins(w, pn, "insert partition node", true, NULL));
+        }
+    }
+
+    for (size_t k = 0; k < ci->n_nodes; k++) {
+        const fj_node_state *ns = &ci->nodes[k];
+        int64_t nid;
+        TRY(fj_sq_node_id(w->s, w->cluster_id, ns->node, &nid, w->err));
+        for (size_t i = 0; i < ns->n_states; i++) {
+            int64_t state_id;
+            TRY(fj_sq_string_id(w->s, ns->states[i], false, &state_id, w->err));
+            STMT(ss, NODE_STATE_INS);
+            sqlite3_bind_int64(ss, 1, nid);
+            sqlite3_bind_int64(ss, 2, e->time);
+            sqlite3_bind_int64(ss, 3, state_id);
+            TRY(run_ins(w, ss, "insert node state", true, NULL));
+        }
+    }
+    return FJ_OK;
+}
+
+/* --- transaction --------------------------------------------------------------------------- */
+
+static fj_status write_env(wctx *w)
+{
+    const fj_envelope *e = w->e;
+    TRY(fj_sq_cluster_id(w->s, e->cluster, &w->cluster_id, w->err));
+    w->node_id = 0;
+    if (e->node)
+        TRY(fj_sq_node_id(w->s, w->cluster_id, e->node, &w->node_id, w->err));
+    TRY(write_meta(w));
+    TRY(write_errors(w));
+    TRY(write_notes(w));
+    if (e->is_error)
+        return FJ_OK;
+    switch (e->kind) {
+    case FJ_KIND_SAMPLE: return write_sample(w);
+    case FJ_KIND_SYSINFO: return write_sysinfo(w);
+    case FJ_KIND_JOB: return write_jobs(w);
+    case FJ_KIND_CLUSTER: return write_cluster(w);
+    default: return fj_err_set(w->err, FJ_EINTERNAL, "db", "unknown envelope kind %d", (int)e->kind);
+    }
+}
+
+static fj_status run_simple(fj_store *s, fj_sq_stmt_id id, const char *what, fj_err *err)
+{
+    sqlite3_stmt *st = fj_sq_stmt(s, id, err);
+    if (!st)
+        return FJ_EIO;
+    return fj_sq_done(s, st, what, err);
+}
+
+fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
+                      fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "write on a read-only handle");
+    size_t n_counts = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        n_counts += batches[b] ? batches[b]->n_envs : 0;
+    if (counts)
+        memset(counts, 0, n_counts * sizeof *counts);
+
+    fj_status st = run_simple(s, FJ_SQ_BEGIN, "begin", err);
+    if (st != FJ_OK)
+        return st;
+    wctx w = {.s = s, .err = err};
+    fj_write_count scratch;
+    size_t k = 0;
+    for (size_t b = 0; st == FJ_OK && b < n_batches; b++) {
+        if (!batches[b])
+            continue;
+        for (size_t i = 0; st == FJ_OK && i < batches[b]->n_envs; i++, k++) {
+            memset(&scratch, 0, sizeof scratch);
+            w.e = &batches[b]->envs[i];
+            w.cnt = counts ? &counts[k] : &scratch;
+            st = write_env(&w);
+        }
+    }
+    if (st == FJ_OK)
+        st = run_simple(s, FJ_SQ_COMMIT, "commit", err);
+    if (st == FJ_OK)
+        return FJ_OK;
+
+    /* Nothing half-written: undo the whole group, forget names interned in it, zero the counts. */
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    for (int i = 0; i < FJ_SQ__COUNT; i++)
+        if (s->stmts[i])
+            sqlite3_reset(s->stmts[i]);
+    fj_sq_map_clear(&s->names);
+    if (counts)
+        memset(counts, 0, n_counts * sizeof *counts);
+    return st;
+}
