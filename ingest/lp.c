@@ -257,13 +257,24 @@ static uint32_t str_hash(const fj_lp_str *s)
 }
 
 /* Whether two tags share a key: pairwise for the usual handful, a hash set beyond. */
-static const fj_lp_tag *dup_tag(const fj_lp_tag *t, size_t n)
+static inline const fj_lp_tag *dup_tag(const fj_lp_tag *t, size_t n)
 {
     if (n <= 16) {
-        for (size_t i = 1; i < n; i++)
-            for (size_t j = 0; j < i; j++)
-                if (t[i].key.n == t[j].key.n && str_equal(&t[i].key, &t[j].key))
+        /* Raw keys of equal length that differ in their first or last byte differ: that settles
+         * almost every pair (cluster/type-id) without a call. Escaped keys take str_equal. */
+        for (size_t i = 1; i < n; i++) {
+            const fj_lp_str *x = &t[i].key;
+            for (size_t j = 0; j < i; j++) {
+                const fj_lp_str *y = &t[j].key;
+                if (x->esc | y->esc) {
+                    if (str_equal(x, y))
+                        return &t[i];
+                } else if (x->n == y->n && x->p[0] == y->p[0] && x->p[x->n - 1] == y->p[y->n - 1] &&
+                           memcmp(x->p, y->p, x->n) == 0) {
                     return &t[i];
+                }
+            }
+        }
         return NULL;
     }
     enum { SLOTS = 2 * FJ_LP_MAX_TAGS };
@@ -340,6 +351,87 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SWAR_DIGITS 1
+static inline uint64_t load8(const char *s)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    return v;
+}
+
+/* Whether the 8 bytes in v are all ASCII digits. */
+static inline bool eight_digits(uint64_t v)
+{
+    return ((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+            (((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) ==
+           UINT64_C(0x3333333333333333);
+}
+
+/* The value of 8 ASCII digits, first digit most significant (the fast_float/simdjson trick). */
+static inline uint64_t eight_value(uint64_t v)
+{
+    v -= UINT64_C(0x3030303030303030);
+    v = v * 10 + (v >> 8);
+    return (((v & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x000F424000000064)) +
+            (((v >> 16) & UINT64_C(0x000000FF000000FF)) * UINT64_C(0x0000271000000001))) >> 32;
+}
+#endif
+
+/* End of the run of decimal digits at s. */
+static inline const char *skip_digits(const char *s, const char *e)
+{
+#ifdef SWAR_DIGITS
+    while (e - s >= 8 && eight_digits(load8(s)))
+        s += 8;
+#endif
+    while (s < e && (CLS(*s) & C_DIGIT))
+        s++;
+    return s;
+}
+
+/* Value of n <= 19 known digits at s (cannot overflow). */
+static inline uint64_t digits_value(const char *s, size_t n)
+{
+    uint64_t u = 0;
+#ifdef SWAR_DIGITS
+    for (; n >= 8; n -= 8, s += 8)
+        u = u * 100000000 + eight_value(load8(s));
+#endif
+    for (; n; n--)
+        u = u * 10 + (uint64_t)(*s++ - '0');
+    return u;
+}
+
+/* Value of the known digits s[0..n) as uint64; false on overflow. Leading zeros are allowed. */
+static inline bool digits_u64(const char *s, size_t n, uint64_t *out)
+{
+    while (n > 19 && *s == '0')
+        s++, n--;
+    if (n <= 19) {
+        *out = digits_value(s, n);
+        return true;
+    }
+    if (n > 20)
+        return false;
+    uint64_t u = digits_value(s, 19);
+    unsigned d = (unsigned)(s[19] - '0');
+    if (u > (UINT64_MAX - d) / 10)
+        return false;
+    *out = u * 10 + d;
+    return true;
+}
+
+/* -digits as int64 (neg) or +digits; false when out of range. */
+static inline bool digits_i64(const char *s, size_t n, bool neg, int64_t *out)
+{
+    uint64_t u;
+    if (!digits_u64(s, n, &u) || u > (uint64_t)INT64_MAX + neg)
+        return false;
+    *out = neg ? (int64_t)(0 - u) : (int64_t)u; /* 0 - 2^63 wraps to INT64_MIN, as intended */
+    return true;
+}
+
 enum num_result { NUM_OK, NUM_SYNTAX, NUM_RANGE, NUM_NOMEM };
 
 /* Parses the unquoted numeric field value at s (which starts with `-`, `.` or a digit) into f;
@@ -350,49 +442,29 @@ static enum num_result parse_number(fj_lp_parser *p, const char *s, const char *
 {
     const char *b = s;
     bool neg = *s == '-';
-    if (neg)
-        s++;
+    s += neg;
     const char *i0 = s;
-    while (s < e && (CLS(*s) & C_DIGIT))
-        s++;
+    s = skip_digits(s, e);
     const char *i1 = s;
 
     if (s < e && (*s == 'i' || *s == 'u') && (s + 1 == e || !(CLS(s[1]) & C_FVAL))) {
-        bool is_uint = *s == 'u';
         *endp = s + 1;
-        if (i0 == i1 || (is_uint && neg))
+        if (i0 == i1)
             return NUM_SYNTAX;
-        uint64_t u = 0;
-        for (const char *q = i0; q < i1; q++) {
-            unsigned d = (unsigned)(*q - '0');
-            if (u > (UINT64_MAX - d) / 10)
-                return NUM_RANGE;
-            u = u * 10 + d;
-        }
-        if (is_uint) {
+        if (*s == 'u') {
+            if (neg)
+                return NUM_SYNTAX;
             f->type = FJ_LP_UINT;
-            f->v.u = u;
-        } else {
-            f->type = FJ_LP_INT;
-            if (neg) {
-                if (u > (uint64_t)INT64_MAX + 1)
-                    return NUM_RANGE;
-                f->v.i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
-            } else {
-                if (u > (uint64_t)INT64_MAX)
-                    return NUM_RANGE;
-                f->v.i = (int64_t)u;
-            }
+            return digits_u64(i0, (size_t)(i1 - i0), &f->v.u) ? NUM_OK : NUM_RANGE;
         }
-        return NUM_OK;
+        f->type = FJ_LP_INT;
+        return digits_i64(i0, (size_t)(i1 - i0), neg, &f->v.i) ? NUM_OK : NUM_RANGE;
     }
 
     const char *f0 = s, *f1 = s;
     if (s < e && *s == '.') {
         f0 = ++s;
-        while (s < e && (CLS(*s) & C_DIGIT))
-            s++;
-        f1 = s;
+        s = f1 = skip_digits(s, e);
     }
     if (i0 == i1 && f0 == f1) {
         *endp = s;
@@ -420,38 +492,39 @@ static enum num_result parse_number(fj_lp_parser *p, const char *s, const char *
 
     /* Up to 19 significant digits exactly in m; Clinger's fast path when m and the power of ten
      * are both exact doubles, so one rounding gives the correctly rounded result. */
-    uint64_t m = 0;
-    int nd = 0;
+    while (i0 < i1 && *i0 == '0')
+        i0++;
+    size_t ni = (size_t)(i1 - i0), nf = (size_t)(f1 - f0);
     long dexp = ex;
-    bool trunc = false;
-    for (const char *q = i0; q < i1; q++) {
-        unsigned d = (unsigned)(*q - '0');
-        if (nd < 19) {
-            m = m * 10 + d;
-            nd += m != 0;
-        } else {
-            dexp++;
-            trunc |= d != 0;
-        }
-    }
-    for (const char *q = f0; q < f1; q++) {
-        unsigned d = (unsigned)(*q - '0');
-        if (nd < 19) {
-            m = m * 10 + d;
-            nd += m != 0;
-            dexp--;
-        } else {
-            trunc |= d != 0;
-        }
+    bool exact = true;
+    uint64_t m;
+    if (ni >= 19) {
+        m = digits_value(i0, 19);
+        dexp += (long)(ni - 19);
+        for (const char *q = i0 + 19; q < i1 && exact; q++)
+            exact = *q == '0';
+        for (const char *q = f0; q < f1 && exact; q++)
+            exact = *q == '0';
+    } else {
+        m = digits_value(i0, ni);
+        if (ni == 0)
+            while (f0 < f1 && *f0 == '0') /* 0.000123: the zeros only scale */
+                f0++, nf--, dexp--;
+        size_t take = nf < 19 - ni ? nf : 19 - ni;
+        for (size_t k = 0; k < take; k++)
+            m = m * 10 + (uint64_t)(f0[k] - '0');
+        dexp -= (long)take;
+        for (const char *q = f0 + take; q < f1 && exact; q++)
+            exact = *q == '0';
     }
     double v;
     if (m == 0) {
         v = 0.0;
-    } else if (!trunc && m <= (UINT64_C(1) << 53) && dexp >= -22 && dexp <= 22) {
+    } else if (exact && m <= (UINT64_C(1) << 53) && dexp >= -22 && dexp <= 22) {
         v = (double)m;
         v = dexp < 0 ? v / pow10_exact[-dexp] : v * pow10_exact[dexp];
     } else {
-        if (slow_float(p, neg ? b + 1 : b, (size_t)(s - b) - neg, &v) != FJ_OK)
+        if (slow_float(p, b + neg, (size_t)(s - b) - neg, &v) != FJ_OK)
             return NUM_NOMEM;
         if (!isfinite(v))
             return NUM_RANGE; /* overflow; underflow to 0 or a subnormal is fine, as in Go */
@@ -723,24 +796,14 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
     if (take_eol(&s, e, &nl))
         goto done;
     const char *t = s;
-    bool tneg = s < e && *s == '-';
-    s += tneg;
-    const char *d0 = s;
-    uint64_t u = 0;
-    bool range = false;
-    for (; s < e && (CLS(*s) & C_DIGIT); s++) {
-        unsigned d = (unsigned)(*s - '0');
-        range |= u > (UINT64_MAX - d) / 10;
-        u = u * 10 + d;
-    }
-    if (s < e && *s != ' ' && *s != '\r' && *s != '\n')
+    bool tneg = *s == '-';
+    const char *d0 = s + tneg;
+    s = skip_digits(d0, e);
+    if ((s < e && *s != ' ' && *s != '\r' && *s != '\n') || s == d0)
         FAIL(t, s, "invalid timestamp");
-    if (s == d0)
-        FAIL(t, s, "invalid timestamp");
-    if (range || u > (uint64_t)INT64_MAX + tneg)
+    if (!digits_i64(d0, (size_t)(s - d0), tneg, &ln->time))
         FAIL(t, s, "timestamp out of range");
     ln->has_time = true;
-    ln->time = tneg ? (u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u) : (int64_t)u;
     while (s < e && *s == ' ')
         s++;
     if (!take_eol(&s, e, &nl))

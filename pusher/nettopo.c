@@ -253,6 +253,15 @@ fj_status fj_nettopo_measurement(const fj_nettopo_in *in, fj_buf *out)
             pfs[j - 1] = tmp;
         }
 
+    /* The PSID is the card's: a port without an RDMA device (so no board_id) shares its sibling's. */
+    for (size_t i = 0; i < npf; i++)
+        for (size_t j = 0; j < npf && !pfs[i].psid[0]; j++) {
+            const char *a = t->devs[pfs[i].dev].addr, *b = t->devs[pfs[j].dev].addr;
+            size_t dev_len = strcspn(a, ".");
+            if (j != i && pfs[j].psid[0] && !strncmp(a, b, dev_len) && b[dev_len] == '.')
+                snprintf(pfs[i].psid, sizeof pfs[i].psid, "%s", pfs[j].psid);
+        }
+
     int gpus[MAX_GPU];
     size_t ngpu = fj_pcitree_nvidia_gpus(t, gpus, MAX_GPU);
     int taken[MAX_GPU] = {0};

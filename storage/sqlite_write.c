@@ -293,7 +293,7 @@ static fj_status move_rjob(wctx *w, int64_t to, int64_t from)
 /* Adds one new node-sample contribution to its rectified job: find the instances of the key the
  * time joins (fj_rect_match), create one or merge the bridged ones, update the summary, record
  * the contribution, the host and the commands. The caller guarantees the contribution is new. */
-static fj_status rectify_(wctx *w, const fj_sample_job *j, const fj_sample_proc *p, int64_t proc_cmd_id,
+static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *p, int64_t proc_cmd_id,
                          int64_t sample_id, const fj_jobcontrib *c, int64_t user_id, const int64_t *cmds,
                          size_t n_cmds)
 {
@@ -389,10 +389,6 @@ static fj_status rectify_(wctx *w, const fj_sample_job *j, const fj_sample_proc 
     return FJ_OK;
 }
 
-#include <stdlib.h>
-static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *p, int64_t proc_cmd_id,
-                         int64_t sample_id, const fj_jobcontrib *c, int64_t user_id, const int64_t *cmds,
-                         size_t n_cmds) { if (getenv("NORECT")) return FJ_OK; return rectify_(w,j,p,proc_cmd_id,sample_id,c,user_id,cmds,n_cmds); }
 /* --- samples ------------------------------------------------------------------------------- */
 
 static fj_status ids_reserve(wctx *w, size_t n)

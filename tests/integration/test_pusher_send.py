@@ -221,6 +221,33 @@ def test_measurements_endpoint():
         s.close()
 
 
+def test_daemon_cadence():
+    """The daemon: sysinfo at start, samples on clock-aligned 2 s ticks, sending after the jitter."""
+    s = Server()
+    d = tempfile.mkdtemp()
+    try:
+        env = dict(os.environ)
+        env["FJ_FAKE_NVML"] = "gpus 1"
+        cmd = [BIN, "--nvml-library", FAKE, "--root", ROOT, "--node", "c1-7", "--cluster", "fox.example",
+               "--url", f"http://127.0.0.1:{s.port}/ingest", "--auth-type", "none", "--spool-dir",
+               os.path.join(d, "spool"), "--sample-interval", "2s", "--send-jitter", "1s"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        time.sleep(7.5)
+        p.terminate()
+        out, err = p.communicate(timeout=20)
+        assert p.returncode == 0, err
+        docs = [json.loads(unzstd(q["body"])) for q in s.requests]
+        types = [x["data"]["type"] for x in docs]
+        assert types[0] == "sysinfo", types
+        samples = [x["data"]["attributes"]["time"] for x in docs if x["data"]["type"] == "sample"]
+        assert 2 <= len(samples) <= 4, types
+        secs = [int(t[17:19]) for t in samples]
+        assert all(x % 2 == 0 for x in secs), f"samples not clock-aligned: {samples}"
+    finally:
+        s.close()
+        shutil.rmtree(d)
+
+
 def test_stdout_needs_no_server():
     r = run(["--once", "--stdout", "--only", "sample,sysinfo"])
     assert r.returncode == 0, r.stderr
