@@ -51,7 +51,10 @@ struct fj_json_member {
     fj_json value;
 };
 
-/* Parses one JSON value starting at text (leading whitespace skipped) and stops right after it,
+/* `-0` parses as FJ_JSON_UINT 0 (so FJ_JSON_INT always means negative); empty containers have
+ * .len 0 and NULL items/members. Memory: about 4x the input size in the arena.
+ *
+ * Parses one JSON value starting at text (leading whitespace skipped) and stops right after it,
  * so concatenated documents can be read one by one: *end receives the offset just past the value
  * (may be NULL). Nesting deeper than 256 is refused.
  * Errors: FJ_EINVAL with err->path "line L, column C" (1-based, of the offending byte) and a

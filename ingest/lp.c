@@ -57,6 +57,8 @@ struct fj_lp_parser {
     size_t tags_cap;
     fj_lp_field *fields;
     size_t fields_cap;
+    uintptr_t stop_base; /* stop_mask bit i: byte stop_base + i may end a token (see next_stop) */
+    uint64_t stop_mask;
     char *num; /* copy of a long float token for strtod */
     size_t num_cap;
     size_t err_line, err_col;
@@ -170,32 +172,63 @@ static inline unsigned string_stops(const char *s)
 }
 #endif
 
-/* Scans a measurement (plain = C_NAME, escapable = C_ENAME) or key (C_KEY, C_EKEY) token.
- * *esc tells whether an escape was seen, *high whether a byte >= 0x80 was. Tokens are short, so
- * the point of the SIMD step is less the bytes per step than the branch it saves per byte. */
-static inline const char *scan_token(const char *s, const char *e, unsigned plain, unsigned escbit,
+/* Bit i set when s[i] may end a plain run of a measurement or key: a control byte, space, `,`, `=`,
+ * `\\`, 0x7f, or a byte >= 0x80. The scalar twin is !(CLS(c) & C_KEY). */
+static inline uint64_t stops64(const char *s)
+{
+    uint64_t m = 0;
+#if defined(__SSE2__)
+    for (int k = 0; k < 4; k++)
+        m |= (uint64_t)token_stops(s + 16 * k, true) << (16 * k);
+#else
+    for (int k = 0; k < 64; k++)
+        m |= (uint64_t)!(CLS(s[k]) & C_KEY) << k;
+#endif
+    return m;
+}
+
+/* stops64 for the body's last e - s < 64 bytes: bits past e are cleared, so "none" means e. */
+static __attribute__((noinline)) uint64_t stops_tail(const char *s, const char *e)
+{
+    char pad[64] = {0};
+    memcpy(pad, s, (size_t)(e - s));
+    return stops64(pad) & ((UINT64_C(1) << (e - s)) - 1);
+}
+
+/* The first byte at or after s (and before e) that may end a key, or e. Rather than testing byte
+ * by byte, the parser keeps a bitmap of such bytes for one 64-byte block of the body (the
+ * structural-index idea of simdjson): a token end is then a ctz, and the bitmap serves the next
+ * tokens and usually the next line too. */
+static inline __attribute__((always_inline)) const char *next_stop(fj_lp_parser *p, const char *s, const char *e)
+{
+    for (;;) {
+        uintptr_t off = (uintptr_t)s - p->stop_base;
+        if (off < 64) {
+            uint64_t m = p->stop_mask & (~UINT64_C(0) << off);
+            if (m)
+                return (const char *)(p->stop_base + (uintptr_t)__builtin_ctzll(m));
+            if (p->stop_base + 64 >= (uintptr_t)e)
+                return e;
+            s = (const char *)(p->stop_base + 64);
+        }
+        p->stop_mask = e - s >= 64 ? stops64(s) : stops_tail(s, e);
+        p->stop_base = (uintptr_t)s;
+    }
+}
+
+/* Scans a measurement (name true: `=` is an ordinary byte, escapes are C_ENAME) or a key or tag
+ * value (escapes are C_EKEY). *esc tells whether an escape was seen, *high whether a byte >= 0x80
+ * was (the caller then validates UTF-8). */
+static inline __attribute__((always_inline)) const char *scan_token(fj_lp_parser *p, const char *s, const char *e, bool name,
                                      bool *esc, bool *high)
 {
     for (;;) {
-#if defined(__SSE2__)
-        if (e - s >= 16) {
-            unsigned m = token_stops(s, plain == C_KEY);
-            if (!m) {
-                s += 16;
-                continue;
-            }
-            s += __builtin_ctz(m);
-        } else
-#endif
-        {
-            while (s < e && (CLS(*s) & plain))
-                s++;
-            if (s == e)
-                return s;
-        }
+        s = next_stop(p, s, e);
+        if (s == e)
+            return s;
         unsigned char c = (unsigned char)*s;
         if (c == '\\') {
-            if (s + 1 < e && (CLS(s[1]) & escbit)) {
+            if (s + 1 < e && (CLS(s[1]) & (name ? C_ENAME : C_EKEY))) {
                 *esc = true;
                 s += 2;
             } else {
@@ -203,6 +236,8 @@ static inline const char *scan_token(const char *s, const char *e, unsigned plai
             }
         } else if (c >= 0x80) {
             *high = true;
+            s++;
+        } else if (c == '=' && name) {
             s++;
         } else {
             return s;
@@ -256,25 +291,15 @@ static uint32_t str_hash(const fj_lp_str *s)
     return h;
 }
 
-/* Whether two tags share a key: pairwise for the usual handful, a hash set beyond. */
-static inline const fj_lp_tag *dup_tag(const fj_lp_tag *t, size_t n)
+/* A tag whose key an earlier tag has too, or NULL: pairwise for a handful, a hash set beyond.
+ * Only called when the keys are not already strictly ascending (see parse_line). */
+static const fj_lp_tag *dup_tag(const fj_lp_tag *t, size_t n)
 {
     if (n <= 16) {
-        /* Raw keys of equal length that differ in their first or last byte differ: that settles
-         * almost every pair (cluster/type-id) without a call. Escaped keys take str_equal. */
-        for (size_t i = 1; i < n; i++) {
-            const fj_lp_str *x = &t[i].key;
-            for (size_t j = 0; j < i; j++) {
-                const fj_lp_str *y = &t[j].key;
-                if (x->esc | y->esc) {
-                    if (str_equal(x, y))
-                        return &t[i];
-                } else if (x->n == y->n && x->p[0] == y->p[0] && x->p[x->n - 1] == y->p[y->n - 1] &&
-                           memcmp(x->p, y->p, x->n) == 0) {
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (t[i].key.n == t[j].key.n && str_equal(&t[i].key, &t[j].key))
                     return &t[i];
-                }
-            }
-        }
         return NULL;
     }
     enum { SLOTS = 2 * FJ_LP_MAX_TAGS };
@@ -290,6 +315,17 @@ static inline const fj_lp_tag *dup_tag(const fj_lp_tag *t, size_t n)
         slot[h] = (uint16_t)i;
     }
     return NULL;
+}
+
+/* Whether raw key a sorts strictly before raw key b (bytewise, a prefix first). */
+static inline bool raw_before(const fj_lp_str *a, const fj_lp_str *b)
+{
+    unsigned char x = (unsigned char)a->p[0], y = (unsigned char)b->p[0];
+    if (x != y)
+        return x < y;
+    size_t n = a->n < b->n ? a->n : b->n;
+    int c = memcmp(a->p, b->p, n);
+    return c < 0 || (c == 0 && a->n < b->n);
 }
 
 /* "'x'" for printable ASCII, else a name or hex, for error messages (never copies body bytes
@@ -378,18 +414,6 @@ static inline uint64_t eight_value(uint64_t v)
 }
 #endif
 
-/* End of the run of decimal digits at s. */
-static inline const char *skip_digits(const char *s, const char *e)
-{
-#ifdef SWAR_DIGITS
-    while (e - s >= 8 && eight_digits(load8(s)))
-        s += 8;
-#endif
-    while (s < e && (CLS(*s) & C_DIGIT))
-        s++;
-    return s;
-}
-
 /* Value of n <= 19 known digits at s (cannot overflow). */
 static inline uint64_t digits_value(const char *s, size_t n)
 {
@@ -432,6 +456,29 @@ static inline bool digits_i64(const char *s, size_t n, bool neg, int64_t *out)
     return true;
 }
 
+/* Scans the digits at *ps, returning how many there were; *u is their value when that count is at
+ * most 19 (and garbage beyond: use digits_u64 then). One pass: scanning and accumulating at once. */
+static inline size_t scan_digits(const char **ps, const char *e, uint64_t *u)
+{
+    const char *s = *ps, *s0 = s;
+    uint64_t v = 0;
+    unsigned d;
+#ifdef SWAR_DIGITS
+    uint64_t w;
+    while (e - s >= 8 && eight_digits(w = load8(s))) {
+        v = v * 100000000 + eight_value(w);
+        s += 8;
+    }
+#endif
+    while (s < e && (d = (unsigned)(unsigned char)*s - '0') < 10) {
+        v = v * 10 + d;
+        s++;
+    }
+    *ps = s;
+    *u = v;
+    return (size_t)(s - s0);
+}
+
 enum num_result { NUM_OK, NUM_SYNTAX, NUM_RANGE, NUM_NOMEM };
 
 /* Parses the unquoted numeric field value at s (which starts with `-`, `.` or a digit) into f;
@@ -444,29 +491,41 @@ static enum num_result parse_number(fj_lp_parser *p, const char *s, const char *
     bool neg = *s == '-';
     s += neg;
     const char *i0 = s;
-    s = skip_digits(s, e);
+    uint64_t m;
+    size_t ni = scan_digits(&s, e, &m);
     const char *i1 = s;
 
     if (s < e && (*s == 'i' || *s == 'u') && (s + 1 == e || !(CLS(s[1]) & C_FVAL))) {
         *endp = s + 1;
-        if (i0 == i1)
+        if (ni == 0)
             return NUM_SYNTAX;
         if (*s == 'u') {
             if (neg)
                 return NUM_SYNTAX;
             f->type = FJ_LP_UINT;
-            return digits_u64(i0, (size_t)(i1 - i0), &f->v.u) ? NUM_OK : NUM_RANGE;
+            if (ni <= 19) {
+                f->v.u = m;
+                return NUM_OK;
+            }
+            return digits_u64(i0, ni, &f->v.u) ? NUM_OK : NUM_RANGE;
         }
         f->type = FJ_LP_INT;
-        return digits_i64(i0, (size_t)(i1 - i0), neg, &f->v.i) ? NUM_OK : NUM_RANGE;
+        return digits_i64(i0, ni, neg, &f->v.i) ? NUM_OK : NUM_RANGE;
     }
 
     const char *f0 = s, *f1 = s;
+    size_t nf = 0;
     if (s < e && *s == '.') {
         f0 = ++s;
-        s = f1 = skip_digits(s, e);
+        unsigned d;
+        while (s < e && (d = (unsigned)(unsigned char)*s - '0') < 10) {
+            m = m * 10 + d; /* meaningful only while ni + nf <= 19 */
+            s++;
+        }
+        f1 = s;
+        nf = (size_t)(f1 - f0);
     }
-    if (i0 == i1 && f0 == f1) {
+    if (ni == 0 && nf == 0) {
         *endp = s;
         return NUM_SYNTAX;
     }
@@ -490,32 +549,35 @@ static enum num_result parse_number(fj_lp_parser *p, const char *s, const char *
     if (s < e && (CLS(*s) & C_FVAL))
         return NUM_SYNTAX; /* "1.5x", "0x1p3", "1_000", "12iu"... */
 
-    /* Up to 19 significant digits exactly in m; Clinger's fast path when m and the power of ten
-     * are both exact doubles, so one rounding gives the correctly rounded result. */
-    while (i0 < i1 && *i0 == '0')
-        i0++;
-    size_t ni = (size_t)(i1 - i0), nf = (size_t)(f1 - f0);
-    long dexp = ex;
+    /* m holds the digits exactly when there are at most 19 of them (leading zeros included);
+     * otherwise take the first 19 significant ones and note whether any dropped one is nonzero.
+     * Then Clinger's fast path: m and the power of ten both exact doubles, one rounding. */
+    long dexp = ex - (long)nf;
     bool exact = true;
-    uint64_t m;
-    if (ni >= 19) {
-        m = digits_value(i0, 19);
-        dexp += (long)(ni - 19);
-        for (const char *q = i0 + 19; q < i1 && exact; q++)
-            exact = *q == '0';
-        for (const char *q = f0; q < f1 && exact; q++)
-            exact = *q == '0';
-    } else {
-        m = digits_value(i0, ni);
-        if (ni == 0)
-            while (f0 < f1 && *f0 == '0') /* 0.000123: the zeros only scale */
-                f0++, nf--, dexp--;
-        size_t take = nf < 19 - ni ? nf : 19 - ni;
-        for (size_t k = 0; k < take; k++)
-            m = m * 10 + (uint64_t)(f0[k] - '0');
-        dexp -= (long)take;
-        for (const char *q = f0 + take; q < f1 && exact; q++)
-            exact = *q == '0';
+    if (ni + nf > 19) {
+        while (i0 < i1 && *i0 == '0')
+            i0++;
+        ni = (size_t)(i1 - i0);
+        dexp = ex;
+        if (ni >= 19) {
+            m = digits_value(i0, 19);
+            dexp += (long)(ni - 19);
+            for (const char *q = i0 + 19; q < i1 && exact; q++)
+                exact = *q == '0';
+            for (const char *q = f0; q < f1 && exact; q++)
+                exact = *q == '0';
+        } else {
+            m = digits_value(i0, ni);
+            if (ni == 0)
+                while (f0 < f1 && *f0 == '0') /* 0.000123: the zeros only scale */
+                    f0++, nf--, dexp--;
+            size_t take = nf < 19 - ni ? nf : 19 - ni;
+            for (size_t k = 0; k < take; k++)
+                m = m * 10 + (uint64_t)(f0[k] - '0');
+            dexp -= (long)take;
+            for (const char *q = f0 + take; q < f1 && exact; q++)
+                exact = *q == '0';
+        }
     }
     double v;
     if (m == 0) {
@@ -653,7 +715,7 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
     /* measurement */
     if (*s == '#')
         FAIL(s, s, "comment contains a control character (tab or 0x00-0x1f, 0x7f)");
-    s = scan_token(s, e, C_NAME, C_ENAME, &esc, &high);
+    s = scan_token(p, s, e, true, &esc, &high);
     if (s == start)
         FAIL(s, s, "invalid character %s at start of measurement name", show(cb, s, e));
     UTF8_CHECK(start, s, "measurement");
@@ -661,13 +723,12 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
 
     /* tags */
     size_t nt = 0;
+    bool ascending = true; /* raw keys in strictly ascending order (as Telegraf and cc-metric-collector
+                              send them) cannot repeat, which spares the duplicate check */
     while (s < e && *s == ',') {
-        s++;
-        if (s == e || *s == ' ' || *s == '\r' || *s == '\n')
-            FAIL(s, s, "expected tag key after comma, found %s", show(cb, s, e));
-        const char *k = s;
+        const char *k = ++s;
         esc = high = false;
-        s = scan_token(s, e, C_KEY, C_EKEY, &esc, &high);
+        s = scan_token(p, s, e, false, &esc, &high);
         if (s == k)
             FAIL(s, s, "expected tag key after comma, found %s", show(cb, s, e));
         UTF8_CHECK(k, s, "tag key");
@@ -676,7 +737,7 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
         fj_lp_str key = {k, (size_t)(s - k), esc ? FJ_LP_ESC_KEY : FJ_LP_RAW};
         const char *v = ++s;
         esc = high = false;
-        s = scan_token(s, e, C_KEY, C_EKEY, &esc, &high);
+        s = scan_token(p, s, e, false, &esc, &high);
         if (s == v)
             FAIL(s, s, "expected tag value after '=', found %s", show(cb, s, e));
         UTF8_CHECK(v, s, "tag value");
@@ -686,6 +747,7 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
             if (!grow((void **)&p->tags, &p->tags_cap, sizeof *p->tags, FJ_LP_MAX_TAGS))
                 return fail(p, FJ_ENOMEM, k, s, err, "out of memory");
         }
+        ascending = ascending && !key.esc && (nt == 0 || raw_before(&p->tags[nt - 1].key, &key));
         p->tags[nt].key = key;
         p->tags[nt].value = (fj_lp_str){v, (size_t)(s - v), esc ? FJ_LP_ESC_KEY : FJ_LP_RAW};
         nt++;
@@ -694,7 +756,7 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
         FAIL(s, s, "expected tag key or field set, found %s", show(cb, s, e));
     while (s < e && *s == ' ')
         s++;
-    if (nt > 1) {
+    if (nt > 1 && !ascending) {
         const fj_lp_tag *d = dup_tag(p->tags, nt);
         if (d)
             FAIL(d->key.p, s, "duplicate tag key");
@@ -705,7 +767,7 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
     for (;;) {
         const char *k = s;
         esc = high = false;
-        s = scan_token(s, e, C_KEY, C_EKEY, &esc, &high);
+        s = scan_token(p, s, e, false, &esc, &high);
         if (s == k)
             FAIL(s, s, "expected field key, found %s", show(cb, s, e));
         UTF8_CHECK(k, s, "field key");
@@ -797,11 +859,14 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
         goto done;
     const char *t = s;
     bool tneg = *s == '-';
-    const char *d0 = s + tneg;
-    s = skip_digits(d0, e);
-    if ((s < e && *s != ' ' && *s != '\r' && *s != '\n') || s == d0)
+    const char *d0 = s += tneg;
+    uint64_t tu;
+    size_t nd = scan_digits(&s, e, &tu);
+    if ((s < e && *s != ' ' && *s != '\r' && *s != '\n') || nd == 0)
         FAIL(t, s, "invalid timestamp");
-    if (!digits_i64(d0, (size_t)(s - d0), tneg, &ln->time))
+    if (nd <= 19 && tu <= (uint64_t)INT64_MAX + tneg)
+        ln->time = tneg ? (int64_t)(0 - tu) : (int64_t)tu;
+    else if (!digits_i64(d0, nd, tneg, &ln->time))
         FAIL(t, s, "timestamp out of range");
     ln->has_time = true;
     while (s < e && *s == ' ')
@@ -834,6 +899,7 @@ void fj_lp_reset(fj_lp_parser *p, const char *body, size_t len)
     p->linestart = p->cur;
     p->line = 1;
     p->err_line = p->err_col = 0;
+    p->stop_base = (uintptr_t)p->end + 64; /* no block yet (any s is below it) */
     skip_blank(p);
 }
 

@@ -36,7 +36,7 @@ static const opt options[] = {
     O("push", "auth_type", OPT_AUTH, auth_type, "auto|basic|bearer|none (auto: Basic when the file has a colon)"),
     O("push", "ca_file", OPT_STR, ca_file, "CA bundle to verify the server's certificate"),
     O("push", "timeout", OPT_DURATION, timeout, "per-request timeout (default 10s)"),
-    O("push", "spool_dir", OPT_STR, spool_dir, "directory for unsent data (default /var/spool/fjord-push)"),
+    O("push", "spool_dir", OPT_STR, spool_dir, "directory for unsent data (default /var/lib/fjord-push)"),
     O("push", "spool_max", OPT_SIZE, spool_max, "spool size cap, compressed bytes (default 64M)"),
     O("collect", "root", OPT_STR, root, "prefix for /proc and /sys (fixtures; default /)"),
     O("collect", "nvml_library", OPT_STR, nvml_library, "NVML to dlopen (default libnvidia-ml.so.1; none = off)"),
@@ -209,7 +209,7 @@ fj_status fj_push_config_init(fj_push_config *c)
         strcpy(host, "localhost");
     host[sizeof host - 1] = '\0';
     if (set_str(&c->node, host) || set_str(&c->root, "/") || set_str(&c->nvml_library, "libnvidia-ml.so.1") ||
-        set_str(&c->spool_dir, "/var/spool/fjord-push"))
+        set_str(&c->spool_dir, "/var/lib/fjord-push"))
         return FJ_ENOMEM;
     return FJ_OK;
 }

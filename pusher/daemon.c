@@ -285,8 +285,7 @@ int fj_push_daemon(const fj_push_config *cfg)
                     continue; /* unchanged since last sent */
                 fj_free(sent_topo);
                 sent_topo = key ? fj_strdup(key) : NULL;
-                if (sent_topo)
-                    fj_info("network topology %s", sent_topo ? "changed or first seen: sending" : "");
+                fj_info("network topology changed or first seen: sending it");
             }
             if (cfg->to_stdout)
                 print_doc(&json);

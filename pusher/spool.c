@@ -127,7 +127,8 @@ fj_status fj_spool_open(const char *dir, uint64_t cap, fj_spool **out, fj_err *e
         fj_spool_close(s);
         return st;
     }
-    qsort(s->v, s->n, sizeof *s->v, cmp_entry);
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, cmp_entry);
     if (s->n)
         fj_info("spool %s: %zu unsent documents (%" PRIu64 " bytes)", dir, s->n, s->bytes);
     *out = s;

@@ -26,6 +26,12 @@ export ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1"
 status=0
 (cd build-asan && ctest --output-on-failure -j1) || status=$?
+
+echo "== fuzz harnesses (clang, libFuzzer): replay every seed corpus"
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DFJ_FUZZ=ON -DFJ_PUSHER=OFF >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzzers
+(cd build-fuzz && ctest --output-on-failure -j1 -R '_corpus$') || status=$?
+
 if compgen -G "$logs/*" >/dev/null; then
   echo "sanitizer reports:"
   cat "$logs"/*

@@ -371,6 +371,10 @@ static void sq_close(fj_store *s)
     fj_sq_map_clear(&s->names);
     fj_free(s->bytes);
     fj_free(s->ids);
+    fj_free(s->pkeys);
+    fj_sq_map_clear(&s->rj_keys);
+    fj_sq_map_clear(&s->rj_pairs);
+    fj_free(s->rj);
     fj_free(s->path);
     fj_free(s);
 }

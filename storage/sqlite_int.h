@@ -66,13 +66,19 @@ void fj_sq_map_clear(fj_sq_map *m);
                 "ce_clock,memory_clock) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                          \
     X(SDISK_INS, "INSERT OR IGNORE INTO sample_disks(sample_id,name_id,major,minor,stats) "              \
                  "VALUES(?,?,?,?,?)")                                                                    \
-    X(SJOB_INS, "INSERT OR IGNORE INTO sample_jobs(sample_id,job,epoch,user_id) VALUES(?,?,?,?)")        \
-    X(SJOB_GET, "SELECT id FROM sample_jobs WHERE sample_id=?1 AND job=?2 AND epoch=?3")                 \
-    X(PROC_INS, "INSERT OR IGNORE INTO sample_procs(sj_id,pid,ppid,cmd_id,resident_kb,virtual_kb,"       \
-                "num_threads,cpu_avg_m,cpu_util_m,cpu_time,data_read_kb,data_written_kb,"                \
-                "data_cancelled_kb,rolledup,flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")               \
-    X(PGPU_INS, "INSERT OR IGNORE INTO sample_proc_gpus(sj_id,pid,ppid,cmd_id,idx,uuid_id,gpu_util_m,"   \
-                "gpu_memory_kb,gpu_memory_util_m) VALUES(?,?,?,?,?,?,?,?,?)")                            \
+    X(SJOB_INS, "INSERT OR IGNORE INTO sample_jobs(sample_id,job,epoch,user_id,proc_first,n_procs) "     \
+                "VALUES(?,?,?,?,?,?)")                                                                   \
+    X(PROC_NEXT_ID, "SELECT coalesce(max(id),0)+1 FROM sample_procs")                                    \
+    X(PROC_INS, "INSERT INTO sample_procs(id,pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,"        \
+                "cpu_avg_m,cpu_util_m,cpu_time,data_read_kb,data_written_kb,data_cancelled_kb,rolledup," \
+                "flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                                          \
+    X(PGPU_INS, "INSERT OR IGNORE INTO sample_proc_gpus(proc_id,idx,uuid_id,gpu_util_m,gpu_memory_kb,"   \
+                "gpu_memory_util_m) VALUES(?,?,?,?,?,?)")                                                \
+    X(DATA_VERSION, "PRAGMA data_version")                                                               \
+    X(RJOB_FIND_ALL, "SELECT id,first_seen,last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,"          \
+                     "cpu_peak_m,mem_sum_kb,mem_peak_kb,gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb " \
+                     "FROM jobs WHERE cluster_id=?1 AND job=?2 AND node_id=?3 AND epoch=?4 AND pid=?5 "  \
+                     "AND ppid=?6 AND cmd_id=?7 ORDER BY id LIMIT 3")                                    \
     X(RJOB_FIND, "SELECT id,first_seen,last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,cpu_peak_m,"   \
                  "mem_sum_kb,mem_peak_kb,gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb FROM jobs "   \
                  "WHERE cluster_id=?1 AND job=?2 AND node_id=?3 AND epoch=?4 AND pid=?5 AND ppid=?6 "    \
@@ -126,6 +132,18 @@ struct fj_store {
     size_t bytes_cap;
     int64_t *ids;            /* reusable scratch for distinct command ids (write path) */
     size_t ids_cap;
+    struct fj_sq_pkey *pkeys; /* reusable scratch: process keys of one sample job */
+    size_t pkeys_cap;
+    int64_t next_proc_id;    /* next sample_procs.id in this transaction; 0 = not fetched yet */
+    int64_t data_version;    /* PRAGMA data_version after our last transaction */
+    /* Rectification cache: the instances of recently used job keys and the (job, host) and
+     * (job, command) pairs already stored, so that the steady state costs one UPDATE and one
+     * INSERT per job and sample. Valid while no other connection writes (checked with
+     * data_version when a transaction begins); cleared on rollback. */
+    fj_sq_map rj_keys;       /* key bytes -> 1 + index into rj */
+    struct fj_sq_rjent *rj;
+    size_t rj_n, rj_cap;
+    fj_sq_map rj_pairs;      /* (rjob id, tag + id) -> 1 */
 };
 
 #define FJ_SQ_NS_CLUSTER (-1)
@@ -152,6 +170,9 @@ fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *e
 fj_status fj_sq_node_id(fj_store *s, int64_t cluster_id, const char *name, int64_t *id, fj_err *err);
 /* NULL gives id 0 when allow_null, else interns "". */
 fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t *id, fj_err *err);
+
+/* Forgets the rectification cache (sqlite_write.c). */
+void fj_sq_rj_clear(fj_store *s);
 
 /* The write path (sqlite_write.c) and queries (sqlite_query.c). */
 fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,

@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "rectify.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
 
@@ -290,6 +291,117 @@ static fj_status move_rjob(wctx *w, int64_t to, int64_t from)
     return fj_sq_done(w->s, del, "merge jobs", w->err);
 }
 
+/* --- rectification cache (see struct fj_store) --- */
+
+#define RJ_MAX 2             /* instances of one key kept in the cache; keys with more go uncached */
+#define RJ_CACHE_MAX 65536   /* keys cached; past this the cache starts over */
+#define RJ_PAIRS_MAX 262144
+
+typedef struct rj_key {
+    int64_t cluster_id, job, node_id, epoch, pid, ppid, cmd_id;
+} rj_key;
+
+struct fj_sq_rjent {
+    bool valid; /* false: the key has more than RJ_MAX instances, ask the database */
+    size_t n;
+    int64_t ids[RJ_MAX];
+    fj_jobsum sums[RJ_MAX];
+};
+
+void fj_sq_rj_clear(fj_store *s)
+{
+    fj_sq_map_clear(&s->rj_keys);
+    fj_sq_map_clear(&s->rj_pairs);
+    s->rj_n = 0;
+}
+
+static void bind_key(sqlite3_stmt *st, const rj_key *k)
+{
+    sqlite3_bind_int64(st, 1, k->cluster_id);
+    sqlite3_bind_int64(st, 2, k->job);
+    sqlite3_bind_int64(st, 3, k->node_id);
+    sqlite3_bind_int64(st, 4, k->epoch);
+    sqlite3_bind_int64(st, 5, k->pid);
+    sqlite3_bind_int64(st, 6, k->ppid);
+    sqlite3_bind_int64(st, 7, k->cmd_id);
+}
+
+/* Reads instances from a RJOB_FIND* statement (bound); *more when there were more than cap. */
+static fj_status read_instances(wctx *w, sqlite3_stmt *st, size_t cap, int64_t *ids, fj_jobsum *sums, size_t *n,
+                                bool *more)
+{
+    int rc;
+    *n = 0;
+    *more = false;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            *more = true;
+            break;
+        }
+        ids[*n] = sqlite3_column_int64(st, 0);
+        sum_from_row(st, &sums[*n]);
+        ++*n;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fj_sq_fail(w->s, rc, "find job", w->err);
+    return FJ_OK;
+}
+
+/* The cache entry of a key, loaded from the database on a miss. */
+static fj_status rj_lookup(wctx *w, const rj_key *k, struct fj_sq_rjent **out)
+{
+    fj_store *s = w->s;
+    *out = NULL;
+    int64_t v = fj_sq_map_get(&s->rj_keys, 0, (const char *)k, sizeof *k);
+    if (v) {
+        *out = &s->rj[v - 1];
+        return FJ_OK;
+    }
+    if (s->rj_n >= RJ_CACHE_MAX)
+        fj_sq_rj_clear(s);
+    if (s->rj_n == s->rj_cap) {
+        size_t cap = s->rj_cap ? s->rj_cap * 2 : 1024;
+        struct fj_sq_rjent *e = fj_realloc(s->rj, cap * sizeof *e);
+        if (!e)
+            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+        s->rj = e;
+        s->rj_cap = cap;
+    }
+    struct fj_sq_rjent *e = &s->rj[s->rj_n];
+    STMT(find, RJOB_FIND_ALL);
+    bind_key(find, k);
+    bool more;
+    TRY(read_instances(w, find, RJ_MAX, e->ids, e->sums, &e->n, &more));
+    e->valid = !more;
+    if (fj_sq_map_put(&s->rj_keys, 0, (const char *)k, sizeof *k, (int64_t)s->rj_n + 1) != FJ_OK)
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    s->rj_n++;
+    *out = e;
+    return FJ_OK;
+}
+
+/* Stores the (rjob, host) or (rjob, command) pair unless the cache knows it is there. */
+static fj_status rj_pair(wctx *w, fj_sq_stmt_id id, char tag, int64_t rid, int64_t val)
+{
+    char key[1 + sizeof val];
+    key[0] = tag;
+    memcpy(key + 1, &val, sizeof val);
+    if (fj_sq_map_get(&w->s->rj_pairs, rid, key, sizeof key))
+        return FJ_OK;
+    sqlite3_stmt *st = fj_sq_stmt(w->s, id, w->err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, rid);
+    sqlite3_bind_int64(st, 2, val);
+    TRY(run_ins(w, st, "insert job host or command", false, NULL));
+    if (w->s->rj_pairs.n >= RJ_PAIRS_MAX)
+        fj_sq_map_clear(&w->s->rj_pairs);
+    if (fj_sq_map_put(&w->s->rj_pairs, rid, key, sizeof key, 1) != FJ_OK)
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    return FJ_OK;
+}
+
 /* Adds one new node-sample contribution to its rectified job: find the instances of the key the
  * time joins (fj_rect_match), create one or merge the bridged ones, update the summary, record
  * the contribution, the host and the commands. The caller guarantees the contribution is new. */
@@ -301,34 +413,38 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     fj_jobkey k = fj_jobkey_of(e->cluster, e->node, j, p);
     int64_t gap = fj_jobkey_gap(&k, w->s->job_gap_s);
     bool group = k.kind == FJ_JOBKEY_PROCESS && (p->pid == 0 || p->synthetic_pid);
-    int64_t key_node = k.kind == FJ_JOBKEY_SLURM ? 0 : w->node_id;
+    rj_key key = {w->cluster_id,
+                  (int64_t)k.job,
+                  k.kind == FJ_JOBKEY_SLURM ? 0 : w->node_id,
+                  (int64_t)k.epoch,
+                  (int64_t)k.pid,
+                  group ? (int64_t)p->ppid : 0,
+                  group ? proc_cmd_id : 0};
     fj_time t = e->time;
 
-    STMT(find, RJOB_FIND);
-    bind_u64(find, 1, (uint64_t)w->cluster_id);
-    bind_u64(find, 2, k.job);
-    sqlite3_bind_int64(find, 3, key_node);
-    bind_u64(find, 4, k.epoch);
-    bind_u64(find, 5, k.pid);
-    bind_u64(find, 6, group ? p->ppid : 0);
-    sqlite3_bind_int64(find, 7, group ? proc_cmd_id : 0);
-    sqlite3_bind_int64(find, 8, sat_add_i64(t, gap));
-    sqlite3_bind_int64(find, 9, sat_add_i64(t, -gap));
-    int64_t ids[MAX_INSTANCES];
-    fj_jobsum inst[MAX_INSTANCES];
-    size_t n = 0;
-    int rc;
-    while ((rc = sqlite3_step(find)) == SQLITE_ROW && n < MAX_INSTANCES) {
-        ids[n] = sqlite3_column_int64(find, 0);
-        sum_from_row(find, &inst[n]);
-        n++;
+    struct fj_sq_rjent *ent;
+    TRY(rj_lookup(w, &key, &ent));
+    int64_t local_ids[MAX_INSTANCES], *ids;
+    fj_jobsum local_sums[MAX_INSTANCES], *inst;
+    size_t n;
+    if (ent->valid) {
+        ids = ent->ids;
+        inst = ent->sums;
+        n = ent->n;
+    } else {
+        /* many instances: only those near t can match (at most two, see rectify.h) */
+        STMT(find, RJOB_FIND);
+        bind_key(find, &key);
+        sqlite3_bind_int64(find, 8, sat_add_i64(t, gap));
+        sqlite3_bind_int64(find, 9, sat_add_i64(t, -gap));
+        bool more;
+        TRY(read_instances(w, find, MAX_INSTANCES, local_ids, local_sums, &n, &more));
+        if (more)
+            return fj_err_set(w->err, FJ_EINTERNAL, "db", "more than %d instances of job %llu overlap",
+                              MAX_INSTANCES, (unsigned long long)k.job);
+        ids = local_ids;
+        inst = local_sums;
     }
-    sqlite3_reset(find);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        return fj_sq_fail(w->s, rc, "find job", w->err);
-    if (rc == SQLITE_ROW)
-        return fj_err_set(w->err, FJ_EINTERNAL, "db", "more than %d instances of job %llu overlap",
-                          MAX_INSTANCES, (unsigned long long)k.job);
 
     size_t match[MAX_INSTANCES];
     size_t m = fj_rect_match(inst, n, t, gap, match);
@@ -339,17 +455,25 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         fj_jobsum_add(&sum, t, c);
         STMT(ins, RJOB_INS);
         int i = 1;
-        sqlite3_bind_int64(ins, i++, w->cluster_id);
-        bind_u64(ins, i++, k.job);
-        sqlite3_bind_int64(ins, i++, key_node);
-        bind_u64(ins, i++, k.epoch);
-        bind_u64(ins, i++, k.pid);
-        bind_u64(ins, i++, group ? p->ppid : 0);
-        sqlite3_bind_int64(ins, i++, group ? proc_cmd_id : 0);
+        sqlite3_bind_int64(ins, i++, key.cluster_id);
+        sqlite3_bind_int64(ins, i++, key.job);
+        sqlite3_bind_int64(ins, i++, key.node_id);
+        sqlite3_bind_int64(ins, i++, key.epoch);
+        sqlite3_bind_int64(ins, i++, key.pid);
+        sqlite3_bind_int64(ins, i++, key.ppid);
+        sqlite3_bind_int64(ins, i++, key.cmd_id);
         bind_id(ins, i++, user_id);
         bind_sum(ins, i, &sum);
         TRY(fj_sq_done(w->s, ins, "insert job", w->err));
         rid = sqlite3_last_insert_rowid(w->s->db);
+        if (ent->valid) {
+            if (ent->n < RJ_MAX) {
+                ent->ids[ent->n] = rid;
+                ent->sums[ent->n++] = sum;
+            } else {
+                ent->valid = false;
+            }
+        }
     } else {
         rid = ids[match[0]];
         sum = inst[match[0]];
@@ -357,12 +481,23 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
             fj_jobsum_merge(&sum, &inst[match[i]]);
             TRY(move_rjob(w, rid, ids[match[i]]));
         }
+        if (m > 1) /* pairs of the merged ids are gone, and a deleted id may be handed out again */
+            fj_sq_map_clear(&w->s->rj_pairs);
         fj_jobsum_add(&sum, t, c);
         STMT(upd, RJOB_UPD);
         sqlite3_bind_int64(upd, 1, rid);
         bind_id(upd, 2, user_id);
         bind_sum(upd, 3, &sum);
         TRY(fj_sq_done(w->s, upd, "update job", w->err));
+        if (ent->valid) {
+            ent->sums[match[0]] = sum;
+            for (size_t i = m; i-- > 1;) {
+                size_t x = match[i];
+                memmove(&ent->ids[x], &ent->ids[x + 1], (ent->n - x - 1) * sizeof ent->ids[0]);
+                memmove(&ent->sums[x], &ent->sums[x + 1], (ent->n - x - 1) * sizeof ent->sums[0]);
+                ent->n--;
+            }
+        }
     }
 
     STMT(js, RJS_INS);
@@ -375,69 +510,77 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     sqlite3_bind_int64(js, 7, c->gpumem_kb);
     TRY(run_ins(w, js, "insert job sample", false, NULL));
 
-    STMT(jh, RJH_INS);
-    sqlite3_bind_int64(jh, 1, rid);
-    sqlite3_bind_int64(jh, 2, w->node_id);
-    TRY(run_ins(w, jh, "insert job host", false, NULL));
-
-    for (size_t i = 0; i < n_cmds; i++) {
-        STMT(jc, RJC_INS);
-        sqlite3_bind_int64(jc, 1, rid);
-        sqlite3_bind_int64(jc, 2, cmds[i]);
-        TRY(run_ins(w, jc, "insert job command", false, NULL));
-    }
+    TRY(rj_pair(w, FJ_SQ_RJH_INS, 'h', rid, w->node_id));
+    for (size_t i = 0; i < n_cmds; i++)
+        TRY(rj_pair(w, FJ_SQ_RJC_INS, 'c', rid, cmds[i]));
     return FJ_OK;
 }
 
 /* --- samples ------------------------------------------------------------------------------- */
 
-static fj_status ids_reserve(wctx *w, size_t n)
+struct fj_sq_pkey {
+    uint64_t pid, ppid;
+    int64_t cmd_id;
+    size_t idx;
+};
+
+static int pkey_cmp(const void *a, const void *b)
 {
-    if (n <= w->s->ids_cap)
-        return FJ_OK;
-    int64_t *v = fj_realloc(w->s->ids, n * sizeof *v);
-    if (!v)
-        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-    w->s->ids = v;
-    w->s->ids_cap = n;
+    const struct fj_sq_pkey *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->ppid != y->ppid)
+        return x->ppid < y->ppid ? -1 : 1;
+    if (x->cmd_id != y->cmd_id)
+        return x->cmd_id < y->cmd_id ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx; /* the first occurrence wins */
+}
+
+static bool pkey_same(const struct fj_sq_pkey *x, const struct fj_sq_pkey *y)
+{
+    return x->pid == y->pid && x->ppid == y->ppid && x->cmd_id == y->cmd_id;
+}
+
+/* The next sample_procs.id, fetched once per transaction; ids are then handed out in order. */
+static fj_status next_proc_id(wctx *w, int64_t *id)
+{
+    if (!w->s->next_proc_id) {
+        STMT(st, PROC_NEXT_ID);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            w->s->next_proc_id = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (rc != SQLITE_ROW)
+            return fj_sq_fail(w->s, rc, "next process id", w->err);
+    }
+    *id = w->s->next_proc_id;
     return FJ_OK;
 }
 
-static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_job *j)
+static size_t proc_rows(const fj_sample_proc *p)
 {
-    int64_t user_id;
-    TRY(fj_sq_string_id(w->s, j->user, true, &user_id, w->err));
-    STMT(sj, SJOB_INS);
-    sqlite3_bind_int64(sj, 1, sample_id);
-    bind_u64(sj, 2, j->job);
-    bind_u64(sj, 3, j->epoch);
-    bind_id(sj, 4, user_id);
-    bool sj_new;
-    TRY(run_ins(w, sj, "insert sample job", true, &sj_new));
-    int64_t sj_id;
-    if (sj_new) {
-        sj_id = sqlite3_last_insert_rowid(w->s->db);
-    } else {
-        STMT(get, SJOB_GET);
-        sqlite3_bind_int64(get, 1, sample_id);
-        bind_u64(get, 2, j->job);
-        bind_u64(get, 3, j->epoch);
-        TRY(get_id(w, get, "find sample job", &sj_id));
-    }
+    return 1 + p->n_gpus;
+}
 
-    TRY(ids_reserve(w, j->n_procs + 1));
+static fj_status write_procs(wctx *w, const fj_sample_job *j, int64_t sample_id, int64_t user_id,
+                             const struct fj_sq_pkey *pk, size_t n)
+{
     size_t n_cmds = 0;
     fj_jobcontrib c;
     memset(&c, 0, sizeof c);
-    for (size_t i = 0; i < j->n_procs; i++) {
-        const fj_sample_proc *p = &j->procs[i];
-        int64_t cmd_id;
-        TRY(fj_sq_string_id(w->s, p->cmd, false, &cmd_id, w->err));
+    for (size_t i = 0; i < n; i++) {
+        const fj_sample_proc *p = &j->procs[pk[i].idx];
+        if (i > 0 && pkey_same(&pk[i], &pk[i - 1])) {
+            /* the same process twice in one job: the natural key says it is one row */
+            w->cnt->duplicates += proc_rows(p);
+            continue;
+        }
+        int64_t proc_id = w->s->next_proc_id++;
         STMT(ps, PROC_INS);
-        sqlite3_bind_int64(ps, 1, sj_id);
+        sqlite3_bind_int64(ps, 1, proc_id);
         bind_u64(ps, 2, p->pid);
         bind_u64(ps, 3, p->ppid);
-        sqlite3_bind_int64(ps, 4, cmd_id);
+        sqlite3_bind_int64(ps, 4, pk[i].cmd_id);
         bind_u64(ps, 5, p->resident_kb);
         bind_u64(ps, 6, p->virtual_kb);
         bind_u64(ps, 7, p->num_threads);
@@ -449,45 +592,94 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
         bind_u64(ps, 13, p->data_cancelled_kb);
         bind_u64(ps, 14, p->rolledup);
         sqlite3_bind_int(ps, 15, (p->in_container ? 1 : 0) | (p->synthetic_pid ? 2 : 0));
-        bool p_new;
-        TRY(run_ins(w, ps, "insert process", true, &p_new));
+        TRY(run_ins(w, ps, "insert process", true, NULL));
         for (size_t g = 0; g < p->n_gpus; g++) {
             const fj_proc_gpu *pg = &p->gpus[g];
             int64_t uuid_id;
             TRY(fj_sq_string_id(w->s, pg->uuid, true, &uuid_id, w->err));
             STMT(gs, PGPU_INS);
-            sqlite3_bind_int64(gs, 1, sj_id);
-            bind_u64(gs, 2, p->pid);
-            bind_u64(gs, 3, p->ppid);
-            sqlite3_bind_int64(gs, 4, cmd_id);
-            bind_u64(gs, 5, pg->index);
-            bind_id(gs, 6, uuid_id);
-            sqlite3_bind_int64(gs, 7, fj_pct_to_m(pg->gpu_util));
-            bind_u64(gs, 8, pg->gpu_memory_kb);
-            sqlite3_bind_int64(gs, 9, fj_pct_to_m(pg->gpu_memory_util));
+            sqlite3_bind_int64(gs, 1, proc_id);
+            bind_u64(gs, 2, pg->index);
+            bind_id(gs, 3, uuid_id);
+            sqlite3_bind_int64(gs, 4, fj_pct_to_m(pg->gpu_util));
+            bind_u64(gs, 5, pg->gpu_memory_kb);
+            sqlite3_bind_int64(gs, 6, fj_pct_to_m(pg->gpu_memory_util));
             TRY(run_ins(w, gs, "insert process gpu", true, NULL));
         }
-        if (j->job == 0) {
-            /* job 0: every process is its own rectified job */
-            if (p_new) {
-                fj_jobcontrib pc;
-                memset(&pc, 0, sizeof pc);
-                fj_jobcontrib_add_proc(&pc, p);
-                TRY(rectify(w, j, p, cmd_id, sample_id, &pc, user_id, &cmd_id, 1));
-            }
+        if (j->job == 0) { /* job 0: every process is its own rectified job */
+            fj_jobcontrib pc;
+            memset(&pc, 0, sizeof pc);
+            fj_jobcontrib_add_proc(&pc, p);
+            TRY(rectify(w, j, p, pk[i].cmd_id, sample_id, &pc, user_id, &pk[i].cmd_id, 1));
             continue;
         }
         fj_jobcontrib_add_proc(&c, p);
         size_t k = 0;
-        while (k < n_cmds && w->s->ids[k] != cmd_id)
+        while (k < n_cmds && w->s->ids[k] != pk[i].cmd_id)
             k++;
         if (k == n_cmds)
-            w->s->ids[n_cmds++] = cmd_id;
+            w->s->ids[n_cmds++] = pk[i].cmd_id;
     }
-    /* A sample job already stored (re-sent data) was already counted in its job. */
-    if (j->job != 0 && sj_new)
+    if (j->job != 0)
         TRY(rectify(w, j, NULL, 0, sample_id, &c, user_id, w->s->ids, n_cmds));
     return FJ_OK;
+}
+
+/* A sample job and its processes. The processes are written only with a new sample_jobs row, with
+ * consecutive ids, so a re-sent sample costs one lookup per job; and the job's contribution to its
+ * rectified job is added exactly then, so re-sent data is never counted twice. */
+static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_job *j)
+{
+    fj_store *s = w->s;
+    int64_t user_id;
+    TRY(fj_sq_string_id(s, j->user, true, &user_id, w->err));
+    size_t n = j->n_procs;
+    if (n + 1 > s->pkeys_cap) {
+        struct fj_sq_pkey *v = fj_realloc(s->pkeys, (n + 1) * sizeof *v);
+        if (!v)
+            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+        s->pkeys = v;
+        s->pkeys_cap = n + 1;
+    }
+    if (n + 1 > s->ids_cap) {
+        int64_t *v = fj_realloc(s->ids, (n + 1) * sizeof *v);
+        if (!v)
+            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+        s->ids = v;
+        s->ids_cap = n + 1;
+    }
+    struct fj_sq_pkey *pk = s->pkeys;
+    for (size_t i = 0; i < n; i++) {
+        const fj_sample_proc *p = &j->procs[i];
+        pk[i].pid = p->pid;
+        pk[i].ppid = p->ppid;
+        pk[i].idx = i;
+        TRY(fj_sq_string_id(s, p->cmd, false, &pk[i].cmd_id, w->err));
+    }
+    if (n > 1)
+        qsort(pk, n, sizeof *pk, pkey_cmp);
+    size_t n_unique = n ? 1 : 0;
+    for (size_t i = 1; i < n; i++)
+        n_unique += !pkey_same(&pk[i], &pk[i - 1]);
+
+    int64_t first = 0;
+    if (n_unique)
+        TRY(next_proc_id(w, &first));
+    STMT(sj, SJOB_INS);
+    sqlite3_bind_int64(sj, 1, sample_id);
+    bind_u64(sj, 2, j->job);
+    bind_u64(sj, 3, j->epoch);
+    bind_id(sj, 4, user_id);
+    bind_id(sj, 5, first);
+    sqlite3_bind_int64(sj, 6, (int64_t)n_unique);
+    bool sj_new;
+    TRY(run_ins(w, sj, "insert sample job", true, &sj_new));
+    if (!sj_new) {
+        for (size_t i = 0; i < n; i++)
+            w->cnt->duplicates += proc_rows(&j->procs[i]);
+        return FJ_OK;
+    }
+    return write_procs(w, j, sample_id, user_id, pk, n);
 }
 
 static fj_status write_sample(wctx *w)
@@ -519,7 +711,7 @@ static fj_status write_sample(wctx *w)
     }
     bool added;
     TRY(run_ins(w, st, "insert sample", true, &added));
-    int64_t sample_id;
+    int64_t sample_id = 0;
     if (added) {
         sample_id = sqlite3_last_insert_rowid(w->s->db);
     } else {
@@ -984,6 +1176,21 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
     fj_status st = run_simple(s, FJ_SQ_BEGIN, "begin", err);
     if (st != FJ_OK)
         return st;
+    s->next_proc_id = 0;
+    /* Another connection committed since our last transaction: what the rectification cache
+     * knows may be stale. (Our own commits do not change data_version.) */
+    sqlite3_stmt *dv = fj_sq_stmt(s, FJ_SQ_DATA_VERSION, err);
+    if (!dv)
+        st = FJ_EIO;
+    else if (sqlite3_step(dv) == SQLITE_ROW) {
+        int64_t v = sqlite3_column_int64(dv, 0);
+        if (v != s->data_version) {
+            fj_sq_rj_clear(s);
+            s->data_version = v;
+        }
+    }
+    if (dv)
+        sqlite3_reset(dv);
     wctx w = {.s = s, .err = err};
     fj_write_count scratch;
     size_t k = 0;
@@ -1009,6 +1216,8 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         if (s->stmts[i])
             sqlite3_reset(s->stmts[i]);
     fj_sq_map_clear(&s->names);
+    fj_sq_rj_clear(s);
+    s->next_proc_id = 0;
     if (counts)
         memset(counts, 0, n_counts * sizeof *counts);
     return st;

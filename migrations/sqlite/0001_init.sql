@@ -173,19 +173,27 @@ CREATE TABLE sample_disks (
     PRIMARY KEY (sample_id, name_id)
 ) WITHOUT ROWID;
 
+-- One row per (sample, job). Its processes are the sample_procs rows with ids proc_first ..
+-- proc_first + n_procs - 1 (written together, with consecutive ids, when this row is new).
 CREATE TABLE sample_jobs (
     id INTEGER PRIMARY KEY,
     sample_id INTEGER NOT NULL,
     job INTEGER NOT NULL,
     epoch INTEGER NOT NULL,
     user_id INTEGER,               -- strings.id
+    proc_first INTEGER,            -- sample_procs.id of the first process; NULL when none
+    n_procs INTEGER NOT NULL,
     UNIQUE (sample_id, job, epoch)
 );
 
--- One row per process record. pid is 0 for rolled-up groups in one-shot mode, so (ppid, cmd) are
--- part of the key. flags: bit 0 in_container, bit 1 synthetic pid (a rolled-up group).
+-- One row per process record: the highest-volume table, so it carries no key columns of its own and
+-- no index. Its natural key is (sample job, pid, ppid, cmd): the writer stores a sample job's
+-- processes only when the sample_jobs row is new (a re-sent sample is a duplicate as a whole) and
+-- drops repeated (pid, ppid, cmd) within one job; the rowid range in sample_jobs finds them (a
+-- rowid range seek, see v_processes). pid is 0 for rolled-up groups in one-shot mode, hence ppid and
+-- cmd in the key. flags: bit 0 in_container, bit 1 synthetic pid (a rolled-up group).
 CREATE TABLE sample_procs (
-    sj_id INTEGER NOT NULL,        -- sample_jobs.id
+    id INTEGER PRIMARY KEY,
     pid INTEGER NOT NULL,
     ppid INTEGER NOT NULL,
     cmd_id INTEGER NOT NULL,       -- strings.id
@@ -199,21 +207,17 @@ CREATE TABLE sample_procs (
     data_written_kb INTEGER,
     data_cancelled_kb INTEGER,
     rolledup INTEGER,              -- additional processes merged, as sent
-    flags INTEGER,
-    PRIMARY KEY (sj_id, pid, ppid, cmd_id)
-) WITHOUT ROWID;
+    flags INTEGER
+);
 
 CREATE TABLE sample_proc_gpus (
-    sj_id INTEGER NOT NULL,
-    pid INTEGER NOT NULL,
-    ppid INTEGER NOT NULL,
-    cmd_id INTEGER NOT NULL,
+    proc_id INTEGER NOT NULL,      -- sample_procs.id
     idx INTEGER NOT NULL,
     uuid_id INTEGER,
     gpu_util_m INTEGER,
     gpu_memory_kb INTEGER,
     gpu_memory_util_m INTEGER,
-    PRIMARY KEY (sj_id, pid, ppid, cmd_id, idx)
+    PRIMARY KEY (proc_id, idx)
 ) WITHOUT ROWID;
 
 -- --- Rectified jobs --------------------------------------------------------------------------
@@ -425,9 +429,10 @@ SELECT c.name AS cluster, n.name AS node, s.time AS time, datetime(s.time, 'unix
        sj.job, sj.epoch, u.s AS user, p.pid, p.ppid, cmd.s AS cmd,
        p.resident_kb, p.virtual_kb, p.num_threads, p.cpu_avg_m / 1000.0 AS cpu_avg,
        p.cpu_util_m / 1000.0 AS cpu_util, p.cpu_time, p.data_read_kb, p.data_written_kb,
-       p.data_cancelled_kb, p.rolledup, p.flags & 1 AS in_container, (p.flags >> 1) & 1 AS synthetic_pid
-FROM sample_procs p
-JOIN sample_jobs sj ON sj.id = p.sj_id
+       p.data_cancelled_kb, p.rolledup, p.flags & 1 AS in_container, (p.flags >> 1) & 1 AS synthetic_pid,
+       p.id AS proc_id
+FROM sample_jobs sj
+JOIN sample_procs p ON p.id >= sj.proc_first AND p.id < sj.proc_first + sj.n_procs
 JOIN samples s ON s.id = sj.sample_id
 JOIN nodes n ON n.id = s.node_id
 JOIN clusters c ON c.id = n.cluster_id

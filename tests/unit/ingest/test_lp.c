@@ -690,6 +690,81 @@ Test(lp, long_float_tokens_use_the_slow_path)
     cr_assert_eq(fval(body), 0.33333333333333333);
 }
 
+/* --- scanning blocks ------------------------------------------------------------------------- */
+
+/* Appends a readable account of everything the parser reports for body to out; line numbers are
+ * given relative to shift. */
+static void describe(const char *body, size_t len, size_t shift, char *out, size_t cap)
+{
+    fj_lp_parser *q = fj_lp_parser_create(body, len);
+    cr_assert_not_null(q);
+    size_t o = 0;
+    fj_lp_line ln;
+    fj_err err = {0};
+    fj_status st;
+#define OUT(...) (o += (size_t)snprintf(out + o, o < cap ? cap - o : 0, __VA_ARGS__))
+    while ((st = fj_lp_next(q, &ln, &err)) != FJ_ENOTFOUND) {
+        if (st != FJ_OK) {
+            size_t l, c;
+            fj_lp_error_pos(q, &l, &c);
+            OUT("ERR %zu:%zu %s\n", l - shift, c, err.message);
+            continue;
+        }
+        OUT("%zu [%s]", ln.lineno - shift, U(ln.measurement));
+        for (size_t i = 0; i < ln.n_tags; i++)
+            OUT(" [%s]=[%s]", U(ln.tags[i].key), U(ln.tags[i].value));
+        for (size_t i = 0; i < ln.n_fields; i++) {
+            const fj_lp_field *f = &ln.fields[i];
+            OUT(" [%s]:%d:", U(f->key), (int)f->type);
+            switch (f->type) {
+            case FJ_LP_FLOAT: OUT("%.17g", f->v.f); break;
+            case FJ_LP_INT: OUT("%lld", (long long)f->v.i); break;
+            case FJ_LP_UINT: OUT("%llu", (unsigned long long)f->v.u); break;
+            case FJ_LP_BOOL: OUT("%d", f->v.b); break;
+            case FJ_LP_STRING: OUT("[%s]", U(f->v.s)); break;
+            }
+        }
+        OUT(ln.has_time ? " @%lld\n" : "\n", (long long)ln.time);
+    }
+#undef OUT
+    cr_assert_lt(o, cap);
+    fj_lp_parser_destroy(q);
+}
+
+/* The parser finds token ends with a bitmap per 64-byte block of the body. Shifting the same lines
+ * through every position of a block (by a comment line in front) must not change any result. */
+Test(lp, results_do_not_depend_on_block_positions)
+{
+    static const char lines[] =
+        "cpu_load,cluster=fritz,hostname=f0101,type=node,type-id=0 value=13.436 1700000040\n"
+        "a\\ long\\,measurement\\ name\\ that\\ crosses\\ blocks,tag\\ key\\=with\\ escapes=and\\,a\\ "
+        "value\\=too,\\\\\\ x=M\xc3\xbcnchen\xe2\x82\xac\xf0\x9f\x98\x80 f\\,k=\"str \\\"q\\\" \\\\ \\n\nline\","
+        "g=-12.5e-3,h=42i,i=7u,j=TRUE 1234567890123456789\n"
+        "m,k=vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv\\ w f=1 5\n"
+        "bad,tag=\xff\xfe v=1\n"
+        "m,t=1,t=2 v=1\n"
+        "m v=1 2 3\n"
+        "   m   v=0.000000000000000000000000000001   \r\n"
+        "m=eq\\=,t\\ t=\\=x\\\\y v=\"\" -5\n"
+        "# trailing comment\n"
+        "m v=\"unterminated...";
+    static char base[1 << 14], shifted[1 << 14];
+    describe(lines, sizeof lines - 1, 0, base, sizeof base);
+    cr_assert(strstr(base, "[a long,measurement name that crosses blocks]") != NULL, "%s", base);
+    cr_assert(strstr(base, "[\\ x]=[M\xc3\xbcnchen") != NULL, "%s", base);
+    cr_assert(strstr(base, "ERR 5:9 invalid UTF-8") != NULL, "%s", base);
+    cr_assert(strstr(base, "9 [m=eq\\=] [t t]=[=x\\\\y] [v]:4:[] @-5") != NULL, "%s", base);
+    char body[1 << 12];
+    for (size_t k = 0; k < 130; k++) {
+        body[0] = '#';
+        memset(body + 1, 'x', k);
+        body[k + 1] = '\n';
+        memcpy(body + k + 2, lines, sizeof lines - 1);
+        describe(body, k + 2 + sizeof lines - 1, 1, shifted, sizeof shifted);
+        cr_assert_str_eq(shifted, base, "shift %zu", k);
+    }
+}
+
 /* --- the ClusterCockpit sample -------------------------------------------------------------- */
 
 Test(lp, clustercockpit_sample_all_lines)

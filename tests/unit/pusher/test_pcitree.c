@@ -234,8 +234,8 @@ Test(pcitree, sysfs_tree_and_nic_details)
                                "\"model\":\"ConnectX-7\",\"connectedGPU\":\"GPU0\",\"gpuProximity\":\"PIX\"},"
                                "\"data\":{\"rail\":0,\"numaNode\":1,\"traffic\":\"east-west\"}}"),
               "%s", out.data);
-    /* the second port: no RDMA device, Ethernet, PIX to the same GPU (the only one) */
-    cr_assert(strstr(out.data, "\"pciAddress\":\"0000:84:00.1\",\"deviceID\":\"1021\",\"psid\":\"\",\"partNumber\":\"\","
+    /* the second port: no RDMA device (the card's PSID still), Ethernet, PIX to the only GPU */
+    cr_assert(strstr(out.data, "\"pciAddress\":\"0000:84:00.1\",\"deviceID\":\"1021\",\"psid\":\"mt_0000000838\",\"partNumber\":\"\","
                                "\"rdmaDevice\":\"\",\"networkInterface\":\"eth9\",\"connectedGPU\":\"GPU0\",\"gpuProximity\":\"PIX\"},"
                                "\"data\":{\"rail\":1,\"numaNode\":1,\"traffic\":\"east-west\"}"),
               "%s", out.data);

@@ -530,6 +530,7 @@ Test(sqlite, every_table_is_written)
     free(cpus);
     char *procs = dump(db, "SELECT cluster,node,job,epoch,user,pid,ppid,cmd,cpu_util,rolledup,synthetic_pid "
                            "FROM v_processes ORDER BY job,pid,cmd");
+    cr_assert_eq(q1(db, "SELECT count(*) FROM v_processes"), 8);
     cr_assert(strstr(procs, "fox|c1-10|2940904|0|ec-imfjohan|1482226|1481960|mpirun|398.23|0|0|"), "%s", procs);
     cr_assert(strstr(procs, "fox|c1-10|1463093|190553940|ec-haroldg|0|1463095|worker|96.491|99|1|"), "%s", procs);
     free(procs);
@@ -616,6 +617,8 @@ Test(sqlite, failed_write_leaves_nothing)
     write_ok(s, &good, 1, c);
     cr_assert_eq(c[0].inserted, 18);
     cr_assert_eq(q1(db, "SELECT count(*) FROM nodes n JOIN clusters c ON c.id=n.cluster_id WHERE c.name='fox'"), 3);
+    cr_assert_eq(q1(db, "SELECT sum(n_samples) FROM jobs"), 4, "the rolled-back group left no trace in the summaries");
+    cr_assert_eq(q1(db, "SELECT count(*) FROM job_samples"), 4);
     sqlite3_close(db);
     fj_store_close(s);
     fj_batch_free(good);
@@ -894,6 +897,91 @@ Test(sqlite, rectification_out_of_order_equals_in_order)
     cr_assert_str_eq(a, want);
     free(a);
     free(b);
+}
+
+Test(sqlite, repeated_process_in_one_job_is_one_row)
+{
+    fj_store *s = open_w();
+    fj_batch *b = fj_batch_new();
+    fj_envelope *e = env(b, FJ_KIND_SAMPLE, "fox", "n1", T0);
+    fj_sample_job *j = add_jobs(b, e, 1);
+    j->job = 5;
+    fj_sample_proc *p = add_procs(b, j, 3);
+    p[0].pid = 10;
+    p[0].cmd = "a";
+    p[0].resident_kb = 100;
+    p[1] = p[0];
+    p[1].resident_kb = 999; /* same key: the first occurrence wins */
+    p[2].pid = 9;
+    p[2].cmd = "b";
+    p[2].resident_kb = 1;
+    fj_write_count c;
+    write_ok(s, &b, 1, &c);
+    cr_assert_eq(c.inserted, 1 + 1 + 2, "sample, job, two processes");
+    cr_assert_eq(c.duplicates, 1);
+    fj_store_close(s);
+    sqlite3 *db = raw(dbpath);
+    char *d = dump(db, "SELECT pid, cmd, resident_kb FROM v_processes ORDER BY pid");
+    cr_assert_str_eq(d, "9|b|1|\n10|a|100|\n");
+    free(d);
+    cr_assert_eq(q1(db, "SELECT mem_sum_kb FROM jobs"), 101, "the repeated record is not counted");
+    sqlite3_close(db);
+    fj_batch_free(b);
+}
+
+/* One sample of local job 42 on node n1 at T0 + off. */
+static fj_batch *job42(int off, uint64_t mem)
+{
+    fj_batch *b = fj_batch_new();
+    fj_envelope *e = env(b, FJ_KIND_SAMPLE, "fox", "n1", T0 + off);
+    fj_sample_job *j = add_jobs(b, e, 1);
+    j->job = 42;
+    j->epoch = EPOCH;
+    fj_sample_proc *p = add_procs(b, j, 1);
+    p->pid = 42;
+    p->cmd = off / 60 % 2 ? "x" : "y";
+    p->resident_kb = mem;
+    return b;
+}
+
+Test(sqlite, another_writer_does_not_confuse_the_job_cache)
+{
+    /* Two writer handles (as `fjord import` next to `fjord serve`): each must see the other's job
+     * summaries, not a cached copy of its own. */
+    fj_store *a = open_w(), *b = open_w();
+    fj_write_count c;
+    fj_batch *x;
+    x = job42(0, 1);
+    write_ok(a, &x, 1, &c);
+    fj_batch_free(x);
+    x = job42(60, 10);
+    write_ok(b, &x, 1, &c);
+    fj_batch_free(x);
+    x = job42(120, 100);
+    write_ok(a, &x, 1, &c);
+    fj_batch_free(x);
+    x = job42(180, 1000);
+    write_ok(b, &x, 1, &c);
+    fj_batch_free(x);
+    /* b merges by bridging: a far sample, then one between */
+    x = job42(7320, 10000); /* 7140 s after 180: a second instance */
+    write_ok(a, &x, 1, &c);
+    fj_batch_free(x);
+    x = job42(3780, 100000); /* within the gap of both: merges them */
+    write_ok(b, &x, 1, &c);
+    fj_batch_free(x);
+    x = job42(7380, 1000000);
+    write_ok(a, &x, 1, &c);
+    fj_batch_free(x);
+    fj_store_close(a);
+    fj_store_close(b);
+    sqlite3 *db = raw(dbpath);
+    char *d = dump(db, "SELECT count(*), sum(n_samples), sum(mem_sum_kb), max(mem_peak_kb) FROM jobs");
+    cr_assert_str_eq(d, "1|7|1111111|1000000|\n");
+    free(d);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM job_cmds"), 2);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM job_samples"), 7);
+    sqlite3_close(db);
 }
 
 Test(sqlite, reboot_starts_a_new_job)

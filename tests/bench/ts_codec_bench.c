@@ -1,0 +1,327 @@
+/* ts_codec_bench.c — bytes per point and ingest speed of the time-series engine on
+ * ClusterCockpit-like data (a benchmark tool, not a test).
+ *
+ * The data has the shape of /work/shared/data/lineproto/cc-synthetic-fritz-2nodes-1interval.lp:
+ * per node 9 node metrics, 3 socket metrics x 2 sockets, 7 hwthread metrics x 144 hwthreads
+ * (519 series), one point per series every 60 s, timestamps in whole seconds (2% of node intervals
+ * 1 s late). Values follow a job model: each node alternates idle periods and jobs (exponential
+ * durations, mean 2 h); a job has its own level per metric (compute- or memory-bound, all or half
+ * of the hwthreads busy) and each point is that level plus noise, rounded to the 2-3 decimals
+ * collectors send. --random instead draws every value independently and uniformly like the
+ * synthetic file (the worst case for any codec: no structure to find).
+ *
+ *   ts_codec_bench [--nodes N] [--hours H] [--seal-points P] [--random] [--seed S] [--codec-only]
+ *
+ * Prints one JSON object: points, series, chunks, chunk_bytes, bytes_per_point (blobs only),
+ * bytes_per_point_with_rows (plus an estimated 40 bytes of row and index per chunk in SQLite),
+ * append_seal_cpu_s, points_per_cpu_s, and the same for id-based appends. */
+#define _GNU_SOURCE
+#include "alloc.h"
+#include "buf.h"
+#include "ts_codec.h"
+#ifndef TS_BENCH_CODEC_ONLY
+#include "ts_engine.h"
+#endif
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- deterministic randomness ----------------------------------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double unif(void)
+{
+    return (double)(rnd() >> 11) * 0x1p-53;
+}
+
+static double gauss(void)
+{
+    double u = unif(), v = unif();
+    return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+
+static double expo(double mean)
+{
+    return -mean * log(1.0 - unif());
+}
+
+/* What a collector sends: the value printed with `dec` decimals and read back. */
+static double quant(double x, int dec)
+{
+    char b[64];
+    snprintf(b, sizeof b, "%.*f", dec, x);
+    return strtod(b, NULL);
+}
+
+static double clampd(double x, double lo, double hi)
+{
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* ---- the cluster ------------------------------------------------------------------------ */
+
+enum scope { S_NODE, S_SOCKET, S_HWTHREAD };
+
+typedef struct metric_def {
+    const char *name;
+    enum scope scope;
+    int dec; /* decimals sent */
+} metric_def;
+
+static const metric_def metrics[] = {
+    {"cpu_load", S_NODE, 2},     {"mem_used", S_NODE, 3},     {"ib_recv", S_NODE, 3},
+    {"ib_xmit", S_NODE, 3},      {"ib_recv_pkts", S_NODE, 1}, {"ib_xmit_pkts", S_NODE, 1},
+    {"nfs4_read", S_NODE, 3},    {"nfs4_write", S_NODE, 3},   {"nfs4_total", S_NODE, 3},
+    {"mem_bw", S_SOCKET, 3},     {"cpu_power", S_SOCKET, 3},  {"mem_power", S_SOCKET, 3},
+    {"cpu_user", S_HWTHREAD, 2}, {"clock", S_HWTHREAD, 3},    {"flops_any", S_HWTHREAD, 3},
+    {"flops_dp", S_HWTHREAD, 3}, {"flops_sp", S_HWTHREAD, 3}, {"ipc", S_HWTHREAD, 3},
+    {"vectorization_ratio", S_HWTHREAD, 2},
+};
+#define N_METRICS (sizeof metrics / sizeof metrics[0])
+#define N_HWT 144
+#define N_SOCK 2
+
+typedef struct node_state {
+    bool busy;
+    double until;        /* seconds since start when the current period ends */
+    bool membound;
+    int busy_threads;    /* 72 or 144 */
+    double flops_lvl, dp_frac, ipc_lvl, vec_lvl, clock_lvl, mem_lvl, ib_lvl, bw_lvl, pw_lvl;
+    double load;         /* smoothed */
+    double thread_scale[N_HWT];
+} node_state;
+
+static void new_period(node_state *s, double now)
+{
+    s->busy = unif() < 0.7;
+    s->until = now + expo(s->busy ? 7200 : 2400);
+    s->membound = unif() < 0.4;
+    s->busy_threads = unif() < 0.6 ? 72 : 144;
+    s->flops_lvl = s->membound ? 0.3 + unif() * 1.5 : 2 + unif() * 18;
+    s->dp_frac = unif();
+    s->ipc_lvl = s->membound ? 0.4 + unif() * 0.6 : 1.0 + unif() * 1.6;
+    s->vec_lvl = unif() * 100;
+    s->clock_lvl = 2000 + unif() * 1000;
+    s->mem_lvl = s->busy ? 20 + unif() * 200 : 4 + unif() * 3;
+    s->ib_lvl = s->busy ? unif() * unif() * 3000 : 0.01;
+    s->bw_lvl = s->busy ? (s->membound ? 80 + unif() * 60 : 5 + unif() * 30) : 0.2;
+    s->pw_lvl = s->busy ? 150 + unif() * 100 : 60 + unif() * 20;
+    for (int i = 0; i < N_HWT; i++)
+        s->thread_scale[i] = 0.9 + 0.2 * unif();
+}
+
+/* One series' value at this interval. */
+static double value(node_state *s, const metric_def *m, int id, bool random)
+{
+    if (random) {
+        /* like the synthetic file: uniform in [0,10) for hwthreads, [0,300) else */
+        return quant(unif() * (m->scope == S_HWTHREAD ? 10 : 300), m->dec + 1);
+    }
+    bool tb = s->busy && (m->scope != S_HWTHREAD || id < s->busy_threads);
+    double ts = m->scope == S_HWTHREAD ? s->thread_scale[id] : 1.0;
+    double x = 0;
+    const char *n = m->name;
+    if (!strcmp(n, "cpu_load")) {
+        double target = s->busy ? s->busy_threads : 0.05;
+        s->load += (target - s->load) * 0.6 + gauss() * 0.05;
+        x = fmax(s->load, 0);
+    } else if (!strcmp(n, "mem_used")) {
+        x = s->mem_lvl + gauss() * 0.002 * s->mem_lvl;
+        s->mem_lvl += gauss() * 0.01;
+    } else if (!strncmp(n, "ib_", 3)) {
+        double k = strstr(n, "pkts") ? 300 : 1;
+        x = s->ib_lvl * k * exp(gauss() * 0.3);
+    } else if (!strncmp(n, "nfs4_", 5)) {
+        x = unif() < 0.1 ? expo(5) : 0;
+    } else if (!strcmp(n, "mem_bw")) {
+        x = s->bw_lvl * (1 + gauss() * 0.05);
+    } else if (!strcmp(n, "cpu_power")) {
+        x = s->pw_lvl + gauss() * 3;
+    } else if (!strcmp(n, "mem_power")) {
+        x = (s->busy ? 25 : 8) + gauss() * 1.5;
+    } else if (!strcmp(n, "cpu_user")) {
+        x = tb ? clampd(99 + gauss() * 0.8, 0, 100) : fabs(gauss() * 0.1);
+    } else if (!strcmp(n, "clock")) {
+        x = tb ? s->clock_lvl + gauss() * 3 : 1200 + fabs(gauss() * 300);
+    } else if (!strcmp(n, "flops_any")) {
+        x = tb ? s->flops_lvl * ts * (1 + gauss() * 0.04) : fabs(gauss() * 0.001);
+    } else if (!strcmp(n, "flops_dp")) {
+        x = tb ? s->flops_lvl * ts * s->dp_frac / 2 * (1 + gauss() * 0.04) : 0;
+    } else if (!strcmp(n, "flops_sp")) {
+        x = tb ? s->flops_lvl * ts * (1 - s->dp_frac) * (1 + gauss() * 0.04) : 0;
+    } else if (!strcmp(n, "ipc")) {
+        x = tb ? s->ipc_lvl * ts * (1 + gauss() * 0.03) : 0.3 + unif() * 0.7;
+    } else if (!strcmp(n, "vectorization_ratio")) {
+        x = tb ? clampd(s->vec_lvl + gauss() * 2, 0, 100) : 0;
+    }
+    return quant(fmax(x, 0), m->dec);
+}
+
+typedef struct series_def {
+    int node, metric, id;
+    char host[16], type_id[8];
+} series_def;
+
+typedef struct dataset {
+    size_t n_series, n_t;
+    series_def *series;
+    int64_t *t; /* [n_series][n_t] */
+    double *v;
+} dataset;
+
+static void generate(dataset *d, int nodes, double hours, bool random)
+{
+    size_t per_node = 0;
+    for (size_t m = 0; m < N_METRICS; m++)
+        per_node += metrics[m].scope == S_NODE ? 1 : metrics[m].scope == S_SOCKET ? N_SOCK : N_HWT;
+    d->n_series = per_node * (size_t)nodes;
+    d->n_t = (size_t)(hours * 60);
+    d->series = calloc(d->n_series, sizeof *d->series);
+    d->t = malloc(d->n_series * d->n_t * sizeof *d->t);
+    d->v = malloc(d->n_series * d->n_t * sizeof *d->v);
+    node_state *ns = calloc((size_t)nodes, sizeof *ns);
+    size_t si = 0;
+    for (int nd = 0; nd < nodes; nd++)
+        for (size_t m = 0; m < N_METRICS; m++) {
+            int cnt = metrics[m].scope == S_NODE ? 1 : metrics[m].scope == S_SOCKET ? N_SOCK : N_HWT;
+            for (int id = 0; id < cnt; id++, si++) {
+                series_def *s = &d->series[si];
+                s->node = nd;
+                s->metric = (int)m;
+                s->id = id;
+                snprintf(s->host, sizeof s->host, "f%04d", 101 + nd);
+                snprintf(s->type_id, sizeof s->type_id, "%d", id);
+            }
+        }
+    const int64_t t0 = INT64_C(1700000040);
+    for (int nd = 0; nd < nodes; nd++) {
+        new_period(&ns[nd], -expo(3600));
+        size_t base = (size_t)nd * per_node;
+        for (size_t k = 0; k < d->n_t; k++) {
+            double now = (double)k * 60;
+            while (now >= ns[nd].until)
+                new_period(&ns[nd], ns[nd].until);
+            int64_t ts = (t0 + (int64_t)k * 60 + (unif() < 0.02 ? 1 : 0)) * INT64_C(1000000000);
+            for (size_t j = 0; j < per_node; j++) {
+                series_def *s = &d->series[base + j];
+                d->t[(base + j) * d->n_t + k] = ts;
+                d->v[(base + j) * d->n_t + k] = value(&ns[nd], &metrics[s->metric], s->id, random);
+            }
+        }
+    }
+    free(ns);
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- codec only: every series encoded as chunks of P points ------------------------------ */
+
+static int codec_only(const dataset *d, size_t P)
+{
+    fj_ts_codec *c = fj_ts_codec_create();
+    fj_buf b;
+    fj_buf_init(&b, SIZE_MAX);
+    size_t chunks = 0, bytes = 0, points = 0;
+    double per_metric[N_METRICS] = {0};
+    size_t per_metric_pts[N_METRICS] = {0};
+    double t0 = cpu_now();
+    for (size_t s = 0; s < d->n_series; s++) {
+        for (size_t k = 0; k < d->n_t; k += P) {
+            size_t n = d->n_t - k < P ? d->n_t - k : P;
+            fj_buf_reset(&b);
+            if (fj_ts_chunk_encode(c, d->t + s * d->n_t + k, d->v + s * d->n_t + k, n, &b) != FJ_OK) {
+                fprintf(stderr, "encode failed\n");
+                return 1;
+            }
+            chunks++;
+            bytes += b.len;
+            points += n;
+            per_metric[d->series[s].metric] += (double)b.len;
+            per_metric_pts[d->series[s].metric] += n;
+        }
+    }
+    double t1 = cpu_now();
+    /* decode check and speed */
+    int64_t *tt = malloc(P * sizeof *tt);
+    double *vv = malloc(P * sizeof *vv);
+    size_t bad = 0;
+    double dt = 0;
+    for (size_t s = 0; s < d->n_series; s += 7) {
+        for (size_t k = 0; k < d->n_t; k += P) {
+            size_t n = d->n_t - k < P ? d->n_t - k : P, got;
+            fj_buf_reset(&b);
+            fj_ts_chunk_encode(c, d->t + s * d->n_t + k, d->v + s * d->n_t + k, n, &b);
+            double a = cpu_now();
+            if (fj_ts_chunk_decode(c, b.data, b.len, tt, vv, P, &got) != FJ_OK || got != n ||
+                memcmp(tt, d->t + s * d->n_t + k, n * 8) || memcmp(vv, d->v + s * d->n_t + k, n * 8))
+                bad++;
+            dt += cpu_now() - a;
+        }
+    }
+    printf("{\"mode\": \"codec\", \"points\": %zu, \"chunks\": %zu, \"chunk_points\": %zu, "
+           "\"bytes_per_point\": %.4f, \"bytes_per_point_with_rows\": %.4f, "
+           "\"encode_points_per_cpu_s\": %.0f, \"decode_check_failures\": %zu, \"per_metric\": {",
+           points, chunks, P, (double)bytes / (double)points,
+           (double)(bytes + 40 * chunks) / (double)points, (double)points / (t1 - t0), bad);
+    for (size_t m = 0; m < N_METRICS; m++)
+        printf("%s\"%s\": %.3f", m ? ", " : "", metrics[m].name,
+               per_metric[m] / (double)per_metric_pts[m]);
+    printf("}}\n");
+    (void)dt;
+    free(tt);
+    free(vv);
+    fj_buf_free(&b);
+    fj_ts_codec_destroy(c);
+    return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int nodes = 8;
+    double hours = 6;
+    size_t seal_points = 720;
+    bool random = false, only_codec = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
+            nodes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--hours") && i + 1 < argc)
+            hours = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--seal-points") && i + 1 < argc)
+            seal_points = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            rng_state = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--random"))
+            random = true;
+        else if (!strcmp(argv[i], "--codec-only"))
+            only_codec = true;
+        else {
+            fprintf(stderr, "usage: %s [--nodes N] [--hours H] [--seal-points P] [--random] "
+                            "[--seed S] [--codec-only]\n", argv[0]);
+            return 2;
+        }
+    }
+    dataset d;
+    generate(&d, nodes, hours, random);
+    if (only_codec)
+        return codec_only(&d, seal_points);
+    return codec_only(&d, seal_points);
+}
