@@ -1,6 +1,8 @@
 /* log.c — stderr logging. */
+#define _GNU_SOURCE /* program_invocation_short_name */
 #include "log.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -18,7 +20,8 @@ void fj_log(fj_log_level lvl, const char *fmt, ...)
     if (lvl < min_level)
         return;
     char line[1024];
-    int n = snprintf(line, sizeof line, "fjord %s: ", names[lvl]);
+    /* program_invocation_short_name: "fjord" or "fjord-push", whichever binary logs. */
+    int n = snprintf(line, sizeof line, "%s %s: ", program_invocation_short_name, names[lvl]);
     va_list ap;
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);

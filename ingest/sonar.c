@@ -270,10 +270,14 @@ static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *b
         return FJ_OK;
     case T_PSTATE:
         /* The spec says ExtendedUint (v+2), but Sonar writes the P-state as value+1; 0 is unset.
-         * Real data agrees: idle NVIDIA cards (P8) arrive as 9. */
+         * Real data agrees: idle NVIDIA cards (P8) arrive as 9. Other producers (fjord-push)
+         * follow the spec, so the correction applies to Sonar's output only. */
         if ((st = get_u64(d, v, &u)))
             return st;
-        *(uint64_t *)p = u == 0 ? FJ_XU_UNSET : u - 1;
+        if (d->env->producer && strcmp(d->env->producer, "sonar") != 0)
+            *(uint64_t *)p = xu_decode(u);
+        else
+            *(uint64_t *)p = u == 0 ? FJ_XU_UNSET : u - 1;
         return FJ_OK;
     case T_I64:
         if (v->type == FJ_JSON_INT)

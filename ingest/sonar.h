@@ -16,7 +16,8 @@
  *  - time_limit is sent by Sonar's code as seconds+2 (not minutes as the spec says), so the decoded
  *    ExtendedUint is already time_limit_s. Not noted: every job record is encoded this way.
  *  - SampleGpu performance_state is written by Sonar as value+1, not value+2 as the spec says: 0 ->
- *    FJ_XU_UNSET, v -> v-1. Not noted: every GPU sample is encoded this way.
+ *    FJ_XU_UNSET, v -> v-1, when meta.producer is "sonar". Other producers (fjord-push) follow the
+ *    spec's ExtendedUint. Not noted: every GPU sample is encoded this way.
  *  - A process with pid 0 or pid >= 2^22 is a rolled-up group (synthetic_pid).
  *  - Missing times (start/end/submit, system.boot before Sonar 0.17) are 0 without a note.
  *

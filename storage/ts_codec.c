@@ -23,6 +23,10 @@
 /* Block sizes the int stream may use: 16 << i for i in 0..4. */
 #define NB_SIZES 5
 #define BLOCK_MIN 16
+/* Int stream header: bits 0-1 order, bits 2-4 block size index, or HDR_SPARSE: only the nonzero
+ * values are stored, as (zeros skipped, value) pairs. */
+#define HDR_SPARSE 0x20
+#define SPARSE 99
 #define ZSTD_LEVEL 3
 /* zstd is only tried on bodies at least this long: below it the frame overhead always wins. */
 #define ZSTD_MIN_BODY 48
@@ -362,12 +366,46 @@ static uint8_t *put_ints(fj_ts_codec *c, uint8_t *p, const uint64_t *x, size_t n
                 best_s = s;
             }
         }
+        /* sparse: only worth computing when a block size found long runs of zeros */
+        if (sz[NB_SIZES - 1] < m) {
+            size_t nnz = 0, ssz = 0, last = order;
+            for (size_t i = order; i < n && ssz < best; i++) {
+                uint64_t y = diff_at(x, i, order);
+                if (y) {
+                    nnz++;
+                    ssz += uv_len(i - last) + uv_len(zz(y));
+                    last = i + 1;
+                }
+            }
+            ssz += heads + uv_len(nnz);
+            if (ssz < best) {
+                best = ssz;
+                best_order = order;
+                best_s = SPARSE;
+            }
+        }
     }
-    *p++ = (uint8_t)(best_order | best_s << 2);
+    *p++ = (uint8_t)(best_order | (best_s == SPARSE ? HDR_SPARSE : best_s << 2));
     if (best_order >= 1)
         p = put_uv(p, zz(x[0]));
     if (best_order >= 2)
         p = put_uv(p, zz(x[1] - x[0]));
+    if (best_s == SPARSE) {
+        size_t nnz = 0;
+        for (size_t i = best_order; i < n; i++)
+            nnz += diff_at(x, i, best_order) != 0;
+        p = put_uv(p, nnz);
+        size_t last = best_order;
+        for (size_t i = best_order; i < n; i++) {
+            uint64_t y = diff_at(x, i, best_order);
+            if (y) {
+                p = put_uv(p, i - last);
+                p = put_uv(p, zz(y));
+                last = i + 1;
+            }
+        }
+        return p;
+    }
     size_t B = (size_t)BLOCK_MIN << best_s;
     uint64_t prev_base = 0;
     for (size_t i0 = best_order; i0 < n; i0 += B) {
@@ -400,7 +438,8 @@ static void get_ints(rd *r, uint64_t *x, size_t n)
         return;
     uint8_t hdr = get_u8(r);
     unsigned order = hdr & 3, s = (hdr >> 2) & 7;
-    if (order > 2 || s >= NB_SIZES || hdr >> 5 || order > n) {
+    bool sparse = hdr & HDR_SPARSE;
+    if (order > 2 || (sparse ? s != 0 : s >= NB_SIZES) || hdr >> 6 || order > n) {
         r->bad = true;
         return;
     }
@@ -410,6 +449,44 @@ static void get_ints(rd *r, uint64_t *x, size_t n)
     if (order >= 2) {
         d1 = unzz(get_uv(r));
         x[1] = x[0] + d1;
+    }
+    if (sparse) {
+        uint64_t nnz = get_uv(r);
+        if (nnz > n - order) {
+            r->bad = true;
+            return;
+        }
+        size_t i = order;
+        for (uint64_t j = 0; j <= nnz && !r->bad; j++) {
+            /* zeros up to the next nonzero (or the end), then the nonzero */
+            size_t stop = n;
+            uint64_t y = 0;
+            if (j < nnz) {
+                uint64_t gap = get_uv(r);
+                if (gap >= n - i) {
+                    r->bad = true;
+                    return;
+                }
+                stop = i + (size_t)gap;
+                y = unzz(get_uv(r));
+            }
+            for (; i <= stop && i < n; i++) {
+                uint64_t yi = i == stop ? y : 0;
+                switch (order) {
+                case 0:
+                    x[i] = yi;
+                    break;
+                case 1:
+                    x[i] = x[i - 1] + yi;
+                    break;
+                default:
+                    d1 += yi;
+                    x[i] = x[i - 1] + d1;
+                    break;
+                }
+            }
+        }
+        return;
     }
     size_t B = (size_t)BLOCK_MIN << s;
     uint64_t base = 0;
@@ -674,16 +751,17 @@ static fj_status encode(fj_ts_codec *c, const int64_t *t, const double *v, size_
     /* body, written after room for the header */
     uint8_t *body = c->body + 32, *p = body;
     if (n >= 2) {
+        /* times as offsets from the grid t_0 + i * step (in units of the gcd of the intervals):
+         * a regular series is all zeros, and a point that is a second late is one small value
+         * (delta-of-delta would make it three); the int stream still picks deltas when better */
         uint64_t g = 0;
-        for (size_t i = 1; i < n; i++) {
-            c->u[i - 1] = (uint64_t)t[i] - (uint64_t)t[i - 1];
-            if (g != 1)
-                g = gcd64(c->u[i - 1], g);
-        }
-        if (g > 1)
-            for (size_t i = 0; i + 1 < n; i++)
-                c->u[i] /= g;
+        for (size_t i = 1; i < n && g != 1; i++)
+            g = gcd64((uint64_t)t[i] - (uint64_t)t[i - 1], g);
+        uint64_t step = ((uint64_t)t[n - 1] - (uint64_t)t[0]) / g / (n - 1);
+        for (size_t i = 1; i < n; i++)
+            c->u[i - 1] = ((uint64_t)t[i] - (uint64_t)t[0]) / g - (uint64_t)i * step;
         p = put_uv(p, g);
+        p = put_uv(p, step);
         /* c->u is reused by put_decimal below, so the stream is written now */
         p = put_ints(c, p, c->u, n - 1);
     }
@@ -801,20 +879,17 @@ static fj_status decode(fj_ts_codec *c, const void *blob, size_t len, int64_t *t
     }
     t[0] = h.t_first;
     if (n >= 2) {
-        uint64_t g = get_uv(&r);
+        uint64_t g = get_uv(&r), step = get_uv(&r);
         if (g == 0)
             r.bad = true;
         get_ints(&r, c->u, n - 1);
         if (r.bad)
             return FJ_EINVAL;
-        uint64_t acc = (uint64_t)h.t_first;
+        /* modular arithmetic is exact for a valid blob; a corrupt one fails the order checks */
         for (size_t i = 1; i < n; i++) {
-            uint64_t d = c->u[i - 1] * g;
-            /* strictly increasing, without wrapping past t_last */
-            if (d == 0 || d / g != c->u[i - 1] || d > (uint64_t)h.t_last - acc)
+            t[i] = (int64_t)((uint64_t)h.t_first + (c->u[i - 1] + (uint64_t)i * step) * g);
+            if (t[i] <= t[i - 1])
                 return FJ_EINVAL;
-            acc += d;
-            t[i] = (int64_t)acc;
         }
         if (t[n - 1] != h.t_last)
             return FJ_EINVAL;

@@ -751,7 +751,7 @@ Test(lp, results_do_not_depend_on_block_positions)
     static char base[1 << 14], shifted[1 << 14];
     describe(lines, sizeof lines - 1, 0, base, sizeof base);
     cr_assert(strstr(base, "[a long,measurement name that crosses blocks]") != NULL, "%s", base);
-    cr_assert(strstr(base, "[\\ x]=[M\xc3\xbcnchen") != NULL, "%s", base);
+    cr_assert(strstr(base, "[\\\\ x]=[M\xc3\xbcnchen") != NULL, "%s", base);
     cr_assert(strstr(base, "ERR 5:9 invalid UTF-8") != NULL, "%s", base);
     cr_assert(strstr(base, "9 [m=eq\\=] [t t]=[=x\\\\y] [v]:4:[] @-5") != NULL, "%s", base);
     char body[1 << 12];

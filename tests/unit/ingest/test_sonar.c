@@ -488,6 +488,21 @@ Test(sonar, performance_state_is_value_plus_one)
     fj_batch_free(b);
 }
 
+Test(sonar, performance_state_spec_encoding_for_other_producers)
+{
+    /* fjord-push follows the spec: ExtendedUint, v+2. Only Sonar's own output is off by one. */
+    fj_batch *b = ok("{\"meta\":{\"producer\":\"fjord-push\",\"version\":\"0.1.0\"},\"data\":{\"type\":\"sample\","
+                     "\"attributes\":{\"time\":\"2025-01-01T00:00:00Z\",\"cluster\":\"c.x\",\"node\":\"n1\","
+                     "\"system\":{\"gpus\":[{\"uuid\":\"a\",\"performance_state\":10},"
+                     "{\"uuid\":\"b\",\"performance_state\":1},{\"uuid\":\"c\",\"performance_state\":0}]}}}}",
+                     FJ_KIND_SAMPLE);
+    const fj_sample_gpu *g = b->envs[0].u.sample.gpus;
+    cr_expect_eq(g[0].performance_state, 8, "P8");
+    cr_expect_eq(g[1].performance_state, FJ_XU_INFINITE);
+    cr_expect_eq(g[2].performance_state, FJ_XU_UNSET);
+    fj_batch_free(b);
+}
+
 Test(sonar, synthetic_pid_boundary)
 {
     fj_batch *b = ok(SAMPLE(",\"jobs\":[{\"job\":5,\"user\":\"u\",\"processes\":[{\"pid\":4194303},"
