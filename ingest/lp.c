@@ -1,8 +1,11 @@
 /* lp.c — InfluxDB line-protocol parser (see lp.h for the contract).
  *
- * One pass over each line with a byte-class table; tokens are slices of the body. Escapes and
- * bytes >= 0x80 are kept out of the table's token classes so the inner loops only test one bit,
- * and the rare cases (an escape, UTF-8 to validate) are handled outside them. */
+ * One pass over each line; tokens are slices of the body. Where a measurement, key or tag value
+ * ends is found in a bitmap of "stop" bytes per 64-byte block (SSE2 where there is SSE2), so the
+ * common token costs a ctz rather than a branch per byte; escapes and bytes >= 0x80 are stops too,
+ * handled out of line. Numbers are scanned and accumulated in one pass (8 digits at a time) and
+ * converted exactly: Clinger's fast path, else strtod in the C locale. That is what makes the
+ * ClusterCockpit lines go at several million per second per core. */
 #define _GNU_SOURCE /* memrchr, strtod_l */
 #include "lp.h"
 
@@ -17,7 +20,8 @@
 #include <string.h>
 
 enum {
-    C_NAME = 0x01,    /* plain measurement byte: printable ASCII but `,` ` ` `\` */
+    C_NAME = 0x01,    /* plain measurement byte: printable ASCII but `,` ` ` `\` (documentation:
+                         scan_token takes C_KEY's complement as stops and lets `=` through) */
     C_KEY = 0x02,     /* plain key/tag-value byte: printable ASCII but `,` `=` ` ` `\` */
     C_FVAL = 0x04,    /* may be part of an unquoted field value: all but `,` ` ` CR LF */
     C_COMMENT = 0x08, /* may be in a comment: all but 0x00-0x1f and 0x7f */
@@ -49,6 +53,12 @@ static const unsigned char cls[256] = {
 
 #define CLS(c) cls[(unsigned char)(c)]
 
+/* A bitmap of the bytes that may end a measurement or key in the 64 bytes from base (next_stop). */
+typedef struct stops {
+    uintptr_t base;
+    uint64_t mask;
+} stops;
+
 struct fj_lp_parser {
     const char *cur, *end; /* cur: start of the next line, blank lines and comments skipped */
     const char *linestart; /* start of cur's physical line (before its leading spaces) */
@@ -57,8 +67,7 @@ struct fj_lp_parser {
     size_t tags_cap;
     fj_lp_field *fields;
     size_t fields_cap;
-    uintptr_t stop_base; /* stop_mask bit i: byte stop_base + i may end a token (see next_stop) */
-    uint64_t stop_mask;
+    stops blk; /* the block of stop bytes last scanned (see next_stop) */
     char *num; /* copy of a long float token for strtod */
     size_t num_cap;
     size_t err_line, err_col;
@@ -145,22 +154,20 @@ static bool utf8_valid(const unsigned char *s, const unsigned char *e)
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
-/* Bit i set when s[i] may end a plain run of a measurement (with_eq false) or key token: a control
- * byte, space, `,`, `\`, 0x7f, a byte >= 0x80 (negative as int8, so the signed compare catches it
- * with the control bytes), and `=` for keys. Needs 16 readable bytes at s. */
-static inline unsigned token_stops(const char *s, bool with_eq)
+/* stops64 for 16 bytes. A byte >= 0x80 is negative as int8, so the signed compare that catches
+ * control bytes and space catches it too. */
+static inline unsigned stops16(const char *s)
 {
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
     __m128i m = _mm_cmplt_epi8(v, _mm_set1_epi8(0x21));
     m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(',')));
+    m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8('=')));
     m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
     m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
-    if (with_eq)
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8('=')));
     return (unsigned)_mm_movemask_epi8(m);
 }
 
-/* The same for string values: `"`, `\`, LF, and bytes >= 0x80. */
+/* Bit i set when s[i] is `"`, `\`, LF or >= 0x80: what a string value's scan must look at. */
 static inline unsigned string_stops(const char *s)
 {
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
@@ -173,13 +180,13 @@ static inline unsigned string_stops(const char *s)
 #endif
 
 /* Bit i set when s[i] may end a plain run of a measurement or key: a control byte, space, `,`, `=`,
- * `\\`, 0x7f, or a byte >= 0x80. The scalar twin is !(CLS(c) & C_KEY). */
+ * `\`, 0x7f, or a byte >= 0x80 (the bytes without C_KEY). Needs 64 readable bytes at s. */
 static inline uint64_t stops64(const char *s)
 {
     uint64_t m = 0;
 #if defined(__SSE2__)
     for (int k = 0; k < 4; k++)
-        m |= (uint64_t)token_stops(s + 16 * k, true) << (16 * k);
+        m |= (uint64_t)stops16(s + 16 * k) << (16 * k);
 #else
     for (int k = 0; k < 64; k++)
         m |= (uint64_t)!(CLS(s[k]) & C_KEY) << k;
@@ -199,31 +206,33 @@ static __attribute__((noinline)) uint64_t stops_tail(const char *s, const char *
  * by byte, the parser keeps a bitmap of such bytes for one 64-byte block of the body (the
  * structural-index idea of simdjson): a token end is then a ctz, and the bitmap serves the next
  * tokens and usually the next line too. */
-static inline __attribute__((always_inline)) const char *next_stop(fj_lp_parser *p, const char *s, const char *e)
+static inline __attribute__((always_inline)) const char *next_stop(stops *b, const char *s,
+                                                                   const char *e)
 {
     for (;;) {
-        uintptr_t off = (uintptr_t)s - p->stop_base;
+        uintptr_t off = (uintptr_t)s - b->base;
         if (off < 64) {
-            uint64_t m = p->stop_mask & (~UINT64_C(0) << off);
+            uint64_t m = b->mask & (~UINT64_C(0) << off);
             if (m)
-                return (const char *)(p->stop_base + (uintptr_t)__builtin_ctzll(m));
-            if (p->stop_base + 64 >= (uintptr_t)e)
+                return (const char *)(b->base + (uintptr_t)__builtin_ctzll(m));
+            if (b->base + 64 >= (uintptr_t)e)
                 return e;
-            s = (const char *)(p->stop_base + 64);
+            s = (const char *)(b->base + 64);
         }
-        p->stop_mask = e - s >= 64 ? stops64(s) : stops_tail(s, e);
-        p->stop_base = (uintptr_t)s;
+        b->mask = e - s >= 64 ? stops64(s) : stops_tail(s, e);
+        b->base = (uintptr_t)s;
     }
 }
 
 /* Scans a measurement (name true: `=` is an ordinary byte, escapes are C_ENAME) or a key or tag
  * value (escapes are C_EKEY). *esc tells whether an escape was seen, *high whether a byte >= 0x80
  * was (the caller then validates UTF-8). */
-static inline __attribute__((always_inline)) const char *scan_token(fj_lp_parser *p, const char *s, const char *e, bool name,
-                                     bool *esc, bool *high)
+static inline __attribute__((always_inline)) const char *scan_token(stops *b, const char *s,
+                                                                    const char *e, bool name,
+                                                                    bool *esc, bool *high)
 {
     for (;;) {
-        s = next_stop(p, s, e);
+        s = next_stop(b, s, e);
         if (s == e)
             return s;
         unsigned char c = (unsigned char)*s;
@@ -320,12 +329,11 @@ static const fj_lp_tag *dup_tag(const fj_lp_tag *t, size_t n)
 /* Whether raw key a sorts strictly before raw key b (bytewise, a prefix first). */
 static inline bool raw_before(const fj_lp_str *a, const fj_lp_str *b)
 {
-    unsigned char x = (unsigned char)a->p[0], y = (unsigned char)b->p[0];
-    if (x != y)
-        return x < y;
     size_t n = a->n < b->n ? a->n : b->n;
-    int c = memcmp(a->p, b->p, n);
-    return c < 0 || (c == 0 && a->n < b->n);
+    for (size_t i = 0; i < n; i++) /* keys are short and differ early: no call to memcmp */
+        if (a->p[i] != b->p[i])
+            return (unsigned char)a->p[i] < (unsigned char)b->p[i];
+    return a->n < b->n;
 }
 
 /* "'x'" for printable ASCII, else a name or hex, for error messages (never copies body bytes
@@ -456,20 +464,46 @@ static inline bool digits_i64(const char *s, size_t n, bool neg, int64_t *out)
     return true;
 }
 
+static const uint64_t pow10_u64[20] = {
+    UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000), UINT64_C(100000),
+    UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000), UINT64_C(1000000000),
+    UINT64_C(10000000000), UINT64_C(100000000000), UINT64_C(1000000000000),
+    UINT64_C(10000000000000), UINT64_C(100000000000000), UINT64_C(1000000000000000),
+    UINT64_C(10000000000000000), UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+    UINT64_C(10000000000000000000)};
+
 /* Scans the digits at *ps, returning how many there were; *u is their value when that count is at
- * most 19 (and garbage beyond: use digits_u64 then). One pass: scanning and accumulating at once. */
+ * most 19 (and garbage beyond: use digits_u64 then). Scanning and accumulating in one pass, eight
+ * bytes at a time: a run of k < 8 digits is shifted to the end of a word padded with '0's, so
+ * short numbers cost no branch per digit either. */
 static inline size_t scan_digits(const char **ps, const char *e, uint64_t *u)
 {
     const char *s = *ps, *s0 = s;
     uint64_t v = 0;
-    unsigned d;
 #ifdef SWAR_DIGITS
-    uint64_t w;
-    while (e - s >= 8 && eight_digits(w = load8(s))) {
-        v = v * 100000000 + eight_value(w);
-        s += 8;
+    while (e - s >= 8) {
+        uint64_t w = load8(s);
+        /* high bit of each byte that is not a digit; no carries cross bytes */
+        uint64_t t = w & UINT64_C(0x7F7F7F7F7F7F7F7F);
+        uint64_t nd = ((t + UINT64_C(0x4646464646464646)) | ~(t + UINT64_C(0x5050505050505050)) | w) &
+                      UINT64_C(0x8080808080808080);
+        if (!nd) {
+            v = v * 100000000 + eight_value(w);
+            s += 8;
+            continue;
+        }
+        unsigned k = (unsigned)__builtin_ctzll(nd) >> 3;
+        if (k) {
+            w = w << (8 * (8 - k)) | UINT64_C(0x3030303030303030) >> (8 * k);
+            v = v * pow10_u64[k] + eight_value(w);
+            s += k;
+        }
+        *ps = s;
+        *u = v;
+        return (size_t)(s - s0);
     }
 #endif
+    unsigned d;
     while (s < e && (d = (unsigned)(unsigned char)*s - '0') < 10) {
         v = v * 10 + d;
         s++;
@@ -517,13 +551,11 @@ static enum num_result parse_number(fj_lp_parser *p, const char *s, const char *
     size_t nf = 0;
     if (s < e && *s == '.') {
         f0 = ++s;
-        unsigned d;
-        while (s < e && (d = (unsigned)(unsigned char)*s - '0') < 10) {
-            m = m * 10 + d; /* meaningful only while ni + nf <= 19 */
-            s++;
-        }
+        uint64_t fv;
+        nf = scan_digits(&s, e, &fv);
         f1 = s;
-        nf = (size_t)(f1 - f0);
+        if (nf <= 19)
+            m = m * pow10_u64[nf] + fv; /* meaningful only while ni + nf <= 19 */
     }
     if (ni == 0 && nf == 0) {
         *endp = s;
@@ -711,11 +743,12 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
     size_t nl = 0;
     bool esc = false, high = false;
     char cb[16];
+    stops blk = p->blk; /* a local copy stays in registers; written back for the next line */
 
     /* measurement */
     if (*s == '#')
         FAIL(s, s, "comment contains a control character (tab or 0x00-0x1f, 0x7f)");
-    s = scan_token(p, s, e, true, &esc, &high);
+    s = scan_token(&blk, s, e, true, &esc, &high);
     if (s == start)
         FAIL(s, s, "invalid character %s at start of measurement name", show(cb, s, e));
     UTF8_CHECK(start, s, "measurement");
@@ -728,7 +761,7 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
     while (s < e && *s == ',') {
         const char *k = ++s;
         esc = high = false;
-        s = scan_token(p, s, e, false, &esc, &high);
+        s = scan_token(&blk, s, e, false, &esc, &high);
         if (s == k)
             FAIL(s, s, "expected tag key after comma, found %s", show(cb, s, e));
         UTF8_CHECK(k, s, "tag key");
@@ -737,7 +770,7 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
         fj_lp_str key = {k, (size_t)(s - k), esc ? FJ_LP_ESC_KEY : FJ_LP_RAW};
         const char *v = ++s;
         esc = high = false;
-        s = scan_token(p, s, e, false, &esc, &high);
+        s = scan_token(&blk, s, e, false, &esc, &high);
         if (s == v)
             FAIL(s, s, "expected tag value after '=', found %s", show(cb, s, e));
         UTF8_CHECK(v, s, "tag value");
@@ -767,7 +800,7 @@ static fj_status parse_line(fj_lp_parser *p, fj_lp_line *ln, fj_err *err)
     for (;;) {
         const char *k = s;
         esc = high = false;
-        s = scan_token(p, s, e, false, &esc, &high);
+        s = scan_token(&blk, s, e, false, &esc, &high);
         if (s == k)
             FAIL(s, s, "expected field key, found %s", show(cb, s, e));
         UTF8_CHECK(k, s, "field key");
@@ -884,9 +917,13 @@ done_time:
     ln->fields = p->fields;
     ln->n_fields = nf;
     ln->lineno = p->line;
+    p->blk = blk;
     p->line += nl;
     p->cur = s;
-    skip_blank(p);
+    if (s < e && (unsigned char)*s > ' ' && *s != '#')
+        p->linestart = s; /* the next line starts right here: the usual case */
+    else
+        skip_blank(p);
     return FJ_OK;
 }
 
@@ -899,7 +936,7 @@ void fj_lp_reset(fj_lp_parser *p, const char *body, size_t len)
     p->linestart = p->cur;
     p->line = 1;
     p->err_line = p->err_col = 0;
-    p->stop_base = (uintptr_t)p->end + 64; /* no block yet (any s is below it) */
+    p->blk.base = (uintptr_t)p->end + 64; /* no block yet (any s is below it) */
     skip_blank(p);
 }
 

@@ -363,11 +363,10 @@ static void sq_close(fj_store *s)
         return;
     for (int i = 0; i < FJ_SQ__COUNT; i++)
         sqlite3_finalize(s->stmts[i]);
-    if (s->db) {
-        if (s->mode == FJ_STORE_WRITE)
-            sqlite3_exec(s->db, "PRAGMA optimize", NULL, NULL, NULL);
+    /* No PRAGMA optimize here: on SQLite 3.40 it may ANALYZE a big table and stall shutdown; the
+     * queries use explicit indexes and need no statistics. */
+    if (s->db)
         sqlite3_close_v2(s->db);
-    }
     fj_sq_map_clear(&s->names);
     fj_free(s->bytes);
     fj_free(s->ids);

@@ -1180,17 +1180,15 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
     /* Another connection committed since our last transaction: what the rectification cache
      * knows may be stale. (Our own commits do not change data_version.) */
     sqlite3_stmt *dv = fj_sq_stmt(s, FJ_SQ_DATA_VERSION, err);
-    if (!dv)
+    if (!dv) {
         st = FJ_EIO;
-    else if (sqlite3_step(dv) == SQLITE_ROW) {
-        int64_t v = sqlite3_column_int64(dv, 0);
-        if (v != s->data_version) {
-            fj_sq_rj_clear(s);
-            s->data_version = v;
-        }
-    }
-    if (dv)
+    } else {
+        int64_t v = sqlite3_step(dv) == SQLITE_ROW ? sqlite3_column_int64(dv, 0) : -1;
         sqlite3_reset(dv);
+        if (v < 0 || v != s->data_version) /* unknown counts as changed */
+            fj_sq_rj_clear(s);
+        s->data_version = v;
+    }
     wctx w = {.s = s, .err = err};
     fj_write_count scratch;
     size_t k = 0;
@@ -1210,11 +1208,11 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         return FJ_OK;
 
     /* Nothing half-written: undo the whole group, forget names interned in it, zero the counts. */
-    if (!sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     for (int i = 0; i < FJ_SQ__COUNT; i++)
         if (s->stmts[i])
             sqlite3_reset(s->stmts[i]);
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     fj_sq_map_clear(&s->names);
     fj_sq_rj_clear(s);
     s->next_proc_id = 0;

@@ -5,7 +5,9 @@
 --  * Names are interned to small integers (clusters, nodes, strings) so high-volume rows stay small;
 --    node_id 0 means "no node" (cluster and job envelopes), cluster ids and node ids start at 1.
 --  * Every table has a natural key and is written with INSERT OR IGNORE: a re-sent envelope adds
---    nothing. High-volume tables are WITHOUT ROWID with that key as primary key.
+--    nothing. High-volume tables are WITHOUT ROWID with that key as primary key. The one exception
+--    is sample_procs (the biggest table), whose key is enforced by the writer instead of an index:
+--    see the table.
 --  * Percentages in high-volume tables are INTEGER milli-percent (suffix _m: 398.23 % -> 398230).
 --  * Unsigned values above 2^63-1 are stored as REAL. A Sonar ExtendedUint that was unset is NULL,
 --    "infinite" is -1. In Slurm records, 0 means absent (Sonar omits zero values) and is NULL.
@@ -432,11 +434,13 @@ SELECT c.name AS cluster, n.name AS node, s.time AS time, datetime(s.time, 'unix
        p.data_cancelled_kb, p.rolledup, p.flags & 1 AS in_container, (p.flags >> 1) & 1 AS synthetic_pid,
        p.id AS proc_id
 FROM sample_jobs sj
-JOIN sample_procs p ON p.id >= sj.proc_first AND p.id < sj.proc_first + sj.n_procs
 JOIN samples s ON s.id = sj.sample_id
 JOIN nodes n ON n.id = s.node_id
 JOIN clusters c ON c.id = n.cluster_id
 LEFT JOIN strings u ON u.id = sj.user_id
+-- CROSS JOIN keeps sample_procs in the innermost loop (a rowid range seek per sample job); without
+-- statistics the planner would otherwise scan it whole.
+CROSS JOIN sample_procs p ON p.id >= sj.proc_first AND p.id < sj.proc_first + sj.n_procs
 LEFT JOIN strings cmd ON cmd.id = p.cmd_id;
 
 CREATE VIEW v_jobs AS

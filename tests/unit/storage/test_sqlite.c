@@ -625,6 +625,37 @@ Test(sqlite, failed_write_leaves_nothing)
     fj_batch_free(bad);
 }
 
+Test(sqlite, out_of_memory_anywhere_rolls_back_cleanly)
+{
+    /* Fail the Nth allocation of the write path, for every N until the write succeeds: each
+     * failure must roll back whole, and the handle must stay usable and consistent. */
+    fj_batch *b = everything_batch();
+    fj_store *s = open_w();
+    fj_write_count c[5];
+    fj_err err;
+    int failures = 0;
+    for (long n = 0; n < 1000; n++) {
+        memset(&err, 0, sizeof err);
+        fj_alloc_fail_after(n);
+        fj_status st = fj_store_write(s, &b, 1, c, &err);
+        fj_alloc_fail_after(-1);
+        if (st == FJ_OK)
+            break;
+        cr_assert_eq(st, FJ_ENOMEM, "n=%ld: %s", n, err.message);
+        failures++;
+    }
+    cr_assert_gt(failures, 3, "the write path allocates");
+    cr_assert_eq(c[0].inserted, 18);
+    write_ok(s, &b, 1, c);
+    cr_assert_eq(c[0].duplicates, 18);
+    sqlite3 *db = raw(dbpath);
+    cr_assert_eq(q1(db, "SELECT sum(n_samples) FROM jobs"), 4);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM sample_procs"), 8);
+    sqlite3_close(db);
+    fj_store_close(s);
+    fj_batch_free(b);
+}
+
 Test(sqlite, job_batches_with_one_timestamp_are_not_duplicates)
 {
     fj_store *s = open_w();
