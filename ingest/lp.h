@@ -6,7 +6,7 @@
  * duplicate tag keys and floats out of double range are errors; `\n`, `\r`, `\t` are escapes in
  * string values; a tab in a comment is an error. Floats follow the grammar, not Go's ParseFloat
  * (no hex floats, no `_` digit separators, no NaN/Inf). Duplicate field keys are kept, in body
- * order (InfluxDB stores the last one).
+ * order (InfluxDB keeps the last).
  *
  * Nothing is copied: strings point into the body, which must outlive every fj_lp_line and
  * fj_lp_str taken from it. A parser belongs to one thread at a time; different parsers are
@@ -21,7 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* fjord's limits per line (not the protocol's): they bound the scratch memory one line can take. */
+/* fjord's limits per line (not the protocol's): they bound the scratch memory one line can take.
+ * A line with more is FJ_EINVAL. */
 #define FJ_LP_MAX_TAGS 256
 #define FJ_LP_MAX_FIELDS 1024
 
@@ -36,7 +37,8 @@ typedef enum fj_lp_esc {
 } fj_lp_esc;
 
 typedef struct fj_lp_str {
-    const char *p; /* into the body; valid UTF-8; a string value may hold any byte but `"` */
+    const char *p; /* the raw (still escaped) bytes in the body; the value is valid UTF-8, and a
+                      string value may hold control bytes, NUL and newlines */
     size_t n;
     fj_lp_esc esc;
 } fj_lp_str;
@@ -45,7 +47,13 @@ typedef struct fj_lp_tag {
     fj_lp_str key, value; /* both non-empty */
 } fj_lp_tag;
 
-typedef enum fj_lp_ftype { FJ_LP_FLOAT, FJ_LP_INT, FJ_LP_UINT, FJ_LP_BOOL, FJ_LP_STRING } fj_lp_ftype;
+typedef enum fj_lp_ftype {
+    FJ_LP_FLOAT, /* 1.5, -2, .5e3 */
+    FJ_LP_INT,   /* 42i */
+    FJ_LP_UINT,  /* 42u */
+    FJ_LP_BOOL,  /* t T true True TRUE f F false False FALSE */
+    FJ_LP_STRING /* "..." */
+} fj_lp_ftype;
 
 typedef struct fj_lp_field {
     fj_lp_str key;
@@ -66,7 +74,9 @@ typedef struct fj_lp_line {
     const fj_lp_field *fields; /* body order, n_fields >= 1; owned by the parser */
     size_t n_fields;
     bool has_time;
-    int64_t time;  /* as written, in the body's unit (see fj_lp_time_to_ns) */
+    int64_t time;  /* as written, in the body's unit: scale it with fj_lp_time_to_ns and the unit
+                      from fj_lp_precision_parse or fj_lp_infer_unit. Without a timestamp InfluxDB
+                      uses the arrival time truncated to the precision. */
     size_t lineno; /* 1-based line of the measurement */
 } fj_lp_line;
 
@@ -82,14 +92,17 @@ void fj_lp_reset(fj_lp_parser *p, const char *body, size_t len);
 /* Frees the parser and its tag/field arrays (not the body). NULL is a no-op. */
 void fj_lp_parser_destroy(fj_lp_parser *p);
 
-/* True when only blank lines and comments remain. Loop: `while (!fj_lp_done(p)) fj_lp_next(...)`. */
+/* True when only blank lines and comments remain.
+ * Loop: `while (!fj_lp_done(p)) { st = fj_lp_next(p, &line, &err); ... }`. */
 bool fj_lp_done(const fj_lp_parser *p);
 
 /* Parses the next line into *line. Blank lines and comments are skipped; `\n`, `\r\n` and a final
  * `\r` end lines. Returns
  *   FJ_OK        *line is valid until the next call on p (its arrays are reused);
- *   FJ_EINVAL    the line is bad: err gets path "line L, column C" (1-based, column in bytes) and
- *                the reason; the rest of that line is skipped and the next call goes on after it;
+ *   FJ_EINVAL    the line is bad: err gets code "invalid", path "line L, column C" (1-based,
+ *                column in bytes) and the reason (no body bytes are copied into it); the rest of
+ *                that line is skipped and the next call goes on after it (InfluxDB's partial
+ *                write; a caller wanting cc-metric-store's behaviour stops here);
  *   FJ_ENOMEM    the tag/field arrays could not grow; the line is skipped as for FJ_EINVAL;
  *   FJ_ENOTFOUND the body is exhausted (fj_lp_done is true); *line untouched.
  * err may be NULL. */
@@ -114,9 +127,9 @@ bool fj_lp_str_eq(const fj_lp_str *s, const char *lit);
  * parameter was absent: ns, as in InfluxDB. Anything else: FJ_EINVAL. */
 fj_status fj_lp_precision_parse(const char *s, int64_t *ns_per_unit);
 
-/* Nanoseconds per unit guessed from a timestamp's magnitude, as cc-metric-store means to (it ignores
- * `precision` and tries s, ms, us, ns in turn): the coarsest unit in which ts still fits int64
- * nanoseconds. So |ts| <= 9223372036 (until 2262-04-11 in s) is seconds, up to 9223372036854 is
+/* Nanoseconds per unit guessed from a timestamp's magnitude, as cc-metric-store means to (it
+ * ignores `precision` and tries s, ms, us, ns in turn): the coarsest unit in which ts still fits
+ * int64 nanoseconds. So |ts| <= 9223372036 (until 2262-04-11 in s) is seconds, up to 9223372036854 is
  * milliseconds, up to 9223372036854775 microseconds, beyond that nanoseconds. (cc-metric-store's
  * fallback in fact re-reads an already consumed timestamp and gets the arrival time instead; we
  * do not copy that.) */

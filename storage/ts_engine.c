@@ -44,10 +44,13 @@ typedef struct series {
     uint64_t key_off; /* into the key store; key_len 0 means no series has this id */
     uint16_t key_len;
     uint8_t sorted;   /* buf is in strictly increasing time */
+    uint32_t next;    /* the series appended right after this one last time (a guess) */
     int64_t t_open;   /* data time when the buffer got its first point */
     uint64_t lsn_min; /* lsn of the first buffered point */
-    pending *pend, *pend_tail;
+    pending *pend;    /* unsealed chunks, oldest first */
 } series;
+
+_Static_assert(sizeof(series) == 64, "a series is one cache line");
 
 typedef struct slot {
     uint32_t id; /* 0: empty */
@@ -103,20 +106,42 @@ static inline uint64_t mix(uint64_t a, uint64_t b)
     return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
+static inline uint64_t rd64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint64_t rd32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* 16 bytes per multiply, the tail read with overlapping loads (the wyhash construction). */
 static uint64_t hash_bytes(const unsigned char *p, size_t n)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = mix(h ^ w, 0xbf58476d1ce4e5b9ull);
-        p += 8;
-        n -= 8;
+    const uint64_t s0 = 0xa0761d6478bd642full, s1 = 0xe7037ed1a0b428dbull;
+    uint64_t h = mix(n ^ s0, 0x8ebc6af09c88c6e3ull), a, b;
+    size_t m = n;
+    while (m > 16) {
+        h = mix(rd64(p) ^ s0, rd64(p + 8) ^ h);
+        p += 16;
+        m -= 16;
     }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    h = mix(h ^ w, 0x94d049bb133111ebull);
-    return mix(h, 0x9e3779b97f4a7c15ull);
+    if (m >= 8) {
+        a = rd64(p);
+        b = rd64(p + m - 8);
+    } else if (m >= 4) {
+        a = rd32(p);
+        b = rd32(p + m - 4);
+    } else {
+        a = m ? (uint64_t)p[0] << 16 | (uint64_t)p[m >> 1] << 8 | p[m - 1] : 0;
+        b = 0;
+    }
+    return mix(mix(a ^ s0, b ^ s1 ^ h), n ^ s1);
 }
 
 /* A key as stored: each field as a 2-byte length and its bytes. Returns the length, or 0 when the
@@ -252,13 +277,22 @@ static fj_status add_series(fj_ts_engine *e, uint32_t id, const unsigned char *k
     return FJ_OK;
 }
 
-/* Lookup or create under the exclusive lock. */
-static fj_status get_locked(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t *id)
+/* Lookup or create under the exclusive lock. hint: a likely id (0: none), checked first:
+ * collectors send a host's metrics in the same order every interval, so the series that followed
+ * the previous one last time is usually right, and checking it costs no hash and no random
+ * access into the index. */
+static fj_status get_locked(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t hint,
+                            uint32_t *id)
 {
     unsigned char k[ENC_KEY_MAX];
     size_t len = encode_key(key, k);
     if (!len)
         return FJ_EINVAL;
+    if (hint && hint < e->s_cap && e->s[hint].key_len == len &&
+        !memcmp(e->keys + e->s[hint].key_off, k, len)) {
+        *id = hint;
+        return FJ_OK;
+    }
     uint64_t h = hash_bytes(k, len);
     uint32_t tag = (uint32_t)(h >> 32);
     size_t pos;
@@ -381,7 +415,7 @@ fj_status fj_ts_engine_load_series(fj_ts_engine *e, uint32_t id, const fj_ts_key
 fj_status fj_ts_series_get(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t *id)
 {
     pthread_rwlock_wrlock(&e->lock);
-    fj_status st = get_locked(e, key, create, id);
+    fj_status st = get_locked(e, key, create, 0, id);
     pthread_rwlock_unlock(&e->lock);
     return st;
 }
@@ -520,11 +554,10 @@ static fj_status seal_run(fj_ts_engine *e, uint32_t id, const pt *a, size_t n)
     e->p_tail = p;
     if (!e->p_emit)
         e->p_emit = p;
-    if (s->pend_tail)
-        s->pend_tail->next_series = p;
-    else
-        s->pend = p;
-    s->pend_tail = p;
+    pending **tail = &s->pend; /* short: chunks leave at the next commit */
+    while (*tail)
+        tail = &(*tail)->next_series;
+    *tail = p;
     e->n_pending++;
     e->pending_bytes += e->blob.len;
     e->sealed_chunks++;
@@ -650,6 +683,7 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, size_t
 {
     fj_status st = FJ_OK;
     size_t i = 0;
+    uint32_t prev = 0;
     pthread_rwlock_wrlock(&e->lock);
     for (; i < n; i++) {
         if (i && i % LOCK_SLICE == 0) {
@@ -657,8 +691,11 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, size_t
             pthread_rwlock_wrlock(&e->lock);
         }
         uint32_t id;
-        st = get_locked(e, &pts[i].key, true, &id);
+        st = get_locked(e, &pts[i].key, true, prev ? e->s[prev].next : 0, &id);
         if (st == FJ_OK) {
+            if (prev)
+                e->s[prev].next = id;
+            prev = id;
             st = append_one(e, id, pts[i].t, pts[i].v);
         }
         if (st != FJ_OK) {
@@ -771,8 +808,6 @@ void fj_ts_engine_committed(fj_ts_engine *e)
         series *s = &e->s[p->c.series_id];
         /* chunks are committed in seal order, so p is the oldest of its series */
         s->pend = p->next_series;
-        if (!s->pend)
-            s->pend_tail = NULL;
         e->p_head = p->next;
         e->n_pending--;
         e->pending_bytes -= p->c.len;

@@ -349,18 +349,13 @@ static const char *scope_name(enum scope sc)
     return sc == S_NODE ? "node" : sc == S_SOCKET ? "socket" : "hwthread";
 }
 
-static fj_ts_key key_of(const series_def *s)
-{
-    const metric_def *m = &metrics[s->metric];
-    const char *type = scope_name(m->scope);
-    fj_ts_key k = {{"fritz", 5}, {s->host, strlen(s->host)}, {m->name, strlen(m->name)},
-                   {type, strlen(type)}, {s->type_id, strlen(s->type_id)}, {"", 0}, {"", 0}};
-    return k;
-}
-
-/* Ingests the dataset interval by interval, node by node (one request of 519 lines each),
- * emitting and committing after each request. by_id: keys resolved beforehand. */
-static int run_engine(const dataset *d, uint32_t seal_points, bool by_id, int nodes, bool quiet)
+/* Ingests interval by interval, node by node (one request of 519 lines each), emitting and
+ * committing after each request, as the writer thread would. total_nodes may exceed the
+ * dataset's nodes: node nd then sends the values of dataset node nd % data_nodes under its own
+ * host name (same compression, real catalog size). Only engine calls are timed, not the filling
+ * of the request's point array. by_id: keys resolved beforehand. */
+static int run_engine(const dataset *d, uint32_t seal_points, bool by_id, int data_nodes,
+                      int total_nodes, bool quiet)
 {
     fj_ts_opts o = {.seal_points = seal_points};
     fj_ts_engine *e;
@@ -368,36 +363,61 @@ static int run_engine(const dataset *d, uint32_t seal_points, bool by_id, int no
         return 1;
     store st = {0};
     fj_ts_sink sink = {NULL, sink_chunk, &st};
-    size_t per_node = d->n_series / (size_t)nodes;
+    size_t per_node = d->n_series / (size_t)data_nodes, n_all = per_node * (size_t)total_nodes;
+    /* time-major copies, so the loop reads the data sequentially */
+    double *vt = malloc(d->n_series * d->n_t * sizeof *vt);
+    int64_t *tt = malloc((size_t)data_nodes * d->n_t * sizeof *tt);
+    for (size_t s = 0; s < d->n_series; s++)
+        for (size_t k = 0; k < d->n_t; k++)
+            vt[k * d->n_series + s] = d->v[s * d->n_t + k];
+    for (int nd = 0; nd < data_nodes; nd++)
+        for (size_t k = 0; k < d->n_t; k++)
+            tt[k * (size_t)data_nodes + (size_t)nd] = d->t[(size_t)nd * per_node * d->n_t + k];
+    char(*hosts)[16] = malloc((size_t)total_nodes * sizeof *hosts);
+    fj_ts_key *keys = malloc(n_all * sizeof *keys);
+    for (int nd = 0; nd < total_nodes; nd++) {
+        snprintf(hosts[nd], sizeof hosts[nd], "f%05d", 101 + nd);
+        for (size_t j = 0; j < per_node; j++) {
+            const series_def *sd = &d->series[j];
+            const metric_def *m = &metrics[sd->metric];
+            const char *type = scope_name(m->scope);
+            keys[(size_t)nd * per_node + j] =
+                (fj_ts_key){{"fritz", 5},          {hosts[nd], strlen(hosts[nd])},
+                            {m->name, strlen(m->name)}, {type, strlen(type)},
+                            {sd->type_id, strlen(sd->type_id)}, {"", 0}, {"", 0}};
+        }
+    }
     fj_ts_point *batch = malloc(per_node * sizeof *batch);
-    uint32_t *ids = malloc(d->n_series * sizeof *ids);
+    uint32_t *ids = malloc(n_all * sizeof *ids);
     int64_t *bt = malloc(per_node * sizeof *bt);
     double *bv = malloc(per_node * sizeof *bv);
-    fj_ts_key *keys = malloc(d->n_series * sizeof *keys);
-    for (size_t s = 0; s < d->n_series; s++)
-        keys[s] = key_of(&d->series[s]);
     if (by_id)
-        for (size_t s = 0; s < d->n_series; s++)
+        for (size_t s = 0; s < n_all; s++)
             fj_ts_series_get(e, &keys[s], true, &ids[s]);
     size_t points = 0;
-    fj_ts_stats peak = {0};
-    double t0 = cpu_now();
+    fj_ts_stats mem = {0};
+    double busy = 0;
     for (size_t k = 0; k < d->n_t; k++) {
-        for (int nd = 0; nd < nodes; nd++) {
-            size_t base = (size_t)nd * per_node;
+        for (int nd = 0; nd < total_nodes; nd++) {
+            size_t base = (size_t)nd * per_node, dn = (size_t)(nd % data_nodes);
+            const double *src = vt + k * d->n_series + dn * per_node;
+            int64_t ts = tt[k * (size_t)data_nodes + dn];
             fj_status rc;
+            double a;
             if (by_id) {
                 for (size_t j = 0; j < per_node; j++) {
-                    bt[j] = d->t[(base + j) * d->n_t + k];
-                    bv[j] = d->v[(base + j) * d->n_t + k];
+                    bt[j] = ts;
+                    bv[j] = src[j];
                 }
+                a = cpu_now();
                 rc = fj_ts_append_ids(e, ids + base, bt, bv, per_node, NULL);
             } else {
                 for (size_t j = 0; j < per_node; j++) {
                     batch[j].key = keys[base + j];
-                    batch[j].t = d->t[(base + j) * d->n_t + k];
-                    batch[j].v = d->v[(base + j) * d->n_t + k];
+                    batch[j].t = ts;
+                    batch[j].v = src[j];
                 }
+                a = cpu_now();
                 rc = fj_ts_append(e, batch, per_node, NULL, NULL);
             }
             if (rc != FJ_OK || fj_ts_engine_emit(e, &sink) != FJ_OK) {
@@ -405,47 +425,58 @@ static int run_engine(const dataset *d, uint32_t seal_points, bool by_id, int no
                 return 1;
             }
             fj_ts_engine_committed(e);
+            busy += cpu_now() - a;
             points += per_node;
         }
         if (k == d->n_t - 1)
-            fj_ts_engine_stats(e, &peak);
+            fj_ts_engine_stats(e, &mem);
     }
+    double a = cpu_now();
     fj_ts_engine_flush(e);
     fj_ts_engine_emit(e, &sink);
     fj_ts_engine_committed(e);
-    double t1 = cpu_now();
+    busy += cpu_now() - a;
 
-    /* read back every 13th series and compare */
-    size_t bad = 0;
+    /* read back every 13th series of the dataset's nodes and of the last node */
+    size_t bad = 0, checked = 0;
     fj_ts_points p = {0};
     fj_ts_codec *c = fj_ts_codec_create();
-    for (size_t s = 0; s < d->n_series; s += 13) {
+    for (size_t s = 0; s < n_all; s += (s < d->n_series ? 13 : 1)) {
+        if (s >= d->n_series && s < n_all - per_node)
+            s = n_all - per_node;
+        size_t ds = s % d->n_series;
         uint32_t id;
         fj_ts_series_find(e, &keys[s], &id);
         iter it = {&st, id, 0};
+        checked++;
         if (fj_ts_read(e, c, id, INT64_MIN, INT64_MAX, next_chunk, &it, &p, NULL) != FJ_OK ||
-            p.n != d->n_t || memcmp(p.t, d->t + s * d->n_t, p.n * 8) ||
-            memcmp(p.v, d->v + s * d->n_t, p.n * 8))
+            p.n != d->n_t || memcmp(p.t, d->t + ds * d->n_t, p.n * 8) ||
+            memcmp(p.v, d->v + ds * d->n_t, p.n * 8))
             bad++;
     }
     fj_ts_points_free(&p);
     fj_ts_codec_destroy(c);
     if (!quiet)
         printf("{\"mode\": \"engine%s\", \"points\": %zu, \"series\": %zu, \"seal_points\": %u, "
-           "\"chunks\": %zu, \"avg_chunk_points\": %.1f, \"chunk_bytes\": %zu, "
-           "\"bytes_per_point\": %.4f, \"bytes_per_point_with_rows\": %.4f, "
-           "\"append_seal_cpu_s\": %.3f, \"points_per_cpu_s\": %.0f, "
-           "\"memory_bytes_per_series_before_flush\": %.0f, \"readback_failures\": %zu}\n",
-           by_id ? "_by_id" : "_by_key", points, d->n_series, seal_points, st.chunks,
-           (double)points / (double)st.chunks, st.bytes, (double)st.bytes / (double)points,
-           (double)(st.bytes + 40 * st.chunks) / (double)points, t1 - t0,
-           (double)points / (t1 - t0), (double)peak.buffer_bytes / (double)d->n_series, bad);
+               "\"chunks\": %zu, \"avg_chunk_points\": %.1f, \"chunk_bytes\": %zu, "
+               "\"bytes_per_point\": %.4f, \"bytes_per_point_with_rows\": %.4f, "
+               "\"append_seal_cpu_s\": %.3f, \"points_per_cpu_s\": %.0f, "
+               "\"engine_bytes_per_series_at_end\": %.0f, \"buffered_points_at_end\": %zu, "
+               "\"readback_checked\": %zu, \"readback_failures\": %zu}\n",
+               by_id ? "_by_id" : "_by_key", points, n_all, seal_points, st.chunks,
+               (double)points / (double)st.chunks, st.bytes, (double)st.bytes / (double)points,
+               (double)(st.bytes + 40 * st.chunks) / (double)points, busy,
+               (double)points / busy, (double)mem.buffer_bytes / (double)n_all,
+               mem.buffered_points, checked, bad);
     store_free(&st);
     free(batch);
     free(ids);
     free(bt);
     free(bv);
     free(keys);
+    free(hosts);
+    free(vt);
+    free(tt);
     fj_ts_engine_close(e);
     return bad ? 1 : 0;
 }
@@ -453,13 +484,15 @@ static int run_engine(const dataset *d, uint32_t seal_points, bool by_id, int no
 
 int main(int argc, char **argv)
 {
-    int nodes = 8;
+    int nodes = 8, total_nodes = 0;
     double hours = 6;
     uint32_t seal_points = 720;
     bool random = false, only_codec = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
             nodes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--scale-nodes") && i + 1 < argc)
+            total_nodes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--hours") && i + 1 < argc)
             hours = atof(argv[++i]);
         else if (!strcmp(argv[i], "--seal-points") && i + 1 < argc)
@@ -472,7 +505,7 @@ int main(int argc, char **argv)
             only_codec = true;
         else {
             fprintf(stderr, "usage: %s [--nodes N] [--hours H] [--seal-points P] [--random] "
-                            "[--seed S] [--codec-only]\n", argv[0]);
+                            "[--seed S] [--codec-only] [--scale-nodes N]\n", argv[0]);
             return 2;
         }
     }
@@ -489,9 +522,11 @@ int main(int argc, char **argv)
     } else {
 #ifndef TS_BENCH_CODEC_ONLY
         /* a warm-up run first, so neither measured run pays for the heap's first growth */
-        rc = run_engine(&d, seal_points, true, nodes, true);
-        rc |= run_engine(&d, seal_points, false, nodes, false);
-        rc |= run_engine(&d, seal_points, true, nodes, false);
+        if (total_nodes < nodes)
+            total_nodes = nodes;
+        rc = run_engine(&d, seal_points, true, nodes, nodes, true);
+        rc |= run_engine(&d, seal_points, false, nodes, total_nodes, false);
+        rc |= run_engine(&d, seal_points, true, nodes, total_nodes, false);
 #else
         rc = 2;
 #endif

@@ -261,9 +261,10 @@ static bool same(const point *pts, long n, const fj_json *result, char *why, siz
         for (size_t i = 0; i < pt->n_fields; i++) {
             const fj_json *fj = &fields->v.items[i], *val = fj_json_get(fj, "value");
             const fj_lp_field *f = &pt->fields[i];
-            if (!bytes_eq_json(pt->fkeys[i], fj_json_get(fj, "key")) || !val || val->type != FJ_JSON_OBJECT ||
-                val->len != 1) {
-                snprintf(why, whylen, "point %ld: field %zu key '%.*s'", k, i, (int)pt->fkeys[i].n, pt->fkeys[i].s);
+            if (!bytes_eq_json(pt->fkeys[i], fj_json_get(fj, "key")) || !val ||
+                val->type != FJ_JSON_OBJECT || val->len != 1) {
+                snprintf(why, whylen, "point %ld: field %zu key '%.*s'", k, i,
+                         (int)pt->fkeys[i].n, pt->fkeys[i].s);
                 return false;
             }
             const char *t = val->v.members[0].key;
@@ -346,11 +347,14 @@ Test(lp_corpus, every_decode_case)
             fprintf(stderr, "lp corpus: exception %s: %s\n", key, reason);
         } else {
             fail++;
-            fprintf(stderr, "lp corpus: FAIL %s: %s\n    input: '%.*s'\n", key, why, (int)(tlen > 200 ? 200 : tlen), t);
+            fprintf(stderr, "lp corpus: FAIL %s: %s\n    input: '%.*s'\n", key, why,
+                    (int)(tlen > 200 ? 200 : tlen), t);
         }
         fj_arena_destroy(ca);
     }
-    fprintf(stderr, "lp corpus: %zu/%zu decode cases pass (%zu expect an error), %zu intentional exception(s), %zu failure(s)\n",
+    fprintf(stderr,
+            "lp corpus: %zu/%zu decode cases pass (%zu expect an error), "
+            "%zu intentional exception(s), %zu failure(s)\n",
             pass, dec->len, want_err, excepted, fail);
     cr_expect_eq(dec->len, 6615, "corpus changed size");
     cr_expect_eq(fail, 0, "%zu corpus case(s) fail", fail);
