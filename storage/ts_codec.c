@@ -335,6 +335,20 @@ static void for_sizes(const uint64_t *bstat, size_t m, size_t size[NB_SIZES])
  * index. Heads (the first `order` values) are svarints: x0, then x1 - x0. */
 static uint8_t *put_ints(fj_ts_codec *c, uint8_t *p, const uint64_t *x, size_t n)
 {
+    /* constant (a regular interval, an idle metric): no search needed */
+    size_t same = 1;
+    while (same < n && x[same] == x[0])
+        same++;
+    if (same == n) {
+        if (x[0] == 0) {
+            *p++ = HDR_SPARSE; /* order 0, no nonzero value */
+        } else {
+            *p++ = 1 | HDR_SPARSE; /* order 1: x0, then zero deltas */
+            p = put_uv(p, zz(x[0]));
+        }
+        *p++ = 0;
+        return p;
+    }
     unsigned best_order = 0, best_s = 0;
     size_t best = SIZE_MAX;
     for (unsigned order = 0; order <= 2; order++) {

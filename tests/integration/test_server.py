@@ -150,6 +150,57 @@ def test_dev_mode_and_drain():
     check(r.returncode != 0 and "loopback" in r.stderr, "dev mode refused off loopback: %s" % r.stderr.strip())
 
 
+def test_every_2xx_is_committed_across_sigterm():
+    """Uploads race a SIGTERM: every envelope answered 200 is in the database afterwards."""
+    f = Fjord("--dev-mode").start()
+    answered = {}
+    lock = threading.Lock()
+    try:
+        env = json.loads(open(SAMPLE).read())
+
+        def sender(k):
+            for i in range(400):
+                env_k = json.loads(json.dumps(env))
+                node = "race-%d-%d" % (k, i)
+                env_k["data"]["attributes"]["node"] = node
+                try:
+                    st = f.post("/api/v1/insert/sample", json.dumps(env_k), timeout=10).status
+                except Exception:
+                    st = None  # connection refused or reset after the listener closed
+                with lock:
+                    answered[node] = st
+                if st is None:
+                    return
+
+        threads = [threading.Thread(target=sender, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        import time
+        time.sleep(1.0)
+        rc = f.stop()
+        for t in threads:
+            t.join()
+        check(rc == 0, "SIGTERM under load exits 0 (got %d)" % rc)
+        ok = {n for n, st in answered.items() if st == 200}
+        stored = {r[0] for r in f.query("SELECT n.name FROM samples s JOIN nodes n ON n.id = s.node_id")}
+        check(len(ok) > 0, "some uploads were acknowledged before the stop: %d" % len(ok))
+        check(ok <= stored, "acknowledged but not stored: %s" % sorted(ok - stored)[:5])
+        other = {st for st in answered.values() if st != 200}
+        check(other <= {None, 503}, "other answers are 503 or a closed connection: %s" % other)
+    finally:
+        f.cleanup()
+
+
+def test_queue_full_is_503():
+    f = Fjord("--dev-mode", "--queue-max", "0").start()
+    try:
+        r = f.post("/api/v1/insert/sample", open(SAMPLE).read())
+        check(r.status == 503 and r.headers.get("Retry-After"), "full write queue: 503 with Retry-After, got %d" % r.status)
+        check(f.stop() == 0, "SIGTERM exits 0")
+    finally:
+        f.cleanup()
+
+
 def test_schema():
     f = Fjord()
     try:
@@ -177,5 +228,7 @@ if __name__ == "__main__":
     test_bad_inputs()
     test_limits_and_bulk()
     test_dev_mode_and_drain()
+    test_every_2xx_is_committed_across_sigterm()
+    test_queue_full_is_503()
     test_schema()
     finish()
