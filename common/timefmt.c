@@ -101,11 +101,16 @@ void fj_time_format(fj_time t, char out[21])
     int64_t y = (int64_t)yoe + era * 400;
     const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     const unsigned mp = (5 * doy + 2) / 153;
-    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+    unsigned d = doy - (153 * mp + 2) / 5 + 1;
+    unsigned m = mp < 10 ? mp + 3 : mp - 9;
     y += m <= 2;
-    snprintf(out, 21, "%04d-%02u-%02uT%02d:%02d:%02dZ", (int)y, m, d, (int)(rem / 3600),
-             (int)(rem / 60 % 60), (int)(rem % 60));
+    /* RFC 3339 has four-digit years; times outside 0000-9999 are clamped to its range. */
+    if (y < 0)
+        y = 0, m = 1, d = 1, rem = 0;
+    if (y > 9999)
+        y = 9999, m = 12, d = 31, rem = 86399;
+    unsigned hh = (unsigned)(rem / 3600) % 24u, mm = (unsigned)(rem / 60 % 60) % 60u, ss = (unsigned)(rem % 60) % 60u;
+    snprintf(out, 21, "%04u-%02u-%02uT%02u:%02u:%02uZ", (unsigned)y % 10000u, m % 13u, d % 32u, hh, mm, ss);
 }
 
 fj_time fj_time_now(void)
