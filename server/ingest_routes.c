@@ -1,6 +1,8 @@
 /* ingest_routes.c — from request body to committed batch, and the answers producers expect. */
 #include "ingest_routes.h"
 
+#include "aicr.h"
+#include "measure_routes.h"
 #include "sonar.h"
 
 #include <stdio.h>
@@ -276,12 +278,16 @@ void fj_route_ingest_any(fj_http_req *r)
     size_t len;
     const char *body = fj_http_body(r, &len);
     const char *ctype = fj_http_header(r, "Content-Type");
+    if (fj_aicr_content_type_is_yaml(ctype) || fj_aicr_json_is_snapshot(body, len)) {
+        fj_route_measurements_ingest(r); /* an aicr snapshot (YAML, or JSON with "kind":"Snapshot") */
+        return;
+    }
     if (looks_like_json(body, len, ctype)) {
         ingest_sonar(r, -1, false, true);
         return;
     }
     fj_err err = {0};
     fj_err_set(&err, FJ_EUNSUPPORTED, "Content-Type",
-               "unrecognised body (Content-Type '%s'): send Sonar JSON envelopes", ctype ? ctype : "");
+               "unrecognised body (Content-Type '%s'): send Sonar JSON envelopes or an aicr snapshot", ctype ? ctype : "");
     fj_http_reply_error(r, FJ_EUNSUPPORTED, &err);
 }

@@ -6,6 +6,7 @@
 
 #include "alloc.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -378,8 +379,21 @@ static void sq_close(fj_store *s)
     fj_free(s);
 }
 
+/* Process-wide SQLite settings, applied once before the library initialises. Debian's SQLite is
+ * built without lookaside, so every small allocation of a statement goes to malloc, and with
+ * memory statistics on (the default) each one takes a global mutex: turning the statistics off
+ * removes those locks from the write path (fjord never reads sqlite3_memory_used). When SQLite was
+ * already initialised (by another user in the process) sqlite3_config refuses and nothing changes. */
+static pthread_once_t sq_global_once = PTHREAD_ONCE_INIT;
+
+static void sq_global_init(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err)
 {
+    pthread_once(&sq_global_once, sq_global_init);
     static const fj_store_opts defaults = {0};
     if (!opts)
         opts = &defaults;
@@ -593,4 +607,5 @@ const fj_store_ops fj_store_sqlite_ops = {
     .token_revoke = sq_token_revoke,
     .query_jobs = fj_sq_query_jobs,
     .query_nodes = fj_sq_query_nodes,
+    .measurement_latest = fj_sq_measurement_latest,
 };

@@ -179,5 +179,11 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
                       fj_err *err);
 fj_status fj_sq_query_jobs(fj_store *s, const fj_job_query *q, fj_buf *out, fj_err *err);
 fj_status fj_sq_query_nodes(fj_store *s, const char *cluster, fj_buf *out, fj_err *err);
+/* aicr snapshots (sqlite_measure.c): one envelope's write inside the write transaction, and the
+ * measurement_latest op. */
+fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cluster_id, int64_t node_id,
+                                   fj_write_count *cnt, fj_err *err);
+fj_status fj_sq_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
+                                   fj_err *err);
 
 #endif

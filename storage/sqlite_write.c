@@ -1140,6 +1140,8 @@ static fj_status write_env(wctx *w)
     w->node_id = 0;
     if (e->node)
         TRY(fj_sq_node_id(w->s, w->cluster_id, e->node, &w->node_id, w->err));
+    if (e->kind == FJ_KIND_MEASUREMENTS) /* aicr snapshot: sqlite_measure.c writes it and its meta */
+        return fj_sq_write_measurements(w->s, e, w->cluster_id, w->node_id, w->cnt, w->err);
     TRY(write_meta(w));
     TRY(write_errors(w));
     TRY(write_notes(w));

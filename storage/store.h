@@ -16,6 +16,7 @@
 #include "records.h"
 
 #include "buf.h"
+#include "store_query.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,6 +85,45 @@ typedef struct fj_store_ops {
     /* Queries append one JSON document to out: {"jobs":[...]} and {"nodes":[...]}. */
     fj_status (*query_jobs)(fj_store *s, const fj_job_query *q, fj_buf *out, fj_err *err);
     fj_status (*query_nodes)(fj_store *s, const char *cluster, fj_buf *out, fj_err *err);
+
+    /* --- The query API (store_query.h): rows into a sink; FJ_EINVAL with err->path naming the
+     * query field for a query the backend cannot answer; FJ_ENOTFOUND for an unknown cluster,
+     * node or job where one is named. Each reads the fields listed. */
+    /* fj_qt_clusters; cluster_match (when set) picks the clusters shown. */
+    fj_status (*q_clusters)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_nodes: cluster, host_match. */
+    fj_status (*q_nodes)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_sysinfo, oldest first: cluster, node, from, to. */
+    fj_status (*q_sysinfo)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* The latest topology of a node (cluster, node, to, svg) decoded into out; *when its time. */
+    fj_status (*q_topology)(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
+    /* fj_qt_jobs: cluster, from, to, host_match, users, commands, states, partitions, accounts,
+     * jobs, running, gpu, min_runtime_s, min/max, sort, desc, after, limit; sets next. */
+    fj_status (*q_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_jobs (one row), then fj_qt_job_hosts: cluster, id. */
+    fj_status (*q_job)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_profile: cluster, id, from, to, host_match, bucket_s, by_host. */
+    fj_status (*q_profile)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_node_load: cluster, host_match, from, to, bucket_s. */
+    fj_status (*q_node_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_cluster_load: cluster, host_match, from, to, bucket_s. */
+    fj_status (*q_cluster_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_slurm_jobs: cluster, from, to, users, states, partitions, accounts, jobs, array_jobs,
+     * het_jobs, running, steps, host_match, after, limit; sets next. */
+    fj_status (*q_slurm_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_partitions: cluster, to (the latest cluster envelope at or before it). */
+    fj_status (*q_partitions)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_node_states: cluster, host_match, to. */
+    fj_status (*q_node_states)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_uptime: cluster, host_match, from, to (0: now), interval_s. */
+    fj_status (*q_uptime)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_errors, oldest first: cluster, host_match, from, to, sources, after, limit; sets next. */
+    fj_status (*q_errors)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+
+    /* The latest aicr snapshot of a node: its normalised JSON appended to out and its time in
+     * *time. FJ_ENOTFOUND when the node has none. (Written by write, kind FJ_KIND_MEASUREMENTS.) */
+    fj_status (*measurement_latest)(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
+                                    fj_err *err);
 } fj_store_ops;
 
 #define FJ_STORE_OPS_VERSION 1

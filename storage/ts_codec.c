@@ -103,6 +103,51 @@ static inline uint8_t *put_uv(uint8_t *p, uint64_t x)
     return p;
 }
 
+/* Times in nanoseconds are mostly round decimals (whole seconds, a 60 s interval), which a plain
+ * varint spends 6-9 bytes on. A "decimal varint" stores mag as one varint of
+ * (mag / 10^e) << 6 | sign << 5 | e, e being its count of trailing decimal zeros, or when that
+ * quotient does not fit, the varint of 31 | sign << 5 followed by the varint of mag. */
+#define DV_ESC 31
+
+static const uint64_t p10u[20] = {UINT64_C(1),
+                                  UINT64_C(10),
+                                  UINT64_C(100),
+                                  UINT64_C(1000),
+                                  UINT64_C(10000),
+                                  UINT64_C(100000),
+                                  UINT64_C(1000000),
+                                  UINT64_C(10000000),
+                                  UINT64_C(100000000),
+                                  UINT64_C(1000000000),
+                                  UINT64_C(10000000000),
+                                  UINT64_C(100000000000),
+                                  UINT64_C(1000000000000),
+                                  UINT64_C(10000000000000),
+                                  UINT64_C(100000000000000),
+                                  UINT64_C(1000000000000000),
+                                  UINT64_C(10000000000000000),
+                                  UINT64_C(100000000000000000),
+                                  UINT64_C(1000000000000000000),
+                                  UINT64_C(10000000000000000000)};
+
+static uint8_t *put_dv(uint8_t *p, uint64_t mag, unsigned sign)
+{
+    uint64_t q = mag;
+    unsigned e = 0;
+    while (q && q % 10 == 0) {
+        q /= 10;
+        e++;
+    }
+    if (q >> 58)
+        return put_uv(put_uv(p, DV_ESC | sign << 5), mag);
+    return put_uv(p, q << 6 | sign << 5 | e);
+}
+
+static uint8_t *put_sdv(uint8_t *p, int64_t x)
+{
+    return x < 0 ? put_dv(p, 0 - (uint64_t)x, 1) : put_dv(p, (uint64_t)x, 0);
+}
+
 static inline void st64(uint8_t *p, uint64_t x)
 {
     for (int i = 0; i < 8; i++)
@@ -151,6 +196,45 @@ static inline uint8_t get_u8(rd *r)
         return 0;
     }
     return *r->p++;
+}
+
+/* A decimal varint (see put_dv); *sign gets its sign bit. */
+static uint64_t get_dv(rd *r, unsigned *sign)
+{
+    uint64_t v = get_uv(r);
+    unsigned e = (unsigned)(v & 31);
+    *sign = (unsigned)(v >> 5) & 1;
+    if (e == DV_ESC) {
+        if (v >> 6)
+            r->bad = true;
+        return get_uv(r);
+    }
+    uint64_t q = v >> 6;
+    if (e > 19 || q > UINT64_MAX / p10u[e]) {
+        r->bad = true;
+        return 0;
+    }
+    return q * p10u[e];
+}
+
+static uint64_t get_udv(rd *r)
+{
+    unsigned sign;
+    uint64_t m = get_dv(r, &sign);
+    if (sign)
+        r->bad = true;
+    return m;
+}
+
+static int64_t get_sdv(rd *r)
+{
+    unsigned sign;
+    uint64_t m = get_dv(r, &sign);
+    if (m > (sign ? UINT64_C(1) << 63 : (uint64_t)INT64_MAX)) {
+        r->bad = true;
+        return 0;
+    }
+    return sign ? (int64_t)(0 - m) : (int64_t)m;
 }
 
 /* LSB-first bit writer; the destination is sized beforehand. */
@@ -753,12 +837,12 @@ static fj_status encode(fj_ts_codec *c, const int64_t *t, const double *v, size_
         return FJ_ENOMEM;
 
     /* header */
-    uint8_t hdr[32], *h = hdr;
+    uint8_t hdr[32], *h = hdr; /* at most 1 + 3 + 11 + 11 bytes */
     *h++ = FORMAT_VERSION;
     h = put_uv(h, n);
     if (n > 0) {
-        h = put_uv(h, zz((uint64_t)t[0]));
-        h = put_uv(h, (uint64_t)t[n - 1] - (uint64_t)t[0]);
+        h = put_sdv(h, t[0]);
+        h = put_dv(h, (uint64_t)t[n - 1] - (uint64_t)t[0], 0);
     }
     size_t hlen = (size_t)(h - hdr);
 
@@ -774,7 +858,7 @@ static fj_status encode(fj_ts_codec *c, const int64_t *t, const double *v, size_
         uint64_t step = ((uint64_t)t[n - 1] - (uint64_t)t[0]) / g / (n - 1);
         for (size_t i = 1; i < n; i++)
             c->u[i - 1] = ((uint64_t)t[i] - (uint64_t)t[0]) / g - (uint64_t)i * step;
-        p = put_uv(p, g);
+        p = put_dv(p, g, 0);
         p = put_uv(p, step);
         /* c->u is reused by put_decimal below, so the stream is written now */
         p = put_ints(c, p, c->u, n - 1);
@@ -841,8 +925,8 @@ static fj_status read_header(rd *r, fj_ts_chunk_hdr *h, uint8_t *flags)
     uint64_t n = get_uv(r);
     h->t_first = h->t_last = 0;
     if (n > 0) {
-        h->t_first = (int64_t)unzz(get_uv(r));
-        uint64_t span = get_uv(r);
+        h->t_first = get_sdv(r);
+        uint64_t span = get_udv(r);
         h->t_last = (int64_t)((uint64_t)h->t_first + span);
         if (h->t_last < h->t_first || (n == 1 && span != 0) || (n > 1 && span < n - 1))
             r->bad = true;
@@ -893,7 +977,7 @@ static fj_status decode(fj_ts_codec *c, const void *blob, size_t len, int64_t *t
     }
     t[0] = h.t_first;
     if (n >= 2) {
-        uint64_t g = get_uv(&r), step = get_uv(&r);
+        uint64_t g = get_udv(&r), step = get_uv(&r);
         if (g == 0)
             r.bad = true;
         get_ints(&r, c->u, n - 1);

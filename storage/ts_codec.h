@@ -8,11 +8,16 @@
  * a chunk with many of them uses Gorilla XOR instead. zstd is applied over the body only where it
  * makes the blob smaller. decode(encode(x)) is bit-exact for every double, NaN payloads included.
  *
- * Blob layout (version 1; integers are LEB128 varints, signed ones zigzagged):
+ * Blob layout (version 1; integers are LEB128 varints, times "decimal varints" that spend few
+ * bytes on round nanosecond values):
  *   u8 flags (low nibble version = 1, 0x10 = body is zstd), varint n,
- *   if n > 0: svarint t_first, varint (t_last - t_first) as uint64,
+ *   if n > 0: t_first, (t_last - t_first) as uint64,
  *   body (or varint raw length + zstd frame of the body). The header can be read without the body
  *   (fj_ts_chunk_header), so a backend can store or check n, t_first, t_last cheaply.
+ *   Body: times as offsets from the grid t_first + i * step in units of the gcd of the intervals,
+ *   then values (decimal mantissas with exceptions, or XOR); integer sequences are stored as
+ *   frame-of-reference bit-packed blocks or as a sparse list, whichever is smaller. ts_codec.c
+ *   has the details; a new layout gets a new version number, and decoders keep reading old ones.
  *
  * Thread-safety: the functions are reentrant; an fj_ts_codec (scratch memory and zstd contexts)
  * belongs to one thread at a time. */

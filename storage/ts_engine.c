@@ -11,6 +11,7 @@
 #include "buf.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -611,6 +612,15 @@ static fj_status seal(fj_ts_engine *e, uint32_t id)
 
 /* ---- appends ---------------------------------------------------------------------------- */
 
+/* Lets waiting readers in during a long write: without the yield the writer would usually take
+ * the lock back before a woken reader runs. */
+static void relock(fj_ts_engine *e)
+{
+    pthread_rwlock_unlock(&e->lock);
+    sched_yield();
+    pthread_rwlock_wrlock(&e->lock);
+}
+
 static inline bool aged(const fj_ts_engine *e, const series *s)
 {
     return e->o.seal_age_ns > 0 && (uint64_t)e->t_newest - (uint64_t)s->t_open >= (uint64_t)e->o.seal_age_ns;
@@ -687,8 +697,7 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, size_t
     pthread_rwlock_wrlock(&e->lock);
     for (; i < n; i++) {
         if (i && i % LOCK_SLICE == 0) {
-            pthread_rwlock_unlock(&e->lock);
-            pthread_rwlock_wrlock(&e->lock);
+            relock(e);
         }
         uint32_t id;
         st = get_locked(e, &pts[i].key, true, prev ? e->s[prev].next : 0, &id);
@@ -719,8 +728,7 @@ fj_status fj_ts_append_ids(fj_ts_engine *e, const uint32_t *ids, const int64_t *
     pthread_rwlock_wrlock(&e->lock);
     for (; i < n; i++) {
         if (i && i % LOCK_SLICE == 0) {
-            pthread_rwlock_unlock(&e->lock);
-            pthread_rwlock_wrlock(&e->lock);
+            relock(e);
         }
         uint32_t id = ids[i];
         if (id == 0 || id >= e->s_cap || !e->s[id].key_len) {
@@ -744,8 +752,7 @@ fj_status fj_ts_engine_flush(fj_ts_engine *e)
     pthread_rwlock_wrlock(&e->lock);
     for (uint32_t i = 1; i < e->next_id && i < e->s_cap; i++) {
         if (i % LOCK_SLICE == 0) {
-            pthread_rwlock_unlock(&e->lock);
-            pthread_rwlock_wrlock(&e->lock);
+            relock(e);
         }
         if (e->s[i].n) {
             fj_status r = seal(e, i);

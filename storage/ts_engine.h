@@ -33,8 +33,9 @@
  * called from it (or under the caller's own mutual exclusion). Functions marked "any thread" may
  * run concurrently with the writer and with each other: they take a shared lock only to look up a
  * series or copy its buffer and unsealed chunks (microseconds). The writer takes the exclusive lock
- * per append call, releasing it every 4096 points, and for seals and commits; the lock prefers
- * the writer, so readers cannot starve ingest. */
+ * per append call (letting readers in every 4096 points), for flush and for commits; seals run
+ * inside the append that triggers them (tens of microseconds each). The lock prefers the writer,
+ * so readers cannot starve ingest. */
 #ifndef FJ_TS_ENGINE_H
 #define FJ_TS_ENGINE_H
 

@@ -2,19 +2,25 @@
  * ClusterCockpit-like data (a benchmark tool, not a test).
  *
  * The data has the shape of /work/shared/data/lineproto/cc-synthetic-fritz-2nodes-1interval.lp:
- * per node 9 node metrics, 3 socket metrics x 2 sockets, 7 hwthread metrics x 144 hwthreads
+ * per node 9 node metrics, 3 socket metrics x 2 sockets, 7 hwthread metrics x 72 hwthreads
  * (519 series), one point per series every 60 s, timestamps in whole seconds (2% of node intervals
  * 1 s late). Values follow a job model: each node alternates idle periods and jobs (exponential
  * durations, mean 2 h); a job has its own level per metric (compute- or memory-bound, all or half
- * of the hwthreads busy) and each point is that level plus noise, rounded to the 2-3 decimals
+ * of the hwthreads busy) and each point is that level plus noise, rounded to the 1-3 decimals
  * collectors send. --random instead draws every value independently and uniformly like the
  * synthetic file (the worst case for any codec: no structure to find).
  *
- *   ts_codec_bench [--nodes N] [--hours H] [--seal-points P] [--random] [--seed S] [--codec-only]
+ *   ts_codec_bench [--nodes N] [--hours H] [--seal-points P] [--random] [--seed S]
+ *                  [--codec-only] [--scale-nodes M]
  *
- * Prints one JSON object: points, series, chunks, chunk_bytes, bytes_per_point (blobs only),
- * bytes_per_point_with_rows (plus an estimated 40 bytes of row and index per chunk in SQLite),
- * append_seal_cpu_s, points_per_cpu_s, and the same for id-based appends. */
+ * Default: the engine ingests the data interval by interval, one 519-point append per node (as
+ * one request would), emitting and committing after each, then flushes; every 13th series is read
+ * back and compared bit for bit. It runs twice, appending by key and by id (keys resolved first).
+ * --scale-nodes M replays the N nodes' data under M host names (M x 519 series) to see the
+ * engine with a large catalog. --codec-only encodes every series in chunks of P points with no
+ * engine. Prints one JSON object per run: points, chunks, bytes_per_point (blobs only),
+ * bytes_per_point_with_rows (plus an estimated 40 bytes of table row and index per chunk),
+ * points_per_cpu_s (CPU time of engine calls only), and the read-back result. */
 #define _GNU_SOURCE
 #include "alloc.h"
 #include "buf.h"
@@ -92,14 +98,14 @@ static const metric_def metrics[] = {
     {"vectorization_ratio", S_HWTHREAD, 2},
 };
 #define N_METRICS (sizeof metrics / sizeof metrics[0])
-#define N_HWT 144
+#define N_HWT 72
 #define N_SOCK 2
 
 typedef struct node_state {
     bool busy;
     double until;        /* seconds since start when the current period ends */
     bool membound;
-    int busy_threads;    /* 72 or 144 */
+    int busy_threads;    /* 36 or 72 */
     double flops_lvl, dp_frac, ipc_lvl, vec_lvl, clock_lvl, mem_lvl, ib_lvl, bw_lvl, pw_lvl;
     double load;         /* smoothed */
     double thread_scale[N_HWT];
@@ -110,7 +116,7 @@ static void new_period(node_state *s, double now)
     s->busy = unif() < 0.7;
     s->until = now + expo(s->busy ? 7200 : 2400);
     s->membound = unif() < 0.4;
-    s->busy_threads = unif() < 0.6 ? 72 : 144;
+    s->busy_threads = unif() < 0.6 ? 36 : 72;
     s->flops_lvl = s->membound ? 0.3 + unif() * 1.5 : 2 + unif() * 18;
     s->dp_frac = unif();
     s->ipc_lvl = s->membound ? 0.4 + unif() * 0.6 : 1.0 + unif() * 1.6;

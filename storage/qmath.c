@@ -1,0 +1,116 @@
+/* qmath.c — bucket grids, CPU utilisation from cumulative counters, accumulators, varints. */
+#include "qmath.h"
+
+#include <limits.h>
+
+int64_t fj_qm_default_bucket(fj_time from, fj_time to)
+{
+    int64_t span = to > from ? to - from : 0;
+    int64_t b = span / 120 + (span % 120 != 0);
+    return b < 60 ? 60 : b;
+}
+
+/* floor(a / b) for b > 0. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+fj_status fj_qm_grid_make(fj_time from, fj_time to, int64_t step, size_t max_buckets, fj_qm_grid *g)
+{
+    if (step <= 0 || from > to)
+        return FJ_EINVAL;
+    int64_t first = floor_div(from, step), last = floor_div(to, step);
+    uint64_t n = (uint64_t)(last - first) + 1;
+    if (n > max_buckets)
+        return FJ_ETOOBIG;
+    g->from = first * step;
+    g->step = step;
+    g->n = (size_t)n;
+    return FJ_OK;
+}
+
+long fj_qm_bucket(const fj_qm_grid *g, fj_time t)
+{
+    if (t < g->from)
+        return -1;
+    int64_t i = (t - g->from) / g->step;
+    return (uint64_t)i < g->n ? (long)i : -1;
+}
+
+size_t fj_qm_varints(const unsigned char *p, size_t len, uint64_t *out, size_t max)
+{
+    size_t n = 0, i = 0;
+    while (i < len) {
+        uint64_t v = 0;
+        unsigned shift = 0;
+        for (;;) {
+            if (i >= len || shift > 63)
+                return (size_t)-1;
+            unsigned char b = p[i++];
+            if (shift == 63 && (b & 0x7e))
+                return (size_t)-1; /* more than 64 bits */
+            v |= (uint64_t)(b & 0x7f) << shift;
+            if (!(b & 0x80))
+                break;
+            shift += 7;
+        }
+        if (n >= max)
+            return (size_t)-1;
+        out[n++] = v;
+    }
+    return n;
+}
+
+bool fj_qm_cpu_interval(fj_time t0, fj_time boot0, const uint64_t *c0, size_t n0, fj_time t1, fj_time boot1,
+                        const uint64_t *c1, size_t n1, fj_qm_cpu *out)
+{
+    if (t1 <= t0)
+        return false;
+    if (boot0 && boot1 && boot0 != boot1)
+        return false;
+    size_t n = n0 < n1 ? n0 : n1;
+    if (n == 0)
+        return false;
+    double busy = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c1[i] > c0[i])
+            busy += (double)(c1[i] - c0[i]);
+    out->busy_s = busy;
+    out->seconds = (double)(t1 - t0);
+    out->cores = n;
+    return true;
+}
+
+double fj_qm_cpu_cores(const fj_qm_cpu *c)
+{
+    return c->seconds > 0 ? c->busy_s / c->seconds : 0;
+}
+
+double fj_qm_cpu_util(const fj_qm_cpu *c)
+{
+    return c->cores ? fj_qm_cpu_cores(c) / (double)c->cores * 100.0 : 0;
+}
+
+void fj_qm_addw(fj_qm_acc *a, double v, double weight)
+{
+    if (a->n == 0 || v > a->max)
+        a->max = v;
+    a->sum += v * weight;
+    a->w += weight;
+    a->n++;
+}
+
+void fj_qm_add(fj_qm_acc *a, double v)
+{
+    fj_qm_addw(a, v, 1.0);
+}
+
+bool fj_qm_avg(const fj_qm_acc *a, double *out)
+{
+    if (a->n == 0 || a->w <= 0)
+        return false;
+    *out = a->sum / a->w;
+    return true;
+}
