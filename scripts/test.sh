@@ -30,7 +30,7 @@ status=0
 echo "== fuzz harnesses (clang, libFuzzer): replay every seed corpus"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DFJ_FUZZ=ON -DFJ_PUSHER=OFF >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzzers
-(cd build-fuzz && ctest --output-on-failure -j1 -R '_corpus$') || status=$?
+(cd build-fuzz && ctest --output-on-failure -j1 -R '^fuzz_.*_corpus$') || status=$?
 
 if compgen -G "$logs/*" >/dev/null; then
   echo "sanitizer reports:"
