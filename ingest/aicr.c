@@ -63,6 +63,18 @@ __attribute__((format(printf, 3, 4))) static fj_status fail(dec *d, const gnode 
     return fj_err_set(d->err, FJ_EINVAL, d->plen ? d->path : "body", "%s", msg);
 }
 
+/* Fails where the YAML parser stands: the path is "line L, column C", as for syntax errors. */
+__attribute__((format(printf, 3, 4))) static fj_status yfail(dec *d, const gnode *at, const char *fmt, ...)
+{
+    char msg[sizeof d->err->message], where[48];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(where, sizeof where, "line %u, column %u", at->line, at->col);
+    return fj_err_set(d->err, FJ_EINVAL, where, "%s", msg);
+}
+
 static bool plain_key(const char *k)
 {
     if (!*k)
@@ -320,7 +332,8 @@ static bool go_int(const char *s, bool *neg, uint64_t *mag)
 /* Resolves a plain YAML scalar as aicr's yaml.v3 does when decoding into `any`: null, booleans
  * (true/false in three casings; yes/no/on/off stay strings), integers (Go base-0 syntax,
  * underscores dropped; past int64 an unsigned, past that a float), floats, else a string.
- * FJ_EINVAL for .inf/.nan and overflowing floats, which JSON cannot hold. */
+ * .inf, .nan and overflowing floats become non-finite REALs, which set_reading refuses (JSON cannot
+ * hold them) and context keeps as written. */
 static fj_status resolve_plain(dec *d, gnode *n)
 {
     const char *s = n->text;
@@ -332,8 +345,11 @@ static fj_status resolve_plain(dec *d, gnode *n)
         n->type = one_of(s, true_words) ? FJ_JSON_TRUE : FJ_JSON_FALSE;
         return FJ_OK;
     }
-    if (one_of(s, inf_nan))
-        return fail(d, n, "%s is not a finite number", s);
+    if (one_of(s, inf_nan)) { /* refused where a reading is read, so the error names the field */
+        n->type = FJ_JSON_REAL;
+        n->d = strpbrk(s, "aA") ? NAN : s[0] == '-' ? -INFINITY : INFINITY;
+        return FJ_OK;
+    }
     n->type = FJ_JSON_STRING;
     if (!strchr("0123456789+-.", s[0]))
         return FJ_OK;
@@ -358,9 +374,7 @@ static fj_status resolve_plain(dec *d, gnode *n)
         return FJ_OK;
     }
     if (float_syntax(plain)) {
-        n->d = strtod(plain, NULL);
-        if (!isfinite(n->d))
-            return fail(d, n, "number %s is out of range", s);
+        n->d = strtod(plain, NULL); /* may overflow to infinity: refused as a reading */
         n->type = FJ_JSON_REAL;
     }
     return FJ_OK;
@@ -380,7 +394,7 @@ static fj_status yaml_scalar(dec *d, gnode *n, const yaml_event_t *ev)
     const char *v = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
     if (memchr(v, 0, len))
-        return fail(d, n, "NUL character in a scalar");
+        return yfail(d, n, "NUL character in a scalar");
     n->text = fj_arena_strndup(d->a, v, len);
     if (!n->text)
         return nomem(d);
@@ -393,7 +407,7 @@ static fj_status yaml_scalar(dec *d, gnode *n, const yaml_event_t *ev)
         if (strncmp(tag, YAML_TAG_PREFIX, pl) != 0 ||
             !(strcmp(tag + pl, "int") == 0 || strcmp(tag + pl, "float") == 0 || strcmp(tag + pl, "bool") == 0 ||
               strcmp(tag + pl, "null") == 0))
-            return fail(d, n, "unsupported YAML tag %.60s", tag);
+            return yfail(d, n, "unsupported YAML tag %.60s", tag);
         fj_status st = resolve_plain(d, n);
         if (st != FJ_OK)
             return st;
@@ -404,7 +418,7 @@ static fj_status yaml_scalar(dec *d, gnode *n, const yaml_event_t *ev)
                   (strcmp(want, "bool") == 0 && (n->type == FJ_JSON_TRUE || n->type == FJ_JSON_FALSE)) ||
                   (strcmp(want, "null") == 0 && n->type == FJ_JSON_NULL);
         if (!ok)
-            return fail(d, n, "\"%.40s\" is not a valid !!%s", n->text, want);
+            return yfail(d, n, "\"%.40s\" is not a valid !!%s", n->text, want);
         if (strcmp(want, "float") == 0 && n->type != FJ_JSON_REAL) {
             n->d = n->type == FJ_JSON_INT ? (double)n->i : (double)n->u;
             n->type = FJ_JSON_REAL;
@@ -453,10 +467,10 @@ static fj_status yaml_tree(dec *d, const char *body, size_t len, gnode **out)
             break;
         case YAML_DOCUMENT_START_EVENT:
             if (++docs > 1)
-                st = fail(d, &pos, "a second YAML document: send one snapshot per request");
+                st = yfail(d, &pos, "a second YAML document: send one snapshot per request");
             break;
         case YAML_ALIAS_EVENT:
-            st = fail(d, &pos, "YAML aliases (*%.40s) are not supported", (const char *)ev.data.alias.anchor);
+            st = yfail(d, &pos, "YAML aliases (*%.40s) are not supported", (const char *)ev.data.alias.anchor);
             break;
         case YAML_SCALAR_EVENT:
         case YAML_SEQUENCE_START_EVENT:
@@ -465,12 +479,12 @@ static fj_status yaml_tree(dec *d, const char *body, size_t len, gnode **out)
             if (top && top->node->type == FJ_JSON_OBJECT && !top->key) {
                 /* a mapping key */
                 if (ev.type != YAML_SCALAR_EVENT) {
-                    st = fail(d, &pos, "mapping keys must be scalars");
+                    st = yfail(d, &pos, "mapping keys must be scalars");
                     break;
                 }
                 const char *k = (const char *)ev.data.scalar.value;
                 if (memchr(k, 0, ev.data.scalar.length)) {
-                    st = fail(d, &pos, "NUL character in a mapping key");
+                    st = yfail(d, &pos, "NUL character in a mapping key");
                     break;
                 }
                 if (!(top->key = fj_arena_strndup(d->a, k, ev.data.scalar.length)))
@@ -494,7 +508,7 @@ static fj_status yaml_tree(dec *d, const char *body, size_t len, gnode **out)
                 break;
             }
             if (depth == MAX_DEPTH) {
-                st = fail(d, &pos, "nested more than %d levels deep", MAX_DEPTH);
+                st = yfail(d, &pos, "nested more than %d levels deep", MAX_DEPTH);
                 break;
             }
             n->type = ev.type == YAML_MAPPING_START_EVENT ? FJ_JSON_OBJECT : FJ_JSON_ARRAY;
@@ -644,7 +658,8 @@ static size_t find_dup(fj_arena *a, const char *const *names, size_t n, size_t s
 static fj_status want_object(dec *d, const gnode *n, const char *what)
 {
     if (n->type != FJ_JSON_OBJECT)
-        return fail(d, n, "%s must be a mapping, not %s %s", what, n->type == FJ_JSON_ARRAY ? "an" : "a", type_word(n));
+        return fail(d, n, "%s must be a mapping, not %s %s", what, strchr("aeiou", type_word(n)[0]) ? "an" : "a",
+                    type_word(n));
     size_t k = find_dup(d->a, n->keys, n->len, sizeof *n->keys);
     if (k < n->len) {
         size_t old = push_key(d, n->keys[k]);
@@ -703,7 +718,12 @@ static fj_status set_reading(dec *d, const gnode *n, fj_aicr_reading *r)
     case FJ_JSON_STRING: r->type = FJ_AICR_STRING; r->v.s = n->text; return FJ_OK;
     case FJ_JSON_INT: r->type = FJ_AICR_INT; r->v.i = n->i; return FJ_OK;
     case FJ_JSON_UINT: r->type = FJ_AICR_UINT; r->v.u = n->u; return FJ_OK;
-    case FJ_JSON_REAL: r->type = FJ_AICR_REAL; r->v.d = n->d; return FJ_OK;
+    case FJ_JSON_REAL:
+        if (!isfinite(n->d))
+            return fail(d, n, "%.40s is not a finite number", n->text);
+        r->type = FJ_AICR_REAL;
+        r->v.d = n->d;
+        return FJ_OK;
     case FJ_JSON_TRUE:
     case FJ_JSON_FALSE: r->type = FJ_AICR_BOOL; r->v.b = n->type == FJ_JSON_TRUE; return FJ_OK;
     case FJ_JSON_NULL: return fail(d, n, "null is not a reading (want a string, number or boolean)");

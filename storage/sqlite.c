@@ -3,6 +3,7 @@
  * sqlite_query.c; the schema in migrations/sqlite/. */
 #include "sqlite_int.h"
 #include "sqlite_migrations.h"
+#include "sqlite_query_int.h"
 
 #include "alloc.h"
 
@@ -607,5 +608,19 @@ const fj_store_ops fj_store_sqlite_ops = {
     .token_revoke = sq_token_revoke,
     .query_jobs = fj_sq_query_jobs,
     .query_nodes = fj_sq_query_nodes,
+    .q_clusters = fj_sq_q_clusters,
+    .q_nodes = fj_sq_q_nodes,
+    .q_sysinfo = fj_sq_q_sysinfo,
+    .q_topology = fj_sq_q_topology,
+    .q_jobs = fj_sq_q_jobs,
+    .q_job = fj_sq_q_job,
+    .q_profile = fj_sq_q_profile,
+    .q_node_load = fj_sq_q_node_load,
+    .q_cluster_load = fj_sq_q_cluster_load,
+    .q_slurm_jobs = fj_sq_q_slurm_jobs,
+    .q_partitions = fj_sq_q_partitions,
+    .q_node_states = fj_sq_q_node_states,
+    .q_uptime = fj_sq_q_uptime,
+    .q_errors = fj_sq_q_errors,
     .measurement_latest = fj_sq_measurement_latest,
 };

@@ -336,7 +336,9 @@ fj_status fj_ts_engine_open(const fj_ts_opts *opts, fj_ts_engine **out)
         o.seal_age_ns = DEFAULT_SEAL_AGE_NS;
     if (!o.seq_start)
         o.seq_start = 1;
-    if (o.seal_points > FJ_TS_CHUNK_MAX_POINTS || o.seal_age_ns < 0 || o.seq_start >= UINT64_C(1) << 62)
+    if (o.seal_age_ns < 0)
+        o.seal_age_ns = -1; /* never */
+    if (o.seal_points > FJ_TS_CHUNK_MAX_POINTS || o.seq_start >= UINT64_C(1) << 62)
         return FJ_EINVAL;
     fj_ts_engine *e = fj_calloc(1, sizeof *e);
     if (!e)
@@ -582,7 +584,7 @@ static fj_status seal(fj_ts_engine *e, uint32_t id)
         s->n = (uint32_t)n;
         s->sorted = 1;
     }
-    uint64_t gap = (uint64_t)e->o.seal_age_ns;
+    uint64_t gap = e->o.seal_age_ns > 0 ? (uint64_t)e->o.seal_age_ns : UINT64_MAX;
     size_t start = 0;
     fj_status st = FJ_OK;
     for (size_t i = 1; i <= n; i++) {

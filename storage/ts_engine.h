@@ -63,7 +63,7 @@ typedef struct fj_ts_key {
 
 typedef struct fj_ts_opts {
     uint32_t seal_points;       /* default 720 (12 h at 60 s); at most FJ_TS_CHUNK_MAX_POINTS */
-    int64_t seal_age_ns;        /* default 12 h; 0: never by age */
+    int64_t seal_age_ns;        /* default 12 h; negative: never by age */
     size_t max_buffered_points; /* default 0: no limit (a point takes 16 bytes plus slack) */
     uint64_t seq_start;         /* first chunk seq: 1 + the largest stored seq (default 1) */
 } fj_ts_opts;

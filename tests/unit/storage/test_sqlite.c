@@ -2,6 +2,7 @@
  * checked with plain sqlite3 queries on the file. */
 #include "alloc.h"
 #include "rectify.h"
+#include "sqlite_migrations.h"
 #include "store.h"
 
 #include <criterion/criterion.h>
@@ -13,6 +14,9 @@
 
 static char dbpath[256];
 static int db_counter;
+
+/* The schema version this binary ships (migrations are numbered 1..n). */
+#define LATEST ((int)fj_sqlite_n_migrations)
 
 static void rm_db(const char *p)
 {
@@ -375,8 +379,8 @@ Test(sqlite, create_applies_migrations)
     fj_migration_info mi;
     fj_err err = {0};
     cr_assert_eq(fj_store_ops_of(s)->migrate_status(s, &mi, &err), FJ_OK);
-    cr_assert_eq(mi.current, 1);
-    cr_assert_eq(mi.latest, 1);
+    cr_assert_eq(mi.current, LATEST);
+    cr_assert_eq(mi.latest, LATEST);
     fj_store_close(s);
     sqlite3 *db = raw(dbpath);
     cr_assert_eq(q1(db, "SELECT count(*) FROM schema_migrations WHERE version=1 AND name='init' AND applied_at>0"), 1);
@@ -393,7 +397,7 @@ Test(sqlite, create_applies_migrations)
     s = open_w();
     fj_store_close(s);
     db = raw(dbpath);
-    cr_assert_eq(q1(db, "SELECT count(*) FROM schema_migrations"), 1);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM schema_migrations"), LATEST);
     sqlite3_close(db);
 }
 
@@ -434,7 +438,7 @@ Test(sqlite, empty_database_without_create_needs_migrate)
     cr_assert_eq(fj_store_open(dbpath, &o, &s, &err), FJ_OK, "%s", err.message);
     int applied = -1;
     cr_assert_eq(fj_store_ops_of(s)->migrate_up(s, &applied, &err), FJ_OK, "%s", err.message);
-    cr_assert_eq(applied, 1);
+    cr_assert_eq(applied, LATEST);
     cr_assert_eq(fj_store_ops_of(s)->migrate_up(s, &applied, &err), FJ_OK);
     cr_assert_eq(applied, 0, "nothing left to apply");
     fj_store_close(s);
@@ -453,7 +457,9 @@ Test(sqlite, older_schema_is_refused_with_a_migrate_hint)
     fj_err err = {0};
     fj_store_opts o = {.mode = FJ_STORE_WRITE, .create = true};
     cr_assert_eq(fj_store_open(dbpath, &o, &s, &err), FJ_ESCHEMA, "create never migrates an older schema");
-    cr_assert(strstr(err.message, "version 0, this fjord needs 1"), "%s", err.message);
+    char want[64];
+    snprintf(want, sizeof want, "version 0, this fjord needs %d", LATEST);
+    cr_assert(strstr(err.message, want), "%s", err.message);
     cr_assert(strstr(err.message, "fjord migrate up --db"), "%s", err.message);
     o.mode = FJ_STORE_READ;
     o.create = false;
@@ -465,7 +471,7 @@ Test(sqlite, older_schema_is_refused_with_a_migrate_hint)
     fj_migration_info mi;
     cr_assert_eq(fj_store_ops_of(s)->migrate_status(s, &mi, &err), FJ_OK);
     cr_assert_eq(mi.current, 0);
-    cr_assert_eq(mi.latest, 1);
+    cr_assert_eq(mi.latest, LATEST);
     fj_store_close(s);
 }
 
@@ -473,7 +479,9 @@ Test(sqlite, newer_schema_is_refused)
 {
     fj_store_close(open_w());
     sqlite3 *db = raw(dbpath);
-    cr_assert_eq(sqlite3_exec(db, "INSERT INTO schema_migrations VALUES(2,'future',0)", NULL, NULL, NULL), SQLITE_OK);
+    char future[96];
+    snprintf(future, sizeof future, "INSERT INTO schema_migrations VALUES(%d,'future',0)", LATEST + 1);
+    cr_assert_eq(sqlite3_exec(db, future, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     fj_store *s = NULL;
     fj_err err = {0};
