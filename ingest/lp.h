@@ -1,6 +1,6 @@
 /* lp.h — zero-copy parser for InfluxDB line protocol (what ClusterCockpit collectors send).
  *
- * Grammar: /work/shared/data/lineproto/influxdata-line-protocol.ebnf. Where the grammar is silent
+ * Grammar: the shared data's lineproto/influxdata-line-protocol.ebnf. Where the grammar is silent
  * or the reference decoder (github.com/influxdata/line-protocol/v2/lineprotocol) is stricter, we
  * follow the decoder, because its corpus is our conformance test: invalid UTF-8 in any token,
  * duplicate tag keys and floats out of double range are errors; `\n`, `\r`, `\t` are escapes in

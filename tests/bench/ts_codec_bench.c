@@ -1,7 +1,7 @@
 /* ts_codec_bench.c — bytes per point and ingest speed of the time-series engine on
  * ClusterCockpit-like data (a benchmark tool, not a test).
  *
- * The data has the shape of /work/shared/data/lineproto/cc-synthetic-fritz-2nodes-1interval.lp:
+ * The data has the shape of the shared data's lineproto/cc-synthetic-fritz-2nodes-1interval.lp:
  * per node 9 node metrics, 3 socket metrics x 2 sockets, 7 hwthread metrics x 72 hwthreads
  * (519 series), one point per series every 60 s, timestamps in whole seconds (2% of node intervals
  * 1 s late). Values follow a job model: each node alternates idle periods and jobs (exponential

@@ -12,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef FJ_SHARED_DIR
-#define FJ_SHARED_DIR "/work/shared"
-#endif
 
 static fj_lp_parser *P;
 static fj_arena *A;

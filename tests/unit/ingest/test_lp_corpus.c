@@ -11,13 +11,12 @@
 
 #include <criterion/criterion.h>
 
+#include "../fj_test.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef FJ_SHARED_DIR
-#define FJ_SHARED_DIR "/work/shared"
-#endif
 #define CORPUS FJ_SHARED_DIR "/data/lineproto/influxdata-line-protocol-corpus.json"
 
 /* Cases where we deliberately differ from the corpus: key and why. Keep it empty if at all possible;
@@ -36,26 +35,7 @@ static const char *exception_reason(const char *key)
     return NULL;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    }
-    return buf;
-}
+#define read_file fj_test_read_file
 
 static int b64val(int c)
 {

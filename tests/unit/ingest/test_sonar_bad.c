@@ -13,6 +13,8 @@
 #include "sonar.h"
 
 #include <criterion/criterion.h>
+
+#include "../fj_test.h"
 #include <criterion/logging.h>
 
 #include <glob.h>
@@ -20,31 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef FJ_SOURCE_DIR
-#define FJ_SOURCE_DIR "/work/main"
-#endif
 #define BAD_DIR FJ_SOURCE_DIR "/tests/data/bad/"
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    }
-    return buf;
-}
+#define read_file fj_test_read_file
 
 static fj_status write_json(fj_buf *b, const fj_json *v)
 {
