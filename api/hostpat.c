@@ -76,6 +76,23 @@ static fj_status expand_piece(fj_arena *a, const char *item, const char *piece, 
         char *c = fj_arena_strndup(a, piece, len);
         return c ? push(a, out, c) : FJ_ENOMEM;
     }
+    char **names;
+    size_t n;
+    fj_err e = {0}, e2 = {0};
+    char *plain = fj_arena_strndup(a, piece, len);
+    if (!plain)
+        return FJ_ENOMEM;
+    fj_status st = fj_noderange_expand_max(a, plain, FJ_HOSTPAT_MAX, &names, &n, &e);
+    if (st == FJ_OK) {
+        for (size_t i = 0; i < n; i++)
+            if ((st = push(a, out, names[i])) != FJ_OK)
+                return st;
+        return FJ_OK;
+    }
+    if (st == FJ_ETOOBIG)
+        return fj_err_set(err, st, NULL, "host pattern '%s' names more than %d hosts", item, FJ_HOSTPAT_MAX);
+    if (st != FJ_EINVAL)
+        return st;
     /* Pieces of a wildcard pattern need not be host names themselves (".fox", "c1-"): expand them
      * between two letters, then strip those. */
     char *wrapped = fj_arena_alloc(a, len + 3);
@@ -85,13 +102,10 @@ static fj_status expand_piece(fj_arena *a, const char *item, const char *piece, 
     memcpy(wrapped + 1, piece, len);
     wrapped[len + 1] = 'x';
     wrapped[len + 2] = '\0';
-    char **names;
-    size_t n;
-    fj_err e = {0};
-    fj_status st = fj_noderange_expand_max(a, wrapped, FJ_HOSTPAT_MAX, &names, &n, &e);
+    st = fj_noderange_expand_max(a, wrapped, FJ_HOSTPAT_MAX, &names, &n, &e2);
     if (st == FJ_ETOOBIG)
         return fj_err_set(err, st, NULL, "host pattern '%s' names more than %d hosts", item, FJ_HOSTPAT_MAX);
-    if (st != FJ_OK)
+    if (st != FJ_OK) /* the unwrapped piece's complaint reads better */
         return fj_err_set(err, st, NULL, "host pattern '%s': %s", item, e.message);
     for (size_t i = 0; i < n; i++) {
         size_t l = strlen(names[i]);

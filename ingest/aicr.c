@@ -170,7 +170,7 @@ static void shortest(double v, char digits[20], int *exp10)
     char buf[40];
     for (int p = 1; p <= 17; p++) {
         snprintf(buf, sizeof buf, "%.*e", p - 1, fabs(v));
-        if (strtod(buf, NULL) == fabs(v))
+        if (strtod(buf, NULL) == fabs(v)) /* exact: the digits read back as v */
             break;
     }
     size_t n = 0;
@@ -259,12 +259,11 @@ static bool float_syntax(const char *s)
     if (*p == '-' || *p == '+')
         p++;
     size_t intd = 0, fracd = 0;
-    while (*p >= '0' && *p <= '9')
-        p++, intd++;
+    for (; *p >= '0' && *p <= '9'; p++)
+        intd++;
     if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9')
-            p++, fracd++;
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            fracd++;
     }
     if (intd == 0 && fracd == 0)
         return false;
@@ -303,14 +302,11 @@ static bool go_int(const char *s, bool *neg, uint64_t *mag)
     if (*p == '-' || *p == '+')
         p++;
     int base = 10;
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-        base = 16, p += 2;
-    else if (p[0] == '0' && (p[1] == 'o' || p[1] == 'O'))
-        base = 8, p += 2;
-    else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B'))
-        base = 2, p += 2;
-    else if (p[0] == '0' && p[1])
-        base = 8, p += 1;
+    if (p[0] == '0' && p[1]) {
+        char x = (char)(p[1] | 0x20); /* lower case */
+        base = x == 'x' ? 16 : x == 'b' ? 2 : 8;
+        p += x == 'x' || x == 'o' || x == 'b' ? 2 : 1; /* 0x1F, 0o17, 0b101; else 0777 */
+    }
     size_t n = strlen(p);
     if (base == 2) {
         for (size_t i = 0; i < n; i++)
@@ -1133,11 +1129,25 @@ fj_status fj_aicr_record(const fj_aicr_snapshot *s, fj_arena *a, fj_measurements
         n += s->measurements[i].n_subtypes;
     if (st == FJ_OK && n && !(rec->rows = fj_arena_calloc(a, n, sizeof *rec->rows)))
         st = FJ_ENOMEM;
+    /* instance: the measurement's rank among those of its type (sorting keeps this n log n for a
+     * body with very many measurements) */
+    uint32_t *inst = s->n_measurements ? fj_arena_calloc(a, s->n_measurements, sizeof *inst) : NULL;
+    const char *const **order = s->n_measurements ? fj_arena_calloc(a, s->n_measurements, sizeof *order) : NULL;
+    if (st == FJ_OK && s->n_measurements && (!inst || !order))
+        st = FJ_ENOMEM;
+    if (st == FJ_OK && s->n_measurements) {
+        for (size_t i = 0; i < s->n_measurements; i++)
+            order[i] = &s->measurements[i].type;
+        qsort(order, s->n_measurements, sizeof *order, cmp_str_ptr); /* by type, then document order */
+#define MEASUREMENT_OF(p) ((size_t)((const char *)(p) - (const char *)&s->measurements[0].type) / sizeof *s->measurements)
+        for (size_t i = 0; i < s->n_measurements; i++)
+            inst[MEASUREMENT_OF(order[i])] =
+                i && strcmp(*order[i], *order[i - 1]) == 0 ? inst[MEASUREMENT_OF(order[i - 1])] + 1 : 0;
+#undef MEASUREMENT_OF
+    }
     for (size_t i = 0; st == FJ_OK && i < s->n_measurements; i++) {
         const fj_aicr_measurement *m = &s->measurements[i];
-        uint32_t instance = 0;
-        for (size_t j = 0; j < i; j++)
-            instance += strcmp(s->measurements[j].type, m->type) == 0;
+        uint32_t instance = inst[i];
         for (size_t k = 0; st == FJ_OK && k < m->n_subtypes; k++) {
             fj_measure_row *r = &rec->rows[rec->n_rows++];
             r->type = m->type;

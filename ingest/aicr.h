@@ -75,6 +75,11 @@ typedef struct fj_aicr_snapshot {
 
 typedef enum fj_aicr_format { FJ_AICR_AUTO, FJ_AICR_JSON, FJ_AICR_YAML } fj_aicr_format;
 
+/* The largest snapshot body the ingest route decodes (after Content-Encoding): decoding needs up to
+ * ~40 times the body in memory, and real snapshots are kilobytes (a NetworkTopology) to a few
+ * hundred kilobytes (a whole aicr snapshot). */
+#define FJ_AICR_MAX_BODY ((size_t)4 << 20)
+
 /* Decodes one snapshot (AUTO: JSON when the body starts with '{', else YAML). FJ_EINVAL with
  * err->path naming the field (measurements[1].subtypes[0].data.rail) and, for YAML, the line in
  * the message; FJ_ENOMEM. Rules (docs/measurements.md): `measurements` required; type and subtype

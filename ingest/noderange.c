@@ -4,6 +4,7 @@
 #include "noderange.h"
 
 #include "alloc.h"
+#include "buf.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -357,4 +358,235 @@ out:
     fj_free(cur_val);
     fj_free(buf);
     return st;
+}
+
+/* --- compression: the inverse of expansion ------------------------------------------------- */
+
+/* A name split around its last run of digits. */
+typedef struct cname {
+    const char *s;
+    size_t len;
+    size_t pre;    /* bytes before the number; len when there is none */
+    size_t digits; /* 0: no number (or one too long to be a range bound) */
+    uint64_t v;
+    size_t layer;  /* how many names of the group have this number already (n1 with n01) */
+} cname;
+
+static int cmp_bytes(const char *a, size_t na, const char *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+/* Group key (text before and after the number, numbered or not), then number, then width. */
+static int cmp_cname(const void *pa, const void *pb)
+{
+    const cname *a = pa, *b = pb;
+    int c = cmp_bytes(a->s, a->pre, b->s, b->pre);
+    if (c)
+        return c;
+    size_t ta = a->pre + a->digits, tb = b->pre + b->digits;
+    if ((c = cmp_bytes(a->s + ta, a->len - ta, b->s + tb, b->len - tb)))
+        return c;
+    if ((a->digits > 0) != (b->digits > 0))
+        return a->digits > 0 ? 1 : -1;
+    if (a->v != b->v)
+        return a->v < b->v ? -1 : 1;
+    return (a->digits > b->digits) - (a->digits < b->digits);
+}
+
+static bool same_group(const cname *a, const cname *b)
+{
+    return a->digits && b->digits && a->pre == b->pre && memcmp(a->s, b->s, a->pre) == 0 &&
+           a->len - a->pre - a->digits == b->len - b->pre - b->digits &&
+           memcmp(a->s + a->pre + a->digits, b->s + b->pre + b->digits, a->len - a->pre - a->digits) == 0;
+}
+
+static int count_digits(uint64_t v)
+{
+    int n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+/* Does the number of c print as written when padded to width (Slurm's rule: the low bound's
+ * width pads every number of the item)? */
+static bool fits_width(const cname *c, size_t width)
+{
+    size_t natural = (size_t)count_digits(c->v);
+    return c->digits == (natural > width ? natural : width);
+}
+
+static fj_status put_bytes(fj_buf *b, const char *s, size_t n)
+{
+    return n ? fj_buf_append(b, s, n) : FJ_OK;
+}
+
+/* Writes one group's names of one layer (sorted by number) as an item. */
+static fj_status put_layer(fj_buf *b, const cname *const *v, size_t n)
+{
+    const cname *f = v[0];
+    fj_status st = b->len ? fj_buf_puts(b, ",") : FJ_OK;
+    if (st)
+        return st;
+    if (n == 1)
+        return put_bytes(b, f->s, f->len);
+    if ((st = put_bytes(b, f->s, f->pre)) || (st = fj_buf_puts(b, "[")))
+        return st;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && v[j + 1]->v == v[j]->v + 1 && fits_width(v[j + 1], v[i]->digits))
+            j++;
+        if (i && (st = fj_buf_puts(b, ",")))
+            return st;
+        if ((st = put_bytes(b, v[i]->s + v[i]->pre, v[i]->digits)))
+            return st;
+        if (j > i && ((st = fj_buf_puts(b, "-")) || (st = put_bytes(b, v[j]->s + v[j]->pre, v[j]->digits))))
+            return st;
+        i = j + 1;
+    }
+    size_t tail = f->pre + f->digits;
+    if ((st = fj_buf_puts(b, "]")) || (st = put_bytes(b, f->s + tail, f->len - tail)))
+        return st;
+    return FJ_OK;
+}
+
+fj_status fj_noderange_compress(fj_arena *a, const char *const *names, size_t n, char **out, fj_err *err)
+{
+    fj_status st = FJ_OK;
+    cname *c = NULL;
+    const cname **layer = NULL;
+    fj_buf b;
+    fj_buf_init(&b, SIZE_MAX / 2);
+
+    if (n && (!(c = fj_malloc(sizeof *c * n)) || !(layer = fj_malloc(sizeof *layer * n)))) {
+        st = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *s = names[i];
+        if (!fj_hostname_valid(s)) {
+            st = fj_err_set(err, FJ_EINVAL, NULL, "\"%.64s\" is not a valid host name", s ? s : "(null)");
+            goto out;
+        }
+        cname *x = &c[i];
+        memset(x, 0, sizeof *x);
+        x->s = s;
+        x->len = x->pre = strlen(s);
+        size_t end = x->len;
+        while (end > 0 && !(s[end - 1] >= '0' && s[end - 1] <= '9'))
+            end--;
+        size_t start = end;
+        while (start > 0 && s[start - 1] >= '0' && s[start - 1] <= '9')
+            start--;
+        if (end > start && end - start <= MAX_DIGITS) { /* longer runs cannot be range bounds */
+            x->pre = start;
+            x->digits = end - start;
+            for (size_t k = start; k < end; k++)
+                x->v = x->v * 10 + (uint64_t)(s[k] - '0');
+        }
+    }
+    if (n)
+        qsort(c, n, sizeof *c, cmp_cname);
+    /* Duplicates sort next to their twin. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!m || c[i].len != c[m - 1].len || memcmp(c[i].s, c[m - 1].s, c[i].len) != 0)
+            c[m++] = c[i];
+
+    for (size_t i = 0; i < m;) {
+        if (!c[i].digits) {
+            if ((b.len && (st = fj_buf_puts(&b, ","))) || (st = put_bytes(&b, c[i].s, c[i].len)))
+                goto out;
+            i++;
+            continue;
+        }
+        /* One group [i, j). A number met again (n1, n01) goes one layer up; each layer is an item,
+         * since a bracket may not hold a number twice. */
+        size_t j = i + 1, n_layers = 1;
+        c[i].layer = 0;
+        for (; j < m && same_group(&c[i], &c[j]); j++) {
+            c[j].layer = c[j].v == c[j - 1].v ? c[j - 1].layer + 1 : 0;
+            if (c[j].layer + 1 > n_layers)
+                n_layers = c[j].layer + 1;
+        }
+        for (size_t l = 0; l < n_layers; l++) {
+            size_t k = 0;
+            for (size_t x = i; x < j; x++)
+                if (c[x].layer == l)
+                    layer[k++] = &c[x];
+            if ((st = put_layer(&b, layer, k)))
+                goto out;
+        }
+        i = j;
+    }
+    char *r = fj_arena_strndup(a, b.data ? b.data : "", b.len);
+    if (!r)
+        st = FJ_ENOMEM;
+    else
+        *out = r;
+out:
+    if (st != FJ_OK && st != FJ_EINVAL)
+        st = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    fj_buf_free(&b);
+    fj_free(c);
+    fj_free(layer);
+    return st;
+}
+
+fj_status fj_noderange_expand_list(fj_arena *a, const char *list, size_t max_names, char ***out, size_t *n,
+                                   fj_err *err)
+{
+    char **all = NULL;
+    size_t total = 0, cap = 0;
+    const char *p = list;
+    while (*p) { /* "" (what compressing no names gives) is no names */
+        /* One item: up to the next comma outside brackets. */
+        const char *q = p;
+        int depth = 0;
+        while (*q && !(*q == ',' && depth == 0)) {
+            depth += *q == '[' ? 1 : *q == ']' ? -1 : 0;
+            q++;
+        }
+        if (q == p)
+            return fj_err_set(err, FJ_EINVAL, NULL, "bad node list \"%.64s\": empty item at offset %zu", list,
+                              (size_t)(p - list));
+        char *one = fj_arena_strndup(a, p, (size_t)(q - p));
+        if (!one)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        char **names;
+        size_t k;
+        fj_status st = total < max_names ? fj_noderange_expand_max(a, one, max_names - total, &names, &k, err)
+                                         : FJ_ETOOBIG;
+        if (st == FJ_ETOOBIG)
+            return fj_err_set(err, FJ_ETOOBIG, NULL, "node list \"%.64s\" expands to more than %zu names", list,
+                              max_names);
+        if (st)
+            return st;
+        if (total + k > cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            while (nc < total + k)
+                nc *= 2;
+            char **v = fj_arena_alloc(a, sizeof *v * nc);
+            if (!v)
+                return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+            if (total)
+                memcpy(v, all, sizeof *v * total);
+            all = v;
+            cap = nc;
+        }
+        memcpy(all + total, names, sizeof *names * k);
+        total += k;
+        if (!*q)
+            break;
+        if (!q[1])
+            return fj_err_set(err, FJ_EINVAL, NULL, "bad node list \"%.64s\": empty item at its end", list);
+        p = q + 1;
+    }
+    *out = all;
+    *n = total;
+    return FJ_OK;
 }

@@ -40,4 +40,23 @@ fj_status fj_noderange_expand(fj_arena *a, const char *range, char ***out, size_
 fj_status fj_noderange_expand_max(fj_arena *a, const char *range, size_t max_names, char ***out,
                                   size_t *n, fj_err *err);
 
+/* The inverse of expansion: compresses names[0..n) into range syntax, the form Slurm writes and
+ * SSS calls aggregation="Range": `node5` .. `node23`, `node77` -> `node[5-23,77]`. The number is
+ * the last run of digits of a name (`c1-[2-4].fox`); names that share the text around it share
+ * one bracket. Zero padding is kept: `gpu-01` .. `gpu-08` -> `gpu-[01-08]`, `n8`, `n9`, `n10` ->
+ * `n[8-10]`, and `n1` with `n01` (the same number twice) go to separate items. Items are joined
+ * with ',' (outside brackets; commas inside belong to the range, as fj_hostpat reads them); a
+ * group of one name is written plainly. The result is canonical, whatever order the names came
+ * in: groups sorted by the text around the number (bytewise), numbers ascending, duplicates
+ * dropped; fj_noderange_expand_list of it gives the distinct names in that order, and compressing
+ * that gives the same string again. Every name must be a valid host name (FJ_EINVAL with
+ * err->message naming it). *out is allocated from a ("" for n == 0). FJ_ENOMEM. */
+fj_status fj_noderange_compress(fj_arena *a, const char *const *names, size_t n, char **out, fj_err *err);
+
+/* Expands a comma-separated list of ranges (commas inside brackets belong to the range), as
+ * fj_noderange_compress writes it: the names of every item in order, at most max_names in all
+ * (FJ_ETOOBIG). "" gives no names. Errors as fj_noderange_expand_max; an empty item is FJ_EINVAL. */
+fj_status fj_noderange_expand_list(fj_arena *a, const char *list, size_t max_names, char ***out, size_t *n,
+                                   fj_err *err);
+
 #endif

@@ -7,7 +7,7 @@
 
 const char *fj_kind_name(fj_kind k)
 {
-    static const char *names[] = {"sample", "sysinfo", "job", "cluster", "measurements"};
+    static const char *names[] = {"sample", "sysinfo", "job", "cluster", "measurements", "metrics", "chimbuko"};
     return (unsigned)k < FJ_KIND__COUNT ? names[k] : "unknown";
 }
 

@@ -2,6 +2,8 @@
 #include "auth.h"
 
 #include "alloc.h"
+#include "arena.h"
+#include "json.h"
 #include "log.h"
 #include "store.h"
 #include "timefmt.h"
@@ -100,6 +102,8 @@ bool fj_token_verify(const char *secret, const char *hash)
 }
 
 struct fj_auth {
+    bool jwt;
+    unsigned char jwt_pk[crypto_sign_PUBLICKEYBYTES];
     char *db_url;
     int ttl_s;
     pthread_mutex_t mu;
@@ -155,11 +159,83 @@ static void refresh(fj_auth *a)
     fj_store_close(s);
 }
 
+fj_status fj_auth_set_jwt_key(fj_auth *a, const char *b64, fj_err *err)
+{
+    size_t n = 0;
+    unsigned char pk[crypto_sign_PUBLICKEYBYTES + 1];
+    if (sodium_base642bin(pk, sizeof pk, b64, strlen(b64), NULL, &n, NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+        n != crypto_sign_PUBLICKEYBYTES)
+        return fj_err_set(err, FJ_EINVAL, "jwt-public-key", "jwt-public-key must be the base64 of a 32-byte Ed25519 key");
+    memcpy(a->jwt_pk, pk, sizeof a->jwt_pk);
+    a->jwt = true;
+    return FJ_OK;
+}
+
+/* base64url (padding optional) into out; the decoded length, or -1. */
+static long b64url(const char *p, size_t n, unsigned char *out, size_t cap)
+{
+    size_t got = 0;
+    while (n && p[n - 1] == '=')
+        n--;
+    if (sodium_base642bin(out, cap, p, n, NULL, &got, NULL, sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0)
+        return -1;
+    return (long)got;
+}
+
+static fj_status jwt_check(fj_auth *a, const char *tok, fj_principal *who, fj_err *err)
+{
+    const char *d1 = strchr(tok, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    if (!d2 || strchr(d2 + 1, '.'))
+        return fj_err_set(err, FJ_EAUTH, NULL, "malformed JWT");
+    unsigned char hdr[512], claims[2048], sig[crypto_sign_BYTES + 1];
+    long hn = b64url(tok, (size_t)(d1 - tok), hdr, sizeof hdr - 1);
+    long cn = b64url(d1 + 1, (size_t)(d2 - d1 - 1), claims, sizeof claims - 1);
+    long sn = b64url(d2 + 1, strlen(d2 + 1), sig, sizeof sig);
+    if (hn < 0 || cn < 0 || sn != crypto_sign_BYTES)
+        return fj_err_set(err, FJ_EAUTH, NULL, "malformed JWT");
+    if (crypto_sign_verify_detached(sig, (const unsigned char *)tok, (unsigned long long)(d2 - tok), a->jwt_pk) != 0)
+        return fj_err_set(err, FJ_EAUTH, NULL, "JWT signature does not verify");
+    fj_arena *ar = fj_arena_create();
+    fj_json *h = NULL, *c = NULL;
+    fj_status st = ar ? FJ_OK : fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    if (st == FJ_OK && (fj_json_parse(ar, (const char *)hdr, (size_t)hn, NULL, &h, NULL) != FJ_OK ||
+                        fj_json_parse(ar, (const char *)claims, (size_t)cn, NULL, &c, NULL) != FJ_OK ||
+                        c->type != FJ_JSON_OBJECT))
+        st = fj_err_set(err, FJ_EAUTH, NULL, "malformed JWT");
+    const fj_json *alg = st == FJ_OK ? fj_json_get(h, "alg") : NULL;
+    if (st == FJ_OK && (!alg || alg->type != FJ_JSON_STRING || strcmp(alg->v.s, "EdDSA") != 0))
+        st = fj_err_set(err, FJ_EAUTH, NULL, "JWT alg must be EdDSA");
+    fj_time now = fj_time_now();
+    const fj_json *exp = st == FJ_OK ? fj_json_get(c, "exp") : NULL, *nbf = st == FJ_OK ? fj_json_get(c, "nbf") : NULL;
+    if (st == FJ_OK && exp && !((exp->type == FJ_JSON_UINT && (fj_time)exp->v.u > now) ||
+                                (exp->type == FJ_JSON_REAL && exp->v.d > (double)now)))
+        st = fj_err_set(err, FJ_EAUTH, NULL, "JWT expired");
+    if (st == FJ_OK && nbf && nbf->type == FJ_JSON_UINT && (fj_time)nbf->v.u > now)
+        st = fj_err_set(err, FJ_EAUTH, NULL, "JWT not valid yet");
+    if (st == FJ_OK) {
+        const fj_json *cl = fj_json_get(c, "cluster"), *sub = fj_json_get(c, "sub");
+        if (cl && cl->type == FJ_JSON_STRING && cl->len && cl->len < sizeof who->name) {
+            snprintf(who->name, sizeof who->name, "%s", cl->v.s);
+        } else {
+            snprintf(who->name, sizeof who->name, "%s", sub && sub->type == FJ_JSON_STRING ? sub->v.s : "jwt");
+            who->any_cluster = true;
+        }
+    }
+    fj_arena_destroy(ar);
+    return st;
+}
+
 fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, fj_err *err)
 {
     memset(who, 0, sizeof *who);
     if (c->kind == FJ_CRED_NONE)
         return fj_err_set(err, FJ_EAUTH, NULL, "credentials required (Basic cluster:secret or Bearer token)");
+    if (a->jwt && c->kind == FJ_CRED_BEARER && strchr(c->secret, '.')) {
+        fj_status st = jwt_check(a, c->secret, who, err);
+        if (st == FJ_OK && err)
+            memset(err, 0, sizeof *err);
+        return st;
+    }
     pthread_mutex_lock(&a->mu);
     refresh(a);
     fj_status st = fj_err_set(err, FJ_EAUTH, NULL, "unknown credential or wrong secret");
@@ -182,14 +258,14 @@ fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, f
 
 bool fj_auth_may_write(const fj_principal *who, const char *cluster)
 {
-    if (who->anonymous)
+    if (who->anonymous || (who->any_cluster && !who->read_only))
         return true;
     return !who->read_only && cluster && strcmp(who->name, cluster) == 0;
 }
 
 bool fj_auth_may_read(const fj_principal *who, const char *cluster)
 {
-    if (who->anonymous || who->read_only)
+    if (who->anonymous || who->read_only || who->any_cluster)
         return true;
     return cluster && strcmp(who->name, cluster) == 0;
 }

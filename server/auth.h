@@ -16,7 +16,7 @@ typedef enum { FJ_CRED_NONE, FJ_CRED_BASIC, FJ_CRED_BEARER } fj_cred_kind;
 typedef struct fj_credential {
     fj_cred_kind kind;
     char user[256];   /* Basic only */
-    char secret[256];
+    char secret[2048]; /* room for a JWT */
 } fj_credential;
 
 /* Who a checked credential belongs to. */
@@ -24,6 +24,7 @@ typedef struct fj_principal {
     char name[256];   /* the cluster for upload credentials */
     bool read_only;
     bool anonymous;   /* dev mode: no credential was given */
+    bool any_cluster; /* a JWT without a cluster claim: may write and read every cluster */
 } fj_principal;
 
 /* Parses an Authorization header value (NULL or "" gives FJ_CRED_NONE). Schemes: Basic, Bearer,
@@ -49,6 +50,14 @@ void fj_auth_free(fj_auth *a);
 /* Checks a credential: FJ_OK and *who on success; FJ_EAUTH when absent, unknown or wrong.
  * Thread-safe. */
 fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, fj_err *err);
+
+/* Also accept Ed25519-signed JWTs (header alg "EdDSA"), checked with this base64 public key
+ * (32 bytes), as cc-metric-store does: a Bearer (or X-Auth-Token) value of three dot-separated
+ * parts is verified with crypto_sign_verify_detached; `exp` and `nbf` are checked when present.
+ * A token with a string claim `cluster` is that cluster's upload credential; one without may
+ * write and read every cluster (cc-metric-store accepts any valid token). Call before serving.
+ * FJ_EINVAL for a key that is not base64 of 32 bytes. */
+fj_status fj_auth_set_jwt_key(fj_auth *a, const char *b64, fj_err *err);
 
 /* May `who` write data of `cluster`? Read it? */
 bool fj_auth_may_write(const fj_principal *who, const char *cluster);

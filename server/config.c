@@ -37,6 +37,16 @@ static const option_def options[] = {
     NUM("group-commit-ms", OPT_UINT, group_commit_ms),
     NUM("dev-mode", OPT_BOOL, dev_mode),
     STR("log-level", log_level),
+    NUM("metrics-retention", OPT_I64, metrics_retention_s),
+    NUM("metrics-flush-interval", OPT_I64, metrics_flush_s),
+    NUM("request-log-keep", OPT_I64, request_log_keep_s),
+    NUM("metrics-seal-age", OPT_I64, metrics_seal_age_s),
+    NUM("metrics-seal-points", OPT_UINT, metrics_seal_points),
+    NUM("metrics-max-buffered", OPT_SIZE, metrics_max_buffered),
+    NUM("metrics-max-future", OPT_I64, metrics_max_future_s),
+    STR("cc-cluster-config", cc_cluster_config),
+    STR("jwt-public-key", jwt_public_key),
+    STR("nats", nats),
 };
 
 void fj_config_defaults(fj_config *c)
@@ -57,6 +67,11 @@ void fj_config_defaults(fj_config *c)
     c->group_commit_ms = 2;
     c->dev_mode = false;
     snprintf(c->log_level, sizeof c->log_level, "info");
+    c->metrics_flush_s = 12 * 3600;
+    c->metrics_seal_age_s = 12 * 3600;
+    c->metrics_seal_points = 720;
+    c->metrics_max_buffered = (size_t)16 << 20;
+    c->metrics_max_future_s = 3600;
 }
 
 static int same_name(const char *a, const char *b)

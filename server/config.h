@@ -26,6 +26,17 @@ typedef struct fj_config {
     unsigned group_commit_ms;  /* how long the writer waits to gather more batches */
     bool dev_mode;             /* accept unauthenticated requests (loopback listener only) */
     char log_level[16];        /* debug, info, warn, error */
+    /* Line-protocol metrics (docs/metrics.md) */
+    int64_t metrics_retention_s;   /* drop chunks older than this; 0 = keep forever */
+    int64_t metrics_flush_s;       /* seal every open buffer this often */
+    int64_t request_log_keep_s;    /* keep request-log rows this long once durable */
+    int64_t metrics_seal_age_s;    /* seal a buffer after this much data time */
+    unsigned metrics_seal_points;  /* seal a buffer at this many points */
+    size_t metrics_max_buffered;   /* points buffered in memory before early seals */
+    int64_t metrics_max_future_s;  /* refuse points later than arrival + this */
+    char cc_cluster_config[1024];  /* cc-backend cluster.json or cc-metric-store config.json */
+    char jwt_public_key[256];      /* base64 Ed25519 key: accept EdDSA-signed JWTs */
+    char nats[1024];               /* nats:// URL to subscribe to; "" = off */
 } fj_config;
 
 /* Fills c with the documented defaults. */

@@ -54,6 +54,9 @@ struct fj_http_req {
     char *resp;
     size_t resp_len;
     const char *resp_type;
+    /* extra answer headers (arena copies) */
+    const char *hdr[8][2];
+    int n_hdr;
     /* writer hand-off */
     fj_write_req wreq;
     void (*on_done)(fj_http_req *r, fj_write_req *w);
@@ -80,6 +83,37 @@ const char *fj_http_header(const fj_http_req *r, const char *name)
 const char *fj_http_arg(const fj_http_req *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+typedef struct args_iter {
+    bool (*fn)(void *ctx, const char *name, const char *value);
+    void *ctx;
+} args_iter;
+
+static enum MHD_Result args_iter_cb(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    args_iter *it = cls;
+    return it->fn(it->ctx, key, value) ? MHD_YES : MHD_NO;
+}
+
+void fj_http_args_each(const fj_http_req *r, bool (*fn)(void *ctx, const char *name, const char *value),
+                       void *ctx)
+{
+    args_iter it = {fn, ctx};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, args_iter_cb, &it);
+}
+
+void fj_http_reply_header(fj_http_req *r, const char *name, const char *value)
+{
+    if (r->n_hdr >= 8)
+        return;
+    const char *n = fj_arena_strdup(r->arena, name), *v = fj_arena_strdup(r->arena, value);
+    if (!n || !v)
+        return;
+    r->hdr[r->n_hdr][0] = n;
+    r->hdr[r->n_hdr][1] = v;
+    r->n_hdr++;
 }
 
 const char *fj_http_body(const fj_http_req *r, size_t *len)
@@ -110,6 +144,17 @@ fj_store *fj_http_reader(fj_http_req *r, fj_err *err)
         return NULL;
     }
     return tl_reader;
+}
+
+fj_ts_engine *fj_http_ts_engine(fj_http_req *r)
+{
+    const fj_store_ops *ops = fj_store_ops_of(r->srv->store);
+    return ops->ts_engine ? ops->ts_engine(r->srv->store) : NULL;
+}
+
+fj_writer *fj_server_writer(fj_server *s)
+{
+    return s->writer;
 }
 
 /* --- answers --------------------------------------------------------------------------- */
@@ -156,6 +201,8 @@ static enum MHD_Result send_answer(fj_http_req *r)
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", r->resp_type ? r->resp_type : "application/json");
+    for (int i = 0; i < r->n_hdr; i++)
+        MHD_add_response_header(resp, r->hdr[i][0], r->hdr[i][1]);
     if (r->status == 503 || r->status == 429)
         MHD_add_response_header(resp, "Retry-After", "5");
     if (r->status == 401)
@@ -260,7 +307,14 @@ static void admit(fj_http_req *r)
     if (r->route->access != FJ_ACCESS_NONE) {
         fj_credential cred;
         fj_err err = {0};
-        fj_status st = fj_auth_parse_header(fj_http_header(r, MHD_HTTP_HEADER_AUTHORIZATION), &cred);
+        const char *authz = fj_http_header(r, MHD_HTTP_HEADER_AUTHORIZATION);
+        const char *xtok = authz ? NULL : fj_http_header(r, "X-Auth-Token"); /* cc-metric-store's header */
+        char bearer[2100];
+        if (xtok && strlen(xtok) < sizeof bearer - 8) {
+            snprintf(bearer, sizeof bearer, "Bearer %s", xtok);
+            authz = bearer;
+        }
+        fj_status st = fj_auth_parse_header(authz, &cred);
         if (st == FJ_OK && cred.kind == FJ_CRED_NONE) {
             /* InfluxDB 1.x clients send credentials as u/p query parameters. */
             const char *u = fj_http_arg(r, "u"), *p = fj_http_arg(r, "p");

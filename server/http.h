@@ -36,6 +36,10 @@ const char *fj_http_path(const fj_http_req *r);
 const char *fj_http_path_rest(const fj_http_req *r);
 const char *fj_http_header(const fj_http_req *r, const char *name);
 const char *fj_http_arg(const fj_http_req *r, const char *name);
+/* Calls fn(ctx, name, value) for every query parameter in order (value NULL for a bare name);
+ * stops early when fn returns false. */
+void fj_http_args_each(const fj_http_req *r, bool (*fn)(void *ctx, const char *name, const char *value),
+                       void *ctx);
 /* The decoded body (NUL-terminated; may contain NULs). */
 const char *fj_http_body(const fj_http_req *r, size_t *len);
 const fj_principal *fj_http_principal(const fj_http_req *r);
@@ -43,9 +47,15 @@ fj_arena *fj_http_arena(fj_http_req *r);
 const fj_config *fj_http_config(const fj_http_req *r);
 /* A read-only store handle for this thread (opened on first use), or NULL with err filled. */
 fj_store *fj_http_reader(fj_http_req *r, fj_err *err);
+/* The writer store's time-series engine, for reading unsealed points (NULL when the backend has
+ * none). Safe from any thread (ts_engine.h's "any thread" functions). */
+fj_ts_engine *fj_http_ts_engine(fj_http_req *r);
 
 /* Answers with status and a body (copied); content_type NULL means application/json. */
 void fj_http_reply(fj_http_req *r, int status, const char *content_type, const char *body, size_t len);
+/* Adds a header to the answer (name and value copied; at most 8 per request, more are dropped).
+ * Call before fj_http_reply. */
+void fj_http_reply_header(fj_http_req *r, const char *name, const char *value);
 /* Answers with the error shape {"error":{"code","message","path"}} and the status of st. */
 void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err);
 
@@ -62,6 +72,9 @@ void *fj_http_submit_ctx(const fj_http_req *r);
  * mode) and auth are not owned. */
 fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, const fj_route *routes,
                           fj_server **out, fj_err *err);
+
+/* The writer, for other producers than HTTP (the NATS subscriber). */
+fj_writer *fj_server_writer(fj_server *s);
 
 /* The port actually bound (useful with port 0). */
 unsigned fj_server_port(const fj_server *s);

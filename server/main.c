@@ -4,6 +4,8 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "metrics_routes.h"
+#include "nats.h"
 #include "routes.h"
 #include "sonar.h"
 #include "store.h"
@@ -72,8 +74,38 @@ static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migra
         .synchronous = cfg->synchronous,
         .job_gap_s = cfg->job_gap_s,
         .migrating = migrating,
+        .ts_retention_s = cfg->metrics_retention_s,
+        .ts_flush_interval_s = cfg->metrics_flush_s,
+        .ts_log_keep_s = cfg->request_log_keep_s,
+        .ts_seal_age_s = cfg->metrics_seal_age_s,
+        .ts_seal_points = cfg->metrics_seal_points,
+        .ts_max_buffered_points = cfg->metrics_max_buffered,
     };
     return fj_store_open(cfg->db, &opts, out, err);
+}
+
+/* Line-protocol metrics: the engine (catalog, replay) before the writer starts, the optional
+ * ClusterCockpit cluster configuration, and the JWT key. */
+static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *auth, fj_err *err)
+{
+    fj_status st;
+    if (cfg->jwt_public_key[0] && (st = fj_auth_set_jwt_key(auth, cfg->jwt_public_key, err)) != FJ_OK)
+        return st;
+    if (cfg->cc_cluster_config[0] && (st = fj_ccq_load_config(cfg->cc_cluster_config, err)) != FJ_OK)
+        return st;
+    const fj_store_ops *ops = fj_store_ops_of(store);
+    if (!ops->ts_start)
+        return FJ_OK; /* a backend without metrics: the metric endpoints answer 501 */
+    fj_store_opts opts = {
+        .mode = FJ_STORE_WRITE,
+        .ts_retention_s = cfg->metrics_retention_s,
+        .ts_flush_interval_s = cfg->metrics_flush_s,
+        .ts_log_keep_s = cfg->request_log_keep_s,
+        .ts_seal_age_s = cfg->metrics_seal_age_s,
+        .ts_seal_points = cfg->metrics_seal_points,
+        .ts_max_buffered_points = cfg->metrics_max_buffered,
+    };
+    return ops->ts_start(store, &opts, err);
 }
 
 static int cmd_serve(const fj_config *cfg)
@@ -94,7 +126,15 @@ static int cmd_serve(const fj_config *cfg)
         return fail(&err);
     fj_auth *auth = fj_auth_new(cfg->db, 2);
     fj_server *srv = NULL;
-    if (!auth || fj_server_start(cfg, store, auth, fj_routes, &srv, &err) != FJ_OK) {
+    if (!auth || metrics_setup(cfg, store, auth, &err) != FJ_OK ||
+        fj_server_start(cfg, store, auth, fj_routes, &srv, &err) != FJ_OK) {
+        fj_store_close(store);
+        fj_auth_free(auth);
+        return fail(&err);
+    }
+    fj_nats *nats = NULL;
+    if (cfg->nats[0] && fj_nats_start(cfg->nats, srv, cfg->max_decoded, &nats, &err) != FJ_OK) {
+        fj_server_stop(srv, 30);
         fj_store_close(store);
         fj_auth_free(auth);
         return fail(&err);
@@ -104,6 +144,7 @@ static int cmd_serve(const fj_config *cfg)
     int sig = 0;
     sigwait(&stop, &sig);
     fj_info("signal %d: draining", sig);
+    fj_nats_stop(nats); /* no new messages; what it submitted is committed by the writer */
     fj_server_stop(srv, 30);
     fj_auth_free(auth);
     fj_store_close(store);

@@ -76,6 +76,11 @@ void fj_route_measurements_ingest(fj_http_req *r)
 
     size_t len;
     const char *body = fj_http_body(r, &len);
+    if (len > FJ_AICR_MAX_BODY) {
+        st = fj_err_set(&err, FJ_ETOOBIG, "body", "an aicr snapshot of %zu bytes exceeds the limit of %zu bytes", len,
+                        FJ_AICR_MAX_BODY);
+        goto fail;
+    }
     const char *ctype = fj_http_header(r, "Content-Type");
     fj_aicr_format fmt = fj_aicr_content_type_is_yaml(ctype)     ? FJ_AICR_YAML
                          : ctype && strstr(ctype, "json") != NULL ? FJ_AICR_JSON

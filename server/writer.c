@@ -50,14 +50,32 @@ static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
     fj_free(counts);
 }
 
+/* The store's periodic work (metrics: sealing, retention, request-log trimming) runs on this
+ * thread between groups; the op is cheap when nothing is due. Called without w->mu. */
+static void maintain(fj_writer *w)
+{
+    const fj_store_ops *ops = fj_store_ops_of(w->store);
+    fj_err err = {0};
+    if (ops->maintain && ops->maintain(w->store, &err) != FJ_OK)
+        fj_warn("store maintenance failed: %s", err.message);
+}
+
 static void *writer_main(void *arg)
 {
     fj_writer *w = arg;
     fj_write_req *group[GROUP_MAX];
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->head && !w->stopping)
-            pthread_cond_wait(&w->cv, &w->mu);
+        while (!w->head && !w->stopping) {
+            struct timespec tick; /* idle: wake once a second for maintenance */
+            clock_gettime(CLOCK_REALTIME, &tick);
+            tick.tv_sec += 1;
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &tick) != 0 && !w->head && !w->stopping) {
+                pthread_mutex_unlock(&w->mu);
+                maintain(w);
+                pthread_mutex_lock(&w->mu);
+            }
+        }
         if (!w->head && w->stopping)
             break;
         /* A short wait lets concurrent requests join this transaction: one fsync for many. */
@@ -82,6 +100,7 @@ static void *writer_main(void *arg)
         }
         pthread_mutex_unlock(&w->mu);
         commit_group(w, group, n);
+        maintain(w);
         pthread_mutex_lock(&w->mu);
     }
     pthread_mutex_unlock(&w->mu);

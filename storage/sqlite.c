@@ -363,19 +363,15 @@ static void sq_close(fj_store *s)
 {
     if (!s)
         return;
+    fj_sq_ts_close(s); /* seals and commits buffered metrics while the connection is open */
     for (int i = 0; i < FJ_SQ__COUNT; i++)
         sqlite3_finalize(s->stmts[i]);
+    fj_sq_write_free(s);
     /* No PRAGMA optimize here: on SQLite 3.40 it may ANALYZE a big table and stall shutdown; the
      * queries use explicit indexes and need no statistics. */
     if (s->db)
         sqlite3_close_v2(s->db);
     fj_sq_map_clear(&s->names);
-    fj_free(s->bytes);
-    fj_free(s->ids);
-    fj_free(s->pkeys);
-    fj_sq_map_clear(&s->rj_keys);
-    fj_sq_map_clear(&s->rj_pairs);
-    fj_free(s->rj);
     fj_free(s->path);
     fj_free(s);
 }
@@ -623,4 +619,10 @@ const fj_store_ops fj_store_sqlite_ops = {
     .q_uptime = fj_sq_q_uptime,
     .q_errors = fj_sq_q_errors,
     .measurement_latest = fj_sq_measurement_latest,
+    .ts_start = fj_sq_ts_start,
+    .ts_engine = fj_sq_ts_engine,
+    .maintain = fj_sq_ts_maintain,
+    .ts_series = fj_sq_ts_series,
+    .ts_read = fj_sq_ts_read,
+    .cc_messages = fj_sq_cc_messages,
 };

@@ -69,11 +69,6 @@ void fj_sq_map_clear(fj_sq_map *m);
     X(SJOB_INS, "INSERT OR IGNORE INTO sample_jobs(sample_id,job,epoch,user_id,proc_first,n_procs) "     \
                 "VALUES(?,?,?,?,?,?)")                                                                   \
     X(PROC_NEXT_ID, "SELECT coalesce(max(id),0)+1 FROM sample_procs")                                    \
-    X(PROC_INS, "INSERT INTO sample_procs(id,pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,"        \
-                "cpu_avg_m,cpu_util_m,cpu_time,data_read_kb,data_written_kb,data_cancelled_kb,rolledup," \
-                "flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                                          \
-    X(PGPU_INS, "INSERT OR IGNORE INTO sample_proc_gpus(proc_id,idx,uuid_id,gpu_util_m,gpu_memory_kb,"   \
-                "gpu_memory_util_m) VALUES(?,?,?,?,?,?)")                                                \
     X(DATA_VERSION, "PRAGMA data_version")                                                               \
     X(RJOB_FIND_ALL, "SELECT id,first_seen,last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,"          \
                      "cpu_peak_m,mem_sum_kb,mem_peak_kb,gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb " \
@@ -90,6 +85,12 @@ void fj_sq_map_clear(fj_sq_map *m);
     X(RJOB_UPD, "UPDATE jobs SET user_id=coalesce(user_id,?2),first_seen=?3,last_seen=?4,n_samples=?5,"  \
                 "nproc_sum=?6,nproc_peak=?7,cpu_sum_m=?8,cpu_peak_m=?9,mem_sum_kb=?10,mem_peak_kb=?11,"  \
                 "gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,gpumem_peak_kb=?15 WHERE id=?1")         \
+    /* RJOB_UPD without first_seen (?3 unused): first_seen is in the index jobs_first_seen, and      \
+     * setting it, even to its old value, rewrites the index entry. */                                \
+    X(RJOB_UPD_LAST, "UPDATE jobs SET user_id=coalesce(user_id,?2),last_seen=?4,n_samples=?5,"          \
+                     "nproc_sum=?6,nproc_peak=?7,cpu_sum_m=?8,cpu_peak_m=?9,mem_sum_kb=?10,"           \
+                     "mem_peak_kb=?11,gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,"                  \
+                     "gpumem_peak_kb=?15 WHERE id=?1")                                                   \
     X(RJOB_DEL, "DELETE FROM jobs WHERE id=?1")                                                          \
     X(RJS_MOVE, "UPDATE OR IGNORE job_samples SET rjob_id=?1 WHERE rjob_id=?2")                          \
     X(RJS_DEL, "DELETE FROM job_samples WHERE rjob_id=?1")                                               \
@@ -97,10 +98,6 @@ void fj_sq_map_clear(fj_sq_map *m);
     X(RJH_DEL, "DELETE FROM job_hosts WHERE rjob_id=?1")                                                 \
     X(RJC_MOVE, "UPDATE OR IGNORE job_cmds SET rjob_id=?1 WHERE rjob_id=?2")                             \
     X(RJC_DEL, "DELETE FROM job_cmds WHERE rjob_id=?1")                                                  \
-    X(RJS_INS, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb) " \
-               "VALUES(?,?,?,?,?,?,?)")                                                                  \
-    X(RJH_INS, "INSERT OR IGNORE INTO job_hosts(rjob_id,node_id) VALUES(?,?)")                           \
-    X(RJC_INS, "INSERT OR IGNORE INTO job_cmds(rjob_id,cmd_id) VALUES(?,?)")                             \
     X(SLURM_INS, NULL)                                                                                   \
     X(SLURM_CUR_UPSERT, NULL)                                                                            \
     X(SLURM_CUR_RECOMPUTE, NULL)                                                                         \
@@ -119,9 +116,56 @@ typedef enum fj_sq_stmt_id {
     FJ_SQ__COUNT
 } fj_sq_stmt_id;
 
+/* Tables whose rows the write path buffers and inserts many per statement (a multi-row VALUES
+ * costs about half of single-row statements per row): name, columns, statement head. Rows are
+ * buffered only when the writer knows what the insert will do without asking (a new sample's
+ * children; bookkeeping rows with OR IGNORE), so counts stay exact. Buffers are flushed when full,
+ * before COMMIT, and before anything in the transaction reads or rewrites those tables. */
+#define FJ_SQ_BUFS(X)                                                                                    \
+    X(SJOBS, 6, "INSERT INTO sample_jobs(sample_id,job,epoch,user_id,proc_first,n_procs) VALUES")        \
+    X(PROCS, 15, "INSERT INTO sample_procs(id,pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,"       \
+                 "cpu_avg_m,cpu_util_m,cpu_time,data_read_kb,data_written_kb,data_cancelled_kb,"        \
+                 "rolledup,flags) VALUES")                                                               \
+    X(PGPUS, 6, "INSERT INTO sample_proc_gpus(proc_id,idx,uuid_id,gpu_util_m,gpu_memory_kb,"            \
+                "gpu_memory_util_m) VALUES")                                                             \
+    X(SGPUS, 15, "INSERT INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"           \
+                 "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"        \
+                 "ce_clock,memory_clock) VALUES")                                                        \
+    X(JSAMPLES, 7, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,"      \
+                   "gpumem_kb) VALUES")                                                                  \
+    X(JHOSTS, 2, "INSERT OR IGNORE INTO job_hosts(rjob_id,node_id) VALUES")                              \
+    X(JCMDS, 2, "INSERT OR IGNORE INTO job_cmds(rjob_id,cmd_id) VALUES")
+
+typedef enum fj_sq_buf_id {
+#define FJ_SQ_BUF_ENUM(name, ncol, head) FJ_SQ_BUF_##name,
+    FJ_SQ_BUFS(FJ_SQ_BUF_ENUM)
+#undef FJ_SQ_BUF_ENUM
+    FJ_SQ_BUF__COUNT
+} fj_sq_buf_id;
+
+#define FJ_SQ_BUF_LOG2 5                       /* rows per full statement: 32 */
+#define FJ_SQ_BUF_ROWS (1 << FJ_SQ_BUF_LOG2)
+#define FJ_SQ_BUF_COLS 15                      /* the widest table above */
+
+/* One value of a buffered row: SQLITE_NULL, SQLITE_INTEGER (i) or SQLITE_FLOAT (r). */
+typedef struct fj_sq_val {
+    union {
+        int64_t i;
+        double r;
+    } u;
+    int type;
+} fj_sq_val;
+
+typedef struct fj_sq_buf {
+    size_t n; /* rows buffered */
+    fj_sq_val v[FJ_SQ_BUF_ROWS * FJ_SQ_BUF_COLS];
+    sqlite3_stmt *st[FJ_SQ_BUF_LOG2 + 1]; /* st[k] inserts 1 << k rows; prepared on first use */
+} fj_sq_buf;
+
 struct fj_store {
     const fj_store_ops *ops; /* first: store.c finds the ops table through it */
     sqlite3 *db;
+    struct fj_sq_ts *ts;     /* line-protocol metrics state (sqlite_ts.c); NULL until used */
     fj_store_mode mode;
     bool migrating;
     int64_t job_gap_s;
@@ -134,16 +178,23 @@ struct fj_store {
     size_t ids_cap;
     struct fj_sq_pkey *pkeys; /* reusable scratch: process keys of one sample job */
     size_t pkeys_cap;
+    uint64_t *seen;          /* reusable scratch: hash set of one sample's (job, epoch) pairs */
+    size_t seen_cap;
+    fj_sq_buf bufs[FJ_SQ_BUF__COUNT]; /* buffered rows of the open write transaction */
     int64_t next_proc_id;    /* next sample_procs.id in this transaction; 0 = not fetched yet */
     int64_t data_version;    /* PRAGMA data_version after our last transaction */
     /* Rectification cache: the instances of recently used job keys and the (job, host) and
      * (job, command) pairs already stored, so that the steady state costs one UPDATE and one
-     * INSERT per job and sample. Valid while no other connection writes (checked with
-     * data_version when a transaction begins); cleared on rollback. */
+     * buffered INSERT per job and sample. Summaries of cached instances are written once per
+     * transaction (rj_pend, flushed before COMMIT), however many samples a job got in it. Valid
+     * while no other connection writes (checked with data_version when a transaction begins);
+     * cleared on rollback. */
     fj_sq_map rj_keys;       /* key bytes -> 1 + index into rj */
     struct fj_sq_rjent *rj;
     size_t rj_n, rj_cap;
-    fj_sq_map rj_pairs;      /* (rjob id, tag + id) -> 1 */
+    fj_sq_map rj_pairs;      /* (rjob id, tag + id) -> 1, for instances whose own list is full */
+    struct fj_sq_rjpend *rj_pend; /* cached instances whose summary awaits its UPDATE */
+    size_t rj_pend_n, rj_pend_cap;
 };
 
 #define FJ_SQ_NS_CLUSTER (-1)
@@ -171,8 +222,13 @@ fj_status fj_sq_node_id(fj_store *s, int64_t cluster_id, const char *name, int64
 /* NULL gives id 0 when allow_null, else interns "". */
 fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t *id, fj_err *err);
 
-/* Forgets the rectification cache (sqlite_write.c). */
+/* Forgets the rectification cache and drops pending summaries and buffered rows (sqlite_write.c):
+ * after a rollback, or when another connection wrote. */
 void fj_sq_rj_clear(fj_store *s);
+
+/* Finalizes the write path's statements and frees its scratch and caches (sqlite_write.c); for
+ * close, before the connection is closed. */
+void fj_sq_write_free(fj_store *s);
 
 /* The write path (sqlite_write.c) and queries (sqlite_query.c). */
 fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
@@ -185,5 +241,25 @@ fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cl
                                    fj_write_count *cnt, fj_err *err);
 fj_status fj_sq_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
                                    fj_err *err);
+
+/* Line-protocol metrics and ClusterCockpit records (sqlite_ts.c). fj_sq_write calls
+ * fj_sq_write_metrics per FJ_KIND_METRICS envelope, fj_sq_ts_precommit right before COMMIT (it
+ * hands the engine's new series and sealed chunks to the tables) and fj_sq_ts_end after COMMIT
+ * or ROLLBACK; sq_close calls fj_sq_ts_close first (flushes and commits what is buffered). */
+fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count *cnt, fj_err *err);
+fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err);
+void fj_sq_ts_end(fj_store *s, bool committed);
+void fj_sq_ts_close(fj_store *s);
+fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *opts, fj_err *err);
+fj_ts_engine *fj_sq_ts_engine(fj_store *s);
+fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err);
+fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
+                          fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
+fj_status fj_sq_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
+                        fj_ts_points *out, fj_err *err);
+fj_status fj_sq_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
+/* Appends the ClusterCockpit job (cluster_id, job_id) as a JSON object, or null (for the job
+ * listing's "cc" member). */
+fj_status fj_sq_cc_job_json(fj_store *s, int64_t cluster_id, int64_t job_id, fj_buf *out, fj_err *err);
 
 #endif

@@ -604,7 +604,7 @@ static fj_status add_point(pstate *p, int64_t node, int64_t pid, int64_t ppid, i
     long bi = fj_qm_bucket(&p->g, t);
     if (bi < 0)
         return FJ_OK;
-    pseries *s;
+    pseries *s = NULL;
     fj_status rs = series_of(p, node, pid, ppid, cmd, &s);
     if (rs != FJ_OK)
         return rs;
@@ -723,6 +723,9 @@ fj_status fj_sq_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     if (from > to)
         goto out; /* the window misses the job: no rows */
     int64_t step = q->bucket_s > 0 ? q->bucket_s : fj_qm_default_bucket(from, to);
+    q->from = from; /* what was used, for the answer */
+    q->to = to;
+    q->bucket_s = step;
     fj_status gs = fj_qm_grid_make(from, to, step, FJ_QM_MAX_BUCKETS, &p.g);
     if (gs != FJ_OK) {
         rs = fj_err_set(err, FJ_EINVAL, "bucket", "more than %d buckets: choose a larger bucket",

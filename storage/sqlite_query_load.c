@@ -259,6 +259,9 @@ static fj_status load_begin(fj_sqq *x, loadctx *l)
     if (fj_qm_grid_make(l->from, l->to, step, FJ_QM_MAX_BUCKETS, &l->g) != FJ_OK)
         return fj_err_set(x->err, FJ_EINVAL, "bucket", "parameter 'bucket': more than %d buckets",
                           FJ_QM_MAX_BUCKETS);
+    q->from = l->from; /* what was used, for the answer */
+    q->to = l->to;
+    q->bucket_s = step;
     l->b = fj_arena_calloc(x->a, l->g.n, sizeof *l->b);
     if (!l->b)
         return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");

@@ -65,6 +65,9 @@ fj_status fj_sq_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         rs = fj_err_set(err, FJ_EINVAL, "from", "parameter 'from': after 'to'");
         goto out;
     }
+    q->from = u.from; /* what was used, for the answer */
+    q->to = u.to;
+    q->interval_s = u.interval;
     if ((rs = fj_sqq_cluster(&x)) != FJ_OK || (rs = fj_sqq_load_nodes(&x)) != FJ_OK ||
         (rs = fj_sqq_prepare(&x, "SELECT time FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3"
                                  " ORDER BY time", &ts)) != FJ_OK ||

@@ -219,6 +219,136 @@ static fj_status write_notes(wctx *w)
     return FJ_OK;
 }
 
+/* --- buffered rows (FJ_SQ_BUFS) ------------------------------------------------------------ */
+
+static const struct {
+    int ncol;
+    const char *head;
+} buf_def[FJ_SQ_BUF__COUNT] = {
+#define FJ_SQ_BUF_DEF(name, ncol, head) {ncol, head},
+    FJ_SQ_BUFS(FJ_SQ_BUF_DEF)
+#undef FJ_SQ_BUF_DEF
+};
+
+static void v_null(fj_sq_val *v)
+{
+    v->type = SQLITE_NULL;
+}
+
+static void v_int(fj_sq_val *v, int64_t x)
+{
+    v->type = SQLITE_INTEGER;
+    v->u.i = x;
+}
+
+/* As bind_u64: past INT64_MAX as REAL. */
+static void v_u64(fj_sq_val *v, uint64_t x)
+{
+    if (x <= (uint64_t)INT64_MAX) {
+        v_int(v, (int64_t)x);
+    } else {
+        v->type = SQLITE_FLOAT;
+        v->u.r = (double)x;
+    }
+}
+
+static void v_id(fj_sq_val *v, int64_t id)
+{
+    if (id)
+        v_int(v, id);
+    else
+        v_null(v);
+}
+
+/* Do two unsigned values land on one stored value (bind_u64 / v_u64)? Values past INT64_MAX are
+ * stored as REAL, so distinct ones may collide there, as they do in a key. */
+static bool same_u64(uint64_t a, uint64_t b)
+{
+    return a == b || (a > (uint64_t)INT64_MAX && b > (uint64_t)INT64_MAX && (double)a == (double)b);
+}
+
+/* The statement inserting 1 << k rows of buffer b, prepared on first use. */
+static fj_status buf_stmt(wctx *w, fj_sq_buf_id b, int k, sqlite3_stmt **out)
+{
+    fj_sq_buf *bf = &w->s->bufs[b];
+    if ((*out = bf->st[k]) != NULL)
+        return FJ_OK;
+    size_t rows = (size_t)1 << k, ncol = (size_t)buf_def[b].ncol, hlen = strlen(buf_def[b].head);
+    char *sql = fj_malloc(hlen + rows * (2 * ncol + 2) + 1);
+    if (!sql)
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    char *p = sql;
+    memcpy(p, buf_def[b].head, hlen);
+    p += hlen;
+    for (size_t r = 0; r < rows; r++) {
+        *p++ = r ? ',' : '(';
+        if (r)
+            *p++ = '(';
+        for (size_t c = 0; c < ncol; c++) {
+            if (c)
+                *p++ = ',';
+            *p++ = '?';
+        }
+        *p++ = ')';
+    }
+    *p = '\0';
+    int rc = sqlite3_prepare_v3(w->s->db, sql, (int)(p - sql), SQLITE_PREPARE_PERSISTENT, &bf->st[k], NULL);
+    fj_free(sql);
+    if (rc != SQLITE_OK) {
+        bf->st[k] = NULL;
+        return fj_sq_fail(w->s, rc, "prepare", w->err);
+    }
+    *out = bf->st[k];
+    return FJ_OK;
+}
+
+/* Inserts the rows buffered for b, FJ_SQ_BUF_ROWS per statement, the rest in halves. */
+static fj_status buf_flush(wctx *w, fj_sq_buf_id b)
+{
+    fj_sq_buf *bf = &w->s->bufs[b];
+    size_t ncol = (size_t)buf_def[b].ncol, done = 0;
+    while (done < bf->n) {
+        int k = FJ_SQ_BUF_LOG2;
+        while (((size_t)1 << k) > bf->n - done)
+            k--;
+        sqlite3_stmt *st;
+        TRY(buf_stmt(w, b, k, &st));
+        const fj_sq_val *v = &bf->v[done * ncol];
+        int np = (int)(((size_t)1 << k) * ncol);
+        for (int i = 0; i < np; i++) {
+            switch (v[i].type) {
+            case SQLITE_INTEGER: sqlite3_bind_int64(st, i + 1, v[i].u.i); break;
+            case SQLITE_FLOAT: sqlite3_bind_double(st, i + 1, v[i].u.r); break;
+            default: sqlite3_bind_null(st, i + 1); break;
+            }
+        }
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+            return fj_sq_fail(w->s, rc, "insert buffered rows", w->err);
+        done += (size_t)1 << k;
+    }
+    bf->n = 0;
+    return FJ_OK;
+}
+
+static fj_status buf_flush_all(wctx *w)
+{
+    for (int b = 0; b < FJ_SQ_BUF__COUNT; b++)
+        TRY(buf_flush(w, (fj_sq_buf_id)b));
+    return FJ_OK;
+}
+
+/* Room for one more row of b (flushing a full buffer first); *row has buf_def[b].ncol values. */
+static fj_status buf_row(wctx *w, fj_sq_buf_id b, fj_sq_val **row)
+{
+    fj_sq_buf *bf = &w->s->bufs[b];
+    if (bf->n == FJ_SQ_BUF_ROWS)
+        TRY(buf_flush(w, b));
+    *row = &bf->v[bf->n++ * (size_t)buf_def[b].ncol];
+    return FJ_OK;
+}
+
 /* --- rectification ------------------------------------------------------------------------- */
 
 #define MAX_INSTANCES 8 /* at most 2 instances of a key can match one time (see rectify.h) */
@@ -267,6 +397,18 @@ static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
     s->peak.gpumem_kb = sqlite3_column_int64(st, i);
 }
 
+/* Writes a job's summary; first_changed: first_seen differs from the stored row. */
+static fj_status rj_update(wctx *w, int64_t rid, int64_t user_id, const fj_jobsum *sum, bool first_changed)
+{
+    sqlite3_stmt *upd = fj_sq_stmt(w->s, first_changed ? FJ_SQ_RJOB_UPD : FJ_SQ_RJOB_UPD_LAST, w->err);
+    if (!upd)
+        return FJ_EIO;
+    sqlite3_bind_int64(upd, 1, rid);
+    bind_id(upd, 2, user_id);
+    bind_sum(upd, 3, sum);
+    return fj_sq_done(w->s, upd, "update job", w->err);
+}
+
 /* Moves the rows of rectified job `from` to `to` and deletes `from` (a bridging merge). */
 static fj_status move_rjob(wctx *w, int64_t to, int64_t from)
 {
@@ -295,24 +437,119 @@ static fj_status move_rjob(wctx *w, int64_t to, int64_t from)
 
 #define RJ_MAX 2             /* instances of one key kept in the cache; keys with more go uncached */
 #define RJ_CACHE_MAX 65536   /* keys cached; past this the cache starts over */
+#define RJ_PAIRS 6           /* (host / command) pairs an instance remembers itself; more go to rj_pairs */
 #define RJ_PAIRS_MAX 262144
 
 typedef struct rj_key {
     int64_t cluster_id, job, node_id, epoch, pid, ppid, cmd_id;
 } rj_key;
 
+typedef struct rj_inst {
+    int64_t id;
+    fj_jobsum sum;           /* as it will be stored once the pending UPDATE (if any) ran */
+    uint32_t pend;           /* 1 + index into s->rj_pend while the summary awaits its UPDATE */
+    uint32_t n_pairs;
+    int64_t pairs[RJ_PAIRS]; /* stored (rjob, host) and (rjob, command) pairs: id << 1 | is_host */
+} rj_inst;
+
 struct fj_sq_rjent {
     bool valid; /* false: the key has more than RJ_MAX instances, ask the database */
     size_t n;
-    int64_t ids[RJ_MAX];
-    fj_jobsum sums[RJ_MAX];
+    rj_inst in[RJ_MAX];
 };
 
-void fj_sq_rj_clear(fj_store *s)
+/* A cached instance whose summary is newer than its row. Instances do not move while pending:
+ * merges and cache resets flush first. */
+struct fj_sq_rjpend {
+    int64_t rid;
+    size_t ent, slot;    /* s->rj[ent].in[slot] */
+    int64_t user_id;     /* the first user id given since the row was written; 0 = none */
+    bool first_changed;  /* first_seen moved since the row was written */
+};
+
+static void rj_forget(fj_store *s)
 {
     fj_sq_map_clear(&s->rj_keys);
     fj_sq_map_clear(&s->rj_pairs);
     s->rj_n = 0;
+}
+
+void fj_sq_rj_clear(fj_store *s)
+{
+    rj_forget(s);
+    s->rj_pend_n = 0;
+    for (int b = 0; b < FJ_SQ_BUF__COUNT; b++)
+        s->bufs[b].n = 0;
+}
+
+void fj_sq_write_free(fj_store *s)
+{
+    for (int b = 0; b < FJ_SQ_BUF__COUNT; b++)
+        for (int k = 0; k <= FJ_SQ_BUF_LOG2; k++) {
+            sqlite3_finalize(s->bufs[b].st[k]);
+            s->bufs[b].st[k] = NULL;
+        }
+    fj_sq_rj_clear(s);
+    fj_free(s->rj);
+    fj_free(s->rj_pend);
+    fj_free(s->bytes);
+    fj_free(s->ids);
+    fj_free(s->pkeys);
+    fj_free(s->seen);
+    s->rj = NULL;
+    s->rj_pend = NULL;
+    s->bytes = NULL;
+    s->ids = NULL;
+    s->pkeys = NULL;
+    s->seen = NULL;
+    s->rj_cap = s->rj_pend_cap = s->bytes_cap = s->ids_cap = s->pkeys_cap = s->seen_cap = 0;
+}
+
+static int pend_cmp(const void *a, const void *b)
+{
+    const struct fj_sq_rjpend *x = a, *y = b;
+    return x->rid < y->rid ? -1 : x->rid > y->rid;
+}
+
+/* Writes every pending summary, in id order (neighbouring rows share pages). */
+static fj_status rj_flush(wctx *w)
+{
+    fj_store *s = w->s;
+    if (s->rj_pend_n > 1)
+        qsort(s->rj_pend, s->rj_pend_n, sizeof *s->rj_pend, pend_cmp);
+    for (size_t i = 0; i < s->rj_pend_n; i++) {
+        const struct fj_sq_rjpend *p = &s->rj_pend[i];
+        rj_inst *in = &s->rj[p->ent].in[p->slot];
+        TRY(rj_update(w, p->rid, p->user_id, &in->sum, p->first_changed));
+        in->pend = 0;
+    }
+    s->rj_pend_n = 0;
+    return FJ_OK;
+}
+
+/* Marks instance slot of entry ent as pending (its new summary is already in the cache). */
+static fj_status rj_defer(wctx *w, size_t ent, size_t slot, int64_t user_id, bool first_changed)
+{
+    fj_store *s = w->s;
+    rj_inst *in = &s->rj[ent].in[slot];
+    if (in->pend) {
+        struct fj_sq_rjpend *p = &s->rj_pend[in->pend - 1];
+        if (!p->user_id) /* UPDATE keeps the first non-NULL user: coalesce(user_id, ?) */
+            p->user_id = user_id;
+        p->first_changed |= first_changed;
+        return FJ_OK;
+    }
+    if (s->rj_pend_n == s->rj_pend_cap) {
+        size_t cap = s->rj_pend_cap ? s->rj_pend_cap * 2 : 256;
+        struct fj_sq_rjpend *v = fj_realloc(s->rj_pend, cap * sizeof *v);
+        if (!v)
+            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+        s->rj_pend = v;
+        s->rj_pend_cap = cap;
+    }
+    s->rj_pend[s->rj_pend_n] = (struct fj_sq_rjpend){in->id, ent, slot, user_id, first_changed};
+    in->pend = (uint32_t)++s->rj_pend_n;
+    return FJ_OK;
 }
 
 static void bind_key(sqlite3_stmt *st, const rj_key *k)
@@ -348,18 +585,21 @@ static fj_status read_instances(wctx *w, sqlite3_stmt *st, size_t cap, int64_t *
     return FJ_OK;
 }
 
-/* The cache entry of a key, loaded from the database on a miss. */
-static fj_status rj_lookup(wctx *w, const rj_key *k, struct fj_sq_rjent **out)
+/* The index into s->rj of a key's cache entry, loaded from the database on a miss. No pending
+ * summary can concern a key that is not cached (see struct fj_sq_rjpend), so the rows read here
+ * are current. */
+static fj_status rj_lookup(wctx *w, const rj_key *k, size_t *out)
 {
     fj_store *s = w->s;
-    *out = NULL;
     int64_t v = fj_sq_map_get(&s->rj_keys, 0, (const char *)k, sizeof *k);
     if (v) {
-        *out = &s->rj[v - 1];
+        *out = (size_t)v - 1;
         return FJ_OK;
     }
-    if (s->rj_n >= RJ_CACHE_MAX)
-        fj_sq_rj_clear(s);
+    if (s->rj_n >= RJ_CACHE_MAX) {
+        TRY(rj_flush(w));
+        rj_forget(s);
+    }
     if (s->rj_n == s->rj_cap) {
         size_t cap = s->rj_cap ? s->rj_cap * 2 : 1024;
         struct fj_sq_rjent *e = fj_realloc(s->rj, cap * sizeof *e);
@@ -372,29 +612,45 @@ static fj_status rj_lookup(wctx *w, const rj_key *k, struct fj_sq_rjent **out)
     STMT(find, RJOB_FIND_ALL);
     bind_key(find, k);
     bool more;
-    TRY(read_instances(w, find, RJ_MAX, e->ids, e->sums, &e->n, &more));
+    int64_t ids[RJ_MAX];
+    fj_jobsum sums[RJ_MAX];
+    TRY(read_instances(w, find, RJ_MAX, ids, sums, &e->n, &more));
     e->valid = !more;
+    for (size_t i = 0; i < e->n; i++) {
+        e->in[i].id = ids[i];
+        e->in[i].sum = sums[i];
+        e->in[i].pend = 0;
+        e->in[i].n_pairs = 0;
+    }
     if (fj_sq_map_put(&s->rj_keys, 0, (const char *)k, sizeof *k, (int64_t)s->rj_n + 1) != FJ_OK)
         return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-    s->rj_n++;
-    *out = e;
+    *out = s->rj_n++;
     return FJ_OK;
 }
 
-/* Stores the (rjob, host) or (rjob, command) pair unless the cache knows it is there. */
-static fj_status rj_pair(wctx *w, fj_sq_stmt_id id, char tag, int64_t rid, int64_t val)
+/* Stores the (rjob, host) or (rjob, command) pair unless it is known to be there: in the
+ * instance's own list (in, NULL for uncached instances) or in rj_pairs. */
+static fj_status rj_pair(wctx *w, rj_inst *in, bool host, int64_t rid, int64_t val)
 {
+    int64_t code = (int64_t)((uint64_t)val << 1) | (host ? 1 : 0);
+    if (in)
+        for (uint32_t i = 0; i < in->n_pairs; i++)
+            if (in->pairs[i] == code)
+                return FJ_OK;
     char key[1 + sizeof val];
-    key[0] = tag;
+    key[0] = host ? 'h' : 'c';
     memcpy(key + 1, &val, sizeof val);
-    if (fj_sq_map_get(&w->s->rj_pairs, rid, key, sizeof key))
+    bool own = in && in->n_pairs < RJ_PAIRS;
+    if (!own && fj_sq_map_get(&w->s->rj_pairs, rid, key, sizeof key))
         return FJ_OK;
-    sqlite3_stmt *st = fj_sq_stmt(w->s, id, w->err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_int64(st, 1, rid);
-    sqlite3_bind_int64(st, 2, val);
-    TRY(run_ins(w, st, "insert job host or command", false, NULL));
+    fj_sq_val *v;
+    TRY(buf_row(w, host ? FJ_SQ_BUF_JHOSTS : FJ_SQ_BUF_JCMDS, &v));
+    v_int(&v[0], rid);
+    v_int(&v[1], val);
+    if (own) {
+        in->pairs[in->n_pairs++] = code;
+        return FJ_OK;
+    }
     if (w->s->rj_pairs.n >= RJ_PAIRS_MAX)
         fj_sq_map_clear(&w->s->rj_pairs);
     if (fj_sq_map_put(&w->s->rj_pairs, rid, key, sizeof key, 1) != FJ_OK)
@@ -409,9 +665,10 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
                          int64_t sample_id, const fj_jobcontrib *c, int64_t user_id, const int64_t *cmds,
                          size_t n_cmds)
 {
+    fj_store *s = w->s;
     const fj_envelope *e = w->e;
     fj_jobkey k = fj_jobkey_of(e->cluster, e->node, j, p);
-    int64_t gap = fj_jobkey_gap(&k, w->s->job_gap_s);
+    int64_t gap = fj_jobkey_gap(&k, s->job_gap_s);
     bool group = k.kind == FJ_JOBKEY_PROCESS && (p->pid == 0 || p->synthetic_pid);
     rj_key key = {w->cluster_id,
                   (int64_t)k.job,
@@ -422,15 +679,19 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
                   group ? proc_cmd_id : 0};
     fj_time t = e->time;
 
-    struct fj_sq_rjent *ent;
-    TRY(rj_lookup(w, &key, &ent));
-    int64_t local_ids[MAX_INSTANCES], *ids;
-    fj_jobsum local_sums[MAX_INSTANCES], *inst;
+    size_t ei = 0;
+    TRY(rj_lookup(w, &key, &ei));
+    /* s->rj is not reallocated below (only rj_lookup grows it), so ent stays valid */
+    struct fj_sq_rjent *ent = &s->rj[ei];
+    int64_t ids[MAX_INSTANCES];
+    fj_jobsum inst[MAX_INSTANCES];
     size_t n;
     if (ent->valid) {
-        ids = ent->ids;
-        inst = ent->sums;
         n = ent->n;
+        for (size_t i = 0; i < n; i++) {
+            ids[i] = ent->in[i].id;
+            inst[i] = ent->in[i].sum;
+        }
     } else {
         /* many instances: only those near t can match (at most two, see rectify.h) */
         STMT(find, RJOB_FIND);
@@ -438,18 +699,17 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         sqlite3_bind_int64(find, 8, sat_add_i64(t, gap));
         sqlite3_bind_int64(find, 9, sat_add_i64(t, -gap));
         bool more;
-        TRY(read_instances(w, find, MAX_INSTANCES, local_ids, local_sums, &n, &more));
+        TRY(read_instances(w, find, MAX_INSTANCES, ids, inst, &n, &more));
         if (more)
             return fj_err_set(w->err, FJ_EINTERNAL, "db", "more than %d instances of job %llu overlap",
                               MAX_INSTANCES, (unsigned long long)k.job);
-        ids = local_ids;
-        inst = local_sums;
     }
 
     size_t match[MAX_INSTANCES];
     size_t m = fj_rect_match(inst, n, t, gap, match);
     int64_t rid;
     fj_jobsum sum;
+    rj_inst *in = NULL; /* the cached instance, when there is one */
     if (m == 0) {
         memset(&sum, 0, sizeof sum);
         fj_jobsum_add(&sum, t, c);
@@ -464,55 +724,74 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         sqlite3_bind_int64(ins, i++, key.cmd_id);
         bind_id(ins, i++, user_id);
         bind_sum(ins, i, &sum);
-        TRY(fj_sq_done(w->s, ins, "insert job", w->err));
-        rid = sqlite3_last_insert_rowid(w->s->db);
+        TRY(fj_sq_done(s, ins, "insert job", w->err));
+        rid = sqlite3_last_insert_rowid(s->db);
         if (ent->valid) {
             if (ent->n < RJ_MAX) {
-                ent->ids[ent->n] = rid;
-                ent->sums[ent->n++] = sum;
+                in = &ent->in[ent->n++];
+                in->id = rid;
+                in->sum = sum;
+                in->pend = 0;
+                in->n_pairs = 0;
             } else {
+                /* from now on RJOB_FIND reads this key's rows: they must be current */
+                TRY(rj_flush(w));
                 ent->valid = false;
             }
         }
+    } else if (m == 1) {
+        size_t x = match[0];
+        rid = ids[x];
+        sum = inst[x];
+        fj_jobsum_add(&sum, t, c);
+        bool first_changed = sum.first_seen != inst[x].first_seen;
+        if (ent->valid) {
+            in = &ent->in[x];
+            in->sum = sum;
+            TRY(rj_defer(w, ei, x, user_id, first_changed));
+        } else {
+            TRY(rj_update(w, rid, user_id, &sum, first_changed));
+        }
     } else {
+        /* A bridging merge rewrites rows of the jobs and their job_* tables: write everything
+         * pending first. Rare (out-of-order arrival), so simple beats fast here. */
+        TRY(rj_flush(w));
+        TRY(buf_flush_all(w));
         rid = ids[match[0]];
         sum = inst[match[0]];
         for (size_t i = 1; i < m; i++) {
             fj_jobsum_merge(&sum, &inst[match[i]]);
             TRY(move_rjob(w, rid, ids[match[i]]));
         }
-        if (m > 1) /* pairs of the merged ids are gone, and a deleted id may be handed out again */
-            fj_sq_map_clear(&w->s->rj_pairs);
+        /* pairs of the merged ids are gone, and a deleted id may be handed out again */
+        fj_sq_map_clear(&s->rj_pairs);
         fj_jobsum_add(&sum, t, c);
-        STMT(upd, RJOB_UPD);
-        sqlite3_bind_int64(upd, 1, rid);
-        bind_id(upd, 2, user_id);
-        bind_sum(upd, 3, &sum);
-        TRY(fj_sq_done(w->s, upd, "update job", w->err));
+        TRY(rj_update(w, rid, user_id, &sum, true));
         if (ent->valid) {
-            ent->sums[match[0]] = sum;
             for (size_t i = m; i-- > 1;) {
                 size_t x = match[i];
-                memmove(&ent->ids[x], &ent->ids[x + 1], (ent->n - x - 1) * sizeof ent->ids[0]);
-                memmove(&ent->sums[x], &ent->sums[x + 1], (ent->n - x - 1) * sizeof ent->sums[0]);
+                memmove(&ent->in[x], &ent->in[x + 1], (ent->n - x - 1) * sizeof ent->in[0]);
                 ent->n--;
             }
+            in = &ent->in[match[0]]; /* match is ascending: the survivor did not move */
+            in->sum = sum;
+            in->n_pairs = 0;
         }
     }
 
-    STMT(js, RJS_INS);
-    sqlite3_bind_int64(js, 1, rid);
-    sqlite3_bind_int64(js, 2, sample_id);
-    sqlite3_bind_int64(js, 3, c->nproc);
-    sqlite3_bind_int64(js, 4, c->cpu_m);
-    sqlite3_bind_int64(js, 5, c->mem_kb);
-    sqlite3_bind_int64(js, 6, c->gpu_m);
-    sqlite3_bind_int64(js, 7, c->gpumem_kb);
-    TRY(run_ins(w, js, "insert job sample", false, NULL));
+    fj_sq_val *v;
+    TRY(buf_row(w, FJ_SQ_BUF_JSAMPLES, &v));
+    v_int(&v[0], rid);
+    v_int(&v[1], sample_id);
+    v_int(&v[2], c->nproc);
+    v_int(&v[3], c->cpu_m);
+    v_int(&v[4], c->mem_kb);
+    v_int(&v[5], c->gpu_m);
+    v_int(&v[6], c->gpumem_kb);
 
-    TRY(rj_pair(w, FJ_SQ_RJH_INS, 'h', rid, w->node_id));
+    TRY(rj_pair(w, in, true, rid, w->node_id));
     for (size_t i = 0; i < n_cmds; i++)
-        TRY(rj_pair(w, FJ_SQ_RJC_INS, 'c', rid, cmds[i]));
+        TRY(rj_pair(w, in, false, rid, cmds[i]));
     return FJ_OK;
 }
 
@@ -541,7 +820,8 @@ static bool pkey_same(const struct fj_sq_pkey *x, const struct fj_sq_pkey *y)
     return x->pid == y->pid && x->ppid == y->ppid && x->cmd_id == y->cmd_id;
 }
 
-/* The next sample_procs.id, fetched once per transaction; ids are then handed out in order. */
+/* The next sample_procs.id, fetched once per transaction; ids are then handed out in order (the
+ * rows themselves are buffered, so the maximum is read before any of this transaction's). */
 static fj_status next_proc_id(wctx *w, int64_t *id)
 {
     if (!w->s->next_proc_id) {
@@ -562,6 +842,9 @@ static size_t proc_rows(const fj_sample_proc *p)
     return 1 + p->n_gpus;
 }
 
+/* The processes of a new sample_jobs row: all new (fresh ids), so they are buffered and counted
+ * here; a repeated (pid, ppid, cmd), or a GPU index repeated within a process, is a duplicate, as
+ * the natural keys say. */
 static fj_status write_procs(wctx *w, const fj_sample_job *j, int64_t sample_id, int64_t user_id,
                              const struct fj_sq_pkey *pk, size_t n)
 {
@@ -576,35 +859,43 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, int64_t sample_id,
             continue;
         }
         int64_t proc_id = w->s->next_proc_id++;
-        STMT(ps, PROC_INS);
-        sqlite3_bind_int64(ps, 1, proc_id);
-        bind_u64(ps, 2, p->pid);
-        bind_u64(ps, 3, p->ppid);
-        sqlite3_bind_int64(ps, 4, pk[i].cmd_id);
-        bind_u64(ps, 5, p->resident_kb);
-        bind_u64(ps, 6, p->virtual_kb);
-        bind_u64(ps, 7, p->num_threads);
-        sqlite3_bind_int64(ps, 8, fj_pct_to_m(p->cpu_avg));
-        sqlite3_bind_int64(ps, 9, fj_pct_to_m(p->cpu_util));
-        bind_u64(ps, 10, p->cpu_time);
-        bind_u64(ps, 11, p->data_read_kb);
-        bind_u64(ps, 12, p->data_written_kb);
-        bind_u64(ps, 13, p->data_cancelled_kb);
-        bind_u64(ps, 14, p->rolledup);
-        sqlite3_bind_int(ps, 15, (p->in_container ? 1 : 0) | (p->synthetic_pid ? 2 : 0));
-        TRY(run_ins(w, ps, "insert process", true, NULL));
+        fj_sq_val *v;
+        TRY(buf_row(w, FJ_SQ_BUF_PROCS, &v));
+        v_int(&v[0], proc_id);
+        v_u64(&v[1], p->pid);
+        v_u64(&v[2], p->ppid);
+        v_int(&v[3], pk[i].cmd_id);
+        v_u64(&v[4], p->resident_kb);
+        v_u64(&v[5], p->virtual_kb);
+        v_u64(&v[6], p->num_threads);
+        v_int(&v[7], fj_pct_to_m(p->cpu_avg));
+        v_int(&v[8], fj_pct_to_m(p->cpu_util));
+        v_u64(&v[9], p->cpu_time);
+        v_u64(&v[10], p->data_read_kb);
+        v_u64(&v[11], p->data_written_kb);
+        v_u64(&v[12], p->data_cancelled_kb);
+        v_u64(&v[13], p->rolledup);
+        v_int(&v[14], (p->in_container ? 1 : 0) | (p->synthetic_pid ? 2 : 0));
+        w->cnt->inserted++;
         for (size_t g = 0; g < p->n_gpus; g++) {
             const fj_proc_gpu *pg = &p->gpus[g];
             int64_t uuid_id;
             TRY(fj_sq_string_id(w->s, pg->uuid, true, &uuid_id, w->err));
-            STMT(gs, PGPU_INS);
-            sqlite3_bind_int64(gs, 1, proc_id);
-            bind_u64(gs, 2, pg->index);
-            bind_id(gs, 3, uuid_id);
-            sqlite3_bind_int64(gs, 4, fj_pct_to_m(pg->gpu_util));
-            bind_u64(gs, 5, pg->gpu_memory_kb);
-            sqlite3_bind_int64(gs, 6, fj_pct_to_m(pg->gpu_memory_util));
-            TRY(run_ins(w, gs, "insert process gpu", true, NULL));
+            size_t h = 0;
+            while (h < g && !same_u64(p->gpus[h].index, pg->index))
+                h++;
+            if (h < g) { /* key (proc_id, idx): the first one wins */
+                w->cnt->duplicates++;
+                continue;
+            }
+            TRY(buf_row(w, FJ_SQ_BUF_PGPUS, &v));
+            v_int(&v[0], proc_id);
+            v_u64(&v[1], pg->index);
+            v_id(&v[2], uuid_id);
+            v_int(&v[3], fj_pct_to_m(pg->gpu_util));
+            v_u64(&v[4], pg->gpu_memory_kb);
+            v_int(&v[5], fj_pct_to_m(pg->gpu_memory_util));
+            w->cnt->inserted++;
         }
         if (j->job == 0) { /* job 0: every process is its own rectified job */
             fj_jobcontrib pc;
@@ -625,10 +916,66 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, int64_t sample_id,
     return FJ_OK;
 }
 
+/* The value an unsigned number is stored as, as a key (see same_u64): past INT64_MAX, the REAL it
+ * becomes, as the integer it rounds to (UINT64_MAX for 2^64), which no smaller value has. */
+static uint64_t stored_u64(uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        return v;
+    double d = (double)v;
+    return d >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)d;
+}
+
+/* The (job, epoch) pairs of one sample written so far: an open-addressing set of slots
+ * {used, job, epoch} over s->seen, at most half full, cleared per sample. */
+typedef struct seen_set {
+    uint64_t *v;
+    size_t mask; /* slots - 1 */
+} seen_set;
+
+static fj_status seen_init(wctx *w, seen_set *set, size_t n)
+{
+    size_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    if (3 * slots > w->s->seen_cap) {
+        uint64_t *v = fj_realloc(w->s->seen, 3 * slots * sizeof *v);
+        if (!v)
+            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+        w->s->seen = v;
+        w->s->seen_cap = 3 * slots;
+    }
+    memset(w->s->seen, 0, 3 * slots * sizeof *w->s->seen);
+    set->v = w->s->seen;
+    set->mask = slots - 1;
+    return FJ_OK;
+}
+
+/* Adds (job, epoch); false when the sample listed it before. */
+static bool seen_add(seen_set *set, uint64_t job, uint64_t epoch)
+{
+    uint64_t kj = stored_u64(job), ke = stored_u64(epoch);
+    uint64_t h = (kj * 0x9E3779B97F4A7C15ull) ^ (ke * 0xC2B2AE3D27D4EB4Full);
+    h ^= h >> 29;
+    for (size_t i = (size_t)h & set->mask;; i = (i + 1) & set->mask) {
+        uint64_t *slot = &set->v[3 * i];
+        if (!slot[0]) {
+            slot[0] = 1;
+            slot[1] = kj;
+            slot[2] = ke;
+            return true;
+        }
+        if (slot[1] == kj && slot[2] == ke)
+            return false;
+    }
+}
+
 /* A sample job and its processes. The processes are written only with a new sample_jobs row, with
  * consecutive ids, so a re-sent sample costs one lookup per job; and the job's contribution to its
- * rectified job is added exactly then, so re-sent data is never counted twice. */
-static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_job *j)
+ * rectified job is added exactly then, so re-sent data is never counted twice. fresh: the sample
+ * row was new in this envelope, so it has no sample_jobs rows yet but those it lists earlier (in
+ * seen), and the row can be buffered without asking the database. */
+static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_job *j, bool fresh, seen_set *seen)
 {
     fj_store *s = w->s;
     int64_t user_id;
@@ -665,15 +1012,32 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
     int64_t first = 0;
     if (n_unique)
         TRY(next_proc_id(w, &first));
-    STMT(sj, SJOB_INS);
-    sqlite3_bind_int64(sj, 1, sample_id);
-    bind_u64(sj, 2, j->job);
-    bind_u64(sj, 3, j->epoch);
-    bind_id(sj, 4, user_id);
-    bind_id(sj, 5, first);
-    sqlite3_bind_int64(sj, 6, (int64_t)n_unique);
     bool sj_new;
-    TRY(run_ins(w, sj, "insert sample job", true, &sj_new));
+    if (fresh) {
+        sj_new = seen_add(seen, j->job, j->epoch);
+        if (sj_new) {
+            fj_sq_val *v;
+            TRY(buf_row(w, FJ_SQ_BUF_SJOBS, &v));
+            v_int(&v[0], sample_id);
+            v_u64(&v[1], j->job);
+            v_u64(&v[2], j->epoch);
+            v_id(&v[3], user_id);
+            v_id(&v[4], first);
+            v_int(&v[5], (int64_t)n_unique);
+            w->cnt->inserted++;
+        } else {
+            w->cnt->duplicates++;
+        }
+    } else {
+        STMT(sj, SJOB_INS);
+        sqlite3_bind_int64(sj, 1, sample_id);
+        bind_u64(sj, 2, j->job);
+        bind_u64(sj, 3, j->epoch);
+        bind_id(sj, 4, user_id);
+        bind_id(sj, 5, first);
+        sqlite3_bind_int64(sj, 6, (int64_t)n_unique);
+        TRY(run_ins(w, sj, "insert sample job", true, &sj_new));
+    }
     if (!sj_new) {
         for (size_t i = 0; i < n; i++)
             w->cnt->duplicates += proc_rows(&j->procs[i]);
@@ -709,12 +1073,18 @@ static fj_status write_sample(wctx *w)
         for (int i = 3; i <= 10; i++)
             sqlite3_bind_null(st, i);
     }
-    bool added;
-    TRY(run_ins(w, st, "insert sample", true, &added));
+    /* A new sample row has a new id, and rows are never deleted, so none of its children exist
+     * yet: they are buffered and counted without asking (fresh). A sample seen before (re-sent,
+     * perhaps earlier in this very transaction) takes the row-by-row INSERT OR IGNORE path, which
+     * must see this transaction's rows. */
+    bool fresh;
+    TRY(run_ins(w, st, "insert sample", true, &fresh));
     int64_t sample_id = 0;
-    if (added) {
+    if (fresh) {
         sample_id = sqlite3_last_insert_rowid(w->s->db);
     } else {
+        TRY(buf_flush(w, FJ_SQ_BUF_SGPUS));
+        TRY(buf_flush(w, FJ_SQ_BUF_SJOBS));
         STMT(get, SAMPLE_GET);
         sqlite3_bind_int64(get, 1, w->node_id);
         sqlite3_bind_int64(get, 2, e->time);
@@ -726,6 +1096,38 @@ static fj_status write_sample(wctx *w)
         int64_t uuid_id, mode_id;
         TRY(fj_sq_string_id(w->s, g->uuid, true, &uuid_id, w->err));
         TRY(fj_sq_string_id(w->s, g->compute_mode, true, &mode_id, w->err));
+        bool pstate = g->performance_state != FJ_XU_UNSET && g->performance_state != FJ_XU_INFINITE;
+        if (fresh) {
+            size_t h = 0;
+            while (h < i && !same_u64(sm->gpus[h].index, g->index))
+                h++;
+            if (h < i) { /* key (sample_id, idx): the first one wins */
+                w->cnt->duplicates++;
+                continue;
+            }
+            fj_sq_val *v;
+            TRY(buf_row(w, FJ_SQ_BUF_SGPUS, &v));
+            v_int(&v[0], sample_id);
+            v_u64(&v[1], g->index);
+            v_id(&v[2], uuid_id);
+            v_u64(&v[3], g->failing);
+            v_u64(&v[4], g->fan);
+            v_id(&v[5], mode_id);
+            if (pstate)
+                v_u64(&v[6], g->performance_state);
+            else
+                v_null(&v[6]);
+            v_u64(&v[7], g->memory_kb);
+            v_u64(&v[8], g->ce_util);
+            v_u64(&v[9], g->memory_util);
+            v_int(&v[10], g->temperature);
+            v_u64(&v[11], g->power);
+            v_u64(&v[12], g->power_limit);
+            v_u64(&v[13], g->ce_clock);
+            v_u64(&v[14], g->memory_clock);
+            w->cnt->inserted++;
+            continue;
+        }
         STMT(gs, SGPU_INS);
         sqlite3_bind_int64(gs, 1, sample_id);
         bind_u64(gs, 2, g->index);
@@ -733,10 +1135,10 @@ static fj_status write_sample(wctx *w)
         bind_u64(gs, 4, g->failing);
         bind_u64(gs, 5, g->fan);
         bind_id(gs, 6, mode_id);
-        if (g->performance_state == FJ_XU_UNSET || g->performance_state == FJ_XU_INFINITE)
-            sqlite3_bind_null(gs, 7);
-        else
+        if (pstate)
             bind_u64(gs, 7, g->performance_state);
+        else
+            sqlite3_bind_null(gs, 7);
         bind_u64(gs, 8, g->memory_kb);
         bind_u64(gs, 9, g->ce_util);
         bind_u64(gs, 10, g->memory_util);
@@ -768,8 +1170,11 @@ static fj_status write_sample(wctx *w)
         TRY(run_ins(w, ds, "insert sample disk", true, NULL));
     }
 
+    seen_set seen = {NULL, 0};
+    if (fresh && sm->n_jobs)
+        TRY(seen_init(w, &seen, sm->n_jobs));
     for (size_t i = 0; i < sm->n_jobs; i++)
-        TRY(write_sample_job(w, sample_id, &sm->jobs[i]));
+        TRY(write_sample_job(w, sample_id, &sm->jobs[i], fresh, &seen));
     return FJ_OK;
 }
 
@@ -1136,6 +1541,8 @@ static fj_status write_cluster(wctx *w)
 static fj_status write_env(wctx *w)
 {
     const fj_envelope *e = w->e;
+    if (e->kind == FJ_KIND_METRICS) /* line protocol (many clusters per envelope): sqlite_ts.c */
+        return fj_sq_write_metrics(w->s, e, w->cnt, w->err);
     TRY(fj_sq_cluster_id(w->s, e->cluster, &w->cluster_id, w->err));
     w->node_id = 0;
     if (e->node)
@@ -1204,8 +1611,16 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
             st = write_env(&w);
         }
     }
+    /* what the group left in memory goes in before COMMIT */
+    if (st == FJ_OK)
+        st = rj_flush(&w);
+    if (st == FJ_OK)
+        st = buf_flush_all(&w);
+    if (st == FJ_OK)
+        st = fj_sq_ts_precommit(s, err); /* the time-series engine's new series and chunks */
     if (st == FJ_OK)
         st = run_simple(s, FJ_SQ_COMMIT, "commit", err);
+    fj_sq_ts_end(s, st == FJ_OK);
     if (st == FJ_OK)
         return FJ_OK;
 
@@ -1213,6 +1628,10 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
     for (int i = 0; i < FJ_SQ__COUNT; i++)
         if (s->stmts[i])
             sqlite3_reset(s->stmts[i]);
+    for (int b = 0; b < FJ_SQ_BUF__COUNT; b++)
+        for (int q = 0; q <= FJ_SQ_BUF_LOG2; q++)
+            if (s->bufs[b].st[q])
+                sqlite3_reset(s->bufs[b].st[q]);
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     fj_sq_map_clear(&s->names);

@@ -8,7 +8,11 @@ struct fj_store_head {
     const fj_store_ops *ops;
 };
 
+/* SQLite takes every URL the others do not, so it comes last. */
 static const fj_store_ops *const backends[] = {
+#ifdef FJ_HAVE_PG
+    &fj_store_pg_ops,
+#endif
     &fj_store_sqlite_ops,
 };
 

@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "store_query.h"
+#include "ts_engine.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,7 +37,34 @@ typedef struct fj_store_opts {
      * up to date (migrate_up still refuses a schema newer than the binary). Every other caller
      * leaves it false and gets FJ_ESCHEMA from open on a schema that is not exactly current. */
     bool migrating;
+    /* Line-protocol metrics (writer handles; 0 means the default). See docs/metrics.md. */
+    int64_t ts_retention_s;        /* drop chunks whose newest point is older than this; 0: keep */
+    int64_t ts_flush_interval_s;   /* seal every open buffer this often (default 12 h) */
+    int64_t ts_log_keep_s;         /* keep request-log rows this long once durable (default 0) */
+    int64_t ts_seal_age_s;         /* engine seal_age (default 12 h of data time) */
+    uint32_t ts_seal_points;       /* engine seal_points (default 720) */
+    size_t ts_max_buffered_points; /* engine max_buffered_points (default 16M) */
+    /* Drop Sonar data older than this many seconds (writer handles; 0: keep forever). PostgreSQL
+     * drops whole week partitions of the high-volume tables; SQLite ignores it. */
+    int64_t retention_s;
 } fj_store_opts;
+
+/* Which series a metric query reads (ts_series): NULL or "" matches any value. */
+typedef struct fj_ts_sel {
+    const char *cluster; /* required */
+    const char *host;
+    const char *metric;
+} fj_ts_sel;
+
+/* ClusterCockpit events, logs and controls for GET /api/v1/events. */
+typedef struct fj_cc_msg_query {
+    const char *cluster;  /* required */
+    int64_t from_ns, to_ns; /* 0 = open */
+    const char *kind;     /* "event", "log", "control" or NULL for all */
+    const char *name;     /* measurement, or NULL */
+    const char *host;     /* or NULL */
+    size_t limit;
+} fj_cc_msg_query;
 
 /* What one envelope's write did. */
 typedef struct fj_write_count {
@@ -124,12 +152,41 @@ typedef struct fj_store_ops {
      * *time. FJ_ENOTFOUND when the node has none. (Written by write, kind FJ_KIND_MEASUREMENTS.) */
     fj_status (*measurement_latest)(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
                                     fj_err *err);
+
+    /* --- Line-protocol metrics and ClusterCockpit records (written by write, kind
+     * FJ_KIND_METRICS). A backend without them leaves these NULL; callers answer 501. */
+    /* Writer handle, before the writer thread starts: opens the time-series engine with the
+     * ts_* options of opts (NULL: defaults), loads the series catalog, continues the chunk
+     * sequence and replays the request log from the durable lsn. The write path calls it with
+     * defaults when it was not called. */
+    fj_status (*ts_start)(fj_store *s, const fj_store_opts *opts, fj_err *err);
+    /* Writer handle: its engine, for readers' unsealed points (ts_read); NULL before ts_start.
+     * Any thread once ts_start returned; the engine's "any thread" functions are safe against
+     * the writer (ts_engine.h). */
+    fj_ts_engine *(*ts_engine)(fj_store *s);
+    /* Writer handle, writer thread, between groups: periodic flush of open buffers, retention,
+     * request-log trimming; cheap when nothing is due. */
+    fj_status (*maintain)(fj_store *s, fj_err *err);
+    /* Reader: cb for every series matching sel (stop with a non-FJ_OK return, which is passed
+     * on). The key's strings are valid during the call only. */
+    fj_status (*ts_series)(fj_store *s, const fj_ts_sel *sel,
+                           fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
+    /* Reader: the points of one series with from <= t <= to (ns), stored chunks merged with the
+     * live engine's unsealed points (live may be NULL). Must not run inside another statement of
+     * the same handle (it takes its snapshot after copying the engine's part). */
+    fj_status (*ts_read)(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
+                         fj_ts_points *out, fj_err *err);
+    /* Reader: {"events":[...]} oldest first. */
+    fj_status (*cc_messages)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
 } fj_store_ops;
 
 #define FJ_STORE_OPS_VERSION 1
 
 /* The backends compiled in. */
 extern const fj_store_ops fj_store_sqlite_ops;
+#ifdef FJ_HAVE_PG
+extern const fj_store_ops fj_store_pg_ops; /* postgres:// and postgresql:// URLs (libpq) */
+#endif
 
 /* Picks the backend for url and opens it. FJ_ESCHEMA when the schema is older than this binary
  * (the message names `fjord migrate up`); FJ_EINVAL for an unknown URL scheme. */

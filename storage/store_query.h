@@ -148,7 +148,8 @@ typedef struct fj_query {
     int64_t interval_s;    /* uptime: longest gap between samples that still counts as up */
     bool svg;              /* topology: the SVG (true) or the text rendering (false) */
     bool by_host;          /* profile: one series per host (processes summed), not per process */
-    /* out */
+    /* out: q_profile, q_node_load, q_cluster_load and q_uptime write back the from, to, bucket_s
+     * and interval_s they used (defaults resolved) */
     fj_qpos next;          /* set when more rows follow: the position of the last row sent */
 } fj_query;
 

@@ -177,16 +177,17 @@ CREATE TABLE sample_disks (
 
 -- One row per (sample, job). Its processes are the sample_procs rows with ids proc_first ..
 -- proc_first + n_procs - 1 (written together, with consecutive ids, when this row is new).
+-- WITHOUT ROWID: the key is the only way in, and one B-tree instead of a table and its index makes
+-- the insert (52 per sample on a busy ML node) about a quarter cheaper.
 CREATE TABLE sample_jobs (
-    id INTEGER PRIMARY KEY,
     sample_id INTEGER NOT NULL,
     job INTEGER NOT NULL,
     epoch INTEGER NOT NULL,
     user_id INTEGER,               -- strings.id
     proc_first INTEGER,            -- sample_procs.id of the first process; NULL when none
     n_procs INTEGER NOT NULL,
-    UNIQUE (sample_id, job, epoch)
-);
+    PRIMARY KEY (sample_id, job, epoch)
+) WITHOUT ROWID;
 
 -- One row per process record: the highest-volume table, so it carries no key columns of its own and
 -- no index. Its natural key is (sample job, pid, ppid, cmd): the writer stores a sample job's

@@ -168,6 +168,8 @@ def test_refusals(f, fox, bear, reader):
         r = f.post(INGEST + "?cluster=fox&node=n9", body, headers=YAML, auth=fox)
         ok = r.status == 400 and r.json()["error"].get("path") == path
         check(ok, "refused naming %s: %d %s" % (path, r.status, r.body[:300]))
+    r = f.post(INGEST + "?cluster=fox&node=n9", b"measurements: []\n" + b"#" * (4 << 20), headers=YAML, auth=fox)
+    check(r.status == 413, "a snapshot over 4 MiB: %d %s" % (r.status, r.body[:200]))
     r = f.post(INGEST + "?cluster=fox", b"measurements: []\n", headers=YAML, auth=fox)
     check(r.status == 400 and r.json()["error"]["path"] == "node", "no node: %d %s" % (r.status, r.body[:200]))
     r = f.post(INGEST + "?cluster=fox&node=bad_name", b"measurements: []\n", headers=YAML, auth=fox)

@@ -1,0 +1,93 @@
+/* nodes.c — GET /api/v1/nodes and the node sub-resources /api/v1/nodes/{node}/...: sysinfo
+ * (history), topology, and measurements (api/measurements.c). One dispatcher serves the prefix
+ * route, so every node sub-resource lives behind it. */
+#include "api.h"
+#include "api_int.h"
+#include "measurements.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void fj_api_nodes(fj_http_req *r)
+{
+    fj_apiq a;
+    if (!fj_api_begin(r, &fj_ep_nodes, NULL, &a))
+        return;
+    fj_store *s = fj_api_store(&a);
+    if (s)
+        fj_api_run(&a, s, fj_store_ops_of(s)->q_nodes);
+}
+
+static void node_sysinfo(fj_http_req *r, const char *node)
+{
+    fj_apiq a;
+    if (!fj_api_begin(r, &fj_ep_node_sysinfo, NULL, &a))
+        return;
+    a.q.node = node;
+    fj_store *s = fj_api_store(&a);
+    if (s)
+        fj_api_run(&a, s, fj_store_ops_of(s)->q_sysinfo);
+}
+
+static void node_topology(fj_http_req *r, const char *node)
+{
+    fj_apiq a;
+    if (!fj_api_begin(r, &fj_ep_node_topology, NULL, &a))
+        return;
+    a.q.node = node;
+    const fj_pval *v = fj_param(&a.p, "kind");
+    a.q.svg = !v->set || v->i == 0;
+    fj_store *s = fj_api_store(&a);
+    if (!s)
+        return;
+    fj_err err = {0};
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    if (!ops->q_topology) {
+        fj_err_set(&err, FJ_EINTERNAL, NULL, "the %s backend does not store topology", ops->name);
+        fj_http_reply_error(r, FJ_EINTERNAL, &err);
+        return;
+    }
+    fj_buf out;
+    fj_buf_init(&out, (size_t)256 << 20);
+    fj_time when = 0;
+    fj_status st = ops->q_topology(s, &a.q, &out, &when, &err);
+    if (st == FJ_OK) {
+        char tb[21];
+        fj_time_format(when, tb);
+        fj_http_reply_header(r, "Fjord-Time", tb);
+        fj_http_reply(r, 200, a.q.svg ? "image/svg+xml" : "text/plain; charset=utf-8", out.data ? out.data : "",
+                      out.len);
+    } else {
+        fj_http_reply_error(r, st, &err);
+    }
+    fj_buf_free(&out);
+}
+
+void fj_api_node_sub(fj_http_req *r)
+{
+    const char *rest = fj_http_path_rest(r);
+    const char *slash = strchr(rest, '/');
+    if (slash && slash != rest) {
+        const char *sub = slash + 1;
+        char *node = fj_arena_strndup(fj_http_arena(r), rest, (size_t)(slash - rest));
+        if (!node) {
+            fj_http_reply_error(r, FJ_ENOMEM, NULL);
+            return;
+        }
+        if (strcmp(sub, "sysinfo") == 0) {
+            node_sysinfo(r, node);
+            return;
+        }
+        if (strcmp(sub, "topology") == 0) {
+            node_topology(r, node);
+            return;
+        }
+        if (strcmp(sub, "measurements") == 0) {
+            fj_api_node_measurements(r);
+            return;
+        }
+    }
+    fj_err err = {0};
+    fj_err_set(&err, FJ_ENOTFOUND, NULL, "no such endpoint: %s", fj_http_path(r));
+    fj_http_reply_error(r, FJ_ENOTFOUND, &err);
+}

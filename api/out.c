@@ -1,0 +1,294 @@
+/* out.c — the JSON and CSV row sinks of the query API. */
+#include "out.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Reals with at most 3 decimals, trailing zeros dropped: percentages and averages do not need
+ * more, and 12.300000000000001 helps nobody. */
+static fj_status put_real(fj_buf *b, double d)
+{
+    if (!isfinite(d))
+        return fj_buf_puts(b, "null");
+    char tmp[64];
+    int n = snprintf(tmp, sizeof tmp, "%.3f", d);
+    if (n <= 0 || (size_t)n >= sizeof tmp)
+        return fj_buf_printf(b, "%.17g", d);
+    char *dot = strchr(tmp, '.');
+    if (dot) {
+        char *e = tmp + n - 1;
+        while (e > dot && *e == '0')
+            *e-- = '\0';
+        if (e == dot)
+            *e = '\0';
+    }
+    if (strcmp(tmp, "-0") == 0)
+        return fj_buf_puts(b, "0");
+    return fj_buf_puts(b, tmp);
+}
+
+fj_status fj_value_json(fj_buf *b, const fj_value *v)
+{
+    char tb[21];
+    fj_status st;
+    switch (v->t) {
+    case FJ_VT_NULL: return fj_buf_puts(b, "null");
+    case FJ_VT_INT: return fj_buf_printf(b, "%lld", (long long)v->i);
+    case FJ_VT_REAL: return put_real(b, v->d);
+    case FJ_VT_BOOL: return fj_buf_puts(b, v->i ? "true" : "false");
+    case FJ_VT_TEXT: return fj_buf_json_str(b, v->s ? v->s : "");
+    case FJ_VT_TIME: fj_time_format(v->i, tb); return fj_buf_json_str(b, tb);
+    case FJ_VT_JSON: return fj_buf_puts(b, v->s ? v->s : "null");
+    case FJ_VT_LIST:
+        if ((st = fj_buf_puts(b, "[")) != FJ_OK)
+            return st;
+        for (size_t i = 0; i < v->n; i++) {
+            if (i && (st = fj_buf_puts(b, ",")) != FJ_OK)
+                return st;
+            if ((st = fj_buf_json_str(b, v->list[i] ? v->list[i] : "")) != FJ_OK)
+                return st;
+        }
+        return fj_buf_puts(b, "]");
+    }
+    return FJ_EINTERNAL;
+}
+
+fj_status fj_value_text(fj_buf *b, const fj_value *v)
+{
+    char tb[21];
+    fj_status st;
+    switch (v->t) {
+    case FJ_VT_NULL: return FJ_OK;
+    case FJ_VT_INT: return fj_buf_printf(b, "%lld", (long long)v->i);
+    case FJ_VT_REAL: return isfinite(v->d) ? put_real(b, v->d) : FJ_OK;
+    case FJ_VT_BOOL: return fj_buf_puts(b, v->i ? "true" : "false");
+    case FJ_VT_TEXT:
+    case FJ_VT_JSON: return fj_buf_puts(b, v->s ? v->s : "");
+    case FJ_VT_TIME: fj_time_format(v->i, tb); return fj_buf_puts(b, tb);
+    case FJ_VT_LIST:
+        for (size_t i = 0; i < v->n; i++) {
+            if (i && (st = fj_buf_puts(b, ",")) != FJ_OK)
+                return st;
+            if ((st = fj_buf_puts(b, v->list[i] ? v->list[i] : "")) != FJ_OK)
+                return st;
+        }
+        return FJ_OK;
+    }
+    return FJ_EINTERNAL;
+}
+
+fj_status fj_csv_cell(fj_buf *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n"))
+        return fj_buf_puts(b, s);
+    fj_status st = fj_buf_puts(b, "\"");
+    for (const char *p = s; st == FJ_OK && *p; p++)
+        st = *p == '"' ? fj_buf_puts(b, "\"\"") : fj_buf_append(b, p, 1);
+    return st == FJ_OK ? fj_buf_puts(b, "\"") : st;
+}
+
+#define TRY(x)                                                                                         \
+    do {                                                                                               \
+        fj_status st_ = (x);                                                                           \
+        if (st_ != FJ_OK)                                                                              \
+            return o->st = st_;                                                                        \
+    } while (0)
+
+static fj_status open_doc(fj_out *o)
+{
+    if (!o->csv && !o->open) {
+        o->open = true;
+        TRY(fj_buf_puts(o->b, "{"));
+    }
+    return FJ_OK;
+}
+
+static fj_status member(fj_out *o, const char *name)
+{
+    TRY(open_doc(o));
+    TRY(fj_buf_puts(o->b, o->b->len > 1 && o->b->data[o->b->len - 1] != '{' ? "," : ""));
+    TRY(fj_buf_json_str(o->b, name));
+    TRY(fj_buf_puts(o->b, ":"));
+    return FJ_OK;
+}
+
+/* Closes the JSON of the current table. */
+static fj_status close_table(fj_out *o)
+{
+    if (!o->t || o->csv)
+        return FJ_OK;
+    if (o->single && o->n_tables == 1) {
+        if (o->rows == 0)
+            TRY(fj_buf_puts(o->b, "null"));
+        return FJ_OK;
+    }
+    if (o->t->n_key && o->groups)
+        TRY(fj_buf_puts(o->b, "]}"));
+    TRY(fj_buf_puts(o->b, "]"));
+    return FJ_OK;
+}
+
+static fj_status sink_table(fj_sink *k, const fj_qtable *t)
+{
+    fj_out *o = (fj_out *)k;
+    if (o->st != FJ_OK)
+        return o->st;
+    TRY(close_table(o));
+    o->t = t;
+    o->n_tables++;
+    o->rows = o->groups = 0;
+    fj_buf_reset(&o->key);
+    if (o->csv) {
+        if (o->n_tables > 1)
+            TRY(fj_buf_puts(o->b, "\r\n"));
+        for (size_t i = 0; i < t->n_cols; i++) {
+            if (i)
+                TRY(fj_buf_puts(o->b, ","));
+            TRY(fj_csv_cell(o->b, t->cols[i].name));
+        }
+        TRY(fj_buf_puts(o->b, "\r\n"));
+        return FJ_OK;
+    }
+    TRY(member(o, o->single && o->n_tables == 1 ? o->single : t->name));
+    if (!(o->single && o->n_tables == 1))
+        TRY(fj_buf_puts(o->b, "["));
+    return FJ_OK;
+}
+
+static fj_status json_object(fj_out *o, const fj_value *v, size_t from, size_t to)
+{
+    TRY(fj_buf_puts(o->b, "{"));
+    for (size_t i = from; i < to; i++) {
+        TRY(fj_buf_puts(o->b, i > from ? ",\"" : "\""));
+        TRY(fj_buf_puts(o->b, o->t->cols[i].name));
+        TRY(fj_buf_puts(o->b, "\":"));
+        TRY(fj_value_json(o->b, &v[i]));
+    }
+    return FJ_OK;
+}
+
+static fj_status sink_row(fj_sink *k, const fj_value *v)
+{
+    fj_out *o = (fj_out *)k;
+    if (o->st != FJ_OK)
+        return o->st;
+    if (!o->t)
+        return o->st = FJ_EINTERNAL;
+    const fj_qtable *t = o->t;
+    if (o->csv) {
+        for (size_t i = 0; i < t->n_cols; i++) {
+            if (i)
+                TRY(fj_buf_puts(o->b, ","));
+            fj_buf_reset(&o->tmp);
+            TRY(fj_value_text(&o->tmp, &v[i]));
+            TRY(fj_csv_cell(o->b, o->tmp.data ? o->tmp.data : ""));
+        }
+        TRY(fj_buf_puts(o->b, "\r\n"));
+        o->rows++;
+        return FJ_OK;
+    }
+    if (o->single && o->n_tables == 1) {
+        if (o->rows++)
+            return o->st = FJ_EINTERNAL; /* one object only */
+        TRY(json_object(o, v, 0, t->n_cols));
+        TRY(fj_buf_puts(o->b, "}"));
+        return FJ_OK;
+    }
+    if (t->n_key) {
+        fj_buf_reset(&o->tmp);
+        for (size_t i = 0; i < t->n_key; i++) {
+            TRY(fj_value_json(&o->tmp, &v[i]));
+            TRY(fj_buf_puts(&o->tmp, "\x1f"));
+        }
+        bool same = o->groups && o->key.len == o->tmp.len && memcmp(o->key.data, o->tmp.data, o->tmp.len) == 0;
+        if (!same) {
+            if (o->groups)
+                TRY(fj_buf_puts(o->b, "]},"));
+            TRY(json_object(o, v, 0, t->n_key));
+            TRY(fj_buf_puts(o->b, ",\"points\":["));
+            fj_buf_reset(&o->key);
+            TRY(fj_buf_append(&o->key, o->tmp.data, o->tmp.len));
+            o->groups++;
+            o->rows = 0;
+        }
+        if (o->rows++)
+            TRY(fj_buf_puts(o->b, ","));
+        TRY(json_object(o, v, t->n_key, t->n_cols));
+        TRY(fj_buf_puts(o->b, "}"));
+        return FJ_OK;
+    }
+    if (o->rows++)
+        TRY(fj_buf_puts(o->b, ","));
+    TRY(json_object(o, v, 0, t->n_cols));
+    TRY(fj_buf_puts(o->b, "}"));
+    return FJ_OK;
+}
+
+void fj_out_init(fj_out *o, fj_buf *b, bool csv)
+{
+    memset(o, 0, sizeof *o);
+    o->sink.table = sink_table;
+    o->sink.row = sink_row;
+    o->b = b;
+    o->csv = csv;
+    fj_buf_init(&o->key, (size_t)1 << 20);
+    fj_buf_init(&o->tmp, (size_t)1 << 24);
+}
+
+void fj_out_free(fj_out *o)
+{
+    fj_buf_free(&o->key);
+    fj_buf_free(&o->tmp);
+}
+
+/* Meta members may come after the tables (JSON members are unordered): close the open one. */
+static fj_status end_tables(fj_out *o)
+{
+    if (o->st != FJ_OK)
+        return o->st;
+    TRY(close_table(o));
+    o->t = NULL;
+    return FJ_OK;
+}
+
+fj_status fj_out_meta_str(fj_out *o, const char *name, const char *value)
+{
+    if (o->csv)
+        return FJ_OK;
+    TRY(end_tables(o));
+    TRY(member(o, name));
+    TRY(value ? fj_buf_json_str(o->b, value) : fj_buf_puts(o->b, "null"));
+    return FJ_OK;
+}
+
+fj_status fj_out_meta_int(fj_out *o, const char *name, int64_t value)
+{
+    if (o->csv)
+        return FJ_OK;
+    TRY(end_tables(o));
+    TRY(member(o, name));
+    TRY(fj_buf_printf(o->b, "%lld", (long long)value));
+    return FJ_OK;
+}
+
+fj_status fj_out_meta_time(fj_out *o, const char *name, fj_time value)
+{
+    char tb[21];
+    fj_time_format(value, tb);
+    return fj_out_meta_str(o, name, tb);
+}
+
+fj_status fj_out_finish(fj_out *o, bool paged, const char *next)
+{
+    TRY(end_tables(o));
+    if (o->csv)
+        return FJ_OK;
+    if (paged) {
+        TRY(member(o, "next"));
+        TRY(next ? fj_buf_json_str(o->b, next) : fj_buf_puts(o->b, "null"));
+    }
+    TRY(open_doc(o));
+    TRY(fj_buf_puts(o->b, "}\n"));
+    return FJ_OK;
+}

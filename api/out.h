@@ -1,0 +1,47 @@
+/* out.h — JSON and CSV writers for the query API, as row sinks (store_query.h): one store query
+ * feeds either format from the same rows. JSON: {"<meta>":..., "<table>":[{row}...], "next":...};
+ * a grouped table (n_key > 0) nests each key's other columns under "points". CSV (RFC 4180): a
+ * header line of column names, then one line per row; several tables are separated by a blank
+ * line; lists are joined with commas inside one quoted cell; times are RFC 3339; null is empty.
+ * Pure (writes into an fj_buf): unit-tested directly. */
+#ifndef FJ_OUT_H
+#define FJ_OUT_H
+
+#include "buf.h"
+#include "store.h"
+
+#include <stdbool.h>
+
+typedef struct fj_out {
+    fj_sink sink;       /* first: the store calls it */
+    fj_buf *b;
+    bool csv;
+    const char *single; /* JSON: write the first table as one object under this name */
+    const fj_qtable *t; /* the table being written */
+    size_t n_tables, rows, groups;
+    fj_buf key;         /* JSON grouping: the previous row's key, serialised */
+    fj_buf tmp;
+    fj_status st;       /* first failure */
+    bool open;          /* JSON: "{" written */
+} fj_out;
+
+/* A writer appending to b. */
+void fj_out_init(fj_out *o, fj_buf *b, bool csv);
+void fj_out_free(fj_out *o);
+
+/* JSON only: top-level members besides the tables (before or after them). */
+fj_status fj_out_meta_str(fj_out *o, const char *name, const char *value);
+fj_status fj_out_meta_int(fj_out *o, const char *name, int64_t value);
+fj_status fj_out_meta_time(fj_out *o, const char *name, fj_time value);
+
+/* Closes the document; JSON gets "next" (null when next is NULL) when paged. */
+fj_status fj_out_finish(fj_out *o, bool paged, const char *next);
+
+/* Appends one CSV cell (quoted when it holds a comma, quote, CR or LF). */
+fj_status fj_csv_cell(fj_buf *b, const char *s);
+
+/* Appends a value as JSON, or as CSV cell text (unquoted; fj_csv_cell quotes it). */
+fj_status fj_value_json(fj_buf *b, const fj_value *v);
+fj_status fj_value_text(fj_buf *b, const fj_value *v);
+
+#endif

@@ -1,0 +1,221 @@
+/* query.c — the common part of every query handler: parameters (params.h, declared in spec.c),
+ * credential check, format choice, then one store query written by the JSON or CSV writer. */
+#include "api_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void fj_api_bad_param(fj_http_req *r, const char *name, const char *why)
+{
+    fj_err err = {0};
+    fj_err_set(&err, FJ_EINVAL, name, "parameter '%s': %s", name, why);
+    fj_http_reply_error(r, FJ_EINVAL, &err);
+}
+
+typedef struct argv {
+    fj_arena *a;
+    fj_arg *v;
+    size_t n, cap;
+    bool oom;
+} argv;
+
+static bool collect(void *ctx, const char *name, const char *value)
+{
+    argv *av = ctx;
+    if (av->n == av->cap) {
+        size_t nc = av->cap ? av->cap * 2 : 32;
+        fj_arg *v = fj_arena_alloc(av->a, nc * sizeof *v);
+        if (!v) {
+            av->oom = true;
+            return false;
+        }
+        if (av->n)
+            memcpy(v, av->v, av->n * sizeof *v);
+        av->v = v;
+        av->cap = nc;
+    }
+    av->v[av->n].name = name;
+    av->v[av->n].value = value;
+    av->n++;
+    return true;
+}
+
+static bool host_match(void *ctx, const char *name)
+{
+    return fj_hostpat_match(ctx, name);
+}
+
+fj_strlist fj_api_strlist(const fj_apiq *a, const char *name)
+{
+    const fj_pval *v = fj_param(&a->p, name);
+    fj_strlist l = {v->list, v->n};
+    return l;
+}
+
+fj_intlist fj_api_intlist(const fj_apiq *a, const char *name)
+{
+    const fj_pval *v = fj_param(&a->p, name);
+    fj_intlist l = {v->ints, v->n};
+    return l;
+}
+
+fj_tri fj_api_tri(const fj_apiq *a, const char *name)
+{
+    const fj_pval *v = fj_param(&a->p, name);
+    return !v->set ? FJ_TRI_ANY : v->i ? FJ_TRI_YES : FJ_TRI_NO;
+}
+
+bool fj_api_begin(fj_http_req *r, const fj_endpoint *ep, const char *tag, fj_apiq *a)
+{
+    memset(a, 0, sizeof *a);
+    a->r = r;
+    a->ep = ep;
+    fj_arena *ar = fj_http_arena(r);
+    argv av = {ar, NULL, 0, 0, false};
+    fj_http_args_each(r, collect, &av);
+    fj_err err = {0};
+    if (av.oom) {
+        fj_http_reply_error(r, FJ_ENOMEM, NULL);
+        return false;
+    }
+    fj_time now = fj_time_now();
+    a->q.now = now;
+    fj_status st = fj_params_parse(ar, ep->params, av.v, av.n, now, &a->p, &err);
+    if (st != FJ_OK) {
+        fj_http_reply_error(r, st, &err);
+        return false;
+    }
+    fj_query *q = &a->q;
+    const fj_pval *v;
+    if ((v = fj_param(&a->p, "cluster"))->set) {
+        q->cluster = v->s;
+        if (!fj_auth_may_read(fj_http_principal(r), q->cluster)) {
+            fj_err_set(&err, FJ_EFORBIDDEN, "cluster", "this credential may not read cluster '%s'", q->cluster);
+            fj_http_reply_error(r, FJ_EFORBIDDEN, &err);
+            return false;
+        }
+    }
+    if ((v = fj_param(&a->p, "from"))->set)
+        q->from = v->i;
+    if ((v = fj_param(&a->p, "to"))->set)
+        q->to = v->i;
+    if ((v = fj_param(&a->p, "at"))->set)
+        q->to = v->i;
+    if (q->from && q->to && q->from > q->to) {
+        fj_api_bad_param(r, "from", "after 'to'");
+        return false;
+    }
+    if ((v = fj_param(&a->p, "host"))->set) {
+        st = fj_hostpat_compile(ar, v->list, v->n, &a->hosts, &err);
+        if (st != FJ_OK) {
+            if (st == FJ_ETOOBIG)
+                st = FJ_EINVAL;
+            snprintf(err.path, sizeof err.path, "host");
+            fj_http_reply_error(r, st, &err);
+            return false;
+        }
+        q->host_match = host_match;
+        q->host_ctx = a->hosts;
+    }
+    if ((v = fj_param(&a->p, "bucket"))->set) {
+        if (v->i < 1) {
+            fj_api_bad_param(r, "bucket", "must be at least 1 second");
+            return false;
+        }
+        q->bucket_s = v->i;
+    }
+    if (ep->flags & FJ_EP_PAGED)
+        q->limit = 1000;
+    if ((v = fj_param(&a->p, "limit"))->set)
+        q->limit = (size_t)v->i;
+    /* a cursor belongs to one listing and order */
+    const fj_pval *sort = fj_param(&a->p, "sort"), *order = fj_param(&a->p, "order");
+    snprintf(a->tag, sizeof a->tag, "%s:%s:%s", tag ? tag : "", sort->set ? sort->s : "",
+             order->set ? order->s : "asc");
+    if ((v = fj_param(&a->p, "cursor"))->set && fj_cursor_decode(a->tag, v->s, &q->after) != FJ_OK) {
+        fj_api_bad_param(r, "cursor", "not a cursor of this listing and order (pass the previous answer's next)");
+        return false;
+    }
+    if ((v = fj_param(&a->p, "order"))->set)
+        q->desc = v->i == 1;
+    if ((v = fj_param(&a->p, "format"))->set) {
+        a->csv = v->i == 1;
+    } else {
+        const char *accept = fj_http_header(r, "Accept");
+        a->csv = accept && strstr(accept, "text/csv") != NULL;
+    }
+    return true;
+}
+
+fj_store *fj_api_store(fj_apiq *a)
+{
+    fj_err err = {0};
+    fj_store *s = fj_http_reader(a->r, &err);
+    if (!s)
+        fj_http_reply_error(a->r, FJ_EBUSY, &err);
+    return s;
+}
+
+/* The members named in ep->meta, from what the query used. */
+static fj_status write_meta(fj_apiq *a, fj_out *o)
+{
+    const char *s = a->ep->meta;
+    fj_status st = FJ_OK;
+    while (s && st == FJ_OK) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        if (len == 4 && strncmp(s, "from", 4) == 0)
+            st = fj_out_meta_time(o, "from", a->q.from);
+        else if (len == 2 && strncmp(s, "to", 2) == 0)
+            st = fj_out_meta_time(o, "to", a->q.to);
+        else if (len == 8 && strncmp(s, "bucket_s", 8) == 0)
+            st = fj_out_meta_int(o, "bucket_s", a->q.bucket_s);
+        else if (len == 10 && strncmp(s, "interval_s", 10) == 0)
+            st = fj_out_meta_int(o, "interval_s", a->q.interval_s);
+        s = comma ? comma + 1 : NULL;
+    }
+    return st;
+}
+
+void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
+{
+    fj_err err = {0};
+    if (!op) {
+        fj_err_set(&err, FJ_EINTERNAL, NULL, "the %s backend does not answer %s", fj_store_ops_of(s)->name,
+                   a->ep->path);
+        fj_http_reply_error(a->r, FJ_EINTERNAL, &err);
+        return;
+    }
+    fj_buf body;
+    fj_buf_init(&body, (size_t)1 << 30);
+    fj_out o;
+    fj_out_init(&o, &body, a->csv);
+    o.single = a->ep->single;
+    fj_status st = op(s, &a->q, &o.sink, &err);
+    if (st == FJ_OK && o.st != FJ_OK)
+        st = o.st;
+    if (st == FJ_ETOOBIG) /* not the request's size: the answer's */
+        st = fj_err_set(&err, FJ_EINVAL, NULL, "the answer is over 1 GiB: narrow the query or page it");
+    char next[FJ_CURSOR_MAX] = "";
+    if (st == FJ_OK) {
+        if (a->q.next.set)
+            fj_cursor_encode(a->tag, &a->q.next, next);
+        if (a->ep->meta)
+            st = write_meta(a, &o);
+        if (st == FJ_OK)
+            st = fj_out_finish(&o, (a->ep->flags & FJ_EP_PAGED) != 0, next[0] ? next : NULL);
+        if (st != FJ_OK)
+            st = fj_err_set(&err, st == FJ_ETOOBIG ? FJ_EINVAL : st, NULL,
+                            "the answer is over 1 GiB: narrow the query or page it");
+    }
+    if (st == FJ_OK) {
+        if (next[0])
+            fj_http_reply_header(a->r, "Fjord-Next-Cursor", next);
+        fj_http_reply(a->r, 200, a->csv ? "text/csv; charset=utf-8" : NULL, body.data ? body.data : "",
+                      body.len);
+    } else {
+        fj_http_reply_error(a->r, st, &err);
+    }
+    fj_out_free(&o);
+    fj_buf_free(&body);
+}

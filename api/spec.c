@@ -1,0 +1,543 @@
+/* spec.c — the query API's endpoints, their parameters, and the OpenAPI document built from them.
+ * A parameter added here is accepted by its handler and documented at once; a column added to
+ * storage/query_cols.c shows up in the document. */
+#include "spec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef FJ_VERSION
+#define FJ_VERSION "dev"
+#endif
+
+#define P_CLUSTER {"cluster", FJ_PT_STRING, "cluster name", NULL, true, 0, 0}
+#define P_CLUSTER_OPT {"cluster", FJ_PT_STRING, "cluster name", NULL, false, 0, 0}
+#define P_FORMAT                                                                                       \
+    {"format", FJ_PT_ENUM, "json (default) or csv; an Accept header of text/csv also selects CSV", "json|csv", \
+     false, 0, 0}
+#define P_HOST                                                                                         \
+    {"host", FJ_PT_HOSTS,                                                                              \
+     "host patterns, comma-separated: Slurm node ranges (c1-[1-8,10]) and * wildcards (gpu-*); a "     \
+     "pattern also matches the leading labels of a name (ml1 matches ml1.hpc.uio.no); repeatable",    \
+     NULL, false, 0, 0}
+#define P_FROM(what)                                                                                   \
+    {"from", FJ_PT_TIME, what " (RFC 3339, epoch seconds, now or now-DURATION)", NULL, false, 0, 0}
+#define P_TO(what) {"to", FJ_PT_TIME, what " (same forms as from)", NULL, false, 0, 0}
+#define P_LIMIT(def) {"limit", FJ_PT_INT, "rows per page (default " def ")", NULL, false, 1, 100000}
+#define P_CURSOR                                                                                       \
+    {"cursor", FJ_PT_CURSOR, "the next member of the previous page: continues the same listing", NULL, false, 0, 0}
+#define P_BUCKET                                                                                       \
+    {"bucket", FJ_PT_DURATION,                                                                         \
+     "bucket width (seconds or 5m, 1h...; default max(60 s, span / 120)); buckets are aligned to "     \
+     "multiples of the width", NULL, false, 0, 0}
+#define P_USER {"user", FJ_PT_LIST, "user names, comma-separated; repeatable", NULL, false, 0, 0}
+#define P_STATE {"state", FJ_PT_LIST, "Slurm job states (COMPLETED, RUNNING, ...); repeatable", NULL, false, 0, 0}
+#define P_PARTITION {"partition", FJ_PT_LIST, "Slurm partitions; repeatable", NULL, false, 0, 0}
+#define P_ACCOUNT {"account", FJ_PT_LIST, "Slurm accounts; repeatable", NULL, false, 0, 0}
+#define P_JOB {"job", FJ_PT_INTLIST, "job ids, comma-separated; repeatable", NULL, false, 0, 0}
+#define P_END {NULL, 0, NULL, NULL, false, 0, 0}
+#define P_MINMAX(field, type, unit)                                                                    \
+    {"min_" field, type, "smallest " field " (" unit ")", NULL, false, 0, 0},                          \
+        {"max_" field, type, "largest " field " (" unit ")", NULL, false, 0, 0}
+
+static const fj_pspec no_params[] = {P_FORMAT, P_END};
+static const fj_pspec none[] = {P_END};
+
+/* --- clusters and nodes -------------------------------------------------------------------- */
+
+const fj_endpoint fj_ep_clusters = {
+    "/api/v1/clusters", "Clusters",
+    "The clusters fjord holds data of (those the credential may read), with node counts, the latest "
+    "sample time and the Slurm partitions of the latest cluster envelope.",
+    NULL, NULL, no_params, {&fj_qt_clusters}, NULL, NULL, 0, NULL};
+
+static const fj_pspec nodes_params[] = {P_CLUSTER, P_HOST, P_FORMAT, P_END};
+const fj_endpoint fj_ep_nodes = {
+    "/api/v1/nodes", "Nodes",
+    "Every node of a cluster with its latest sysinfo (CPU, memory, GPU cards, NUMA distances), when it "
+    "was last seen, and its Slurm states and partitions from the latest cluster envelope.",
+    NULL, NULL, nodes_params, {&fj_qt_nodes}, NULL, NULL, 0, NULL};
+
+static const fj_pspec sysinfo_params[] = {P_CLUSTER, P_FROM("oldest record"), P_TO("newest record"), P_FORMAT,
+                                          P_END};
+const fj_endpoint fj_ep_node_sysinfo = {
+    "/api/v1/nodes/{node}/sysinfo", "A node's sysinfo history",
+    "Every sysinfo record of one node in the window, oldest first.",
+    "node", "node name", sysinfo_params, {&fj_qt_sysinfo}, NULL, NULL, 0, NULL};
+
+static const fj_pspec topology_params[] = {
+    P_CLUSTER,
+    {"kind", FJ_PT_ENUM, "svg (default: the lstopo drawing) or text", "svg|text", false, 0, 0},
+    {"at", FJ_PT_TIME, "the latest topology at or before this time (default: the latest)", NULL, false, 0, 0},
+    P_END};
+const fj_endpoint fj_ep_node_topology = {
+    "/api/v1/nodes/{node}/topology", "A node's hardware topology",
+    "The node's latest topology rendering as sent by Sonar (decoded): image/svg+xml or text/plain. "
+    "The Fjord-Time header gives the time of the sysinfo it came with.",
+    "node", "node name", topology_params, {NULL}, NULL, NULL, FJ_EP_RAW, "image/svg+xml,text/plain"};
+
+static const fj_pspec measurement_params[] = {
+    P_CLUSTER,
+    {"path", FJ_PT_STRING, "an aicr constraint path selecting one value of the snapshot", NULL, false, 0, 0},
+    P_END};
+const fj_endpoint fj_ep_node_measurements = {
+    "/api/v1/nodes/{node}/measurements", "A node's latest measurement snapshot",
+    "See docs/measurements.md: the node's latest aicr snapshot, or with path the value it names.",
+    "node", "node name", measurement_params, {NULL}, NULL, NULL, FJ_EP_RAW | FJ_EP_EXTERNAL, "application/json"};
+
+/* --- jobs ---------------------------------------------------------------------------------- */
+
+static const fj_pspec jobs_params[] = {
+    P_CLUSTER,
+    P_FROM("jobs that ended at or after this time"),
+    P_TO("jobs that started at or before this time"),
+    P_HOST,
+    P_USER,
+    P_JOB,
+    {"command", FJ_PT_LIST, "commands (glob: * ? [...]); a job matches when one of its commands does; repeatable",
+     NULL, false, 0, 0},
+    P_STATE,
+    P_PARTITION,
+    P_ACCOUNT,
+    {"running", FJ_PT_BOOL, "true: jobs still running; false: finished jobs", NULL, false, 0, 0},
+    {"gpu", FJ_PT_ENUM, "some: jobs that used a GPU; none: jobs that did not", "some|none", false, 0, 0},
+    {"min_runtime", FJ_PT_DURATION, "shortest duration (end - start)", NULL, false, 0, 0},
+    P_MINMAX("cpu_avg", FJ_PT_NUMBER, "percent of one core"),
+    P_MINMAX("cpu_peak", FJ_PT_NUMBER, "percent of one core"),
+    P_MINMAX("mem_avg_kb", FJ_PT_KB, "kB, or 16G"),
+    P_MINMAX("mem_peak_kb", FJ_PT_KB, "kB, or 16G"),
+    P_MINMAX("gpu_avg", FJ_PT_NUMBER, "percent of one card"),
+    P_MINMAX("gpu_peak", FJ_PT_NUMBER, "percent of one card"),
+    P_MINMAX("gpumem_avg_kb", FJ_PT_KB, "kB, or 16G"),
+    P_MINMAX("gpumem_peak_kb", FJ_PT_KB, "kB, or 16G"),
+    {"sort", FJ_PT_ENUM, "sort key (default start)",
+     "start|end|duration|job|cpu_avg|cpu_peak|mem_avg_kb|mem_peak_kb|gpu_avg|gpu_peak|gpumem_avg_kb|gpumem_peak_kb",
+     false, 0, 0},
+    {"order", FJ_PT_ENUM, "asc (default) or desc", "asc|desc", false, 0, 0},
+    P_LIMIT("1000"),
+    P_CURSOR,
+    P_FORMAT,
+    P_END};
+const fj_endpoint fj_ep_jobs = {
+    "/api/v1/jobs", "Jobs",
+    "The rectified jobs of a cluster (Slurm jobs across their nodes; other jobs per node and process "
+    "group) overlapping the window, filtered, sorted, and paged by cursor: pass the answer's next as "
+    "cursor (with the same parameters) for the following page; next is null on the last.",
+    NULL, NULL, jobs_params, {&fj_qt_jobs}, NULL, NULL, FJ_EP_PAGED, NULL};
+
+static const fj_pspec job_params[] = {P_CLUSTER, P_FORMAT, P_END};
+const fj_endpoint fj_ep_job = {
+    "/api/v1/jobs/{id}", "A job",
+    "One job (the id column of the job list): its row, and per host its samples, time span, CPU, "
+    "memory and GPU figures.",
+    "id", "the job's id (column id of GET /api/v1/jobs)", job_params, {&fj_qt_jobs, &fj_qt_job_hosts}, "job",
+    NULL, 0, NULL};
+
+static const fj_pspec profile_params[] = {
+    P_CLUSTER,
+    P_FROM("start of the window (default: the job's start)"),
+    P_TO("end of the window (default: the job's end)"),
+    P_HOST,
+    P_BUCKET,
+    {"by", FJ_PT_ENUM, "process (default): one series per host and process; host: one per host, processes summed",
+     "process|host", false, 0, 0},
+    P_FORMAT,
+    P_END};
+const fj_endpoint fj_ep_job_profile = {
+    "/api/v1/jobs/{id}/profile", "A job's profile",
+    "Time series of the job per host and process (pid, ppid, command): CPU, resident memory, GPU and "
+    "GPU memory, averaged and maximal per bucket. JSON nests each series' buckets under points.",
+    "id", "the job's id", profile_params, {&fj_qt_profile}, NULL, "from,to,bucket_s", 0, NULL};
+
+/* --- load ------------------------------------------------------------------------------------ */
+
+static const fj_pspec load_params[] = {P_CLUSTER,
+                                       P_FROM("start of the window (default: to - 1 day)"),
+                                       P_TO("end of the window (default: now)"),
+                                       P_HOST,
+                                       P_BUCKET,
+                                       P_FORMAT,
+                                       P_END};
+const fj_endpoint fj_ep_load_nodes = {
+    "/api/v1/load/nodes", "Node load",
+    "Per node and bucket: CPU utilisation from the cumulative per-core counters (a decreasing counter "
+    "counts as no use; an interval is credited to the bucket of its end), memory, load averages, and "
+    "GPU utilisation, memory, power and temperature; average and maximum per bucket. JSON nests each "
+    "node's buckets under points.",
+    NULL, NULL, load_params, {&fj_qt_node_load}, NULL, "from,to,bucket_s", 0, NULL};
+const fj_endpoint fj_ep_load_cluster = {
+    "/api/v1/load/cluster", "Cluster load",
+    "Per bucket over the cluster's nodes (or those host selects): busy cores, memory, GPU memory and "
+    "power are sums of the nodes' averages, utilisation, load and temperature their means; the _max "
+    "columns are the highest node.",
+    NULL, NULL, load_params, {&fj_qt_cluster_load}, NULL, "from,to,bucket_s", 0, NULL};
+
+/* --- Slurm --------------------------------------------------------------------------------- */
+
+static const fj_pspec slurm_jobs_params[] = {
+    P_CLUSTER,
+    P_FROM("jobs that ended at or after this time, or have not ended"),
+    P_TO("jobs that started (or were submitted) at or before this time"),
+    P_HOST,
+    P_USER,
+    P_JOB,
+    P_STATE,
+    P_PARTITION,
+    P_ACCOUNT,
+    {"array", FJ_PT_INTLIST, "array job ids; repeatable", NULL, false, 0, 0},
+    {"het", FJ_PT_INTLIST, "heterogeneous job ids; repeatable", NULL, false, 0, 0},
+    {"running", FJ_PT_BOOL, "true: pending or running states; false: the others", NULL, false, 0, 0},
+    {"steps", FJ_PT_BOOL, "include job steps (default true)", NULL, false, 0, 0},
+    {"order", FJ_PT_ENUM, "by job id: asc (default) or desc", "asc|desc", false, 0, 0},
+    P_LIMIT("1000"),
+    P_CURSOR,
+    P_FORMAT,
+    P_END};
+const fj_endpoint fj_ep_slurm_jobs = {
+    "/api/v1/slurm/jobs", "Slurm jobs",
+    "Slurm jobs and steps as sacct shows them: per job and step the latest value of every field "
+    "received. Paged by cursor.",
+    NULL, NULL, slurm_jobs_params, {&fj_qt_slurm_jobs}, NULL, NULL, FJ_EP_PAGED, NULL};
+
+static const fj_pspec at_params[] = {
+    P_CLUSTER,
+    {"at", FJ_PT_TIME, "the latest cluster envelope at or before this time (default: the latest)", NULL, false, 0, 0},
+    P_FORMAT,
+    P_END};
+const fj_endpoint fj_ep_slurm_partitions = {
+    "/api/v1/slurm/partitions", "Slurm partitions",
+    "The partitions of the latest cluster envelope (at or before at), with their nodes.",
+    NULL, NULL, at_params, {&fj_qt_partitions}, NULL, NULL, 0, NULL};
+
+static const fj_pspec node_states_params[] = {
+    P_CLUSTER, P_HOST,
+    {"at", FJ_PT_TIME, "the latest states at or before this time (default: the latest)", NULL, false, 0, 0},
+    P_FORMAT, P_END};
+const fj_endpoint fj_ep_slurm_nodes = {
+    "/api/v1/slurm/nodes", "Slurm node states",
+    "Per node, the states of the latest cluster envelope naming it (at or before at).",
+    NULL, NULL, node_states_params, {&fj_qt_node_states}, NULL, NULL, 0, NULL};
+
+/* --- uptime and errors --------------------------------------------------------------------- */
+
+static const fj_pspec uptime_params[] = {
+    P_CLUSTER,
+    P_FROM("start of the window (default: to - 1 day)"),
+    P_TO("end of the window (default: now)"),
+    P_HOST,
+    {"interval", FJ_PT_DURATION,
+     "longest gap between two samples that still counts as up (default 15m; a little over the "
+     "sampling interval)", NULL, false, 0, 0},
+    P_FORMAT,
+    P_END};
+const fj_endpoint fj_ep_uptime = {
+    "/api/v1/uptime", "Uptime",
+    "Up and down intervals of each node (from gaps in its samples longer than interval; a node whose "
+    "samples stopped is down from its last sample) and of each GPU card while its node is up (down "
+    "when failing or missing from a sample).",
+    NULL, NULL, uptime_params, {&fj_qt_uptime}, NULL, "from,to,interval_s", 0, NULL};
+
+static const fj_pspec errors_params[] = {
+    P_CLUSTER,
+    P_FROM("oldest error"),
+    P_TO("newest error"),
+    P_HOST,
+    {"source", FJ_PT_LIST, "envelope and/or sample", NULL, false, 0, 0},
+    P_LIMIT("1000"),
+    P_CURSOR,
+    P_FORMAT,
+    P_END};
+const fj_endpoint fj_ep_errors = {
+    "/api/v1/errors", "Error records",
+    "Errors reported by Sonar, oldest first: envelopes that carried errors instead of data, and the "
+    "soft errors of samples. Paged by cursor.",
+    NULL, NULL, errors_params, {&fj_qt_errors}, NULL, NULL, FJ_EP_PAGED, NULL};
+
+const fj_endpoint fj_ep_openapi = {
+    "/api/v1/openapi.json", "This document", "The OpenAPI 3 description of fjord's HTTP API.", NULL, NULL,
+    none, {NULL}, NULL, NULL, FJ_EP_RAW | FJ_EP_NOAUTH, "application/json"};
+
+const fj_endpoint fj_ep_health = {
+    "/api/v1/health", "Health", "200 {\"status\":\"ok\",\"version\":...} while the server runs.", NULL, NULL,
+    none, {NULL}, NULL, NULL, FJ_EP_RAW | FJ_EP_NOAUTH, "application/json"};
+
+/* --- ingest (documented here, served by server/ingest_routes.c and measure_routes.c) -------- */
+
+static const fj_endpoint ep_insert = {
+    "/api/v1/insert/{topic}", "Insert one Sonar envelope",
+    "What Sonar's HTTP sink and sonalyze's insert API send: one envelope; topic is sample, sysinfo, "
+    "job or cluster (or <prefix>.<type>). See docs/ingest.md.",
+    "topic", "sample, sysinfo, job, cluster, or <prefix>.<type>", none, {NULL}, NULL, NULL,
+    FJ_EP_RAW | FJ_EP_EXTERNAL | FJ_EP_POST, "application/json"};
+static const fj_endpoint ep_bulk = {
+    "/api/v1/ingest/sonar", "Insert Sonar envelopes in bulk",
+    "One or many envelopes of any kind; answers per envelope. See docs/ingest.md.", NULL, NULL, none, {NULL},
+    NULL, NULL, FJ_EP_RAW | FJ_EP_EXTERNAL | FJ_EP_POST, "application/json"};
+static const fj_endpoint ep_measurements_in = {
+    "/api/v1/ingest/measurements", "Insert measurement snapshots",
+    "NVIDIA aicr snapshots. See docs/measurements.md.", NULL, NULL, none, {NULL}, NULL, NULL,
+    FJ_EP_RAW | FJ_EP_EXTERNAL | FJ_EP_POST, "application/json"};
+static const fj_endpoint ep_ingest_any = {
+    "/ingest", "Insert anything fjord reads",
+    "Told apart by Content-Type and content. See docs/ingest.md.", NULL, NULL, none, {NULL}, NULL, NULL,
+    FJ_EP_RAW | FJ_EP_EXTERNAL | FJ_EP_POST, "application/json"};
+
+const fj_endpoint *const fj_endpoints[] = {
+    &fj_ep_clusters,     &fj_ep_nodes,        &fj_ep_node_sysinfo,     &fj_ep_node_topology,
+    &fj_ep_node_measurements, &fj_ep_jobs,    &fj_ep_job,              &fj_ep_job_profile,
+    &fj_ep_load_nodes,   &fj_ep_load_cluster, &fj_ep_slurm_jobs,       &fj_ep_slurm_partitions,
+    &fj_ep_slurm_nodes,  &fj_ep_uptime,       &fj_ep_errors,           &fj_ep_openapi,
+    &fj_ep_health,       &ep_insert,          &ep_bulk,                &ep_measurements_in,
+    &ep_ingest_any,      NULL,
+};
+
+/* --- OpenAPI ------------------------------------------------------------------------------- */
+
+typedef struct w {
+    fj_buf *b;
+    fj_status st;
+} w;
+
+static void put(w *o, const char *s)
+{
+    if (o->st == FJ_OK)
+        o->st = fj_buf_puts(o->b, s);
+}
+
+static void str(w *o, const char *s)
+{
+    if (o->st == FJ_OK)
+        o->st = fj_buf_json_str(o->b, s);
+}
+
+static void key(w *o, const char *k)
+{
+    str(o, k);
+    put(o, ":");
+}
+
+static void col_schema(w *o, const fj_qcol *c)
+{
+    switch (c->type) {
+    case FJ_VT_INT: put(o, "{\"type\":\"integer\""); break;
+    case FJ_VT_REAL: put(o, "{\"type\":\"number\""); break;
+    case FJ_VT_BOOL: put(o, "{\"type\":\"boolean\""); break;
+    case FJ_VT_TIME: put(o, "{\"type\":\"string\",\"format\":\"date-time\""); break;
+    case FJ_VT_LIST: put(o, "{\"type\":\"array\",\"items\":{\"type\":\"string\"}"); break;
+    case FJ_VT_JSON: put(o, "{\"oneOf\":[{\"type\":\"array\",\"items\":{}},{\"type\":\"object\"}]"); break;
+    default: put(o, "{\"type\":\"string\""); break;
+    }
+    put(o, ",\"nullable\":true,\"description\":");
+    str(o, c->doc);
+    put(o, "}");
+}
+
+static void cols_object(w *o, const fj_qtable *t, size_t from, size_t to, bool points)
+{
+    put(o, "{\"type\":\"object\",\"properties\":{");
+    for (size_t i = from; i < to; i++) {
+        if (i > from)
+            put(o, ",");
+        key(o, t->cols[i].name);
+        col_schema(o, &t->cols[i]);
+    }
+    if (points) {
+        put(o, ",\"points\":{\"type\":\"array\",\"items\":");
+        cols_object(o, t, t->n_key, t->n_cols, false);
+        put(o, "}");
+    }
+    put(o, "}}");
+}
+
+static void row_schema(w *o, const fj_qtable *t)
+{
+    if (t->n_key)
+        cols_object(o, t, 0, t->n_key, true);
+    else
+        cols_object(o, t, 0, t->n_cols, false);
+}
+
+static void param_schema(w *o, const fj_pspec *p)
+{
+    switch (p->type) {
+    case FJ_PT_INT:
+        put(o, "{\"type\":\"integer\"");
+        if (p->min < p->max && o->st == FJ_OK)
+            o->st = fj_buf_printf(o->b, ",\"minimum\":%lld,\"maximum\":%lld", (long long)p->min, (long long)p->max);
+        put(o, "}");
+        break;
+    case FJ_PT_NUMBER: put(o, "{\"type\":\"number\"}"); break;
+    case FJ_PT_BOOL: put(o, "{\"type\":\"boolean\"}"); break;
+    case FJ_PT_ENUM: {
+        put(o, "{\"type\":\"string\",\"enum\":[");
+        const char *s = p->values;
+        for (int i = 0; s; i++) {
+            const char *bar = strchr(s, '|');
+            size_t len = bar ? (size_t)(bar - s) : strlen(s);
+            char tmp[64];
+            snprintf(tmp, sizeof tmp, "%.*s", (int)len, s);
+            if (i)
+                put(o, ",");
+            str(o, tmp);
+            s = bar ? bar + 1 : NULL;
+        }
+        put(o, "]}");
+        break;
+    }
+    case FJ_PT_LIST: put(o, "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"); break;
+    case FJ_PT_INTLIST: put(o, "{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}"); break;
+    default: put(o, "{\"type\":\"string\"}"); break;
+    }
+}
+
+static void parameters(w *o, const fj_endpoint *e)
+{
+    put(o, "\"parameters\":[");
+    int n = 0;
+    if (e->path_param) {
+        put(o, "{\"name\":");
+        str(o, e->path_param);
+        put(o, ",\"in\":\"path\",\"required\":true,\"description\":");
+        str(o, e->path_doc ? e->path_doc : "");
+        put(o, strcmp(e->path_param, "id") == 0 ? ",\"schema\":{\"type\":\"integer\"}}" : ",\"schema\":{\"type\":\"string\"}}");
+        n++;
+    }
+    for (const fj_pspec *p = e->params; p && p->name; p++, n++) {
+        if (n)
+            put(o, ",");
+        put(o, "{\"name\":");
+        str(o, p->name);
+        put(o, ",\"in\":\"query\",\"required\":");
+        put(o, p->required ? "true" : "false");
+        put(o, ",\"description\":");
+        str(o, p->doc);
+        if (p->type == FJ_PT_LIST || p->type == FJ_PT_INTLIST)
+            put(o, ",\"style\":\"form\",\"explode\":false");
+        put(o, ",\"schema\":");
+        param_schema(o, p);
+        put(o, "}");
+    }
+    put(o, "]");
+}
+
+static void ok_response(w *o, const fj_endpoint *e)
+{
+    put(o, "\"200\":{\"description\":\"OK\",\"content\":{");
+    if (e->flags & FJ_EP_RAW) {
+        const char *s = e->raw_types;
+        for (int i = 0; s; i++) {
+            const char *comma = strchr(s, ',');
+            size_t len = comma ? (size_t)(comma - s) : strlen(s);
+            char tmp[64];
+            snprintf(tmp, sizeof tmp, "%.*s", (int)len, s);
+            if (i)
+                put(o, ",");
+            key(o, tmp);
+            put(o, strcmp(tmp, "application/json") == 0 ? "{\"schema\":{\"type\":\"object\"}}"
+                                                         : "{\"schema\":{\"type\":\"string\"}}");
+            s = comma ? comma + 1 : NULL;
+        }
+        put(o, "}}");
+        return;
+    }
+    put(o, "\"application/json\":{\"schema\":{\"type\":\"object\",\"properties\":{");
+    int n = 0;
+    if (e->meta) {
+        const char *s = e->meta;
+        while (s) {
+            const char *comma = strchr(s, ',');
+            size_t len = comma ? (size_t)(comma - s) : strlen(s);
+            char tmp[64];
+            snprintf(tmp, sizeof tmp, "%.*s", (int)len, s);
+            if (n++)
+                put(o, ",");
+            key(o, tmp);
+            put(o, len > 2 && strcmp(tmp + len - 2, "_s") == 0 ? "{\"type\":\"integer\"}"
+                                                               : "{\"type\":\"string\",\"format\":\"date-time\"}");
+            s = comma ? comma + 1 : NULL;
+        }
+    }
+    for (int i = 0; i < 3 && e->tables[i]; i++) {
+        if (n++)
+            put(o, ",");
+        if (i == 0 && e->single) {
+            key(o, e->single);
+            row_schema(o, e->tables[i]);
+        } else {
+            key(o, e->tables[i]->name);
+            put(o, "{\"type\":\"array\",\"items\":");
+            row_schema(o, e->tables[i]);
+            put(o, "}");
+        }
+    }
+    if (e->flags & FJ_EP_PAGED) {
+        if (n++)
+            put(o, ",");
+        put(o, "\"next\":{\"type\":\"string\",\"nullable\":true,\"description\":\"cursor of the next page; "
+               "null on the last\"}");
+    }
+    put(o, "}}},\"text/csv\":{\"schema\":{\"type\":\"string\"}}}}");
+}
+
+static const char *const errors[][2] = {
+    {"400", "a bad parameter (error.path names it) or body"},
+    {"401", "no credential or a wrong one"},
+    {"403", "the credential may not read this cluster"},
+    {"404", "no such cluster, node or job"},
+    {"503", "busy or shutting down; retry after Retry-After"},
+};
+
+static void operation(w *o, const fj_endpoint *e)
+{
+    put(o, "{\"summary\":");
+    str(o, e->summary);
+    put(o, ",\"description\":");
+    str(o, e->doc);
+    put(o, ",");
+    parameters(o, e);
+    if (e->flags & FJ_EP_POST)
+        put(o, ",\"requestBody\":{\"required\":true,\"content\":{\"application/json\":{\"schema\":{\"type\":\"object\"}}}}");
+    if (e->flags & FJ_EP_NOAUTH)
+        put(o, ",\"security\":[]");
+    put(o, ",\"responses\":{");
+    ok_response(o, e);
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        if ((e->flags & FJ_EP_NOAUTH) && (!strcmp(errors[i][0], "401") || !strcmp(errors[i][0], "403")))
+            continue; /* cannot happen without credentials */
+        put(o, ",");
+        key(o, errors[i][0]);
+        put(o, "{\"description\":");
+        str(o, errors[i][1]);
+        put(o, ",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Error\"}}}}");
+    }
+    put(o, "}}");
+}
+
+fj_status fj_openapi_write(fj_buf *out)
+{
+    w o = {out, FJ_OK};
+    put(&o, "{\"openapi\":\"3.0.3\",\"info\":{\"title\":\"fjord\",\"version\":");
+    str(&o, FJ_VERSION);
+    put(&o, ",\"description\":");
+    str(&o, "fjord's HTTP API: ingest of Sonar data and the analysts' queries. Queries answer JSON, or "
+            "CSV with format=csv or Accept: text/csv. Times are RFC 3339 in answers; parameters take RFC "
+            "3339 or epoch seconds. Errors have one shape: {\"error\":{\"code\",\"message\",\"path\"}}, "
+            "path naming the bad parameter. See docs/api.md.");
+    put(&o, "},\"security\":[{\"basic\":[]},{\"bearer\":[]}],\"components\":{\"securitySchemes\":{"
+            "\"basic\":{\"type\":\"http\",\"scheme\":\"basic\",\"description\":\"user: the cluster; password: "
+            "the secret\"},\"bearer\":{\"type\":\"http\",\"scheme\":\"bearer\"}},\"schemas\":{\"Error\":{"
+            "\"type\":\"object\",\"properties\":{\"error\":{\"type\":\"object\",\"properties\":{"
+            "\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},"
+            "\"required\":[\"code\",\"message\"]}}}}},\"paths\":{");
+    for (size_t i = 0; fj_endpoints[i]; i++) {
+        const fj_endpoint *e = fj_endpoints[i];
+        if (i)
+            put(&o, ",");
+        key(&o, e->path);
+        put(&o, (e->flags & FJ_EP_POST) ? "{\"post\":" : "{\"get\":");
+        operation(&o, e);
+        put(&o, "}");
+    }
+    put(&o, "}}\n");
+    return o.st;
+}

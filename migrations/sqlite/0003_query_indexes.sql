@@ -1,0 +1,11 @@
+-- 0003_query_indexes.sql — indexes for the query API (docs/api.md).
+--
+-- The query API needs few indexes of its own: the job list walks jobs_first_seen, profiles walk
+-- job_samples by its key, load and uptime walk samples(node_id, time), the Slurm view walks the
+-- primary keys. Deliberately not added: an index on jobs.last_seen (it would make "jobs still
+-- running since ..." cheaper, but last_seen changes with every sample of every job, so the writer
+-- would pay an index update per job and sample).
+--
+-- Error records listed by time within a cluster (GET /api/v1/errors); the primary key starts with
+-- the node. The table is small and rarely written.
+CREATE INDEX errors_time ON errors (cluster_id, time);

@@ -1,0 +1,921 @@
+/* sqlite_ts.c — line-protocol metrics in the SQLite backend: the request log, the time-series
+ * engine (ts_engine.h) and its tables, ClusterCockpit messages and jobs, startup replay, periodic
+ * maintenance and the metric reads.
+ *
+ * Durability: a request's raw body goes to request_log in the same transaction as the points it
+ * holds are appended to the engine, so an acknowledged point is either in a committed chunk or in
+ * a committed log row at or after the durable lsn (ts_state), which startup replays. Order inside
+ * a write transaction, as the engine asks: BEGIN; set_lsn; append; emit (series rows, then chunk
+ * rows); COMMIT then committed(), or ROLLBACK then rolled_back(). A rolled-back group leaves its
+ * points in the engine's buffers (there is no undo): reads may see them, a crash loses them, and
+ * their client was answered 503 and retries. */
+#include "sqlite_int.h"
+
+#include "alloc.h"
+#include "cc.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <zstd.h>
+
+#define NS 1000000000LL
+#define DEFAULT_FLUSH_S (12 * 3600)
+#define DEFAULT_MAX_BUFFERED ((size_t)16 << 20)
+#define APPEND_SLICE 1024
+#define ZSTD_LEVEL 1 /* the writer thread compresses every body: speed over ratio */
+
+enum {
+    ST_LOG_INS,
+    ST_SERIES_INS,
+    ST_CHUNK_INS,
+    ST_STATE_PUT,
+    ST_MSG_INS,
+    ST_JOB_DUP,
+    ST_JOB_INS,
+    ST_JOB_FIND,
+    ST_JOB_STOP,
+    ST_CHUNKS, /* reader */
+    ST__COUNT
+};
+
+static const char *const st_sql[ST__COUNT] = {
+    [ST_LOG_INS] = "INSERT INTO request_log(lsn,received,cluster,unit_ns,max_future_ns,size,body) "
+                   "VALUES(?,?,?,?,?,?,?)",
+    [ST_SERIES_INS] = "INSERT OR REPLACE INTO ts_series(id,cluster,host,metric,type,type_id,stype,stype_id) "
+                      "VALUES(?,?,?,?,?,?,?,?)",
+    [ST_CHUNK_INS] = "INSERT OR REPLACE INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) VALUES(?,?,?,?,?,?)",
+    [ST_STATE_PUT] = "INSERT INTO ts_state(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value=?2",
+    [ST_MSG_INS] = "INSERT OR IGNORE INTO cc_messages(cluster_id,time,kind,name,host,hash,tags,payload) "
+                   "VALUES(?,?,?,?,?,?,?,?)",
+    [ST_JOB_DUP] = "SELECT id FROM cc_jobs WHERE cluster_id=?1 AND job_id=?2 AND start_time>?3-86400 LIMIT 1",
+    [ST_JOB_INS] = "INSERT INTO cc_jobs(cluster_id,job_id,start_time,state,user,project,partition,subcluster,"
+                   "num_nodes,num_hwthreads,num_acc,hosts,payload) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_JOB_FIND] = "SELECT id,start_time,state FROM cc_jobs WHERE cluster_id=?1 AND job_id=?2 AND "
+                    "(?3=0 OR start_time=?3) ORDER BY start_time DESC LIMIT 1",
+    [ST_JOB_STOP] = "UPDATE cc_jobs SET stop_time=?2, state=?3 WHERE id=?1",
+    [ST_CHUNKS] = "SELECT count,t_first,t_last,seq,blob FROM ts_chunk WHERE series_id=?1 AND t_last>=?2 "
+                  "AND t_first<=?3",
+};
+
+struct fj_sq_ts {
+    sqlite3_stmt *st[ST__COUNT];
+    /* writer */
+    fj_ts_engine *eng;
+    bool started, dirty;
+    uint64_t next_lsn, durable_saved, next_saved, trimmed_below;
+    int64_t retention_ns, flush_ns, keep_ns;
+    int64_t last_maint, last_flush, last_retention; /* monotonic ns */
+    ZSTD_CCtx *zc;
+    ZSTD_DCtx *zd;
+    void *zbuf;
+    size_t zcap;
+    fj_ts_point pts[APPEND_SLICE];
+    /* reader */
+    fj_ts_codec *codec;
+};
+
+/* --- helpers ------------------------------------------------------------------------------- */
+
+static struct fj_sq_ts *ts_of(fj_store *s)
+{
+    if (!s->ts)
+        s->ts = fj_calloc(1, sizeof *s->ts);
+    return s->ts;
+}
+
+static sqlite3_stmt *stmt(fj_store *s, int id, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (t->st[id])
+        return t->st[id];
+    int rc = sqlite3_prepare_v3(s->db, st_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &t->st[id], NULL);
+    if (rc != SQLITE_OK) {
+        fj_sq_fail(s, rc, "prepare", err);
+        t->st[id] = NULL;
+    }
+    return t->st[id];
+}
+
+static fj_status exec(fj_store *s, const char *sql, fj_err *err)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+static fj_status query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, sql, err);
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static void bind_mstr(sqlite3_stmt *st, int i, fj_ts_str v)
+{
+    sqlite3_bind_text(st, i, v.n ? v.p : "", (int)v.n, SQLITE_STATIC);
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* --- engine's sink -------------------------------------------------------------------------- */
+
+static fj_status sink_series(void *ud, uint32_t id, const fj_ts_key *k)
+{
+    fj_store *s = ud;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_SERIES_INS, &err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, id);
+    bind_mstr(st, 2, k->cluster);
+    bind_mstr(st, 3, k->host);
+    bind_mstr(st, 4, k->metric);
+    bind_mstr(st, 5, k->type);
+    bind_mstr(st, 6, k->type_id);
+    bind_mstr(st, 7, k->stype);
+    bind_mstr(st, 8, k->stype_id);
+    return fj_sq_done(s, st, "insert series", &err);
+}
+
+static fj_status sink_chunk(void *ud, const fj_ts_chunk *c)
+{
+    fj_store *s = ud;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_CHUNK_INS, &err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, c->series_id);
+    sqlite3_bind_int64(st, 2, c->t_last);
+    sqlite3_bind_int64(st, 3, (int64_t)c->seq);
+    sqlite3_bind_int64(st, 4, c->t_first);
+    sqlite3_bind_int64(st, 5, c->count);
+    sqlite3_bind_blob(st, 6, c->blob, (int)c->len, SQLITE_STATIC);
+    return fj_sq_done(s, st, "insert chunk", &err);
+}
+
+static fj_status put_state(fj_store *s, const char *key, int64_t v, fj_err *err)
+{
+    sqlite3_stmt *st = stmt(s, ST_STATE_PUT, err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, v);
+    return fj_sq_done(s, st, "ts_state", err);
+}
+
+fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t || !t->eng || !t->dirty)
+        return FJ_OK;
+    fj_ts_sink sink = {sink_series, sink_chunk, s};
+    fj_status st = fj_ts_engine_emit(t->eng, &sink);
+    if (st != FJ_OK)
+        return fj_err_set(err, st, "db", "storing sealed chunks failed: %s", sqlite3_errmsg(s->db));
+    /* Conservative: chunks handed in this transaction still count until committed. */
+    uint64_t d = fj_ts_engine_durable_lsn(t->eng);
+    if (d == UINT64_MAX)
+        d = t->next_lsn;
+    if (d != t->durable_saved && (st = put_state(s, "durable_lsn", (int64_t)d, err)) != FJ_OK)
+        return st;
+    if (t->next_lsn != t->next_saved && (st = put_state(s, "next_lsn", (int64_t)t->next_lsn, err)) != FJ_OK)
+        return st;
+    t->durable_saved = d;
+    t->next_saved = t->next_lsn;
+    return FJ_OK;
+}
+
+void fj_sq_ts_end(fj_store *s, bool committed)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t || !t->eng)
+        return;
+    if (committed) {
+        if (t->dirty)
+            fj_ts_engine_committed(t->eng);
+        t->dirty = false;
+    } else {
+        fj_ts_engine_rolled_back(t->eng);
+        t->durable_saved = t->next_saved = 0; /* unknown: write them again */
+        for (int i = 0; i < ST__COUNT; i++)
+            if (t->st[i])
+                sqlite3_reset(t->st[i]);
+    }
+}
+
+/* --- the write path ------------------------------------------------------------------------- */
+
+static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, size_t n, fj_err *err)
+{
+    for (size_t off = 0; off < n; off += APPEND_SLICE) {
+        size_t k = n - off < APPEND_SLICE ? n - off : APPEND_SLICE;
+        for (size_t i = 0; i < k; i++) {
+            const fj_metric_point *q = &p[off + i];
+            t->pts[i] = (fj_ts_point){
+                .key = {{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n}, {q->metric.p, q->metric.n},
+                        {q->type.p, q->type.n}, {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
+                        {q->stype_id.p, q->stype_id.n}},
+                .t = q->t,
+                .v = q->v};
+        }
+        fj_status st = fj_ts_append(t->eng, t->pts, k, NULL, err);
+        if (st != FJ_OK)
+            return st;
+    }
+    return FJ_OK;
+}
+
+static fj_status log_request(fj_store *s, const fj_metrics *m, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    size_t bound = ZSTD_compressBound(m->raw_len);
+    if (bound > t->zcap) {
+        void *nb = fj_realloc(t->zbuf, bound);
+        if (!nb)
+            return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+        t->zbuf = nb;
+        t->zcap = bound;
+    }
+    if (!t->zc && !(t->zc = ZSTD_createCCtx()))
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    size_t zn = ZSTD_compressCCtx(t->zc, t->zbuf, t->zcap, m->raw, m->raw_len, ZSTD_LEVEL);
+    if (ZSTD_isError(zn))
+        return fj_err_set(err, FJ_EINTERNAL, "db", "zstd: %s", ZSTD_getErrorName(zn));
+    sqlite3_stmt *st = stmt(s, ST_LOG_INS, err);
+    if (!st)
+        return FJ_EIO;
+    uint64_t lsn = t->next_lsn++;
+    sqlite3_bind_int64(st, 1, (int64_t)lsn);
+    sqlite3_bind_int64(st, 2, m->arrival_ns);
+    if (m->default_cluster)
+        sqlite3_bind_text(st, 3, m->default_cluster, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, m->unit_ns);
+    sqlite3_bind_int64(st, 5, m->max_future_ns);
+    sqlite3_bind_int64(st, 6, (int64_t)m->raw_len);
+    sqlite3_bind_blob(st, 7, t->zbuf, (int)zn, SQLITE_STATIC);
+    fj_status fs = fj_sq_done(s, st, "request log", err);
+    if (fs == FJ_OK)
+        fj_ts_engine_set_lsn(t->eng, lsn);
+    return fs;
+}
+
+static fj_status write_message(fj_store *s, const fj_cc_message *msg, fj_write_count *cnt, fj_err *err)
+{
+    static const char *const kinds[] = {"event", "log", "control"};
+    int64_t cid;
+    fj_status fs = fj_sq_cluster_id(s, msg->cluster, &cid, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_stmt *st = stmt(s, ST_MSG_INS, err);
+    if (!st)
+        return FJ_EIO;
+    uint64_t h = fnv1a(1469598103934665603ull, msg->tags, strlen(msg->tags));
+    h = fnv1a(h, "\0", 1);
+    h = fnv1a(h, msg->payload, msg->payload_len);
+    sqlite3_bind_int64(st, 1, cid);
+    sqlite3_bind_int64(st, 2, msg->time);
+    sqlite3_bind_text(st, 3, kinds[msg->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, msg->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, msg->host, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (int64_t)h);
+    sqlite3_bind_text(st, 7, msg->tags, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, msg->payload, (int)msg->payload_len, SQLITE_STATIC);
+    if ((fs = fj_sq_done(s, st, "insert message", err)) != FJ_OK)
+        return fs;
+    if (sqlite3_changes(s->db) > 0)
+        cnt->inserted++;
+    else
+        cnt->duplicates++;
+    return FJ_OK;
+}
+
+static void bind_opt(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void job_result(fj_cc_job_result *r, fj_status st, const char *fmt, uint64_t job, const char *cluster,
+                       const char *extra)
+{
+    if (!r)
+        return;
+    r->status = st;
+    snprintf(r->message, sizeof r->message, fmt, (unsigned long long)job, cluster, extra ? extra : "");
+}
+
+/* cc-backend's rules: a start is a duplicate when the job id already started on the cluster less
+ * than a day before; a stop needs the job (its latest start, or the given startTime) running and
+ * stopTime >= startTime. Outcomes go to the record's result; the transaction goes on either way. */
+static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt, fj_err *err)
+{
+    int64_t cid;
+    fj_status fs = fj_sq_cluster_id(s, j->cluster, &cid, err);
+    if (fs != FJ_OK)
+        return fs;
+    fj_cc_job_result *r = j->result;
+    if (j->op == FJ_CC_JOB_START) {
+        sqlite3_stmt *dup = stmt(s, ST_JOB_DUP, err);
+        if (!dup)
+            return FJ_EIO;
+        sqlite3_bind_int64(dup, 1, cid);
+        sqlite3_bind_int64(dup, 2, (int64_t)j->job_id);
+        sqlite3_bind_int64(dup, 3, j->start_time);
+        int rc = sqlite3_step(dup);
+        int64_t old = rc == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
+        sqlite3_reset(dup);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return fj_sq_fail(s, rc, "find job", err);
+        if (old) {
+            cnt->duplicates++;
+            job_result(r, FJ_ECONFLICT, "a job with that jobId, cluster and startTime already exists: jobId %llu on %s%s",
+                       j->job_id, j->cluster, NULL);
+            if (r)
+                r->id = old;
+            return FJ_OK;
+        }
+        sqlite3_stmt *ins = stmt(s, ST_JOB_INS, err);
+        if (!ins)
+            return FJ_EIO;
+        sqlite3_bind_int64(ins, 1, cid);
+        sqlite3_bind_int64(ins, 2, (int64_t)j->job_id);
+        sqlite3_bind_int64(ins, 3, j->start_time);
+        sqlite3_bind_text(ins, 4, "running", -1, SQLITE_STATIC);
+        bind_opt(ins, 5, j->user);
+        bind_opt(ins, 6, j->project);
+        bind_opt(ins, 7, j->partition);
+        bind_opt(ins, 8, j->subcluster);
+        sqlite3_bind_int64(ins, 9, (int64_t)j->num_nodes);
+        sqlite3_bind_int64(ins, 10, (int64_t)j->num_hwthreads);
+        sqlite3_bind_int64(ins, 11, (int64_t)j->num_acc);
+        bind_opt(ins, 12, j->hosts);
+        bind_opt(ins, 13, j->payload);
+        if ((fs = fj_sq_done(s, ins, "insert job", err)) != FJ_OK)
+            return fs;
+        cnt->inserted++;
+        if (r) {
+            r->status = FJ_OK;
+            r->id = sqlite3_last_insert_rowid(s->db);
+            r->start_time = j->start_time;
+            snprintf(r->state, sizeof r->state, "running");
+        }
+        return FJ_OK;
+    }
+    sqlite3_stmt *find = stmt(s, ST_JOB_FIND, err);
+    if (!find)
+        return FJ_EIO;
+    sqlite3_bind_int64(find, 1, cid);
+    sqlite3_bind_int64(find, 2, (int64_t)j->job_id);
+    sqlite3_bind_int64(find, 3, j->start_time);
+    int rc = sqlite3_step(find);
+    int64_t id = 0, start = 0;
+    char state[32] = "";
+    if (rc == SQLITE_ROW) {
+        id = sqlite3_column_int64(find, 0);
+        start = sqlite3_column_int64(find, 1);
+        snprintf(state, sizeof state, "%s", (const char *)sqlite3_column_text(find, 2));
+    }
+    sqlite3_reset(find);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "find job", err);
+    if (!id) {
+        cnt->duplicates++;
+        job_result(r, FJ_ENOTFOUND, "finding job failed: no job %llu on cluster %s%s", j->job_id, j->cluster, NULL);
+        return FJ_OK;
+    }
+    if (r) {
+        r->id = id;
+        r->start_time = start;
+        snprintf(r->state, sizeof r->state, "%s", state);
+    }
+    if (strcmp(state, "running") != 0) {
+        cnt->duplicates++;
+        job_result(r, FJ_ECONFLICT, "jobId %llu on %s: job has already been stopped (state is: %s)", j->job_id,
+                   j->cluster, state);
+        return FJ_OK;
+    }
+    if (j->stop_time < start) {
+        cnt->duplicates++;
+        job_result(r, FJ_EINVAL, "jobId %llu on %s: stopTime must be larger/equal than startTime%s", j->job_id,
+                   j->cluster, NULL);
+        return FJ_OK;
+    }
+    sqlite3_stmt *upd = stmt(s, ST_JOB_STOP, err);
+    if (!upd)
+        return FJ_EIO;
+    sqlite3_bind_int64(upd, 1, id);
+    sqlite3_bind_int64(upd, 2, j->stop_time);
+    sqlite3_bind_text(upd, 3, j->state, -1, SQLITE_STATIC);
+    if ((fs = fj_sq_done(s, upd, "stop job", err)) != FJ_OK)
+        return fs;
+    cnt->inserted++;
+    if (r) {
+        r->status = FJ_OK;
+        r->stop_time = j->stop_time;
+        snprintf(r->state, sizeof r->state, "%s", j->state);
+    }
+    return FJ_OK;
+}
+
+fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count *cnt, fj_err *err)
+{
+    fj_status st = fj_sq_ts_start(s, NULL, err);
+    if (st != FJ_OK)
+        return st;
+    struct fj_sq_ts *t = s->ts;
+    const fj_metrics *m = &e->u.metrics;
+    t->dirty = true;
+    if (m->raw && m->n_points && (st = log_request(s, m, err)) != FJ_OK)
+        return st;
+    if (m->n_points) {
+        if ((st = append_points(t, m->points, m->n_points, err)) != FJ_OK)
+            return st;
+        cnt->inserted += m->n_points;
+    }
+    for (size_t i = 0; i < m->n_messages; i++)
+        if ((st = write_message(s, &m->messages[i], cnt, err)) != FJ_OK)
+            return st;
+    for (size_t i = 0; i < m->n_jobs; i++)
+        if ((st = write_job(s, &m->jobs[i], cnt, err)) != FJ_OK)
+            return st;
+    return FJ_OK;
+}
+
+/* --- startup: catalog, sequence, replay ------------------------------------------------------ */
+
+static fj_status load_catalog(fj_store *s, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM ts_series",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "load series", err);
+    fj_status fs = FJ_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fj_ts_str f[7];
+        for (int i = 0; i < 7; i++)
+            f[i] = (fj_ts_str){(const char *)sqlite3_column_text(st, i + 1), (size_t)sqlite3_column_bytes(st, i + 1)};
+        fj_ts_key k = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+        fs = fj_ts_engine_load_series(s->ts->eng, (uint32_t)sqlite3_column_int64(st, 0), &k);
+        if (fs != FJ_OK) {
+            fj_err_set(err, fs, "db", "loading series %lld failed", (long long)sqlite3_column_int64(st, 0));
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    if (fs == FJ_OK && rc != SQLITE_DONE)
+        fs = fj_sq_fail(s, rc, "load series", err);
+    return fs;
+}
+
+static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT lsn,received,cluster,unit_ns,max_future_ns,size,body FROM request_log "
+                                "WHERE lsn>=?1 ORDER BY lsn",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "replay", err);
+    sqlite3_bind_int64(st, 1, (int64_t)from_lsn);
+    if (!t->zd && !(t->zd = ZSTD_createDCtx())) {
+        sqlite3_finalize(st);
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    }
+    fj_status fs = FJ_OK;
+    char *body = NULL;
+    size_t cap = 0;
+    while (fs == FJ_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint64_t lsn = (uint64_t)sqlite3_column_int64(st, 0);
+        size_t size = (size_t)sqlite3_column_int64(st, 5);
+        if (size + 1 > cap) {
+            char *nb = fj_realloc(body, size + 1);
+            if (!nb) {
+                fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
+                break;
+            }
+            body = nb;
+            cap = size + 1;
+        }
+        size_t got = ZSTD_decompressDCtx(t->zd, body, cap, sqlite3_column_blob(st, 6),
+                                         (size_t)sqlite3_column_bytes(st, 6));
+        if (ZSTD_isError(got) || got != size) {
+            fj_warn("metrics: request log entry %llu is corrupt; skipped", (unsigned long long)lsn);
+            continue;
+        }
+        fj_cc_opts o = {.default_cluster = (const char *)sqlite3_column_text(st, 2),
+                        .unit_ns = sqlite3_column_int64(st, 3),
+                        .arrival_ns = sqlite3_column_int64(st, 1),
+                        .max_future_ns = sqlite3_column_int64(st, 4),
+                        .points_only = true};
+        fj_batch *b = fj_batch_new();
+        if (!b || fj_cc_decode(body, got, &o, b, NULL, NULL, NULL, err) != FJ_OK) {
+            fj_batch_free(b);
+            fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
+            break;
+        }
+        const fj_metrics *m = &b->envs[0].u.metrics;
+        fj_ts_engine_set_lsn(t->eng, lsn);
+        fs = append_points(t, m->points, m->n_points, err);
+        *n_pts += m->n_points;
+        (*n_req)++;
+        if (lsn >= t->next_lsn)
+            t->next_lsn = lsn + 1;
+        fj_batch_free(b);
+    }
+    if (fs == FJ_OK && rc != SQLITE_DONE)
+        fs = fj_sq_fail(s, rc, "replay", err);
+    sqlite3_finalize(st);
+    fj_free(body);
+    return fs;
+}
+
+/* One transaction of the writer's own: emit what is sealed, optionally more work in between. */
+static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err), fj_err *err)
+{
+    fj_status st = exec(s, "BEGIN IMMEDIATE", err);
+    if (st != FJ_OK)
+        return st;
+    st = fj_sq_ts_precommit(s, err);
+    if (st == FJ_OK && more)
+        st = more(s, err);
+    if (st == FJ_OK)
+        st = exec(s, "COMMIT", err);
+    if (st != FJ_OK && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    fj_sq_ts_end(s, st == FJ_OK);
+    return st;
+}
+
+fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "metrics need a writable handle");
+    struct fj_sq_ts *t = ts_of(s);
+    if (!t)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    if (t->started)
+        return FJ_OK;
+    static const fj_store_opts defaults = {0};
+    if (!o)
+        o = &defaults;
+    int64_t max_seq = 0, durable = 0, next = 0, max_lsn = 0;
+    fj_status st;
+    if ((st = query_i64(s, "SELECT coalesce(max(seq),0) FROM ts_chunk", &max_seq, err)) != FJ_OK ||
+        (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='durable_lsn'),0)", &durable,
+                        err)) != FJ_OK ||
+        (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='next_lsn'),0)", &next, err)) !=
+            FJ_OK ||
+        (st = query_i64(s, "SELECT coalesce(max(lsn),0) FROM request_log", &max_lsn, err)) != FJ_OK)
+        return st;
+    fj_ts_opts eo = {
+        .seal_points = o->ts_seal_points,
+        .seal_age_ns = o->ts_seal_age_s > 0 ? o->ts_seal_age_s * NS : 0,
+        .max_buffered_points = o->ts_max_buffered_points ? o->ts_max_buffered_points : DEFAULT_MAX_BUFFERED,
+        .seq_start = (uint64_t)max_seq + 1,
+    };
+    if ((st = fj_ts_engine_open(&eo, &t->eng)) != FJ_OK)
+        return fj_err_set(err, st, "metrics", "cannot open the time-series engine (bad options?)");
+    t->retention_ns = o->ts_retention_s > 0 ? o->ts_retention_s * NS : 0;
+    t->flush_ns = (o->ts_flush_interval_s > 0 ? o->ts_flush_interval_s : DEFAULT_FLUSH_S) * NS;
+    t->keep_ns = o->ts_log_keep_s > 0 ? o->ts_log_keep_s * NS : 0;
+    t->next_lsn = (uint64_t)(next > max_lsn ? next : max_lsn + 1);
+    if (t->next_lsn < 1)
+        t->next_lsn = 1;
+    t->durable_saved = (uint64_t)durable;
+    t->next_saved = (uint64_t)next;
+    t->last_maint = t->last_flush = t->last_retention = fj_mono_ns();
+    if ((st = load_catalog(s, err)) != FJ_OK)
+        goto fail;
+    size_t n_req = 0, n_pts = 0;
+    if ((st = replay(s, (uint64_t)durable, &n_req, &n_pts, err)) != FJ_OK)
+        goto fail;
+    t->started = true;
+    t->dirty = true;
+    if ((st = own_txn(s, NULL, err)) != FJ_OK)
+        goto fail;
+    fj_ts_stats ss;
+    fj_ts_engine_stats(t->eng, &ss);
+    fj_info("metrics: %zu series; replayed %zu logged requests (%zu points) from lsn %lld", ss.series, n_req, n_pts,
+            (long long)durable);
+    return FJ_OK;
+fail:
+    t->started = false;
+    fj_ts_engine_close(t->eng);
+    t->eng = NULL;
+    return st;
+}
+
+fj_ts_engine *fj_sq_ts_engine(fj_store *s)
+{
+    return s->ts && s->ts->started ? s->ts->eng : NULL;
+}
+
+/* --- maintenance ----------------------------------------------------------------------------- */
+
+static fj_status retention_and_trim(fj_store *s, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    int64_t now = wall_ns();
+    fj_status st = FJ_OK;
+    int64_t mono = fj_mono_ns();
+    int64_t every = t->retention_ns / 4;
+    if (every > 600 * NS)
+        every = 600 * NS;
+    if (every < NS)
+        every = NS;
+    if (t->retention_ns && mono - t->last_retention >= every) {
+        t->last_retention = mono;
+        sqlite3_stmt *del = NULL;
+        int rc = sqlite3_prepare_v2(s->db, "DELETE FROM ts_chunk WHERE t_last<?1", -1, &del, NULL);
+        if (rc == SQLITE_OK) {
+            sqlite3_bind_int64(del, 1, now - t->retention_ns);
+            rc = sqlite3_step(del);
+        }
+        sqlite3_finalize(del);
+        if (rc != SQLITE_DONE)
+            return fj_sq_fail(s, rc, "retention", err);
+    }
+    if (t->durable_saved > t->trimmed_below) {
+        sqlite3_stmt *del = NULL;
+        int rc = sqlite3_prepare_v2(s->db, "DELETE FROM request_log WHERE lsn<?1 AND received<?2", -1, &del, NULL);
+        if (rc == SQLITE_OK) {
+            sqlite3_bind_int64(del, 1, (int64_t)t->durable_saved);
+            sqlite3_bind_int64(del, 2, t->keep_ns ? now - t->keep_ns : INT64_MAX);
+            rc = sqlite3_step(del);
+        }
+        sqlite3_finalize(del);
+        if (rc != SQLITE_DONE)
+            return fj_sq_fail(s, rc, "trim request log", err);
+        if (!t->keep_ns)
+            t->trimmed_below = t->durable_saved;
+    }
+    return st;
+}
+
+fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t || !t->started)
+        return FJ_OK;
+    int64_t now = fj_mono_ns();
+    if (now - t->last_maint < NS)
+        return FJ_OK;
+    t->last_maint = now;
+    if (now - t->last_flush >= t->flush_ns) {
+        t->last_flush = now;
+        fj_ts_engine_flush(t->eng); /* what could not be sealed for lack of memory stays buffered */
+        t->dirty = true;
+    }
+    return own_txn(s, retention_and_trim, err);
+}
+
+void fj_sq_ts_close(fj_store *s)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t)
+        return;
+    if (t->eng && t->started) {
+        fj_err err = {0};
+        fj_ts_engine_flush(t->eng);
+        t->dirty = true;
+        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK)
+            fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
+    }
+    fj_ts_engine_close(t->eng);
+    for (int i = 0; i < ST__COUNT; i++)
+        sqlite3_finalize(t->st[i]);
+    ZSTD_freeCCtx(t->zc);
+    ZSTD_freeDCtx(t->zd);
+    fj_free(t->zbuf);
+    fj_ts_codec_destroy(t->codec);
+    fj_free(t);
+    s->ts = NULL;
+}
+
+/* --- reads ------------------------------------------------------------------------------------ */
+
+typedef struct series_row {
+    uint32_t id;
+    size_t off[7], len[7];
+} series_row;
+
+fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
+                          fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err)
+{
+    if (!sel || !sel->cluster)
+        return fj_err_set(err, FJ_EINVAL, "cluster", "a cluster is required");
+    bool host = sel->host && *sel->host, metric = sel->metric && *sel->metric;
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM ts_series WHERE cluster=?1%s%s "
+             "ORDER BY host,metric,type,type_id,stype,stype_id",
+             host ? " AND host=?2" : "", metric ? " AND metric=?3" : "");
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "list series", err);
+    sqlite3_bind_text(st, 1, sel->cluster, -1, SQLITE_STATIC);
+    if (host)
+        sqlite3_bind_text(st, 2, sel->host, -1, SQLITE_STATIC);
+    if (metric)
+        sqlite3_bind_text(st, 3, sel->metric, -1, SQLITE_STATIC);
+    /* Rows are collected first: the callback may read chunks, which must not share this
+     * statement's snapshot. */
+    fj_buf strs, rows;
+    fj_buf_init(&strs, (size_t)1 << 30);
+    fj_buf_init(&rows, (size_t)1 << 30);
+    fj_status fs = FJ_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        series_row r = {.id = (uint32_t)sqlite3_column_int64(st, 0)};
+        for (int i = 0; i < 7; i++) {
+            r.off[i] = strs.len;
+            r.len[i] = (size_t)sqlite3_column_bytes(st, i + 1);
+            const void *p = sqlite3_column_text(st, i + 1);
+            if ((fs = fj_buf_append(&strs, p ? p : "", r.len[i])) != FJ_OK)
+                break;
+        }
+        if (fs == FJ_OK)
+            fs = fj_buf_append(&rows, &r, sizeof r);
+        if (fs != FJ_OK)
+            break;
+    }
+    if (fs == FJ_OK && rc != SQLITE_DONE)
+        fs = fj_sq_fail(s, rc, "list series", err);
+    else if (fs != FJ_OK)
+        fj_err_set(err, fs, NULL, "too many series");
+    sqlite3_finalize(st);
+    size_t n = rows.len / sizeof(series_row);
+    for (size_t i = 0; fs == FJ_OK && i < n; i++) {
+        series_row r;
+        memcpy(&r, rows.data + i * sizeof r, sizeof r);
+        fj_ts_str f[7];
+        for (int k = 0; k < 7; k++)
+            f[k] = (fj_ts_str){strs.data ? strs.data + r.off[k] : "", r.len[k]};
+        fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+        fs = cb(ud, r.id, &key);
+    }
+    fj_buf_free(&strs);
+    fj_buf_free(&rows);
+    return fs;
+}
+
+typedef struct chunk_iter {
+    fj_store *s;
+    sqlite3_stmt *st;
+    uint32_t id;
+    int64_t from, to;
+    bool started;
+} chunk_iter;
+
+static fj_status next_chunk(void *ud, fj_ts_chunk *out)
+{
+    chunk_iter *it = ud;
+    if (!it->started) { /* the snapshot starts here, after the engine's part was copied */
+        sqlite3_bind_int64(it->st, 1, it->id);
+        sqlite3_bind_int64(it->st, 2, it->from);
+        sqlite3_bind_int64(it->st, 3, it->to);
+        it->started = true;
+    }
+    int rc = sqlite3_step(it->st);
+    if (rc == SQLITE_DONE)
+        return FJ_ENOTFOUND;
+    if (rc != SQLITE_ROW)
+        return fj_sq_status(rc);
+    *out = (fj_ts_chunk){.series_id = it->id,
+                         .count = (uint32_t)sqlite3_column_int64(it->st, 0),
+                         .t_first = sqlite3_column_int64(it->st, 1),
+                         .t_last = sqlite3_column_int64(it->st, 2),
+                         .seq = (uint64_t)sqlite3_column_int64(it->st, 3),
+                         .blob = sqlite3_column_blob(it->st, 4),
+                         .len = (size_t)sqlite3_column_bytes(it->st, 4)};
+    return FJ_OK;
+}
+
+fj_status fj_sq_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
+                        fj_ts_points *out, fj_err *err)
+{
+    struct fj_sq_ts *t = ts_of(s);
+    if (!t)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    if (!t->codec && !(t->codec = fj_ts_codec_create()))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    chunk_iter it = {.s = s, .st = stmt(s, ST_CHUNKS, err), .id = series_id, .from = from, .to = to};
+    if (!it.st)
+        return FJ_EIO;
+    fj_status st = fj_ts_read(live, t->codec, series_id, from, to, next_chunk, &it, out, err);
+    sqlite3_reset(it.st);
+    if (st == FJ_EIO && err && !err->message[0])
+        fj_err_set(err, FJ_EIO, "db", "reading chunks of series %u failed", series_id);
+    return st;
+}
+
+/* --- ClusterCockpit records ----------------------------------------------------------------- */
+
+fj_status fj_sq_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT m.kind,m.name,m.host,m.time,m.tags,m.payload FROM cc_messages m "
+                                "JOIN clusters c ON c.id=m.cluster_id WHERE c.name=?1 AND m.time>=?2 AND m.time<=?3 "
+                                "AND (?4 IS NULL OR m.kind=?4) AND (?5 IS NULL OR m.name=?5) "
+                                "AND (?6 IS NULL OR m.host=?6) ORDER BY m.time LIMIT ?7",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "list events", err);
+    sqlite3_bind_text(st, 1, q->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, q->from_ns ? q->from_ns : INT64_MIN);
+    sqlite3_bind_int64(st, 3, q->to_ns ? q->to_ns : INT64_MAX);
+    bind_opt(st, 4, q->kind);
+    bind_opt(st, 5, q->name);
+    bind_opt(st, 6, q->host);
+    sqlite3_bind_int64(st, 7, q->limit ? (int64_t)q->limit : -1);
+    fj_buf_puts(out, "{\"events\":[");
+    size_t n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(st, 3);
+        char when[21];
+        fj_time_format(t / NS, when);
+        fj_buf_puts(out, n++ ? ",{\"kind\":" : "{\"kind\":");
+        fj_buf_json_str(out, (const char *)sqlite3_column_text(st, 0));
+        fj_buf_puts(out, ",\"name\":");
+        fj_buf_json_str(out, (const char *)sqlite3_column_text(st, 1));
+        fj_buf_puts(out, ",\"host\":");
+        fj_buf_json_str(out, (const char *)sqlite3_column_text(st, 2));
+        fj_buf_printf(out, ",\"time\":\"%s\",\"time_ns\":%lld,\"tags\":%s,\"payload\":", when, (long long)t,
+                      (const char *)sqlite3_column_text(st, 4));
+        fj_buf_json_str(out, (const char *)sqlite3_column_text(st, 5));
+        fj_buf_puts(out, "}");
+    }
+    fj_status fs = rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "list events", err);
+    sqlite3_finalize(st);
+    if (fs == FJ_OK && fj_buf_puts(out, "]}\n") != FJ_OK)
+        fs = fj_err_set(err, FJ_ETOOBIG, NULL, "the answer is too large; narrow from/to or set limit");
+    return fs;
+}
+
+fj_status fj_sq_cc_job_json(fj_store *s, int64_t cluster_id, int64_t job_id, fj_buf *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT id,start_time,stop_time,state,user,project,partition,num_nodes,hosts "
+                                "FROM cc_jobs WHERE cluster_id=?1 AND job_id=?2 ORDER BY start_time DESC LIMIT 1",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        /* a database without the metrics schema has no cc jobs */
+        fj_buf_puts(out, "null");
+        return FJ_OK;
+    }
+    sqlite3_bind_int64(st, 1, cluster_id);
+    sqlite3_bind_int64(st, 2, job_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        fj_buf_printf(out, "{\"id\":%lld,\"jobId\":%lld,\"startTime\":%lld,\"stopTime\":", (long long)sqlite3_column_int64(st, 0),
+                      (long long)job_id, (long long)sqlite3_column_int64(st, 1));
+        if (sqlite3_column_type(st, 2) == SQLITE_NULL)
+            fj_buf_puts(out, "null");
+        else
+            fj_buf_printf(out, "%lld", (long long)sqlite3_column_int64(st, 2));
+        static const char *const names[] = {"jobState", "user", "project", "partition"};
+        for (int i = 0; i < 4; i++) {
+            fj_buf_printf(out, ",\"%s\":", names[i]);
+            const char *v = (const char *)sqlite3_column_text(st, 3 + i);
+            if (v)
+                fj_buf_json_str(out, v);
+            else
+                fj_buf_puts(out, "null");
+        }
+        fj_buf_printf(out, ",\"numNodes\":%lld,\"hosts\":%s}", (long long)sqlite3_column_int64(st, 7),
+                      sqlite3_column_text(st, 8) ? (const char *)sqlite3_column_text(st, 8) : "[]");
+    } else {
+        fj_buf_puts(out, "null");
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "cc job", err);
+}

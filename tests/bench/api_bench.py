@@ -1,0 +1,78 @@
+"""Query benchmark driver: median latency of the analysts' queries against a running fjord.
+
+    python3 tests/bench/api_bench.py PORT GEN_JSON [REPEATS]
+
+GEN_JSON is api_gen's closing line (cluster, time span, the big job). Each query runs twice to
+warm the page cache, then REPEATS times (default 15); the median and the range are printed as JSON
+lines, with the answer's size and row count. Latency is measured at the client: request, server
+work, transfer and JSON parsing of the answer are all in it.
+"""
+import json
+import statistics
+import sys
+import time
+import urllib.request
+
+
+def get(port, path):
+    t = time.perf_counter()
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=600) as r:
+        body = r.read()
+        status = r.status
+    doc = json.loads(body)
+    return time.perf_counter() - t, status, body, doc
+
+
+def rows(doc):
+    n = 0
+    for k, v in doc.items():
+        if isinstance(v, list):
+            for x in v:
+                n += len(x["points"]) if isinstance(x, dict) and "points" in x else 1
+    return n
+
+
+def bench(port, name, path, repeats, target_ms):
+    for _ in range(2):
+        get(port, path)
+    times = []
+    for _ in range(repeats):
+        dt, status, body, doc = get(port, path)
+        assert status == 200, (path, status)
+        times.append(dt * 1000)
+    med = statistics.median(times)
+    print(json.dumps({"query": name, "path": path, "median_ms": round(med, 1), "min_ms": round(min(times), 1),
+                      "max_ms": round(max(times), 1), "target_ms": target_ms, "bytes": len(body),
+                      "rows": rows(doc), "met": med < target_ms if target_ms else None}), flush=True)
+    return doc
+
+
+def main():
+    port = int(sys.argv[1])
+    g = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 15
+    c, t0, t1 = g["cluster"], g["from"], g["to"]
+    week = "cluster=%s&from=%d&to=%d" % (c, t0, t1)
+    _, _, _, doc = get(port, "/api/v1/jobs?cluster=%s&job=%d" % (c, g["big_job"]))
+    big = doc["jobs"][0]["id"]
+    day0 = g["big_start"]
+
+    bench(port, "jobs list, one week (first page, limit 1000)", "/api/v1/jobs?" + week, repeats, 100)
+    bench(port, "jobs list, one week, 100 rows sorted by peak memory",
+          "/api/v1/jobs?%s&sort=mem_peak_kb&order=desc&limit=100" % week, repeats, None)
+    doc = bench(port, "jobs list, one week, all rows in one page", "/api/v1/jobs?%s&limit=100000" % week,
+                max(3, repeats // 3), None)
+    print(json.dumps({"jobs_in_week": len(doc["jobs"])}), flush=True)
+    bench(port, "profile of a 64-node job over 24 h (default bucket 720 s)",
+          "/api/v1/jobs/%d/profile?cluster=%s&from=%d&to=%d" % (big, c, day0, day0 + 86400), repeats, 50)
+    bench(port, "profile of a 64-node job over 24 h, per host",
+          "/api/v1/jobs/%d/profile?cluster=%s&from=%d&to=%d&by=host" % (big, c, day0, day0 + 86400), repeats, None)
+    bench(port, "cluster load, one day at 1 h", "/api/v1/load/cluster?cluster=%s&from=%d&to=%d&bucket=1h"
+          % (c, day0, day0 + 86400), repeats, 200)
+    bench(port, "node load, one week (default bucket)", "/api/v1/load/nodes?%s&host=c0100" % week, repeats, 50)
+    bench(port, "node load, one week at 5 min", "/api/v1/load/nodes?%s&host=c0100&bucket=5m" % week, repeats, None)
+    bench(port, "GPU node load, one week (default bucket)", "/api/v1/load/nodes?%s&host=g001" % week, repeats, None)
+
+
+if __name__ == "__main__":
+    main()
