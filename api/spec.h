@@ -14,7 +14,8 @@ enum {
     FJ_EP_NOAUTH = 2,   /* no credential needed */
     FJ_EP_RAW = 4,      /* answers a document of its own (not rows): described by raw_types */
     FJ_EP_EXTERNAL = 8, /* parameters parsed by a handler outside this table (documented only) */
-    FJ_EP_POST = 16     /* a POST endpoint (ingest), documented only */
+    FJ_EP_POST = 16,    /* a POST endpoint (ingest) */
+    FJ_EP_GETPOST = 32  /* served for GET and POST alike */
 };
 
 typedef struct fj_endpoint {
@@ -29,6 +30,7 @@ typedef struct fj_endpoint {
     const char *meta;        /* JSON members before the tables, for the document ("from,to,bucket_s") */
     unsigned flags;
     const char *raw_types;   /* FJ_EP_RAW: media types answered, comma-separated */
+    const char *body_types;  /* FJ_EP_POST: request media types, comma-separated (default JSON) */
 } fj_endpoint;
 
 extern const fj_endpoint fj_ep_clusters, fj_ep_nodes, fj_ep_node_sysinfo, fj_ep_node_topology,
@@ -36,8 +38,12 @@ extern const fj_endpoint fj_ep_clusters, fj_ep_nodes, fj_ep_node_sysinfo, fj_ep_
     fj_ep_slurm_jobs, fj_ep_slurm_partitions, fj_ep_slurm_nodes, fj_ep_uptime, fj_ep_errors, fj_ep_openapi,
     fj_ep_health;
 
-/* Every documented endpoint, NULL-terminated. */
+/* Every endpoint documented here, NULL-terminated. The OpenAPI document also takes the lists
+ * other modules declare next to their handlers (fj_chimbuko_endpoints, fj_sss_endpoints). */
 extern const fj_endpoint *const fj_endpoints[];
+
+/* Calls fn for every endpoint of the OpenAPI document, in its order. */
+void fj_endpoints_each(void (*fn)(const fj_endpoint *e, void *ctx), void *ctx);
 
 /* Appends the OpenAPI 3.0 document of fj_endpoints to out. */
 fj_status fj_openapi_write(fj_buf *out);

@@ -412,8 +412,8 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
     if (k.cluster) {
         if (!mstr_of(d->a, k.cluster, &cluster))
             return "out of memory";
-    } else if (o->default_cluster && *o->default_cluster) {
-        cluster = (fj_mstr){o->default_cluster, strlen(o->default_cluster)};
+    } else if (d->m->default_cluster && *d->m->default_cluster) { /* the batch's copy */
+        cluster = (fj_mstr){d->m->default_cluster, strlen(d->m->default_cluster)};
     } else {
         return "no cluster: add a cluster tag, or name it in the request (cluster, db or bucket)";
     }
@@ -505,6 +505,10 @@ fj_status fj_cc_decode(const char *body, size_t len, const fj_cc_opts *o, fj_bat
     copy[len] = '\0';
     e->kind = FJ_KIND_METRICS;
     e->cluster = o->default_cluster ? fj_arena_strdup(b->arena, o->default_cluster) : NULL;
+    if (o->default_cluster && !e->cluster) {
+        b->n_envs--;
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    }
     e->time = o->arrival_ns / 1000000000;
     fj_metrics *m = &e->u.metrics;
     m->default_cluster = e->cluster;

@@ -26,6 +26,7 @@ static const option_def options[] = {
     STR("db", db),
     STR("synchronous", synchronous),
     NUM("job-gap", OPT_I64, job_gap_s),
+    NUM("retention", OPT_I64, retention_s),
     NUM("max-body", OPT_SIZE, max_body),
     NUM("max-decoded", OPT_SIZE, max_decoded),
     NUM("threads", OPT_UINT, threads),

@@ -3,6 +3,7 @@
 
 #include "aicr.h"
 #include "measure_routes.h"
+#include "metrics_routes.h"
 #include "sonar.h"
 
 #include <stdio.h>
@@ -284,6 +285,10 @@ void fj_route_ingest_any(fj_http_req *r)
     }
     if (looks_like_json(body, len, ctype)) {
         ingest_sonar(r, -1, false, true);
+        return;
+    }
+    if (!ctype || !*ctype || !strncmp(ctype, "text/plain", 10) || !strncmp(ctype, "application/octet-stream", 24)) {
+        fj_route_lp_ingest(r); /* line protocol (server/metrics_routes.c) */
         return;
     }
     fj_err err = {0};

@@ -73,6 +73,7 @@ static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migra
         .create = true,
         .synchronous = cfg->synchronous,
         .job_gap_s = cfg->job_gap_s,
+        .retention_s = cfg->retention_s,
         .migrating = migrating,
         .ts_retention_s = cfg->metrics_retention_s,
         .ts_flush_interval_s = cfg->metrics_flush_s,

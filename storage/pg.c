@@ -18,7 +18,8 @@
 /* A DDL statement (partition create/drop) waits at most this long for its table locks: behind a
  * long query it gives up (the write answers 503 and is retried) instead of queueing every other
  * request behind it. */
-#define DDL_LOCK_TIMEOUT "SET LOCAL lock_timeout = '5s'"
+#define LOCK_TIMEOUT "5s"
+#define DDL_LOCK_TIMEOUT "SET LOCAL lock_timeout = '" LOCK_TIMEOUT "'"
 #define WEEK_S 604800
 #define MONDAY0 345600 /* 1970-01-05T00:00:00Z, the first Monday */
 #define WEEKS_AHEAD 2
@@ -425,8 +426,10 @@ static fj_status connect_now(fj_store *s, fj_err *err)
     }
     /* Times are integers and names are compared byte-wise: the session settings that matter are
      * fixed here so the results do not depend on the server's defaults. */
+    /* A statement that waits for a lock longer than lock_timeout fails (503, retried) rather than
+     * hold up every request behind it: as SQLite's busy timeout. */
     fj_status st = fj_pg_exec(s, "SET client_encoding = 'UTF8'; SET timezone = 'UTC'; "
-                                 "SET client_min_messages = 'warning'",
+                                 "SET client_min_messages = 'warning'; SET lock_timeout = '" LOCK_TIMEOUT "'",
                               "session settings", err);
     return st;
 }

@@ -139,7 +139,10 @@ static const char slurm_recompute_sql[] =
     "GROUP BY h.cluster_id, h.job_id, h.job_step) r WHERE x.cluster_id = r.cluster_id AND x.job_id = r.job_id AND "
     "x.job_step = r.job_step";
 
-static char *spec_sql[FJ_PG__COUNT];
+/* Built once per process into static storage, without the allocation wrapper: they are part of
+ * the program, not of a request, and must not be lost to an injected allocation failure. */
+#define SPEC_SQL_MAX 8192
+static char spec_sql[N_SPECS][SPEC_SQL_MAX];
 static pthread_once_t spec_once = PTHREAD_ONCE_INIT;
 
 static const char *type_name(char t)
@@ -153,37 +156,36 @@ static const char *type_name(char t)
     }
 }
 
-/* Builds the SQL of one spec (static storage: built once for the process). */
-static void build_spec(const spec *p)
+/* Builds the SQL of one spec; an empty string if it does not fit (preparing then fails). */
+static void build_spec(const spec *p, char *out)
 {
-    fj_buf b;
-    fj_buf_init(&b, 1 << 16);
-    size_t n = strlen(p->types);
-    fj_buf params;
-    fj_buf_init(&params, 1 << 14);
-    for (size_t i = 0; i < n; i++)
-        fj_buf_printf(&params, "%s$%zu::%s[]", i ? "," : "", i + 1, type_name(p->types[i]));
+    char params[SPEC_SQL_MAX / 2];
+    size_t n = strlen(p->types), off = 0;
+    for (size_t i = 0; i < n && off < sizeof params; i++)
+        off += (size_t)snprintf(params + off, sizeof params - off, "%s$%zu::%s[]", i ? "," : "", i + 1,
+                                type_name(p->types[i]));
+    int len;
     if (p->keys)
-        fj_buf_printf(&b,
-                      "WITH u AS (SELECT * FROM unnest(%s) WITH ORDINALITY u(%s,o)), i AS (INSERT INTO %s(%s) "
-                      "SELECT %s FROM u ORDER BY %s,o ON CONFLICT DO NOTHING RETURNING %s) "
-                      "SELECT min(u.o) FROM u JOIN i USING (%s) GROUP BY %s",
-                      params.data, p->cols, p->table, p->cols, p->cols, p->order, p->keys, p->keys, p->keys);
+        len = snprintf(out, SPEC_SQL_MAX,
+                       "WITH u AS (SELECT * FROM unnest(%s) WITH ORDINALITY u(%s,o)), i AS (INSERT INTO %s(%s) "
+                       "SELECT %s FROM u ORDER BY %s,o ON CONFLICT DO NOTHING RETURNING %s) "
+                       "SELECT min(u.o) FROM u JOIN i USING (%s) GROUP BY %s",
+                       params, p->cols, p->table, p->cols, p->cols, p->order, p->keys, p->keys, p->keys);
     else if (p->order)
-        fj_buf_printf(&b,
-                      "INSERT INTO %s(%s) SELECT %s FROM unnest(%s) WITH ORDINALITY u(%s,o) ORDER BY %s,o "
-                      "ON CONFLICT DO NOTHING",
-                      p->table, p->cols, p->cols, params.data, p->cols, p->order);
+        len = snprintf(out, SPEC_SQL_MAX,
+                       "INSERT INTO %s(%s) SELECT %s FROM unnest(%s) WITH ORDINALITY u(%s,o) ORDER BY %s,o "
+                       "ON CONFLICT DO NOTHING",
+                       p->table, p->cols, p->cols, params, p->cols, p->order);
     else
-        fj_buf_printf(&b, "INSERT INTO %s(%s) SELECT * FROM unnest(%s) u", p->table, p->cols, params.data);
-    fj_buf_free(&params);
-    spec_sql[p->id] = b.data; /* NULL on out-of-memory: preparing then fails cleanly */
+        len = snprintf(out, SPEC_SQL_MAX, "INSERT INTO %s(%s) SELECT * FROM unnest(%s) u", p->table, p->cols, params);
+    if (off >= sizeof params || len < 0 || len >= SPEC_SQL_MAX)
+        out[0] = '\0';
 }
 
 static void build_all(void)
 {
     for (size_t i = 0; i < N_SPECS; i++)
-        build_spec(&specs[i]);
+        build_spec(&specs[i], spec_sql[i]);
 }
 
 const char *fj_pg_built_sql(fj_pg_stmt_id id)
@@ -197,7 +199,10 @@ const char *fj_pg_built_sql(fj_pg_stmt_id id)
     default: break;
     }
     pthread_once(&spec_once, build_all);
-    return spec_sql[id];
+    for (size_t i = 0; i < N_SPECS; i++)
+        if (specs[i].id == id)
+            return spec_sql[i][0] ? spec_sql[i] : NULL;
+    return NULL;
 }
 
 static int spec_ncols(fj_pg_stmt_id id)
@@ -886,7 +891,7 @@ static fj_status add_contrib(wctx *x, const wenv *we, const fj_sample_job *j, co
               u64_i64(jk.pid),
               group ? u64_i64(p->ppid) : 0,
               group ? proc_cmd_id : 0};
-    size_t key;
+    size_t key = 0;
     TRY(key_index(x, &k, jk.kind == FJ_JOBKEY_SLURM, fj_jobkey_gap(&jk, x->s->job_gap_s), e->time, &key));
     TRY(GROW(x, w->con, w->cap_con, w->n_con + 1));
     TRY(GROW(x, w->cmds, w->cap_cmds, w->n_cmds + n_cmds + 1));
@@ -1951,9 +1956,19 @@ static fj_status write_measurements(wctx *x, const wenv *we)
 static fj_status write_all(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
-    for (size_t k = 0; k < w->n_envs; k++)
-        if (w->envs[k].e->kind >= FJ_KIND__COUNT)
-            return fj_err_set(x->err, FJ_EINTERNAL, "db", "unknown envelope kind %d", (int)w->envs[k].e->kind);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        fj_kind kind = w->envs[k].e->kind;
+        if (w->envs[k].e->is_error) /* meta and errors only, whatever the kind it names */
+            continue;
+        if (kind >= FJ_KIND__COUNT)
+            return fj_err_set(x->err, FJ_EINTERNAL, "db", "unknown envelope kind %d", (int)kind);
+        /* Not stored by this backend yet; the routes that produce them check the ops table
+         * (ts_start) and answer 501 before anything reaches the writer. */
+        if (kind != FJ_KIND_SAMPLE && kind != FJ_KIND_SYSINFO && kind != FJ_KIND_JOB && kind != FJ_KIND_CLUSTER &&
+            kind != FJ_KIND_MEASUREMENTS)
+            return fj_err_set(x->err, FJ_EUNSUPPORTED, "db", "the postgres backend does not store %s data",
+                              fj_kind_name(kind));
+    }
     TRY(intern_all(x));
     TRY(write_meta(x));
     TRY(write_samples(x));

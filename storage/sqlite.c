@@ -1,6 +1,7 @@
 /* sqlite.c — the SQLite backend: opening (WAL, pragmas, schema check), embedded migrations, the
  * statement cache, name interning and tokens. The write path is in sqlite_write.c, the queries in
  * sqlite_query.c; the schema in migrations/sqlite/. */
+#include "sqlite_chimbuko.h"
 #include "sqlite_int.h"
 #include "sqlite_migrations.h"
 #include "sqlite_query_int.h"
@@ -625,4 +626,9 @@ const fj_store_ops fj_store_sqlite_ops = {
     .ts_series = fj_sq_ts_series,
     .ts_read = fj_sq_ts_read,
     .cc_messages = fj_sq_cc_messages,
+    .cb_runs = fj_sq_cb_runs,
+    .cb_series = fj_sq_cb_series,
+    .cb_top = fj_sq_cb_top,
+    .cb_records = fj_sq_cb_records,
+    .q_node_usage = fj_sq_q_node_usage,
 };

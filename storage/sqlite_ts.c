@@ -64,6 +64,7 @@ struct fj_sq_ts {
     /* writer */
     fj_ts_engine *eng;
     bool started, dirty;
+    bool own; /* in one of our own transactions (maintenance): always refresh ts_state */
     uint64_t next_lsn, durable_saved, next_saved, trimmed_below;
     int64_t retention_ns, flush_ns, keep_ns;
     int64_t last_maint, last_flush, last_retention; /* monotonic ns */
@@ -187,10 +188,10 @@ static fj_status put_state(fj_store *s, const char *key, int64_t v, fj_err *err)
 fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
-    if (!t || !t->eng || !t->dirty)
-        return FJ_OK;
+    if (!t || !t->eng || (!t->dirty && !t->own))
+        return FJ_OK; /* a group without metrics: nothing of ours changed */
     fj_ts_sink sink = {sink_series, sink_chunk, s};
-    fj_status st = fj_ts_engine_emit(t->eng, &sink);
+    fj_status st = t->dirty ? fj_ts_engine_emit(t->eng, &sink) : FJ_OK;
     if (st != FJ_OK)
         return fj_err_set(err, st, "db", "storing sealed chunks failed: %s", sqlite3_errmsg(s->db));
     /* Conservative: chunks handed in this transaction still count until committed. */
@@ -562,7 +563,9 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     fj_status st = exec(s, "BEGIN IMMEDIATE", err);
     if (st != FJ_OK)
         return st;
+    s->ts->own = true;
     st = fj_sq_ts_precommit(s, err);
+    s->ts->own = false;
     if (st == FJ_OK && more)
         st = more(s, err);
     if (st == FJ_OK)

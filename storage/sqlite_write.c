@@ -8,6 +8,7 @@
  * (1), its partitions, partition memberships and node states; each error object. Interned names,
  * notes, envelope meta, Slurm "current" rows and rectification rows are bookkeeping, not counted. */
 #include "sqlite_int.h"
+#include "sqlite_chimbuko.h"
 
 #include "alloc.h"
 #include "rectify.h"
@@ -1549,6 +1550,8 @@ static fj_status write_env(wctx *w)
         TRY(fj_sq_node_id(w->s, w->cluster_id, e->node, &w->node_id, w->err));
     if (e->kind == FJ_KIND_MEASUREMENTS) /* aicr snapshot: sqlite_measure.c writes it and its meta */
         return fj_sq_write_measurements(w->s, e, w->cluster_id, w->node_id, w->cnt, w->err);
+    if (e->kind == FJ_KIND_CHIMBUKO) /* Chimbuko packets and provenance records: sqlite_chimbuko.c */
+        return fj_sq_write_chimbuko(w->s, e, w->cluster_id, w->cnt, w->err);
     TRY(write_meta(w));
     TRY(write_errors(w));
     TRY(write_notes(w));

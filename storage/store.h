@@ -16,6 +16,7 @@
 #include "records.h"
 
 #include "buf.h"
+#include "store_chimbuko.h"
 #include "store_query.h"
 #include "ts_engine.h"
 #include <stdbool.h>
@@ -178,6 +179,28 @@ typedef struct fj_store_ops {
                          fj_ts_points *out, fj_err *err);
     /* Reader: {"events":[...]} oldest first. */
     fj_status (*cc_messages)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
+
+    /* --- Chimbuko (docs/chimbuko.md; store_chimbuko.h), written by write (kind FJ_KIND_CHIMBUKO),
+     * and node usage. Query ops follow the query API's contract (store_query.h: rows into a sink,
+     * one read snapshot; FJ_ENOTFOUND for an unknown cluster). A backend without them leaves these
+     * NULL; callers answer 501. */
+    /* fj_qt_cb_runs: cluster, run. */
+    fj_status (*cb_runs)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+    /* The table of q->series, ordered by its key then time: cluster, run, app, and per series rank,
+     * step_from/to, from/to (ranks: steps overlapping the window); fid, func (functions, metrics);
+     * rank (metrics); func as the counter name (counters); limit. */
+    fj_status (*cb_series)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_cb_top_ranks then fj_qt_cb_top_functions, most anomalies first: cluster, run, app,
+     * rank, fid, func (functions), from/to, limit (per table). */
+    fj_status (*cb_top)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+    /* The provenance records of q->collection: fj_qt_cb_events (entry order, keyset pages: after,
+     * limit, next; filters run, app, rank, fid, func, idx, step_from/to, from/to, brief),
+     * fj_qt_cb_metadata (run, app, rank), fj_qt_cb_profiles (run, app, fid, func),
+     * fj_qt_cb_final_counters (run, app, func as the counter name). */
+    fj_status (*cb_records)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_node_usage, by node name: cluster, host_match, node (that node only; FJ_ENOTFOUND when
+     * unknown). Nodes without samples are left out. */
+    fj_status (*q_node_usage)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 } fj_store_ops;
 
 #define FJ_STORE_OPS_VERSION 1

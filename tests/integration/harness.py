@@ -2,7 +2,12 @@
 
 Used by the integration tests: each test gets a fresh server, stops it with SIGTERM and checks it
 exits 0. Only the standard library is used, so the tests run wherever python3 does.
+
+With FJ_TEST_DB=postgres in the environment every Fjord() gets a fresh PostgreSQL database instead
+of a SQLite file, on a PostgreSQL server started once per test script (pgserver.py) and stopped
+when the script exits; row_counts, query and execute then go through psql.
 """
+import atexit
 import base64
 import gzip
 import json
@@ -20,6 +25,46 @@ import urllib.request
 FJORD = os.environ.get("FJORD_BIN", "build/fjord")
 SOURCE = os.environ.get("FJ_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SHARED = os.environ.get("FJ_SHARED_DIR", os.path.join(SOURCE, "..", "shared"))
+PG = os.environ.get("FJ_TEST_DB", "sqlite") == "postgres"
+_pg = []
+
+
+def pg_server():
+    """The script's PostgreSQL server (started on first use, stopped at exit)."""
+    if not _pg:
+        import pgserver
+        server = pgserver.PgServer().start()
+        atexit.register(server.stop)
+        _pg.append(server)
+    return _pg[0]
+
+
+def fresh_db(tmp):
+    """A new empty database: a file in tmp, or a new PostgreSQL database's URL."""
+    if PG:
+        return pg_server().create_db()
+    return os.path.join(tmp, "fjord.db")
+
+
+def _pg_dbname(url):
+    return url.rsplit("/", 1)[1].split("?", 1)[0]
+
+
+def _sql_literal(v):
+    if v is None:
+        return "NULL"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def _typed(v):
+    if v is None:
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        return v
 
 
 def free_port():
@@ -75,7 +120,7 @@ class Fjord:
 
     def __init__(self, *extra, db=None, tmp=None):
         self.tmp = tmp or tempfile.mkdtemp(prefix="fjord-test-")
-        self.db = db or os.path.join(self.tmp, "fjord.db")
+        self.db = db or fresh_db(self.tmp)
         self.port = free_port()
         self.extra = list(extra)
         self.proc = None
@@ -136,7 +181,15 @@ class Fjord:
         return self.request("GET", path, **kw)
 
     def row_counts(self):
-        """Rows per table, read straight from the database file."""
+        """Rows per table, read straight from the database."""
+        if self.db.startswith("postgres"):
+            names = [r[0] for r in self.query(
+                "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+                "AND relkind IN ('r', 'p') AND NOT relispartition")]
+            if not names:
+                return {}
+            rows = self.query(" UNION ALL ".join("SELECT '%s', count(*) FROM \"%s\"" % (n, n) for n in names))
+            return {r[0]: r[1] for r in rows}
         con = sqlite3.connect("file:%s?mode=ro" % self.db, uri=True)
         try:
             names = [r[0] for r in con.execute(
@@ -146,9 +199,28 @@ class Fjord:
             con.close()
 
     def query(self, sql, *args):
+        """Rows of a query with ? placeholders (values are inlined as literals for PostgreSQL)."""
+        if self.db.startswith("postgres"):
+            parts = sql.split("?")
+            if len(parts) != len(args) + 1:
+                raise Failure("query: %d placeholders, %d values" % (len(parts) - 1, len(args)))
+            text = parts[0] + "".join(_sql_literal(a) + p for a, p in zip(args, parts[1:]))
+            return [tuple(_typed(v) for v in row) for row in pg_server().psql(text, _pg_dbname(self.db))]
         con = sqlite3.connect("file:%s?mode=ro" % self.db, uri=True)
         try:
             return con.execute(sql, args).fetchall()
+        finally:
+            con.close()
+
+    def execute(self, sql):
+        """Runs statements that change the database (tests that fake an old schema and the like)."""
+        if self.db.startswith("postgres"):
+            pg_server().psql(sql, _pg_dbname(self.db))
+            return
+        con = sqlite3.connect(self.db)
+        try:
+            con.executescript(sql)
+            con.commit()
         finally:
             con.close()
 

@@ -9,6 +9,8 @@ As a module:   pg = PgServer().start(); url = pg.create_db(); ...; pg.stop()
 As a command:  pgserver.py run -- CMD ARGS...   start, export FJ_TEST_DB_URL (the maintenance
                                                 database's URL), run CMD, stop; exits with CMD's code
                pgserver.py start DIR            start in DIR (must not exist) and print the URL
+                                                (FJ_PG_DURABLE=1: keep fsync and synchronous
+                                                commit on, as a production server, for benchmarks)
                pgserver.py stop DIR             stop the server started in DIR and remove DIR
 Only the standard library and psql are used.
 """
@@ -47,9 +49,10 @@ def free_port():
 class PgServer:
     """One PostgreSQL cluster in a temporary directory."""
 
-    def __init__(self, base=None):
+    def __init__(self, base=None, durable=False):
         self.bin = pg_bin_dir()
         self.base = base
+        self.durable = durable
         self.port = None
         self.as_user = None
         if os.geteuid() == 0:
@@ -81,11 +84,12 @@ class PgServer:
                    "-E", "UTF8", "--no-locale", "--no-sync"])
         self.port = free_port()
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            # A test server: loopback only, no durability work, socket in our own directory.
+            # A test server: loopback only, socket in our own directory, and (unless durable) no
+            # durability work: tests do not survive power loss anyway.
             f.write("\nlisten_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\n"
-                    "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-                    "max_connections = 200\nshared_buffers = 128MB\nmax_locks_per_transaction = 256\n"
-                    % (self.port, self.base))
+                    "max_connections = 200\nshared_buffers = 128MB\n" % (self.port, self.base))
+            if not self.durable:
+                f.write("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
         self.start_server()
         return self
 
@@ -147,7 +151,7 @@ def main(argv):
         finally:
             pg.stop()
     if len(argv) == 3 and argv[1] == "start":
-        pg = PgServer(os.path.abspath(argv[2])).start()
+        pg = PgServer(os.path.abspath(argv[2]), durable=os.environ.get("FJ_PG_DURABLE") == "1").start()
         print(pg.url())
         return 0
     if len(argv) == 3 and argv[1] == "stop":

@@ -143,8 +143,13 @@ def test_universal_path(f, fox):
     # Sonar still goes where it went.
     r = f.post("/ingest", "{\"meta\":{}}", auth=fox)
     check(r.status == 400 and "measurements" not in r.body, "/ingest still reads Sonar: %d %s" % (r.status, r.body[:200]))
-    r = f.post("/ingest", "measurements: []\n", headers={"Content-Type": "text/plain"}, auth=fox)
-    check(r.status == 415, "YAML on /ingest needs a YAML Content-Type: %d" % r.status)
+    # YAML on /ingest needs a YAML Content-Type (text/plain there is line protocol).
+    r = f.post("/ingest?cluster=fox&node=n6", "measurements: []\n", headers={"Content-Type": "text/plain"}, auth=fox)
+    check(r.status != 200 or r.json().get("topic") != "measurements", "text/plain YAML read as a snapshot: %d %s"
+          % (r.status, r.body[:200]))
+    r = f.post("/ingest?cluster=fox&node=n6", "measurements: []\n", headers={"Content-Type": "application/x-foo"},
+               auth=fox)
+    check(r.status == 415, "unknown Content-Type on /ingest: %d" % r.status)
 
 
 def test_refusals(f, fox, bear, reader):

@@ -3,10 +3,9 @@ and where, nothing partial stored, dev mode, draining on SIGTERM, schema checks.
 import glob
 import json
 import os
-import sqlite3
 import threading
 
-from harness import Fjord, SOURCE, SHARED, check, finish, run_cli, FJORD, gzip_bytes
+from harness import Fjord, SOURCE, SHARED, check, finish, run_cli, FJORD, gzip_bytes, fresh_db
 
 SAMPLE = os.path.join(SHARED, "data", "sonar", "real", "0+sample-ml1.hpc.uio.no.json")
 
@@ -206,16 +205,14 @@ def test_schema():
     try:
         out = run_cli("migrate", "status", db=f.db).stdout
         check("up to date" in out, "migrate status on a new db: %r" % out)
-        con = sqlite3.connect(f.db)
-        latest = con.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
-        con.execute("DELETE FROM schema_migrations WHERE version = ?", (latest,))
-        con.commit()
-        con.close()
+        latest = f.query("SELECT max(version) FROM schema_migrations")[0][0]
+        f.execute("DELETE FROM schema_migrations WHERE version = %d" % latest)
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "older schema refused, naming the command: %r" % r.stderr)
-        r = run_cli("import", SAMPLE, db=os.path.join(f.tmp, "other.db"))
+        other = fresh_db(f.tmp)
+        r = run_cli("import", SAMPLE, db=other)
         check("1 envelopes" in r.stdout, "import loads a directory-sink file: %r" % r.stdout)
-        r = run_cli("import", SAMPLE, db=os.path.join(f.tmp, "other.db"))
+        r = run_cli("import", SAMPLE, db=other)
         check("0 rows added" in r.stdout, "import twice adds nothing: %r" % r.stdout)
         r = run_cli("version")
         check(r.stdout.startswith("fjord "), "version prints: %r" % r.stdout)

@@ -32,13 +32,13 @@ Test(hostpat, node_ranges_expand_as_slurm)
 
 Test(hostpat, wildcards_and_ranges_combine)
 {
-    fj_hostpat *p = compile("gpu-*,c[1-2]-*.fox,*x*");
+    fj_hostpat *p = compile("gpu-*,c[1-2]-*.fox,*xy*");
     cr_assert(fj_hostpat_match(p, "gpu-1"));
     cr_assert(fj_hostpat_match(p, "gpu-"));
     cr_assert(fj_hostpat_match(p, "c1-10.fox"));
     cr_assert(fj_hostpat_match(p, "c2-.fox"));
     cr_assert(!fj_hostpat_match(p, "c3-1.fox"));
-    cr_assert(fj_hostpat_match(p, "max"));
+    cr_assert(fj_hostpat_match(p, "maxy"));
     cr_assert(!fj_hostpat_match(p, "c1-10.foo"));
     fj_hostpat *all = compile("*");
     cr_assert(fj_hostpat_match(all, "anything.at.all"));

@@ -2,7 +2,7 @@
  * values it holds, the known departures of SCHEMA.md are accepted, normalised and noted, and bad
  * input is refused with the JSON path of the field and nothing added to the batch. */
 #include "chimbuko.h"
-#include "fj_test.h"
+#include "../fj_test.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

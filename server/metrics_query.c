@@ -1,0 +1,880 @@
+/* metrics_query.c — cc-metric-store's query API on fjord's time-series storage: GET|POST /api/query
+ * and GET /api/healthcheck.
+ *
+ * A query names a metric of a host, optionally a type (hwthread, core, socket, ...) with type-ids
+ * and a subtype with subtype-ids. Without a type the answer is node level. Series are read from
+ * the catalog, merged with the live engine's unsealed points (ts_read), averaged into buckets of
+ * `resolution` seconds and combined by sum or average (ts_agg.h) — one result per query when
+ * `aggreg` is set or no type is given, else one per type-id (and subtype-id). Where the requested
+ * level has no series of its own, finer series are aggregated up hwthread -> core -> socket ->
+ * node: with the topology of a cc-backend cluster.json (--cc-cluster-config) when the host
+ * belongs to one of its subclusters (by its node list; a subcluster without one only when it is
+ * the only one), else inferred from the host's stored series (hwthread h
+ * belongs to core h mod n_cores, cores to sockets in contiguous blocks). Whether a metric is
+ * summed or averaged, and its native interval, come from that configuration (cluster.json's
+ * metricConfig or cc-metric-store's config.json "metrics"); without one a metric is averaged and
+ * its interval is taken from the data. */
+#include "metrics_routes.h"
+
+#include "alloc.h"
+#include "json.h"
+#include "noderange.h"
+#include "ts_agg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS 1000000000LL
+#define MAX_BUCKETS 1000000
+#define MAX_HW 4096
+
+/* --- configuration ------------------------------------------------------------------------------ */
+
+typedef enum { AGG_UNSET = 0, AGG_SUM, AGG_AVG, AGG_NONE } agg_kind;
+
+typedef struct metric_cfg {
+    const char *name;
+    int64_t freq_s;
+    agg_kind agg;
+} metric_cfg;
+
+typedef struct subcluster {
+    char **nodes; /* NULL: every host */
+    size_t n_nodes;
+    int hw_core[MAX_HW], hw_socket[MAX_HW]; /* -1 unknown */
+    int n_hw;
+} subcluster;
+
+static struct {
+    fj_arena *a;
+    metric_cfg *metrics;
+    size_t n_metrics;
+    subcluster *sc;
+    size_t n_sc;
+} g_cfg;
+
+static const metric_cfg *metric_conf(const char *name)
+{
+    for (size_t i = 0; i < g_cfg.n_metrics; i++)
+        if (!strcmp(g_cfg.metrics[i].name, name))
+            return &g_cfg.metrics[i];
+    return NULL;
+}
+
+static agg_kind agg_of(const fj_json *v)
+{
+    if (!v || v->type == FJ_JSON_NULL)
+        return AGG_NONE;
+    if (v->type == FJ_JSON_STRING && !strcmp(v->v.s, "sum"))
+        return AGG_SUM;
+    if (v->type == FJ_JSON_STRING && !strcmp(v->v.s, "avg"))
+        return AGG_AVG;
+    return AGG_UNSET;
+}
+
+static void topo_fill(subcluster *sc, const fj_json *groups, int *map)
+{
+    if (!groups || groups->type != FJ_JSON_ARRAY)
+        return;
+    for (size_t g = 0; g < groups->len; g++) {
+        const fj_json *ids = &groups->v.items[g];
+        if (ids->type != FJ_JSON_ARRAY)
+            continue;
+        for (size_t k = 0; k < ids->len; k++)
+            if (ids->v.items[k].type == FJ_JSON_UINT && ids->v.items[k].v.u < MAX_HW) {
+                map[ids->v.items[k].v.u] = (int)g;
+                if ((int)ids->v.items[k].v.u >= sc->n_hw)
+                    sc->n_hw = (int)ids->v.items[k].v.u + 1;
+            }
+    }
+}
+
+fj_status fj_ccq_load_config(const char *path, fj_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fj_err_set(err, FJ_EINVAL, "cc-cluster-config", "cannot read %s", path);
+    fj_buf b;
+    fj_buf_init(&b, (size_t)64 << 20);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (fj_buf_append(&b, chunk, n) != FJ_OK)
+            break;
+    fclose(f);
+    g_cfg.a = fj_arena_create();
+    fj_json *root = NULL;
+    fj_status st = g_cfg.a ? fj_json_parse(g_cfg.a, b.data ? b.data : "", b.len, NULL, &root, err) : FJ_ENOMEM;
+    fj_buf_free(&b);
+    if (st != FJ_OK)
+        return fj_err_set(err, FJ_EINVAL, "cc-cluster-config", "%s: not JSON (%s at %s)", path, err->message, err->path);
+    const fj_json *mc = fj_json_get(root, "metricConfig"), *ms = fj_json_get(root, "metrics");
+    if (mc && mc->type == FJ_JSON_ARRAY) { /* cc-backend cluster.json */
+        g_cfg.metrics = fj_arena_calloc(g_cfg.a, mc->len + 1, sizeof *g_cfg.metrics);
+        for (size_t i = 0; g_cfg.metrics && i < mc->len; i++) {
+            const fj_json *m = &mc->v.items[i], *name = fj_json_get(m, "name"), *ts = fj_json_get(m, "timestep");
+            if (!name || name->type != FJ_JSON_STRING)
+                continue;
+            metric_cfg *c = &g_cfg.metrics[g_cfg.n_metrics++];
+            c->name = name->v.s;
+            c->freq_s = ts && ts->type == FJ_JSON_UINT ? (int64_t)ts->v.u : 0;
+            c->agg = agg_of(fj_json_get(m, "aggregation"));
+        }
+        const fj_json *scs = fj_json_get(root, "subClusters");
+        if (scs && scs->type == FJ_JSON_ARRAY) {
+            g_cfg.sc = fj_arena_calloc(g_cfg.a, scs->len + 1, sizeof *g_cfg.sc);
+            for (size_t i = 0; g_cfg.sc && i < scs->len; i++) {
+                subcluster *sc = &g_cfg.sc[g_cfg.n_sc++];
+                memset(sc->hw_core, -1, sizeof sc->hw_core);
+                memset(sc->hw_socket, -1, sizeof sc->hw_socket);
+                const fj_json *nodes = fj_json_get(&scs->v.items[i], "nodes");
+                if (nodes && nodes->type == FJ_JSON_STRING && nodes->len)
+                    fj_noderange_expand_list(g_cfg.a, nodes->v.s, 1000000, &sc->nodes, &sc->n_nodes, NULL);
+                const fj_json *topo = fj_json_get(&scs->v.items[i], "topology");
+                topo_fill(sc, fj_json_get(topo, "core"), sc->hw_core);
+                topo_fill(sc, fj_json_get(topo, "socket"), sc->hw_socket);
+            }
+        }
+    } else if (ms && ms->type == FJ_JSON_OBJECT) { /* cc-metric-store config.json */
+        g_cfg.metrics = fj_arena_calloc(g_cfg.a, ms->len + 1, sizeof *g_cfg.metrics);
+        for (size_t i = 0; g_cfg.metrics && i < ms->len; i++) {
+            const fj_json *m = &ms->v.members[i].value, *fr = fj_json_get(m, "frequency");
+            metric_cfg *c = &g_cfg.metrics[g_cfg.n_metrics++];
+            c->name = ms->v.members[i].key;
+            c->freq_s = fr && fr->type == FJ_JSON_UINT ? (int64_t)fr->v.u : 0;
+            c->agg = agg_of(fj_json_get(m, "aggregation"));
+        }
+    } else {
+        return fj_err_set(err, FJ_EINVAL, "cc-cluster-config",
+                          "%s: neither a cc-backend cluster.json (metricConfig) nor a cc-metric-store config (metrics)",
+                          path);
+    }
+    return FJ_OK;
+}
+
+/* The subcluster whose node list names host; one without a node list only when it is the only
+ * subcluster (otherwise which one a host belongs to is unknown, and topology is inferred). */
+static const subcluster *subcluster_of(const char *host)
+{
+    const subcluster *any = g_cfg.n_sc == 1 && !g_cfg.sc[0].nodes ? &g_cfg.sc[0] : NULL;
+    for (size_t i = 0; i < g_cfg.n_sc; i++) {
+        const subcluster *sc = &g_cfg.sc[i];
+        if (!sc->nodes)
+            continue;
+        for (size_t k = 0; k < sc->n_nodes; k++)
+            if (!strcmp(sc->nodes[k], host))
+                return sc;
+    }
+    return any;
+}
+
+/* --- series of a host ------------------------------------------------------------------------- */
+
+typedef struct qser {
+    uint32_t id;
+    char metric[128], type[32], type_id[64], stype[64], stype_id[64];
+} qser;
+
+typedef struct serlist {
+    qser *v;
+    size_t n, cap;
+} serlist;
+
+static void copy_field(char *dst, size_t cap, fj_ts_str s)
+{
+    size_t n = s.n < cap - 1 ? s.n : cap - 1;
+    if (n)
+        memcpy(dst, s.p, n);
+    dst[n] = '\0';
+}
+
+static fj_status add_series(void *ud, uint32_t id, const fj_ts_key *k)
+{
+    serlist *l = ud;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 64;
+        qser *nv = fj_realloc(l->v, nc * sizeof *nv);
+        if (!nv)
+            return FJ_ENOMEM;
+        l->v = nv;
+        l->cap = nc;
+    }
+    qser *q = &l->v[l->n++];
+    q->id = id;
+    copy_field(q->metric, sizeof q->metric, k->metric);
+    copy_field(q->type, sizeof q->type, k->type);
+    copy_field(q->type_id, sizeof q->type_id, k->type_id);
+    copy_field(q->stype, sizeof q->stype, k->stype);
+    copy_field(q->stype_id, sizeof q->stype_id, k->stype_id);
+    return FJ_OK;
+}
+
+/* --- topology ----------------------------------------------------------------------------------- */
+
+typedef struct topo {
+    bool loaded;
+    const subcluster *sc;
+    int n_hw, n_cores, n_sockets;
+} topo;
+
+static int count_ids(const serlist *all, const char *type)
+{
+    int maxid = -1;
+    for (size_t i = 0; i < all->n; i++)
+        if (!strcmp(all->v[i].type, type)) {
+            int id = atoi(all->v[i].type_id);
+            if (id > maxid)
+                maxid = id;
+        }
+    return maxid + 1;
+}
+
+static void topo_infer(topo *t, const serlist *all, const char *host)
+{
+    t->loaded = true;
+    t->sc = subcluster_of(host);
+    t->n_hw = count_ids(all, "hwthread");
+    t->n_cores = count_ids(all, "core");
+    t->n_sockets = count_ids(all, "socket");
+    if (t->n_cores <= 0)
+        t->n_cores = t->n_hw;
+    if (t->n_sockets <= 0)
+        t->n_sockets = 1;
+}
+
+/* The index of the `to` unit (core or socket) that contains unit `id` of type `from`, or -1. */
+static int parent_of(const topo *t, const char *from, int id, const char *to)
+{
+    if (id < 0)
+        return -1;
+    if (t->sc && !strcmp(from, "hwthread") && id < MAX_HW) {
+        if (!strcmp(to, "core"))
+            return t->sc->hw_core[id];
+        if (!strcmp(to, "socket"))
+            return t->sc->hw_socket[id];
+    }
+    if (t->sc && !strcmp(from, "core") && !strcmp(to, "socket")) {
+        for (int h = 0; h < t->sc->n_hw; h++) /* the socket of the core's first hwthread */
+            if (t->sc->hw_core[h] == id)
+                return t->sc->hw_socket[h];
+        return -1;
+    }
+    int core = id;
+    if (!strcmp(from, "hwthread")) {
+        if (t->n_cores <= 0)
+            return -1;
+        core = id % t->n_cores;
+        if (!strcmp(to, "core"))
+            return core;
+    } else if (strcmp(from, "core") != 0) {
+        return -1;
+    }
+    if (!strcmp(to, "socket") && t->n_cores > 0)
+        return (int)((int64_t)core * t->n_sockets / t->n_cores);
+    return -1;
+}
+
+/* --- one result ----------------------------------------------------------------------------------- */
+
+typedef struct qctx {
+    fj_http_req *r;
+    fj_store *s;
+    fj_ts_engine *live;
+    const char *cluster;
+    int64_t from_s, to_s;
+    bool with_stats, with_data, with_padding;
+    fj_ts_points pts;
+    fj_buf *out;
+} qctx;
+
+typedef struct sel {
+    const qser **v;
+    size_t n, cap;
+} sel;
+
+static bool sel_add(sel *s, const qser *q)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i] == q)
+            return true;
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 16;
+        const qser **nv = fj_realloc(s->v, nc * sizeof *nv);
+        if (!nv)
+            return false;
+        s->v = nv;
+        s->cap = nc;
+    }
+    s->v[s->n++] = q;
+    return true;
+}
+
+static void put_num(fj_buf *o, double v)
+{
+    if (isnan(v) || isinf(v))
+        fj_buf_puts(o, "null");
+    else
+        fj_buf_printf(o, "%.12g", v);
+}
+
+static void put_error_result(qctx *c, const char *msg, int64_t res)
+{
+    fj_buf_printf(c->out, "{\"error\":");
+    fj_buf_json_str(c->out, msg);
+    fj_buf_printf(c->out, ",\"from\":%lld,\"to\":%lld,\"resolution\":%lld,\"avg\":null,\"min\":null,\"max\":null}",
+                  (long long)c->from_s, (long long)c->to_s, (long long)res);
+}
+
+/* The resolution in seconds: asked, configured, or the median spacing of the first series. */
+static int64_t native_step(qctx *c, const char *metric, const sel *s)
+{
+    const metric_cfg *mc = metric_conf(metric);
+    if (mc && mc->freq_s > 0)
+        return mc->freq_s;
+    for (size_t i = 0; i < s->n && i < 4; i++) {
+        fj_err err = {0};
+        if (fj_store_ops_of(c->s)->ts_read(c->s, c->live, s->v[i]->id, c->from_s * NS, c->to_s * NS, &c->pts,
+                                           &err) != FJ_OK ||
+            c->pts.n < 2)
+            continue;
+        size_t k = c->pts.n < 64 ? c->pts.n : 64;
+        int64_t best = INT64_MAX;
+        for (size_t j = 1; j < k; j++)
+            if (c->pts.t[j] - c->pts.t[j - 1] < best)
+                best = c->pts.t[j] - c->pts.t[j - 1];
+        if (best >= NS)
+            return best / NS;
+    }
+    return 60;
+}
+
+static fj_status one_result(qctx *c, const char *metric, const sel *s, int64_t res_s, double scale)
+{
+    if (s->n == 0) {
+        put_error_result(c, "no data for this metric and selection", res_s > 0 ? res_s : 0);
+        return FJ_OK;
+    }
+    int64_t step = res_s > 0 ? res_s : native_step(c, metric, s);
+    fj_ts_grid g;
+    int64_t to_ns = c->to_s * NS - 1;
+    if (fj_ts_grid_make(c->from_s * NS, to_ns < c->from_s * NS ? c->from_s * NS : to_ns, step * NS, MAX_BUCKETS, &g) !=
+        FJ_OK) {
+        put_error_result(c, "too many buckets: raise resolution or narrow from/to", step);
+        return FJ_OK;
+    }
+    double *sum = fj_calloc(g.n, sizeof *sum), *tmp = fj_calloc(g.n, sizeof *tmp);
+    uint32_t *cnt = fj_calloc(g.n, sizeof *cnt);
+    if (!sum || !tmp || !cnt) {
+        fj_free(sum), fj_free(tmp), fj_free(cnt);
+        return FJ_ENOMEM;
+    }
+    const fj_store_ops *ops = fj_store_ops_of(c->s);
+    fj_status st = FJ_OK;
+    for (size_t i = 0; i < s->n; i++) {
+        fj_err err = {0};
+        st = ops->ts_read(c->s, c->live, s->v[i]->id, g.from, g.from + (int64_t)g.n * g.step - 1, &c->pts, &err);
+        if (st != FJ_OK)
+            break;
+        fj_ts_resample_avg(&g, c->pts.t, c->pts.v, c->pts.n, tmp);
+        fj_ts_acc_add(sum, cnt, tmp, g.n);
+    }
+    if (st == FJ_OK) {
+        const metric_cfg *mc = metric_conf(metric);
+        fj_ts_acc_finish(mc && mc->agg == AGG_SUM ? FJ_TS_SUM : FJ_TS_AVG, sum, cnt, g.n, sum);
+        size_t lo = 0, hi = g.n;
+        if (!c->with_padding) {
+            while (lo < hi && isnan(sum[lo]))
+                lo++;
+            while (hi > lo && isnan(sum[hi - 1]))
+                hi--;
+        }
+        double avg, mn, mx;
+        fj_ts_summary(sum + lo, hi - lo, &avg, &mn, &mx);
+        if (scale != 0 && scale != 1) {
+            for (size_t i = lo; i < hi; i++)
+                sum[i] *= scale;
+            avg *= scale, mn *= scale, mx *= scale;
+        }
+        fj_buf *o = c->out;
+        fj_buf_puts(o, "{");
+        if (c->with_data) {
+            fj_buf_puts(o, "\"data\":[");
+            for (size_t i = lo; i < hi; i++) {
+                if (i > lo)
+                    fj_buf_puts(o, ",");
+                put_num(o, sum[i]);
+            }
+            fj_buf_puts(o, "],");
+        }
+        fj_buf_printf(o, "\"from\":%lld,\"to\":%lld,\"resolution\":%lld", (long long)((g.from + (int64_t)lo * g.step) / NS),
+                      (long long)((g.from + (int64_t)hi * g.step) / NS), (long long)step);
+        if (c->with_stats) {
+            fj_buf_puts(o, ",\"avg\":");
+            put_num(o, avg);
+            fj_buf_puts(o, ",\"min\":");
+            put_num(o, mn);
+            fj_buf_puts(o, ",\"max\":");
+            put_num(o, mx);
+        }
+        fj_buf_puts(o, "}");
+    }
+    fj_free(sum), fj_free(tmp), fj_free(cnt);
+    return st;
+}
+
+/* --- one query ------------------------------------------------------------------------------------- */
+
+typedef struct query {
+    const char *metric, *host, *type, *subtype;
+    const char **type_ids, **subtype_ids;
+    size_t n_type_ids, n_subtype_ids;
+    int64_t resolution;
+    bool aggreg;
+    double scale;
+} query;
+
+static bool in_list(const char *v, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v, list[i]))
+            return true;
+    return false;
+}
+
+/* Series of unit (type, id) of the host's metric, subtype-filtered: its own when present (with
+ * stype "" preferred when no subtype is asked), else the finer units' series inside it. */
+static bool collect_unit(qctx *c, const serlist *ms, const serlist *all, topo *t, const query *q, const char *type,
+                         const char *id, const char *stid, sel *out)
+{
+    size_t before = out->n;
+    bool plain = false;
+    for (size_t i = 0; i < ms->n; i++)
+        if (!strcmp(ms->v[i].type, type) && !strcmp(ms->v[i].type_id, id) && !ms->v[i].stype[0])
+            plain = true;
+    for (size_t i = 0; i < ms->n; i++) {
+        const qser *x = &ms->v[i];
+        if (strcmp(x->type, type) || strcmp(x->type_id, id))
+            continue;
+        if (q->subtype) {
+            if (strcmp(x->stype, q->subtype) || (stid && strcmp(x->stype_id, stid)) ||
+                (!stid && q->n_subtype_ids && !in_list(x->stype_id, q->subtype_ids, q->n_subtype_ids)))
+                continue;
+        } else if (plain && x->stype[0]) {
+            continue;
+        }
+        if (!sel_add(out, x))
+            return false;
+    }
+    if (out->n > before || q->subtype)
+        return true;
+    /* nothing at this level: aggregate finer units up (the coarsest finer level with data) */
+    static const char *const below_socket[] = {"core", "hwthread"}, *const below_core[] = {"hwthread"};
+    const char *const *finer = !strcmp(type, "socket") ? below_socket : !strcmp(type, "core") ? below_core : NULL;
+    size_t nf = finer == below_socket ? 2 : finer ? 1 : 0;
+    if (nf && !t->loaded)
+        topo_infer(t, all, q->host);
+    int want = atoi(id);
+    for (size_t f = 0; f < nf && out->n == before; f++)
+        for (size_t i = 0; i < ms->n; i++) {
+            const qser *x = &ms->v[i];
+            if (strcmp(x->type, finer[f]) || x->stype[0])
+                continue;
+            if (parent_of(t, finer[f], atoi(x->type_id), type) == want && !sel_add(out, x))
+                return false;
+        }
+    return true;
+}
+
+/* Node level: the host's node series, else every unit's own series. */
+static bool collect_node(const serlist *ms, sel *out)
+{
+    for (size_t i = 0; i < ms->n; i++)
+        if (!strcmp(ms->v[i].type, "node") && !ms->v[i].stype[0] && !sel_add(out, &ms->v[i]))
+            return false;
+    if (out->n)
+        return true;
+    for (size_t i = 0; i < ms->n; i++)
+        if (!strcmp(ms->v[i].type, "node") && !sel_add(out, &ms->v[i]))
+            return false;
+    if (out->n)
+        return true;
+    /* no node series: the units' own series (those without a subtype; else all) */
+    for (size_t i = 0; i < ms->n; i++)
+        if (!ms->v[i].stype[0] && !sel_add(out, &ms->v[i]))
+            return false;
+    for (size_t i = 0; !out->n && i < ms->n; i++)
+        if (!sel_add(out, &ms->v[i]))
+            return false;
+    return true;
+}
+
+static fj_status run_query(qctx *c, const query *q)
+{
+    const fj_store_ops *ops = fj_store_ops_of(c->s);
+    serlist ms = {0}, all = {0};
+    fj_err err = {0};
+    fj_ts_sel sl = {c->cluster, q->host, q->metric};
+    fj_status st = ops->ts_series(c->s, &sl, add_series, &ms, &err);
+    topo t = {0};
+    sel s = {0};
+    fj_buf_puts(c->out, "[");
+    bool node_level = !q->type || !strcmp(q->type, "node");
+    if (st == FJ_OK && !node_level) {
+        fj_ts_sel sa = {c->cluster, q->host, NULL};
+        st = ops->ts_series(c->s, &sa, add_series, &all, &err);
+    }
+    if (st != FJ_OK)
+        goto out;
+    if (node_level) {
+        if (!collect_node(&ms, &s))
+            st = FJ_ENOMEM;
+        else
+            st = one_result(c, q->metric, &s, q->resolution, q->scale);
+        goto out;
+    }
+    /* the ids asked, or every id of that type the host has */
+    const char **ids = q->type_ids;
+    size_t n_ids = q->n_type_ids;
+    const char *found[MAX_HW];
+    if (!n_ids) {
+        for (size_t i = 0; i < all.n && n_ids < MAX_HW; i++)
+            if (!strcmp(all.v[i].type, q->type) && !in_list(all.v[i].type_id, found, n_ids))
+                found[n_ids++] = all.v[i].type_id;
+        ids = found;
+    }
+    size_t n_st = q->subtype && q->n_subtype_ids ? q->n_subtype_ids : 1;
+    if (q->aggreg) {
+        for (size_t i = 0; i < n_ids; i++)
+            if (!collect_unit(c, &ms, &all, &t, q, q->type, ids[i], NULL, &s)) {
+                st = FJ_ENOMEM;
+                goto out;
+            }
+        st = one_result(c, q->metric, &s, q->resolution, q->scale);
+        goto out;
+    }
+    bool first = true;
+    for (size_t i = 0; st == FJ_OK && i < n_ids; i++)
+        for (size_t k = 0; st == FJ_OK && k < n_st; k++) {
+            s.n = 0;
+            const char *stid = q->subtype && q->n_subtype_ids ? q->subtype_ids[k] : NULL;
+            if (!collect_unit(c, &ms, &all, &t, q, q->type, ids[i], stid, &s)) {
+                st = FJ_ENOMEM;
+                break;
+            }
+            if (!first)
+                fj_buf_puts(c->out, ",");
+            first = false;
+            st = one_result(c, q->metric, &s, q->resolution, q->scale);
+        }
+out:
+    fj_buf_puts(c->out, "]");
+    fj_free(ms.v);
+    fj_free(all.v);
+    fj_free(s.v);
+    return st;
+}
+
+/* --- the request ---------------------------------------------------------------------------------- */
+
+static void bad_request(fj_http_req *r, const char *path, const char *msg)
+{
+    fj_err err = {0};
+    fj_err_set(&err, FJ_EINVAL, path, "%s", msg);
+    fj_http_reply_error(r, FJ_EINVAL, &err);
+}
+
+static void reply_501(fj_http_req *r)
+{
+    static const char body[] = "{\"error\":{\"code\":\"not_implemented\",\"message\":\"this storage backend has no "
+                               "time-series metrics\"}}\n";
+    fj_http_reply(r, 501, NULL, body, sizeof body - 1);
+}
+
+static bool str_list(fj_arena *a, const fj_json *v, const char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!v || v->type == FJ_JSON_NULL)
+        return true;
+    if (v->type != FJ_JSON_ARRAY)
+        return false;
+    *out = fj_arena_calloc(a, v->len + 1, sizeof **out);
+    if (!*out && v->len)
+        return false;
+    for (size_t i = 0; i < v->len; i++) {
+        const fj_json *x = &v->v.items[i];
+        if (x->type == FJ_JSON_STRING)
+            (*out)[i] = x->v.s;
+        else if (x->type == FJ_JSON_UINT)
+            (*out)[i] = fj_arena_printf(a, "%llu", (unsigned long long)x->v.u);
+        else
+            return false;
+    }
+    *n = v->len;
+    return true;
+}
+
+static bool get_bool(const fj_json *o, const char *k, bool dflt)
+{
+    const fj_json *v = fj_json_get(o, k);
+    if (!v)
+        return dflt;
+    return v->type == FJ_JSON_TRUE;
+}
+
+static bool get_int(const fj_json *o, const char *k, int64_t *out)
+{
+    const fj_json *v = fj_json_get(o, k);
+    *out = 0;
+    if (!v || v->type == FJ_JSON_NULL)
+        return true;
+    if (v->type == FJ_JSON_UINT && v->v.u <= (uint64_t)INT64_MAX / NS)
+        *out = (int64_t)v->v.u;
+    else if (v->type == FJ_JSON_INT && v->v.i >= INT64_MIN / NS)
+        *out = v->v.i;
+    else if (v->type == FJ_JSON_REAL && fabs(v->v.d) < 9e9)
+        *out = (int64_t)v->v.d;
+    else
+        return false;
+    return true;
+}
+
+static bool parse_query(fj_arena *a, const fj_json *o, query *q)
+{
+    memset(q, 0, sizeof *q);
+    if (o->type != FJ_JSON_OBJECT)
+        return false;
+    const fj_json *v;
+    if ((v = fj_json_get(o, "metric")) && v->type == FJ_JSON_STRING)
+        q->metric = v->v.s;
+    if ((v = fj_json_get(o, "host")) && v->type == FJ_JSON_STRING)
+        q->host = v->v.s;
+    if ((v = fj_json_get(o, "type")) && v->type == FJ_JSON_STRING)
+        q->type = v->v.s;
+    if ((v = fj_json_get(o, "subtype")) && v->type == FJ_JSON_STRING)
+        q->subtype = v->v.s;
+    if ((v = fj_json_get(o, "scale-by")))
+        q->scale = v->type == FJ_JSON_REAL ? v->v.d : v->type == FJ_JSON_UINT ? (double)v->v.u
+                                                  : v->type == FJ_JSON_INT ? (double)v->v.i : 0;
+    q->aggreg = get_bool(o, "aggreg", false);
+    return q->metric && q->host && get_int(o, "resolution", &q->resolution) && q->resolution >= 0 &&
+           str_list(a, fj_json_get(o, "type-ids"), &q->type_ids, &q->n_type_ids) &&
+           str_list(a, fj_json_get(o, "subtype-ids"), &q->subtype_ids, &q->n_subtype_ids);
+}
+
+static void put_query(fj_buf *o, const query *q)
+{
+    fj_buf_puts(o, "{\"metric\":");
+    fj_buf_json_str(o, q->metric);
+    fj_buf_puts(o, ",\"host\":");
+    fj_buf_json_str(o, q->host);
+    fj_buf_printf(o, ",\"resolution\":%lld,\"aggreg\":%s}", (long long)q->resolution, q->aggreg ? "true" : "false");
+}
+
+typedef struct hostset {
+    const char **v;
+    size_t n, cap;
+    fj_arena *a;
+} hostset;
+
+static fj_status add_host(void *ud, uint32_t id, const fj_ts_key *k)
+{
+    hostset *h = ud;
+    (void)id;
+    if (h->n && strlen(h->v[h->n - 1]) == k->host.n && !memcmp(h->v[h->n - 1], k->host.p, k->host.n))
+        return FJ_OK; /* rows come ordered by host */
+    for (size_t i = 0; i < h->n; i++)
+        if (strlen(h->v[i]) == k->host.n && !memcmp(h->v[i], k->host.p, k->host.n))
+            return FJ_OK;
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 64;
+        const char **nv = fj_arena_calloc(h->a, nc, sizeof *nv);
+        if (!nv)
+            return FJ_ENOMEM;
+        if (h->n)
+            memcpy(nv, h->v, h->n * sizeof *nv);
+        h->v = nv;
+        h->cap = nc;
+    }
+    h->v[h->n] = fj_arena_strndup(h->a, k->host.n ? k->host.p : "", k->host.n);
+    return h->v[h->n++] ? FJ_OK : FJ_ENOMEM;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void fj_route_ccms_query(fj_http_req *r)
+{
+    fj_arena *a = fj_http_arena(r);
+    size_t len;
+    const char *body = fj_http_body(r, &len);
+    fj_json *root = NULL;
+    fj_err err = {0};
+    if (fj_json_parse(a, body, len, NULL, &root, &err) != FJ_OK || root->type != FJ_JSON_OBJECT) {
+        bad_request(r, err.path[0] ? err.path : "body", err.message[0] ? err.message : "the request must be a JSON object");
+        return;
+    }
+    qctx c = {.r = r};
+    const fj_json *v = fj_json_get(root, "cluster");
+    if (!v || v->type != FJ_JSON_STRING || !v->len) {
+        bad_request(r, "cluster", "'cluster' is required");
+        return;
+    }
+    c.cluster = v->v.s;
+    if (!fj_auth_may_read(fj_http_principal(r), c.cluster)) {
+        err = (fj_err){0};
+        fj_err_set(&err, FJ_EFORBIDDEN, "cluster", "this credential may not read cluster '%s'", c.cluster);
+        fj_http_reply_error(r, FJ_EFORBIDDEN, &err);
+        return;
+    }
+    if (!get_int(root, "from", &c.from_s) || !get_int(root, "to", &c.to_s) || c.to_s < c.from_s) {
+        bad_request(r, "from", "'from' and 'to' must be epoch seconds with from <= to");
+        return;
+    }
+    c.with_stats = get_bool(root, "with-stats", true);
+    c.with_data = get_bool(root, "with-data", true);
+    c.with_padding = get_bool(root, "with-padding", true);
+    c.s = fj_http_reader(r, &err);
+    if (!c.s) {
+        fj_http_reply_error(r, FJ_EBUSY, &err);
+        return;
+    }
+    const fj_store_ops *ops = fj_store_ops_of(c.s);
+    if (!ops->ts_series || !ops->ts_read) {
+        reply_501(r);
+        return;
+    }
+    c.live = fj_http_ts_engine(r);
+
+    /* queries: as given, then for-all-nodes (every host with the metric, in name order) */
+    const fj_json *qs = fj_json_get(root, "queries"), *fan = fj_json_get(root, "for-all-nodes");
+    size_t n_given = qs && qs->type == FJ_JSON_ARRAY ? qs->len : 0;
+    if (qs && qs->type != FJ_JSON_ARRAY && qs->type != FJ_JSON_NULL) {
+        bad_request(r, "queries", "'queries' must be an array");
+        return;
+    }
+    query *list = NULL;
+    size_t n = 0, cap = n_given + 16;
+    list = fj_arena_calloc(a, cap, sizeof *list);
+    for (size_t i = 0; list && i < n_given; i++) {
+        if (!parse_query(a, &qs->v.items[i], &list[n++])) {
+            char path[48];
+            snprintf(path, sizeof path, "queries[%zu]", i);
+            bad_request(r, path, "a query needs metric and host; type-ids/subtype-ids are arrays of strings");
+            return;
+        }
+    }
+    size_t first_fan = n;
+    const char **fan_metrics = NULL;
+    size_t n_fan = 0;
+    if (!str_list(a, fan, &fan_metrics, &n_fan)) {
+        bad_request(r, "for-all-nodes", "'for-all-nodes' must be an array of metric names");
+        return;
+    }
+    if (n_fan) {
+        hostset hs = {.a = a};
+        for (size_t m = 0; m < n_fan; m++) {
+            fj_ts_sel sl = {c.cluster, NULL, fan_metrics[m]};
+            if (ops->ts_series(c.s, &sl, add_host, &hs, &err) != FJ_OK) {
+                fj_http_reply_error(r, FJ_EIO, &err);
+                return;
+            }
+        }
+        if (hs.n)
+            qsort(hs.v, hs.n, sizeof *hs.v, cmp_str);
+        for (size_t h = 0; h < hs.n; h++)
+            for (size_t m = 0; m < n_fan; m++) {
+                if (n == cap) {
+                    query *nl = fj_arena_calloc(a, cap * 2, sizeof *nl);
+                    if (!nl)
+                        break;
+                    memcpy(nl, list, n * sizeof *nl);
+                    list = nl;
+                    cap *= 2;
+                }
+                list[n++] = (query){.metric = fan_metrics[m], .host = hs.v[h]};
+            }
+    }
+    if (!list) {
+        fj_http_reply_error(r, FJ_ENOMEM, NULL);
+        return;
+    }
+    fj_buf out;
+    fj_buf_init(&out, (size_t)1 << 30);
+    c.out = &out;
+    fj_buf_puts(&out, "{");
+    if (n_fan) {
+        fj_buf_puts(&out, "\"queries\":[");
+        for (size_t i = first_fan; i < n; i++) {
+            if (i > first_fan)
+                fj_buf_puts(&out, ",");
+            put_query(&out, &list[i]);
+        }
+        fj_buf_puts(&out, "],");
+    }
+    fj_buf_puts(&out, "\"results\":[");
+    fj_status st = FJ_OK;
+    for (size_t i = 0; st == FJ_OK && i < n; i++) {
+        if (i)
+            fj_buf_puts(&out, ",");
+        st = run_query(&c, &list[i]);
+    }
+    fj_buf_puts(&out, "]}\n");
+    fj_ts_points_free(&c.pts);
+    if (st == FJ_OK && out.data)
+        fj_http_reply(r, 200, NULL, out.data, out.len);
+    else
+        fj_http_reply_error(r, st == FJ_OK ? FJ_ETOOBIG : st, NULL);
+    fj_buf_free(&out);
+}
+
+static fj_status count_one(void *ud, uint32_t id, const fj_ts_key *k)
+{
+    (void)id, (void)k;
+    ++*(size_t *)ud;
+    return FJ_OK;
+}
+
+void fj_route_ccms_health(fj_http_req *r)
+{
+    const char *cluster = fj_http_arg(r, "cluster"), *node = fj_http_arg(r, "node");
+    if (!cluster || !node) {
+        fj_http_reply(r, 200, NULL, "{\"status\":\"ok\"}\n", 16);
+        return;
+    }
+    if (!fj_auth_may_read(fj_http_principal(r), cluster)) {
+        fj_err err = {0};
+        fj_err_set(&err, FJ_EFORBIDDEN, "cluster", "this credential may not read cluster '%s'", cluster);
+        fj_http_reply_error(r, FJ_EFORBIDDEN, &err);
+        return;
+    }
+    fj_err err = {0};
+    fj_store *s = fj_http_reader(r, &err);
+    if (!s) {
+        fj_http_reply_error(r, FJ_EBUSY, &err);
+        return;
+    }
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    if (!ops->ts_series) {
+        reply_501(r);
+        return;
+    }
+    size_t n = 0;
+    fj_ts_sel sl = {cluster, node, NULL};
+    if (ops->ts_series(s, &sl, count_one, &n, &err) != FJ_OK) {
+        fj_http_reply_error(r, FJ_EIO, &err);
+        return;
+    }
+    if (!n) {
+        fj_err_set(&err, FJ_ENOTFOUND, "node", "no metrics of node '%s' in cluster '%s'", node, cluster);
+        fj_http_reply_error(r, FJ_ENOTFOUND, &err);
+        return;
+    }
+    char body[96];
+    int len = snprintf(body, sizeof body, "{\"status\":\"healthy\",\"series\":%zu}\n", n);
+    fj_http_reply(r, 200, NULL, body, (size_t)len);
+}

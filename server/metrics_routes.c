@@ -1,0 +1,357 @@
+/* metrics_routes.c — line-protocol write paths, ClusterCockpit events and cc-backend's job API.
+ * Decoding runs on the request thread (ingest/cc.h); the writer commits the request-log row,
+ * the points and the messages in one group transaction and only then is the request answered. */
+#include "metrics_routes.h"
+
+#include "cc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_BAD_LISTED 100
+
+typedef enum { LP_CC, LP_V1, LP_V2 } lp_flavor;
+
+typedef struct bad_line {
+    size_t line, column;
+    char reason[120];
+} bad_line;
+
+typedef struct lp_ctx {
+    fj_http_req *r;
+    lp_flavor fl;
+    size_t n_bad, n_good, n_points;
+    bad_line *bad; /* the first MAX_BAD_LISTED */
+    fj_write_count count;
+} lp_ctx;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void on_bad(void *ud, size_t line, size_t column, const char *reason)
+{
+    lp_ctx *c = ud;
+    if (c->n_bad < MAX_BAD_LISTED && c->bad) {
+        bad_line *b = &c->bad[c->n_bad];
+        b->line = line;
+        b->column = column;
+        snprintf(b->reason, sizeof b->reason, "%s", reason);
+    }
+    c->n_bad++;
+}
+
+static void reply_err(fj_http_req *r, fj_status st, const char *path, const char *msg)
+{
+    fj_err err = {0};
+    fj_err_set(&err, st, path, "%s", msg);
+    fj_http_reply_error(r, st, &err);
+}
+
+/* 400 with every bad line listed (the first 100): InfluxDB's partial write. */
+static void reply_bad_lines(lp_ctx *c, size_t stored)
+{
+    fj_buf out;
+    fj_buf_init(&out, (size_t)1 << 24);
+    char msg[160];
+    if (c->n_good)
+        snprintf(msg, sizeof msg, "partial write: %zu bad line%s rejected, %zu stored", c->n_bad,
+                 c->n_bad == 1 ? "" : "s", c->n_good);
+    else
+        snprintf(msg, sizeof msg, "no valid line: %zu bad line%s, nothing stored", c->n_bad, c->n_bad == 1 ? "" : "s");
+    fj_buf_puts(&out, "{\"error\":{\"code\":\"invalid\",\"message\":");
+    fj_buf_json_str(&out, msg);
+    if (c->n_bad && c->bad) {
+        char path[64];
+        snprintf(path, sizeof path, "line %zu, column %zu", c->bad[0].line, c->bad[0].column);
+        fj_buf_puts(&out, ",\"path\":");
+        fj_buf_json_str(&out, path);
+    }
+    fj_buf_printf(&out, "},\"stored_lines\":%zu,\"stored_points\":%zu,\"rejected\":%zu,\"lines\":[", c->n_good, stored,
+                  c->n_bad);
+    for (size_t i = 0; c->bad && i < c->n_bad && i < MAX_BAD_LISTED; i++) {
+        fj_buf_printf(&out, "%s{\"line\":%zu,\"column\":%zu,\"reason\":", i ? "," : "", c->bad[i].line,
+                      c->bad[i].column);
+        fj_buf_json_str(&out, c->bad[i].reason);
+        fj_buf_puts(&out, "}");
+    }
+    fj_buf_puts(&out, "]}\n");
+    if (out.data)
+        fj_http_reply(c->r, 400, NULL, out.data, out.len);
+    else
+        fj_http_reply_error(c->r, FJ_ENOMEM, NULL);
+    fj_buf_free(&out);
+}
+
+static void lp_done(fj_http_req *r, fj_write_req *w)
+{
+    lp_ctx *c = fj_http_submit_ctx(r);
+    if (w->status != FJ_OK) {
+        fj_http_reply_error(r, w->status == FJ_EIO ? FJ_EBUSY : w->status, &w->err);
+        return;
+    }
+    if (c->n_bad) {
+        reply_bad_lines(c, c->n_points);
+        return;
+    }
+    if (c->fl != LP_CC) {
+        fj_http_reply(r, 204, NULL, "", 0);
+        return;
+    }
+    char body[160];
+    int n = snprintf(body, sizeof body, "{\"lines\":%zu,\"points\":%zu,\"inserted\":%llu}\n", c->n_good, c->n_points,
+                     (unsigned long long)c->count.inserted);
+    fj_http_reply(r, 200, NULL, body, (size_t)n);
+}
+
+static void lp_ingest(fj_http_req *r, lp_flavor fl, const char *cluster, const char *precision)
+{
+    fj_arena *a = fj_http_arena(r);
+    lp_ctx *c = fj_arena_calloc(a, 1, sizeof *c);
+    if (!c || !(c->bad = fj_arena_calloc(a, MAX_BAD_LISTED, sizeof *c->bad))) {
+        fj_http_reply_error(r, FJ_ENOMEM, NULL);
+        return;
+    }
+    c->r = r;
+    c->fl = fl;
+    int64_t unit = fl == LP_CC ? 0 : 1;
+    if (precision && *precision) {
+        if (fj_lp_precision_parse(precision, &unit) != FJ_OK) {
+            reply_err(r, FJ_EINVAL, "precision", "unknown precision: use ns, us, ms or s (1.x also m, h)");
+            return;
+        }
+    }
+    const fj_principal *who = fj_http_principal(r);
+    if ((!cluster || !*cluster) && !who->anonymous && !who->any_cluster)
+        cluster = who->name; /* an upload credential is named after its cluster */
+    const fj_config *cfg = fj_http_config(r);
+    fj_cc_opts o = {.default_cluster = cluster && *cluster ? cluster : NULL,
+                    .unit_ns = unit,
+                    .arrival_ns = now_ns(),
+                    .max_future_ns = cfg->metrics_max_future_s * 1000000000,
+                    .keep_raw = true};
+    size_t len;
+    const char *body = fj_http_body(r, &len);
+    fj_batch *b = fj_batch_new();
+    fj_err err = {0};
+    if (!b || fj_cc_decode(body, len, &o, b, on_bad, c, &c->n_good, &err) != FJ_OK) {
+        fj_batch_free(b);
+        fj_http_reply_error(r, FJ_ENOMEM, &err);
+        return;
+    }
+    const fj_metrics *m = &b->envs[0].u.metrics;
+    c->n_points = m->n_points;
+    if (!c->n_good) {
+        fj_batch_free(b);
+        if (!c->n_bad)
+            reply_err(r, FJ_EINVAL, "body", "empty body: no line-protocol line");
+        else
+            reply_bad_lines(c, 0);
+        return;
+    }
+    for (size_t i = 0; i < m->n_clusters; i++) {
+        if (!fj_auth_may_write(who, m->clusters[i])) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "credential '%s' may not write data of cluster '%s'; nothing stored", who->name,
+                     m->clusters[i]);
+            fj_batch_free(b);
+            reply_err(r, FJ_EAUTH, "cluster", msg);
+            return;
+        }
+    }
+    fj_http_submit(r, b, &c->count, lp_done, c);
+}
+
+void fj_route_ccms_write(fj_http_req *r)
+{
+    lp_ingest(r, LP_CC, fj_http_arg(r, "cluster"), fj_http_arg(r, "precision"));
+}
+
+void fj_route_lp_ingest(fj_http_req *r)
+{
+    lp_ingest(r, LP_CC, fj_http_arg(r, "cluster"), fj_http_arg(r, "precision"));
+}
+
+void fj_route_influx1_write(fj_http_req *r)
+{
+    const char *db = fj_http_arg(r, "db");
+    if (!db || !*db) {
+        reply_err(r, FJ_EINVAL, "db", "database is required (db names the cluster)");
+        return;
+    }
+    lp_ingest(r, LP_V1, db, fj_http_arg(r, "precision"));
+}
+
+void fj_route_influx2_write(fj_http_req *r)
+{
+    const char *bucket = fj_http_arg(r, "bucket");
+    if (!bucket || !*bucket) {
+        reply_err(r, FJ_EINVAL, "bucket", "bucket is required (it names the cluster)");
+        return;
+    }
+    lp_ingest(r, LP_V2, bucket, fj_http_arg(r, "precision"));
+}
+
+/* --- events ----------------------------------------------------------------------------------- */
+
+void fj_route_cc_events(fj_http_req *r)
+{
+    fj_cc_msg_query q = {.cluster = fj_http_arg(r, "cluster"), .limit = 10000};
+    if (!q.cluster || !*q.cluster) {
+        reply_err(r, FJ_EINVAL, "cluster", "parameter 'cluster' is required");
+        return;
+    }
+    if (!fj_auth_may_read(fj_http_principal(r), q.cluster)) {
+        reply_err(r, FJ_EFORBIDDEN, "cluster", "this credential may not read this cluster");
+        return;
+    }
+    static const char *const tp[2] = {"from", "to"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = fj_http_arg(r, tp[i]);
+        fj_time t;
+        if (!v)
+            continue;
+        if (fj_time_parse_param(v, &t) != FJ_OK) {
+            reply_err(r, FJ_EINVAL, tp[i], "not an RFC 3339 time or epoch seconds");
+            return;
+        }
+        if (i == 0)
+            q.from_ns = t * 1000000000;
+        else
+            q.to_ns = t * 1000000000 + 999999999;
+    }
+    q.kind = fj_http_arg(r, "kind");
+    if (q.kind && strcmp(q.kind, "event") && strcmp(q.kind, "log") && strcmp(q.kind, "control")) {
+        reply_err(r, FJ_EINVAL, "kind", "kind must be event, log or control");
+        return;
+    }
+    q.name = fj_http_arg(r, "name");
+    q.host = fj_http_arg(r, "host");
+    const char *lim = fj_http_arg(r, "limit");
+    if (lim) {
+        char *end;
+        long long n = strtoll(lim, &end, 10);
+        if (*end || n < 1 || n > 1000000) {
+            reply_err(r, FJ_EINVAL, "limit", "limit must be 1-1000000");
+            return;
+        }
+        q.limit = (size_t)n;
+    }
+    fj_err err = {0};
+    fj_store *s = fj_http_reader(r, &err);
+    if (!s) {
+        fj_http_reply_error(r, FJ_EBUSY, &err);
+        return;
+    }
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    if (!ops->cc_messages) {
+        reply_err(r, FJ_EINTERNAL, NULL, "this storage backend does not keep ClusterCockpit events");
+        return;
+    }
+    fj_buf out;
+    fj_buf_init(&out, (size_t)1 << 30);
+    fj_status st = ops->cc_messages(s, &q, &out, &err);
+    if (st == FJ_OK)
+        fj_http_reply(r, 200, NULL, out.data ? out.data : "{\"events\":[]}", out.data ? out.len : 13);
+    else
+        fj_http_reply_error(r, st, &err);
+    fj_buf_free(&out);
+}
+
+/* --- cc-backend's job API --------------------------------------------------------------------- */
+
+typedef struct job_ctx {
+    fj_cc_job *job;
+    fj_cc_job_result res;
+    fj_write_count count;
+} job_ctx;
+
+static void job_done(fj_http_req *r, fj_write_req *w)
+{
+    job_ctx *c = fj_http_submit_ctx(r);
+    if (w->status != FJ_OK) {
+        fj_http_reply_error(r, w->status == FJ_EIO ? FJ_EBUSY : w->status, &w->err);
+        return;
+    }
+    if (c->res.status != FJ_OK) {
+        fj_err err = {0};
+        fj_err_set(&err, c->res.status, NULL, "%s", c->res.message);
+        fj_http_reply_error(r, c->res.status, &err);
+        return;
+    }
+    char body[512];
+    int n;
+    if (c->job->op == FJ_CC_JOB_START) {
+        n = snprintf(body, sizeof body, "{\"msg\":\"success\",\"id\":%lld}\n", (long long)c->res.id);
+        fj_http_reply(r, 201, NULL, body, (size_t)n);
+        return;
+    }
+    fj_buf out;
+    fj_buf_init(&out, 4096);
+    fj_buf_printf(&out, "{\"id\":%lld,\"jobId\":%llu,\"cluster\":", (long long)c->res.id,
+                  (unsigned long long)c->job->job_id);
+    fj_buf_json_str(&out, c->job->cluster);
+    fj_buf_printf(&out, ",\"startTime\":%lld,\"stopTime\":%lld,\"duration\":%lld,\"jobState\":",
+                  (long long)c->res.start_time, (long long)c->res.stop_time,
+                  (long long)(c->res.stop_time - c->res.start_time));
+    fj_buf_json_str(&out, c->res.state);
+    fj_buf_puts(&out, "}\n");
+    fj_http_reply(r, 200, NULL, out.data ? out.data : "{}", out.data ? out.len : 2);
+    fj_buf_free(&out);
+}
+
+static void job_api(fj_http_req *r, fj_cc_job_op op)
+{
+    size_t len;
+    const char *body = fj_http_body(r, &len);
+    fj_batch *b = fj_batch_new();
+    job_ctx *c = fj_arena_calloc(fj_http_arena(r), 1, sizeof *c);
+    fj_envelope *e = b && c ? fj_batch_add(b) : NULL;
+    fj_cc_job *j = e ? fj_arena_calloc(b->arena, 1, sizeof *j) : NULL;
+    if (!j) {
+        fj_batch_free(b);
+        fj_http_reply_error(r, FJ_ENOMEM, NULL);
+        return;
+    }
+    fj_err err = {0};
+    const fj_principal *who = fj_http_principal(r);
+    const char *dflt = !who->anonymous && !who->any_cluster ? who->name : NULL;
+    fj_status st = fj_cc_job_parse(b->arena, op, body, len, op == FJ_CC_JOB_STOP ? dflt : NULL, j, &err);
+    if (st != FJ_OK) {
+        fj_batch_free(b);
+        fj_http_reply_error(r, st, &err);
+        return;
+    }
+    if (!fj_auth_may_write(who, j->cluster)) {
+        fj_batch_free(b);
+        char msg[400];
+        snprintf(msg, sizeof msg, "credential '%s' may not write jobs of cluster '%s'", who->name, j->cluster);
+        reply_err(r, FJ_EAUTH, "cluster", msg);
+        return;
+    }
+    c->job = j;
+    j->result = &c->res;
+    c->res.status = FJ_EINTERNAL;
+    e->kind = FJ_KIND_METRICS;
+    e->cluster = j->cluster;
+    e->u.metrics.jobs = j;
+    e->u.metrics.n_jobs = 1;
+    e->u.metrics.clusters = &e->cluster;
+    e->u.metrics.n_clusters = 1;
+    fj_http_submit(r, b, &c->count, job_done, c);
+}
+
+void fj_route_cc_start_job(fj_http_req *r)
+{
+    job_api(r, FJ_CC_JOB_START);
+}
+
+void fj_route_cc_stop_job(fj_http_req *r)
+{
+    job_api(r, FJ_CC_JOB_STOP);
+}

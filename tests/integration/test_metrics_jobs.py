@@ -1,0 +1,104 @@
+"""ClusterCockpit jobs: cc-backend's REST job API (POST /api/jobs/start_job/, /api/jobs/stop_job/) with
+its payloads and answers (201, 200 with the job, 422 duplicate start / stop of a stopped job, 404
+unknown job, 400 stop before start or bad payload, 401 other cluster), and the two line-protocol forms
+of job events (`job,function=start_job event="{json}"` and measurement start_job/stop_job)."""
+import json
+import os
+
+from harness import Fjord, check, finish, SHARED
+
+START = json.load(open(os.path.join(SHARED, "data", "cc", "cc-backend_startJobPayload.json")))
+STOP = json.load(open(os.path.join(SHARED, "data", "cc", "cc-backend_stopJobPayload.json")))
+
+
+def post(f, path, obj, auth):
+    return f.post(path, json.dumps(obj), auth=auth)
+
+
+def cc_job(f, job_id):
+    return f.query("SELECT start_time, stop_time, state, user, project, num_nodes, hosts FROM cc_jobs c "
+                   "JOIN clusters k ON k.id=c.cluster_id WHERE k.name='fritz' AND job_id=?", job_id)
+
+
+def lp_event(measurement, tags, payload, ts):
+    esc = json.dumps(payload).replace("\\", "\\\\").replace('"', '\\"')
+    return ('%s%s event="%s" %d\n' % (measurement, tags, esc, ts)).encode()
+
+
+def main():
+    f = Fjord()
+    try:
+        fritz = f.token("fritz")
+        other = f.token("other")
+        f.start()
+        r = post(f, "/api/jobs/start_job/", START, fritz)
+        check(r.status == 201, "start_job: 201 (%d %s)" % (r.status, r.body))
+        check(r.json().get("msg") == "success" and r.json().get("id", 0) > 0, "answer names the new job: %s" % r.body)
+        rows = cc_job(f, 123000)
+        check(rows == [(1649723812, None, "running", "k106eb10", "k106eb", 1, '["f0726"]')], "stored as running: %s" % rows)
+        r = post(f, "/api/jobs/start_job/", START, fritz)
+        check(r.status == 422, "duplicate start: 422 (%d %s)" % (r.status, r.body))
+        later = dict(START, startTime=START["startTime"] + 3600)
+        r = post(f, "/api/jobs/start_job/", later, fritz)
+        check(r.status == 422, "same job id started less than a day later: 422 (%d)" % r.status)
+        r = post(f, "/api/jobs/start_job", dict(START, cluster="other"), fritz)
+        check(r.status == 401, "start for another cluster: 401 (%d)" % r.status)
+        bad = dict(START)
+        del bad["resources"]
+        r = post(f, "/api/jobs/start_job/", bad, fritz)
+        check(r.status == 400 and "resources" in r.body, "start without resources: 400 (%d %s)" % (r.status, r.body))
+        r = f.post("/api/jobs/start_job/", "{oops", auth=fritz)
+        check(r.status == 400, "bad JSON: 400 (%d)" % r.status)
+
+        early = dict(STOP, stopTime=START["startTime"] - 10)
+        r = post(f, "/api/jobs/stop_job/", early, fritz)
+        check(r.status == 400, "stop before start: 400 (%d %s)" % (r.status, r.body))
+        r = post(f, "/api/jobs/stop_job/", STOP, fritz)
+        check(r.status == 200, "stop_job: 200 (%d %s)" % (r.status, r.body))
+        j = r.json()
+        check(j.get("jobId") == 123000 and j.get("jobState") == "completed" and
+              j.get("duration") == STOP["stopTime"] - START["startTime"], "answer is the stopped job: %s" % r.body)
+        check(cc_job(f, 123000)[0][1:3] == (1649763839, "completed"), "stored as completed")
+        r = post(f, "/api/jobs/stop_job/", STOP, fritz)
+        check(r.status == 422, "stop of a job not running: 422 (%d %s)" % (r.status, r.body))
+        r = post(f, "/api/jobs/stop_job/", dict(STOP, jobId=999), fritz)
+        check(r.status == 404, "stop of an unknown job: 404 as cc-backend (%d)" % r.status)
+        r = post(f, "/api/jobs/stop_job/", dict(STOP, jobState="exploded"), fritz)
+        check(r.status == 400, "invalid jobState: 400 (%d)" % r.status)
+        r = post(f, "/api/jobs/stop_job/", STOP, other)
+        check(r.status == 401, "stop for another cluster: 401 (%d)" % r.status)
+        # without startTime the latest start of the job is stopped
+        s2 = dict(START, jobId=5, startTime=1700000000)
+        check(post(f, "/api/jobs/start_job/", s2, fritz).status == 201, "start job 5")
+        r = post(f, "/api/jobs/stop_job/", {"jobId": 5, "cluster": "fritz", "stopTime": 1700000600, "jobState": "failed"},
+                 fritz)
+        check(r.status == 200 and r.json()["jobState"] == "failed" and r.json()["startTime"] == 1700000000,
+              "stop without startTime: %s" % r.body)
+
+        # line-protocol job events, both forms; the events are also kept as events
+        p1 = dict(START, jobId=69, startTime=1738800000)
+        body = lp_event("job", ",hostname=mngmt02,type=node,function=start_job", p1, 1740027951)
+        body += lp_event("stop_job", ",hostname=mngmt02", {"jobId": 69, "cluster": "fritz", "stopTime": 1738842306,
+                                                           "jobState": "completed"}, 1740027952)
+        body += lp_event("start_job", "", dict(START, jobId=70, startTime=1738800000), 1740027953)
+        r = f.post("/api/write?cluster=fritz", body, headers={"Content-Type": "text/plain"}, auth=fritz)
+        check(r.status == 200, "job events accepted (%d %s)" % (r.status, r.body))
+        check(cc_job(f, 69)[0][1:3] == (1738842306, "completed"), "job,function=start_job then stop_job: %s" % cc_job(f, 69))
+        check(cc_job(f, 70)[0][2] == "running", "measurement start_job")
+        r = f.get("/api/v1/events?cluster=fritz&kind=event", auth=fritz)
+        check(len(r.json()["events"]) == 3, "job events are listed as events too")
+        r = f.post("/api/write?cluster=fritz", b'job,function=start_job event="{broken" 1740027951\n',
+                   headers={"Content-Type": "text/plain"}, auth=fritz)
+        check(r.status == 400 and "job event payload" in r.body, "a bad job payload is a bad line (%d)" % r.status)
+
+        # joined with Sonar jobs on (cluster, job id): the cc_jobs row is what the join reads
+        rows = f.query("SELECT count(*) FROM cc_jobs")
+        check(rows[0][0] == 4, "four cc jobs stored: %s" % rows)
+        check(f.stop() == 0, "clean stop")
+    finally:
+        f.cleanup()
+    finish()
+
+
+if __name__ == "__main__":
+    main()

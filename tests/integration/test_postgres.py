@@ -1,0 +1,172 @@
+"""PostgreSQL only (FJ_TEST_DB=postgres; exits 77, skipped, otherwise): fjord survives losing its
+database connection, and two fjord servers share one database.
+
+- Connection loss: uploads run while PostgreSQL is stopped and started again under a running fjord.
+  During the outage requests get 503 with Retry-After; afterwards they succeed again without a
+  restart of fjord; every upload answered 2xx is in the database.
+- Two servers: two `fjord serve` on one database ingest concurrently from different nodes, all of
+  them running one shared Slurm job: nothing is lost or duplicated (natural keys, job summaries),
+  and queries through either server see both servers' data.
+"""
+import datetime
+import json
+import os
+import sys
+import threading
+import time
+
+import harness
+from harness import Fjord, SHARED, check, finish, run_cli
+
+SAMPLE = os.path.join(SHARED, "data", "sonar", "real", "0+sample-ml1.hpc.uio.no.json")
+CLUSTER = "mlx.hpc.uio.no"
+BASE = datetime.datetime(2026, 3, 2, 8, 0, 0, tzinfo=datetime.timezone.utc)
+
+
+def sample(template, node, i):
+    """The template sample as node's i-th sample (a minute apart), with Slurm job 9001 added."""
+    env = json.loads(template)
+    a = env["data"]["attributes"]
+    a["node"] = node
+    a["time"] = (BASE + datetime.timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    a["jobs"].append({"job": 9001, "user": "alice", "epoch": 0,
+                      "processes": [{"pid": 4242, "ppid": 1, "cmd": "solver", "resident_memory": 100 + i,
+                                     "cpu_util": 99.5, "cpu_time": 10 + i}]})
+    return json.dumps(env)
+
+
+def test_connection_loss():
+    pg = harness.pg_server()
+    template = open(SAMPLE).read()
+    f = Fjord("--dev-mode").start()
+    answers = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+    try:
+        def sender(k):
+            i = 0
+            while not stop.is_set():
+                node = "loss-%d-%d" % (k, i)
+                try:
+                    r = f.post("/api/v1/insert/sample", sample(template, node, i), timeout=30)
+                    st, retry = r.status, r.headers.get("Retry-After")
+                except Exception as e:  # the server must never drop a connection here
+                    st, retry = "exception %s" % e, None
+                with lock:
+                    answers[node] = (time.time(), st, retry)
+                i += 1
+                time.sleep(0.02)
+
+        threads = [threading.Thread(target=sender, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        down_at = time.time()
+        pg.stop_server("fast")  # every connection fjord has is cut
+        time.sleep(2.0)
+        r = f.get("/api/v1/nodes/loss-0-0/measurements?cluster=%s" % CLUSTER)
+        check(r.status == 503 and r.headers.get("Retry-After"),
+              "a query during the outage: 503 with Retry-After, got %d %s" % (r.status, r.body[:200]))
+        pg.start_server()
+        up_at = time.time()
+        time.sleep(3.0)
+        stop.set()
+        for t in threads:
+            t.join()
+        with lock:
+            items = dict(answers)
+        during = [v for v in items.values() if down_at + 0.5 < v[0] < up_at]
+        after = [v for v in items.values() if v[0] > up_at + 1.5]
+        other = {v[1] for v in items.values() if v[1] != 200}
+        check(other <= {503}, "every failed upload is a 503: %s" % other)
+        check(all(v[2] for v in items.values() if v[1] == 503), "every 503 carries Retry-After")
+        check(during and all(v[1] == 503 for v in during),
+              "uploads while the database is down get 503: %s" % sorted({v[1] for v in during}))
+        check(after and all(v[1] == 200 for v in after),
+              "uploads after it is back succeed without restarting fjord: %s" % sorted({v[1] for v in after}))
+        ok = {n for n, v in items.items() if v[1] == 200}
+        stored = {r[0] for r in f.query("SELECT n.name FROM samples s JOIN nodes n ON n.id = s.node_id")}
+        check(len(ok) > 20, "uploads acknowledged: %d" % len(ok))
+        check(ok <= stored, "acknowledged but not stored: %s" % sorted(ok - stored)[:5])
+        r = f.get("/api/v1/health")
+        check(r.status == 200, "health after the outage")
+        check(f.stop() == 0, "SIGTERM exits 0")
+    finally:
+        stop.set()
+        f.cleanup()
+
+
+def test_two_servers():
+    template = open(SAMPLE).read()
+    a = Fjord().start()
+    b = Fjord(db=a.db).start()  # the same database
+    try:
+        secret = a.token(CLUSTER)  # one credential table: b sees it too
+        auth = (CLUSTER, secret)
+        n_nodes, n_samples = 6, 15
+        results = []
+        lock = threading.Lock()
+
+        def sender(server, prefix, k):
+            for i in range(n_samples):
+                node = "%s%d" % (prefix, k)
+                r = server.post("/api/v1/insert/sample", sample(template, node, i), auth=auth)
+                with lock:
+                    results.append((node, i, r.status, r.json() if r.status == 200 else r.body[:200]))
+
+        threads = [threading.Thread(target=sender, args=(srv, p, k))
+                   for srv, p in ((a, "a-"), (b, "b-")) for k in range(n_nodes // 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        bad = [x for x in results if x[2] != 200]
+        check(not bad, "every upload through either server succeeded: %s" % bad[:3])
+        inserted = sum(x[3].get("inserted", 0) for x in results if x[2] == 200)
+
+        # Nothing lost, nothing twice: one sample row per (node, time), one Slurm job whose summary
+        # counts every node-sample once.
+        rows = a.query("SELECT count(*), count(DISTINCT (node_id, time)) FROM samples")[0]
+        check(rows == (n_nodes * n_samples, n_nodes * n_samples), "samples stored once each: %s" % (rows,))
+        job = a.query("SELECT count(*), sum(n_samples), sum(mem_sum_kb) FROM jobs WHERE job = 9001 AND epoch = 0")[0]
+        want_mem = n_nodes * sum(100 + i for i in range(n_samples))
+        check(job == (1, n_nodes * n_samples, want_mem), "one Slurm job, every node-sample once: %s" % (job,))
+        hosts = a.query("SELECT count(*) FROM job_hosts h JOIN jobs j ON j.id = h.rjob_id WHERE j.job = 9001")[0][0]
+        check(hosts == n_nodes, "the Slurm job ran on both servers' nodes: %d" % hosts)
+        dup = a.query("SELECT count(*) FROM (SELECT rjob_id, node_id, time FROM job_samples "
+                      "GROUP BY 1, 2, 3 HAVING count(*) > 1) x")[0][0]
+        check(dup == 0, "no node-sample counted twice")
+        check(inserted == sum(v for k, v in a.row_counts().items() if k in (
+            "samples", "sample_gpus", "sample_disks", "sample_jobs", "sample_procs", "sample_proc_gpus", "errors")),
+            "the answers' inserted counts add up to the rows stored")
+
+        # A re-send through the other server is all duplicates.
+        r = b.post("/api/v1/insert/sample", sample(template, "a-0", 0), auth=auth)
+        check(r.status == 200 and r.json().get("inserted") == 0 and r.json().get("duplicates", 0) > 0,
+              "re-send through the other server counted as duplicates: %s" % r.body[:200])
+
+        # Either server sees both servers' data.
+        want = {"%s%d" % (p, k) for p in ("a-", "b-") for k in range(n_nodes // 2)}
+        for srv, name in ((a, "a"), (b, "b")):
+            r = srv.get("/api/v1/nodes?cluster=%s" % CLUSTER, auth=auth)
+            names = {n["node"] for n in r.json().get("nodes", [])} if r.status == 200 else set()
+            check(want <= names, "nodes through server %s: %d %s" % (name, r.status, sorted(want - names)[:4]))
+            r = srv.get("/api/v1/jobs?cluster=%s&limit=1000" % CLUSTER, auth=auth)
+            jobs = r.json().get("jobs", []) if r.status == 200 else []
+            slurm = [j for j in jobs if j.get("job") == 9001]
+            check(len(slurm) == 1 and set(slurm[0].get("hosts", [])) == want,
+                  "the shared Slurm job through server %s: %d %s" % (name, r.status, slurm[:1] or r.body[:200]))
+        check(a.stop() == 0 and b.stop() == 0, "both servers exit 0")
+    finally:
+        b.stop()
+        a.cleanup()
+        b.cleanup()
+
+
+if __name__ == "__main__":
+    if not harness.PG:
+        print("PostgreSQL only: run with FJ_TEST_DB=postgres (skipped)")
+        sys.exit(77)
+    test_connection_loss()
+    test_two_servers()
+    finish()
