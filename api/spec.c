@@ -3,6 +3,9 @@
  * storage/query_cols.c shows up in the document. */
 #include "spec.h"
 
+#include "chimbuko_api.h"
+#include "sss.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -282,14 +285,77 @@ static const fj_endpoint ep_ingest_any = {
     "Told apart by Content-Type and content. See docs/ingest.md.", NULL, NULL, none, {NULL}, NULL, NULL,
     FJ_EP_RAW | FJ_EP_EXTERNAL | FJ_EP_POST, "application/json"};
 
+/* --- other modules' endpoints, documented here (parameters parsed by their handlers) --------- */
+
+#define EXT(path, summary, doc, params, flags, resp)                                               \
+    {path, summary, doc, NULL, NULL, params, {NULL}, NULL, NULL, FJ_EP_RAW | FJ_EP_EXTERNAL | (flags), resp}
+#define EXTP(path, pp, ppdoc, summary, doc, params, flags, resp)                                   \
+    {path, summary, doc, pp, ppdoc, params, {NULL}, NULL, NULL, FJ_EP_RAW | FJ_EP_EXTERNAL | (flags), resp}
+#define S(name, doc) {name, FJ_PT_STRING, doc, NULL, false, 0, 0}
+static const fj_pspec ccms_write_params[] = {S("cluster", "cluster of lines without a cluster tag"), P_END};
+static const fj_pspec influx1_params[] = {S("db", "the cluster"), S("precision", "ns, u, ms, s, m or h"), P_END};
+static const fj_pspec influx2_params[] = {S("org", "ignored"), S("bucket", "the cluster"),
+                                          S("precision", "ns, us, ms or s"), P_END};
+static const fj_pspec health_params[] = {S("cluster", "cluster name"), S("node", "node name"), P_END};
+static const fj_pspec events_params[] = {S("cluster", "cluster name"), S("from", "oldest"), S("to", "newest"),
+                                         S("kind", "event, log or control"), S("name", "measurement name"),
+                                         S("host", "host"), S("limit", "most rows"), P_END};
+static const fj_pspec chimbuko_in_params[] = {S("cluster", "cluster (default: the credential's)"),
+                                              S("run", "run label"), P_END};
+static const fj_endpoint ep_ccms_write =
+    EXT("/api/write", "Line protocol (cc-metric-store)", "cc-metric-store's write path. See docs/metrics.md.",
+        ccms_write_params, FJ_EP_POST | FJ_EP_TEXTBODY, "application/json");
+static const fj_endpoint ep_influx1 =
+    EXT("/write", "Line protocol (InfluxDB 1.x)", "InfluxDB 1.x's write path; 204. See docs/metrics.md.",
+        influx1_params, FJ_EP_POST | FJ_EP_TEXTBODY, "application/json");
+static const fj_endpoint ep_influx2 =
+    EXT("/api/v2/write", "Line protocol (InfluxDB 2.x)", "InfluxDB 2.x's write path; 204. See docs/metrics.md.",
+        influx2_params, FJ_EP_POST | FJ_EP_TEXTBODY, "application/json");
+static const fj_endpoint ep_ccms_query = EXT("/api/query", "Metric query (cc-metric-store)",
+                                             "cc-metric-store's query API. See docs/metrics.md.", none,
+                                             FJ_EP_GETPOST, "application/json");
+static const fj_endpoint ep_ccms_health = EXT("/api/healthcheck", "Node health (cc-metric-store)",
+                                              "cc-metric-store's health check. See docs/metrics.md.",
+                                              health_params, 0, "application/json");
+static const fj_endpoint ep_events =
+    EXT("/api/v1/events", "ClusterCockpit events and logs",
+        "Stored ClusterCockpit event, log and control messages. See docs/metrics.md.", events_params, 0,
+        "application/json");
+static const fj_endpoint ep_start_job =
+    EXT("/api/jobs/start_job", "Job start (cc-backend)",
+        "cc-backend's start_job: 201; 422 for a duplicate. See docs/metrics.md.", none, FJ_EP_POST,
+        "application/json");
+static const fj_endpoint ep_stop_job = EXT("/api/jobs/stop_job", "Job stop (cc-backend)",
+                                           "cc-backend's stop_job: 200 with the job. See docs/metrics.md.", none,
+                                           FJ_EP_POST, "application/json");
+static const fj_endpoint ep_anomalydata =
+    EXT("/api/anomalydata", "Chimbuko parameter-server packet",
+        "One packet as Chimbuko's PSstatSender posts it. See docs/chimbuko.md.", chimbuko_in_params, FJ_EP_POST,
+        "application/json");
+static const fj_endpoint ep_chimbuko_in =
+    EXTP("/api/v1/ingest/chimbuko/{collection}", "collection",
+         "anomalies, normalexecs, metadata, func_stats or counter_stats", "Chimbuko provenance records",
+         "Provenance records, one or many per request. See docs/chimbuko.md.", chimbuko_in_params, FJ_EP_POST,
+         "application/json");
+
 const fj_endpoint *const fj_endpoints[] = {
     &fj_ep_clusters,     &fj_ep_nodes,        &fj_ep_node_sysinfo,     &fj_ep_node_topology,
     &fj_ep_node_measurements, &fj_ep_jobs,    &fj_ep_job,              &fj_ep_job_profile,
     &fj_ep_load_nodes,   &fj_ep_load_cluster, &fj_ep_slurm_jobs,       &fj_ep_slurm_partitions,
     &fj_ep_slurm_nodes,  &fj_ep_uptime,       &fj_ep_errors,           &fj_ep_openapi,
     &fj_ep_health,       &ep_insert,          &ep_bulk,                &ep_measurements_in,
-    &ep_ingest_any,      NULL,
+    &ep_ingest_any,      &ep_ccms_write,      &ep_influx1,             &ep_influx2,
+    &ep_ccms_query,      &ep_ccms_health,     &ep_events,              &ep_start_job,
+    &ep_stop_job,        &ep_anomalydata,     &ep_chimbuko_in,         NULL,
 };
+
+void fj_endpoints_each(void (*fn)(const fj_endpoint *e, void *ctx), void *ctx)
+{
+    const fj_endpoint *const *lists[] = {fj_endpoints, fj_chimbuko_endpoints, fj_sss_endpoints};
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+        for (size_t i = 0; lists[l][i]; i++)
+            fn(lists[l][i], ctx);
+}
 
 /* --- OpenAPI ------------------------------------------------------------------------------- */
 
@@ -495,8 +561,15 @@ static void operation(w *o, const fj_endpoint *e)
     str(o, e->doc);
     put(o, ",");
     parameters(o, e);
-    if (e->flags & FJ_EP_POST)
-        put(o, ",\"requestBody\":{\"required\":true,\"content\":{\"application/json\":{\"schema\":{\"type\":\"object\"}}}}");
+    if (e->flags & (FJ_EP_POST | FJ_EP_GETPOST)) {
+        put(o, ",\"requestBody\":{\"required\":");
+        put(o, (e->flags & FJ_EP_GETPOST) ? "false" : "true");
+        put(o, (e->flags & FJ_EP_TEXTBODY) ? ",\"content\":{\"text/plain\":{\"schema\":{\"type\":\"string\"}}}}"
+                                           : ",\"content\":{\"application/json\":{\"schema\":{\"type\":\"object\"}}}}");
+    }
+    /* parameters parsed by params.c: any other is refused with 400 */
+    if (!(e->flags & FJ_EP_EXTERNAL))
+        put(o, ",\"x-fjord-strict-parameters\":true");
     if (e->flags & FJ_EP_NOAUTH)
         put(o, ",\"security\":[]");
     put(o, ",\"responses\":{");
@@ -511,6 +584,24 @@ static void operation(w *o, const fj_endpoint *e)
         put(o, ",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Error\"}}}}");
     }
     put(o, "}}");
+}
+
+static void path_item(const fj_endpoint *e, void *ctx)
+{
+    w *o = ctx;
+    if (o->b->len && o->b->data[o->b->len - 1] != '{')
+        put(o, ",");
+    key(o, e->path);
+    if (e->flags & FJ_EP_GETPOST) {
+        put(o, "{\"get\":");
+        operation(o, e);
+        put(o, ",\"post\":");
+        operation(o, e);
+    } else {
+        put(o, (e->flags & FJ_EP_POST) ? "{\"post\":" : "{\"get\":");
+        operation(o, e);
+    }
+    put(o, "}");
 }
 
 fj_status fj_openapi_write(fj_buf *out)
@@ -529,15 +620,7 @@ fj_status fj_openapi_write(fj_buf *out)
             "\"type\":\"object\",\"properties\":{\"error\":{\"type\":\"object\",\"properties\":{"
             "\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}},"
             "\"required\":[\"code\",\"message\"]}}}}},\"paths\":{");
-    for (size_t i = 0; fj_endpoints[i]; i++) {
-        const fj_endpoint *e = fj_endpoints[i];
-        if (i)
-            put(&o, ",");
-        key(&o, e->path);
-        put(&o, (e->flags & FJ_EP_POST) ? "{\"post\":" : "{\"get\":");
-        operation(&o, e);
-        put(&o, "}");
-    }
+    fj_endpoints_each(path_item, &o);
     put(&o, "}}\n");
     return o.st;
 }

@@ -15,7 +15,8 @@ enum {
     FJ_EP_RAW = 4,      /* answers a document of its own (not rows): described by raw_types */
     FJ_EP_EXTERNAL = 8, /* parameters parsed by a handler outside this table (documented only) */
     FJ_EP_POST = 16,    /* a POST endpoint (ingest) */
-    FJ_EP_GETPOST = 32  /* served for GET and POST alike */
+    FJ_EP_GETPOST = 32, /* served for GET and POST alike */
+    FJ_EP_TEXTBODY = 64 /* the request body is text (line protocol), not JSON */
 };
 
 typedef struct fj_endpoint {
@@ -30,7 +31,6 @@ typedef struct fj_endpoint {
     const char *meta;        /* JSON members before the tables, for the document ("from,to,bucket_s") */
     unsigned flags;
     const char *raw_types;   /* FJ_EP_RAW: media types answered, comma-separated */
-    const char *body_types;  /* FJ_EP_POST: request media types, comma-separated (default JSON) */
 } fj_endpoint;
 
 extern const fj_endpoint fj_ep_clusters, fj_ep_nodes, fj_ep_node_sysinfo, fj_ep_node_topology,

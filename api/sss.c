@@ -48,12 +48,17 @@ fj_status fj_xml_escape(fj_buf *b, const char *s)
                 cp = cp << 6 | (p[k] & 0x3F);
         }
         if (ok && ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-                   (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF))
+                   (cp >= 0xD800 && cp <= 0xDFFF))) {
             ok = false;
+        } else if (ok && (cp == 0xFFFE || cp == 0xFFFF)) { /* well-formed UTF-8, not an XML character */
+            st = fj_buf_puts(b, fffd);
+            p += n;
+            continue;
+        }
         if (ok) {
             st = fj_buf_append(b, p, n);
             p += n;
-        } else {
+        } else { /* not UTF-8: one replacement per bad byte */
             st = fj_buf_puts(b, fffd);
             p++;
         }

@@ -809,7 +809,8 @@ fj_status fj_ts_engine_emit(fj_ts_engine *e, const fj_ts_sink *sink)
 void fj_ts_engine_committed(fj_ts_engine *e)
 {
     pthread_rwlock_wrlock(&e->lock);
-    memmove(e->newids, e->newids + e->new_emitted, (e->n_new - e->new_emitted) * sizeof *e->newids);
+    if (e->new_emitted) /* newids is NULL until the first series is created */
+        memmove(e->newids, e->newids + e->new_emitted, (e->n_new - e->new_emitted) * sizeof *e->newids);
     e->n_new -= e->new_emitted;
     e->new_emitted = 0;
     while (e->p_head && e->p_head != e->p_emit) {
