@@ -5,27 +5,82 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Answers hold many numbers: formatting them without printf keeps large answers (a profile of
+ * thousands of rows) cheap. */
+static fj_status put_i64(fj_buf *b, int64_t v)
+{
+    char tmp[24], *e = tmp + sizeof tmp, *p = e;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    return fj_buf_append(b, p, (size_t)(e - p));
+}
+
 /* Reals with at most 3 decimals, trailing zeros dropped: percentages and averages do not need
  * more, and 12.300000000000001 helps nobody. */
 static fj_status put_real(fj_buf *b, double d)
 {
     if (!isfinite(d))
         return fj_buf_puts(b, "null");
-    char tmp[64];
-    int n = snprintf(tmp, sizeof tmp, "%.3f", d);
-    if (n <= 0 || (size_t)n >= sizeof tmp)
+    if (fabs(d) >= 1e15)
         return fj_buf_printf(b, "%.17g", d);
-    char *dot = strchr(tmp, '.');
-    if (dot) {
-        char *e = tmp + n - 1;
-        while (e > dot && *e == '0')
-            *e-- = '\0';
-        if (e == dot)
-            *e = '\0';
+    int64_t m = llround(d * 1000.0);
+    if (m == 0)
+        return fj_buf_append(b, "0", 1);
+    char tmp[32];
+    size_t n = 0;
+    if (m < 0) {
+        tmp[n++] = '-';
+        m = -m;
     }
-    if (strcmp(tmp, "-0") == 0)
-        return fj_buf_puts(b, "0");
-    return fj_buf_puts(b, tmp);
+    int64_t ip = m / 1000, fp = m % 1000;
+    char digits[24], *e = digits + sizeof digits, *p = e;
+    do {
+        *--p = (char)('0' + ip % 10);
+        ip /= 10;
+    } while (ip);
+    memcpy(tmp + n, p, (size_t)(e - p));
+    n += (size_t)(e - p);
+    if (fp) {
+        tmp[n++] = '.';
+        tmp[n++] = (char)('0' + fp / 100);
+        tmp[n++] = (char)('0' + fp / 10 % 10);
+        tmp[n++] = (char)('0' + fp % 10);
+        while (tmp[n - 1] == '0')
+            n--;
+    }
+    return fj_buf_append(b, tmp, n);
+}
+
+/* A JSON string: runs of plain bytes appended at once. */
+static fj_status put_str(fj_buf *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+    fj_status st = fj_buf_append(b, "\"", 1);
+    for (; st == FJ_OK && *p; p++) {
+        if (*p >= 0x20 && *p != '"' && *p != '\\')
+            continue;
+        if (p > run)
+            st = fj_buf_append(b, run, (size_t)(p - run));
+        if (st != FJ_OK)
+            break;
+        switch (*p) {
+        case '"': st = fj_buf_append(b, "\\\"", 2); break;
+        case '\\': st = fj_buf_append(b, "\\\\", 2); break;
+        case '\n': st = fj_buf_append(b, "\\n", 2); break;
+        case '\r': st = fj_buf_append(b, "\\r", 2); break;
+        case '\t': st = fj_buf_append(b, "\\t", 2); break;
+        default: st = fj_buf_printf(b, "\\u%04x", *p); break;
+        }
+        run = p + 1;
+    }
+    if (st == FJ_OK && p > run)
+        st = fj_buf_append(b, run, (size_t)(p - run));
+    return st == FJ_OK ? fj_buf_append(b, "\"", 1) : st;
 }
 
 fj_status fj_value_json(fj_buf *b, const fj_value *v)
@@ -34,11 +89,11 @@ fj_status fj_value_json(fj_buf *b, const fj_value *v)
     fj_status st;
     switch (v->t) {
     case FJ_VT_NULL: return fj_buf_puts(b, "null");
-    case FJ_VT_INT: return fj_buf_printf(b, "%lld", (long long)v->i);
+    case FJ_VT_INT: return put_i64(b, v->i);
     case FJ_VT_REAL: return put_real(b, v->d);
     case FJ_VT_BOOL: return fj_buf_puts(b, v->i ? "true" : "false");
-    case FJ_VT_TEXT: return fj_buf_json_str(b, v->s ? v->s : "");
-    case FJ_VT_TIME: fj_time_format(v->i, tb); return fj_buf_json_str(b, tb);
+    case FJ_VT_TEXT: return put_str(b, v->s ? v->s : "");
+    case FJ_VT_TIME: fj_time_format(v->i, tb); return put_str(b, tb);
     case FJ_VT_JSON: return fj_buf_puts(b, v->s ? v->s : "null");
     case FJ_VT_LIST:
         if ((st = fj_buf_puts(b, "[")) != FJ_OK)
@@ -46,7 +101,7 @@ fj_status fj_value_json(fj_buf *b, const fj_value *v)
         for (size_t i = 0; i < v->n; i++) {
             if (i && (st = fj_buf_puts(b, ",")) != FJ_OK)
                 return st;
-            if ((st = fj_buf_json_str(b, v->list[i] ? v->list[i] : "")) != FJ_OK)
+            if ((st = put_str(b, v->list[i] ? v->list[i] : "")) != FJ_OK)
                 return st;
         }
         return fj_buf_puts(b, "]");
@@ -60,7 +115,7 @@ fj_status fj_value_text(fj_buf *b, const fj_value *v)
     fj_status st;
     switch (v->t) {
     case FJ_VT_NULL: return FJ_OK;
-    case FJ_VT_INT: return fj_buf_printf(b, "%lld", (long long)v->i);
+    case FJ_VT_INT: return put_i64(b, v->i);
     case FJ_VT_REAL: return isfinite(v->d) ? put_real(b, v->d) : FJ_OK;
     case FJ_VT_BOOL: return fj_buf_puts(b, v->i ? "true" : "false");
     case FJ_VT_TEXT:
@@ -108,7 +163,7 @@ static fj_status member(fj_out *o, const char *name)
 {
     TRY(open_doc(o));
     TRY(fj_buf_puts(o->b, o->b->len > 1 && o->b->data[o->b->len - 1] != '{' ? "," : ""));
-    TRY(fj_buf_json_str(o->b, name));
+    TRY(put_str(o->b, name));
     TRY(fj_buf_puts(o->b, ":"));
     return FJ_OK;
 }
@@ -139,6 +194,14 @@ static fj_status sink_table(fj_sink *k, const fj_qtable *t)
     o->n_tables++;
     o->rows = o->groups = 0;
     fj_buf_reset(&o->key);
+    fj_buf_reset(&o->keys);
+    for (size_t i = 0; i < t->n_cols && i < FJ_OUT_MAX_COLS; i++) {
+        o->key_off[i] = o->keys.len;
+        TRY(fj_buf_puts(&o->keys, ",\""));
+        TRY(fj_buf_puts(&o->keys, t->cols[i].name));
+        TRY(fj_buf_puts(&o->keys, "\":"));
+        o->key_len[i] = o->keys.len - o->key_off[i];
+    }
     if (o->csv) {
         if (o->n_tables > 1)
             TRY(fj_buf_puts(o->b, "\r\n"));
@@ -156,13 +219,20 @@ static fj_status sink_table(fj_sink *k, const fj_qtable *t)
     return FJ_OK;
 }
 
+/* "{" and the members from..to of a row (no closing brace). Keys are written as ,"name": from
+ * the table's key text, made once per table. */
 static fj_status json_object(fj_out *o, const fj_value *v, size_t from, size_t to)
 {
-    TRY(fj_buf_puts(o->b, "{"));
+    TRY(fj_buf_append(o->b, "{", 1));
     for (size_t i = from; i < to; i++) {
-        TRY(fj_buf_puts(o->b, i > from ? ",\"" : "\""));
-        TRY(fj_buf_puts(o->b, o->t->cols[i].name));
-        TRY(fj_buf_puts(o->b, "\":"));
+        size_t skip = i == from; /* no comma before the first */
+        if (i < FJ_OUT_MAX_COLS && o->keys.data)
+            TRY(fj_buf_append(o->b, o->keys.data + o->key_off[i] + skip, o->key_len[i] - skip));
+        else {
+            TRY(fj_buf_puts(o->b, skip ? "\"" : ",\""));
+            TRY(fj_buf_puts(o->b, o->t->cols[i].name));
+            TRY(fj_buf_puts(o->b, "\":"));
+        }
         TRY(fj_value_json(o->b, &v[i]));
     }
     return FJ_OK;
@@ -233,12 +303,14 @@ void fj_out_init(fj_out *o, fj_buf *b, bool csv)
     o->b = b;
     o->csv = csv;
     fj_buf_init(&o->key, (size_t)1 << 20);
+    fj_buf_init(&o->keys, (size_t)1 << 20);
     fj_buf_init(&o->tmp, (size_t)1 << 24);
 }
 
 void fj_out_free(fj_out *o)
 {
     fj_buf_free(&o->key);
+    fj_buf_free(&o->keys);
     fj_buf_free(&o->tmp);
 }
 
@@ -258,7 +330,7 @@ fj_status fj_out_meta_str(fj_out *o, const char *name, const char *value)
         return FJ_OK;
     TRY(end_tables(o));
     TRY(member(o, name));
-    TRY(value ? fj_buf_json_str(o->b, value) : fj_buf_puts(o->b, "null"));
+    TRY(value ? put_str(o->b, value) : fj_buf_puts(o->b, "null"));
     return FJ_OK;
 }
 
@@ -268,7 +340,7 @@ fj_status fj_out_meta_int(fj_out *o, const char *name, int64_t value)
         return FJ_OK;
     TRY(end_tables(o));
     TRY(member(o, name));
-    TRY(fj_buf_printf(o->b, "%lld", (long long)value));
+    TRY(put_i64(o->b, value));
     return FJ_OK;
 }
 
@@ -286,7 +358,7 @@ fj_status fj_out_finish(fj_out *o, bool paged, const char *next)
         return FJ_OK;
     if (paged) {
         TRY(member(o, "next"));
-        TRY(next ? fj_buf_json_str(o->b, next) : fj_buf_puts(o->b, "null"));
+        TRY(next ? put_str(o->b, next) : fj_buf_puts(o->b, "null"));
     }
     TRY(open_doc(o));
     TRY(fj_buf_puts(o->b, "}\n"));

@@ -12,6 +12,8 @@
 
 #include <stdbool.h>
 
+#define FJ_OUT_MAX_COLS 128
+
 typedef struct fj_out {
     fj_sink sink;       /* first: the store calls it */
     fj_buf *b;
@@ -20,6 +22,8 @@ typedef struct fj_out {
     const fj_qtable *t; /* the table being written */
     size_t n_tables, rows, groups;
     fj_buf key;         /* JSON grouping: the previous row's key, serialised */
+    fj_buf keys;        /* JSON: ,"name": of every column of the table, at key_off */
+    size_t key_off[FJ_OUT_MAX_COLS], key_len[FJ_OUT_MAX_COLS];
     fj_buf tmp;
     fj_status st;       /* first failure */
     bool open;          /* JSON: "{" written */

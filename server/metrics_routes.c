@@ -109,8 +109,21 @@ static void lp_done(fj_http_req *r, fj_write_req *w)
     fj_http_reply(r, 200, NULL, body, (size_t)n);
 }
 
+/* A storage backend without the time-series ops (metrics_setup did not start an engine). */
+static bool no_metrics(fj_http_req *r)
+{
+    if (fj_http_ts_engine(r))
+        return false;
+    static const char body[] = "{\"error\":{\"code\":\"not_implemented\",\"message\":\"this storage backend does "
+                               "not store line-protocol metrics or ClusterCockpit records\"}}\n";
+    fj_http_reply(r, 501, NULL, body, sizeof body - 1);
+    return true;
+}
+
 static void lp_ingest(fj_http_req *r, lp_flavor fl, const char *cluster, const char *precision)
 {
+    if (no_metrics(r))
+        return;
     fj_arena *a = fj_http_arena(r);
     lp_ctx *c = fj_arena_calloc(a, 1, sizeof *c);
     if (!c || !(c->bad = fj_arena_calloc(a, MAX_BAD_LISTED, sizeof *c->bad))) {
@@ -250,7 +263,7 @@ void fj_route_cc_events(fj_http_req *r)
     }
     const fj_store_ops *ops = fj_store_ops_of(s);
     if (!ops->cc_messages) {
-        reply_err(r, FJ_EINTERNAL, NULL, "this storage backend does not keep ClusterCockpit events");
+        fj_http_reply(r, 501, NULL, "{\"error\":{\"code\":\"not_implemented\",\"message\":\"no events in this backend\"}}\n", 75);
         return;
     }
     fj_buf out;
@@ -307,6 +320,8 @@ static void job_done(fj_http_req *r, fj_write_req *w)
 
 static void job_api(fj_http_req *r, fj_cc_job_op op)
 {
+    if (no_metrics(r))
+        return;
     size_t len;
     const char *body = fj_http_body(r, &len);
     fj_batch *b = fj_batch_new();
@@ -328,9 +343,9 @@ static void job_api(fj_http_req *r, fj_cc_job_op op)
         return;
     }
     if (!fj_auth_may_write(who, j->cluster)) {
-        fj_batch_free(b);
         char msg[400];
         snprintf(msg, sizeof msg, "credential '%s' may not write jobs of cluster '%s'", who->name, j->cluster);
+        fj_batch_free(b); /* j lives in its arena */
         reply_err(r, FJ_EAUTH, "cluster", msg);
         return;
     }

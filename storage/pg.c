@@ -4,6 +4,7 @@
  * in migrations/postgres/. */
 #include "pg_int.h"
 #include "pg_migrations.h"
+#include "pg_query_int.h"
 
 #include "alloc.h"
 #include "log.h"
@@ -119,12 +120,35 @@ void fj_pg_cols_init(fj_pg_cols *t, int ncols)
 
 void fj_pg_cols_reset(fj_pg_cols *t)
 {
-    for (int i = 0; i < t->ncols; i++) {
+    for (int i = 0; i < FJ_PG_MAXCOLS; i++) {
         fj_buf_reset(&t->c[i].b);
         t->c[i].n = 0;
     }
     t->nrows = 0;
+    t->copy = t->ord = false;
+    t->in_row = 0;
     t->st = FJ_OK;
+}
+
+void fj_pg_cols_copy(fj_pg_cols *t, bool ord)
+{
+    t->copy = true;
+    t->ord = ord;
+}
+
+static void fail_with(fj_pg_cols *t, fj_status st)
+{
+    if (st != FJ_OK && t->st == FJ_OK)
+        t->st = st == FJ_ETOOBIG ? FJ_ETOOBIG : FJ_ENOMEM;
+}
+
+/* COPY mode: the separator before a value. */
+static fj_buf *copy_sep(fj_pg_cols *t)
+{
+    fj_buf *b = &t->c[0].b;
+    if (t->in_row++)
+        fail_with(t, fj_buf_append(b, "\t", 1));
+    return b;
 }
 
 void fj_pg_cols_free(fj_pg_cols *t)
@@ -137,10 +161,15 @@ void fj_pg_cols_free(fj_pg_cols *t)
     t->nrows = 0;
 }
 
+/* A value that needs no quoting or escaping in either format (numbers, NULL). */
 static void put(fj_pg_cols *t, int col, const char *s, size_t n)
 {
     if (t->st != FJ_OK)
         return;
+    if (t->copy) {
+        fail_with(t, fj_buf_append(copy_sep(t), s, n));
+        return;
+    }
     fj_pg_arr *a = &t->c[col];
     fj_status st = fj_buf_append(&a->b, a->n ? "," : "{", 1);
     if (st == FJ_OK)
@@ -152,7 +181,10 @@ static void put(fj_pg_cols *t, int col, const char *s, size_t n)
 
 void fj_pg_null(fj_pg_cols *t, int col)
 {
-    put(t, col, "NULL", 4);
+    if (t->copy)
+        put(t, col, "\\N", 2);
+    else
+        put(t, col, "NULL", 4);
 }
 
 void fj_pg_i64(fj_pg_cols *t, int col, int64_t v)
@@ -188,10 +220,34 @@ void fj_pg_f64(fj_pg_cols *t, int col, double v)
     put(t, col, tmp, (size_t)n);
 }
 
+/* COPY text format: backslash, tab, newline and carriage return are escaped. */
+static void copy_text(fj_pg_cols *t, const char *s, size_t n)
+{
+    fj_buf *b = copy_sep(t);
+    fj_status st = FJ_OK;
+    size_t run = 0;
+    for (size_t i = 0; st == FJ_OK && i < n; i++) {
+        const char *esc = s[i] == '\\' ? "\\\\" : s[i] == '\t' ? "\\t" : s[i] == '\n' ? "\\n" : s[i] == '\r' ? "\\r" : NULL;
+        if (!esc)
+            continue;
+        st = fj_buf_append(b, s + run, i - run);
+        if (st == FJ_OK)
+            st = fj_buf_append(b, esc, 2);
+        run = i + 1;
+    }
+    if (st == FJ_OK)
+        st = fj_buf_append(b, s + run, n - run);
+    fail_with(t, st);
+}
+
 void fj_pg_textn(fj_pg_cols *t, int col, const char *s, size_t n)
 {
     if (t->st != FJ_OK)
         return;
+    if (t->copy) {
+        copy_text(t, s, n);
+        return;
+    }
     fj_pg_arr *a = &t->c[col];
     fj_buf *b = &a->b;
     /* Every element quoted: inside quotes only '"' and '\' need a backslash. */
@@ -228,24 +284,29 @@ void fj_pg_bytea(fj_pg_cols *t, int col, const unsigned char *p, size_t n)
         return;
     static const char hex[] = "0123456789abcdef";
     fj_pg_arr *a = &t->c[col];
-    /* "\\x..." inside the array literal: the array parser turns \\ into the \ of bytea's hex form. */
-    fj_status st = fj_buf_append(&a->b, a->n ? ",\"\\\\x" : "{\"\\\\x", 5);
+    /* "\\x..." inside the array literal or the COPY text: their parsers turn \\ into the \ of
+     * bytea's hex form. */
+    fj_status st;
+    if (t->copy)
+        st = fj_buf_append(copy_sep(t), "\\\\x", 3);
+    else
+        st = fj_buf_append(&a->b, a->n ? ",\"\\\\x" : "{\"\\\\x", 5);
+    fj_buf *out = t->copy ? &t->c[0].b : &a->b;
     char chunk[256];
     size_t k = 0;
     for (size_t i = 0; st == FJ_OK && i < n; i++) {
         chunk[k++] = hex[p[i] >> 4];
         chunk[k++] = hex[p[i] & 15];
         if (k == sizeof chunk) {
-            st = fj_buf_append(&a->b, chunk, k);
+            st = fj_buf_append(out, chunk, k);
             k = 0;
         }
     }
     if (st == FJ_OK && k)
-        st = fj_buf_append(&a->b, chunk, k);
-    if (st == FJ_OK)
-        st = fj_buf_append(&a->b, "\"", 1);
-    if (st != FJ_OK)
-        t->st = st == FJ_ETOOBIG ? FJ_ETOOBIG : FJ_ENOMEM;
+        st = fj_buf_append(out, chunk, k);
+    if (st == FJ_OK && !t->copy)
+        st = fj_buf_append(out, "\"", 1);
+    fail_with(t, st);
     a->n++;
 }
 
@@ -253,6 +314,17 @@ void fj_pg_row(fj_pg_cols *t, size_t env)
 {
     if (t->st != FJ_OK)
         return;
+    if (t->copy) {
+        if (t->ord) {
+            char tmp[24];
+            int n = snprintf(tmp, sizeof tmp, "\t%zu", t->nrows + 1);
+            fail_with(t, fj_buf_append(&t->c[0].b, tmp, (size_t)n));
+        }
+        fail_with(t, fj_buf_append(&t->c[0].b, "\n", 1));
+        t->in_row = 0;
+        if (t->st != FJ_OK)
+            return;
+    }
     if (t->nrows == t->env_cap) {
         size_t cap = t->env_cap ? t->env_cap * 2 : 256;
         size_t *v = fj_realloc(t->env, cap * sizeof *v);
@@ -268,6 +340,8 @@ void fj_pg_row(fj_pg_cols *t, size_t env)
 
 fj_status fj_pg_cols_finish(fj_pg_cols *t, const char **vals)
 {
+    if (t->copy)
+        return t->st;
     for (int i = 0; t->st == FJ_OK && i < t->ncols; i++) {
         fj_pg_arr *a = &t->c[i];
         fj_status st = fj_buf_append(&a->b, a->n ? "}" : "{}", a->n ? 1 : 2);
@@ -409,6 +483,7 @@ static fj_status connect_now(fj_store *s, fj_err *err)
     if (s->conn)
         PQfinish(s->conn);
     memset(s->prepared, 0, sizeof s->prepared);
+    memset(s->staged, 0, sizeof s->staged);
     /* Defaults first: settings in the URL (expanded at "dbname") override them. */
     const char *const keys[] = {"connect_timeout", "application_name", "keepalives_idle", "keepalives_interval",
                                 "keepalives_count", "dbname", NULL};
@@ -902,8 +977,8 @@ static fj_status pg_token_revoke(fj_store *s, const char *cluster, fj_err *err)
     return FJ_OK;
 }
 
-/* The query-API ops (q_*) are not implemented by this backend yet: they stay NULL and the API
- * answers 501 for them (see api/). */
+/* Ops this backend does not implement stay NULL (line-protocol metrics, Chimbuko, node usage);
+ * their callers answer 501. */
 const fj_store_ops fj_store_pg_ops = {
     .version = FJ_STORE_OPS_VERSION,
     .name = "postgres",
@@ -919,5 +994,19 @@ const fj_store_ops fj_store_pg_ops = {
     .token_revoke = pg_token_revoke,
     .query_jobs = fj_pg_query_jobs,
     .query_nodes = fj_pg_query_nodes,
+    .q_clusters = fj_pg_q_clusters,
+    .q_nodes = fj_pg_q_nodes,
+    .q_sysinfo = fj_pg_q_sysinfo,
+    .q_topology = fj_pg_q_topology,
+    .q_jobs = fj_pg_q_jobs,
+    .q_job = fj_pg_q_job,
+    .q_profile = fj_pg_q_profile,
+    .q_node_load = fj_pg_q_node_load,
+    .q_cluster_load = fj_pg_q_cluster_load,
+    .q_slurm_jobs = fj_pg_q_slurm_jobs,
+    .q_partitions = fj_pg_q_partitions,
+    .q_node_states = fj_pg_q_node_states,
+    .q_uptime = fj_pg_q_uptime,
+    .q_errors = fj_pg_q_errors,
     .measurement_latest = fj_pg_measurement_latest,
 };

@@ -83,13 +83,9 @@ void fj_pg_map_clear(fj_pg_map *m);
                   "ON CONFLICT DO NOTHING")                                                              \
     X(RJ_DEL_JC, "DELETE FROM job_cmds WHERE rjob_id = ANY($1::bigint[])")                               \
     X(RJ_DEL, "DELETE FROM jobs WHERE id = ANY($1::bigint[])")                                           \
-    X(RJS_INS, "INSERT INTO job_samples(rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb) "       \
-               "SELECT * FROM unnest($1::bigint[],$2::bigint[],$3::bigint[],$4::bigint[],$5::bigint[],"  \
-               "$6::bigint[],$7::bigint[],$8::bigint[]) u ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING")      \
-    X(RJH_INS, "INSERT INTO job_hosts(rjob_id,node_id) SELECT * FROM unnest($1::bigint[],$2::bigint[]) " \
-               "u ORDER BY 1, 2 ON CONFLICT DO NOTHING")                                                 \
-    X(RJC_INS, "INSERT INTO job_cmds(rjob_id,cmd_id) SELECT * FROM unnest($1::bigint[],$2::bigint[]) "   \
-               "u ORDER BY 1, 2 ON CONFLICT DO NOTHING")                                                 \
+    X(RJS_INS, NULL)                                                                               \
+    X(RJH_INS, NULL)                                                                               \
+    X(RJC_INS, NULL)                                                                               \
     X(BLOB_FIND, "SELECT id, codec, data FROM blobs WHERE hash = $1::bigint AND size = $2::bigint "      \
                  "ORDER BY id")                                                                          \
     X(BLOB_INS, "INSERT INTO blobs(hash,size,codec,data) VALUES($1::bigint,$2::bigint,$3::text,"         \
@@ -113,9 +109,7 @@ void fj_pg_map_clear(fj_pg_map *m);
                       "$3::text[]) u(c,j,s) ON x.cluster_id = u.c AND x.job_id = u.j AND "               \
                       "x.job_step = u.s ORDER BY x.cluster_id, x.job_id, x.job_step FOR UPDATE OF x")    \
     X(SLURM_CUR_RECOMPUTE, NULL)                                                                         \
-    X(SLURM_NODE_INS, "INSERT INTO slurm_job_nodes(cluster_id,job_id,job_step,node_id) SELECT * FROM "   \
-                      "unnest($1::bigint[],$2::bigint[],$3::text[],$4::bigint[]) u ORDER BY 1, 2, 3, 4 " \
-                      "ON CONFLICT DO NOTHING")                                                          \
+    X(SLURM_NODE_INS, NULL)                                                                        \
     X(CINFO_INS, NULL)                                                                                   \
     X(PART_INS, NULL)                                                                                    \
     X(PNODE_INS, NULL)                                                                                   \
@@ -179,7 +173,8 @@ const char *fj_pg_query_sql(fj_pg_stmt_id id);
 
 /* --- column arrays for batched writes ---------------------------------------------------------- */
 
-/* One column of a batch, as the text of a PostgreSQL array literal ("{1,NULL,\"x\"}"). */
+/* One column of a batch, as the text of a PostgreSQL array literal ("{1,NULL,\"x\"}"), or (COPY
+ * mode) all rows of the batch in COPY's text format in the first column's buffer. */
 typedef struct fj_pg_arr {
     fj_buf b;
     size_t n; /* elements */
@@ -193,6 +188,9 @@ typedef struct fj_pg_arr {
 typedef struct fj_pg_cols {
     fj_pg_arr c[FJ_PG_MAXCOLS];
     int ncols;
+    bool copy;     /* rows in COPY text format (c[0].b), each ended by its ordinal when ord */
+    bool ord;
+    int in_row;    /* COPY mode: values of the current row so far */
     size_t nrows;
     size_t *env;
     size_t env_cap;
@@ -200,7 +198,9 @@ typedef struct fj_pg_cols {
 } fj_pg_cols;
 
 void fj_pg_cols_init(fj_pg_cols *t, int ncols);
-void fj_pg_cols_reset(fj_pg_cols *t); /* empties, keeping memory */
+void fj_pg_cols_reset(fj_pg_cols *t); /* empties, keeping memory; back to array mode */
+/* Switches an empty batch to COPY mode (ord: end every row with its 1-based ordinal). */
+void fj_pg_cols_copy(fj_pg_cols *t, bool ord);
 void fj_pg_cols_free(fj_pg_cols *t);
 void fj_pg_null(fj_pg_cols *t, int col);
 void fj_pg_i64(fj_pg_cols *t, int col, int64_t v);
@@ -226,6 +226,7 @@ struct fj_store {
     int64_t job_gap_s;
     int64_t retention_s;     /* 0: keep forever */
     bool prepared[FJ_PG__COUNT];
+    bool staged[FJ_PG__COUNT]; /* the statement's staging table exists in this session */
     fj_pg_map names;         /* interned names: see FJ_PG_NS_* */
     /* Week partitions known to exist (week start times). */
     int64_t *weeks;

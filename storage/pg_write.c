@@ -63,54 +63,75 @@ enum { SLURM_NF = 0 SLURM_FIELDS(SF_ONE), SLURM_NCOLS = SLURM_NF + 4 };
     "x.n_samples,x.nproc_sum,x.nproc_peak,x.cpu_sum_m,x.cpu_peak_m,x.mem_sum_kb,x.mem_peak_kb,"          \
     "x.gpu_sum_m,x.gpu_peak_m,x.gpumem_sum_kb,x.gpumem_peak_kb"
 
-/* One batched statement: rows arrive as one array per column. keys set: a counted insert (it
- * returns the ordinals of inserted rows); order set: rows are inserted sorted by it (then by
- * arrival), with ON CONFLICT DO NOTHING. */
+/* One batched statement. The high-volume ones send their rows with COPY (text format), which
+ * PostgreSQL parses several times faster than array parameters: straight into the table (DIRECT,
+ * plain inserts), or into a temporary staging table of the session (ON COMMIT DELETE ROWS) from
+ * which a prepared INSERT ... SELECT ... ON CONFLICT DO NOTHING takes them (ORDERED), counting the
+ * inserted rows (COUNTED: the statement returns their ordinals). ARRAY statements take their rows
+ * as array parameters, INSERT ... SELECT FROM unnest($1::bigint[], ...): used where the rows are
+ * joined with a big table, since the planner's estimate for unnest (not for a staging table whose
+ * size it only learns when planning) keeps that join an index lookup per row. Rows go in sorted by
+ * order, then by arrival, so the first copy of a row repeated within a group wins. */
+typedef enum { SP_ARRAY, SP_DIRECT, SP_ORDERED, SP_COUNTED } sp_kind;
+
 typedef struct spec {
     fj_pg_stmt_id id;
+    sp_kind kind;
     const char *table;
+    const char *stage; /* ORDERED, COUNTED: the staging table */
     const char *cols;  /* comma-separated, no spaces */
     const char *types; /* one letter per column: b bigint, t text, f float8, y bytea, i integer */
-    const char *order; /* NULL: plain insert */
-    const char *keys;  /* NULL: not counted */
+    const char *order; /* ORDERED, COUNTED */
+    const char *keys;  /* COUNTED: the natural key */
 } spec;
 
 static const spec specs[] = {
-    {FJ_PG_ENV_INS, "envelopes", "cluster_id,node_id,kind,time,producer,version,format,unknown_fields", "bbtbttbb",
-     "cluster_id,node_id,kind,time", NULL},
-    {FJ_PG_ERROR_INS, "errors", "cluster_id,node_id,time,source,kind,detail", "bbbttt",
+    {FJ_PG_ENV_INS, SP_ORDERED, "envelopes", "fjs_envelopes",
+     "cluster_id,node_id,kind,time,producer,version,format,unknown_fields", "bbtbttbb", "cluster_id,node_id,kind,time",
+     NULL},
+    {FJ_PG_ERROR_INS, SP_COUNTED, "errors", "fjs_errors", "cluster_id,node_id,time,source,kind,detail", "bbbttt",
      "cluster_id,node_id,time,source,md5(detail)", "cluster_id,node_id,time,source,detail"},
-    {FJ_PG_NOTE_INS, "notes", "cluster_id,node_id,kind,time,path,note,detail", "bbtbttt",
+    {FJ_PG_NOTE_INS, SP_ORDERED, "notes", "fjs_notes", "cluster_id,node_id,kind,time,path,note,detail", "bbtbttt",
      "cluster_id,node_id,kind,time,path,note", NULL},
-    {FJ_PG_SAMPLE_INS, "samples",
+    {FJ_PG_SAMPLE_INS, SP_COUNTED, "samples", "fjs_samples",
      "node_id,time,boot,used_memory_kb,load1,load5,load15,runnable_entities,existing_entities,cpus", "bbbbfffbby",
      "node_id,time", "node_id,time"},
-    {FJ_PG_SGPU_INS, "sample_gpus",
+    {FJ_PG_SGPU_INS, SP_COUNTED, "sample_gpus", "fjs_sample_gpus",
      "node_id,time,idx,uuid_id,failing,fan,compute_mode_id,performance_state,memory_kb,ce_util,memory_util,"
      "temperature,power,power_limit,ce_clock,memory_clock",
      "bbbbbbbbbbbbbbbb", "node_id,time,idx", "node_id,time,idx"},
-    {FJ_PG_SDISK_INS, "sample_disks", "node_id,time,name_id,major,minor,stats", "bbbbby", "node_id,time,name_id",
-     "node_id,time,name_id"},
-    {FJ_PG_SJOB_INS, "sample_jobs", "node_id,time,job,epoch,user_id,n_procs", "bbbbbb", "node_id,time,job,epoch",
-     "node_id,time,job,epoch"},
-    {FJ_PG_PROC_INS, "sample_procs",
+    {FJ_PG_SDISK_INS, SP_COUNTED, "sample_disks", "fjs_sample_disks", "node_id,time,name_id,major,minor,stats",
+     "bbbbby", "node_id,time,name_id", "node_id,time,name_id"},
+    {FJ_PG_SJOB_INS, SP_COUNTED, "sample_jobs", "fjs_sample_jobs", "node_id,time,job,epoch,user_id,n_procs", "bbbbbb",
+     "node_id,time,job,epoch", "node_id,time,job,epoch"},
+    {FJ_PG_PROC_INS, SP_DIRECT, "sample_procs", NULL,
      "node_id,time,job,epoch,seq,pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,cpu_avg_m,cpu_util_m,cpu_time,"
      "data_read_kb,data_written_kb,data_cancelled_kb,rolledup,flags",
      "bbbbibbbbbbbbbbbbbi", NULL, NULL},
-    {FJ_PG_PGPU_INS, "sample_proc_gpus", "node_id,time,job,epoch,seq,idx,uuid_id,gpu_util_m,gpu_memory_kb,gpu_memory_util_m",
-     "bbbbibbbbb", NULL, NULL},
-    {FJ_PG_RJ_INS, "jobs", JOB_COLS, "bbbbbbbbbbbbbbbbbbbbbb", NULL, NULL},
-    {FJ_PG_SLURM_INS, "slurm_jobs", "cluster_id,job_id,job_step" SLURM_FIELDS(SF_COL) ",time",
+    {FJ_PG_PGPU_INS, SP_DIRECT, "sample_proc_gpus", NULL,
+     "node_id,time,job,epoch,seq,idx,uuid_id,gpu_util_m,gpu_memory_kb,gpu_memory_util_m", "bbbbibbbbb", NULL, NULL},
+    {FJ_PG_RJ_INS, SP_DIRECT, "jobs", NULL, JOB_COLS, "bbbbbbbbbbbbbbbbbbbbbb", NULL, NULL},
+    {FJ_PG_RJ_FIND, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbb", NULL, NULL},
+    {FJ_PG_RJ_UPD, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbbbbbbbb", NULL, NULL},
+    {FJ_PG_RJS_INS, SP_ORDERED, "job_samples", "fjs_job_samples", "rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb",
+     "bbbbbbbb", "rjob_id,node_id,time", NULL},
+    {FJ_PG_RJH_INS, SP_ORDERED, "job_hosts", "fjs_job_hosts", "rjob_id,node_id", "bb", "rjob_id,node_id", NULL},
+    {FJ_PG_RJC_INS, SP_ORDERED, "job_cmds", "fjs_job_cmds", "rjob_id,cmd_id", "bb", "rjob_id,cmd_id", NULL},
+    {FJ_PG_SLURM_INS, SP_COUNTED, "slurm_jobs", "fjs_slurm_jobs", "cluster_id,job_id,job_step" SLURM_FIELDS(SF_COL) ",time",
      "bbt" SLURM_FIELDS(SF_TYPE) "b", "cluster_id,job_id,job_step,time", "cluster_id,job_id,job_step,time"},
-    {FJ_PG_CINFO_INS, "cluster_info", "cluster_id,time,slurm", "bbi", "cluster_id,time", "cluster_id,time"},
-    {FJ_PG_PART_INS, "partitions", "cluster_id,time,name_id,n_nodes", "bbbb", "cluster_id,time,name_id",
-     "cluster_id,time,name_id"},
-    {FJ_PG_PNODE_INS, "partition_nodes", "cluster_id,time,name_id,node_id", "bbbb", "cluster_id,time,name_id,node_id",
-     "cluster_id,time,name_id,node_id"},
-    {FJ_PG_NSTATE_INS, "node_states", "node_id,time,state_id", "bbb", "node_id,time,state_id",
-     "node_id,time,state_id"},
+    {FJ_PG_SLURM_NODE_INS, SP_ORDERED, "slurm_job_nodes", "fjs_slurm_job_nodes", "cluster_id,job_id,job_step,node_id",
+     "bbtb", "cluster_id,job_id,job_step,node_id", NULL},
+    {FJ_PG_CINFO_INS, SP_COUNTED, "cluster_info", "fjs_cluster_info", "cluster_id,time,slurm", "bbi", "cluster_id,time",
+     "cluster_id,time"},
+    {FJ_PG_PART_INS, SP_COUNTED, "partitions", "fjs_partitions", "cluster_id,time,name_id,n_nodes", "bbbb",
+     "cluster_id,time,name_id", "cluster_id,time,name_id"},
+    {FJ_PG_PNODE_INS, SP_COUNTED, "partition_nodes", "fjs_partition_nodes", "cluster_id,time,name_id,node_id", "bbbb",
+     "cluster_id,time,name_id,node_id", "cluster_id,time,name_id,node_id"},
+    {FJ_PG_NSTATE_INS, SP_COUNTED, "node_states", "fjs_node_states", "node_id,time,state_id", "bbb",
+     "node_id,time,state_id", "node_id,time,state_id"},
 };
 #define N_SPECS (sizeof specs / sizeof specs[0])
+#define NONE_SPEC ((size_t)-1)
 
 static const char rj_slurm_place_sql[] =
     "INSERT INTO jobs(cluster_id,job,epoch,node_id,pid,ppid,cmd_id," JOB_SUM_COLS ") "
@@ -140,9 +161,12 @@ static const char slurm_recompute_sql[] =
     "x.job_step = r.job_step";
 
 /* Built once per process into static storage, without the allocation wrapper: they are part of
- * the program, not of a request, and must not be lost to an injected allocation failure. */
+ * the program, not of a request, and must not be lost to an injected allocation failure. An entry
+ * that does not fit stays empty, and using it fails cleanly. */
 #define SPEC_SQL_MAX 8192
-static char spec_sql[N_SPECS][SPEC_SQL_MAX];
+static char spec_sql[N_SPECS][SPEC_SQL_MAX];   /* the prepared statement (not for DIRECT) */
+static char spec_copy[N_SPECS][SPEC_SQL_MAX];  /* COPY ... FROM STDIN */
+static char spec_stage[N_SPECS][SPEC_SQL_MAX]; /* CREATE TEMP TABLE of the staging table */
 static pthread_once_t spec_once = PTHREAD_ONCE_INIT;
 
 static const char *type_name(char t)
@@ -156,36 +180,59 @@ static const char *type_name(char t)
     }
 }
 
-/* Builds the SQL of one spec; an empty string if it does not fit (preparing then fails). */
-static void build_spec(const spec *p, char *out)
+static bool fits(int len)
 {
-    char params[SPEC_SQL_MAX / 2];
-    size_t n = strlen(p->types), off = 0;
-    for (size_t i = 0; i < n && off < sizeof params; i++)
-        off += (size_t)snprintf(params + off, sizeof params - off, "%s$%zu::%s[]", i ? "," : "", i + 1,
-                                type_name(p->types[i]));
-    int len;
-    if (p->keys)
-        len = snprintf(out, SPEC_SQL_MAX,
-                       "WITH u AS (SELECT * FROM unnest(%s) WITH ORDINALITY u(%s,o)), i AS (INSERT INTO %s(%s) "
-                       "SELECT %s FROM u ORDER BY %s,o ON CONFLICT DO NOTHING RETURNING %s) "
-                       "SELECT min(u.o) FROM u JOIN i USING (%s) GROUP BY %s",
-                       params, p->cols, p->table, p->cols, p->cols, p->order, p->keys, p->keys, p->keys);
-    else if (p->order)
-        len = snprintf(out, SPEC_SQL_MAX,
-                       "INSERT INTO %s(%s) SELECT %s FROM unnest(%s) WITH ORDINALITY u(%s,o) ORDER BY %s,o "
-                       "ON CONFLICT DO NOTHING",
-                       p->table, p->cols, p->cols, params, p->cols, p->order);
-    else
-        len = snprintf(out, SPEC_SQL_MAX, "INSERT INTO %s(%s) SELECT * FROM unnest(%s) u", p->table, p->cols, params);
-    if (off >= sizeof params || len < 0 || len >= SPEC_SQL_MAX)
-        out[0] = '\0';
+    return len >= 0 && len < SPEC_SQL_MAX;
+}
+
+static void build_spec(const spec *p, size_t k)
+{
+    if (p->kind == SP_ARRAY)
+        return;
+    char *sql = spec_sql[k], *copy = spec_copy[k], *stage = spec_stage[k];
+    bool ok;
+    if (p->kind == SP_DIRECT) {
+        ok = fits(snprintf(copy, SPEC_SQL_MAX, "COPY %s(%s) FROM STDIN", p->table, p->cols));
+    } else {
+        /* the staging table: the columns with their types, then the ordinal */
+        char decl[SPEC_SQL_MAX / 2];
+        size_t off = 0;
+        const char *c = p->cols;
+        for (size_t i = 0; p->types[i] && off < sizeof decl; i++) {
+            size_t len = strcspn(c, ",");
+            off += (size_t)snprintf(decl + off, sizeof decl - off, "%.*s %s,", (int)len, c, type_name(p->types[i]));
+            c += len + (c[len] == ',');
+        }
+        ok = off < sizeof decl &&
+             fits(snprintf(stage, SPEC_SQL_MAX, "CREATE TEMP TABLE IF NOT EXISTS %s (%so bigint) ON COMMIT DELETE ROWS",
+                           p->stage, decl)) &&
+             fits(snprintf(copy, SPEC_SQL_MAX, "COPY %s(%s,o) FROM STDIN", p->stage, p->cols));
+        if (ok && p->kind == SP_COUNTED)
+            ok = fits(snprintf(sql, SPEC_SQL_MAX,
+                               "WITH i AS (INSERT INTO %s(%s) SELECT %s FROM %s ORDER BY %s,o ON CONFLICT DO NOTHING "
+                               "RETURNING %s) SELECT min(u.o) FROM %s u JOIN i USING (%s) GROUP BY %s",
+                               p->table, p->cols, p->cols, p->stage, p->order, p->keys, p->stage, p->keys, p->keys));
+        else if (ok)
+            ok = fits(snprintf(sql, SPEC_SQL_MAX,
+                               "INSERT INTO %s(%s) SELECT %s FROM %s ORDER BY %s,o ON CONFLICT DO NOTHING", p->table,
+                               p->cols, p->cols, p->stage, p->order));
+    }
+    if (!ok)
+        sql[0] = copy[0] = stage[0] = '\0';
 }
 
 static void build_all(void)
 {
     for (size_t i = 0; i < N_SPECS; i++)
-        build_spec(&specs[i], spec_sql[i]);
+        build_spec(&specs[i], i);
+}
+
+static size_t spec_index(fj_pg_stmt_id id)
+{
+    for (size_t i = 0; i < N_SPECS; i++)
+        if (specs[i].id == id)
+            return i;
+    return NONE_SPEC;
 }
 
 const char *fj_pg_built_sql(fj_pg_stmt_id id)
@@ -199,18 +246,8 @@ const char *fj_pg_built_sql(fj_pg_stmt_id id)
     default: break;
     }
     pthread_once(&spec_once, build_all);
-    for (size_t i = 0; i < N_SPECS; i++)
-        if (specs[i].id == id)
-            return spec_sql[i][0] ? spec_sql[i] : NULL;
-    return NULL;
-}
-
-static int spec_ncols(fj_pg_stmt_id id)
-{
-    for (size_t i = 0; i < N_SPECS; i++)
-        if (specs[i].id == id)
-            return (int)strlen(specs[i].types);
-    return 0;
+    size_t k = spec_index(id);
+    return k != NONE_SPEC && spec_sql[k][0] ? spec_sql[k] : NULL;
 }
 
 /* --- write state ------------------------------------------------------------------------------ */
@@ -359,10 +396,15 @@ void fj_pg_write_free(fj_store *s)
 
 /* --- running batched statements --------------------------------------------------------------- */
 
+/* Starts the rows of a batched statement (a spec): COPY text or arrays as the spec says. */
 static void begin_rows(wctx *x, fj_pg_stmt_id id)
 {
-    fj_pg_cols_reset(&x->w->t);
-    x->w->t.ncols = spec_ncols(id);
+    fj_pg_cols *t = &x->w->t;
+    fj_pg_cols_reset(t);
+    size_t k = spec_index(id);
+    t->ncols = k == NONE_SPEC ? 0 : (int)strlen(specs[k].types);
+    if (k != NONE_SPEC && specs[k].kind != SP_ARRAY)
+        fj_pg_cols_copy(t, specs[k].kind != SP_DIRECT);
 }
 
 static fj_status cols_status(wctx *x)
@@ -371,6 +413,40 @@ static fj_status cols_status(wctx *x)
     if (st == FJ_ETOOBIG)
         return fj_err_set(x->err, FJ_ETOOBIG, "db", "a group commit holds more rows than one statement takes");
     return st == FJ_OK ? FJ_OK : oom(x);
+}
+
+/* Sends the rows of x->w->t (COPY text) with COPY ... FROM STDIN. */
+static fj_status copy_in(wctx *x, const char *copy_sql, const char *what)
+{
+    PGconn *c = x->s->conn;
+    if (!copy_sql[0])
+        return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: %s: statement too long", what);
+    if (!c || PQstatus(c) != CONNECTION_OK)
+        return fj_pg_fail(x->s, NULL, what, x->err);
+    PGresult *r = PQexec(c, copy_sql);
+    if (!r || PQresultStatus(r) != PGRES_COPY_IN) {
+        fj_status st = fj_pg_fail(x->s, r, what, x->err);
+        PQclear(r);
+        return st;
+    }
+    PQclear(r);
+    const fj_buf *b = &x->w->t.c[0].b;
+    bool sent = true;
+    for (size_t off = 0; sent && off < b->len;) { /* in pieces: PQputCopyData takes an int */
+        size_t n = b->len - off < ((size_t)1 << 20) ? b->len - off : (size_t)1 << 20;
+        sent = PQputCopyData(c, b->data + off, (int)n) == 1;
+        off += n;
+    }
+    bool ended = PQputCopyEnd(c, sent ? NULL : "fjord: sending rows failed") == 1;
+    fj_status st = FJ_OK;
+    while ((r = PQgetResult(c))) {
+        if (st == FJ_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
+            st = fj_pg_fail(x->s, r, what, x->err);
+        PQclear(r);
+    }
+    if (st == FJ_OK && (!sent || !ended))
+        st = fj_pg_fail(x->s, NULL, what, x->err);
+    return st;
 }
 
 /* Runs a batched statement over the rows of x->w->t (nothing when there are none). */
@@ -383,7 +459,23 @@ static fj_status run_rows(wctx *x, fj_pg_stmt_id id, PGresult **res, const char 
     const char *vals[FJ_PG_MAXCOLS];
     if (fj_pg_cols_finish(&x->w->t, vals) != FJ_OK)
         return cols_status(x);
-    return fj_pg_run(x->s, id, x->w->t.ncols, vals, res, what, x->err);
+    if (!x->w->t.copy)
+        return fj_pg_run(x->s, id, x->w->t.ncols, vals, res, what, x->err);
+    pthread_once(&spec_once, build_all);
+    size_t k = spec_index(id);
+    if (k == NONE_SPEC)
+        return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: %s: not a batched statement", what);
+    const spec *p = &specs[k];
+    if (p->kind != SP_DIRECT && !x->s->staged[id]) { /* once per session */
+        if (!spec_stage[k][0])
+            return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: %s: statement too long", what);
+        TRY(fj_pg_exec(x->s, spec_stage[k], what, x->err));
+        x->s->staged[id] = true;
+    }
+    TRY(copy_in(x, spec_copy[k], what));
+    if (p->kind == SP_DIRECT)
+        return FJ_OK;
+    return fj_pg_run(x->s, id, 0, NULL, res, what, x->err);
 }
 
 /* A counted insert: marks which rows were inserted (x->w->flags) and, when count is set, counts
@@ -1388,8 +1480,7 @@ static fj_status write_back(wctx *x)
         TRY(fj_pg_run(x->s, FJ_PG_RJ_DEL, 1, vals, NULL, "merge jobs", x->err));
     }
 
-    fj_pg_cols_reset(t);
-    t->ncols = 8;
+    begin_rows(x, FJ_PG_RJS_INS);
     for (size_t q = 0; q < w->n_con; q++) {
         const rc *c = &w->con[q];
         fj_pg_i64(t, 0, w->inst[final_of(w, c->inst)].id);
@@ -1404,8 +1495,7 @@ static fj_status write_back(wctx *x)
     }
     TRY(run_rows(x, FJ_PG_RJS_INS, NULL, "insert job samples"));
 
-    fj_pg_cols_reset(t);
-    t->ncols = 2;
+    begin_rows(x, FJ_PG_RJH_INS);
     for (size_t q = 0; q < w->n_con; q++) {
         fj_pg_i64(t, 0, w->inst[final_of(w, w->con[q].inst)].id);
         fj_pg_i64(t, 1, w->con[q].node_id);
@@ -1413,8 +1503,7 @@ static fj_status write_back(wctx *x)
     }
     TRY(run_rows(x, FJ_PG_RJH_INS, NULL, "insert job hosts"));
 
-    fj_pg_cols_reset(t);
-    t->ncols = 2;
+    begin_rows(x, FJ_PG_RJC_INS);
     for (size_t q = 0; q < w->n_con; q++) {
         const rc *c = &w->con[q];
         int64_t id = w->inst[final_of(w, c->inst)].id;
@@ -1772,8 +1861,7 @@ static fj_status write_slurm(wctx *x)
         TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_RECOMPUTE, 3, vals, NULL, "update current Slurm jobs", x->err));
     }
 
-    fj_pg_cols_reset(t);
-    t->ncols = 4;
+    begin_rows(x, FJ_PG_SLURM_NODE_INS);
     for (size_t k = 0; k < w->n_envs; k++) {
         const wenv *we = &w->envs[k];
         if (!jobs_env(we->e))
@@ -2044,10 +2132,12 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         return FJ_OK;
 
     /* Nothing half-written: the whole group is undone, names interned in it are forgotten (their
-     * ids are gone), and so are partitions it may have created; the counts are zeroed. */
+     * ids are gone), and so are partitions and staging tables it may have created; the counts are
+     * zeroed. */
     fj_pg_rollback(s);
     fj_pg_map_clear(&s->names);
     fj_pg_weeks_forget(s);
+    memset(s->staged, 0, sizeof s->staged); /* staging tables created in the group are gone too */
     if (counts)
         memset(counts, 0, n_counts * sizeof *counts);
     return st;

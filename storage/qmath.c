@@ -83,6 +83,67 @@ bool fj_qm_cpu_interval(fj_time t0, fj_time boot0, const uint64_t *c0, size_t n0
     return true;
 }
 
+int fj_qm_cpu_step(fj_qm_cpustate *s, fj_time t, fj_time boot, const unsigned char *p, size_t len, fj_qm_cpu *out)
+{
+    if (!p || !len || (s->have && t <= s->t))
+        return 0;
+    if (len > s->cap) { /* never more counters than bytes */
+        s->have = false;
+        return -1;
+    }
+    bool interval = s->have && !(s->boot && boot && s->boot != boot);
+    size_t nmin = interval ? s->n : 0, i = 0;
+    uint64_t busy = 0, *c = s->c;
+    const unsigned char *q = p, *end = p + len;
+    /* Decode and subtract in one pass. Counters of a few days take 1 to 3 bytes: while ten bytes
+     * remain, those decode without bounds checks; the rest, and longer values, take the checked
+     * loop. The subtraction is branch-free (a decrease counts 0). */
+    while (q < end) {
+        uint64_t v = q[0];
+        if (end - q >= 10 && v >= 0x80 && q[1] < 0x80) {
+            v = (v & 0x7f) | (uint64_t)q[1] << 7;
+            q += 2;
+        } else if (end - q >= 10 && v >= 0x80 && q[2] < 0x80) {
+            v = (v & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+            q += 3;
+        } else if (v < 0x80) {
+            q += 1;
+        } else {
+            v = 0;
+            unsigned sh = 0;
+            for (;;) {
+                if (q == end || sh > 63 || (sh == 63 && *q > 1)) {
+                    s->have = false; /* malformed: the state starts over */
+                    return -1;
+                }
+                uint64_t b = *q++;
+                v |= (b & 0x7f) << sh;
+                if (!(b & 0x80))
+                    break;
+                sh += 7;
+            }
+        }
+        if (i < nmin) {
+            uint64_t old = c[i];
+            busy += v > old ? v - old : 0;
+        }
+        c[i++] = v;
+    }
+    if (nmin > i)
+        nmin = i;
+    fj_time t0 = s->t;
+    s->t = t;
+    s->boot = boot;
+    s->n = i;
+    s->have = true;
+    if (!nmin)
+        return 0;
+    out->busy_s = (double)busy;
+    out->seconds = (double)(t - t0);
+    out->cores = nmin;
+    return 1;
+}
+
 double fj_qm_cpu_cores(const fj_qm_cpu *c)
 {
     return c->seconds > 0 ? c->busy_s / c->seconds : 0;

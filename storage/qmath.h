@@ -50,6 +50,22 @@ typedef struct fj_qm_cpu {
 bool fj_qm_cpu_interval(fj_time t0, fj_time boot0, const uint64_t *c0, size_t n0, fj_time t1, fj_time boot1,
                         const uint64_t *c1, size_t n1, fj_qm_cpu *out);
 
+/* The per-core counters of a node's latest usable sample: the start of its next interval. */
+typedef struct fj_qm_cpustate {
+    fj_time t, boot;
+    uint64_t *c;    /* caller's storage for cap counters */
+    size_t n, cap;
+    bool have;      /* c holds a sample */
+} fj_qm_cpustate;
+
+/* Advances s by one sample of the node (in time order) with its packed counters p[0..len),
+ * decoding and subtracting in one pass; the same rules as fj_qm_cpu_interval. Returns 1 with *out
+ * filled when the state and the sample form an interval, 0 when not (no counters, a first sample,
+ * a reboot), and the sample becomes the state's start; a sample whose time is not after the
+ * state's (a duplicate or late timestamp) is ignored (0). -1 when the bytes are malformed or
+ * len > cap: the state then starts over (no interval until the next good sample). */
+int fj_qm_cpu_step(fj_qm_cpustate *s, fj_time t, fj_time boot, const unsigned char *p, size_t len, fj_qm_cpu *out);
+
 /* Utilisation in percent of all cores (0..100) and busy cores of an interval. */
 double fj_qm_cpu_util(const fj_qm_cpu *c);
 double fj_qm_cpu_cores(const fj_qm_cpu *c);

@@ -40,13 +40,10 @@ typedef struct nstate {
     int64_t node_id;
     const char *name;
     nbucket *b;        /* g.n buckets */
-    uint64_t *c;       /* counters of the interval's start sample */
-    size_t n0, cap;
-    fj_time t0, boot0;
-    bool have_prev;
+    fj_qm_cpustate cpu; /* counters of the next interval's start */
     /* one pass */
-    fj_time first_t, last_t;
-    int64_t first_id, last_id, expect, seen;
+    fj_time last_t;
+    int64_t expect, seen;
     bool redo;
 } nstate;
 
@@ -54,9 +51,7 @@ typedef struct loadctx {
     fj_sqq *x;
     fj_qm_grid g;
     fj_time from, to;
-    sqlite3_stmt *prev, *main, *gpu, *has_gpu, *first, *last, *count;
-    uint64_t *tmp; /* the current row's counters */
-    size_t tmp_cap;
+    sqlite3_stmt *prev, *main, *gpu, *has_gpu, *count, *first, *last;
     nstate *ns;    /* wanted nodes, by name */
     size_t n_ns;
 } loadctx;
@@ -66,62 +61,49 @@ static fj_status oom(loadctx *l)
     return fj_err_set(l->x->err, FJ_ENOMEM, NULL, "out of memory");
 }
 
-static fj_status grow(loadctx *l, uint64_t **p, size_t *cap, size_t n)
+/* Room in the node's counter storage for a blob of len bytes (at most len counters). */
+static fj_status room(loadctx *l, nstate *ns, size_t len)
 {
-    if (n <= *cap)
+    if (len <= ns->cpu.cap)
         return FJ_OK;
-    size_t nc = n < 128 ? 128 : n;
-    uint64_t *v = fj_realloc(*p, nc * sizeof *v);
+    size_t nc = len < 128 ? 128 : len;
+    uint64_t *v = fj_realloc(ns->cpu.c, nc * sizeof *v);
     if (!v)
         return oom(l);
-    *p = v;
-    *cap = nc;
+    ns->cpu.c = v;
+    ns->cpu.cap = nc;
     return FJ_OK;
 }
 
-/* Unpacks a cpus blob into l->tmp; *n cores (0 when absent or malformed: no CPU figure). */
-static fj_status unpack(loadctx *l, const void *blob, size_t len, size_t *n)
+/* Feeds a sample's counters to the node's CPU state; *ok when they formed an interval. */
+static fj_status cpu_step(loadctx *l, nstate *ns, fj_time t, fj_time boot, const void *blob, size_t len,
+                          fj_qm_cpu *cpu, bool *ok)
 {
-    *n = 0;
+    *ok = false;
     if (!blob || !len)
         return FJ_OK;
-    fj_status rs = grow(l, &l->tmp, &l->tmp_cap, len);
-    if (rs != FJ_OK)
-        return rs;
-    size_t got = fj_qm_varints(blob, len, l->tmp, l->tmp_cap);
-    *n = got == (size_t)-1 ? 0 : got;
-    return FJ_OK;
-}
-
-/* Makes l->tmp (n values) the start of the node's next interval. */
-static fj_status keep_counters(loadctx *l, nstate *ns, size_t n, fj_time t, fj_time boot)
-{
-    fj_status rs = grow(l, &ns->c, &ns->cap, n);
-    if (rs != FJ_OK)
-        return rs;
-    memcpy(ns->c, l->tmp, n * sizeof *ns->c);
-    ns->n0 = n;
-    ns->t0 = t;
-    ns->boot0 = boot;
-    ns->have_prev = true;
-    return FJ_OK;
+    fj_status rs = room(l, ns, len);
+    if (rs == FJ_OK)
+        *ok = fj_qm_cpu_step(&ns->cpu, t, boot, blob, len, cpu) == 1; /* malformed: no figure */
+    return rs;
 }
 
 /* Resets a node and reads the sample before the window (the first interval's start). */
 static fj_status node_start(loadctx *l, nstate *ns)
 {
     memset(ns->b, 0, l->g.n * sizeof *ns->b);
-    ns->have_prev = false;
-    ns->n0 = 0;
+    ns->cpu.have = false;
+    ns->cpu.n = 0;
     sqlite3_stmt *st = l->prev;
     sqlite3_bind_int64(st, 1, ns->node_id);
     sqlite3_bind_int64(st, 2, l->from);
     int r = sqlite3_step(st);
     fj_status rs = FJ_OK;
     if (r == SQLITE_ROW) {
-        size_t n;
-        if ((rs = unpack(l, sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2), &n)) == FJ_OK && n)
-            rs = keep_counters(l, ns, n, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+        fj_qm_cpu cpu;
+        bool ok;
+        rs = cpu_step(l, ns, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 2),
+                      (size_t)sqlite3_column_bytes(st, 2), &cpu, &ok);
     }
     sqlite3_reset(st);
     if (rs == FJ_OK && r != SQLITE_ROW && r != SQLITE_DONE)
@@ -134,32 +116,30 @@ static fj_status node_start(loadctx *l, nstate *ns)
 static fj_status node_row(loadctx *l, nstate *ns, sqlite3_stmt *st, int c)
 {
     fj_time t = sqlite3_column_int64(st, c), boot = sqlite3_column_int64(st, c + 1);
-    size_t n1;
-    fj_status rs = unpack(l, sqlite3_column_blob(st, c + 6), (size_t)sqlite3_column_bytes(st, c + 6), &n1);
+    fj_qm_cpu cpu;
+    bool ok;
+    fj_status rs = cpu_step(l, ns, t, boot, sqlite3_column_blob(st, c + 6), (size_t)sqlite3_column_bytes(st, c + 6),
+                            &cpu, &ok);
     if (rs != FJ_OK)
         return rs;
     long bi = fj_qm_bucket(&l->g, t);
-    if (bi >= 0) {
-        nbucket *b = &ns->b[bi];
-        b->samples++;
-        if ((int64_t)n1 > b->cores)
-            b->cores = (int64_t)n1;
-        fj_qm_cpu cpu;
-        if (ns->have_prev && n1 && fj_qm_cpu_interval(ns->t0, ns->boot0, ns->c, ns->n0, t, boot, l->tmp, n1, &cpu)) {
-            fj_qm_addw(&b->cpu_util, fj_qm_cpu_util(&cpu), cpu.seconds);
-            fj_qm_addw(&b->cpu_cores, fj_qm_cpu_cores(&cpu), cpu.seconds);
-        }
-        if (sqlite3_column_type(st, c + 2) != SQLITE_NULL)
-            fj_qm_add(&b->mem, sqlite3_column_double(st, c + 2));
-        if (sqlite3_column_type(st, c + 3) != SQLITE_NULL) {
-            fj_qm_add(&b->load1, sqlite3_column_double(st, c + 3));
-            fj_qm_add(&b->load5, sqlite3_column_double(st, c + 4));
-            fj_qm_add(&b->load15, sqlite3_column_double(st, c + 5));
-        }
+    if (bi < 0)
+        return FJ_OK;
+    nbucket *b = &ns->b[bi];
+    b->samples++;
+    if (ns->cpu.have && ns->cpu.t == t && (int64_t)ns->cpu.n > b->cores)
+        b->cores = (int64_t)ns->cpu.n;
+    if (ok) {
+        fj_qm_addw(&b->cpu_util, fj_qm_cpu_util(&cpu), cpu.seconds);
+        fj_qm_addw(&b->cpu_cores, fj_qm_cpu_cores(&cpu), cpu.seconds);
     }
-    /* this sample starts the next interval; one without counters, or a repeated time, does not */
-    if (n1 && (!ns->have_prev || t > ns->t0))
-        return keep_counters(l, ns, n1, t, boot);
+    if (sqlite3_column_type(st, c + 2) != SQLITE_NULL)
+        fj_qm_add(&b->mem, sqlite3_column_double(st, c + 2));
+    if (sqlite3_column_type(st, c + 3) != SQLITE_NULL) {
+        fj_qm_add(&b->load1, sqlite3_column_double(st, c + 3));
+        fj_qm_add(&b->load5, sqlite3_column_double(st, c + 4));
+        fj_qm_add(&b->load15, sqlite3_column_double(st, c + 5));
+    }
     return FJ_OK;
 }
 
@@ -248,17 +228,16 @@ static fj_status node_alone(loadctx *l, nstate *ns)
     return r == SQLITE_DONE ? FJ_OK : fj_sqq_fail(l->x, r, "gpu samples");
 }
 
-/* The one integer of st bound to (node, from, to); *rc SQLITE_OK or the failure. */
-static int64_t one_int(loadctx *l, sqlite3_stmt *st, int64_t node, int *rc)
+/* The first column of st's first row for (node, from, to) into *v (0 when no row). */
+static fj_status node_int(loadctx *l, sqlite3_stmt *st, int64_t node, int64_t *v)
 {
     sqlite3_bind_int64(st, 1, node);
     sqlite3_bind_int64(st, 2, l->from);
     sqlite3_bind_int64(st, 3, l->to);
     int r = sqlite3_step(st);
-    int64_t v = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    *v = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
-    *rc = r == SQLITE_ROW || r == SQLITE_DONE ? SQLITE_OK : r;
-    return v;
+    return r == SQLITE_ROW || r == SQLITE_DONE ? FJ_OK : fj_sqq_fail(l->x, r, "sample range");
 }
 
 /* Index of a node id among l->ns (sorted copy of ids), or -1. */
@@ -292,26 +271,26 @@ static fj_status one_pass(loadctx *l, bool *used)
 {
     fj_sqq *x = l->x;
     *used = false;
+    /* Each node's window rows: how many, and the rowids of the first and the last by time. In
+     * time-ordered data these are its smallest and largest, and the union range holds every row of
+     * the window; a node for which it does not (back-filled data) is caught by its count below and
+     * read alone. Three cheap index lookups per node; min(id)/max(id) over the range would cost
+     * more than the scan saves. */
     int64_t r0 = INT64_MAX, r1 = INT64_MIN, total = 0;
-    int rc = SQLITE_OK;
-    for (size_t i = 0; i < l->n_ns && rc == SQLITE_OK; i++) {
+    for (size_t i = 0; i < l->n_ns; i++) {
         nstate *ns = &l->ns[i];
-        ns->expect = one_int(l, l->count, ns->node_id, &rc);
-        if (!ns->expect || rc != SQLITE_OK)
-            continue;
-        ns->first_id = one_int(l, l->first, ns->node_id, &rc);
-        int rc2;
-        ns->last_id = one_int(l, l->last, ns->node_id, &rc2);
-        if (rc == SQLITE_OK)
-            rc = rc2;
-        if (ns->first_id < r0)
-            r0 = ns->first_id;
-        if (ns->last_id > r1)
-            r1 = ns->last_id;
-        total += ns->expect;
+        int64_t a = 0, b = 0;
+        fj_status rs = node_int(l, l->count, ns->node_id, &ns->expect);
+        if (rs == FJ_OK && ns->expect > 0 && (rs = node_int(l, l->first, ns->node_id, &a)) == FJ_OK)
+            rs = node_int(l, l->last, ns->node_id, &b);
+        if (rs != FJ_OK)
+            return rs;
+        if (ns->expect > 0) {
+            r0 = a < r0 ? a : r0;
+            r1 = b > r1 ? b : r1;
+            total += ns->expect;
+        }
     }
-    if (rc != SQLITE_OK)
-        return fj_sqq_fail(x, rc, "sample range");
     if (total == 0 || r1 < r0 || (r1 - r0 + 1) > SCAN_MAX_WASTE * total)
         return FJ_OK;
     *used = true;
@@ -454,7 +433,7 @@ static fj_status run_load(loadctx *l, node_done_fn done, void *ctx)
     rs = FJ_OK;
 out:
     for (size_t i = 0; i < l->n_ns; i++)
-        fj_free(l->ns[i].c);
+        fj_free(l->ns[i].cpu.c);
     fj_free(mem);
     return rs;
 }
@@ -474,12 +453,12 @@ static fj_status load_prepare(loadctx *l)
                              &l->gpu)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT count(*), max(n_gpus) FROM sysinfo WHERE node_id = ?1", &l->has_gpu)) !=
             FJ_OK ||
+        (rs = fj_sqq_prepare(x, "SELECT count(*) FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3",
+                             &l->count)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT id FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3"
                                 " ORDER BY time LIMIT 1", &l->first)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT id FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3"
-                                " ORDER BY time DESC LIMIT 1", &l->last)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "SELECT count(*) FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3",
-                             &l->count)) != FJ_OK)
+                                " ORDER BY time DESC LIMIT 1", &l->last)) != FJ_OK)
         return rs;
     return FJ_OK;
 }
@@ -490,10 +469,9 @@ static void load_free(loadctx *l)
     sqlite3_finalize(l->main);
     sqlite3_finalize(l->gpu);
     sqlite3_finalize(l->has_gpu);
+    sqlite3_finalize(l->count);
     sqlite3_finalize(l->first);
     sqlite3_finalize(l->last);
-    sqlite3_finalize(l->count);
-    fj_free(l->tmp);
 }
 
 static fj_value avg_or_null(const fj_qm_acc *a)

@@ -7,7 +7,7 @@ import os
 import subprocess
 import time
 
-from harness import Fjord, check, finish
+from harness import Fjord, check, finish, metrics_backend_or_skip
 
 
 def b64url(b):
@@ -45,8 +45,10 @@ def main():
     try:
         key, foreign = Key(f.tmp, "k"), Key(f.tmp, "f")
         f.extra = ["--jwt-public-key", key.public_b64]
-        f.token("fritz")
+        fritz = f.token("fritz")
         f.start()
+        if not metrics_backend_or_skip(f, fritz):
+            finish()
         now = int(time.time())
         anyc = key.token({"sub": "ccms-writer", "exp": now + 3600, "roles": ["api"] * 20})
         check(len(anyc) > 300, "a realistic token is longer than 255 bytes (%d)" % len(anyc))

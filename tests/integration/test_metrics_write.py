@@ -5,7 +5,7 @@ import base64
 import os
 import time
 
-from harness import Fjord, check, finish, gzip_bytes, zstd_bytes, SHARED
+from harness import Fjord, check, finish, metrics_backend_or_skip, gzip_bytes, zstd_bytes, SHARED
 
 LP = open(os.path.join(SHARED, "data", "lineproto", "cc-synthetic-fritz-2nodes-1interval.lp"), "rb").read()
 N_LINES = LP.count(b"\n")
@@ -27,6 +27,8 @@ def main():
         tele = f.token("tele")
         reader = f.token("reader", "--read-only")
         f.start()
+        if not metrics_backend_or_skip(f, fritz):
+            finish()
         txt = {"Content-Type": "text/plain; charset=utf-8"}
 
         # cc-metric-store: 200, the whole sample interval, Bearer

@@ -4,6 +4,7 @@
 #include "qmath.h"
 
 #include <criterion/criterion.h>
+#include <string.h>
 
 Test(qmath, default_bucket_is_max_60s_span_over_120)
 {
@@ -109,4 +110,87 @@ Test(qmath, varints)
     const unsigned char big[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
     cr_assert_eq(fj_qm_varints(big, sizeof big, v, 8), (size_t)-1, "over 64 bits");
     cr_assert_eq(fj_qm_varints(p, sizeof p, v, 2), (size_t)-1, "more than max");
+}
+
+/* Packs values as the schema's varints. */
+static size_t pack(const uint64_t *v, size_t n, unsigned char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        do {
+            unsigned char b = x & 0x7f;
+            x >>= 7;
+            out[k++] = b | (x ? 0x80 : 0);
+        } while (x);
+    }
+    return k;
+}
+
+Test(qmath, cpu_step_agrees_with_cpu_interval)
+{
+    uint64_t store[16];
+    fj_qm_cpustate s = {.c = store, .cap = 16};
+    unsigned char p[200];
+    /* a sequence of samples: normal, a counter reset, a big counter (5 bytes), a duplicate time,
+     * fewer cores, a reboot, more cores */
+    struct {
+        fj_time t, boot;
+        uint64_t c[4];
+        size_t n;
+        int want; /* 1 interval, 0 none */
+    } seq[] = {
+        {100, 7, {10, 20, 30, 40}, 4, 0},
+        {160, 7, {70, 80, 90, 100}, 4, 1},
+        {220, 7, {0, 140, 150, 160}, 4, 1},
+        {280, 7, {1ull << 33, 200, 210, 220}, 4, 1},
+        {280, 7, {9, 9, 9, 9}, 4, 0},
+        {340, 7, {(1ull << 33) + 60, 260}, 2, 1},
+        {400, 8, {5, 5, 5, 5}, 4, 0},
+        {460, 8, {65, 65, 65, 65}, 4, 1},
+    };
+    uint64_t prev[4] = {0};
+    size_t prev_n = 0;
+    fj_time prev_t = 0, prev_boot = 0;
+    for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+        size_t len = pack(seq[i].c, seq[i].n, p);
+        fj_qm_cpu a = {0}, b = {0};
+        int r = fj_qm_cpu_step(&s, seq[i].t, seq[i].boot, p, len, &a);
+        cr_assert_eq(r, seq[i].want, "sample %zu: %d", i, r);
+        bool want = i > 0 && fj_qm_cpu_interval(prev_t, prev_boot, prev, prev_n, seq[i].t, seq[i].boot, seq[i].c,
+                                                 seq[i].n, &b);
+        cr_assert_eq(r == 1, want, "sample %zu agrees on being an interval", i);
+        if (r == 1) {
+            cr_assert_float_eq(a.busy_s, b.busy_s, 1e-9, "sample %zu busy %f vs %f", i, a.busy_s, b.busy_s);
+            cr_assert_float_eq(a.seconds, b.seconds, 1e-9);
+            cr_assert_eq(a.cores, b.cores);
+            cr_assert(a.busy_s >= 0);
+        }
+        if (!(i > 0 && seq[i].t <= prev_t)) { /* a duplicate time is ignored: it does not start the next */
+            memcpy(prev, seq[i].c, sizeof prev);
+            prev_n = seq[i].n;
+            prev_t = seq[i].t;
+            prev_boot = seq[i].boot;
+        }
+    }
+}
+
+Test(qmath, cpu_step_refuses_bad_bytes_and_starts_over)
+{
+    uint64_t store[4];
+    fj_qm_cpustate s = {.c = store, .cap = 4};
+    const unsigned char good[] = {10, 20};
+    fj_qm_cpu c;
+    cr_assert_eq(fj_qm_cpu_step(&s, 10, 0, good, 2, &c), 0);
+    const unsigned char trunc[] = {30, 0x80};
+    cr_assert_eq(fj_qm_cpu_step(&s, 20, 0, trunc, 2, &c), -1);
+    cr_assert(!s.have, "a bad blob ends the chain");
+    const unsigned char more[] = {40, 50};
+    cr_assert_eq(fj_qm_cpu_step(&s, 30, 0, more, 2, &c), 0, "no interval across the bad sample");
+    const unsigned char again[] = {41, 52};
+    cr_assert_eq(fj_qm_cpu_step(&s, 40, 0, again, 2, &c), 1);
+    cr_assert_float_eq(c.busy_s, 3, 1e-12);
+    const unsigned char big[] = {1, 2, 3, 4, 5};
+    cr_assert_eq(fj_qm_cpu_step(&s, 50, 0, big, 5, &c), -1, "more bytes than room");
+    cr_assert_eq(fj_qm_cpu_step(&s, 60, 0, NULL, 0, &c), 0, "no counters: nothing");
 }

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Line-protocol benchmark, fjord side by side with InfluxDB 1.6.7 and VictoriaMetrics 1.79.5 (Debian's
+# packages: scripts/install-deps.sh bench). Each runs alone in a temporary directory on 127.0.0.1 and
+# takes the same pre-generated bodies (tests/bench/lp_load.c: a ClusterCockpit cluster of NODES nodes
+# x 2 sockets x 72 hwthreads, 519 lines per node and minute, HOURS of data ending now, 5,000-line
+# bodies, CONNECTIONS keep-alive connections). Printed per system:
+#   points/s, points per server CPU-second, bytes on disk per point after a flush, peak RSS,
+#   median latency of (a) one host, one metric, 72 hwthreads, the whole range averaged to 60 s and
+#   (b) node-level cpu_load of every host over the whole range at 60 s,
+# using each system's own query API (fjord: /api/query; InfluxDB: InfluxQL; VictoriaMetrics: PromQL
+# query_range with nocache=1). fjord's queries are timed twice: right after the load (points still
+# in memory) and after a restart (all from sealed chunks).
+#
+#   tests/bench/lp_bench.sh [NODES] [HOURS] [CONNECTIONS]     (from the checkout, after a build)
+#   BUILD=build-dir SYSTEMS="fjord influxdb victoria" REPEAT=11
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${BUILD:-$root/build}
+nodes=${1:-50}
+hours=${2:-6}
+conns=${3:-2}
+systems=${SYSTEMS:-fjord influxdb victoria}
+repeat=${REPEAT:-11}
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+waitport() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+ticks=$(getconf CLK_TCK)
+end=$(( $(date +%s) / 60 * 60 ))
+start=$(( end - hours * 3600 ))
+first_host=f0000
+results=()
+
+# median_ms KIND URL [BODY] [HEADER]: runs the request $repeat times (after one warm-up).
+median_ms() {
+  python3 - "$repeat" "$@" <<'EOF'
+import sys, time, urllib.request
+n, kind, url = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+body = sys.argv[4].encode() if len(sys.argv) > 4 and sys.argv[4] else None
+hdr = dict([sys.argv[5].split(": ", 1)]) if len(sys.argv) > 5 and sys.argv[5] else {}
+times, size = [], 0
+for i in range(n + 1):
+    req = urllib.request.Request(url, data=body, method="POST" if body else "GET", headers=hdr)
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=300) as r:
+        size = len(r.read())
+    if i:
+        times.append((time.perf_counter() - t0) * 1e3)
+times.sort()
+print("%.1f %d" % (times[len(times) // 2], size))
+EOF
+}
+
+load() { # port path auth -> sets load_json, cpu_s
+  local c0 c1
+  c0=$(cpu_ticks "$pid")
+  load_json=$("$build/lp_load" --port "$1" --path "$2" ${3:+--auth "$3"} --nodes "$nodes" --hours "$hours" \
+    --start "$start" --connections "$conns")
+  c1=$(cpu_ticks "$pid")
+  cpu_s=$(python3 -c "print(($c1 - $c0) / $ticks)")
+  echo "  load: $load_json" >&2
+}
+
+row() { # name qa qb disk_bytes rss_kb extra
+  python3 - "$load_json" "$cpu_s" "$@" <<'EOF'
+import json, sys
+j = json.loads(sys.argv[1]); cpu = float(sys.argv[2])
+name, qa, qb, disk, rss = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7])
+p = j["points"]
+inuse = " (%.2f in use)" % (int(sys.argv[8]) / p) if len(sys.argv) > 8 else ""
+print("| %s | %.0f | %.0f | %.2f%s | %.0f MiB | %s | %s |" % (name, j["points_per_s"], p / cpu if cpu else 0,
+      disk / p, inuse, rss / 1024.0, qa, qb))
+EOF
+}
+
+echo "data: $nodes nodes x 519 series, $hours h at 60 s = $((nodes * 519 * hours * 60)) points, $conns connections" >&2
+
+for sys in $systems; do
+  case $sys in
+  fjord)
+    d="$tmp/fjord"; mkdir -p "$d"; port=$(freeport)
+    secret=$("$build/fjord" token add fritz --db "$d/fjord.db")
+    args=(serve --db "$d/fjord.db" --listen "127.0.0.1:$port" --log-level warn)
+    "$build/fjord" "${args[@]}" & pid=$!
+    waitport "$port"
+    load "$port" "/api/write?cluster=fritz" "Bearer $secret"
+    ids=$(python3 -c 'import json; print(json.dumps([str(i) for i in range(72)]))')
+    qa_body="{\"cluster\":\"fritz\",\"from\":$start,\"to\":$end,\"queries\":[{\"metric\":\"cpu_user\",\"host\":\"$first_host\",\"type\":\"hwthread\",\"type-ids\":$ids,\"resolution\":60}]}"
+    qb_body="{\"cluster\":\"fritz\",\"from\":$start,\"to\":$end,\"for-all-nodes\":[\"cpu_load\"]}"
+    url="http://127.0.0.1:$port/api/query"
+    live_a=$(median_ms a "$url" "$qa_body" "Authorization: Bearer $secret")
+    live_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")
+    rss=$(hwm_kb "$pid")
+    kill -TERM "$pid"; wait "$pid"; pid=  # a clean stop seals every buffer
+    disk=$(stat -c %s "$d/fjord.db")
+    inuse=$(sqlite3 "$d/fjord.db" "SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count)")
+    inuse=$((inuse * $(sqlite3 "$d/fjord.db" "PRAGMA page_size")))
+    "$build/fjord" "${args[@]}" & pid=$!
+    waitport "$port"
+    sealed_a=$(median_ms a "$url" "$qa_body" "Authorization: Bearer $secret")
+    sealed_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")
+    kill -TERM "$pid"; wait "$pid"; pid=
+    results+=("$(row fjord "${sealed_a% *} ms (live ${live_a% *})" "${sealed_b% *} ms (live ${live_b% *})" "$disk" "$rss" "$inuse")")
+    ;;
+  influxdb)
+    d="$tmp/influx"; mkdir -p "$d"; port=$(freeport); rpc=$(freeport)
+    cat > "$d/influxdb.conf" <<EOF
+reporting-disabled = true
+bind-address = "127.0.0.1:$rpc"
+[meta]
+  dir = "$d/meta"
+[data]
+  dir = "$d/data"
+  wal-dir = "$d/wal"
+  query-log-enabled = false
+  cache-snapshot-write-cold-duration = "5s"
+  compact-full-write-cold-duration = "10s"
+[http]
+  bind-address = "127.0.0.1:$port"
+  log-enabled = false
+[monitor]
+  store-enabled = false
+[continuous_queries]
+  enabled = false
+EOF
+    /usr/bin/influxd -config "$d/influxdb.conf" > "$d/log" 2>&1 & pid=$!
+    waitport "$port"
+    curl -s -XPOST "http://127.0.0.1:$port/query" --data-urlencode "q=CREATE DATABASE fritz" > /dev/null
+    load "$port" "/write?db=fritz&precision=ns" ""
+    qa="SELECT mean(\"value\") FROM \"cpu_user\" WHERE \"hostname\"='$first_host' AND time >= ${start}s AND time < ${end}s GROUP BY time(60s), \"type-id\""
+    qb="SELECT mean(\"value\") FROM \"cpu_load\" WHERE time >= ${start}s AND time < ${end}s GROUP BY time(60s), \"hostname\""
+    enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
+    a=$(median_ms a "http://127.0.0.1:$port/query?db=fritz&epoch=s&q=$(enc "$qa")")
+    b=$(median_ms b "http://127.0.0.1:$port/query?db=fritz&epoch=s&q=$(enc "$qb")")
+    sleep 20 # cache snapshot and full compaction after the cold durations
+    rss=$(hwm_kb "$pid")
+    disk=$(du -sb "$d/data" "$d/wal" | awk '{s += $1} END {print s}')
+    kill -TERM "$pid"; wait "$pid" || true; pid=
+    results+=("$(row "InfluxDB 1.6.7" "${a% *} ms" "${b% *} ms" "$disk" "$rss")")
+    ;;
+  victoria)
+    d="$tmp/vm"; mkdir -p "$d"; port=$(freeport)
+    /usr/bin/victoria-metrics -storageDataPath "$d/data" -httpListenAddr "127.0.0.1:$port" -retentionPeriod 1y \
+      -loggerLevel ERROR > "$d/log" 2>&1 & pid=$!
+    waitport "$port"
+    load "$port" "/write" ""
+    curl -s "http://127.0.0.1:$port/internal/force_flush" > /dev/null
+    sleep 2
+    enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
+    rng="start=$start&end=$end&step=60&nocache=1"
+    a=$(median_ms a "http://127.0.0.1:$port/api/v1/query_range?$rng&query=$(enc "avg_over_time(cpu_user_value{hostname=\"$first_host\",type=\"hwthread\"}[60s])")")
+    b=$(median_ms b "http://127.0.0.1:$port/api/v1/query_range?$rng&query=$(enc "avg_over_time(cpu_load_value[60s])")")
+    curl -s "http://127.0.0.1:$port/internal/force_flush" > /dev/null
+    sleep 5
+    rss=$(hwm_kb "$pid")
+    disk=$(du -sb "$d/data" | awk '{print $1}')
+    kill -TERM "$pid"; wait "$pid" || true; pid=
+    results+=("$(row "VictoriaMetrics 1.79.5" "${a% *} ms" "${b% *} ms" "$disk" "$rss")")
+    ;;
+  *) echo "unknown system $sys" >&2; exit 2 ;;
+  esac
+done
+
+echo
+echo "$nodes nodes, $hours h, $((nodes * 519 * hours * 60)) points, $conns connections, $(nproc) cores"
+echo
+echo "| system | points/s | points per server CPU-s | bytes on disk per point | peak RSS | (a) 1 host, 72 hwthreads, 60 s | (b) cpu_load, all hosts, 60 s |"
+echo "|---|---|---|---|---|---|---|"
+printf '%s\n' "${results[@]}"

@@ -1,0 +1,239 @@
+/* Tests of storage/sqlite_ts.c: line-protocol batches through fj_store_write (request log, engine,
+ * chunks, messages, jobs), reads merging the live engine with stored chunks, a clean close that
+ * seals everything, replay of the request log after a "crash" (a copy of the database files taken
+ * while the writer is open), retention and request-log trimming. */
+#include "cc.h"
+#include "store.h"
+
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dbpath[256], copypath[256];
+static int db_counter;
+
+static void rm_db(const char *p)
+{
+    char b[300];
+    unlink(p);
+    snprintf(b, sizeof b, "%s-wal", p);
+    unlink(b);
+    snprintf(b, sizeof b, "%s-shm", p);
+    unlink(b);
+}
+
+static void setup(void)
+{
+    snprintf(dbpath, sizeof dbpath, "/tmp/fj_test_ts_%d_%d.db", (int)getpid(), db_counter);
+    snprintf(copypath, sizeof copypath, "/tmp/fj_test_ts_%d_%d_copy.db", (int)getpid(), db_counter++);
+    rm_db(dbpath);
+    rm_db(copypath);
+}
+
+static void teardown(void)
+{
+    rm_db(dbpath);
+    rm_db(copypath);
+}
+
+TestSuite(sqlite_ts, .init = setup, .fini = teardown);
+
+static fj_store *open_at(const char *path, fj_store_mode mode, uint32_t seal_points)
+{
+    fj_store_opts o = {.mode = mode, .create = mode == FJ_STORE_WRITE, .ts_seal_points = seal_points};
+    fj_store *s = NULL;
+    fj_err err = {0};
+    cr_assert_eq(fj_store_open(path, &o, &s, &err), FJ_OK, "%s", err.message);
+    if (mode == FJ_STORE_WRITE)
+        cr_assert_eq(fj_store_ops_of(s)->ts_start(s, &o, &err), FJ_OK, "%s", err.message);
+    return s;
+}
+
+static int64_t q1(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* n intervals of host h: cpu_load at t0 + 60 i with value base + i. */
+static void write_lp(fj_store *s, const char *body)
+{
+    fj_batch *b = fj_batch_new();
+    fj_cc_opts o = {.default_cluster = "c", .arrival_ns = 1700000000LL * 1000000000, .keep_raw = true};
+    cr_assert_eq(fj_cc_decode(body, strlen(body), &o, b, NULL, NULL, NULL, NULL), FJ_OK);
+    fj_write_count cnt = {0};
+    fj_err err = {0};
+    cr_assert_eq(fj_store_write(s, &b, 1, &cnt, &err), FJ_OK, "%s", err.message);
+    fj_batch_free(b);
+}
+
+static char *series_body(const char *host, int from, int n, double base)
+{
+    static char buf[1 << 16];
+    size_t off = 0;
+    for (int i = from; i < from + n; i++)
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "cpu_load,hostname=%s value=%g %d\n", host, base + i,
+                                1700000000 + 60 * i);
+    return buf;
+}
+
+typedef struct found {
+    uint32_t id;
+    int n;
+} found;
+
+static fj_status on_series(void *ud, uint32_t id, const fj_ts_key *k)
+{
+    (void)k;
+    ((found *)ud)->id = id;
+    ((found *)ud)->n++;
+    return FJ_OK;
+}
+
+static uint32_t series_id(fj_store *r, const char *host)
+{
+    found got = {0, 0};
+    fj_ts_sel sel = {"c", host, "cpu_load"};
+    cr_assert_eq(fj_store_ops_of(r)->ts_series(r, &sel, on_series, &got, NULL), FJ_OK);
+    cr_assert_eq(got.n, 1);
+    return got.id;
+}
+
+static void expect_points(fj_store *r, fj_ts_engine *live, const char *host, int n, double base)
+{
+    fj_ts_points p = {0};
+    fj_err err = {0};
+    uint32_t id = series_id(r, host);
+    cr_assert_eq(fj_store_ops_of(r)->ts_read(r, live, id, 0, INT64_MAX, &p, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(p.n, (size_t)n, "%s: %zu points, want %d", host, p.n, n);
+    for (int i = 0; i < n; i++) {
+        cr_expect_eq(p.t[i], (1700000000LL + 60 * i) * 1000000000);
+        cr_expect_eq(p.v[i], base + i);
+    }
+    fj_ts_points_free(&p);
+}
+
+Test(sqlite_ts, write_read_seal_and_clean_close)
+{
+    fj_store *w = open_at(dbpath, FJ_STORE_WRITE, 4);
+    write_lp(w, series_body("a", 0, 10, 1.5)); /* 10 points: two chunks of 4 sealed, 2 buffered */
+    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM request_log"), 1);
+    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM ts_series"), 1);
+    cr_expect(q1(dbpath, "SELECT count(*) FROM ts_chunk") >= 1);
+    fj_store *r = open_at(dbpath, FJ_STORE_READ, 0);
+    expect_points(r, fj_store_ops_of(w)->ts_engine(w), "a", 10, 1.5);
+    /* without the live engine only sealed chunks are seen */
+    fj_ts_points p = {0};
+    cr_assert_eq(fj_store_ops_of(r)->ts_read(r, NULL, series_id(r, "a"), 0, INT64_MAX, &p, NULL), FJ_OK);
+    cr_expect_eq((int64_t)p.n, q1(dbpath, "SELECT sum(count) FROM ts_chunk"), "%zu", p.n);
+    fj_ts_points_free(&p);
+    fj_store_close(w); /* seals and commits the rest, trims the log */
+    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM request_log"), 0);
+    cr_expect_eq(q1(dbpath, "SELECT sum(count) FROM ts_chunk"), 10);
+    expect_points(r, NULL, "a", 10, 1.5);
+    fj_store_close(r);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cp %s %s && (test ! -e %s-wal || cp %s-wal %s-wal)", from, to, from, from, to);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(sqlite_ts, replay_after_crash)
+{
+    fj_store *w = open_at(dbpath, FJ_STORE_WRITE, 4);
+    write_lp(w, series_body("a", 0, 6, 10));
+    write_lp(w, series_body("b", 0, 3, 20));
+    write_lp(w, series_body("a", 6, 3, 10)); /* a's later points, b never sealed */
+    /* the state a SIGKILL would leave: committed pages, the engine's memory lost */
+    copy_file(dbpath, copypath);
+    fj_store_close(w);
+    cr_expect(q1(copypath, "SELECT count(*) FROM request_log") >= 2);
+    fj_store *w2 = open_at(copypath, FJ_STORE_WRITE, 4);
+    fj_store *r = open_at(copypath, FJ_STORE_READ, 0);
+    fj_ts_engine *live = fj_store_ops_of(w2)->ts_engine(w2);
+    expect_points(r, live, "a", 9, 10);
+    expect_points(r, live, "b", 3, 20);
+    /* a second crash right after the replay replays again, the same */
+    rm_db(dbpath);
+    copy_file(copypath, dbpath);
+    fj_store_close(w2);
+    fj_store *w3 = open_at(dbpath, FJ_STORE_WRITE, 4);
+    fj_store *r3 = open_at(dbpath, FJ_STORE_READ, 0);
+    expect_points(r3, fj_store_ops_of(w3)->ts_engine(w3), "a", 9, 10);
+    expect_points(r3, fj_store_ops_of(w3)->ts_engine(w3), "b", 3, 20);
+    fj_store_close(r3);
+    fj_store_close(w3);
+    fj_store_close(r);
+}
+
+Test(sqlite_ts, messages_jobs_and_duplicates)
+{
+    fj_store *w = open_at(dbpath, FJ_STORE_WRITE, 0);
+    const char *ev = "ccb,hostname=s1,loglevel=info log=\"done\" 1740027951\n"
+                     "start_job event=\"{\\\"jobId\\\":1,\\\"cluster\\\":\\\"c\\\",\\\"startTime\\\":100,\\\"user\\\":\\\"u\\\","
+                     "\\\"resources\\\":[{\\\"hostname\\\":\\\"n\\\"}]}\" 1740027951\n";
+    write_lp(w, ev);
+    write_lp(w, ev); /* re-sent: no new rows, the start is a duplicate */
+    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM cc_messages"), 2);
+    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM cc_jobs"), 1);
+    /* the REST path's outcome record */
+    fj_batch *b = fj_batch_new();
+    fj_envelope *e = fj_batch_add(b);
+    fj_cc_job j;
+    fj_cc_job_result res = {0};
+    const char *stop = "{\"jobId\":1,\"cluster\":\"c\",\"stopTime\":50}";
+    cr_assert_eq(fj_cc_job_parse(b->arena, FJ_CC_JOB_STOP, stop, strlen(stop), NULL, &j, NULL), FJ_OK);
+    j.result = &res;
+    e->kind = FJ_KIND_METRICS;
+    e->u.metrics.jobs = &j;
+    e->u.metrics.n_jobs = 1;
+    fj_write_count cnt = {0};
+    cr_assert_eq(fj_store_write(w, &b, 1, &cnt, NULL), FJ_OK);
+    cr_expect_eq(res.status, FJ_EINVAL, "stop before start");
+    j.stop_time = 500;
+    cr_assert_eq(fj_store_write(w, &b, 1, &cnt, NULL), FJ_OK);
+    cr_expect_eq(res.status, FJ_OK);
+    cr_expect_eq(res.start_time, 100);
+    cr_assert_eq(fj_store_write(w, &b, 1, &cnt, NULL), FJ_OK);
+    cr_expect_eq(res.status, FJ_ECONFLICT, "already stopped");
+    j.job_id = 2;
+    cr_assert_eq(fj_store_write(w, &b, 1, &cnt, NULL), FJ_OK);
+    cr_expect_eq(res.status, FJ_ENOTFOUND);
+    fj_batch_free(b);
+    fj_store *r = open_at(dbpath, FJ_STORE_READ, 0);
+    fj_buf out;
+    fj_buf_init(&out, 1 << 20);
+    fj_cc_msg_query q = {.cluster = "c", .kind = "log"};
+    cr_assert_eq(fj_store_ops_of(r)->cc_messages(r, &q, &out, NULL), FJ_OK);
+    cr_expect(strstr(out.data, "\"payload\":\"done\"") != NULL, "%s", out.data);
+    fj_buf_free(&out);
+    fj_store_close(r);
+    fj_store_close(w);
+}
+
+Test(sqlite_ts, retention_drops_old_chunks)
+{
+    fj_store_opts o = {.mode = FJ_STORE_WRITE, .create = true, .ts_seal_points = 2, .ts_retention_s = 1};
+    fj_store *w = NULL;
+    cr_assert_eq(fj_store_open(dbpath, &o, &w, NULL), FJ_OK);
+    cr_assert_eq(fj_store_ops_of(w)->ts_start(w, &o, NULL), FJ_OK);
+    write_lp(w, series_body("old", 0, 4, 1)); /* 2023: far older than a second */
+    cr_expect(q1(dbpath, "SELECT count(*) FROM ts_chunk") >= 1);
+    sleep(2);
+    cr_assert_eq(fj_store_ops_of(w)->maintain(w, NULL), FJ_OK);
+    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM ts_chunk"), 0, "chunks past retention are dropped");
+    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM request_log"), 0, "durable log rows are trimmed");
+    fj_store_close(w);
+}
