@@ -175,7 +175,8 @@ static bool make_query(fj_apiq *a, fj_cb_query *q, size_t def_limit)
             fj_api_bad_param(a->r, "event", "want an event label rank:io_step:idx");
             return false;
         }
-        if ((q->rank >= 0 && q->rank != (int64_t)rk) || (step && (q->step_from != (int64_t)st || q->step_to != (int64_t)st))) {
+        bool other_step = step && (q->step_from != (int64_t)st || q->step_to != (int64_t)st);
+        if ((q->rank >= 0 && q->rank != (int64_t)rk) || other_step) {
             fj_api_bad_param(a->r, "event", "names another rank or IO step than the rank or step parameter");
             return false;
         }
@@ -196,8 +197,10 @@ static void run(fj_apiq *a, fj_cb_query *q, op_kind kind)
     if (!s)
         return;
     const fj_store_ops *ops = fj_store_ops_of(s);
-    fj_status (*op)(fj_store *, fj_cb_query *, fj_sink *, fj_err *) =
-        kind == OP_RUNS ? ops->cb_runs : kind == OP_SERIES ? ops->cb_series : kind == OP_TOP ? ops->cb_top : ops->cb_records;
+    fj_status (*op)(fj_store *, fj_cb_query *, fj_sink *, fj_err *) = kind == OP_RUNS     ? ops->cb_runs
+                                                                     : kind == OP_SERIES ? ops->cb_series
+                                                                     : kind == OP_TOP    ? ops->cb_top
+                                                                                         : ops->cb_records;
     if (!op) {
         reply_501(a->r, ops->name);
         return;
@@ -208,9 +211,10 @@ static void run(fj_apiq *a, fj_cb_query *q, op_kind kind)
     fj_out o;
     fj_out_init(&o, &body, a->csv);
     fj_status st = fj_out_meta_str(&o, "cluster", q->cluster);
-    if (st == FJ_OK && kind == OP_TOP) {
-        fj_out_meta_time(&o, "from", a->q.from);
-        st = fj_out_meta_time(&o, "to", a->q.to);
+    if (st == FJ_OK && kind == OP_TOP) { /* the window; null for an open end */
+        st = a->q.from ? fj_out_meta_time(&o, "from", a->q.from) : fj_out_meta_str(&o, "from", NULL);
+        if (st == FJ_OK)
+            st = a->q.to ? fj_out_meta_time(&o, "to", a->q.to) : fj_out_meta_str(&o, "to", NULL);
     }
     if (st == FJ_OK)
         st = op(s, q, &o.sink, &err);
@@ -272,7 +276,9 @@ void fj_api_chimbuko(fj_http_req *r)
         const char *c = rest + 11;
         if (!strcmp(c, "events") || !strcmp(c, "anomalies") || !strcmp(c, "normalexecs")) {
             ep = &ep_events;
-            coll = !strcmp(c, "anomalies") ? FJ_CB_ANOMALIES : !strcmp(c, "normalexecs") ? FJ_CB_NORMALEXECS : FJ_CB_PACKET;
+            coll = !strcmp(c, "anomalies")     ? FJ_CB_ANOMALIES
+                   : !strcmp(c, "normalexecs") ? FJ_CB_NORMALEXECS
+                                               : FJ_CB_PACKET; /* events: both */
             def_limit = 1000;
         } else if (!strcmp(c, "metadata")) {
             ep = &ep_metadata;

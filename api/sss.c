@@ -441,11 +441,13 @@ static void write_node(xw *w, const char *cluster, const snode *n)
         if (n->interval_s > 0)
             snprintf(wall, sizeof wall, "PT%lldS", (long long)n->interval_s);
         long used_cpus = isnan(n->cpu_busy) ? -1 : lround(n->cpu_busy);
+        const char *const cpu_attrs[] = {"metric", "Average", "wallDuration", wall[0] ? wall : NULL, NULL};
+        const char *const gpu_attrs[] = {"name", "GPU", "metric", "Instantaneous", NULL};
+        const char *const load_attrs[] = {"name", "Load", "metric", "Average", "wallDuration", "PT60S", NULL};
         start(w, "Available");
         if (n->cores >= 0 && used_cpus >= 0) {
             long avail = (long)n->cores - used_cpus;
-            num_elem(w, "Processors", (const char *const[]){"metric", "Average", "wallDuration", wall[0] ? wall : NULL, NULL},
-                     avail > 0 ? (double)avail : 0);
+            num_elem(w, "Processors", cpu_attrs, avail > 0 ? (double)avail : 0);
         }
         if (n->memory_kb >= 0 && n->used_memory_kb >= 0) {
             double free_kb = (double)(n->memory_kb - n->used_memory_kb);
@@ -454,27 +456,25 @@ static void write_node(xw *w, const char *cluster, const snode *n)
         }
         if (n->n_gpu_models && !isnan(n->gpu_busy)) {
             double idle = (double)n->n_gpus - n->gpu_busy;
-            num_elem(w, "Resource", (const char *const[]){"name", "GPU", "metric", "Instantaneous", NULL}, idle > 0 ? idle : 0);
+            num_elem(w, "Resource", gpu_attrs, idle > 0 ? idle : 0);
         }
         end(w, "Available");
         start(w, "Utilized");
         if (used_cpus >= 0)
-            num_elem(w, "Processors", (const char *const[]){"metric", "Average", "wallDuration", wall[0] ? wall : NULL, NULL},
-                     (double)used_cpus);
+            num_elem(w, "Processors", cpu_attrs, (double)used_cpus);
         if (n->used_memory_kb >= 0) {
             mb(t, sizeof t, (double)n->used_memory_kb);
             text_elem(w, "Memory", (const char *const[]){"units", "MB", "metric", "Instantaneous", NULL}, t);
         }
         if (!isnan(n->gpu_busy))
-            num_elem(w, "Resource", (const char *const[]){"name", "GPU", "metric", "Instantaneous", NULL}, n->gpu_busy);
+            num_elem(w, "Resource", gpu_attrs, n->gpu_busy);
         if (n->gpu_memory_kb >= 0) {
             mb(t, sizeof t, (double)n->gpu_memory_kb);
             text_elem(w, "Resource",
                       (const char *const[]){"name", "GPUMemory", "units", "MB", "metric", "Instantaneous", NULL}, t);
         }
         if (!isnan(n->load1))
-            num_elem(w, "Resource", (const char *const[]){"name", "Load", "metric", "Average", "wallDuration", "PT60S", NULL},
-                     n->load1);
+            num_elem(w, "Resource", load_attrs, n->load1);
         end(w, "Utilized");
     }
     end(w, "Node");
@@ -626,24 +626,39 @@ static void export(fj_http_req *r, const char *node)
         end(&w, "Status");
         text_elem(&w, "Count", NULL, count);
         start(&w, "Data");
-        if (agg->set && n_sel) {
-            char *list = NULL;
-            const char *how = agg->i == 0 ? "Range" : "List";
-            fj_err e = {0};
-            if (agg->i == 0 && fj_noderange_compress(c.a, names, n_sel, &list, &e) != FJ_OK)
-                list = NULL, how = "List"; /* a name the range syntax cannot carry: list them */
-            if (!list) {
-                fj_buf lb;
-                fj_buf_init(&lb, (size_t)1 << 28);
-                for (size_t i = 0; i < n_sel; i++) {
-                    if (i)
-                        fj_buf_puts(&lb, ",");
-                    fj_buf_puts(&lb, names[i]);
+        char *ranges = NULL;
+        fj_err e = {0};
+        if (agg->set && agg->i == 0 && n_sel && fj_noderange_compress(c.a, names, n_sel, &ranges, &e) != FJ_OK)
+            ranges = NULL; /* a name the range syntax cannot carry: listed instead */
+        if (ranges) {
+            /* One reference per <prefix>[...] item, the form SSS defines for Range. */
+            for (char *p = ranges; *p && w.st == FJ_OK;) {
+                char *q = p;
+                int depth = 0;
+                for (; *q && !(*q == ',' && depth == 0); q++)
+                    depth += *q == '[' ? 1 : *q == ']' ? -1 : 0;
+                char *item = fj_arena_strndup(c.a, p, (size_t)(q - p));
+                char **expanded;
+                size_t n_item = 0;
+                if (!item || fj_noderange_expand(c.a, item, &expanded, &n_item, &e) != FJ_OK) {
+                    w.st = item ? FJ_EINTERNAL : FJ_ENOMEM;
+                    break;
                 }
-                list = fj_arena_strdup(c.a, lb.data ? lb.data : "");
-                fj_buf_free(&lb);
+                char ic[24];
+                snprintf(ic, sizeof ic, "%zu", n_item);
+                text_elem(&w, "Node", (const char *const[]){"aggregation", "Range", "count", ic, NULL}, item);
+                p = *q ? q + 1 : q;
             }
-            text_elem(&w, "Node", (const char *const[]){"aggregation", how, "count", count, NULL}, list);
+        } else if (agg->set && n_sel) { /* List, comma-separated (SSS's default delimiter) */
+            fj_buf lb;
+            fj_buf_init(&lb, (size_t)1 << 28);
+            for (size_t i = 0; i < n_sel; i++) {
+                if (i)
+                    fj_buf_puts(&lb, ",");
+                fj_buf_puts(&lb, names[i]);
+            }
+            text_elem(&w, "Node", (const char *const[]){"aggregation", "List", "count", count, NULL}, lb.data);
+            fj_buf_free(&lb);
         } else if (!agg->set) {
             for (size_t i = 0; i < c.n; i++)
                 if (selected(&a, &c.v[i]))

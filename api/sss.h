@@ -9,8 +9,9 @@
 
 /* GET /api/v1/export/sss/nodes?cluster=[&host=&partition=&state=&aggregation=Range|List]: the
  * nodes as an SSSRMAP response (Envelope/Body/Response with Status, Count and Data) holding one
- * Node object each; with aggregation, one Node reference for all of them instead
- * (<Node aggregation="Range" count="N">node[5-23,77]</Node>). GET .../nodes/{node}?cluster=: one
+ * Node object each; with aggregation, Node references naming them instead: Range, one per prefix
+ * (<Node aggregation="Range" count="20">node[5-23,77]</Node>, from fj_noderange_compress); List,
+ * one comma list. GET .../nodes/{node}?cluster=: one
  * Node object (404 when the cluster has no such node). 501 when the storage backend cannot list
  * nodes. */
 void fj_api_sss_nodes(fj_http_req *r);

@@ -52,7 +52,7 @@ static bool target(fj_http_req *r, cctx *c)
     if (!cluster || !*cluster)
         cluster = who->anonymous ? NULL : who->name;
     if (!cluster) {
-        fj_err_set(&err, FJ_EINVAL, "cluster", "required: the cluster parameter (or a credential, whose cluster it is)");
+        fj_err_set(&err, FJ_EINVAL, "cluster", "required: the cluster parameter (or a credential of the cluster)");
         fj_http_reply_error(r, FJ_EINVAL, &err);
         return false;
     }

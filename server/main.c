@@ -134,7 +134,7 @@ static int cmd_serve(const fj_config *cfg)
         return fail(&err);
     }
     fj_nats *nats = NULL;
-    if (cfg->nats[0] && fj_nats_start(cfg->nats, srv, cfg->max_decoded, &nats, &err) != FJ_OK) {
+    if (cfg->nats[0] && fj_nats_start(cfg->nats, srv, cfg->max_decoded, cfg->metrics_max_future_s, &nats, &err) != FJ_OK) {
         fj_server_stop(srv, 30);
         fj_store_close(store);
         fj_auth_free(auth);

@@ -287,6 +287,8 @@ typedef struct qctx {
     bool with_stats, with_data, with_padding;
     fj_ts_points pts;
     fj_buf *out;
+    const char *step_metric; /* native_step's cache */
+    int64_t step;
 } qctx;
 
 typedef struct sel {
@@ -311,12 +313,42 @@ static bool sel_add(sel *s, const qser *q)
     return true;
 }
 
+/* Numbers are written with up to 6 decimals (cc-metric-store writes 3), without printf where the
+ * value allows: formatting dominated the cost of large answers. */
 static void put_num(fj_buf *o, double v)
 {
-    if (isnan(v) || isinf(v))
+    if (isnan(v) || isinf(v)) {
         fj_buf_puts(o, "null");
-    else
+        return;
+    }
+    double a = fabs(v);
+    if (a >= 1e12 || (a < 1e-3 && v != 0)) {
         fj_buf_printf(o, "%.12g", v);
+        return;
+    }
+    long long m = llround(v * 1e6);
+    unsigned long long u = m < 0 ? (unsigned long long)-m : (unsigned long long)m;
+    unsigned long long ip = u / 1000000, fp = u % 1000000;
+    char buf[40], *p = buf + sizeof buf;
+    int nd = 6;
+    while (nd > 0 && fp % 10 == 0) {
+        fp /= 10;
+        nd--;
+    }
+    if (nd) {
+        for (int i = 0; i < nd; i++) {
+            *--p = (char)('0' + fp % 10);
+            fp /= 10;
+        }
+        *--p = '.';
+    }
+    do {
+        *--p = (char)('0' + ip % 10);
+        ip /= 10;
+    } while (ip);
+    if (m < 0)
+        *--p = '-';
+    fj_buf_append(o, p, (size_t)(buf + sizeof buf - p));
 }
 
 static void put_error_result(qctx *c, const char *msg, int64_t res)
@@ -328,7 +360,19 @@ static void put_error_result(qctx *c, const char *msg, int64_t res)
 }
 
 /* The resolution in seconds: asked, configured, or the median spacing of the first series. */
+static int64_t native_step_uncached(qctx *c, const char *metric, const sel *s);
+
+/* The last metric's step is remembered: for-all-nodes asks the same metric host after host. */
 static int64_t native_step(qctx *c, const char *metric, const sel *s)
+{
+    if (c->step_metric && !strcmp(c->step_metric, metric))
+        return c->step;
+    c->step = native_step_uncached(c, metric, s);
+    c->step_metric = metric;
+    return c->step;
+}
+
+static int64_t native_step_uncached(qctx *c, const char *metric, const sel *s)
 {
     const metric_cfg *mc = metric_conf(metric);
     if (mc && mc->freq_s > 0)

@@ -26,6 +26,7 @@ struct fj_nats {
     natsSubscription *subs[N_SUBS];
     fj_server *srv;
     size_t max_msg;
+    int64_t max_future_ns;
     atomic_size_t messages, bad_lines, in_flight;
     atomic_bool stopping;
 };
@@ -73,7 +74,7 @@ static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     clock_gettime(CLOCK_REALTIME, &ts);
     fj_cc_opts o = {.default_cluster = cluster,
                     .arrival_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
-                    .max_future_ns = (int64_t)3600 * 1000000000,
+                    .max_future_ns = n->max_future_ns,
                     .keep_raw = true};
     fj_batch *b = fj_batch_new();
     nreq *q = b ? fj_calloc(1, sizeof *q) : NULL;
@@ -103,7 +104,8 @@ static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     }
 }
 
-fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, fj_nats **out, fj_err *err)
+fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, int64_t max_future_s, fj_nats **out,
+                        fj_err *err)
 {
     *out = NULL;
     struct fj_nats *n = fj_calloc(1, sizeof *n);
@@ -111,6 +113,7 @@ fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, fj_nats
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     n->srv = srv;
     n->max_msg = max_msg;
+    n->max_future_ns = max_future_s * 1000000000;
     natsOptions *opts = NULL;
     natsStatus s = natsOptions_Create(&opts);
     if (s == NATS_OK)
@@ -161,9 +164,10 @@ void fj_nats_counts(const fj_nats *n, size_t *messages, size_t *bad_lines)
 
 #else /* no libnats */
 
-fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, fj_nats **out, fj_err *err)
+fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, int64_t max_future_s, fj_nats **out,
+                        fj_err *err)
 {
-    (void)url, (void)srv, (void)max_msg;
+    (void)url, (void)srv, (void)max_msg, (void)max_future_s;
     *out = NULL;
     return fj_err_set(err, FJ_EUNSUPPORTED, "nats", "this fjord was built without libnats (install libnats-dev)");
 }

@@ -12,12 +12,15 @@
 #include "http.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct fj_nats fj_nats;
 
 /* Connects to url and subscribes; messages are submitted to srv's writer (waiting while its queue
- * is full). max_msg: bytes of one message accepted. */
-fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, fj_nats **out, fj_err *err);
+ * is full). max_msg: bytes of one message accepted; max_future_s: refuse points later than arrival
+ * plus this (0: no limit), as metrics-max-future on HTTP. */
+fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, int64_t max_future_s, fj_nats **out,
+                        fj_err *err);
 
 /* Unsubscribes, waits for messages being handled and their commits, disconnects. NULL is a no-op. */
 void fj_nats_stop(fj_nats *n);

@@ -977,7 +977,7 @@ static fj_status pg_token_revoke(fj_store *s, const char *cluster, fj_err *err)
     return FJ_OK;
 }
 
-/* Ops this backend does not implement stay NULL (line-protocol metrics, Chimbuko, node usage);
+/* Ops this backend does not implement stay NULL (line-protocol metrics, Chimbuko);
  * their callers answer 501. */
 const fj_store_ops fj_store_pg_ops = {
     .version = FJ_STORE_OPS_VERSION,
@@ -1009,4 +1009,5 @@ const fj_store_ops fj_store_pg_ops = {
     .q_uptime = fj_pg_q_uptime,
     .q_errors = fj_pg_q_errors,
     .measurement_latest = fj_pg_measurement_latest,
+    .q_node_usage = fj_pg_q_node_usage,
 };

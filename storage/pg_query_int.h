@@ -142,5 +142,6 @@ fj_status fj_pg_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_pg_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 
 #endif

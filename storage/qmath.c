@@ -2,6 +2,17 @@
 #include "qmath.h"
 
 #include <limits.h>
+#include <string.h>
+
+/* A little-endian word as read from memory. */
+static inline uint64_t le64(uint64_t w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(w);
+#else
+    return w;
+#endif
+}
 
 int64_t fj_qm_default_bucket(fj_time from, fj_time to)
 {
@@ -95,19 +106,25 @@ int fj_qm_cpu_step(fj_qm_cpustate *s, fj_time t, fj_time boot, const unsigned ch
     size_t nmin = interval ? s->n : 0, i = 0;
     uint64_t busy = 0, *c = s->c;
     const unsigned char *q = p, *end = p + len;
-    /* Decode and subtract in one pass. Counters of a few days take 1 to 3 bytes: while ten bytes
-     * remain, those decode without bounds checks; the rest, and longer values, take the checked
-     * loop. The subtraction is branch-free (a decrease counts 0). */
+    /* Decode and subtract in one pass. Counters of a few weeks take 1 to 3 bytes: while 8 bytes
+     * remain, such a value is read as one little-endian word, its length found from the first
+     * byte without the continuation bit, and its 7-bit groups gathered without branches. Longer
+     * values and the tail take the checked loop. The subtraction is branch-free (a decrease
+     * counts 0). */
     while (q < end) {
-        uint64_t v = q[0];
-        if (end - q >= 10 && v >= 0x80 && q[1] < 0x80) {
-            v = (v & 0x7f) | (uint64_t)q[1] << 7;
-            q += 2;
-        } else if (end - q >= 10 && v >= 0x80 && q[2] < 0x80) {
-            v = (v & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
-            q += 3;
-        } else if (v < 0x80) {
-            q += 1;
+        uint64_t v, w = 0, ends = 0;
+        unsigned n = 9;
+        if (end - q >= 8) {
+            memcpy(&w, q, 8);
+            w = le64(w);
+            ends = ~w & 0x8080808080808080ull; /* bytes without the continuation bit */
+            if (ends)
+                n = (unsigned)(__builtin_ctzll(ends) >> 3) + 1;
+        }
+        if (n <= 3) {
+            v = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
+            v &= ((uint64_t)1 << (7 * n)) - 1;
+            q += n;
         } else {
             v = 0;
             unsigned sh = 0;

@@ -670,10 +670,14 @@ fj_status fj_sq_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
             " UNION SELECT run_id FROM chimbuko_counters WHERE cluster_id = ?1)"
             " SELECT r.s,"
             " (SELECT count(*) FROM chimbuko_packets p WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
-            " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
-            " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
-            " (SELECT count(*) FROM chimbuko_events e WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = 1),"
-            " (SELECT count(*) FROM chimbuko_events e WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = 0),"
+            " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p"
+            "  WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
+            " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p"
+            "  WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
+            " (SELECT count(*) FROM chimbuko_events e"
+            "  WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = 1),"
+            " (SELECT count(*) FROM chimbuko_events e"
+            "  WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = 0),"
             " (SELECT count(*) FROM (SELECT DISTINCT app, rank FROM chimbuko_rank_steps t WHERE t.cluster_id = ?1"
             "  AND t.run_id = runs.run_id))"
             " FROM runs JOIN strings r ON r.id = runs.run_id",
@@ -748,7 +752,8 @@ fj_status fj_sq_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
         t = &fj_qt_cb_counters;
         fn = counters_row;
         put(&x, "SELECT r.s, t.app, n.s, t.created_at_ms / 1000, t.created_at_ms, t.count, t.total, t.stats"
-                " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.counter_id");
+                " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id"
+                " JOIN strings n ON n.id = t.counter_id");
         common_filters(&x, "t", "app");
         if (q->func)
             put_text(&x, " AND n.s = ?", q->func);

@@ -323,23 +323,23 @@ static fj_status one_pass(loadctx *l, bool *used)
     sqlite3_stmt *st = NULL;
     rs = fj_sqq_prepare(x,
                         "SELECT id, node_id, time, boot, used_memory_kb, load1, load5, load15, cpus FROM samples"
-                        " WHERE id >= ?1 AND id <= ?2 AND time >= ?3 AND time <= ?4",
+                        " WHERE id >= ?1 AND id <= ?2",
                         &st);
     if (rs != FJ_OK)
         goto out;
     sqlite3_bind_int64(st, 1, r0);
     sqlite3_bind_int64(st, 2, r1);
-    sqlite3_bind_int64(st, 3, l->from);
-    sqlite3_bind_int64(st, 4, l->to);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        fj_time t = sqlite3_column_int64(st, 2); /* the window is checked here: cheaper than in SQL */
+        if (t < l->from || t > l->to)
+            continue;
         long slot = find_slot(ids, l->n_ns, sqlite3_column_int64(st, 1));
         if (slot < 0)
             continue;
         nstate *ns = &l->ns[slot];
         if (ns->redo)
             continue;
-        fj_time t = sqlite3_column_int64(st, 2);
         if (ns->seen && t <= ns->last_t) { /* not in time order: read this node alone */
             ns->redo = true;
             continue;

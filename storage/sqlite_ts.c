@@ -67,7 +67,7 @@ struct fj_sq_ts {
     bool own; /* in one of our own transactions (maintenance): always refresh ts_state */
     uint64_t next_lsn, durable_saved, next_saved, trimmed_below;
     int64_t retention_ns, flush_ns, keep_ns;
-    int64_t last_maint, last_flush, last_retention; /* monotonic ns */
+    int64_t last_maint, last_flush, last_retention, last_trim; /* monotonic ns */
     ZSTD_CCtx *zc;
     ZSTD_DCtx *zd;
     void *zbuf;
@@ -642,18 +642,20 @@ fj_ts_engine *fj_sq_ts_engine(fj_store *s)
 
 /* --- maintenance ----------------------------------------------------------------------------- */
 
+/* How often retention runs: a quarter of the retention, between 1 s and 10 min. */
+static int64_t retention_every(const struct fj_sq_ts *t)
+{
+    int64_t every = t->retention_ns / 4;
+    return every > 600 * NS ? 600 * NS : every < NS ? NS : every;
+}
+
 static fj_status retention_and_trim(fj_store *s, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
     int64_t now = wall_ns();
     fj_status st = FJ_OK;
     int64_t mono = fj_mono_ns();
-    int64_t every = t->retention_ns / 4;
-    if (every > 600 * NS)
-        every = 600 * NS;
-    if (every < NS)
-        every = NS;
-    if (t->retention_ns && mono - t->last_retention >= every) {
+    if (t->retention_ns && mono - t->last_retention >= retention_every(t)) {
         t->last_retention = mono;
         sqlite3_stmt *del = NULL;
         int rc = sqlite3_prepare_v2(s->db, "DELETE FROM ts_chunk WHERE t_last<?1", -1, &del, NULL);
@@ -665,7 +667,8 @@ static fj_status retention_and_trim(fj_store *s, fj_err *err)
         if (rc != SQLITE_DONE)
             return fj_sq_fail(s, rc, "retention", err);
     }
-    if (t->durable_saved > t->trimmed_below) {
+    if (t->durable_saved > t->trimmed_below && (!t->keep_ns || mono - t->last_trim >= 60 * NS)) {
+        t->last_trim = mono;
         sqlite3_stmt *del = NULL;
         int rc = sqlite3_prepare_v2(s->db, "DELETE FROM request_log WHERE lsn<?1 AND received<?2", -1, &del, NULL);
         if (rc == SQLITE_OK) {
@@ -696,6 +699,15 @@ fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
         fj_ts_engine_flush(t->eng); /* what could not be sealed for lack of memory stays buffered */
         t->dirty = true;
     }
+    /* Nothing sealed, the durable lsn unchanged and no retention due: no transaction at all. */
+    uint64_t d = fj_ts_engine_durable_lsn(t->eng);
+    if (d == UINT64_MAX)
+        d = t->next_lsn;
+    bool retention_due = t->retention_ns && now - t->last_retention >= retention_every(t);
+    bool keep_due = t->keep_ns && now - t->last_trim >= 60 * NS; /* archived rows: trim once a minute */
+    if (!t->dirty && d == t->durable_saved && (t->keep_ns || t->durable_saved <= t->trimmed_below) && !retention_due &&
+        !keep_due)
+        return FJ_OK;
     return own_txn(s, retention_and_trim, err);
 }
 

@@ -39,11 +39,11 @@ def pg_server():
     return _pg[0]
 
 
-def fresh_db(tmp):
-    """A new empty database: a file in tmp, or a new PostgreSQL database's URL."""
+def fresh_db(tmp, name="fjord.db"):
+    """A new empty database: the file name in tmp, or a new PostgreSQL database's URL."""
     if PG:
         return pg_server().create_db()
-    return os.path.join(tmp, "fjord.db")
+    return os.path.join(tmp, name)
 
 
 def _pg_dbname(url):

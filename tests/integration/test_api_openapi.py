@@ -136,6 +136,29 @@ def main():
                 if "points" in row:
                     check(set(row["points"][0]) == props(schema_of(path, member)["properties"]["points"]["items"]),
                           "%s points columns" % path)
+        # docs/api.md describes every query endpoint's parameters and fields (other modules'
+        # endpoints have their own documents)
+        md = open(os.path.join(SOURCE, "docs", "api.md")).read()
+        for p, item in paths.items():
+            op = item.get("get")
+            if not op or not op.get("x-fjord-strict-parameters") or "/chimbuko/" in p or "/export/" in p:
+                continue
+            head = "### GET %s\n" % p
+            check(head in md, "docs/api.md has a section for %s" % p)
+            if head not in md:
+                continue
+            sec = md.split(head, 1)[1].split("\n### ", 1)[0]
+            for prm in op.get("parameters", []):
+                check("`%s`" % prm["name"] in sec or "`{%s}`" % prm["name"] in sec,
+                      "docs/api.md documents %s of %s" % (prm["name"], p))
+            js = op["responses"]["200"]["content"].get("application/json", {}).get("schema", {})
+            for member, v in js.get("properties", {}).items():
+                items = v.get("items", v)
+                for col in items.get("properties", {}):
+                    if col == "points":
+                        continue
+                    check("`%s`" % col in sec or "`points[].%s`" % col in sec or "the fields of the job list" in sec,
+                          "docs/api.md documents field %s of %s" % (col, p))
     finally:
         api.close()
     finish()

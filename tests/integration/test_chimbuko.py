@@ -253,7 +253,7 @@ def test_queries(f, hpc, reader, other):
     pts = series[0]["points"] if series else []
     check([p["step"] for p in pts] == [11, 12, 13] and [p["anomalies"] for p in pts] == [1, 3, 5],
           "steps and anomalies: %s" % [(p["step"], p["anomalies"]) for p in pts])
-    check(pts and pts[1]["score_max"] == 7.312 or pts[1]["score_max"] == 7.3125, "score max: %s" % pts[1:2])
+    check(len(pts) > 1 and abs(pts[1]["score_max"] - 7.3125) < 0.001, "score max: %s" % pts[1:2])
     check(pts and pts[1]["scores"]["count"] == 3, "scores RunStats: %s" % pts[1:2])
     j = q(f, hpc, "stats/ranks", cluster="hpc1", run="default", step="12-13")
     check(sum(len(s["points"]) for s in j.get("ranks", [])) == 2, "step range: %s" % str(j)[:300])

@@ -61,8 +61,8 @@ def test_connection_loss():
         for t in threads:
             t.start()
         time.sleep(1.5)
-        down_at = time.time()
         pg.stop_server("fast")  # every connection fjord has is cut
+        down_at = time.time()   # the server is gone: nothing can commit from here on
         time.sleep(2.0)
         r = f.get("/api/v1/nodes/loss-0-0/measurements?cluster=%s" % CLUSTER)
         check(r.status == 503 and r.headers.get("Retry-After"),

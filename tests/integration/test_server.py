@@ -209,7 +209,7 @@ def test_schema():
         f.execute("DELETE FROM schema_migrations WHERE version = %d" % latest)
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "older schema refused, naming the command: %r" % r.stderr)
-        other = fresh_db(f.tmp)
+        other = fresh_db(f.tmp, "other.db")
         r = run_cli("import", SAMPLE, db=other)
         check("1 envelopes" in r.stdout, "import loads a directory-sink file: %r" % r.stdout)
         r = run_cli("import", SAMPLE, db=other)

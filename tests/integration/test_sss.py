@@ -139,38 +139,39 @@ def test_objects(f, auth):
     check(r.status == 404, "unknown node: %d" % r.status)
 
 
-def range_ref(f, auth, **params):
+def refs(f, auth, **params):
+    """The node references of an aggregated answer: (aggregation, count, text) each."""
     body, root = get_xml(f, auth, "/api/v1/export/sss/nodes", **params)
-    refs = root.findall("./Body/Response/Data/Node") if root is not None else []
-    check(len(refs) <= 1, "one node reference: %d" % len(refs))
-    return refs[0] if refs else None
+    return [(n.get("aggregation"), n.get("count"), n.text) for n in root.findall("./Body/Response/Data/Node")] \
+        if root is not None else []
 
 
 def test_ranges(f, auth):
-    ref = range_ref(f, auth, aggregation="Range")
-    check(ref is not None and ref.get("aggregation") == "Range" and ref.get("count") == "9"
-          and ref.text == "c1-[1-3],gpu-[01-02],node[5-7,77]", "Range reference: %r" %
-          ((ref.attrib, ref.text) if ref is not None else None,))
-    ref = range_ref(f, auth, aggregation="Range", state="Idle")
-    check(ref is not None and ref.text == "c1-1,gpu-02,node[5-7,77]" and ref.get("count") == "6",
-          "idle nodes: %s" % (ref.text if ref is not None else None))
-    ref = range_ref(f, auth, aggregation="Range", partition="normal", state="drain")
-    check(ref is not None and ref.text == "c1-3", "normal and drained: %s" % (ref.text if ref is not None else None))
-    ref = range_ref(f, auth, aggregation="List", partition=PARTITION)
-    check(ref is not None and ref.get("aggregation") == "List" and ref.text == "gpu-01,gpu-02", "List: %s" %
-          (ref.text if ref is not None else None))
+    # One Range reference per prefix, each in SSS's <prefix>[5-23,77] form.
+    got = refs(f, auth, aggregation="Range")
+    check(got == [("Range", "3", "c1-[1-3]"), ("Range", "2", "gpu-[01-02]"), ("Range", "4", "node[5-7,77]")],
+          "Range references: %s" % got)
+    got = refs(f, auth, aggregation="Range", state="Idle")
+    check(got == [("Range", "1", "c1-1"), ("Range", "1", "gpu-02"), ("Range", "4", "node[5-7,77]")],
+          "idle nodes: %s" % got)
+    got = refs(f, auth, aggregation="Range", partition="normal", state="drain")
+    check(got == [("Range", "1", "c1-3")], "normal and drained: %s" % got)
+    got = refs(f, auth, aggregation="List", partition=PARTITION)
+    check(got == [("List", "2", "gpu-01,gpu-02")], "List: %s" % got)
     body, root = get_xml(f, auth, "/api/v1/export/sss/nodes", aggregation="Range", state="nothing")
     check(root is not None and text(root, "Body/Response/Count") == "0" and
           not root.findall("./Body/Response/Data/Node"), "no node selected: empty Data")
+    body, root = get_xml(f, auth, "/api/v1/export/sss/nodes", aggregation="Range", state="Idle")
+    check(root is not None and text(root, "Body/Response/Count") == "6", "Count of the referenced nodes")
 
-    # The Range form is accepted where node lists are: host= reads node[5-23,77] and the
-    # compressed list of another answer.
+    # The Range form is accepted where node lists are: host= reads node[5-23,77], and the
+    # references of another answer joined into one list.
     body, root = get_xml(f, auth, "/api/v1/export/sss/nodes", host="node[5-23,77]")
     check(set(nodes_of(root)) == {"node5", "node6", "node7", "node77"}, "host=node[5-23,77]: %s" % sorted(nodes_of(root)))
-    ref = range_ref(f, auth, aggregation="Range", state="Idle")
-    body, root = get_xml(f, auth, "/api/v1/export/sss/nodes", host=ref.text if ref is not None else "x")
-    check(set(nodes_of(root)) == {"c1-1", "gpu-02", "node5", "node6", "node7", "node77"}, "host=<Range answer>: %s"
-          % sorted(nodes_of(root)))
+    idle = ",".join(t for _, _, t in refs(f, auth, aggregation="Range", state="Idle"))
+    body, root = get_xml(f, auth, "/api/v1/export/sss/nodes", host=idle)
+    check(set(nodes_of(root)) == {"c1-1", "gpu-02", "node5", "node6", "node7", "node77"}, "host=%s: %s"
+          % (idle, sorted(nodes_of(root))))
     r = f.get("/api/v1/nodes?cluster=%s&host=%s" % (CLUSTER, urllib.parse.quote("c1-[1-3],gpu-[01-02]")), auth=auth)
     if r.status == 200:
         got = sorted(n["node"] for n in r.json().get("nodes", []))

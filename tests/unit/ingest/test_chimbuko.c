@@ -445,7 +445,8 @@ Test(chimbuko, many_records_per_body)
     cr_expect_eq(cb->n_events, 2);
     cr_expect_eq(cb->events[1].idx, 1309);
     cr_expect_eq(last_env()->time, 1592584220, "the earliest entry");
-    char *bad = edit(both, "\"event_id\": \"1:1:1309\",\n  \"event_window\"", "\"event_id\": \"1:1\",\n  \"event_window\"");
+    char *bad = edit(both, "\"event_id\": \"1:1:1309\",\n  \"event_window\"",
+                     "\"event_id\": \"1:1\",\n  \"event_window\"");
     expect_refused(FJ_CB_ANOMALIES, bad, "[1].event_id", "invalid event label");
     free(bad);
     free(both);
@@ -499,7 +500,8 @@ Test(chimbuko, bad_records)
     expect_refused(FJ_CB_METADATA, "[{\"rid\":0,\"tid\":0,\"descr\":\"Hostname\",\"value\":5}]", "[0].value", "string");
     expect_refused(FJ_CB_METADATA, "[{\"rid\":0,\"tid\":0,\"descr\":\"\",\"value\":\"x\"}]", "[0].descr", "empty");
     expect_refused(FJ_CB_METADATA,
-                   "{\"rid\":0,\"tid\":0,\"descr\":\"a\",\"value\":\"x\"}\n{\"rid\":-1,\"tid\":0,\"descr\":\"a\",\"value\":\"x\"}",
+                   "{\"rid\":0,\"tid\":0,\"descr\":\"a\",\"value\":\"x\"}\n"
+                   "{\"rid\":-1,\"tid\":0,\"descr\":\"a\",\"value\":\"x\"}",
                    "[1].rid", "unsigned");
     expect_refused(FJ_CB_COUNTER_STATS, "[{\"app\":0,\"counter\":\"c\"}]", "[0].stats", "required");
     expect_refused(FJ_CB_FUNC_STATS, "[{\"app\":0,\"fid\":1,\"fname\":\"f\",\"runtime_profile\":{}}]",
@@ -507,7 +509,8 @@ Test(chimbuko, bad_records)
 
     size_t len;
     char *r = load("synthetic-v2/anomalies-record-cpu-hbos.json", &len);
-    char *b = edit(r, "\"event_id\": \"1:12:4711\",\n    \"event_window\"", "\"event_id\": \"2:12:4711\",\n    \"event_window\"");
+    char *b = edit(r, "\"event_id\": \"1:12:4711\",\n    \"event_window\"",
+                   "\"event_id\": \"2:12:4711\",\n    \"event_window\"");
     expect_refused(FJ_CB_ANOMALIES, b, "[0].event_id", "does not name rank 1");
     free(b);
     b = edit(r, "\"fid\": 42,", "\"fid\": \"42\",");

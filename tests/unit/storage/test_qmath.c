@@ -194,3 +194,37 @@ Test(qmath, cpu_step_refuses_bad_bytes_and_starts_over)
     cr_assert_eq(fj_qm_cpu_step(&s, 50, 0, big, 5, &c), -1, "more bytes than room");
     cr_assert_eq(fj_qm_cpu_step(&s, 60, 0, NULL, 0, &c), 0, "no counters: nothing");
 }
+
+Test(qmath, cpu_step_decodes_every_length_like_varints)
+{
+    /* values of 1 to 10 bytes, in every position relative to the 8-byte word reads */
+    uint64_t vals[200];
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < 200; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        unsigned bits = (unsigned)(x % 64) + 1;
+        vals[i] = bits == 64 ? x : x & (((uint64_t)1 << bits) - 1);
+    }
+    unsigned char p[2100];
+    for (size_t n = 1; n <= 200; n += 13) {
+        size_t len = pack(vals, n, p);
+        uint64_t dec[200], store[2100];
+        cr_assert_eq(fj_qm_varints(p, len, dec, 200), n);
+        fj_qm_cpustate s = {.c = store, .cap = sizeof store / sizeof store[0]};
+        fj_qm_cpu c;
+        cr_assert_eq(fj_qm_cpu_step(&s, 1, 0, p, len, &c), 0);
+        cr_assert_eq(s.n, n);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_eq(store[i], vals[i], "value %zu of %zu", i, n);
+        /* the next sample: each counter one more, so exactly n busy seconds */
+        uint64_t next[200];
+        for (size_t i = 0; i < n; i++)
+            next[i] = vals[i] == UINT64_MAX ? vals[i] : vals[i] + 1;
+        size_t nonmax = 0;
+        for (size_t i = 0; i < n; i++)
+            nonmax += vals[i] != UINT64_MAX;
+        len = pack(next, n, p);
+        cr_assert_eq(fj_qm_cpu_step(&s, 2, 0, p, len, &c), 1);
+        cr_assert_float_eq(c.busy_s, (double)nonmax, 1e-9);
+    }
+}
