@@ -212,16 +212,17 @@ void fj_route_influx2_write(fj_http_req *r)
 
 /* --- events ----------------------------------------------------------------------------------- */
 
-void fj_route_cc_events(fj_http_req *r)
+/* The common parameters of the ClusterCockpit listings; false when an answer was sent. */
+static bool list_params(fj_http_req *r, fj_cc_msg_query *q)
 {
-    fj_cc_msg_query q = {.cluster = fj_http_arg(r, "cluster"), .limit = 10000};
-    if (!q.cluster || !*q.cluster) {
+    *q = (fj_cc_msg_query){.cluster = fj_http_arg(r, "cluster"), .limit = 10000};
+    if (!q->cluster || !*q->cluster) {
         reply_err(r, FJ_EINVAL, "cluster", "parameter 'cluster' is required");
-        return;
+        return false;
     }
-    if (!fj_auth_may_read(fj_http_principal(r), q.cluster)) {
+    if (!fj_auth_may_read(fj_http_principal(r), q->cluster)) {
         reply_err(r, FJ_EFORBIDDEN, "cluster", "this credential may not read this cluster");
-        return;
+        return false;
     }
     static const char *const tp[2] = {"from", "to"};
     for (int i = 0; i < 2; i++) {
@@ -231,30 +232,38 @@ void fj_route_cc_events(fj_http_req *r)
             continue;
         if (fj_time_parse_param(v, &t) != FJ_OK) {
             reply_err(r, FJ_EINVAL, tp[i], "not an RFC 3339 time or epoch seconds");
-            return;
+            return false;
         }
         if (i == 0)
-            q.from_ns = t * 1000000000;
+            q->from_ns = t * 1000000000;
         else
-            q.to_ns = t * 1000000000 + 999999999;
+            q->to_ns = t * 1000000000 + 999999999;
     }
-    q.kind = fj_http_arg(r, "kind");
-    if (q.kind && strcmp(q.kind, "event") && strcmp(q.kind, "log") && strcmp(q.kind, "control")) {
+    q->kind = fj_http_arg(r, "kind");
+    if (q->kind && strcmp(q->kind, "event") && strcmp(q->kind, "log") && strcmp(q->kind, "control")) {
         reply_err(r, FJ_EINVAL, "kind", "kind must be event, log or control");
-        return;
+        return false;
     }
-    q.name = fj_http_arg(r, "name");
-    q.host = fj_http_arg(r, "host");
+    q->name = fj_http_arg(r, "name");
+    q->host = fj_http_arg(r, "host");
     const char *lim = fj_http_arg(r, "limit");
     if (lim) {
         char *end;
         long long n = strtoll(lim, &end, 10);
         if (*end || n < 1 || n > 1000000) {
             reply_err(r, FJ_EINVAL, "limit", "limit must be 1-1000000");
-            return;
+            return false;
         }
-        q.limit = (size_t)n;
+        q->limit = (size_t)n;
     }
+    return true;
+}
+
+static void cc_list(fj_http_req *r, bool jobs)
+{
+    fj_cc_msg_query q;
+    if (!list_params(r, &q))
+        return;
     fj_err err = {0};
     fj_store *s = fj_http_reader(r, &err);
     if (!s) {
@@ -262,18 +271,31 @@ void fj_route_cc_events(fj_http_req *r)
         return;
     }
     const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->cc_messages) {
-        fj_http_reply(r, 501, NULL, "{\"error\":{\"code\":\"not_implemented\",\"message\":\"no events in this backend\"}}\n", 75);
+    fj_status (*op)(fj_store *, const fj_cc_msg_query *, fj_buf *, fj_err *) = jobs ? ops->cc_jobs : ops->cc_messages;
+    if (!op) {
+        static const char body[] = "{\"error\":{\"code\":\"not_implemented\",\"message\":\"this storage backend "
+                                   "does not keep ClusterCockpit records\"}}\n";
+        fj_http_reply(r, 501, NULL, body, sizeof body - 1);
         return;
     }
     fj_buf out;
     fj_buf_init(&out, (size_t)1 << 30);
-    fj_status st = ops->cc_messages(s, &q, &out, &err);
-    if (st == FJ_OK)
-        fj_http_reply(r, 200, NULL, out.data ? out.data : "{\"events\":[]}", out.data ? out.len : 13);
+    fj_status st = op(s, &q, &out, &err);
+    if (st == FJ_OK && out.data)
+        fj_http_reply(r, 200, NULL, out.data, out.len);
     else
-        fj_http_reply_error(r, st, &err);
+        fj_http_reply_error(r, st == FJ_OK ? FJ_ENOMEM : st, &err);
     fj_buf_free(&out);
+}
+
+void fj_route_cc_events(fj_http_req *r)
+{
+    cc_list(r, false);
+}
+
+void fj_route_cc_jobs(fj_http_req *r)
+{
+    cc_list(r, true);
 }
 
 /* --- cc-backend's job API --------------------------------------------------------------------- */

@@ -22,6 +22,8 @@ void fj_route_ccms_query(fj_http_req *r);
 void fj_route_ccms_health(fj_http_req *r);
 /* GET /api/v1/events?cluster=&from=&to=&kind=&name=&host=&limit= */
 void fj_route_cc_events(fj_http_req *r);
+/* GET /api/v1/cc/jobs?cluster=&from=&to=&limit=: ClusterCockpit jobs joined with Sonar's Slurm jobs. */
+void fj_route_cc_jobs(fj_http_req *r);
 /* POST /api/jobs/start_job/ (201; 422 duplicate) and /api/jobs/stop_job/ (200 with the job; 422
  * not running; 404 unknown; 400 stop before start). */
 void fj_route_cc_start_job(fj_http_req *r);

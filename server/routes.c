@@ -23,6 +23,7 @@ const fj_route fj_routes[] = {
     {"GET,POST", "/api/query", FJ_ACCESS_READ, fj_route_ccms_query},
     {"GET", "/api/healthcheck", FJ_ACCESS_READ, fj_route_ccms_health},
     {"GET", "/api/v1/events", FJ_ACCESS_READ, fj_route_cc_events},
+    {"GET", "/api/v1/cc/jobs", FJ_ACCESS_READ, fj_route_cc_jobs},
     {"POST", "/api/jobs/start_job", FJ_ACCESS_WRITE, fj_route_cc_start_job},
     {"POST", "/api/jobs/stop_job", FJ_ACCESS_WRITE, fj_route_cc_stop_job},
     /* Chimbuko (server/chimbuko_routes.c): the parameter server's packets, provenance records. */

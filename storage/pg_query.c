@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,24 +27,28 @@ static const char *const slurm_json[][2] = {
 #define N_SLURM_JSON (sizeof slurm_json / sizeof slurm_json[0])
 
 static char slurm_sql[2048];
+static pthread_once_t slurm_once = PTHREAD_ONCE_INIT;
+
+/* Built from the table above, once per process, in static storage. */
+static void build_slurm_sql(void)
+{
+    size_t off = (size_t)snprintf(slurm_sql, sizeof slurm_sql, "SELECT s.cluster_id, s.job_id, s.time");
+    for (size_t i = 0; i < N_SLURM_JSON && off < sizeof slurm_sql; i++)
+        off += (size_t)snprintf(slurm_sql + off, sizeof slurm_sql - off, ", s.%s", slurm_json[i][1]);
+    if (off < sizeof slurm_sql)
+        off += (size_t)snprintf(slurm_sql + off, sizeof slurm_sql - off,
+                                " FROM slurm_jobs_current s JOIN unnest($1::bigint[],$2::bigint[]) u(c,j) ON "
+                                "s.cluster_id = u.c AND s.job_id = u.j WHERE s.job_step = ''");
+    if (off >= sizeof slurm_sql)
+        slurm_sql[0] = '\0'; /* does not fit: preparing fails cleanly */
+}
 
 const char *fj_pg_query_sql(fj_pg_stmt_id id)
 {
     if (id != FJ_PG_Q_JOB_SLURM)
         return NULL;
-    /* Built from the table above; the same every time, so a race of two first callers is harmless. */
-    if (!slurm_sql[0]) {
-        char sql[sizeof slurm_sql];
-        size_t off = (size_t)snprintf(sql, sizeof sql, "SELECT s.cluster_id, s.job_id, s.time");
-        for (size_t i = 0; i < N_SLURM_JSON && off < sizeof sql; i++)
-            off += (size_t)snprintf(sql + off, sizeof sql - off, ", s.%s", slurm_json[i][1]);
-        if (off < sizeof sql)
-            snprintf(sql + off, sizeof sql - off,
-                     " FROM slurm_jobs_current s JOIN unnest($1::bigint[],$2::bigint[]) u(c,j) ON "
-                     "s.cluster_id = u.c AND s.job_id = u.j WHERE s.job_step = ''");
-        memcpy(slurm_sql, sql, sizeof sql);
-    }
-    return slurm_sql;
+    pthread_once(&slurm_once, build_slurm_sql);
+    return slurm_sql[0] ? slurm_sql : NULL;
 }
 
 typedef struct qctx {
@@ -129,9 +134,8 @@ static const char *text_or_null(const PGresult *r, int row, int col)
     return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
 }
 
-/* The rows of a (key, name) result, ordered by key, whose key is id, as a JSON array; *from is
- * where the search starts (results and callers go in the same key order only for nodes, so jobs
- * search from 0 with a binary search). */
+/* The names of a (key, name) result ordered by key whose key is id, as a JSON array; keys holds
+ * the result's first column, searched by bisection. */
 static void put_list(qctx *q, const PGresult *r, const int64_t *keys, int n, int64_t id)
 {
     int lo = 0, hi = n;

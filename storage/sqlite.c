@@ -626,6 +626,7 @@ const fj_store_ops fj_store_sqlite_ops = {
     .ts_series = fj_sq_ts_series,
     .ts_read = fj_sq_ts_read,
     .cc_messages = fj_sq_cc_messages,
+    .cc_jobs = fj_sq_cc_jobs,
     .cb_runs = fj_sq_cb_runs,
     .cb_series = fj_sq_cb_series,
     .cb_top = fj_sq_cb_top,

@@ -16,6 +16,7 @@
 #include "qmath.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,9 @@
 #define SCAN_MIN_NODES 16
 /* Bucket memory of all nodes at once (one pass) at most; above, nodes are read one by one. */
 #define SCAN_MAX_BUCKET_BYTES ((size_t)256 << 20)
+/* At least this many nodes (and 4 buckets): the later half of the buckets is read by a second
+ * thread on its own connection. */
+#define SPLIT_MIN_NODES 64
 /* A rowid range more than this many times the window's samples is not worth one pass. */
 #define SCAN_MAX_WASTE 3
 /* Largest rowid range mapped sample id -> node for the GPU pass (entries). */
@@ -52,6 +56,7 @@ typedef struct loadctx {
     fj_qm_grid g;
     fj_time from, to;
     sqlite3_stmt *prev, *main, *gpu, *has_gpu, *count, *first, *last;
+    size_t b_lo, b_hi; /* the buckets this reader fills: [from, to] covers exactly them */
     nstate *ns;    /* wanted nodes, by name */
     size_t n_ns;
 } loadctx;
@@ -91,7 +96,7 @@ static fj_status cpu_step(loadctx *l, nstate *ns, fj_time t, fj_time boot, const
 /* Resets a node and reads the sample before the window (the first interval's start). */
 static fj_status node_start(loadctx *l, nstate *ns)
 {
-    memset(ns->b, 0, l->g.n * sizeof *ns->b);
+    memset(ns->b + l->b_lo, 0, (l->b_hi - l->b_lo) * sizeof *ns->b);
     ns->cpu.have = false;
     ns->cpu.n = 0;
     sqlite3_stmt *st = l->prev;
@@ -409,6 +414,113 @@ out:
 
 typedef fj_status (*node_done_fn)(loadctx *l, nstate *ns, void *ctx);
 
+static fj_status load_prepare(loadctx *l);
+static void load_free(loadctx *l);
+
+/* Reads every node of l into its buckets: one pass when `all` (the buckets of all nodes are in
+ * memory), nodes the pass could not vouch for, or every node otherwise, one by one. */
+static fj_status read_nodes(loadctx *l, bool all)
+{
+    bool used = false;
+    fj_status rs;
+    if (all && (rs = one_pass(l, &used)) != FJ_OK)
+        return rs;
+    for (size_t i = 0; i < l->n_ns; i++) {
+        nstate *ns = &l->ns[i];
+        if ((!used || ns->redo) && (rs = node_alone(l, ns)) != FJ_OK)
+            return rs;
+    }
+    return FJ_OK;
+}
+
+/* The later half of a long query, read by a second thread on a read connection of its own (so
+ * a cluster-wide day takes two cores, not one). Its buckets are disjoint from the first half's;
+ * the sample before its window opens its first CPU interval, exactly as a single pass would. The
+ * halves read two snapshots taken a moment apart: at worst the later half shows a commit the
+ * earlier does not, as if it had been asked a moment later. */
+typedef struct half {
+    struct fj_store st;
+    fj_sqq x;
+    fj_err err;
+    loadctx l;
+    fj_status rs;
+    pthread_t th;
+} half;
+
+static void *half_main(void *arg)
+{
+    half *h = arg;
+    h->rs = load_prepare(&h->l);
+    if (h->rs == FJ_OK)
+        h->rs = read_nodes(&h->l, true);
+    return NULL;
+}
+
+/* Starts the second half over buckets [cut, g.n) of l's nodes; false when it could not (the
+ * caller then reads everything itself). */
+static bool half_start(loadctx *l, half *h, size_t cut)
+{
+    memset(h, 0, sizeof *h);
+    const char *file = sqlite3_db_filename(l->x->s->db, "main");
+    if (!file || !*file)
+        return false;
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return false;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    h->st.ops = l->x->s->ops;
+    h->st.db = db;
+    h->st.mode = FJ_STORE_READ;
+    h->st.path = l->x->s->path;
+    fj_sqq *x = &h->x;
+    x->s = &h->st;
+    x->q = l->x->q;
+    x->err = &h->err;
+    x->cluster_id = l->x->cluster_id;
+    if (!(x->a = fj_arena_create()) ||
+        sqlite3_exec(db, "PRAGMA cache_size=-65536; PRAGMA mmap_size=17179869184; BEGIN", NULL, NULL, NULL) !=
+            SQLITE_OK)
+        goto fail;
+    loadctx *m = &h->l;
+    m->x = x;
+    m->g = l->g;
+    m->from = l->g.from + (int64_t)cut * l->g.step;
+    m->to = l->to;
+    m->b_lo = cut;
+    m->b_hi = l->g.n;
+    m->n_ns = l->n_ns;
+    if (!(m->ns = fj_arena_calloc(x->a, l->n_ns + 1, sizeof *m->ns)))
+        goto fail;
+    for (size_t i = 0; i < l->n_ns; i++) {
+        m->ns[i].node_id = l->ns[i].node_id;
+        m->ns[i].name = l->ns[i].name;
+        m->ns[i].b = l->ns[i].b;
+    }
+    if (pthread_create(&h->th, NULL, half_main, h) != 0)
+        goto fail;
+    return true;
+fail:
+    fj_arena_destroy(x->a);
+    x->a = NULL;
+    sqlite3_close(db);
+    return false;
+}
+
+static fj_status half_join(half *h)
+{
+    pthread_join(h->th, NULL);
+    fj_status rs = h->rs;
+    load_free(&h->l);
+    for (size_t i = 0; i < h->l.n_ns; i++)
+        fj_free(h->l.ns[i].cpu.c);
+    sqlite3_exec(h->st.db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(h->st.db);
+    fj_arena_destroy(h->x.a);
+    return rs;
+}
+
 /* Buckets every wanted node and calls done for each, in name order. */
 static fj_status run_load(loadctx *l, node_done_fn done, void *ctx)
 {
@@ -420,18 +532,26 @@ static fj_status run_load(loadctx *l, node_done_fn done, void *ctx)
         return oom(l);
     for (size_t i = 0; i < l->n_ns; i++)
         l->ns[i].b = all ? mem + i * l->g.n : mem;
-    bool used = false;
-    if (all && (rs = one_pass(l, &used)) != FJ_OK)
-        goto out;
-    for (size_t i = 0; i < l->n_ns; i++) {
-        nstate *ns = &l->ns[i];
-        if ((!used || ns->redo) && (rs = node_alone(l, ns)) != FJ_OK)
-            goto out;
-        if ((rs = done(l, ns, ctx)) != FJ_OK)
-            goto out;
+    /* many nodes and buckets: the later half of the buckets on a second thread */
+    half h;
+    bool split = all && l->n_ns >= SPLIT_MIN_NODES && l->g.n >= 4 && half_start(l, &h, l->g.n / 2);
+    fj_time to = l->to;
+    if (split) {
+        l->b_hi = l->g.n / 2;
+        l->to = l->g.from + (int64_t)l->b_hi * l->g.step - 1;
     }
-    rs = FJ_OK;
-out:
+    rs = read_nodes(l, all);
+    l->to = to;
+    l->b_hi = l->g.n;
+    if (split) {
+        fj_status hs = half_join(&h);
+        if (rs == FJ_OK && hs != FJ_OK) {
+            rs = hs;
+            *l->x->err = h.err;
+        }
+    }
+    for (size_t i = 0; rs == FJ_OK && i < l->n_ns; i++)
+        rs = done(l, &l->ns[i], ctx);
     for (size_t i = 0; i < l->n_ns; i++)
         fj_free(l->ns[i].cpu.c);
     fj_free(mem);
@@ -516,6 +636,8 @@ static fj_status load_begin(fj_sqq *x, loadctx *l)
     q->from = l->from; /* what was used, for the answer */
     q->to = l->to;
     q->bucket_s = step;
+    l->b_lo = 0;
+    l->b_hi = l->g.n;
     l->ns = fj_arena_calloc(x->a, x->nodes.n + 1, sizeof *l->ns);
     if (!l->ns)
         return oom(l);

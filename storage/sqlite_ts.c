@@ -934,3 +934,81 @@ fj_status fj_sq_cc_job_json(fj_store *s, int64_t cluster_id, int64_t job_id, fj_
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "cc job", err);
 }
+
+static void put_opt_text(fj_buf *out, sqlite3_stmt *st, int col)
+{
+    const char *v = (const char *)sqlite3_column_text(st, col);
+    if (v)
+        fj_buf_json_str(out, v);
+    else
+        fj_buf_puts(out, "null");
+}
+
+fj_status fj_sq_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(
+        s->db,
+        "SELECT c.id,c.job_id,c.start_time,c.stop_time,c.state,c.user,c.project,c.partition,c.num_nodes,c.hosts,"
+        " (SELECT count(*) FROM jobs j WHERE j.cluster_id=c.cluster_id AND j.job=c.job_id AND j.epoch=0),"
+        " (SELECT min(first_seen) FROM jobs j WHERE j.cluster_id=c.cluster_id AND j.job=c.job_id AND j.epoch=0),"
+        " (SELECT max(last_seen) FROM jobs j WHERE j.cluster_id=c.cluster_id AND j.job=c.job_id AND j.epoch=0),"
+        " (SELECT sum(n_samples) FROM jobs j WHERE j.cluster_id=c.cluster_id AND j.job=c.job_id AND j.epoch=0),"
+        " (SELECT job_state FROM slurm_jobs_current x WHERE x.cluster_id=c.cluster_id AND x.job_id=c.job_id AND"
+        "  x.job_step='')"
+        " FROM cc_jobs c JOIN clusters k ON k.id=c.cluster_id WHERE k.name=?1"
+        " AND (?2=0 OR coalesce(c.stop_time, 9223372036) >= ?2) AND (?3=0 OR c.start_time <= ?3)"
+        " ORDER BY c.start_time, c.id LIMIT ?4",
+        -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "list cc jobs", err);
+    sqlite3_bind_text(st, 1, q->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, q->from_ns / NS);
+    sqlite3_bind_int64(st, 3, q->to_ns / NS);
+    sqlite3_bind_int64(st, 4, q->limit ? (int64_t)q->limit : -1);
+    fj_buf_puts(out, "{\"jobs\":[");
+    size_t n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fj_buf_printf(out, "%s{\"id\":%lld,\"cluster\":", n++ ? "," : "", (long long)sqlite3_column_int64(st, 0));
+        fj_buf_json_str(out, q->cluster);
+        fj_buf_printf(out, ",\"jobId\":%lld,\"startTime\":%lld,\"stopTime\":", (long long)sqlite3_column_int64(st, 1),
+                      (long long)sqlite3_column_int64(st, 2));
+        if (sqlite3_column_type(st, 3) == SQLITE_NULL)
+            fj_buf_puts(out, "null");
+        else
+            fj_buf_printf(out, "%lld", (long long)sqlite3_column_int64(st, 3));
+        fj_buf_puts(out, ",\"jobState\":");
+        put_opt_text(out, st, 4);
+        fj_buf_puts(out, ",\"user\":");
+        put_opt_text(out, st, 5);
+        fj_buf_puts(out, ",\"project\":");
+        put_opt_text(out, st, 6);
+        fj_buf_puts(out, ",\"partition\":");
+        put_opt_text(out, st, 7);
+        fj_buf_printf(out, ",\"numNodes\":%lld,\"hosts\":%s,\"sonar\":", (long long)sqlite3_column_int64(st, 8),
+                      sqlite3_column_text(st, 9) ? (const char *)sqlite3_column_text(st, 9) : "[]");
+        if (sqlite3_column_int64(st, 10) > 0) {
+            char a[21], b[21];
+            fj_time_format(sqlite3_column_int64(st, 11), a);
+            fj_time_format(sqlite3_column_int64(st, 12), b);
+            fj_buf_printf(out, "{\"instances\":%lld,\"first_seen\":\"%s\",\"last_seen\":\"%s\",\"samples\":%lld}",
+                          (long long)sqlite3_column_int64(st, 10), a, b, (long long)sqlite3_column_int64(st, 13));
+        } else {
+            fj_buf_puts(out, "null");
+        }
+        fj_buf_puts(out, ",\"slurm\":");
+        if (sqlite3_column_type(st, 14) == SQLITE_NULL) {
+            fj_buf_puts(out, "null");
+        } else {
+            fj_buf_puts(out, "{\"job_state\":");
+            put_opt_text(out, st, 14);
+            fj_buf_puts(out, "}");
+        }
+        fj_buf_puts(out, "}");
+    }
+    fj_status fs = rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "list cc jobs", err);
+    sqlite3_finalize(st);
+    if (fs == FJ_OK && fj_buf_puts(out, "]}\n") != FJ_OK)
+        fs = fj_err_set(err, FJ_ETOOBIG, NULL, "the answer is too large; narrow from/to or set limit");
+    return fs;
+}

@@ -179,6 +179,10 @@ typedef struct fj_store_ops {
                          fj_ts_points *out, fj_err *err);
     /* Reader: {"events":[...]} oldest first. */
     fj_status (*cc_messages)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
+    /* Reader: {"jobs":[...]}: ClusterCockpit jobs of q->cluster running in [from, to] (ns; 0 = open),
+     * oldest first, each joined with Sonar's Slurm job of the same (cluster, job id) ("sonar":
+     * rectified instances, first/last seen, samples; "slurm": the current Slurm record's state). */
+    fj_status (*cc_jobs)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
 
     /* --- Chimbuko (docs/chimbuko.md; store_chimbuko.h), written by write (kind FJ_KIND_CHIMBUKO),
      * and node usage. Query ops follow the query API's contract (store_query.h: rows into a sink,

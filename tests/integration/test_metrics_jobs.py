@@ -4,6 +4,7 @@ unknown job, 400 stop before start or bad payload, 401 other cluster), and the t
 of job events (`job,function=start_job event="{json}"` and measurement start_job/stop_job)."""
 import json
 import os
+import time
 
 from harness import Fjord, check, finish, metrics_backend_or_skip, SHARED
 
@@ -93,9 +94,32 @@ def main():
                    headers={"Content-Type": "text/plain"}, auth=fritz)
         check(r.status == 400 and "job event payload" in r.body, "a bad job payload is a bad line (%d)" % r.status)
 
-        # joined with Sonar jobs on (cluster, job id): the cc_jobs row is what the join reads
         rows = f.query("SELECT count(*) FROM cc_jobs")
         check(rows[0][0] == 4, "four cc jobs stored: %s" % rows)
+        r = f.get("/api/v1/cc/jobs?cluster=fritz", auth=fritz)
+        jobs = r.json()["jobs"]
+        check([j["jobId"] for j in jobs] == [123000, 5, 69, 70], "cc jobs listed oldest first: %s" % r.body[:300])
+        check(jobs[0]["jobState"] == "completed" and jobs[0]["hosts"] == ["f0726"] and jobs[0]["sonar"] is None,
+              "listing fields; no Sonar data for this job: %s" % jobs[0])
+        r = f.get("/api/v1/cc/jobs?cluster=fritz&from=1700000000", auth=fritz)
+        check([j["jobId"] for j in r.json()["jobs"]] == [5, 69, 70], "from: jobs running at or after it (%s)" % r.body[:200])
+        check(f.get("/api/v1/cc/jobs?cluster=fritz", auth=other).status == 403, "another cluster's jobs: 403")
+
+        # joined with Sonar's Slurm jobs of the same (cluster, job id)
+        sample = json.load(open(os.path.join(SHARED, "data", "sonar", "real", "0+sample-ml1.hpc.uio.no.json")))
+        attrs = sample["data"]["attributes"]
+        cluster, job = attrs["cluster"], attrs["jobs"][0]["job"]
+        attrs["jobs"][0]["epoch"] = 0  # a Slurm job
+        mlx = f.token(cluster)
+        time.sleep(2.5)  # the server re-reads credentials every 2 s
+        r = f.post("/api/v1/insert/sample", json.dumps(sample), auth=(cluster, mlx))
+        check(r.status == 200, "Sonar sample with a Slurm job: %d %s" % (r.status, r.body[:200]))
+        r = post(f, "/api/jobs/start_job/", dict(START, cluster=cluster, jobId=job, startTime=1764060000), mlx)
+        check(r.status == 201, "cc start of the same job: %d %s" % (r.status, r.body))
+        r = f.get("/api/v1/cc/jobs?cluster=" + cluster, auth=mlx)
+        j = r.json()["jobs"][0]
+        check(j["jobId"] == job and j["sonar"] and j["sonar"]["samples"] >= 1 and j["sonar"]["instances"] == 1,
+              "the cc job carries its Sonar job: %s" % j)
         check(f.stop() == 0, "clean stop")
     finally:
         f.cleanup()

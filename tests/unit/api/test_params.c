@@ -3,6 +3,7 @@
 #include "params.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 static const fj_pspec spec[] = {
