@@ -321,6 +321,12 @@ static const fj_endpoint ep_events =
     EXT("/api/v1/events", "ClusterCockpit events and logs",
         "Stored ClusterCockpit event, log and control messages. See docs/metrics.md.", events_params, 0,
         "application/json");
+static const fj_pspec cc_jobs_params[] = {S("cluster", "cluster name"), S("from", "oldest"), S("to", "newest"),
+                                          S("limit", "most rows"), P_END};
+static const fj_endpoint ep_cc_jobs =
+    EXT("/api/v1/cc/jobs", "ClusterCockpit jobs",
+        "Jobs started and stopped through cc-backend's job API, joined with Sonar's Slurm jobs. See docs/metrics.md.",
+        cc_jobs_params, 0, "application/json");
 static const fj_endpoint ep_start_job =
     EXT("/api/jobs/start_job", "Job start (cc-backend)",
         "cc-backend's start_job: 201; 422 for a duplicate. See docs/metrics.md.", none, FJ_EP_POST,
@@ -346,7 +352,8 @@ const fj_endpoint *const fj_endpoints[] = {
     &fj_ep_health,       &ep_insert,          &ep_bulk,                &ep_measurements_in,
     &ep_ingest_any,      &ep_ccms_write,      &ep_influx1,             &ep_influx2,
     &ep_ccms_query,      &ep_ccms_health,     &ep_events,              &ep_start_job,
-    &ep_stop_job,        &ep_anomalydata,     &ep_chimbuko_in,         NULL,
+    &ep_stop_job,        &ep_cc_jobs,         &ep_anomalydata,         &ep_chimbuko_in,
+    NULL,
 };
 
 void fj_endpoints_each(void (*fn)(const fj_endpoint *e, void *ctx), void *ctx)

@@ -540,7 +540,14 @@ static fj_status run_load(loadctx *l, node_done_fn done, void *ctx)
         l->b_hi = l->g.n / 2;
         l->to = l->g.from + (int64_t)l->b_hi * l->g.step - 1;
     }
-    rs = read_nodes(l, all);
+    if (all) {
+        rs = read_nodes(l, true);
+    } else { /* one bucket array for all: each node is answered before the next is read */
+        rs = FJ_OK;
+        for (size_t i = 0; rs == FJ_OK && i < l->n_ns; i++)
+            if ((rs = node_alone(l, &l->ns[i])) == FJ_OK)
+                rs = done(l, &l->ns[i], ctx);
+    }
     l->to = to;
     l->b_hi = l->g.n;
     if (split) {
@@ -550,7 +557,7 @@ static fj_status run_load(loadctx *l, node_done_fn done, void *ctx)
             *l->x->err = h.err;
         }
     }
-    for (size_t i = 0; rs == FJ_OK && i < l->n_ns; i++)
+    for (size_t i = 0; all && rs == FJ_OK && i < l->n_ns; i++)
         rs = done(l, &l->ns[i], ctx);
     for (size_t i = 0; i < l->n_ns; i++)
         fj_free(l->ns[i].cpu.c);

@@ -223,10 +223,11 @@ static fj_status write_notes(wctx *w)
 /* --- buffered rows (FJ_SQ_BUFS) ------------------------------------------------------------ */
 
 static const struct {
-    int ncol;
+    int rowid; /* 1: each row starts with the rowid SQLite must assign, checked, not bound */
+    int ncol;  /* columns bound */
     const char *head;
 } buf_def[FJ_SQ_BUF__COUNT] = {
-#define FJ_SQ_BUF_DEF(name, ncol, head) {ncol, head},
+#define FJ_SQ_BUF_DEF(name, rowid, ncol, head) {rowid, ncol, head},
     FJ_SQ_BUFS(FJ_SQ_BUF_DEF)
 #undef FJ_SQ_BUF_DEF
 };
@@ -293,6 +294,14 @@ static fj_status buf_stmt(wctx *w, fj_sq_buf_id b, int k, sqlite3_stmt **out)
         *p++ = ')';
     }
     *p = '\0';
+    fj_free(bf->bound[k]);
+    bf->bound[k] = fj_malloc(rows * ncol * sizeof *bf->bound[k]);
+    if (!bf->bound[k]) {
+        fj_free(sql);
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    }
+    for (size_t i = 0; i < rows * ncol; i++)
+        bf->bound[k][i].type = SQLITE_NULL; /* a new statement's parameters are NULL */
     int rc = sqlite3_prepare_v3(w->s->db, sql, (int)(p - sql), SQLITE_PREPARE_PERSISTENT, &bf->st[k], NULL);
     fj_free(sql);
     if (rc != SQLITE_OK) {
@@ -303,31 +312,46 @@ static fj_status buf_stmt(wctx *w, fj_sq_buf_id b, int k, sqlite3_stmt **out)
     return FJ_OK;
 }
 
+static bool same_val(const fj_sq_val *a, const fj_sq_val *b)
+{
+    return a->type == b->type && (a->type == SQLITE_NULL || memcmp(&a->u, &b->u, sizeof a->u) == 0);
+}
+
 /* Inserts the rows buffered for b, FJ_SQ_BUF_ROWS per statement, the rest in halves. */
 static fj_status buf_flush(wctx *w, fj_sq_buf_id b)
 {
     fj_sq_buf *bf = &w->s->bufs[b];
-    size_t ncol = (size_t)buf_def[b].ncol, done = 0;
+    size_t lead = (size_t)buf_def[b].rowid, ncol = (size_t)buf_def[b].ncol, width = lead + ncol, done = 0;
     while (done < bf->n) {
         int k = FJ_SQ_BUF_LOG2;
         while (((size_t)1 << k) > bf->n - done)
             k--;
+        size_t rows = (size_t)1 << k;
         sqlite3_stmt *st;
         TRY(buf_stmt(w, b, k, &st));
-        const fj_sq_val *v = &bf->v[done * ncol];
-        int np = (int)(((size_t)1 << k) * ncol);
-        for (int i = 0; i < np; i++) {
-            switch (v[i].type) {
-            case SQLITE_INTEGER: sqlite3_bind_int64(st, i + 1, v[i].u.i); break;
-            case SQLITE_FLOAT: sqlite3_bind_double(st, i + 1, v[i].u.r); break;
-            default: sqlite3_bind_null(st, i + 1); break;
+        fj_sq_val *bound = bf->bound[k];
+        int i = 1;
+        for (size_t r = 0; r < rows; r++) {
+            const fj_sq_val *v = &bf->v[(done + r) * width + lead];
+            for (size_t c = 0; c < ncol; c++, i++, bound++) {
+                if (same_val(&v[c], bound))
+                    continue;
+                switch (v[c].type) {
+                case SQLITE_INTEGER: sqlite3_bind_int64(st, i, v[c].u.i); break;
+                case SQLITE_FLOAT: sqlite3_bind_double(st, i, v[c].u.r); break;
+                default: sqlite3_bind_null(st, i); break;
+                }
+                *bound = v[c];
             }
         }
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE)
             return fj_sq_fail(w->s, rc, "insert buffered rows", w->err);
-        done += (size_t)1 << k;
+        /* the ids SQLite handed out must be the ones the rows were numbered with */
+        if (lead && sqlite3_last_insert_rowid(w->s->db) != bf->v[(done + rows - 1) * width].u.i)
+            return fj_err_set(w->err, FJ_EINTERNAL, "db", "row ids out of step in a buffered insert");
+        done += rows;
     }
     bf->n = 0;
     return FJ_OK;
@@ -346,7 +370,7 @@ static fj_status buf_row(wctx *w, fj_sq_buf_id b, fj_sq_val **row)
     fj_sq_buf *bf = &w->s->bufs[b];
     if (bf->n == FJ_SQ_BUF_ROWS)
         TRY(buf_flush(w, b));
-    *row = &bf->v[bf->n++ * (size_t)buf_def[b].ncol];
+    *row = &bf->v[bf->n++ * (size_t)(buf_def[b].rowid + buf_def[b].ncol)];
     return FJ_OK;
 }
 
@@ -398,15 +422,40 @@ static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
     s->peak.gpumem_kb = sqlite3_column_int64(st, i);
 }
 
-/* Writes a job's summary; first_changed: first_seen differs from the stored row. */
+/* Writes a job's summary; first_changed: first_seen differs from the stored row. Values the
+ * statement still has bound from its last run (the time, zero GPU sums, the user) are not bound
+ * again. */
 static fj_status rj_update(wctx *w, int64_t rid, int64_t user_id, const fj_jobsum *sum, bool first_changed)
 {
     sqlite3_stmt *upd = fj_sq_stmt(w->s, first_changed ? FJ_SQ_RJOB_UPD : FJ_SQ_RJOB_UPD_LAST, w->err);
     if (!upd)
         return FJ_EIO;
-    sqlite3_bind_int64(upd, 1, rid);
-    bind_id(upd, 2, user_id);
-    bind_sum(upd, 3, sum);
+    fj_sq_val v[15];
+    v_int(&v[0], rid);
+    v_id(&v[1], user_id);
+    v_int(&v[2], sum->first_seen);
+    v_int(&v[3], sum->last_seen);
+    v_int(&v[4], sum->n_samples);
+    v_int(&v[5], sum->sum.nproc);
+    v_int(&v[6], sum->peak.nproc);
+    v_int(&v[7], sum->sum.cpu_m);
+    v_int(&v[8], sum->peak.cpu_m);
+    v_int(&v[9], sum->sum.mem_kb);
+    v_int(&v[10], sum->peak.mem_kb);
+    v_int(&v[11], sum->sum.gpu_m);
+    v_int(&v[12], sum->peak.gpu_m);
+    v_int(&v[13], sum->sum.gpumem_kb);
+    v_int(&v[14], sum->peak.gpumem_kb);
+    fj_sq_val *bound = w->s->upd_bound[first_changed ? 0 : 1];
+    for (int i = 0; i < 15; i++) {
+        if ((i == 2 && !first_changed) || same_val(&v[i], &bound[i])) /* RJOB_UPD_LAST has no ?3 */
+            continue;
+        if (v[i].type == SQLITE_NULL)
+            sqlite3_bind_null(upd, i + 1);
+        else
+            sqlite3_bind_int64(upd, i + 1, v[i].u.i);
+        bound[i] = v[i];
+    }
     return fj_sq_done(w->s, upd, "update job", w->err);
 }
 
@@ -454,6 +503,8 @@ typedef struct rj_inst {
 } rj_inst;
 
 struct fj_sq_rjent {
+    rj_key key;
+    uint64_t hash;
     bool valid; /* false: the key has more than RJ_MAX instances, ask the database */
     size_t n;
     rj_inst in[RJ_MAX];
@@ -470,7 +521,8 @@ struct fj_sq_rjpend {
 
 static void rj_forget(fj_store *s)
 {
-    fj_sq_map_clear(&s->rj_keys);
+    if (s->rj_slots)
+        memset(s->rj_slots, 0, s->rj_slots_cap * sizeof *s->rj_slots);
     fj_sq_map_clear(&s->rj_pairs);
     s->rj_n = 0;
 }
@@ -488,22 +540,26 @@ void fj_sq_write_free(fj_store *s)
     for (int b = 0; b < FJ_SQ_BUF__COUNT; b++)
         for (int k = 0; k <= FJ_SQ_BUF_LOG2; k++) {
             sqlite3_finalize(s->bufs[b].st[k]);
+            fj_free(s->bufs[b].bound[k]);
             s->bufs[b].st[k] = NULL;
+            s->bufs[b].bound[k] = NULL;
         }
     fj_sq_rj_clear(s);
     fj_free(s->rj);
+    fj_free(s->rj_slots);
     fj_free(s->rj_pend);
     fj_free(s->bytes);
     fj_free(s->ids);
     fj_free(s->pkeys);
     fj_free(s->seen);
     s->rj = NULL;
+    s->rj_slots = NULL;
     s->rj_pend = NULL;
     s->bytes = NULL;
     s->ids = NULL;
     s->pkeys = NULL;
     s->seen = NULL;
-    s->rj_cap = s->rj_pend_cap = s->bytes_cap = s->ids_cap = s->pkeys_cap = s->seen_cap = 0;
+    s->rj_cap = s->rj_slots_cap = s->rj_pend_cap = s->bytes_cap = s->ids_cap = s->pkeys_cap = s->seen_cap = 0;
 }
 
 static int pend_cmp(const void *a, const void *b)
@@ -512,11 +568,15 @@ static int pend_cmp(const void *a, const void *b)
     return x->rid < y->rid ? -1 : x->rid > y->rid;
 }
 
-/* Writes every pending summary, in id order (neighbouring rows share pages). */
+/* Writes every pending summary, in id order (neighbouring rows share pages); usually the jobs
+ * came in that order already. */
 static fj_status rj_flush(wctx *w)
 {
     fj_store *s = w->s;
-    if (s->rj_pend_n > 1)
+    size_t run = 1;
+    while (run < s->rj_pend_n && s->rj_pend[run - 1].rid < s->rj_pend[run].rid)
+        run++;
+    if (run < s->rj_pend_n)
         qsort(s->rj_pend, s->rj_pend_n, sizeof *s->rj_pend, pend_cmp);
     for (size_t i = 0; i < s->rj_pend_n; i++) {
         const struct fj_sq_rjpend *p = &s->rj_pend[i];
@@ -586,20 +646,56 @@ static fj_status read_instances(wctx *w, sqlite3_stmt *st, size_t cap, int64_t *
     return FJ_OK;
 }
 
-/* The index into s->rj of a key's cache entry, loaded from the database on a miss. No pending
- * summary can concern a key that is not cached (see struct fj_sq_rjpend), so the rows read here
- * are current. */
+static uint64_t rj_hash(const rj_key *k)
+{
+    const int64_t *v = &k->cluster_id;
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < 7; i++) { /* rj_key is seven int64_t, no padding */
+        h = (h ^ (uint64_t)v[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+/* The slot of s->rj_slots where k is, or the empty one where it would go. */
+static uint32_t *rj_slot(fj_store *s, const rj_key *k, uint64_t h)
+{
+    size_t mask = s->rj_slots_cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        uint32_t *slot = &s->rj_slots[i];
+        if (!*slot)
+            return slot;
+        const struct fj_sq_rjent *e = &s->rj[*slot - 1];
+        if (e->hash == h && memcmp(&e->key, k, sizeof *k) == 0)
+            return slot;
+    }
+}
+
+/* The index into s->rj of a key's cache entry, loaded from the database on a miss. The entries
+ * are found through an open-addressing table of indexes (s->rj_slots, at most half full) that
+ * compares the key stored in the entry: one cache miss for the slot, one for the entry. No
+ * pending summary can concern a key that is not cached (see struct fj_sq_rjpend), so the rows
+ * read here are current. */
 static fj_status rj_lookup(wctx *w, const rj_key *k, size_t *out)
 {
     fj_store *s = w->s;
-    int64_t v = fj_sq_map_get(&s->rj_keys, 0, (const char *)k, sizeof *k);
-    if (v) {
-        *out = (size_t)v - 1;
-        return FJ_OK;
+    uint64_t h = rj_hash(k);
+    if (s->rj_n) {
+        uint32_t *slot = rj_slot(s, k, h);
+        if (*slot) {
+            *out = *slot - 1;
+            return FJ_OK;
+        }
     }
     if (s->rj_n >= RJ_CACHE_MAX) {
         TRY(rj_flush(w));
         rj_forget(s);
+    }
+    if (!s->rj_slots) {
+        s->rj_slots = fj_calloc(2 * RJ_CACHE_MAX, sizeof *s->rj_slots);
+        if (!s->rj_slots)
+            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+        s->rj_slots_cap = 2 * RJ_CACHE_MAX;
     }
     if (s->rj_n == s->rj_cap) {
         size_t cap = s->rj_cap ? s->rj_cap * 2 : 1024;
@@ -610,6 +706,8 @@ static fj_status rj_lookup(wctx *w, const rj_key *k, size_t *out)
         s->rj_cap = cap;
     }
     struct fj_sq_rjent *e = &s->rj[s->rj_n];
+    e->key = *k;
+    e->hash = h;
     STMT(find, RJOB_FIND_ALL);
     bind_key(find, k);
     bool more;
@@ -623,8 +721,7 @@ static fj_status rj_lookup(wctx *w, const rj_key *k, size_t *out)
         e->in[i].pend = 0;
         e->in[i].n_pairs = 0;
     }
-    if (fj_sq_map_put(&s->rj_keys, 0, (const char *)k, sizeof *k, (int64_t)s->rj_n + 1) != FJ_OK)
-        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    *rj_slot(s, k, h) = (uint32_t)(s->rj_n + 1);
     *out = s->rj_n++;
     return FJ_OK;
 }
@@ -862,7 +959,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, int64_t sample_id,
         int64_t proc_id = w->s->next_proc_id++;
         fj_sq_val *v;
         TRY(buf_row(w, FJ_SQ_BUF_PROCS, &v));
-        v_int(&v[0], proc_id);
+        v_int(&v[0], proc_id); /* the rowid SQLite assigns: max + 1, as next_proc_id counts */
         v_u64(&v[1], p->pid);
         v_u64(&v[2], p->ppid);
         v_int(&v[3], pk[i].cmd_id);
@@ -1004,8 +1101,17 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
         pk[i].idx = i;
         TRY(fj_sq_string_id(s, p->cmd, false, &pk[i].cmd_id, w->err));
     }
-    if (n > 1)
+    if (n > 16) {
         qsort(pk, n, sizeof *pk, pkey_cmp);
+    } else { /* most jobs have a few processes: insertion sort, no calls */
+        for (size_t i = 1; i < n; i++) {
+            struct fj_sq_pkey x = pk[i];
+            size_t k = i;
+            for (; k > 0 && pkey_cmp(&pk[k - 1], &x) > 0; k--)
+                pk[k] = pk[k - 1];
+            pk[k] = x;
+        }
+    }
     size_t n_unique = n ? 1 : 0;
     for (size_t i = 1; i < n; i++)
         n_unique += !pkey_same(&pk[i], &pk[i - 1]);

@@ -128,6 +128,12 @@ static bool match_one(void *ctx, const char *name)
     return strcmp(((one *)ctx)->name, name) == 0;
 }
 
+static bool match_few(void *ctx, const char *name)
+{
+    (void)ctx;
+    return strcmp(name, "n05") < 0; /* n00 .. n04 */
+}
+
 static char *run(fj_store *r, fj_query *q, fj_status (*op)(fj_store *, fj_query *, fj_sink *, fj_err *))
 {
     fj_buf b;
@@ -177,6 +183,15 @@ Test(sqlite_query, one_pass_equals_node_by_node_whatever_the_arrival_order)
         free(single);
     }
     cr_assert_str_eq(rest, "", "nothing else");
+    /* a few nodes are read one by one into one bucket array: each is answered before the next */
+    fj_query few = {.cluster = "qc", .from = T0 + 90, .to = T0 + STEPS * 60, .bucket_s = 120,
+                    .host_match = match_few};
+    char *some = run(r, &few, ops->q_node_load);
+    char *first = strchr(all, '\n') + 1, *cut = strstr(all, "\nn05,") + 1;
+    cr_assert(strncmp(strchr(some, '\n') + 1, first, (size_t)(cut - first)) == 0 &&
+                  strlen(strchr(some, '\n') + 1) == (size_t)(cut - first),
+              "five nodes:\n%s\nof all:\n%.*s", some, (int)(cut - first), first);
+    free(some);
     /* the counter reset of n03 never shows as negative use */
     cr_assert_null(strstr(all, ",-"), "no negative figure: %s", all);
 
