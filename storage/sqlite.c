@@ -393,9 +393,16 @@ struct fj_sq_ckpt {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    bool want, stop;
-    int copied; /* frames of the current WAL already in the database, as the thread last saw */
+    bool stop;
+    int frames; /* the WAL's length after the writer's last commit */
+    int copied; /* frames of it already in the database, as the thread last saw */
 };
+
+/* Enough new frames for a checkpoint (called with mu held). */
+static bool ckpt_due(const struct fj_sq_ckpt *c)
+{
+    return c->frames - c->copied >= CKPT_FRAMES;
+}
 
 static void *ckpt_main(void *arg)
 {
@@ -411,17 +418,18 @@ static void *ckpt_main(void *arg)
     }
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        while (!c->want && !c->stop)
+        while (!ckpt_due(c) && !c->stop)
             pthread_cond_wait(&c->cv, &c->mu);
         if (c->stop)
             break;
-        c->want = false;
         pthread_mutex_unlock(&c->mu);
         int wal = 0, copied = 0;
         if (rc == SQLITE_OK)
             sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &wal, &copied);
         pthread_mutex_lock(&c->mu);
-        c->copied = copied > 0 ? copied : 0;
+        /* BUSY (the writer is copying the rest itself) counts as done: wait for new frames. A
+         * count past the writer's latest is from before a rewind. */
+        c->copied = copied > 0 && copied <= c->frames ? copied : c->frames;
     }
     pthread_mutex_unlock(&c->mu);
     sqlite3_close_v2(db);
@@ -450,12 +458,11 @@ static bool ckpt_wake(fj_store *s, int frames)
         }
     }
     pthread_mutex_lock(&c->mu);
-    if (frames < c->copied) /* the WAL was rewound since */
+    if (frames < c->frames || frames < c->copied) /* the WAL was rewound since */
         c->copied = 0;
-    if (frames - c->copied >= CKPT_FRAMES && !c->want) {
-        c->want = true;
+    c->frames = frames;
+    if (ckpt_due(c))
         pthread_cond_signal(&c->cv);
-    }
     pthread_mutex_unlock(&c->mu);
     return true;
 }

@@ -130,7 +130,9 @@ CREATE TABLE sysinfo_gpus (
 -- --- Samples ---------------------------------------------------------------------------------
 -- One row per (node, time): the anchor of everything in a sample envelope, and the node's system
 -- sample (NULL fields when the envelope had no `system`). cpus: packed varints, one per core,
--- cumulative CPU-seconds since boot.
+-- cumulative CPU-seconds since boot. A samples row is never deleted without the rows that point to
+-- it (and ids are max + 1): when the row is new, the writer knows its children are new too and
+-- writes them without asking, many per statement.
 CREATE TABLE samples (
     id INTEGER PRIMARY KEY,
     node_id INTEGER NOT NULL,
@@ -254,8 +256,8 @@ CREATE TABLE jobs (
 CREATE INDEX jobs_key ON jobs (cluster_id, job, node_id, epoch, pid, ppid, cmd_id);
 CREATE INDEX jobs_first_seen ON jobs (cluster_id, first_seen);
 
--- Each node-sample's contribution to a job; its presence is what keeps re-sent data from being
--- counted twice.
+-- Each node-sample's contribution to a job, recorded when its sample_jobs row is new (so re-sent
+-- data is never counted twice). Keyed by job first: a job's samples are read together.
 CREATE TABLE job_samples (
     rjob_id INTEGER NOT NULL,      -- jobs.id
     sample_id INTEGER NOT NULL,    -- samples.id (gives node and time)

@@ -370,7 +370,7 @@ int main(int argc, char **argv)
 {
     gen g = {.nodes = 1000, .cores = 64, .days = 7, .interval = 300, .next_id = 100000};
     const char *db = NULL;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* --option value pairs */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             die("usage: api_gen --db FILE [--nodes N] [--days D] [--interval S] [--cores C] [--seed S]", NULL);
@@ -381,7 +381,6 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--cores")) g.cores = atoi(v);
         else if (!strcmp(a, "--seed")) rng_state ^= (uint64_t)strtoull(v, NULL, 10) * 0x9E3779B97F4A7C15ull;
         else die("unknown option", NULL);
-        i++;
     }
     if (!db || g.nodes < 64 || g.cores < 2 || g.days < 2 || g.interval < 10)
         die("need --db, --nodes >= 64, --cores >= 2, --days >= 2, --interval >= 10", NULL);

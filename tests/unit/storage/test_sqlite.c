@@ -1043,6 +1043,248 @@ Test(sqlite, reboot_starts_a_new_job)
     sqlite3_close(db);
 }
 
+/* --- group commit: buffered rows and summaries written once per transaction ------------------ */
+
+/* Envelopes that exercise what the writer keeps in memory within a transaction: a local job
+ * whose samples arrive out of order (one bridges two instances), a Slurm job on two nodes whose
+ * user is first unknown, job 0 processes, a job with more processes than one multi-row INSERT
+ * takes, a repeated process GPU, and a sample sent twice. */
+static size_t group_batches(fj_batch **out)
+{
+    static const int offsets[] = {9601, 0, 3000, 9001, 1500, 6001, 20000};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
+        for (int node = 0; node < 2; node++) {
+            fj_batch *b = fj_batch_new();
+            fj_envelope *e = env(b, FJ_KIND_SAMPLE, "fox", node ? "n2" : "n1", T0 + offsets[i]);
+            fj_sample_job *j = add_jobs(b, e, 3);
+            j[0].job = 4242;
+            j[0].epoch = EPOCH;
+            j[0].user = "bob";
+            size_t np = i == 2 ? 70 : 2; /* 70: past two multi-row statements */
+            fj_sample_proc *p = add_procs(b, &j[0], np);
+            for (size_t k = 0; k < np; k++) {
+                p[k].pid = 4242 + k;
+                p[k].ppid = 1;
+                p[k].cmd = k % 3 ? "make" : "cc1";
+                p[k].resident_kb = (uint64_t)(offsets[i] + (int)k);
+                p[k].cpu_util = (double)k / 4;
+            }
+            p[1].n_gpus = 2;
+            p[1].gpus = zalloc(b, 2, sizeof(fj_proc_gpu));
+            p[1].gpus[0].index = 1;
+            p[1].gpus[0].gpu_util = 50;
+            p[1].gpus[1] = p[1].gpus[0]; /* same index: one row */
+            p[1].gpus[1].gpu_util = 60;
+            slurm_job_procs(b, &j[1], 777, 3, 100.0 + offsets[i], 1000);
+            j[1].user = offsets[i] < 3000 ? NULL : "alice";
+            j[2].job = 0;
+            j[2].epoch = EPOCH;
+            p = add_procs(b, &j[2], 2);
+            p[0].pid = 99;
+            p[0].cmd = "sshd";
+            p[0].resident_kb = 7;
+            p[1].pid = 0; /* a rolled-up group: its own job keyed with ppid and command */
+            p[1].ppid = 99;
+            p[1].cmd = "sshd";
+            p[1].rolledup = 3;
+            p[1].synthetic_pid = true;
+            out[n++] = b;
+        }
+    }
+    out[n] = out[3]; /* the same sample again */
+    return n + 1;
+}
+
+static char *all_rows(void)
+{
+    static const char *const queries[] = {
+        "SELECT * FROM jobs ORDER BY id",
+        "SELECT * FROM job_samples ORDER BY rjob_id, sample_id",
+        "SELECT * FROM job_hosts ORDER BY rjob_id, node_id",
+        "SELECT * FROM job_cmds ORDER BY rjob_id, cmd_id",
+        "SELECT * FROM sample_jobs ORDER BY sample_id, job, epoch",
+        "SELECT * FROM v_processes ORDER BY proc_id",
+        "SELECT * FROM sample_proc_gpus ORDER BY proc_id, idx",
+        "SELECT * FROM sample_gpus ORDER BY sample_id, idx",
+    };
+    sqlite3 *db = raw(dbpath);
+    size_t cap = 1, len = 0;
+    char *all = calloc(1, 1);
+    for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
+        char *d = dump(db, queries[i]);
+        cap = len + strlen(queries[i]) + strlen(d) + 3;
+        all = realloc(all, cap);
+        len += (size_t)sprintf(all + len, "%s\n%s\n", queries[i], d);
+        free(d);
+    }
+    sqlite3_close(db);
+    return all;
+}
+
+Test(sqlite, one_group_equals_one_transaction_per_envelope)
+{
+    fj_batch *b[32];
+    size_t n = group_batches(b);
+    fj_write_count one[32], group[32];
+    fj_store *s = open_w();
+    for (size_t i = 0; i < n; i++)
+        write_ok(s, &b[i], 1, &one[i]);
+    fj_store_close(s);
+    char *a = all_rows();
+
+    next_db();
+    s = open_w();
+    write_ok(s, b, n, group);
+    fj_store_close(s);
+    char *g = all_rows();
+    cr_assert_str_eq(g, a);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(group[i].inserted, one[i].inserted, "envelope %zu", i);
+        cr_assert_eq(group[i].duplicates, one[i].duplicates, "envelope %zu", i);
+    }
+    cr_assert_eq(one[n - 1].inserted, 0, "the repeated sample adds nothing");
+    cr_assert_eq(one[n - 1].duplicates, one[3].inserted + one[3].duplicates);
+    /* sample, 3 sample jobs, 2 + 3 + 2 processes, 2 process GPUs; the GPU given twice is a duplicate */
+    cr_assert_eq(one[0].inserted, 1 + 3 + 7 + 2);
+    cr_assert_eq(one[0].duplicates, 1);
+
+    sqlite3 *db = raw(dbpath);
+    /* job 4242 on n1: one instance 0..9601 (bridged by 6001) and one at 20000 */
+    char *d = dump(db, "SELECT first_seen - 1769588568, last_seen - 1769588568, n_samples, user_id IS NOT NULL "
+                       "FROM jobs WHERE job=4242 AND node_id=(SELECT id FROM nodes WHERE name='n1') "
+                       "ORDER BY first_seen");
+    cr_assert_str_eq(d, "0|9601|6|1|\n20000|20000|1|1|\n");
+    free(d);
+    /* the Slurm job: one across both nodes and all times; its user was learnt from a later sample */
+    d = dump(db, "SELECT n_samples, (SELECT s FROM strings WHERE id=user_id), "
+                 "(SELECT count(*) FROM job_hosts WHERE rjob_id=jobs.id) FROM jobs WHERE job=777");
+    cr_assert_str_eq(d, "14|alice|2|\n");
+    free(d);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM v_processes WHERE job=4242"), 2 * (6 * 2 + 70));
+    sqlite3_close(db);
+    free(a);
+    free(g);
+    for (size_t i = 0; i + 1 < n; i++)
+        fj_batch_free(b[i]);
+}
+
+Test(sqlite, job_listed_twice_in_a_sample_counts_once)
+{
+    fj_store *s = open_w();
+    fj_batch *b = fj_batch_new();
+    fj_envelope *e = env(b, FJ_KIND_SAMPLE, "fox", "n1", T0);
+    fj_sample_job *j = add_jobs(b, e, 2);
+    j[0].job = 5;
+    j[0].epoch = EPOCH;
+    fj_sample_proc *p = add_procs(b, &j[0], 1);
+    p->pid = 10;
+    p->cmd = "a";
+    p->resident_kb = 100;
+    j[1] = j[0]; /* the same (job, epoch) again, with other processes: the first one wins */
+    p = add_procs(b, &j[1], 2);
+    p[0].pid = 11;
+    p[0].resident_kb = 5;
+    p[1].pid = 12;
+    fj_write_count c;
+    write_ok(s, &b, 1, &c);
+    cr_assert_eq(c.inserted, 1 + 1 + 1, "sample, job, process");
+    cr_assert_eq(c.duplicates, 1 + 2, "the job again and its processes");
+    write_ok(s, &b, 1, &c);
+    cr_assert_eq(c.inserted, 0);
+    cr_assert_eq(c.duplicates, 6);
+    fj_store_close(s);
+    sqlite3 *db = raw(dbpath);
+    char *d = dump(db, "SELECT pid, resident_kb FROM v_processes");
+    cr_assert_str_eq(d, "10|100|\n");
+    free(d);
+    cr_assert_eq(q1(db, "SELECT mem_sum_kb FROM jobs"), 100);
+    sqlite3_close(db);
+    fj_batch_free(b);
+}
+
+/* A sample of node with nproc processes of job 7 (about 60 bytes each). */
+static fj_batch *big_sample(const char *node, fj_time t, size_t nproc)
+{
+    fj_batch *b = fj_batch_new();
+    fj_envelope *e = env(b, FJ_KIND_SAMPLE, "fox", node, t);
+    fj_sample_job *j = add_jobs(b, e, 1);
+    j->job = 7;
+    j->epoch = EPOCH;
+    fj_sample_proc *p = add_procs(b, j, nproc);
+    for (size_t k = 0; k < nproc; k++) {
+        p[k].pid = 1000 + k;
+        p[k].ppid = 1;
+        p[k].cmd = "python";
+        p[k].resident_kb = 1000000 + k * 7919;
+        p[k].virtual_kb = 3000000 + k * 104729;
+        p[k].cpu_time = t + k;
+        p[k].cpu_util = (double)k;
+    }
+    return b;
+}
+
+Test(sqlite, rollback_after_page_splits_leaves_a_sound_database)
+{
+    /* Page splits renumber pages through one past the end of the file, and a rolled-back group
+     * that grew the file must drop its pages from the cache: both go through the page cache
+     * wrapper in sqlite.c. */
+    fj_store *s = open_w();
+    fj_write_count c[4];
+    for (int i = 0; i < 20; i++) {
+        fj_batch *b = big_sample(i % 2 ? "a" : "b", T0 + i * 30, 400);
+        write_ok(s, &b, 1, c);
+        fj_batch_free(b);
+    }
+    fj_batch *grow[2] = {big_sample("c", T0, 3000), fj_batch_new()};
+    env(grow[1], FJ_KIND_SAMPLE, "fox", "c", T0)->kind = FJ_KIND__COUNT; /* refused mid-transaction */
+    fj_err err = {0};
+    cr_assert_neq(fj_store_write(s, grow, 2, c, &err), FJ_OK);
+    fj_batch *b = big_sample("c", T0 + 60, 500);
+    write_ok(s, &b, 1, c);
+    cr_assert_eq(c[0].inserted, 1 + 1 + 500);
+    fj_batch_free(b);
+    fj_store_close(s);
+    sqlite3 *db = raw(dbpath);
+    char *d = dump(db, "PRAGMA integrity_check");
+    cr_assert_str_eq(d, "ok|\n");
+    free(d);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM v_processes"), 20 * 400 + 500);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM samples"), 21);
+    sqlite3_close(db);
+    fj_batch_free(grow[0]);
+    fj_batch_free(grow[1]);
+}
+
+Test(sqlite, checkpoints_keep_the_wal_bounded)
+{
+    /* About 40 MB of process rows, one group per sample: without checkpoints the WAL would grow
+     * past 32 MB. The checkpoint thread copies it beside the writer, the writer rewinds it, and
+     * nothing is lost on the way. */
+    fj_store *s = open_w();
+    fj_write_count c;
+    char wal[300];
+    snprintf(wal, sizeof wal, "%s-wal", dbpath);
+    for (int i = 0; i < 160; i++) {
+        fj_batch *b = big_sample(i % 4 ? "a" : "b", T0 + i * 30, 4000);
+        write_ok(s, &b, 1, &c);
+        fj_batch_free(b);
+        FILE *f = fopen(wal, "rb");
+        cr_assert_not_null(f);
+        fseek(f, 0, SEEK_END);
+        cr_assert_lt(ftell(f), 32L << 20, "the WAL rewinds (sample %d)", i);
+        fclose(f);
+    }
+    fj_store_close(s);
+    sqlite3 *db = raw(dbpath);
+    char *d = dump(db, "PRAGMA integrity_check");
+    cr_assert_str_eq(d, "ok|\n");
+    free(d);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM sample_procs"), 160 * 4000);
+    cr_assert_eq(q1(db, "SELECT sum(n_samples) FROM jobs"), 160);
+    sqlite3_close(db);
+}
+
 /* --- reading ------------------------------------------------------------------------------------ */
 
 Test(sqlite, read_only_handle_reads_while_writer_holds_the_lock)
