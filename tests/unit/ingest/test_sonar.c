@@ -49,7 +49,7 @@ static fj_batch *decode_file(const char *rel)
 {
     char path[512];
     snprintf(path, sizeof path, SONAR_DIR "%s", rel);
-    size_t len;
+    size_t len = 0;
     char *body = read_file(path, &len);
     cr_assert_not_null(body, "cannot read %s", path);
     fj_batch *b = fj_batch_new();
@@ -218,7 +218,7 @@ Test(sonar_files, file_named_sample_holds_sysinfo)
     fj_batch_free(b);
 
     /* The same body on the sample route is refused at data.type. */
-    size_t len;
+    size_t len = 0;
     char *body = read_file(SONAR_DIR "real/0+sample-g002.ex3.simula.no.json", &len);
     cr_assert_not_null(body);
     b = fj_batch_new();
@@ -748,7 +748,7 @@ Test(sonar_body, decode_tree_directly)
 
 Test(sonar_body, out_of_memory_is_reported_and_rolled_back)
 {
-    size_t len;
+    size_t len = 0;
     char *body = read_file(SONAR_DIR "real/0+job-srl-login3.ex3.simula.no.json", &len);
     cr_assert_not_null(body);
     fj_arena *a = fj_arena_create();
