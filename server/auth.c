@@ -109,8 +109,12 @@ struct fj_auth {
     pthread_mutex_t mu;
     fj_token_rec *tokens;
     size_t n_tokens;
+    bool loaded;     /* tokens holds a copy of the table (possibly empty) */
+    bool refreshing; /* a thread is reading the table now */
     fj_time loaded_at;
 };
+
+static void refresh(fj_auth *a);
 
 fj_auth *fj_auth_new(const char *db_url, int ttl_s)
 {
@@ -122,6 +126,10 @@ fj_auth *fj_auth_new(const char *db_url, int ttl_s)
     a->db_url = fj_strdup(db_url);
     a->ttl_s = ttl_s;
     pthread_mutex_init(&a->mu, NULL);
+    /* Load once now, so the first requests after a start are checked against the table. */
+    pthread_mutex_lock(&a->mu);
+    refresh(a);
+    pthread_mutex_unlock(&a->mu);
     return a;
 }
 
@@ -135,28 +143,44 @@ void fj_auth_free(fj_auth *a)
     fj_free(a);
 }
 
-/* Called with a->mu held. A failed refresh keeps the previous copy: a database hiccup must not
- * lock every producer out. */
-static void refresh(fj_auth *a)
+/* Reads the credential table into a new list; FJ_OK or the failure (logged). */
+static fj_status load_tokens(const char *db_url, fj_token_rec **list, size_t *n)
 {
-    fj_time now = fj_time_now();
-    if (a->tokens && now - a->loaded_at < a->ttl_s)
-        return;
     fj_store_opts opts = {.mode = FJ_STORE_READ};
     fj_store *s = NULL;
     fj_err err = {0};
+    fj_status st = fj_store_open(db_url, &opts, &s, &err);
+    if (st == FJ_OK)
+        st = fj_store_ops_of(s)->token_list(s, list, n, &err);
+    if (st != FJ_OK)
+        fj_warn("cannot refresh credentials: %s", err.message);
+    fj_store_close(s);
+    return st;
+}
+
+/* Called with a->mu held; returns with it held. The database is read without the lock, by one
+ * thread at a time, so a slow or unreachable database delays only the refreshing request: the
+ * others keep checking against the previous copy. A failed refresh keeps that copy and is retried
+ * after ttl_s: a database hiccup must not lock every producer out. */
+static void refresh(fj_auth *a)
+{
+    fj_time now = fj_time_now();
+    if (a->loaded && (now - a->loaded_at < a->ttl_s || a->refreshing))
+        return;
+    a->refreshing = true;
+    a->loaded_at = now; /* also the back-off after a failure */
+    pthread_mutex_unlock(&a->mu);
     fj_token_rec *list = NULL;
     size_t n = 0;
-    if (fj_store_open(a->db_url, &opts, &s, &err) == FJ_OK &&
-        fj_store_ops_of(s)->token_list(s, &list, &n, &err) == FJ_OK) {
+    fj_status st = load_tokens(a->db_url, &list, &n);
+    pthread_mutex_lock(&a->mu);
+    if (st == FJ_OK) {
         fj_free(a->tokens);
         a->tokens = list;
         a->n_tokens = n;
-        a->loaded_at = now;
-    } else {
-        fj_warn("cannot refresh credentials: %s", err.message);
+        a->loaded = true;
     }
-    fj_store_close(s);
+    a->refreshing = false;
 }
 
 fj_status fj_auth_set_jwt_key(fj_auth *a, const char *b64, fj_err *err)

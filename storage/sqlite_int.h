@@ -66,8 +66,7 @@ void fj_sq_map_clear(fj_sq_map *m);
                 "ce_clock,memory_clock) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                          \
     X(SDISK_INS, "INSERT OR IGNORE INTO sample_disks(sample_id,name_id,major,minor,stats) "              \
                  "VALUES(?,?,?,?,?)")                                                                    \
-    X(SJOB_INS, "INSERT OR IGNORE INTO sample_jobs(sample_id,job,epoch,user_id,proc_first,n_procs) "     \
-                "VALUES(?,?,?,?,?,?)")                                                                   \
+    X(SJOB_KEYS, "SELECT job,epoch FROM sample_jobs WHERE sample_id=?1")                                  \
     X(PROC_NEXT_ID, "SELECT coalesce(max(id),0)+1 FROM sample_procs")                                    \
     X(DATA_VERSION, "PRAGMA data_version")                                                               \
     X(RJOB_FIND_ALL, "SELECT id,first_seen,last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,"          \

@@ -1049,10 +1049,9 @@ static fj_status seen_init(wctx *w, seen_set *set, size_t n)
     return FJ_OK;
 }
 
-/* Adds (job, epoch); false when the sample listed it before. */
-static bool seen_add(seen_set *set, uint64_t job, uint64_t epoch)
+/* Adds (job, epoch) as stored (stored_u64); false when it was there. */
+static bool seen_add_key(seen_set *set, uint64_t kj, uint64_t ke)
 {
-    uint64_t kj = stored_u64(job), ke = stored_u64(epoch);
     uint64_t h = (kj * 0x9E3779B97F4A7C15ull) ^ (ke * 0xC2B2AE3D27D4EB4Full);
     h ^= h >> 29;
     for (size_t i = (size_t)h & set->mask;; i = (i + 1) & set->mask) {
@@ -1068,12 +1067,61 @@ static bool seen_add(seen_set *set, uint64_t job, uint64_t epoch)
     }
 }
 
+static bool seen_add(seen_set *set, uint64_t job, uint64_t epoch)
+{
+    return seen_add_key(set, stored_u64(job), stored_u64(epoch));
+}
+
+/* A stored unsigned column as stored_u64 gives it. */
+static uint64_t column_key(sqlite3_stmt *st, int i)
+{
+    if (sqlite3_column_type(st, i) != SQLITE_FLOAT)
+        return (uint64_t)sqlite3_column_int64(st, i);
+    double d = sqlite3_column_double(st, i);
+    return d >= 18446744073709551616.0 ? UINT64_MAX : d <= 0 ? 0 : (uint64_t)d;
+}
+
+/* The set of a sample's (job, epoch) pairs: those already stored (none for a new sample row) and
+ * room for the n_jobs the envelope lists. */
+static fj_status seen_load(wctx *w, seen_set *set, int64_t sample_id, bool fresh, size_t n_jobs)
+{
+    fj_store *s = w->s;
+    size_t n = 0;
+    if (!fresh) {
+        STMT(st, SJOB_KEYS);
+        sqlite3_bind_int64(st, 1, sample_id);
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (2 * n + 2 > s->ids_cap) {
+                size_t cap = s->ids_cap ? 2 * s->ids_cap : 128;
+                int64_t *v = fj_realloc(s->ids, cap * sizeof *v);
+                if (!v) {
+                    sqlite3_reset(st);
+                    return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+                }
+                s->ids = v;
+                s->ids_cap = cap;
+            }
+            s->ids[2 * n] = (int64_t)column_key(st, 0);
+            s->ids[2 * n + 1] = (int64_t)column_key(st, 1);
+            n++;
+        }
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+            return fj_sq_fail(s, rc, "find sample jobs", w->err);
+    }
+    TRY(seen_init(w, set, n + n_jobs));
+    for (size_t i = 0; i < n; i++)
+        seen_add_key(set, (uint64_t)s->ids[2 * i], (uint64_t)s->ids[2 * i + 1]);
+    return FJ_OK;
+}
+
 /* A sample job and its processes. The processes are written only with a new sample_jobs row, with
- * consecutive ids, so a re-sent sample costs one lookup per job; and the job's contribution to its
- * rectified job is added exactly then, so re-sent data is never counted twice. fresh: the sample
- * row was new in this envelope, so it has no sample_jobs rows yet but those it lists earlier (in
- * seen), and the row can be buffered without asking the database. */
-static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_job *j, bool fresh, seen_set *seen)
+ * consecutive ids, so a re-sent sample costs no more than reading its (job, epoch) pairs; and the
+ * job's contribution to its rectified job is added exactly then, so re-sent data is never counted
+ * twice. seen holds the sample's pairs stored and listed so far: a pair not in it is new, and its
+ * row is buffered without asking the database. */
+static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_job *j, seen_set *seen)
 {
     fj_store *s = w->s;
     int64_t user_id;
@@ -1119,31 +1167,19 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
     int64_t first = 0;
     if (n_unique)
         TRY(next_proc_id(w, &first));
-    bool sj_new;
-    if (fresh) {
-        sj_new = seen_add(seen, j->job, j->epoch);
-        if (sj_new) {
-            fj_sq_val *v;
-            TRY(buf_row(w, FJ_SQ_BUF_SJOBS, &v));
-            v_int(&v[0], sample_id);
-            v_u64(&v[1], j->job);
-            v_u64(&v[2], j->epoch);
-            v_id(&v[3], user_id);
-            v_id(&v[4], first);
-            v_int(&v[5], (int64_t)n_unique);
-            w->cnt->inserted++;
-        } else {
-            w->cnt->duplicates++;
-        }
+    bool sj_new = seen_add(seen, j->job, j->epoch);
+    if (sj_new) {
+        fj_sq_val *v;
+        TRY(buf_row(w, FJ_SQ_BUF_SJOBS, &v));
+        v_int(&v[0], sample_id);
+        v_u64(&v[1], j->job);
+        v_u64(&v[2], j->epoch);
+        v_id(&v[3], user_id);
+        v_id(&v[4], first);
+        v_int(&v[5], (int64_t)n_unique);
+        w->cnt->inserted++;
     } else {
-        STMT(sj, SJOB_INS);
-        sqlite3_bind_int64(sj, 1, sample_id);
-        bind_u64(sj, 2, j->job);
-        bind_u64(sj, 3, j->epoch);
-        bind_id(sj, 4, user_id);
-        bind_id(sj, 5, first);
-        sqlite3_bind_int64(sj, 6, (int64_t)n_unique);
-        TRY(run_ins(w, sj, "insert sample job", true, &sj_new));
+        w->cnt->duplicates++;
     }
     if (!sj_new) {
         for (size_t i = 0; i < n; i++)
@@ -1181,9 +1217,9 @@ static fj_status write_sample(wctx *w)
             sqlite3_bind_null(st, i);
     }
     /* A new sample row has a new id, and rows are never deleted, so none of its children exist
-     * yet: they are buffered and counted without asking (fresh). A sample seen before (re-sent,
-     * perhaps earlier in this very transaction) takes the row-by-row INSERT OR IGNORE path, which
-     * must see this transaction's rows. */
+     * yet: they are buffered and counted without asking (fresh). For a sample seen before (re-sent,
+     * perhaps earlier in this very transaction) its GPUs go row by row with INSERT OR IGNORE and
+     * its stored (job, epoch) pairs are read; both must see this transaction's rows. */
     bool fresh;
     TRY(run_ins(w, st, "insert sample", true, &fresh));
     int64_t sample_id = 0;
@@ -1277,11 +1313,12 @@ static fj_status write_sample(wctx *w)
         TRY(run_ins(w, ds, "insert sample disk", true, NULL));
     }
 
-    seen_set seen = {NULL, 0};
-    if (fresh && sm->n_jobs)
-        TRY(seen_init(w, &seen, sm->n_jobs));
+    if (!sm->n_jobs)
+        return FJ_OK;
+    seen_set seen;
+    TRY(seen_load(w, &seen, sample_id, fresh, sm->n_jobs));
     for (size_t i = 0; i < sm->n_jobs; i++)
-        TRY(write_sample_job(w, sample_id, &sm->jobs[i], fresh, &seen));
+        TRY(write_sample_job(w, sample_id, &sm->jobs[i], &seen));
     return FJ_OK;
 }
 
