@@ -111,10 +111,11 @@ struct fj_auth {
     size_t n_tokens;
     bool loaded;     /* tokens holds a copy of the table (possibly empty) */
     bool refreshing; /* a thread is reading the table now */
-    fj_time loaded_at;
+    int64_t loaded_ns; /* monotonic time of the last load (attempt) */
+    int64_t missed_ns; /* ... of the last one caused by an unknown credential */
 };
 
-static void refresh(fj_auth *a);
+static void refresh(fj_auth *a, bool missed);
 
 fj_auth *fj_auth_new(const char *db_url, int ttl_s)
 {
@@ -128,7 +129,7 @@ fj_auth *fj_auth_new(const char *db_url, int ttl_s)
     pthread_mutex_init(&a->mu, NULL);
     /* Load once now, so the first requests after a start are checked against the table. */
     pthread_mutex_lock(&a->mu);
-    refresh(a);
+    refresh(a, false);
     pthread_mutex_unlock(&a->mu);
     return a;
 }
@@ -158,17 +159,26 @@ static fj_status load_tokens(const char *db_url, fj_token_rec **list, size_t *n)
     return st;
 }
 
+/* A credential that is not in the copy is looked up again at most this often, so a credential
+ * added with `fjord token add` works at once, while a stream of bad credentials cannot make
+ * every request read the database. */
+#define MISS_REFRESH_NS (50 * 1000000LL)
+
 /* Called with a->mu held; returns with it held. The database is read without the lock, by one
  * thread at a time, so a slow or unreachable database delays only the refreshing request: the
  * others keep checking against the previous copy. A failed refresh keeps that copy and is retried
- * after ttl_s: a database hiccup must not lock every producer out. */
-static void refresh(fj_auth *a)
+ * later: a database hiccup must not lock every producer out. missed: the caller's credential was
+ * not in the copy. */
+static void refresh(fj_auth *a, bool missed)
 {
-    fj_time now = fj_time_now();
-    if (a->loaded && (now - a->loaded_at < a->ttl_s || a->refreshing))
+    int64_t now = fj_mono_ns();
+    if (a->loaded && (a->refreshing || (missed ? now - a->missed_ns < MISS_REFRESH_NS
+                                               : now - a->loaded_ns < (int64_t)a->ttl_s * 1000000000LL)))
         return;
     a->refreshing = true;
-    a->loaded_at = now; /* also the back-off after a failure */
+    a->loaded_ns = now; /* also the back-off after a failure */
+    if (missed)
+        a->missed_ns = now;
     pthread_mutex_unlock(&a->mu);
     fj_token_rec *list = NULL;
     size_t n = 0;
@@ -181,6 +191,22 @@ static void refresh(fj_auth *a)
         a->loaded = true;
     }
     a->refreshing = false;
+}
+
+/* Looks c up in the current copy; called with a->mu held. */
+static bool lookup(fj_auth *a, const fj_credential *c, fj_principal *who)
+{
+    for (size_t i = 0; i < a->n_tokens; i++) {
+        const fj_token_rec *t = &a->tokens[i];
+        if (c->kind == FJ_CRED_BASIC && strcmp(t->cluster, c->user) != 0)
+            continue;
+        if (fj_token_verify(c->secret, t->hash)) {
+            snprintf(who->name, sizeof who->name, "%s", t->cluster);
+            who->read_only = t->read_only;
+            return true;
+        }
+    }
+    return false;
 }
 
 fj_status fj_auth_set_jwt_key(fj_auth *a, const char *b64, fj_err *err)
@@ -261,23 +287,18 @@ fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, f
         return st;
     }
     pthread_mutex_lock(&a->mu);
-    refresh(a);
-    fj_status st = fj_err_set(err, FJ_EAUTH, NULL, "unknown credential or wrong secret");
-    for (size_t i = 0; i < a->n_tokens; i++) {
-        const fj_token_rec *t = &a->tokens[i];
-        if (c->kind == FJ_CRED_BASIC && strcmp(t->cluster, c->user) != 0)
-            continue;
-        if (fj_token_verify(c->secret, t->hash)) {
-            snprintf(who->name, sizeof who->name, "%s", t->cluster);
-            who->read_only = t->read_only;
-            st = FJ_OK;
-            break;
-        }
+    refresh(a, false);
+    bool found = lookup(a, c, who);
+    if (!found) {
+        refresh(a, true);
+        found = lookup(a, c, who);
     }
     pthread_mutex_unlock(&a->mu);
-    if (st == FJ_OK && err)
+    if (!found)
+        return fj_err_set(err, FJ_EAUTH, NULL, "unknown credential or wrong secret");
+    if (err)
         memset(err, 0, sizeof *err);
-    return st;
+    return FJ_OK;
 }
 
 bool fj_auth_may_write(const fj_principal *who, const char *cluster)

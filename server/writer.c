@@ -23,7 +23,8 @@ struct fj_writer {
     bool stopping;
 };
 
-static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
+/* One transaction for reqs[0..n); fills each request's status and counts, answers none. */
+static fj_status write_group(fj_writer *w, fj_write_req **reqs, size_t n)
 {
     fj_batch *batches[GROUP_MAX];
     size_t n_envs = 0;
@@ -35,8 +36,6 @@ static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
     fj_err err = {0};
     fj_status st = counts ? fj_store_write(w->store, batches, n, counts, &err)
                           : fj_err_set(&err, FJ_ENOMEM, NULL, "out of memory in writer");
-    if (st != FJ_OK)
-        fj_error("group commit of %zu batches failed: %s", n, err.message);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         fj_write_req *r = reqs[i];
@@ -45,9 +44,26 @@ static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
         for (size_t e = 0; e < r->batch->n_envs; e++, k++)
             if (st == FJ_OK && r->counts)
                 r->counts[e] = counts[k];
-        r->done(r);
     }
     fj_free(counts);
+    return st;
+}
+
+static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
+{
+    fj_status st = write_group(w, reqs, n);
+    if (st != FJ_OK && n > 1) {
+        /* The group rolled back. Whatever one batch did wrong must not fail the requests that
+         * shared its transaction: write each on its own, so only the culprit is refused. */
+        fj_warn("group commit of %zu batches failed (%s); retrying them one by one", n, reqs[0]->err.message);
+        for (size_t i = 0; i < n; i++)
+            if (write_group(w, &reqs[i], 1) != FJ_OK)
+                fj_error("batch failed on its own: %s", reqs[i]->err.message);
+    } else if (st != FJ_OK) {
+        fj_error("commit failed: %s", reqs[0]->err.message);
+    }
+    for (size_t i = 0; i < n; i++)
+        reqs[i]->done(reqs[i]);
 }
 
 /* The store's periodic work (metrics: sealing, retention, request-log trimming) runs on this

@@ -121,15 +121,18 @@ typedef enum fj_sq_stmt_id {
  * columns bound, statement head. Rows are buffered only when the writer knows what the insert
  * will do without asking (a new sample's children; bookkeeping rows with OR IGNORE), so counts
  * stay exact. Buffers are flushed when full, before COMMIT, and before anything in the
- * transaction reads or rewrites those tables. */
+ * transaction reads or rewrites those tables. OR FAIL: a multi-row INSERT that may abort halfway
+ * otherwise keeps a statement journal (a copy of each page it changes, to undo the statement
+ * alone); the write path only ever undoes whole transactions, and a failing row still fails the
+ * group. */
 #define FJ_SQ_BUFS(X)                                                                                    \
-    X(SJOBS, 0, 6, "INSERT INTO sample_jobs(sample_id,job,epoch,user_id,proc_first,n_procs) VALUES")     \
-    X(PROCS, 1, 14, "INSERT INTO sample_procs(pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,"       \
+    X(SJOBS, 0, 6, "INSERT OR FAIL INTO sample_jobs(sample_id,job,epoch,user_id,proc_first,n_procs) VALUES")     \
+    X(PROCS, 1, 14, "INSERT OR FAIL INTO sample_procs(pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,"       \
                     "cpu_avg_m,cpu_util_m,cpu_time,data_read_kb,data_written_kb,data_cancelled_kb,"     \
                     "rolledup,flags) VALUES")                                                            \
-    X(PGPUS, 0, 6, "INSERT INTO sample_proc_gpus(proc_id,idx,uuid_id,gpu_util_m,gpu_memory_kb,"         \
+    X(PGPUS, 0, 6, "INSERT OR FAIL INTO sample_proc_gpus(proc_id,idx,uuid_id,gpu_util_m,gpu_memory_kb,"         \
                    "gpu_memory_util_m) VALUES")                                                          \
-    X(SGPUS, 0, 15, "INSERT INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"        \
+    X(SGPUS, 0, 15, "INSERT OR FAIL INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"        \
                     "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"     \
                     "ce_clock,memory_clock) VALUES")                                                     \
     X(JSAMPLES, 0, 7, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,"   \

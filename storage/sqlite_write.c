@@ -1315,7 +1315,7 @@ static fj_status write_sample(wctx *w)
 
     if (!sm->n_jobs)
         return FJ_OK;
-    seen_set seen;
+    seen_set seen = {NULL, 0};
     TRY(seen_load(w, &seen, sample_id, fresh, sm->n_jobs));
     for (size_t i = 0; i < sm->n_jobs; i++)
         TRY(write_sample_job(w, sample_id, &sm->jobs[i], &seen));
