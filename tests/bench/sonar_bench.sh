@@ -69,7 +69,8 @@ PY
 }
 
 echo "saturation: $(run)"
-echo "at 500/s:   $(run --rate 500)"
+# The fixed-load phase continues after the saturation phase's envelopes: new data, not re-sends.
+echo "at 500/s:   $(run --rate 500 --seq-start 100000000)"
 kill -TERM "$pid"; wait "$pid" || true; pid=
 if [ "$backend" = postgres ]; then
   psql -X -q -At -d "$db" -F ' ' -c "VACUUM" \

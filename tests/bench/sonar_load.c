@@ -6,10 +6,12 @@
  * is a new (node, time), so every envelope adds rows.
  *
  *   sonar_load --port P --secret S --template FILE [--nodes N] [--connections C]
- *              [--duration SEC] [--rate ENVELOPES_PER_S]
+ *              [--duration SEC] [--rate ENVELOPES_PER_S] [--seq-start N]
  *
  * Without --rate it sends as fast as the server acknowledges (closed loop, C in flight). With
  * --rate each connection sends on a fixed schedule, so latency is measured at that load.
+ * Envelope k is node k % nodes at step k / nodes; --seq-start lets a second run continue where a
+ * first one stopped, so it sends new data rather than duplicates.
  * Prints one JSON object: envelopes, seconds, envelopes_per_s, process_records, p50_ms, p99_ms,
  * errors. */
 #define _GNU_SOURCE
@@ -261,6 +263,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--connections")) cfg.conns = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--duration")) cfg.duration = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--rate")) cfg.rate = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--seq-start")) atomic_store(&next_seq, atol(argv[i + 1]));
     }
     if (!cfg.port || !cfg.secret || !tmpl || load_template(tmpl) != 0) {
         fprintf(stderr, "usage: sonar_load --port P --secret S --template FILE [--nodes N] [--connections C] "
