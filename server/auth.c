@@ -112,7 +112,7 @@ struct fj_auth {
     bool loaded;     /* tokens holds a copy of the table (possibly empty) */
     bool refreshing; /* a thread is reading the table now */
     int64_t loaded_ns; /* monotonic time of the last load (attempt) */
-    int64_t missed_ns; /* ... of the last one caused by an unknown credential */
+    pthread_cond_t refreshed; /* signalled when a refresh ends */
 };
 
 static void refresh(fj_auth *a, bool missed);
@@ -127,6 +127,7 @@ fj_auth *fj_auth_new(const char *db_url, int ttl_s)
     a->db_url = fj_strdup(db_url);
     a->ttl_s = ttl_s;
     pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->refreshed, NULL);
     /* Load once now, so the first requests after a start are checked against the table. */
     pthread_mutex_lock(&a->mu);
     refresh(a, false);
@@ -141,6 +142,7 @@ void fj_auth_free(fj_auth *a)
     fj_free(a->tokens);
     fj_free(a->db_url);
     pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->refreshed);
     fj_free(a);
 }
 
@@ -159,9 +161,9 @@ static fj_status load_tokens(const char *db_url, fj_token_rec **list, size_t *n)
     return st;
 }
 
-/* A credential that is not in the copy is looked up again at most this often, so a credential
- * added with `fjord token add` works at once, while a stream of bad credentials cannot make
- * every request read the database. */
+/* A credential that is not in the copy makes the table be read again when the copy is older than
+ * this, so a credential added with `fjord token add` works at once, while a stream of bad
+ * credentials cannot make every request read the database (at most 20 reads a second). */
 #define MISS_REFRESH_NS (50 * 1000000LL)
 
 /* Called with a->mu held; returns with it held. The database is read without the lock, by one
@@ -171,14 +173,18 @@ static fj_status load_tokens(const char *db_url, fj_token_rec **list, size_t *n)
  * not in the copy. */
 static void refresh(fj_auth *a, bool missed)
 {
+    if (missed && a->refreshing) {
+        /* Another request is reading the table right now: its copy is the one to check. */
+        while (a->refreshing)
+            pthread_cond_wait(&a->refreshed, &a->mu);
+        return;
+    }
     int64_t now = fj_mono_ns();
-    if (a->loaded && (a->refreshing || (missed ? now - a->missed_ns < MISS_REFRESH_NS
-                                               : now - a->loaded_ns < (int64_t)a->ttl_s * 1000000000LL)))
+    int64_t due = missed ? MISS_REFRESH_NS : (int64_t)a->ttl_s * 1000000000LL;
+    if (a->loaded && (a->refreshing || now - a->loaded_ns < due))
         return;
     a->refreshing = true;
     a->loaded_ns = now; /* also the back-off after a failure */
-    if (missed)
-        a->missed_ns = now;
     pthread_mutex_unlock(&a->mu);
     fj_token_rec *list = NULL;
     size_t n = 0;
@@ -191,6 +197,7 @@ static void refresh(fj_auth *a, bool missed)
         a->loaded = true;
     }
     a->refreshing = false;
+    pthread_cond_broadcast(&a->refreshed);
 }
 
 /* Looks c up in the current copy; called with a->mu held. */
