@@ -40,12 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fj_noderange_compress(a, (const char *const *)back, m, &again, &err) != FJ_OK || strcmp(c, again) != 0)
         abort();
     /* the same set: sort both, drop duplicates of the input */
-    qsort(names, n, sizeof *names, cmp);
+    if (n) /* names and back are NULL for an empty list: qsort wants a real pointer */
+        qsort(names, n, sizeof *names, cmp);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (!u || strcmp(names[u - 1], names[i]) != 0)
             names[u++] = names[i];
-    qsort(back, m, sizeof *back, cmp);
+    if (m)
+        qsort(back, m, sizeof *back, cmp);
     if (u != m)
         abort();
     for (size_t i = 0; i < m; i++)
