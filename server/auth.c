@@ -115,7 +115,7 @@ struct fj_auth {
     pthread_cond_t refreshed; /* signalled when a refresh ends */
 };
 
-static void refresh(fj_auth *a, bool missed);
+static void refresh(fj_auth *a, int64_t fresh_since);
 
 fj_auth *fj_auth_new(const char *db_url, int ttl_s)
 {
@@ -130,7 +130,7 @@ fj_auth *fj_auth_new(const char *db_url, int ttl_s)
     pthread_cond_init(&a->refreshed, NULL);
     /* Load once now, so the first requests after a start are checked against the table. */
     pthread_mutex_lock(&a->mu);
-    refresh(a, false);
+    refresh(a, 0);
     pthread_mutex_unlock(&a->mu);
     return a;
 }
@@ -161,30 +161,30 @@ static fj_status load_tokens(const char *db_url, fj_token_rec **list, size_t *n)
     return st;
 }
 
-/* A credential that is not in the copy makes the table be read again when the copy is older than
- * this, so a credential added with `fjord token add` works at once, while a stream of bad
- * credentials cannot make every request read the database (at most 20 reads a second). */
-#define MISS_REFRESH_NS (50 * 1000000LL)
-
 /* Called with a->mu held; returns with it held. The database is read without the lock, by one
  * thread at a time, so a slow or unreachable database delays only the refreshing request: the
  * others keep checking against the previous copy. A failed refresh keeps that copy and is retried
- * later: a database hiccup must not lock every producer out. missed: the caller's credential was
- * not in the copy. */
-static void refresh(fj_auth *a, bool missed)
+ * later: a database hiccup must not lock every producer out.
+ * fresh_since: 0 for the periodic refresh (every ttl_s); otherwise the caller's credential was not
+ * in the copy, and the copy must come from a read that began after fresh_since (the request's
+ * arrival), so a credential added with `fjord token add` before the request works at once.
+ * Such reads are made one at a time: concurrent callers wait for the read in progress. */
+static void refresh(fj_auth *a, int64_t fresh_since)
 {
-    if (missed && a->refreshing) {
-        /* Another request is reading the table right now: its copy is the one to check. */
-        while (a->refreshing)
+    for (;;) {
+        if (fresh_since && a->refreshing) {
             pthread_cond_wait(&a->refreshed, &a->mu);
-        return;
+            continue;
+        }
+        if (a->loaded && fresh_since && a->loaded_ns >= fresh_since)
+            return;
+        if (a->loaded && !fresh_since &&
+            (a->refreshing || fj_mono_ns() - a->loaded_ns < (int64_t)a->ttl_s * 1000000000LL))
+            return;
+        break;
     }
-    int64_t now = fj_mono_ns();
-    int64_t due = missed ? MISS_REFRESH_NS : (int64_t)a->ttl_s * 1000000000LL;
-    if (a->loaded && (a->refreshing || now - a->loaded_ns < due))
-        return;
     a->refreshing = true;
-    a->loaded_ns = now; /* also the back-off after a failure */
+    a->loaded_ns = fj_mono_ns(); /* the read begins now; also the back-off after a failure */
     pthread_mutex_unlock(&a->mu);
     fj_token_rec *list = NULL;
     size_t n = 0;
@@ -293,11 +293,12 @@ fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, f
             memset(err, 0, sizeof *err);
         return st;
     }
+    int64_t arrived = fj_mono_ns();
     pthread_mutex_lock(&a->mu);
-    refresh(a, false);
+    refresh(a, 0);
     bool found = lookup(a, c, who);
     if (!found) {
-        refresh(a, true);
+        refresh(a, arrived);
         found = lookup(a, c, who);
     }
     pthread_mutex_unlock(&a->mu);
