@@ -715,8 +715,14 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
         /* WAL: readers never block the writer nor the writer them; a commit is one append to the
          * WAL, made durable per the synchronous setting (NORMAL survives a process crash, FULL
          * also power loss). */
+        /* A new database gives freed pages back to the file system on request (the request log
+         * is deleted about as fast as it is written; see release_free_pages in sqlite_ts.c).
+         * SQLite takes this only before the first table and before the switch to WAL; on an older
+         * database it changes nothing until a VACUUM. */
+        st = exec(s, "PRAGMA auto_vacuum=INCREMENTAL", err);
         int64_t dummy;
-        st = query_int(s, "PRAGMA journal_mode=WAL", &dummy, err);
+        if (st == FJ_OK)
+            st = query_int(s, "PRAGMA journal_mode=WAL", &dummy, err);
         if (st == FJ_OK) {
             snprintf(sql, sizeof sql, "PRAGMA synchronous=%s; PRAGMA journal_size_limit=%d", sync, CKPT_WAL_LIMIT);
             st = exec(s, sql, err);

@@ -25,6 +25,9 @@
 #define DEFAULT_MAX_BUFFERED ((size_t)16 << 20)
 #define APPEND_SLICE 1024
 #define ZSTD_LEVEL 1 /* the writer thread compresses every body: speed over ratio */
+/* Freed pages given back to the file system per maintenance pass: 8 MB of 4 KiB pages, a few
+ * milliseconds of work, so a big trim never stalls ingest. */
+#define RELEASE_PAGES_PER_PASS 2048
 
 enum {
     ST_LOG_INS,
@@ -65,6 +68,8 @@ struct fj_sq_ts {
     fj_ts_engine *eng;
     bool started, dirty;
     bool own; /* in one of our own transactions (maintenance): always refresh ts_state */
+    bool incremental;      /* the database has auto_vacuum=INCREMENTAL (every database created by migrations) */
+    bool free_pages_left;  /* the last release left freed pages in the file */
     uint64_t next_lsn, durable_saved, next_saved, trimmed_below;
     int64_t retention_ns, flush_ns, keep_ns;
     int64_t last_maint, last_flush, last_retention, last_trim; /* monotonic ns */
@@ -588,15 +593,17 @@ fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     static const fj_store_opts defaults = {0};
     if (!o)
         o = &defaults;
-    int64_t max_seq = 0, durable = 0, next = 0, max_lsn = 0;
+    int64_t max_seq = 0, durable = 0, next = 0, max_lsn = 0, auto_vacuum = 0;
     fj_status st;
     if ((st = query_i64(s, "SELECT coalesce(max(seq),0) FROM ts_chunk", &max_seq, err)) != FJ_OK ||
         (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='durable_lsn'),0)", &durable,
                         err)) != FJ_OK ||
         (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='next_lsn'),0)", &next, err)) !=
             FJ_OK ||
-        (st = query_i64(s, "SELECT coalesce(max(lsn),0) FROM request_log", &max_lsn, err)) != FJ_OK)
+        (st = query_i64(s, "SELECT coalesce(max(lsn),0) FROM request_log", &max_lsn, err)) != FJ_OK ||
+        (st = query_i64(s, "PRAGMA auto_vacuum", &auto_vacuum, err)) != FJ_OK)
         return st;
+    t->incremental = auto_vacuum == 2;
     fj_ts_opts eo = {
         .seal_points = o->ts_seal_points,
         .seal_age_ns = o->ts_seal_age_s > 0 ? o->ts_seal_age_s * NS : 0,
@@ -649,6 +656,22 @@ static int64_t retention_every(const struct fj_sq_ts *t)
     return every > 600 * NS ? 600 * NS : every < NS ? NS : every;
 }
 
+/* The request log is deleted about as fast as it is written, and SQLite keeps freed pages in the
+ * file for reuse: without this the file stays at the log's high-water mark (several times the
+ * size of the chunks). With auto_vacuum=INCREMENTAL, moves up to max_pages freed pages (0: all)
+ * to the end of the file and truncates it. */
+static fj_status release_free_pages(fj_store *s, int64_t max_pages, fj_err *err)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%lld)", (long long)max_pages);
+    int64_t left = 0;
+    fj_status st = exec(s, sql, err);
+    if (st == FJ_OK)
+        st = query_i64(s, "PRAGMA freelist_count", &left, err);
+    s->ts->free_pages_left = left > 0;
+    return st;
+}
+
 static fj_status retention_and_trim(fj_store *s, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
@@ -682,7 +705,14 @@ static fj_status retention_and_trim(fj_store *s, fj_err *err)
         if (!t->keep_ns)
             t->trimmed_below = t->durable_saved;
     }
+    if (t->incremental)
+        st = release_free_pages(s, RELEASE_PAGES_PER_PASS, err);
     return st;
+}
+
+static fj_status release_all_free_pages(fj_store *s, fj_err *err)
+{
+    return s->ts->incremental ? release_free_pages(s, 0, err) : FJ_OK;
 }
 
 fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
@@ -706,7 +736,7 @@ fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
     bool retention_due = t->retention_ns && now - t->last_retention >= retention_every(t);
     bool keep_due = t->keep_ns && now - t->last_trim >= 60 * NS; /* archived rows: trim once a minute */
     if (!t->dirty && d == t->durable_saved && (t->keep_ns || t->durable_saved <= t->trimmed_below) && !retention_due &&
-        !keep_due)
+        !keep_due && !t->free_pages_left)
         return FJ_OK;
     return own_txn(s, retention_and_trim, err);
 }
@@ -720,7 +750,8 @@ void fj_sq_ts_close(fj_store *s)
         fj_err err = {0};
         fj_ts_engine_flush(t->eng);
         t->dirty = true;
-        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK)
+        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK ||
+            own_txn(s, release_all_free_pages, &err) != FJ_OK)
             fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
     }
     fj_ts_engine_close(t->eng);

@@ -121,8 +121,9 @@ fj_status fj_ts_series_key(fj_ts_engine *e, uint32_t id, char *buf, size_t cap, 
 void fj_ts_engine_set_lsn(fj_ts_engine *e, uint64_t lsn);
 
 /* The smallest lsn whose points are not all in committed chunks; UINT64_MAX when nothing is
- * waiting. Log records below it can be dropped. O(number of series). */
-uint64_t fj_ts_engine_durable_lsn(const fj_ts_engine *e);
+ * waiting. Log records below it can be dropped. O(1), except O(number of series) after a commit
+ * that freed chunks. */
+uint64_t fj_ts_engine_durable_lsn(fj_ts_engine *e);
 
 /* Appends pts[0..n) in order, creating series as needed, sealing as the policy says. Returns FJ_OK,
  * or the first failure: FJ_EINVAL (a key too long), FJ_ENOMEM; *n_done (may be NULL) is then the

@@ -140,6 +140,10 @@ def main():
         check(f.stop() == 0, "SIGTERM: exit 0")
         check(f.query("SELECT count(*) FROM request_log")[0][0] == 0, "after a clean stop everything is sealed")
         check(f.query("SELECT count(*) FROM ts_chunk")[0][0] >= N_LINES, "chunks written at shutdown")
+        if not f.db.startswith("postgres"):
+            # the deleted request log's pages go back to the file system (auto_vacuum=INCREMENTAL)
+            check(f.query("PRAGMA auto_vacuum")[0][0] == 2, "new databases vacuum incrementally")
+            check(f.query("PRAGMA freelist_count")[0][0] == 0, "no freed pages left in the file after a stop")
     finally:
         f.cleanup()
     finish()

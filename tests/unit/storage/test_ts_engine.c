@@ -629,6 +629,18 @@ Test(ts_engine, durable_lsn_follows_commits)
     put(e, &b, 3 * S, 1);
     db_commit(&d, e);
     cr_assert_eq(fj_ts_engine_durable_lsn(e), 12);
+    /* the value is kept between calls: a later first point into an empty buffer does not raise
+     * it, a commit of everything empties it, and the next point starts it again */
+    fj_ts_engine_set_lsn(e, 13);
+    put(e, &a, 4 * S, 1);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), 12);
+    cr_assert_eq(fj_ts_engine_flush(e), FJ_OK);
+    cr_assert_eq(fj_ts_engine_emit(e, &sink), FJ_OK);
+    db_commit(&d, e);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), UINT64_MAX);
+    fj_ts_engine_set_lsn(e, 20);
+    put(e, &b, 5 * S, 1);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), 20);
     fj_ts_engine_close(e);
     db_free(&d);
 }
