@@ -192,16 +192,19 @@ fj_status fj_amd_cards(const char *root, const char *node, fj_arena *a, fj_gpu_c
 }
 
 fj_status fj_amd_sample(const char *root, const char *node, fj_arena *a, fj_gpu_state **states, size_t *count,
-                        fj_gpu_errs *errs)
+                        fj_amd_card_ref **refs, fj_gpu_errs *errs)
 {
     amd_dev devs[64];
     size_t n = find_devices(root, devs, 64);
     *states = NULL;
     *count = 0;
+    if (refs)
+        *refs = NULL;
     if (!n)
         return FJ_OK;
     fj_gpu_state *v = fj_arena_calloc(a, n, sizeof *v);
-    if (!v)
+    fj_amd_card_ref *r = refs ? fj_arena_calloc(a, n, sizeof *r) : NULL;
+    if (!v || (refs && !r))
         return FJ_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         fj_gpu_state *s = &v[i];
@@ -236,8 +239,17 @@ fj_status fj_amd_sample(const char *root, const char *node, fj_arena *a, fj_gpu_
             s->failing = 1;
             fj_gpu_errs_add(errs, "AMD GPU %zu (%s): failing, no utilization or memory readings", i, s->uuid);
         }
+        if (r) {
+            snprintf(r[i].address, sizeof r[i].address, "%s", dev->address);
+            r[i].index = s->index;
+            snprintf(r[i].uuid, sizeof r[i].uuid, "%s", s->uuid);
+            if (read_u64(root, dev->dir, "mem_info_vram_total", &x))
+                r[i].vram_kb = x / 1024;
+        }
     }
     *states = v;
+    if (refs)
+        *refs = r;
     *count = n;
     return FJ_OK;
 }

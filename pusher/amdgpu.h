@@ -3,6 +3,7 @@
 #ifndef FJ_PUSH_AMDGPU_H
 #define FJ_PUSH_AMDGPU_H
 
+#include "amdgpu_fdinfo.h"
 #include "gpu.h"
 
 /* AMD cards (vendor 0x1002 with the amdgpu driver), indexed in PCI-address order. A card whose
@@ -10,7 +11,9 @@
 fj_status fj_amd_cards(const char *root, const char *node, fj_arena *a, fj_gpu_card **cards, size_t *count,
                        fj_gpu_errs *errs);
 
+/* Every card's state; when refs is not NULL, also what amdgpu_fdinfo.h needs to attribute
+ * per-process use to these cards (one ref per state, in the arena). */
 fj_status fj_amd_sample(const char *root, const char *node, fj_arena *a, fj_gpu_state **states, size_t *count,
-                        fj_gpu_errs *errs);
+                        fj_amd_card_ref **refs, fj_gpu_errs *errs);
 
 #endif

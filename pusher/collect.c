@@ -4,6 +4,7 @@
 
 #include "alloc.h"
 #include "arena.h"
+#include "container.h"
 #include "envelope.h"
 #include "gpu.h"
 #include "hwtopo.h"
@@ -46,6 +47,7 @@ struct fj_collector {
     user_entry users[128];
     size_t nusers;
     char *topo_key;
+    int container_view; /* the /proc we read is a container's: every process is in it */
 };
 
 fj_collector *fj_collector_new(const fj_push_config *cfg)
@@ -54,6 +56,7 @@ fj_collector *fj_collector_new(const fj_push_config *cfg)
     if (!c)
         return NULL;
     c->cfg = cfg;
+    c->container_view = fj_container_view(cfg->root);
     fj_buf_init(&c->scratch, 16u << 20);
     c->gpus = fj_gpus_open(cfg->nvml_library, cfg->amd, cfg->root, cfg->node);
     if (!c->gpus) {
@@ -81,7 +84,13 @@ const char *fj_collector_topology_key(const fj_collector *c)
 
 static fj_time now(const fj_collector *c)
 {
-    return c->cfg->fixed_time ? c->cfg->fixed_time : (fj_time)time(NULL);
+    if (c->cfg->fixed_time)
+        return c->cfg->fixed_time;
+    /* Not time(): its coarse clock can still show the second before the aligned tick the daemon
+     * woke up for, and the sample would carry that earlier time. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (fj_time)ts.tv_sec;
 }
 
 static int live_root(const char *root)
@@ -232,6 +241,8 @@ static fj_status collect_procs(fj_collector *c, fj_arena *a, fj_sample *s, const
         if (sp->p.kernel_thread)
             continue;
         sp->user = user_of(c, sp->p.uid);
+        sp->in_container = c->container_view || sp->p.container_cgroup ||
+                           fj_container_ancestry(cfg->root, sp->p.pid, &c->scratch);
         if (sp->p.slurm_job) {
             sp->job = sp->p.slurm_job;
             sp->epoch = 0;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -224,9 +225,14 @@ int fj_push_once(const fj_push_config *cfg)
     return rc;
 }
 
+/* The same clock the sleep uses. time() reads the kernel's coarse clock, which can lag
+ * CLOCK_REALTIME by up to a tick: woken at an aligned second, the loop would still see the
+ * second before and spin until the tick catches up (several ms of CPU per sample). */
 static fj_time now_s(void)
 {
-    return (fj_time)time(NULL);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (fj_time)ts.tv_sec;
 }
 
 int fj_push_daemon(const fj_push_config *cfg)
@@ -276,7 +282,9 @@ int fj_push_daemon(const fj_push_config *cfg)
             due[ndue++] = DOC_SAMPLE;
             next_sample = fj_next_aligned(t, cfg->sample_interval);
         }
+        int rare_doc = 0;
         for (int i = 0; i < ndue; i++) {
+            rare_doc |= due[i] != DOC_SAMPLE;
             if (collect(c, due[i], &json) != FJ_OK)
                 continue;
             if (due[i] == DOC_TOPOLOGY) {
@@ -291,6 +299,14 @@ int fj_push_daemon(const fj_push_config *cfg)
                 print_doc(&json);
             else if (enqueue(sp, due[i], &json) == FJ_OK)
                 queued = 1;
+        }
+        /* Sysinfo (hwloc topology, pictures of hundreds of KB on a big node) and topology documents
+         * come hours apart and use far more memory than a sample: give it back after them rather
+         * than keep it resident until the next one. */
+        if (rare_doc || json.alloc > ((size_t)64 << 10)) {
+            fj_buf_free(&json);
+            fj_buf_init(&json, (size_t)1 << 30);
+            malloc_trim(0);
         }
         if (queued && send_at == never)
             send_at = t + (fj_time)(rnd() * (double)cfg->send_jitter);

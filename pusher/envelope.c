@@ -155,10 +155,12 @@ static fj_status proc_json(fj_buf *o, const fj_sample_proc *sp, int comma)
     fj_status st = fj_buf_printf(o, "%s{\"resident_memory\":%" PRIu64 ",\"virtual_memory\":%" PRIu64, comma ? "," : "",
                                  p->rss_anon_kb, p->vm_kb);
     if (st == FJ_OK) st = s_kv(o, "cmd", p->cmd);
+    /* in_container only when true, as Sonar writes it (false is the reader's default). */
     if (st == FJ_OK)
-        st = fj_buf_printf(o, ",\"pid\":%" PRIu32 ",\"ppid\":%" PRIu32 ",\"num_threads\":%" PRIu64
+        st = fj_buf_printf(o, ",\"pid\":%" PRIu32 ",\"ppid\":%" PRIu32 "%s,\"num_threads\":%" PRIu64
                               ",\"cpu_avg\":%.3g,\"cpu_time\":%" PRIu64,
-                           p->pid, p->ppid, p->threads ? p->threads - 1 : 0, fin(sp->cpu_avg),
+                           p->pid, p->ppid, sp->in_container ? ",\"in_container\":true" : "",
+                           p->threads ? p->threads - 1 : 0, fin(sp->cpu_avg),
                            p->cpu_ticks / (uint64_t)fj_clk_tck());
     if (st == FJ_OK && sp->have_util)
         st = fj_buf_printf(o, ",\"cpu_util\":%.3g", fin(sp->cpu_util));

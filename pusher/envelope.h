@@ -27,6 +27,7 @@ typedef struct fj_sample_proc {
     uint64_t job, epoch;
     double cpu_avg, cpu_util;
     int have_util;
+    int in_container;
     const fj_gpu_proc *gpus[16]; /* this process's cards */
     size_t ngpus;
 } fj_sample_proc;

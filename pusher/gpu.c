@@ -3,8 +3,10 @@
 
 #include "alloc.h"
 #include "amdgpu.h"
+#include "amdgpu_fdinfo.h"
 #include "log.h"
 #include "nvml.h"
+#include "timefmt.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 struct fj_gpus {
     fj_nvml *nvml;
     int amd;
+    fj_amd_fdinfo *amd_procs; /* previous engine readings, for AMD per-process utilisation */
     char root[1024];
     char node[256];
     char nvml_problem[160]; /* why NVML is not in use when a library was there but failed */
@@ -34,6 +37,10 @@ fj_gpus *fj_gpus_open(const char *nvml_library, int amd, const char *root, const
     if (!g)
         return NULL;
     g->amd = amd;
+    if (amd && !(g->amd_procs = fj_amd_fdinfo_new())) {
+        fj_free(g);
+        return NULL;
+    }
     snprintf(g->root, sizeof g->root, "%s", root ? root : "/");
     snprintf(g->node, sizeof g->node, "%s", node ? node : "");
     if (nvml_library && *nvml_library && strcmp(nvml_library, "none")) {
@@ -57,6 +64,7 @@ void fj_gpus_close(fj_gpus *g)
     if (!g)
         return;
     fj_nvml_close(g->nvml);
+    fj_amd_fdinfo_free(g->amd_procs);
     fj_free(g);
 }
 
@@ -103,9 +111,23 @@ fj_status fj_gpus_sample(fj_gpus *g, fj_arena *a, int want_procs, fj_gpu_state *
         return st;
     if (g->nvml_problem[0])
         fj_gpu_errs_add(errs, "NVML: %s", g->nvml_problem);
-    if (g->amd && (st = fj_amd_sample(g->root, g->node, a, &amd, &namd, errs)) != FJ_OK)
+    fj_amd_card_ref *refs = NULL;
+    if (g->amd && (st = fj_amd_sample(g->root, g->node, a, &amd, &namd, want_procs ? &refs : NULL, errs)) != FJ_OK)
         return st;
     *states = join(a, nv, nnv, amd, namd, sizeof *nv);
     *n = nnv + namd;
-    return *n && !*states ? FJ_ENOMEM : FJ_OK;
+    if (*n && !*states)
+        return FJ_ENOMEM;
+    if (want_procs && namd) {
+        fj_gpu_proc *ap;
+        size_t nap;
+        if ((st = fj_amd_fdinfo_sample(g->amd_procs, g->root, refs, namd, fj_mono_ns(), a, &ap, &nap)) != FJ_OK)
+            return st;
+        fj_gpu_proc *all = join(a, *procs, *nprocs, ap, nap, sizeof *ap);
+        if (nap && !all)
+            return FJ_ENOMEM;
+        *procs = all;
+        *nprocs += nap;
+    }
+    return FJ_OK;
 }

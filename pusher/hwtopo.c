@@ -6,15 +6,32 @@
 #include <hwloc.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct fj_hwtopo {
     hwloc_topology_t topo;
 };
 
+/* hwloc dlopens every plugin it finds when the first topology is created: libxml2 (with ICU and
+ * libstdc++, which then stays mapped for good), OpenCL, X11/GL and libpciaccess, several MB of
+ * resident pages at each sysinfo for nothing we use. Its built-in components cover what we need:
+ * the linux component reads CPUs, NUMA and PCI from sysfs, the built-in XML reader takes hwloc's
+ * own exports. GPU plugins (nvml, rsmi, levelzero), when installed, still name the GPUs in the
+ * pictures. An administrator's own HWLOC_PLUGINS_BLACKLIST is left as it is. */
+static void skip_hwloc_plugins(void)
+{
+    static const char unused[] = "hwloc_xml_libxml,hwloc_opencl,hwloc_gl,hwloc_pci";
+    if (!getenv("HWLOC_PLUGINS_BLACKLIST"))
+        setenv("HWLOC_PLUGINS_BLACKLIST", unused, 0);
+    if (!getenv("HWLOC_PLUGINS_BLOCKLIST")) /* the name in later hwloc releases */
+        setenv("HWLOC_PLUGINS_BLOCKLIST", unused, 0);
+}
+
 fj_hwtopo *fj_hwtopo_load(const char *xml, char why[160])
 {
     why[0] = '\0';
+    skip_hwloc_plugins();
     fj_hwtopo *t = fj_calloc(1, sizeof *t);
     if (!t) {
         snprintf(why, 160, "out of memory");

@@ -2,6 +2,8 @@
  * stays zero, because one odd kernel file must not cost the whole sample. */
 #include "procfs.h"
 
+#include "container.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -448,6 +450,7 @@ fj_status fj_proc_read(const char *root, uint32_t pid, fj_buf *scratch, fj_proc 
         const char *j = strstr(scratch->data, "/job_");
         if (j)
             out->slurm_job = strtoull(j + 5, NULL, 10);
+        out->container_cgroup = fj_container_cgroup(scratch->data);
     }
     snprintf(rel, sizeof rel, "/proc/%" PRIu32 "/io", pid);
     if (fj_readfile(root, rel, scratch) == FJ_OK) {

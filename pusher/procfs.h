@@ -78,6 +78,7 @@ typedef struct fj_proc {
     int have_io;
     uint64_t read_kb, written_kb, cancelled_kb;
     uint64_t slurm_job;      /* from /proc/PID/cgroup "job_N"; 0 when not a Slurm job */
+    int container_cgroup;    /* /proc/PID/cgroup names a container runtime (container.h) */
     int kernel_thread;
 } fj_proc;
 

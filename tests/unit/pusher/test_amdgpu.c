@@ -40,7 +40,7 @@ Test(amdgpu, sample)
     fj_gpu_state *s;
     size_t n;
     fj_gpu_errs e = {.n = 0};
-    cr_assert_eq(fj_amd_sample(ROOT, "n1", a, &s, &n, &e), FJ_OK);
+    cr_assert_eq(fj_amd_sample(ROOT, "n1", a, &s, &n, NULL, &e), FJ_OK);
     cr_assert_eq(n, 2);
     cr_assert_eq(s[0].failing, 1);
     cr_assert_eq(s[1].failing, 0);
