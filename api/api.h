@@ -14,6 +14,7 @@ void fj_api_jobs(fj_http_req *r);            /* GET /api/v1/jobs */
 void fj_api_job_sub(fj_http_req *r);         /* GET /api/v1/jobs/{id} and /api/v1/jobs/{id}/profile */
 void fj_api_load_nodes(fj_http_req *r);      /* GET /api/v1/load/nodes */
 void fj_api_load_cluster(fj_http_req *r);    /* GET /api/v1/load/cluster */
+void fj_api_load_gpus(fj_http_req *r);       /* GET /api/v1/load/gpus */
 void fj_api_slurm_jobs(fj_http_req *r);      /* GET /api/v1/slurm/jobs */
 void fj_api_slurm_partitions(fj_http_req *r);/* GET /api/v1/slurm/partitions */
 void fj_api_slurm_nodes(fj_http_req *r);     /* GET /api/v1/slurm/nodes */

@@ -1,23 +1,32 @@
-/* load.c — GET /api/v1/load/nodes and /api/v1/load/cluster. */
+/* load.c — GET /api/v1/load/nodes, /api/v1/load/cluster and /api/v1/load/gpus (per card). */
 #include "api.h"
 #include "api_int.h"
 
-static void load(fj_http_req *r, const fj_endpoint *ep, bool cluster)
+typedef enum { LOAD_NODES, LOAD_CLUSTER, LOAD_GPUS } load_kind;
+
+static void load(fj_http_req *r, const fj_endpoint *ep, load_kind kind)
 {
     fj_apiq a;
     if (!fj_api_begin(r, ep, NULL, &a))
         return;
     fj_store *s = fj_api_store(&a);
-    if (s)
-        fj_api_run(&a, s, cluster ? fj_store_ops_of(s)->q_cluster_load : fj_store_ops_of(s)->q_node_load);
+    if (!s)
+        return;
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    fj_api_run(&a, s, kind == LOAD_CLUSTER ? ops->q_cluster_load : kind == LOAD_GPUS ? ops->q_gpu_load : ops->q_node_load);
 }
 
 void fj_api_load_nodes(fj_http_req *r)
 {
-    load(r, &fj_ep_load_nodes, false);
+    load(r, &fj_ep_load_nodes, LOAD_NODES);
 }
 
 void fj_api_load_cluster(fj_http_req *r)
 {
-    load(r, &fj_ep_load_cluster, true);
+    load(r, &fj_ep_load_cluster, LOAD_CLUSTER);
+}
+
+void fj_api_load_gpus(fj_http_req *r)
+{
+    load(r, &fj_ep_load_gpus, LOAD_GPUS);
 }

@@ -131,9 +131,9 @@ const fj_endpoint fj_ep_jobs = {
 static const fj_pspec job_params[] = {P_CLUSTER, P_FORMAT, P_END};
 const fj_endpoint fj_ep_job = {
     "/api/v1/jobs/{id}", "A job",
-    "One job (the id column of the job list): its row, and per host its samples, time span, CPU, "
-    "memory and GPU figures.",
-    "id", "the job's id (column id of GET /api/v1/jobs)", job_params, {&fj_qt_jobs, &fj_qt_job_hosts}, "job",
+    "One job (the id column of the job list): its row with the ClusterCockpit job of the same cluster "
+    "and job id (clustercockpit), and per host its samples, time span, CPU, memory and GPU figures.",
+    "id", "the job's id (column id of GET /api/v1/jobs)", job_params, {&fj_qt_job, &fj_qt_job_hosts}, "job",
     NULL, 0, NULL};
 
 static const fj_pspec profile_params[] = {
@@ -174,6 +174,12 @@ const fj_endpoint fj_ep_load_cluster = {
     "power are sums of the nodes' averages, utilisation, load and temperature their means; the _max "
     "columns are the highest node.",
     NULL, NULL, load_params, {&fj_qt_cluster_load}, NULL, "from,to,bucket_s", 0, NULL};
+const fj_endpoint fj_ep_load_gpus = {
+    "/api/v1/load/gpus", "GPU load per card",
+    "Per node, GPU card (index and UUID) and bucket: the card's utilisation, memory, power draw and "
+    "temperature, average and maximum. A value a sample lacks is left out of that figure. JSON nests "
+    "each card's buckets under points.",
+    NULL, NULL, load_params, {&fj_qt_gpu_load}, NULL, "from,to,bucket_s", 0, NULL};
 
 /* --- Slurm --------------------------------------------------------------------------------- */
 
@@ -347,7 +353,7 @@ static const fj_endpoint ep_chimbuko_in =
 const fj_endpoint *const fj_endpoints[] = {
     &fj_ep_clusters,     &fj_ep_nodes,        &fj_ep_node_sysinfo,     &fj_ep_node_topology,
     &fj_ep_node_measurements, &fj_ep_jobs,    &fj_ep_job,              &fj_ep_job_profile,
-    &fj_ep_load_nodes,   &fj_ep_load_cluster, &fj_ep_slurm_jobs,       &fj_ep_slurm_partitions,
+    &fj_ep_load_nodes,   &fj_ep_load_cluster, &fj_ep_load_gpus,        &fj_ep_slurm_jobs,       &fj_ep_slurm_partitions,
     &fj_ep_slurm_nodes,  &fj_ep_uptime,       &fj_ep_errors,           &fj_ep_openapi,
     &fj_ep_health,       &ep_insert,          &ep_bulk,                &ep_measurements_in,
     &ep_ingest_any,      &ep_ccms_write,      &ep_influx1,             &ep_influx2,

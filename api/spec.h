@@ -35,7 +35,7 @@ typedef struct fj_endpoint {
 
 extern const fj_endpoint fj_ep_clusters, fj_ep_nodes, fj_ep_node_sysinfo, fj_ep_node_topology,
     fj_ep_node_measurements, fj_ep_jobs, fj_ep_job, fj_ep_job_profile, fj_ep_load_nodes, fj_ep_load_cluster,
-    fj_ep_slurm_jobs, fj_ep_slurm_partitions, fj_ep_slurm_nodes, fj_ep_uptime, fj_ep_errors, fj_ep_openapi,
+    fj_ep_load_gpus,    fj_ep_slurm_jobs, fj_ep_slurm_partitions, fj_ep_slurm_nodes, fj_ep_uptime, fj_ep_errors, fj_ep_openapi,
     fj_ep_health;
 
 /* Every endpoint documented here, NULL-terminated. The OpenAPI document also takes the lists

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef enum { OPT_STR, OPT_SIZE, OPT_UINT, OPT_I64, OPT_BOOL } opt_type;
 
@@ -48,6 +49,7 @@ static const option_def options[] = {
     STR("cc-cluster-config", cc_cluster_config),
     STR("jwt-public-key", jwt_public_key),
     STR("nats", nats),
+    STR("instance", instance),
 };
 
 void fj_config_defaults(fj_config *c)
@@ -289,4 +291,17 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
     if (c->max_body == 0 || c->max_decoded < c->max_body)
         return fj_err_set(err, FJ_EINVAL, "max-decoded", "max-decoded must be at least max-body");
     return FJ_OK;
+}
+
+void fj_config_instance(const fj_config *c, char *out, size_t cap)
+{
+    if (c->instance[0]) {
+        snprintf(out, cap, "%s", c->instance);
+        return;
+    }
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+        snprintf(host, sizeof host, "localhost");
+    const char *port = strrchr(c->listen, ':'); /* "[::1]:8077" and "0.0.0.0:8077" alike */
+    snprintf(out, cap, "%s:%s", host, port ? port + 1 : c->listen);
 }

@@ -38,6 +38,7 @@ typedef struct fj_config {
     char cc_cluster_config[1024];  /* cc-backend cluster.json or cc-metric-store config.json */
     char jwt_public_key[256];      /* base64 Ed25519 key: accept EdDSA-signed JWTs */
     char nats[1024];               /* nats:// URL to subscribe to; "" = off */
+    char instance[256];            /* this server among those sharing a database; "" = host:port */
 } fj_config;
 
 /* Fills c with the documented defaults. */
@@ -54,6 +55,10 @@ fj_status fj_config_set(fj_config *c, const char *name, const char *value, fj_er
  * positional (up to max_pos; the count goes to *n_pos). */
 fj_status fj_config_parse_args(fj_config *c, int argc, char **argv, char **positional, size_t max_pos,
                                size_t *n_pos, fj_err *err);
+
+/* This server's identity for line-protocol metrics on a shared database (PostgreSQL): `instance`
+ * when set, else "<host name>:<listen port>", stable across restarts as long as both are. */
+void fj_config_instance(const fj_config *c, char *out, size_t cap);
 
 /* Checks cross-option rules (dev mode needs a loopback listener...). */
 fj_status fj_config_check(const fj_config *c, fj_err *err);

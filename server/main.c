@@ -98,6 +98,8 @@ static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *a
     const fj_store_ops *ops = fj_store_ops_of(store);
     if (!ops->ts_start)
         return FJ_OK; /* a backend without metrics: the metric endpoints answer 501 */
+    char instance[512];
+    fj_config_instance(cfg, instance, sizeof instance);
     fj_store_opts opts = {
         .mode = FJ_STORE_WRITE,
         .ts_retention_s = cfg->metrics_retention_s,
@@ -106,6 +108,7 @@ static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *a
         .ts_seal_age_s = cfg->metrics_seal_age_s,
         .ts_seal_points = cfg->metrics_seal_points,
         .ts_max_buffered_points = cfg->metrics_max_buffered,
+        .ts_instance = instance,
     };
     return ops->ts_start(store, &opts, err);
 }

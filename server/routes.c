@@ -38,6 +38,7 @@ const fj_route fj_routes[] = {
     {"GET", "/api/v1/jobs/*", FJ_ACCESS_READ, fj_api_job_sub}, /* {id}, {id}/profile */
     {"GET", "/api/v1/load/nodes", FJ_ACCESS_READ, fj_api_load_nodes},
     {"GET", "/api/v1/load/cluster", FJ_ACCESS_READ, fj_api_load_cluster},
+    {"GET", "/api/v1/load/gpus", FJ_ACCESS_READ, fj_api_load_gpus},
     {"GET", "/api/v1/slurm/jobs", FJ_ACCESS_READ, fj_api_slurm_jobs},
     {"GET", "/api/v1/slurm/partitions", FJ_ACCESS_READ, fj_api_slurm_partitions},
     {"GET", "/api/v1/slurm/nodes", FJ_ACCESS_READ, fj_api_slurm_nodes},

@@ -5,6 +5,7 @@
 #include "pg_int.h"
 #include "pg_migrations.h"
 #include "pg_query_int.h"
+#include "pg_ts.h"
 
 #include "alloc.h"
 #include "log.h"
@@ -398,6 +399,8 @@ static const char *stmt_sql(fj_pg_stmt_id id)
     if (sql[id])
         return sql[id];
     const char *b = fj_pg_built_sql(id);
+    if (!b)
+        b = fj_pg_chimbuko_sql(id);
     return b ? b : fj_pg_query_sql(id);
 }
 
@@ -756,7 +759,18 @@ static fj_status apply_migrations(fj_store *s, int *applied, fj_err *err)
         }
         ++*applied;
     }
-    return FJ_OK;
+    /* Roll-ups a migration listed (0004's backfill) are computed in C, in a transaction of their
+     * own: should it not finish, queries read samples meanwhile and the writer completes it. */
+    if (*applied > 0) {
+        if ((st = fj_pg_exec(s, "BEGIN", "begin", err)) != FJ_OK)
+            return st;
+        st = fj_pg_load_rollup_drain(s, err);
+        if (st == FJ_OK)
+            st = fj_pg_exec(s, "COMMIT", "commit", err);
+        if (st != FJ_OK)
+            fj_pg_rollback(s);
+    }
+    return st;
 }
 
 static fj_status check_schema(fj_store *s, const fj_store_opts *opts, fj_err *err)
@@ -817,6 +831,7 @@ static void pg_close(fj_store *s)
 {
     if (!s)
         return;
+    fj_pg_ts_close(s); /* seals and commits buffered metrics while the connection is open */
     if (s->conn)
         PQfinish(s->conn);
     fj_pg_write_free(s);
@@ -977,8 +992,7 @@ static fj_status pg_token_revoke(fj_store *s, const char *cluster, fj_err *err)
     return FJ_OK;
 }
 
-/* Ops this backend does not implement stay NULL (line-protocol metrics, Chimbuko);
- * their callers answer 501. */
+/* Every op is implemented: line-protocol metrics in pg_ts.c and pg_ts_read.c. */
 const fj_store_ops fj_store_pg_ops = {
     .version = FJ_STORE_OPS_VERSION,
     .name = "postgres",
@@ -1003,6 +1017,7 @@ const fj_store_ops fj_store_pg_ops = {
     .q_profile = fj_pg_q_profile,
     .q_node_load = fj_pg_q_node_load,
     .q_cluster_load = fj_pg_q_cluster_load,
+    .q_gpu_load = fj_pg_q_gpu_load,
     .q_slurm_jobs = fj_pg_q_slurm_jobs,
     .q_partitions = fj_pg_q_partitions,
     .q_node_states = fj_pg_q_node_states,
@@ -1010,4 +1025,15 @@ const fj_store_ops fj_store_pg_ops = {
     .q_errors = fj_pg_q_errors,
     .measurement_latest = fj_pg_measurement_latest,
     .q_node_usage = fj_pg_q_node_usage,
+    .cb_runs = fj_pg_cb_runs,
+    .cb_series = fj_pg_cb_series,
+    .cb_top = fj_pg_cb_top,
+    .cb_records = fj_pg_cb_records,
+    .ts_start = fj_pg_ts_start,
+    .ts_engine = fj_pg_ts_engine,
+    .maintain = fj_pg_ts_maintain,
+    .ts_series = fj_pg_ts_series,
+    .ts_read = fj_pg_ts_read,
+    .cc_messages = fj_pg_cc_messages,
+    .cc_jobs = fj_pg_cc_jobs,
 };

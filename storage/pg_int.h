@@ -122,6 +122,16 @@ void fj_pg_map_clear(fj_pg_map *m);
     X(MS_SUB_INS, "INSERT INTO measurements(cluster_id,node_id,time,type,instance,subtype,data) "        \
                   "VALUES($1::bigint,$2::bigint,$3::bigint,$4::text,$5::bigint,$6::text,$7::text) "      \
                   "ON CONFLICT DO NOTHING RETURNING 1")                                                  \
+    X(CB_PACKET_INS, NULL)                                                                               \
+    X(CB_RANK_INS, NULL)                                                                                 \
+    X(CB_STEP_INS, NULL)                                                                                 \
+    X(CB_FUNC_INS, NULL)                                                                                 \
+    X(CB_COUNTER_INS, NULL)                                                                              \
+    X(CB_METRICS_INS, NULL)                                                                              \
+    X(CB_EVENT_INS, NULL)                                                                                \
+    X(CB_META_INS, NULL)                                                                                 \
+    X(CB_PROFILE_INS, NULL)                                                                              \
+    X(CB_FINAL_COUNTER_INS, NULL)                                                                        \
     X(MS_ENV_INS, "INSERT INTO envelopes(cluster_id,node_id,kind,time,producer,version,format,"          \
                   "unknown_fields) VALUES($1::bigint,$2::bigint,$3::text,$4::bigint,$5::text,$6::text,"  \
                   "$7::bigint,$8::bigint) ON CONFLICT DO NOTHING")                                       \
@@ -131,6 +141,80 @@ void fj_pg_map_clear(fj_pg_map *m);
     X(TOKEN_GET, "SELECT cluster, hash, read_only, created FROM tokens WHERE cluster = $1::text")        \
     X(TOKEN_LIST, "SELECT cluster, hash, read_only, created FROM tokens ORDER BY cluster COLLATE \"C\"") \
     X(TOKEN_DEL, "DELETE FROM tokens WHERE cluster = $1::text")                                          \
+    X(TS_INST_ADD, "INSERT INTO ts_instances(name) SELECT $1::text WHERE NOT EXISTS (SELECT 1 FROM "     \
+                   "ts_instances WHERE name = $1::text) ON CONFLICT DO NOTHING")                         \
+    X(TS_INST_GET, "SELECT i.id, i.durable_lsn, i.next_lsn, i.chunk_seq, (SELECT coalesce(max(lsn), 0) " \
+                   "FROM request_log WHERE instance_id = i.id) FROM ts_instances i WHERE i.name = "      \
+                   "$1::text")                                                                           \
+    X(TS_INST_LOCK, "SELECT pg_try_advisory_lock(1718252659, $1::integer), pg_backend_pid()")            \
+    X(TS_INST_PUT, "UPDATE ts_instances SET durable_lsn = $2::bigint, next_lsn = $3::bigint, chunk_seq = " \
+                   "greatest(chunk_seq, $4::bigint) WHERE id = $1::integer")                             \
+    X(TS_SERIES_ALL, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series")  \
+    X(TS_SERIES_ADD, "INSERT INTO ts_series(cluster,host,metric,type,type_id,stype,stype_id) SELECT u.* " \
+                     "FROM "                                                                             \
+                     "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]) " \
+                     "u(c,h,m,t,ti,s,si) WHERE NOT EXISTS (SELECT 1 FROM ts_series x WHERE x.cluster = u.c " \
+                     "AND x.host = u.h AND x.metric = u.m AND x.type = u.t AND x.type_id = u.ti AND "    \
+                     "x.stype = u.s AND x.stype_id = u.si) ORDER BY 1, 2, 3, 4, 5, 6, 7 ON CONFLICT DO " \
+                     "NOTHING")                                                                          \
+    X(TS_SERIES_GET, "SELECT x.id, x.cluster, x.host, x.metric, x.type, x.type_id, x.stype, x.stype_id " \
+                     "FROM ts_series x JOIN "                                                            \
+                     "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]) " \
+                     "u(c,h,m,t,ti,s,si) ON x.cluster = u.c AND x.host = u.h AND x.metric = u.m AND x.type " \
+                     "= u.t AND x.type_id = u.ti AND x.stype = u.s AND x.stype_id = u.si")               \
+    X(TS_SERIES_LIST, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series " \
+                      "WHERE cluster = $1::text AND ($2::text = '' OR host = $2::text) AND ($3::text = '' " \
+                      "OR metric = $3::text) ORDER BY host COLLATE \"C\", metric COLLATE \"C\", type "   \
+                      "COLLATE \"C\", type_id COLLATE \"C\", stype COLLATE \"C\", stype_id COLLATE \"C\"") \
+    X(TS_CHUNK_INS, "INSERT INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) SELECT * FROM "       \
+                    "unnest($1::integer[],$2::bigint[],$3::bigint[],$4::bigint[],$5::integer[],$6::bytea[]) " \
+                    "ON CONFLICT DO NOTHING")                                                            \
+    X(TS_CHUNKS, "SELECT count, t_first, t_last, seq, blob FROM ts_chunk WHERE series_id = $1::integer " \
+                 "AND t_last >= $2::bigint AND t_first <= $3::bigint")                                   \
+    X(TS_RETENTION, "DELETE FROM ts_chunk WHERE t_last < $1::bigint")                                    \
+    X(TS_LOG_INS, "INSERT INTO "                                                                         \
+                  "request_log(instance_id,lsn,received,cluster,unit_ns,max_future_ns,size,body) SELECT " \
+                  "$1::integer, u.* FROM "                                                               \
+                  "unnest($2::bigint[],$3::bigint[],$4::text[],$5::bigint[],$6::bigint[],$7::bigint[],$8::bytea[]) " \
+                  "u")                                                                                   \
+    X(TS_LOG_READ, "SELECT lsn, received, cluster, unit_ns, max_future_ns, size, body FROM request_log " \
+                   "WHERE instance_id = $1::integer AND lsn >= $2::bigint ORDER BY lsn LIMIT 64")        \
+    X(TS_LOG_TRIM, "DELETE FROM request_log WHERE instance_id = $1::integer AND lsn < $2::bigint AND "   \
+                   "received < $3::bigint")                                                              \
+    X(CC_MSG_INS, "WITH u AS (SELECT * FROM "                                                            \
+                  "unnest($1::bigint[],$2::bigint[],$3::text[],$4::text[],$5::text[],$6::bigint[],$7::text[],$8::text[]) " \
+                  "WITH ORDINALITY u(c,t,k,n,h,x,g,p,o)), ins AS (INSERT INTO "                          \
+                  "cc_messages(cluster_id,time,kind,name,host,hash,tags,payload) SELECT c, t, k, n, h, " \
+                  "x, g, p FROM u ORDER BY c, t, k, n, h, x ON CONFLICT DO NOTHING RETURNING "           \
+                  "cluster_id, time, kind, name, host, hash) SELECT min(u.o) FROM ins JOIN u ON u.c = "  \
+                  "ins.cluster_id AND u.t = ins.time AND u.k = ins.kind AND u.n = ins.name AND u.h = "   \
+                  "ins.host AND u.x = ins.hash GROUP BY ins.cluster_id, ins.time, ins.kind, ins.name, "  \
+                  "ins.host, ins.hash")                                                                  \
+    X(CC_MSG_LIST, "SELECT m.kind, m.name, m.host, m.time, m.tags, m.payload FROM cc_messages m JOIN "   \
+                   "clusters c ON c.id = m.cluster_id WHERE c.name = $1::text AND m.time >= $2::bigint " \
+                   "AND m.time <= $3::bigint AND ($4::text IS NULL OR m.kind = $4::text) AND ($5::text " \
+                   "IS NULL OR m.name = $5::text) AND ($6::text IS NULL OR m.host = $6::text) ORDER BY " \
+                   "m.time LIMIT $7::bigint")                                                            \
+    X(CC_JOB_DUP, "SELECT id FROM cc_jobs WHERE cluster_id = $1::bigint AND job_id = $2::bigint AND "    \
+                  "start_time > $3::bigint - 86400 LIMIT 1")                                             \
+    X(CC_JOB_INS, "INSERT INTO "                                                                         \
+                  "cc_jobs(cluster_id,job_id,start_time,state,\"user\",project,partition,subcluster,num_nodes,num_hwthreads,num_acc,hosts,payload) " \
+                  "VALUES($1::bigint,$2::bigint,$3::bigint,'running',$4::text,$5::text,$6::text,$7::text,$8::bigint,$9::bigint,$10::bigint,$11::text,$12::text) " \
+                  "ON CONFLICT DO NOTHING RETURNING id")                                                 \
+    X(CC_JOB_FIND, "SELECT id, start_time, state FROM cc_jobs WHERE cluster_id = $1::bigint AND job_id = " \
+                   "$2::bigint AND ($3::bigint = 0 OR start_time = $3::bigint) ORDER BY start_time DESC " \
+                   "LIMIT 1")                                                                            \
+    X(CC_JOB_STOP, "UPDATE cc_jobs SET stop_time = $2::bigint, state = $3::text WHERE id = $1::bigint "  \
+                   "AND state = 'running' RETURNING 1")                                                  \
+    X(CC_JOB_LIST, "SELECT c.id, c.job_id, c.start_time, c.stop_time, c.state, c.\"user\", c.project, "  \
+                   "c.partition, c.num_nodes, c.hosts, s.n, s.first, s.last, s.samples, x.job_state, "   \
+                   "x.job_id IS NOT NULL FROM cc_jobs c JOIN clusters k ON k.id = c.cluster_id LEFT JOIN " \
+                   "LATERAL (SELECT count(*) AS n, min(first_seen) AS first, max(last_seen) AS last, "   \
+                   "sum(n_samples) AS samples FROM jobs j WHERE j.cluster_id = c.cluster_id AND j.job = " \
+                   "c.job_id AND j.epoch = 0) s ON true LEFT JOIN slurm_jobs_current x ON x.cluster_id = " \
+                   "c.cluster_id AND x.job_id = c.job_id AND x.job_step = '' WHERE k.name = $1::text AND " \
+                   "($2::bigint = 0 OR coalesce(c.stop_time, 9223372036) >= $2::bigint) AND ($3::bigint " \
+                   "= 0 OR c.start_time <= $3::bigint) ORDER BY c.start_time, c.id LIMIT $4::bigint")    \
     X(Q_JOBS, "SELECT j.id, j.cluster_id, j.job, j.epoch, n.name, u.s, j.first_seen, j.last_seen, "      \
               "j.n_samples, j.nproc_peak, j.cpu_sum_m, j.cpu_peak_m, j.mem_sum_kb, j.mem_peak_kb, "      \
               "j.gpu_sum_m, j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.pid "                     \
@@ -167,9 +251,11 @@ typedef enum fj_pg_stmt_id {
     FJ_PG__COUNT
 } fj_pg_stmt_id;
 
-/* The SQL of the statements whose text is NULL in FJ_PG_STMTS (pg_write.c, pg_query.c). */
+/* The SQL of the statements whose text is NULL in FJ_PG_STMTS (pg_write.c, pg_query.c,
+ * pg_chimbuko.c). */
 const char *fj_pg_built_sql(fj_pg_stmt_id id);
 const char *fj_pg_query_sql(fj_pg_stmt_id id);
+const char *fj_pg_chimbuko_sql(fj_pg_stmt_id id); /* pg_chimbuko.c: the CB_* statements */
 
 /* --- column arrays for batched writes ---------------------------------------------------------- */
 
@@ -233,6 +319,7 @@ struct fj_store {
     size_t n_weeks, cap_weeks;
     fj_time retention_ran;   /* when retention last ran (writer) */
     struct fj_pg_wstate *w;  /* the write path's reusable scratch (pg_write.c) */
+    struct fj_pg_ts *ts;     /* line-protocol metrics (pg_ts.h), NULL until used */
 };
 
 /* Maps a failed result (or a failed connection when r is NULL) to fj_status and fills err with
@@ -248,6 +335,11 @@ fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *val
 
 /* Runs SQL without parameters (transaction control, SET LOCAL). */
 fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err);
+
+/* Hourly load roll-ups (pg_query_load.c): recomputes every (node, hour) listed in
+ * load_hourly_todo from the samples and empties the list. Inside the writer's transaction, after
+ * the group's sample rows; also completes the backfill of migration 0004. */
+fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err);
 
 /* Makes sure the connection is up: reconnects when it was lost. FJ_EBUSY when the server cannot
  * be reached. */
@@ -281,5 +373,27 @@ fj_status fj_pg_query_jobs(fj_store *s, const fj_job_query *q, fj_buf *out, fj_e
 fj_status fj_pg_query_nodes(fj_store *s, const char *cluster, fj_buf *out, fj_err *err);
 fj_status fj_pg_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
                                    fj_err *err);
+
+/* --- Chimbuko (pg_chimbuko.c; schema migrations/postgres/0003_chimbuko.sql) --------------------- */
+
+/* One FJ_KIND_CHIMBUKO envelope of a group commit, with its cluster's id and its counts. */
+typedef struct fj_pg_cb_env {
+    const fj_envelope *e;
+    int64_t cluster_id;
+    fj_write_count *cnt;
+} fj_pg_cb_env;
+
+/* Writes the Chimbuko envelopes of a group inside the writer's open transaction (pg_write.c calls
+ * it after the Sonar tables; their notes are written with the other envelopes'). Counts as SQLite
+ * does (a function profile or counter equal to its previous point counts as a duplicate). The
+ * records of every envelope go in one statement per table; a packet's profiles and counters are
+ * compared with the points before them, so those go packet by packet in arrival order. */
+fj_status fj_pg_write_chimbuko(fj_store *s, const fj_pg_cb_env *envs, size_t n, fj_err *err);
+
+/* The Chimbuko query ops of store.h (docs/chimbuko.md), one read snapshot each. */
+fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_status fj_pg_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_status fj_pg_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_status fj_pg_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 
 #endif

@@ -137,6 +137,7 @@ fj_status fj_pg_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_pg_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);

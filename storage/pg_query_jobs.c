@@ -4,6 +4,7 @@
  * cumulative CPU time and I/O) cost a few index seeks per row of the page. */
 #include "pg_query_int.h"
 
+#include "cc_json.h"
 #include "qmath.h"
 
 #include <math.h>
@@ -77,9 +78,9 @@ static void select_jobs(fj_pgb *b, const char *sortkey)
                   sortkey);
 }
 
-/* The statements run once per job row. */
+/* The statements run once per job row (cc: the job detail's only, prepared by rowctx_prepare_cc). */
 typedef struct rowctx {
-    fj_pgs *hosts, *cmds, *last, *usage;
+    fj_pgs *hosts, *cmds, *last, *usage, *cc;
 } rowctx;
 
 static fj_status rowctx_prepare(fj_pgq *x, rowctx *rc)
@@ -101,12 +102,27 @@ static fj_status rowctx_prepare(fj_pgq *x, rowctx *rc)
     return FJ_OK;
 }
 
+/* The job detail's statement too: its ClusterCockpit job. */
+static fj_status rowctx_prepare_cc(fj_pgq *x, rowctx *rc)
+{
+    /* the most recent cc job of (cluster, job id) that started by the Sonar job's last sample and
+     * had not stopped before its first: the unique (cluster_id, job_id, start_time) index walked
+     * backwards from $3 */
+    return fj_pgq_prepare(x, "SELECT id, start_time, stop_time, state, \"user\", project, partition, subcluster,"
+                          " num_nodes, num_hwthreads, num_acc, hosts FROM cc_jobs"
+                          " WHERE cluster_id = $1 AND job_id = $2 AND start_time <= $3"
+                          " AND (stop_time IS NULL OR stop_time >= $4)"
+                          " ORDER BY start_time DESC LIMIT 1",
+                          &rc->cc);
+}
+
 static void rowctx_free(rowctx *rc)
 {
     fj_pgs_finalize(rc->hosts);
     fj_pgs_finalize(rc->cmds);
     fj_pgs_finalize(rc->last);
     fj_pgs_finalize(rc->usage);
+    fj_pgs_finalize(rc->cc);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -154,6 +170,47 @@ static fj_status add_usage(fj_pgq *x, rowctx *rc, fj_pgs *job, int64_t node_id, 
     return r == FJ_PGS_ROW || r == FJ_PGS_DONE ? FJ_OK : fj_pgq_fail(x, r, "job usage");
 }
 
+static int64_t count_or_neg(fj_pgs *st, int c)
+{
+    return fj_pgs_isnull(st, c) ? -1 : fj_pgs_int(st, c);
+}
+
+/* The ClusterCockpit job a Slurm job (epoch 0) joins into *ref, its strings borrowed from rc->cc
+ * until the caller resets it; *found false when none. Only Slurm jobs join: cc-backend's job ids
+ * are Slurm's. */
+static fj_status cc_job(fj_pgq *x, rowctx *rc, fj_pgs *job, fj_cc_job_ref *ref, bool *found)
+{
+    *found = false;
+    if (fj_pgs_int(job, C_EPOCH) != 0 || fj_pgs_int(job, C_JOB) == 0)
+        return FJ_OK;
+    fj_pgs *st = rc->cc;
+    fj_pgs_bind_int(st, 1, x->cluster_id);
+    fj_pgs_bind_int(st, 2, fj_pgs_int(job, C_JOB));
+    fj_pgs_bind_int(st, 3, fj_pgs_int(job, C_LAST));
+    fj_pgs_bind_int(st, 4, fj_pgs_int(job, C_FIRST));
+    int r = fj_pgs_step(st);
+    if (r == FJ_PGS_ROW) {
+        *ref = (fj_cc_job_ref){
+            .id = fj_pgs_int(st, 0),
+            .job_id = fj_pgs_int(job, C_JOB),
+            .start_time = fj_pgs_int(st, 1),
+            .stopped = !fj_pgs_isnull(st, 2),
+            .stop_time = fj_pgs_int(st, 2),
+            .state = fj_pgs_text(st, 3),
+            .user = fj_pgs_text(st, 4),
+            .project = fj_pgs_text(st, 5),
+            .partition = fj_pgs_text(st, 6),
+            .subcluster = fj_pgs_text(st, 7),
+            .num_nodes = count_or_neg(st, 8),
+            .num_hwthreads = count_or_neg(st, 9),
+            .num_acc = count_or_neg(st, 10),
+            .hosts = fj_pgs_text(st, 11),
+        };
+        *found = true;
+    }
+    return r == FJ_PGS_ROW || r == FJ_PGS_DONE ? FJ_OK : fj_pgq_fail(x, r, "cc job");
+}
+
 static fj_value num_or_null(bool set, double v)
 {
     if (!set)
@@ -163,8 +220,9 @@ static fj_value num_or_null(bool set, double v)
     return fj_pv_real(v);
 }
 
-/* One job row: the values of fj_qt_jobs from a select_jobs row and the per-row statements. */
-static fj_status emit_job(fj_pgq *x, rowctx *rc, fj_pgs *st)
+/* One job row: the values of t (fj_qt_jobs, or fj_qt_job: the same and the joined ClusterCockpit
+ * job) from a select_jobs row and the per-row statements. */
+static fj_status emit_job(fj_pgq *x, rowctx *rc, fj_pgs *st, const fj_qtable *t)
 {
     int64_t id = fj_pgs_int(st, C_ID), job = fj_pgs_int(st, C_JOB);
     int64_t epoch = fj_pgs_int(st, C_EPOCH), ns = fj_pgs_int(st, C_NS);
@@ -247,18 +305,35 @@ static fj_status emit_job(fj_pgq *x, rowctx *rc, fj_pgs *st)
     for (size_t i = 0; i < N_SLURM; i++) {
         const char *c = slurm_cols[i];
         size_t len = strlen(c);
-        fj_vtype t = FJ_VT_INT;
+        fj_vtype ct = FJ_VT_INT;
         if (len > 5 && strcmp(c + len - 5, "_time") == 0)
-            t = FJ_VT_TIME;
+            ct = FJ_VT_TIME;
         else if (strcmp(c, "job_state") == 0 || strcmp(c, "partition") == 0 || strcmp(c, "account") == 0 ||
                  strcmp(c, "job_name") == 0 || strstr(c, "resources"))
-            t = FJ_VT_TEXT;
-        v[n++] = fj_pv_col(st, C_SLURM0 + (int)i, t);
+            ct = FJ_VT_TEXT;
+        v[n++] = fj_pv_col(st, C_SLURM0 + (int)i, ct);
     }
-    if (n != fj_qt_jobs.n_cols)
-        return fj_err_set(x->err, FJ_EINTERNAL, NULL, "job row has %zu values for %zu columns", n,
-                          fj_qt_jobs.n_cols);
-    return x->k->row(x->k, v);
+    fj_buf cc;
+    fj_buf_init(&cc, (size_t)1 << 24);
+    if (t == &fj_qt_job) {
+        fj_cc_job_ref ref;
+        bool found;
+        if ((rs = cc_job(x, rc, st, &ref, &found)) != FJ_OK)
+            goto out;
+        if (found && (rs = fj_cc_job_ref_json(&cc, &ref)) != FJ_OK) {
+            rs = fj_err_set(x->err, rs, NULL, "the ClusterCockpit job is too large");
+            goto out;
+        }
+        v[n++] = found ? fj_pv_json(cc.data) : fj_pv_null();
+    }
+    if (n != t->n_cols)
+        rs = fj_err_set(x->err, FJ_EINTERNAL, NULL, "job row has %zu values for %zu columns", n, t->n_cols);
+    else
+        rs = x->k->row(x->k, v);
+out:
+    fj_pgs_reset(rc->cc);
+    fj_buf_free(&cc);
+    return rs;
 }
 
 /* The WHERE conditions of the job list (after "WHERE j.cluster_id = ?"). */
@@ -375,7 +450,7 @@ fj_status fj_pg_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
             q->next = last;
             break;
         }
-        if ((rs = emit_job(&x, &rc, st)) != FJ_OK)
+        if ((rs = emit_job(&x, &rc, st, &fj_qt_jobs)) != FJ_OK)
             goto out;
         last.set = true;
         last.v = fj_pgs_double(st, C_SORTKEY);
@@ -404,7 +479,7 @@ fj_status fj_pg_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     fj_pgs *st = NULL, *hs = NULL;
     rowctx rc = {0};
     if ((rs = fj_pgq_cluster(&x)) != FJ_OK || (rs = fj_pgq_load_nodes(&x)) != FJ_OK ||
-        (rs = rowctx_prepare(&x, &rc)) != FJ_OK)
+        (rs = rowctx_prepare(&x, &rc)) != FJ_OK || (rs = rowctx_prepare_cc(&x, &rc)) != FJ_OK)
         goto out;
     select_jobs(&b, "j.first_seen");
     fj_pgb_put(&b, " WHERE j.cluster_id = ");
@@ -423,7 +498,7 @@ fj_status fj_pg_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         rs = fj_pgq_fail(&x, r, "job");
         goto out;
     }
-    if ((rs = k->table(k, &fj_qt_jobs)) != FJ_OK || (rs = emit_job(&x, &rc, st)) != FJ_OK)
+    if ((rs = k->table(k, &fj_qt_job)) != FJ_OK || (rs = emit_job(&x, &rc, st, &fj_qt_job)) != FJ_OK)
         goto out;
 
     if ((rs = fj_pgq_prepare(&x,

@@ -2,22 +2,20 @@
  * sqlite_query_load.c (see there for the arithmetic). Every node is read by its index range on
  * samples(node_id, time) and its GPU rows; SQLite's one-pass read of a rowid range has no
  * counterpart here (PostgreSQL has no rowid order to rely on). Cluster load folds the nodes'
- * buckets. */
+ * buckets. Hourly roll-ups answer the buckets of whole hours inside the window, as in SQLite, and
+ * are recomputed here (fj_pg_load_rollup_drain) with the same per-node reading. */
 #include "pg_query_int.h"
 
 #include "alloc.h"
+#include "gpuload.h"
+#include "loadagg.h"
 #include "qmath.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct nbucket {
-    int64_t samples, cores, gpus;
-    fj_qm_acc cpu_util, cpu_cores; /* weighted by interval seconds */
-    fj_qm_acc mem, load1, load5, load15;
-    fj_qm_acc gpu_util, gpu_util_card_max, gpu_mem, gpu_power, gpu_temp, gpu_temp_card_max;
-} nbucket;
+typedef fj_la_bucket nbucket;
 
 /* One node being read. */
 typedef struct nstate {
@@ -32,6 +30,7 @@ typedef struct loadctx {
     fj_qm_grid g;
     fj_time from, to;
     fj_pgs *prev, *main, *gpu, *has_gpu;
+    size_t b_lo, b_hi; /* the buckets being read: [from, to] covers exactly them */
     nstate *ns;    /* wanted nodes, by name */
     size_t n_ns;
 } loadctx;
@@ -71,7 +70,7 @@ static fj_status cpu_step(loadctx *l, nstate *ns, fj_time t, fj_time boot, const
 /* Resets a node and reads the sample before the window (the first interval's start). */
 static fj_status node_start(loadctx *l, nstate *ns)
 {
-    memset(ns->b, 0, l->g.n * sizeof *ns->b);
+    memset(ns->b + l->b_lo, 0, (l->b_hi - l->b_lo) * sizeof *ns->b);
     ns->cpu.have = false;
     ns->cpu.n = 0;
     fj_pgs *st = l->prev;
@@ -212,10 +211,111 @@ static fj_status node_alone(loadctx *l, nstate *ns)
 
 typedef fj_status (*node_done_fn)(loadctx *l, nstate *ns, void *ctx);
 
+/* --- hourly roll-ups (loadagg.h, migrations/postgres/0004); as in sqlite_query_load.c -------- */
+
+/* The whole hours [*r0, *r1) inside the window that roll-ups answer, when the width is whole
+ * hours and no roll-up is pending; the rest of the window is read from samples. */
+static fj_status rollup_span(loadctx *l, fj_time *r0, fj_time *r1)
+{
+    *r0 = *r1 = 0;
+    fj_time a = fj_la_hour(l->from + FJ_LA_ROLLUP_S - 1), b = fj_la_hour(l->to + 1);
+    if (l->g.step % FJ_LA_ROLLUP_S || b <= a)
+        return FJ_OK;
+    fj_pgs *st;
+    fj_status rs = fj_pgq_prepare(l->x, "SELECT 1 FROM load_hourly_todo LIMIT 1", &st);
+    if (rs != FJ_OK)
+        return rs;
+    int r = fj_pgs_step(st);
+    fj_pgs_finalize(st);
+    if (r == FJ_PGS_DONE) {
+        *r0 = a;
+        *r1 = b;
+    }
+    return r == FJ_PGS_ROW || r == FJ_PGS_DONE ? FJ_OK : fj_pgq_fail(l->x, r, "load roll-ups pending");
+}
+
+/* Reads a node's samples of [from, to], a part of one bucket, on a grid of that one bucket (so
+ * its other buckets are left alone) and adds them to that bucket. */
+static fj_status read_edge(loadctx *l, nstate *ns, fj_time from, fj_time to)
+{
+    if (from > to)
+        return FJ_OK;
+    fj_qm_grid g = l->g;
+    fj_time lfrom = l->from, lto = l->to;
+    long bi = fj_qm_bucket(&g, from);
+    if (bi < 0) /* from is inside the window, so never */
+        return fj_err_set(l->x->err, FJ_EINTERNAL, NULL, "load: edge outside the grid");
+    nbucket edge, *keep = ns->b;
+    l->g = (fj_qm_grid){.from = g.from + bi * g.step, .step = g.step, .n = 1};
+    l->b_lo = 0;
+    l->b_hi = 1;
+    l->from = from;
+    l->to = to;
+    ns->b = &edge;
+    fj_status rs = node_alone(l, ns);
+    ns->b = keep;
+    if (rs == FJ_OK)
+        fj_la_merge(&ns->b[bi], &edge);
+    l->g = g;
+    l->b_hi = g.n;
+    l->from = lfrom;
+    l->to = lto;
+    return rs;
+}
+
+/* Node by node: roll-ups for the hours [r0, r1), samples for the rest of the window. */
+static fj_status run_rollup(loadctx *l, fj_time r0, fj_time r1, node_done_fn done, void *ctx)
+{
+    fj_pgq *x = l->x;
+    nbucket *mem = fj_calloc(l->g.n, sizeof *mem);
+    if (!mem)
+        return oom(l);
+    fj_pgs *st = NULL;
+    fj_status rs = fj_pgq_prepare(x, "SELECT hour," FJ_LA_COLS_SQL " FROM load_hourly"
+                                     " WHERE node_id = $1 AND hour >= $2 AND hour < $3", &st);
+    for (size_t i = 0; rs == FJ_OK && i < l->n_ns; i++) {
+        nstate *ns = &l->ns[i];
+        ns->b = mem;
+        memset(mem, 0, l->g.n * sizeof *mem);
+        if ((rs = read_edge(l, ns, l->from, r0 - 1)) != FJ_OK || (rs = read_edge(l, ns, r1, l->to)) != FJ_OK)
+            break;
+        fj_pgs_bind_int(st, 1, ns->node_id);
+        fj_pgs_bind_int(st, 2, r0);
+        fj_pgs_bind_int(st, 3, r1);
+        int r;
+        while ((r = fj_pgs_step(st)) == FJ_PGS_ROW) {
+            long bi = fj_qm_bucket(&l->g, fj_pgs_int(st, 0));
+            if (bi < 0)
+                continue;
+            double v[FJ_LA_NCOLS];
+            for (int c = 0; c < FJ_LA_NCOLS; c++)
+                v[c] = fj_pgs_double(st, c + 1);
+            nbucket h;
+            fj_la_from_row(&h, v);
+            fj_la_merge(&mem[bi], &h);
+        }
+        fj_pgs_reset(st);
+        if (r != FJ_PGS_DONE)
+            rs = fj_pgq_fail(x, r, "load roll-ups");
+        else
+            rs = done(l, ns, ctx);
+    }
+    fj_pgs_finalize(st);
+    for (size_t i = 0; i < l->n_ns; i++)
+        fj_free(l->ns[i].cpu.c);
+    fj_free(mem);
+    return rs;
+}
+
 /* Buckets every wanted node and calls done for each, in name order. */
 static fj_status run_load(loadctx *l, node_done_fn done, void *ctx)
 {
-    fj_status rs;
+    fj_time r0, r1;
+    fj_status rs = rollup_span(l, &r0, &r1);
+    if (rs != FJ_OK)
+        return rs;
+    if (r1 > r0)
+        return run_rollup(l, r0, r1, done, ctx);
     nbucket *mem = fj_calloc(l->g.n, sizeof *mem);
     if (!mem)
         return oom(l);
@@ -240,8 +340,9 @@ static fj_status load_prepare(loadctx *l)
 {
     fj_pgq *x = l->x;
     fj_status rs;
+    /* the latest sample with counters, as in sqlite_query_load.c */
     if ((rs = fj_pgq_prepare(x, "SELECT time, boot, cpus FROM samples WHERE node_id = $1 AND time < $2"
-                                " ORDER BY time DESC LIMIT 1", &l->prev)) != FJ_OK ||
+                                " AND cpus IS NOT NULL ORDER BY time DESC LIMIT 1", &l->prev)) != FJ_OK ||
         (rs = fj_pgq_prepare(x, "SELECT time, boot, used_memory_kb, load1, load5, load15, cpus FROM samples"
                                 " WHERE node_id = $1 AND time >= $2 AND time <= $3 ORDER BY time",
                              &l->main)) != FJ_OK ||
@@ -305,6 +406,8 @@ static fj_status load_begin(fj_pgq *x, loadctx *l)
     q->from = l->from; /* what was used, for the answer */
     q->to = l->to;
     q->bucket_s = step;
+    l->b_lo = 0;
+    l->b_hi = l->g.n;
     l->ns = fj_arena_calloc(x->a, x->nodes.n + 1, sizeof *l->ns);
     if (!l->ns)
         return oom(l);
@@ -483,4 +586,133 @@ fj_status fj_pg_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err
 out:
     load_free(&l);
     return fj_pgq_end(&x, rs);
+}
+
+/* Per card: each wanted node's card readings in the window, by card, UUID and time, bucketed by
+ * gpuload.h. */
+fj_status fj_pg_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_pgq x;
+    fj_status rs = fj_pgq_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    loadctx l;
+    fj_pgs *st = NULL;
+    fj_gl_series gs = {0};
+    if ((rs = load_begin(&x, &l)) != FJ_OK || (rs = k->table(k, &fj_qt_gpu_load)) != FJ_OK)
+        goto out;
+    if ((rs = fj_gl_init(&gs, &l.g, k)) != FJ_OK) {
+        rs = oom(&l);
+        goto out;
+    }
+    if ((rs = fj_pgq_prepare(&x, "SELECT g.idx, u.s, g.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                                 " FROM sample_gpus g LEFT JOIN strings u ON u.id = g.uuid_id"
+                                 " WHERE g.node_id = $1 AND g.time >= $2 AND g.time <= $3"
+                                 " ORDER BY g.idx, u.s NULLS FIRST, g.time", &st)) != FJ_OK)
+        goto out;
+    for (size_t i = 0; rs == FJ_OK && i < l.n_ns; i++) {
+        fj_pgs_bind_int(st, 1, l.ns[i].node_id);
+        fj_pgs_bind_int(st, 2, l.from);
+        fj_pgs_bind_int(st, 3, l.to);
+        int r = FJ_PGS_DONE;
+        while (rs == FJ_OK && (r = fj_pgs_step(st)) == FJ_PGS_ROW) {
+            double v[4];
+            for (int c = 0; c < 4; c++)
+                v[c] = fj_pgs_isnull(st, c + 3) ? NAN : fj_pgs_double(st, c + 3);
+            rs = fj_gl_add(&gs, l.ns[i].name, fj_pgs_int(st, 0), fj_pgs_text(st, 1), fj_pgs_int(st, 2), v[0], v[1],
+                           v[2], v[3]);
+            if (rs == FJ_ENOMEM)
+                rs = oom(&l);
+        }
+        fj_pgs_reset(st);
+        if (rs == FJ_OK && r != FJ_PGS_DONE)
+            rs = fj_pgq_fail(&x, r, "gpu samples");
+    }
+    if (rs == FJ_OK)
+        rs = fj_gl_flush(&gs);
+out:
+    fj_gl_free(&gs);
+    fj_pgs_finalize(st);
+    load_free(&l);
+    return fj_pgq_end(&x, rs);
+}
+
+/* Recomputes the roll-up of every (node, hour) in load_hourly_todo with the query's own reading
+ * and empties the table; on the write connection, inside the writer's transaction. */
+fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
+{
+    fj_query q;
+    memset(&q, 0, sizeof q);
+    fj_pgq x = {.s = s, .q = &q, .err = err};
+    loadctx l;
+    memset(&l, 0, sizeof l);
+    l.x = &x;
+    l.g.step = FJ_LA_ROLLUP_S;
+    l.g.n = 1;
+    l.b_hi = 1;
+    nbucket b;
+    nstate ns = {.b = &b};
+    fj_pgs *todo = NULL, *put = NULL, *clear = NULL;
+    char sql[1024];
+    /* last_time is kept for SQLite's appending; this backend always recomputes the hour */
+    int w = snprintf(sql, sizeof sql,
+                     "INSERT INTO load_hourly(node_id,hour,last_time," FJ_LA_COLS_SQL ") VALUES($1,$2,"
+                     "(SELECT max(time) FROM samples WHERE node_id = $1 AND time >= $2 AND time < $2 + 3600)");
+    for (int c = 0; c < FJ_LA_NCOLS && w > 0 && (size_t)w < sizeof sql; c++)
+        w += snprintf(sql + w, sizeof sql - (size_t)w, ",$%d", c + 3);
+    if (w <= 0 || (size_t)w + 2 > sizeof sql)
+        return fj_err_set(err, FJ_EINTERNAL, "db", "roll-up statement too long");
+    memcpy(sql + w, ")", 2);
+    fj_status rs;
+    if (!(x.a = fj_arena_create()))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    if ((rs = load_prepare(&l)) != FJ_OK ||
+        (rs = fj_pgq_prepare(&x, "SELECT node_id, hour FROM load_hourly_todo", &todo)) != FJ_OK ||
+        (rs = fj_pgq_prepare(&x, sql, &put)) != FJ_OK ||
+        (rs = fj_pgq_prepare(&x, "DELETE FROM load_hourly h USING load_hourly_todo t"
+                                 " WHERE h.node_id = t.node_id AND h.hour = t.hour", &clear)) != FJ_OK)
+        goto out;
+    int r = fj_pgs_step(clear); /* each listed roll-up is written anew below, or not at all */
+    if (r != FJ_PGS_DONE && r != FJ_PGS_ROW) {
+        rs = fj_pgq_fail(&x, r, "clear load roll-ups");
+        goto out;
+    }
+    while ((r = fj_pgs_step(todo)) == FJ_PGS_ROW) {
+        ns.node_id = fj_pgs_int(todo, 0);
+        l.g.from = l.from = fj_pgs_int(todo, 1);
+        l.to = l.from + FJ_LA_ROLLUP_S - 1;
+        if ((rs = node_alone(&l, &ns)) != FJ_OK)
+            goto out;
+        if (!b.samples) /* the hour's samples went away */
+            continue;
+        double v[FJ_LA_NCOLS];
+        fj_la_to_row(&b, v);
+        fj_pgs_bind_int(put, 1, ns.node_id);
+        fj_pgs_bind_int(put, 2, l.from);
+        for (int c = 0; c < FJ_LA_NCOLS; c++) {
+            if (fj_la_col_is_int(c))
+                fj_pgs_bind_int(put, c + 3, (int64_t)v[c]);
+            else
+                fj_pgs_bind_real(put, c + 3, v[c]);
+        }
+        int pr = fj_pgs_step(put);
+        fj_pgs_reset(put);
+        if (pr != FJ_PGS_DONE && pr != FJ_PGS_ROW) {
+            rs = fj_pgq_fail(&x, pr, "write load roll-up");
+            goto out;
+        }
+    }
+    if (r != FJ_PGS_DONE) {
+        rs = fj_pgq_fail(&x, r, "load roll-ups to do");
+        goto out;
+    }
+    rs = fj_pg_exec(s, "DELETE FROM load_hourly_todo", "load roll-ups done", err);
+out:
+    fj_pgs_finalize(todo);
+    fj_pgs_finalize(put);
+    fj_pgs_finalize(clear);
+    load_free(&l);
+    fj_free(ns.cpu.c);
+    fj_arena_destroy(x.a);
+    return rs;
 }

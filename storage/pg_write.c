@@ -21,6 +21,7 @@
  * the summaries are then computed in memory with ingest/rectify.h and written back in batches.
  * The Slurm current view is recomputed from history under the lock of its row, likewise. */
 #include "pg_int.h"
+#include "pg_ts.h"
 
 #include "alloc.h"
 #include "rectify.h"
@@ -340,6 +341,7 @@ typedef struct wctx {
     fj_store *s;
     struct fj_pg_wstate *w;
     fj_err *err;
+    bool rollups; /* load_hourly_todo has rows to recompute before COMMIT */
 } wctx;
 
 #define TRY(expr)                                                                                        \
@@ -749,7 +751,7 @@ static fj_status write_meta(wctx *x)
     for (size_t k = 0; k < w->n_envs; k++) {
         const wenv *we = &w->envs[k];
         const fj_envelope *e = we->e;
-        if (!plain_kind(e))
+        if (!plain_kind(e) || e->kind == FJ_KIND_CHIMBUKO) /* Chimbuko: notes only, as in SQLite */
             continue;
         fj_pg_i64(t, 0, we->cluster_id);
         fj_pg_i64(t, 1, we->node_id);
@@ -826,6 +828,55 @@ static bool sample_env(const fj_envelope *e)
     return !e->is_error && e->kind == FJ_KIND_SAMPLE;
 }
 
+/* The hourly load roll-ups the group's new samples change (the rows the last counted statement
+ * inserted), listed in load_hourly_todo for fj_pg_load_rollup_drain before COMMIT: each new
+ * sample's hour and, for one with counters, the hour of the node's next sample with counters (a
+ * late sample starts that one's CPU interval). One statement for the group. */
+static fj_status list_rollups(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_buf nodes, times, cpus;
+    fj_buf_init(&nodes, SIZE_MAX);
+    fj_buf_init(&times, SIZE_MAX);
+    fj_buf_init(&cpus, SIZE_MAX);
+    fj_status st = FJ_OK;
+    size_t n = 0;
+    for (size_t i = 0; st == FJ_OK && i < w->t.nrows; i++) {
+        if (!w->flags[i])
+            continue;
+        const wenv *we = &w->envs[w->t.env[i]];
+        const fj_sample *sm = &we->e->u.sample;
+        const char *sep = n++ ? "," : "{";
+        if ((st = fj_buf_printf(&nodes, "%s%lld", sep, (long long)we->node_id)) == FJ_OK &&
+            (st = fj_buf_printf(&times, "%s%lld", sep, (long long)we->e->time)) == FJ_OK)
+            st = fj_buf_printf(&cpus, "%s%s", sep, sm->has_system && sm->n_cpus ? "t" : "f");
+    }
+    if (st == FJ_OK && n && (st = fj_buf_puts(&nodes, "}")) == FJ_OK && (st = fj_buf_puts(&times, "}")) == FJ_OK)
+        st = fj_buf_puts(&cpus, "}");
+    if (st == FJ_OK && n) {
+        const char *v[3] = {nodes.data, times.data, cpus.data};
+        PGresult *r = PQexecParams(
+            x->s->conn,
+            "WITH f AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[]) AS f(node_id, time, cpus))"
+            " INSERT INTO load_hourly_todo (node_id, hour)"
+            " SELECT node_id, h FROM (SELECT node_id, time - (time % 3600 + 3600) % 3600 AS h FROM f"
+            " UNION SELECT f.node_id, n.time - (n.time % 3600 + 3600) % 3600 FROM f CROSS JOIN LATERAL"
+            " (SELECT s.time FROM samples s WHERE s.node_id = f.node_id AND s.time > f.time AND s.cpus IS NOT NULL"
+            " ORDER BY s.time LIMIT 1) n WHERE f.cpus) u ON CONFLICT DO NOTHING",
+            3, NULL, v, NULL, NULL, 0);
+        if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
+            st = fj_pg_fail(x->s, r, "list load roll-ups", x->err);
+        PQclear(r);
+        x->rollups = true;
+    } else if (st != FJ_OK) {
+        st = oom(x);
+    }
+    fj_buf_free(&nodes);
+    fj_buf_free(&times);
+    fj_buf_free(&cpus);
+    return st;
+}
+
 static fj_status write_samples(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
@@ -863,6 +914,7 @@ static fj_status write_samples(wctx *x)
         fj_pg_row(t, k);
     }
     TRY(run_counted(x, FJ_PG_SAMPLE_INS, "insert samples", true));
+    TRY(list_rollups(x));
 
     begin_rows(x, FJ_PG_SGPU_INS);
     for (size_t k = 0; k < w->n_envs; k++) {
@@ -895,6 +947,7 @@ static fj_status write_samples(wctx *x)
         }
     }
     TRY(run_counted(x, FJ_PG_SGPU_INS, "insert sample gpus", true));
+    TRY(list_rollups(x)); /* a card that a re-sent sample adds changes its hour too */
 
     begin_rows(x, FJ_PG_SDISK_INS);
     for (size_t k = 0; k < w->n_envs; k++) {
@@ -2039,6 +2092,28 @@ static fj_status write_measurements(wctx *x, const wenv *we)
     return fj_pg_run(x->s, FJ_PG_MS_ENV_INS, p.n, p.v, NULL, "insert envelope", x->err);
 }
 
+/* --- Chimbuko (pg_chimbuko.c) ---------------------------------------------------------------- */
+
+static fj_status write_chimbuko(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    size_t n = 0;
+    for (size_t k = 0; k < w->n_envs; k++)
+        n += !w->envs[k].e->is_error && w->envs[k].e->kind == FJ_KIND_CHIMBUKO;
+    if (!n)
+        return FJ_OK;
+    fj_pg_cb_env *v = fj_malloc(n * sizeof *v);
+    if (!v)
+        return oom(x);
+    n = 0;
+    for (size_t k = 0; k < w->n_envs; k++)
+        if (!w->envs[k].e->is_error && w->envs[k].e->kind == FJ_KIND_CHIMBUKO)
+            v[n++] = (fj_pg_cb_env){w->envs[k].e, w->envs[k].cluster_id, w->envs[k].cnt};
+    fj_status st = fj_pg_write_chimbuko(x->s, v, n, x->err);
+    fj_free(v);
+    return st;
+}
+
 /* --- transaction ------------------------------------------------------------------------------ */
 
 static fj_status write_all(wctx *x)
@@ -2053,7 +2128,7 @@ static fj_status write_all(wctx *x)
         /* Not stored by this backend yet; the routes that produce them check the ops table
          * (ts_start) and answer 501 before anything reaches the writer. */
         if (kind != FJ_KIND_SAMPLE && kind != FJ_KIND_SYSINFO && kind != FJ_KIND_JOB && kind != FJ_KIND_CLUSTER &&
-            kind != FJ_KIND_MEASUREMENTS)
+            kind != FJ_KIND_MEASUREMENTS && kind != FJ_KIND_CHIMBUKO)
             return fj_err_set(x->err, FJ_EUNSUPPORTED, "db", "the postgres backend does not store %s data",
                               fj_kind_name(kind));
     }
@@ -2070,6 +2145,9 @@ static fj_status write_all(wctx *x)
     for (size_t k = 0; k < w->n_envs; k++)
         if (w->envs[k].e->kind == FJ_KIND_MEASUREMENTS)
             TRY(write_measurements(x, &w->envs[k]));
+    TRY(write_chimbuko(x));
+    if (x->rollups) /* after the samples' GPU rows */
+        TRY(fj_pg_load_rollup_drain(x->s, x->err));
     return FJ_OK;
 }
 
@@ -2096,23 +2174,27 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         fj_pg_cols_init(&s->w->t, 0);
     }
     struct fj_pg_wstate *w = s->w;
-    wctx x = {s, w, err};
+    wctx x = {s, w, err, false};
     reset_group(w);
 
     fj_write_count *scratch = counts ? NULL : fj_calloc(n_counts ? n_counts : 1, sizeof *scratch);
     fj_status st = counts || scratch ? GROW(&x, w->envs, w->cap_envs, n_counts + 1) : oom(&x);
     if (st == FJ_OK)
         st = GROW(&x, w->times, w->cap_times, n_counts + 1);
-    size_t k = 0;
+    size_t k = 0, n = 0;
     for (size_t b = 0; st == FJ_OK && b < n_batches; b++) {
         if (!batches[b])
             continue;
         for (size_t i = 0; i < batches[b]->n_envs; i++, k++) {
-            w->envs[k] = (wenv){&batches[b]->envs[i], counts ? &counts[k] : &scratch[k], 0, 0};
-            w->times[k] = batches[b]->envs[i].time;
+            if (batches[b]->envs[i].kind == FJ_KIND_METRICS)
+                continue; /* line protocol: pg_ts.c writes it, after the other tables */
+            w->envs[n] = (wenv){&batches[b]->envs[i], counts ? &counts[k] : &scratch[k], 0, 0};
+            /* Chimbuko rows are not partitioned (their envelope time may be 0): this week's
+             * partition, which is ensured anyway, stands in for theirs. */
+            w->times[n++] = batches[b]->envs[i].kind == FJ_KIND_CHIMBUKO ? fj_time_now() : batches[b]->envs[i].time;
         }
     }
-    w->n_envs = k;
+    w->n_envs = n;
 
     /* Old partitions go and the weeks this group writes get theirs, each in a short transaction
      * of its own, before the group's transaction takes any lock. */
@@ -2120,12 +2202,17 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         st = fj_pg_retention(s, false, err);
     if (st == FJ_OK)
         st = fj_pg_ensure_weeks(s, w->times, w->n_envs, false, err);
+    if (st == FJ_OK) /* metric series ids, committed on their own before the group takes locks */
+        st = fj_pg_ts_prepare(s, batches, n_batches, err);
     if (st == FJ_OK)
         st = fj_pg_begin(s, false, err);
     if (st == FJ_OK)
         st = write_all(&x);
     if (st == FJ_OK)
+        st = fj_pg_ts_write(s, batches, n_batches, counts ? counts : scratch, err);
+    if (st == FJ_OK)
         st = fj_pg_exec(s, "COMMIT", "commit", err);
+    fj_pg_ts_end(s, st == FJ_OK);
     fj_free(scratch);
     reset_group(w);
     if (st == FJ_OK)

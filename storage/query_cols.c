@@ -96,8 +96,16 @@ static const fj_qcol jobs_cols[] = {
     {"allocated_resources", FJ_VT_TEXT, "Slurm: allocated TRES"},
     {"array_job_id", FJ_VT_INT, "Slurm: array job id"},
     {"array_task_id", FJ_VT_INT, "Slurm: array task id"},
+    /* the job detail's only: the list is this array but its last column. The list leaves the
+     * ClusterCockpit join out because it cost measurably (docs/api.md, GET /api/v1/jobs/{id}). */
+    {"clustercockpit", FJ_VT_JSON,
+     "the ClusterCockpit job of the same cluster and job id whose run overlaps this job's span, the most "
+     "recent if several (null if none): {id,jobId,startTime,stopTime,jobState,user,project,partition,"
+     "subCluster,numNodes,numHwthreads,numAcc,hosts}, cc-backend's names, times in epoch seconds"},
 };
-TABLE(fj_qt_jobs, "jobs", jobs_cols, 0);
+/* A detail row is a list row plus the joined ClusterCockpit job, so one array serves both. */
+const fj_qtable fj_qt_jobs = {"jobs", jobs_cols, N(jobs_cols) - 1, 0};
+TABLE(fj_qt_job, "job", jobs_cols, 0);
 
 static const fj_qcol job_hosts_cols[] = {
     {"host", FJ_VT_TEXT, "node name"},
@@ -171,6 +179,23 @@ static const fj_qcol cluster_load_cols[] = {
     LOAD_COLS,
 };
 TABLE(fj_qt_cluster_load, "load", cluster_load_cols, 0);
+
+static const fj_qcol gpu_load_cols[] = {
+    {"node", FJ_VT_TEXT, "node name"},
+    {"card", FJ_VT_INT, "the card's index on the node"},
+    {"uuid", FJ_VT_TEXT, "the card's UUID (a new series when the card at an index changes)"},
+    {"time", FJ_VT_TIME, "start of the bucket"},
+    {"samples", FJ_VT_INT, "samples of the card in the bucket"},
+    {"gpu_util", FJ_VT_REAL, "utilisation, percent, average"},
+    {"gpu_util_max", FJ_VT_REAL, "utilisation, highest"},
+    {"gpu_mem_kb", FJ_VT_INT, "memory used, average"},
+    {"gpu_mem_max_kb", FJ_VT_INT, "memory used, highest"},
+    {"gpu_power_w", FJ_VT_REAL, "power draw, average"},
+    {"gpu_power_max_w", FJ_VT_REAL, "power draw, highest"},
+    {"gpu_temp_c", FJ_VT_REAL, "temperature, average"},
+    {"gpu_temp_max_c", FJ_VT_REAL, "temperature, highest"},
+};
+TABLE(fj_qt_gpu_load, "load", gpu_load_cols, 3);
 
 static const fj_qcol slurm_jobs_cols[] = {
     {"cluster", FJ_VT_TEXT, "cluster name"},

@@ -338,7 +338,18 @@ static fj_status apply_migrations(fj_store *s, int *applied, fj_err *err)
         }
         ++*applied;
     }
-    return FJ_OK;
+    /* Roll-ups a migration listed (0006's backfill) are computed in C, in a transaction of their
+     * own: should it not finish, queries read samples meanwhile and the writer completes it. */
+    if (*applied > 0) {
+        if ((st = exec(s, "BEGIN IMMEDIATE", err)) != FJ_OK)
+            return st;
+        st = fj_sq_load_rollup_drain(s, err);
+        if (st == FJ_OK)
+            st = exec(s, "COMMIT", err);
+        if (st != FJ_OK)
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return st;
 }
 
 static fj_status check_schema(fj_store *s, const fj_store_opts *opts, fj_err *err)
@@ -901,6 +912,7 @@ const fj_store_ops fj_store_sqlite_ops = {
     .q_profile = fj_sq_q_profile,
     .q_node_load = fj_sq_q_node_load,
     .q_cluster_load = fj_sq_q_cluster_load,
+    .q_gpu_load = fj_sq_q_gpu_load,
     .q_slurm_jobs = fj_sq_q_slurm_jobs,
     .q_partitions = fj_sq_q_partitions,
     .q_node_states = fj_sq_q_node_states,

@@ -61,6 +61,11 @@ void fj_sq_map_clear(fj_sq_map *m);
     X(SAMPLE_INS, "INSERT OR IGNORE INTO samples(node_id,time,boot,used_memory_kb,load1,load5,load15,"   \
                   "runnable_entities,existing_entities,cpus) VALUES(?,?,?,?,?,?,?,?,?,?)")               \
     X(SAMPLE_GET, "SELECT id FROM samples WHERE node_id=?1 AND time=?2")                                 \
+    X(ROLLUP_MARK, "INSERT INTO load_hourly_todo(node_id,hour,recompute) VALUES(?1,?2,?3) ON CONFLICT" \
+                   "(node_id,hour) DO UPDATE SET recompute=max(recompute,excluded.recompute)")         \
+    X(ROLLUP_LATER, "SELECT 1 FROM samples WHERE node_id=?1 AND time>?2 LIMIT 1")                       \
+    X(ROLLUP_NEXT, "SELECT time FROM samples WHERE node_id=?1 AND time>?2 AND cpus IS NOT NULL "        \
+                   "ORDER BY time LIMIT 1")                                                              \
     X(SGPU_INS, "INSERT OR IGNORE INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"   \
                 "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"         \
                 "ce_clock,memory_clock) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                          \
@@ -261,6 +266,11 @@ fj_status fj_sq_measurement_latest(fj_store *s, const char *cluster, const char 
  * or ROLLBACK; sq_close calls fj_sq_ts_close first (flushes and commits what is buffered). */
 fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count *cnt, fj_err *err);
 fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err);
+
+/* Hourly load roll-ups (sqlite_query_load.c): brings every (node, hour) listed in load_hourly_todo
+ * up to date from the samples (appending or recomputing) and empties the list. Inside a write
+ * transaction, after the buffered rows went in; also completes the backfill of migration 0006. */
+fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err);
 void fj_sq_ts_end(fj_store *s, bool committed);
 void fj_sq_ts_close(fj_store *s);
 fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *opts, fj_err *err);
@@ -272,8 +282,5 @@ fj_status fj_sq_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int
                         fj_ts_points *out, fj_err *err);
 fj_status fj_sq_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
 fj_status fj_sq_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
-/* Appends the ClusterCockpit job (cluster_id, job_id) as a JSON object, or null (for the job
- * listing's "cc" member). */
-fj_status fj_sq_cc_job_json(fj_store *s, int64_t cluster_id, int64_t job_id, fj_buf *out, fj_err *err);
 
 #endif

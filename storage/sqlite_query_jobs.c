@@ -4,6 +4,7 @@
  * cumulative CPU time and I/O) cost a few index seeks per row of the page. */
 #include "sqlite_query_int.h"
 
+#include "cc_json.h"
 #include "qmath.h"
 
 #include <math.h>
@@ -77,9 +78,9 @@ static void select_jobs(fj_sqb *b, const char *sortkey)
                   sortkey);
 }
 
-/* The statements run once per job row. */
+/* The statements run once per job row (cc: the job detail's only, prepared by rowctx_prepare_cc). */
 typedef struct rowctx {
-    sqlite3_stmt *hosts, *cmds, *last, *usage;
+    sqlite3_stmt *hosts, *cmds, *last, *usage, *cc;
 } rowctx;
 
 static fj_status rowctx_prepare(fj_sqq *x, rowctx *rc)
@@ -103,12 +104,27 @@ static fj_status rowctx_prepare(fj_sqq *x, rowctx *rc)
     return FJ_OK;
 }
 
+/* The job detail's statement too: its ClusterCockpit job. */
+static fj_status rowctx_prepare_cc(fj_sqq *x, rowctx *rc)
+{
+    /* the most recent cc job of (cluster, job id) that started by the Sonar job's last sample and
+     * had not stopped before its first: the unique (cluster_id, job_id, start_time) index walked
+     * backwards from ?3 */
+    return fj_sqq_prepare(x, "SELECT id, start_time, stop_time, state, user, project, partition, subcluster,"
+                          " num_nodes, num_hwthreads, num_acc, hosts FROM cc_jobs"
+                          " WHERE cluster_id = ?1 AND job_id = ?2 AND start_time <= ?3"
+                          " AND (stop_time IS NULL OR stop_time >= ?4)"
+                          " ORDER BY start_time DESC LIMIT 1",
+                          &rc->cc);
+}
+
 static void rowctx_free(rowctx *rc)
 {
     sqlite3_finalize(rc->hosts);
     sqlite3_finalize(rc->cmds);
     sqlite3_finalize(rc->last);
     sqlite3_finalize(rc->usage);
+    sqlite3_finalize(rc->cc);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -155,6 +171,47 @@ static fj_status add_usage(fj_sqq *x, rowctx *rc, sqlite3_stmt *job, int64_t nod
     return r == SQLITE_ROW || r == SQLITE_DONE ? FJ_OK : fj_sqq_fail(x, r, "job usage");
 }
 
+static int64_t count_or_neg(sqlite3_stmt *st, int c)
+{
+    return sqlite3_column_type(st, c) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, c);
+}
+
+/* The ClusterCockpit job a Slurm job (epoch 0) joins into *ref, its strings borrowed from rc->cc
+ * until the caller resets it; *found false when none. Only Slurm jobs join: cc-backend's job ids
+ * are Slurm's. */
+static fj_status cc_job(fj_sqq *x, rowctx *rc, sqlite3_stmt *job, fj_cc_job_ref *ref, bool *found)
+{
+    *found = false;
+    if (sqlite3_column_int64(job, C_EPOCH) != 0 || sqlite3_column_int64(job, C_JOB) == 0)
+        return FJ_OK;
+    sqlite3_stmt *st = rc->cc;
+    sqlite3_bind_int64(st, 1, x->cluster_id);
+    sqlite3_bind_int64(st, 2, sqlite3_column_int64(job, C_JOB));
+    sqlite3_bind_int64(st, 3, sqlite3_column_int64(job, C_LAST));
+    sqlite3_bind_int64(st, 4, sqlite3_column_int64(job, C_FIRST));
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        *ref = (fj_cc_job_ref){
+            .id = sqlite3_column_int64(st, 0),
+            .job_id = sqlite3_column_int64(job, C_JOB),
+            .start_time = sqlite3_column_int64(st, 1),
+            .stopped = sqlite3_column_type(st, 2) != SQLITE_NULL,
+            .stop_time = sqlite3_column_int64(st, 2),
+            .state = (const char *)sqlite3_column_text(st, 3),
+            .user = (const char *)sqlite3_column_text(st, 4),
+            .project = (const char *)sqlite3_column_text(st, 5),
+            .partition = (const char *)sqlite3_column_text(st, 6),
+            .subcluster = (const char *)sqlite3_column_text(st, 7),
+            .num_nodes = count_or_neg(st, 8),
+            .num_hwthreads = count_or_neg(st, 9),
+            .num_acc = count_or_neg(st, 10),
+            .hosts = (const char *)sqlite3_column_text(st, 11),
+        };
+        *found = true;
+    }
+    return r == SQLITE_ROW || r == SQLITE_DONE ? FJ_OK : fj_sqq_fail(x, r, "cc job");
+}
+
 static fj_value num_or_null(bool set, double v)
 {
     if (!set)
@@ -164,8 +221,9 @@ static fj_value num_or_null(bool set, double v)
     return fj_v_real(v);
 }
 
-/* One job row: the values of fj_qt_jobs from a select_jobs row and the per-row statements. */
-static fj_status emit_job(fj_sqq *x, rowctx *rc, sqlite3_stmt *st)
+/* One job row: the values of t (fj_qt_jobs, or fj_qt_job: the same and the joined ClusterCockpit
+ * job) from a select_jobs row and the per-row statements. */
+static fj_status emit_job(fj_sqq *x, rowctx *rc, sqlite3_stmt *st, const fj_qtable *t)
 {
     int64_t id = sqlite3_column_int64(st, C_ID), job = sqlite3_column_int64(st, C_JOB);
     int64_t epoch = sqlite3_column_int64(st, C_EPOCH), ns = sqlite3_column_int64(st, C_NS);
@@ -248,18 +306,35 @@ static fj_status emit_job(fj_sqq *x, rowctx *rc, sqlite3_stmt *st)
     for (size_t i = 0; i < N_SLURM; i++) {
         const char *c = slurm_cols[i];
         size_t len = strlen(c);
-        fj_vtype t = FJ_VT_INT;
+        fj_vtype ct = FJ_VT_INT;
         if (len > 5 && strcmp(c + len - 5, "_time") == 0)
-            t = FJ_VT_TIME;
+            ct = FJ_VT_TIME;
         else if (strcmp(c, "job_state") == 0 || strcmp(c, "partition") == 0 || strcmp(c, "account") == 0 ||
                  strcmp(c, "job_name") == 0 || strstr(c, "resources"))
-            t = FJ_VT_TEXT;
-        v[n++] = fj_v_col(st, C_SLURM0 + (int)i, t);
+            ct = FJ_VT_TEXT;
+        v[n++] = fj_v_col(st, C_SLURM0 + (int)i, ct);
     }
-    if (n != fj_qt_jobs.n_cols)
-        return fj_err_set(x->err, FJ_EINTERNAL, NULL, "job row has %zu values for %zu columns", n,
-                          fj_qt_jobs.n_cols);
-    return x->k->row(x->k, v);
+    fj_buf cc;
+    fj_buf_init(&cc, (size_t)1 << 24);
+    if (t == &fj_qt_job) {
+        fj_cc_job_ref ref;
+        bool found;
+        if ((rs = cc_job(x, rc, st, &ref, &found)) != FJ_OK)
+            goto out;
+        if (found && (rs = fj_cc_job_ref_json(&cc, &ref)) != FJ_OK) {
+            rs = fj_err_set(x->err, rs, NULL, "the ClusterCockpit job is too large");
+            goto out;
+        }
+        v[n++] = found ? fj_v_json(cc.data) : fj_v_null();
+    }
+    if (n != t->n_cols)
+        rs = fj_err_set(x->err, FJ_EINTERNAL, NULL, "job row has %zu values for %zu columns", n, t->n_cols);
+    else
+        rs = x->k->row(x->k, v);
+out:
+    sqlite3_reset(rc->cc);
+    fj_buf_free(&cc);
+    return rs;
 }
 
 /* The WHERE conditions of the job list (after "WHERE j.cluster_id = ?"). */
@@ -376,7 +451,7 @@ fj_status fj_sq_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
             q->next = last;
             break;
         }
-        if ((rs = emit_job(&x, &rc, st)) != FJ_OK)
+        if ((rs = emit_job(&x, &rc, st, &fj_qt_jobs)) != FJ_OK)
             goto out;
         last.set = true;
         last.v = sqlite3_column_double(st, C_SORTKEY);
@@ -405,7 +480,7 @@ fj_status fj_sq_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     sqlite3_stmt *st = NULL, *hs = NULL;
     rowctx rc = {0};
     if ((rs = fj_sqq_cluster(&x)) != FJ_OK || (rs = fj_sqq_load_nodes(&x)) != FJ_OK ||
-        (rs = rowctx_prepare(&x, &rc)) != FJ_OK)
+        (rs = rowctx_prepare(&x, &rc)) != FJ_OK || (rs = rowctx_prepare_cc(&x, &rc)) != FJ_OK)
         goto out;
     select_jobs(&b, "j.first_seen");
     fj_sqb_put(&b, " WHERE j.cluster_id = ");
@@ -424,7 +499,7 @@ fj_status fj_sq_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         rs = fj_sqq_fail(&x, r, "job");
         goto out;
     }
-    if ((rs = k->table(k, &fj_qt_jobs)) != FJ_OK || (rs = emit_job(&x, &rc, st)) != FJ_OK)
+    if ((rs = k->table(k, &fj_qt_job)) != FJ_OK || (rs = emit_job(&x, &rc, st, &fj_qt_job)) != FJ_OK)
         goto out;
 
     if ((rs = fj_sqq_prepare(&x,

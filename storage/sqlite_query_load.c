@@ -9,10 +9,18 @@
  *    a seek into the table); likewise sample_gpus by its sample_id key. A node whose rows in that
  *    range are not all its window's rows in time order (late or back-filled data) is read again
  *    per node, so the result never depends on arrival order.
- * Cluster load folds the nodes' buckets. */
+ * Cluster load folds the nodes' buckets.
+ *
+ * Hourly roll-ups (load_hourly, loadagg.h) answer the whole hours inside the window when the
+ * bucket width is whole hours; the writer keeps them with this file's own per-node reading
+ * (fj_sq_load_rollup_drain: new samples appended, an hour a late sample changes recomputed), so
+ * either way of answering gives the same figures. GPU load per card (fj_sq_q_gpu_load) reads the
+ * cards' rows. */
 #include "sqlite_query_int.h"
 
 #include "alloc.h"
+#include "gpuload.h"
+#include "loadagg.h"
 #include "qmath.h"
 
 #include <math.h>
@@ -32,12 +40,7 @@
 /* Largest rowid range mapped sample id -> node for the GPU pass (entries). */
 #define SCAN_MAX_MAP ((int64_t)32 << 20)
 
-typedef struct nbucket {
-    int64_t samples, cores, gpus;
-    fj_qm_acc cpu_util, cpu_cores; /* weighted by interval seconds */
-    fj_qm_acc mem, load1, load5, load15;
-    fj_qm_acc gpu_util, gpu_util_card_max, gpu_mem, gpu_power, gpu_temp, gpu_temp_card_max;
-} nbucket;
+typedef fj_la_bucket nbucket;
 
 /* One node being read. */
 typedef struct nstate {
@@ -521,10 +524,135 @@ static fj_status half_join(half *h)
     return rs;
 }
 
+/* --- hourly roll-ups (loadagg.h, migrations/sqlite/0006) ----------------------------------- */
+
+/* The whole hours [*r0, *r1) inside the window that roll-ups answer, when the width is whole hours
+ * (buckets are aligned to multiples of it, so no hour straddles two buckets); the rest of the
+ * window, less than an hour at either end, is read from samples. None (*r0 == *r1) for other
+ * widths, or while roll-ups are pending (right after the migration, until its backfill is done). */
+static fj_status rollup_span(loadctx *l, fj_time *r0, fj_time *r1)
+{
+    *r0 = *r1 = 0;
+    fj_time a = fj_la_hour(l->from + FJ_LA_ROLLUP_S - 1), b = fj_la_hour(l->to + 1);
+    if (l->g.step % FJ_LA_ROLLUP_S || b <= a)
+        return FJ_OK;
+    sqlite3_stmt *st;
+    fj_status rs = fj_sqq_prepare(l->x, "SELECT 1 FROM load_hourly_todo LIMIT 1", &st);
+    if (rs != FJ_OK)
+        return rs;
+    int r = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (r == SQLITE_DONE) {
+        *r0 = a;
+        *r1 = b;
+    }
+    return r == SQLITE_ROW || r == SQLITE_DONE ? FJ_OK : fj_sqq_fail(l->x, r, "load roll-ups pending");
+}
+
+/* Reads the samples of [from, to], a part of one bucket, into edge (one bucket per node when
+ * `all`, in one pass, else the one node ns), then adds them to that bucket of the nodes. The read
+ * runs on a grid of that one bucket, so the node's other buckets are left alone. */
+static fj_status read_edge(loadctx *l, nbucket *edge, bool all, nstate *ns, fj_time from, fj_time to)
+{
+    if (from > to)
+        return FJ_OK;
+    fj_qm_grid g = l->g;
+    fj_time lfrom = l->from, lto = l->to;
+    long bi = fj_qm_bucket(&g, from);
+    size_t first = all ? 0 : (size_t)(ns - l->ns), end = all ? l->n_ns : first + 1;
+    if (bi < 0) /* from is inside the window, so never */
+        return fj_err_set(l->x->err, FJ_EINTERNAL, NULL, "load: edge outside the grid");
+    nbucket **keep = fj_malloc((end - first) * sizeof *keep);
+    if (!keep)
+        return oom(l);
+    l->g = (fj_qm_grid){.from = g.from + bi * g.step, .step = g.step, .n = 1};
+    l->b_lo = 0;
+    l->b_hi = 1;
+    l->from = from;
+    l->to = to;
+    for (size_t i = first; i < end; i++) {
+        keep[i - first] = l->ns[i].b;
+        l->ns[i].b = edge + (i - first);
+        l->ns[i].seen = 0;
+        l->ns[i].redo = false;
+    }
+    fj_status rs = all ? read_nodes(l, true) : node_alone(l, ns);
+    for (size_t i = first; i < end; i++) {
+        l->ns[i].b = keep[i - first];
+        if (rs == FJ_OK)
+            fj_la_merge(&l->ns[i].b[bi], &edge[i - first]);
+    }
+    l->g = g;
+    l->b_hi = g.n;
+    l->from = lfrom;
+    l->to = lto;
+    fj_free(keep);
+    return rs;
+}
+
+/* Roll-ups for the hours [r0, r1), samples for the rest of the window; with many nodes the
+ * window's ends are read for all nodes in one pass each, otherwise node by node. */
+static fj_status run_rollup(loadctx *l, fj_time r0, fj_time r1, node_done_fn done, void *ctx)
+{
+    fj_sqq *x = l->x;
+    bool all = l->n_ns >= SCAN_MIN_NODES && l->g.n * sizeof(nbucket) * l->n_ns <= SCAN_MAX_BUCKET_BYTES;
+    nbucket *mem = fj_calloc(all ? l->n_ns * l->g.n : l->g.n, sizeof *mem);
+    nbucket *edge = fj_calloc(all ? l->n_ns : 1, sizeof *edge);
+    sqlite3_stmt *st = NULL;
+    fj_status rs = mem && edge ? FJ_OK : oom(l);
+    if (rs == FJ_OK)
+        rs = fj_sqq_prepare(x, "SELECT hour," FJ_LA_COLS_SQL " FROM load_hourly"
+                               " WHERE node_id = ?1 AND hour >= ?2 AND hour < ?3", &st);
+    for (size_t i = 0; rs == FJ_OK && i < l->n_ns; i++)
+        l->ns[i].b = all ? mem + i * l->g.n : mem;
+    if (rs == FJ_OK && all && (rs = read_edge(l, edge, true, NULL, l->from, r0 - 1)) == FJ_OK)
+        rs = read_edge(l, edge, true, NULL, r1, l->to);
+    for (size_t i = 0; rs == FJ_OK && i < l->n_ns; i++) {
+        nstate *ns = &l->ns[i];
+        if (!all) {
+            memset(mem, 0, l->g.n * sizeof *mem);
+            if ((rs = read_edge(l, edge, false, ns, l->from, r0 - 1)) != FJ_OK ||
+                (rs = read_edge(l, edge, false, ns, r1, l->to)) != FJ_OK)
+                break;
+        }
+        sqlite3_bind_int64(st, 1, ns->node_id);
+        sqlite3_bind_int64(st, 2, r0);
+        sqlite3_bind_int64(st, 3, r1);
+        int r;
+        while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+            long bi = fj_qm_bucket(&l->g, sqlite3_column_int64(st, 0));
+            if (bi < 0)
+                continue;
+            double v[FJ_LA_NCOLS];
+            for (int c = 0; c < FJ_LA_NCOLS; c++)
+                v[c] = sqlite3_column_double(st, c + 1);
+            nbucket h;
+            fj_la_from_row(&h, v);
+            fj_la_merge(&ns->b[bi], &h);
+        }
+        sqlite3_reset(st);
+        if (r != SQLITE_DONE)
+            rs = fj_sqq_fail(x, r, "load roll-ups");
+        else
+            rs = done(l, ns, ctx);
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < l->n_ns; i++)
+        fj_free(l->ns[i].cpu.c);
+    fj_free(edge);
+    fj_free(mem);
+    return rs;
+}
+
 /* Buckets every wanted node and calls done for each, in name order. */
 static fj_status run_load(loadctx *l, node_done_fn done, void *ctx)
 {
-    fj_status rs;
+    fj_time r0, r1;
+    fj_status rs = rollup_span(l, &r0, &r1);
+    if (rs != FJ_OK)
+        return rs;
+    if (r1 > r0)
+        return run_rollup(l, r0, r1, done, ctx);
     size_t per_node = l->g.n * sizeof(nbucket);
     bool all = l->n_ns >= SCAN_MIN_NODES && per_node * l->n_ns <= SCAN_MAX_BUCKET_BYTES;
     nbucket *mem = fj_calloc(all ? l->n_ns * l->g.n : l->g.n, sizeof *mem);
@@ -569,8 +697,11 @@ static fj_status load_prepare(loadctx *l)
 {
     fj_sqq *x = l->x;
     fj_status rs;
+    /* The first interval starts at the latest sample with counters, as inside the window (a
+     * sample without counters interrupts no interval), so an hour's roll-up and any window that
+     * contains the hour see the same intervals. */
     if ((rs = fj_sqq_prepare(x, "SELECT time, boot, cpus FROM samples WHERE node_id = ?1 AND time < ?2"
-                                " ORDER BY time DESC LIMIT 1", &l->prev)) != FJ_OK ||
+                                " AND cpus IS NOT NULL ORDER BY time DESC LIMIT 1", &l->prev)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT time, boot, used_memory_kb, load1, load5, load15, cpus FROM samples"
                                 " WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
                              &l->main)) != FJ_OK ||
@@ -823,4 +954,176 @@ fj_status fj_sq_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err
 out:
     load_free(&l);
     return fj_sqq_end(&x, rs);
+}
+
+/* Per card: each wanted node's card readings in the window, by card, UUID and time, bucketed by
+ * gpuload.h. */
+fj_status fj_sq_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_sqq x;
+    fj_status rs = fj_sqq_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    loadctx l;
+    sqlite3_stmt *st = NULL;
+    fj_gl_series gs = {0};
+    if ((rs = load_begin(&x, &l)) != FJ_OK || (rs = k->table(k, &fj_qt_gpu_load)) != FJ_OK)
+        goto out;
+    if ((rs = fj_gl_init(&gs, &l.g, k)) != FJ_OK) {
+        rs = oom(&l);
+        goto out;
+    }
+    if ((rs = fj_sqq_prepare(&x, "SELECT g.idx, u.s, s.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                                 " FROM samples s CROSS JOIN sample_gpus g ON g.sample_id = s.id"
+                                 " LEFT JOIN strings u ON u.id = g.uuid_id"
+                                 " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
+                                 " ORDER BY g.idx, u.s NULLS FIRST, s.time", &st)) != FJ_OK)
+        goto out;
+    for (size_t i = 0; rs == FJ_OK && i < l.n_ns; i++) {
+        sqlite3_bind_int64(st, 1, l.ns[i].node_id);
+        sqlite3_bind_int64(st, 2, l.from);
+        sqlite3_bind_int64(st, 3, l.to);
+        int r = SQLITE_DONE;
+        while (rs == FJ_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+            double v[4];
+            for (int c = 0; c < 4; c++)
+                v[c] = sqlite3_column_type(st, c + 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, c + 3);
+            rs = fj_gl_add(&gs, l.ns[i].name, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                           sqlite3_column_int64(st, 2), v[0], v[1], v[2], v[3]);
+            if (rs == FJ_ENOMEM)
+                rs = oom(&l);
+        }
+        sqlite3_reset(st);
+        if (rs == FJ_OK && r != SQLITE_DONE)
+            rs = fj_sqq_fail(&x, r, "gpu samples");
+    }
+    if (rs == FJ_OK)
+        rs = fj_gl_flush(&gs);
+out:
+    fj_gl_free(&gs);
+    sqlite3_finalize(st);
+    load_free(&l);
+    return fj_sqq_end(&x, rs);
+}
+
+/* The roll-up of (node, hour) as stored into *b and its last_time into *last; false when none. */
+static fj_status stored_rollup(fj_sqq *x, sqlite3_stmt *st, int64_t node, fj_time hour, nbucket *b, fj_time *last,
+                               bool *found)
+{
+    sqlite3_bind_int64(st, 1, node);
+    sqlite3_bind_int64(st, 2, hour);
+    int r = sqlite3_step(st);
+    if ((*found = r == SQLITE_ROW)) {
+        double v[FJ_LA_NCOLS];
+        for (int c = 0; c < FJ_LA_NCOLS; c++)
+            v[c] = sqlite3_column_double(st, c + 1);
+        fj_la_from_row(b, v);
+        *last = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_reset(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? FJ_OK : fj_sqq_fail(x, r, "stored load roll-up");
+}
+
+/* Brings every (node, hour) of load_hourly_todo up to date with the query's own reading and
+ * empties the table. Recomputed: a window of that hour, its first CPU interval opened by the
+ * node's previous sample with counters, so the roll-up is what a query of that hour from the
+ * samples answers. Appended (recompute 0: every new sample of the hour is later than the stored
+ * roll-up's last_time): the samples after last_time, their first interval opened likewise, added
+ * to the stored accumulators; the same figures up to the rounding of a sum taken in two parts.
+ * Runs on the write connection inside the writer's transaction, after the buffered sample rows
+ * went in. */
+fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
+{
+    fj_query q;
+    memset(&q, 0, sizeof q);
+    fj_sqq x = {.s = s, .q = &q, .err = err};
+    loadctx l;
+    memset(&l, 0, sizeof l);
+    l.x = &x;
+    l.g.step = FJ_LA_ROLLUP_S;
+    l.g.n = 1;
+    l.b_hi = 1;
+    nbucket b, old;
+    nstate ns = {.b = &b};
+    sqlite3_stmt *todo = NULL, *get = NULL, *put = NULL, *del = NULL, *last = NULL;
+    fj_status rs;
+    if (!(x.a = fj_arena_create()))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    if ((rs = load_prepare(&l)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x, "SELECT node_id, hour, recompute FROM load_hourly_todo", &todo)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x, "SELECT last_time," FJ_LA_COLS_SQL " FROM load_hourly WHERE node_id = ?1 AND hour = ?2",
+                             &get)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x, "INSERT OR REPLACE INTO load_hourly(node_id,hour,last_time," FJ_LA_COLS_SQL
+                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                             &put)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x, "DELETE FROM load_hourly WHERE node_id = ?1 AND hour = ?2", &del)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x, "SELECT max(time) FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3",
+                             &last)) != FJ_OK)
+        goto out;
+    int r;
+    while ((r = sqlite3_step(todo)) == SQLITE_ROW) {
+        ns.node_id = sqlite3_column_int64(todo, 0);
+        fj_time hour = sqlite3_column_int64(todo, 1), last_time = 0;
+        bool found = false;
+        if (!sqlite3_column_int(todo, 2) &&
+            (rs = stored_rollup(&x, get, ns.node_id, hour, &old, &last_time, &found)) != FJ_OK)
+            goto out;
+        l.g.from = hour;
+        l.from = found ? last_time + 1 : hour;
+        l.to = hour + FJ_LA_ROLLUP_S - 1;
+        if ((rs = node_alone(&l, &ns)) != FJ_OK)
+            goto out;
+        if (found) {
+            fj_la_merge(&old, &b);
+            b = old;
+        }
+        sqlite3_bind_int64(last, 1, ns.node_id);
+        sqlite3_bind_int64(last, 2, hour);
+        sqlite3_bind_int64(last, 3, l.to);
+        int lr = sqlite3_step(last);
+        last_time = lr == SQLITE_ROW ? sqlite3_column_int64(last, 0) : 0;
+        sqlite3_reset(last);
+        if (lr != SQLITE_ROW) {
+            rs = fj_sqq_fail(&x, lr, "last sample of the hour");
+            goto out;
+        }
+        sqlite3_stmt *st = b.samples ? put : del; /* no samples: the hour's rows went away */
+        sqlite3_bind_int64(st, 1, ns.node_id);
+        sqlite3_bind_int64(st, 2, hour);
+        if (b.samples) {
+            sqlite3_bind_int64(st, 3, last_time);
+            double v[FJ_LA_NCOLS];
+            fj_la_to_row(&b, v);
+            for (int c = 0; c < FJ_LA_NCOLS; c++) {
+                if (fj_la_col_is_int(c))
+                    sqlite3_bind_int64(st, c + 4, (int64_t)v[c]);
+                else
+                    sqlite3_bind_double(st, c + 4, v[c]);
+            }
+        }
+        int w = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (w != SQLITE_DONE) {
+            rs = fj_sqq_fail(&x, w, "write load roll-up");
+            goto out;
+        }
+    }
+    if (r != SQLITE_DONE) {
+        rs = fj_sqq_fail(&x, r, "load roll-ups to do");
+        goto out;
+    }
+    sqlite3_finalize(todo);
+    todo = NULL;
+    if ((r = sqlite3_exec(s->db, "DELETE FROM load_hourly_todo", NULL, NULL, NULL)) != SQLITE_OK)
+        rs = fj_sqq_fail(&x, r, "load roll-ups done");
+out:
+    sqlite3_finalize(todo);
+    sqlite3_finalize(get);
+    sqlite3_finalize(put);
+    sqlite3_finalize(del);
+    sqlite3_finalize(last);
+    load_free(&l);
+    fj_free(ns.cpu.c);
+    fj_arena_destroy(x.a);
+    return rs;
 }

@@ -2,11 +2,12 @@
  * engine (ts_engine.h) and its tables, ClusterCockpit messages and jobs, startup replay, periodic
  * maintenance and the metric reads.
  *
- * Durability: a request's raw body goes to request_log in the same transaction as the points it
- * holds are appended to the engine, so an acknowledged point is either in a committed chunk or in
- * a committed log row at or after the durable lsn (ts_state), which startup replays. Order inside
- * a write transaction, as the engine asks: BEGIN; set_lsn; append; emit (series rows, then chunk
- * rows); COMMIT then committed(), or ROLLBACK then rolled_back(). A rolled-back group leaves its
+ * Durability: a request's points go to request_log as one point record (ts_log.h; the raw body
+ * when request-log-keep archives them) in the same transaction as they are appended to the
+ * engine, so an acknowledged point is either in a committed chunk or in a committed log row at or
+ * after the durable lsn (ts_state), which startup replays. Order inside a write transaction, as the
+ * engine asks: BEGIN; set_lsn; append; emit (series rows, then chunk rows); COMMIT then
+ * committed(), or ROLLBACK then rolled_back(). A rolled-back group leaves its
  * points in the engine's buffers (there is no undo): reads may see them, a crash loses them, and
  * their client was answered 503 and retries. */
 #include "sqlite_int.h"
@@ -14,6 +15,7 @@
 #include "alloc.h"
 #include "cc.h"
 #include "log.h"
+#include "ts_log.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +26,7 @@
 #define DEFAULT_FLUSH_S (12 * 3600)
 #define DEFAULT_MAX_BUFFERED ((size_t)16 << 20)
 #define APPEND_SLICE 1024
-#define ZSTD_LEVEL 1 /* the writer thread compresses every body: speed over ratio */
+#define ZSTD_LEVEL 1 /* archived raw bodies (request-log-keep), compressed by the writer: speed first */
 /* Freed pages given back to the file system per maintenance pass: 8 MB of 4 KiB pages, a few
  * milliseconds of work, so a big trim never stalls ingest. */
 #define RELEASE_PAGES_PER_PASS 2048
@@ -40,6 +42,10 @@ enum {
     ST_JOB_FIND,
     ST_JOB_STOP,
     ST_CHUNKS, /* reader */
+    ST_SERIES, /* reader: ts_series by cluster, +1 with host, +2 with metric, +3 with both */
+    ST_SERIES_HOST,
+    ST_SERIES_METRIC,
+    ST_SERIES_HOST_METRIC,
     ST__COUNT
 };
 
@@ -60,6 +66,16 @@ static const char *const st_sql[ST__COUNT] = {
     [ST_JOB_STOP] = "UPDATE cc_jobs SET stop_time=?2, state=?3 WHERE id=?1",
     [ST_CHUNKS] = "SELECT count,t_first,t_last,seq,blob FROM ts_chunk WHERE series_id=?1 AND t_last>=?2 "
                   "AND t_first<=?3",
+#define SERIES_SQL(from, where)                                                                             \
+    "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM " from " WHERE cluster=?1" where           \
+    " ORDER BY host,metric,type,type_id,stype,stype_id"
+    [ST_SERIES] = SERIES_SQL("ts_series", ""),
+    [ST_SERIES_HOST] = SERIES_SQL("ts_series", " AND host=?2"),
+    /* by metric: without INDEXED BY the planner walks the whole cluster in host order (to save a
+     * sort) instead of the few rows of one metric; for-all-nodes asks this on every query */
+    [ST_SERIES_METRIC] = SERIES_SQL("ts_series INDEXED BY ts_series_metric", " AND metric=?3"),
+    [ST_SERIES_HOST_METRIC] = SERIES_SQL("ts_series", " AND host=?2 AND metric=?3"),
+#undef SERIES_SQL
 };
 
 struct fj_sq_ts {
@@ -78,6 +94,10 @@ struct fj_sq_ts {
     void *zbuf;
     size_t zcap;
     fj_ts_point pts[APPEND_SLICE];
+    uint32_t ids[APPEND_SLICE]; /* the series of pts, as the engine resolved them */
+    int64_t times[APPEND_SLICE];
+    double values[APPEND_SLICE];
+    fj_ts_log *rec; /* the point record of the request being written */
     /* reader */
     fj_ts_codec *codec;
 };
@@ -232,7 +252,10 @@ void fj_sq_ts_end(fj_store *s, bool committed)
 
 /* --- the write path ------------------------------------------------------------------------- */
 
-static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, size_t n, fj_err *err)
+/* Appends the points to the engine; with rec, also adds them, as the engine resolved them, to the
+ * point record begun by the caller. */
+static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, size_t n, fj_ts_log *rec,
+                               fj_err *err)
 {
     for (size_t off = 0; off < n; off += APPEND_SLICE) {
         size_t k = n - off < APPEND_SLICE ? n - off : APPEND_SLICE;
@@ -245,14 +268,26 @@ static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, siz
                 .t = q->t,
                 .v = q->v};
         }
-        fj_status st = fj_ts_append(t->eng, t->pts, k, NULL, err);
+        fj_status st = fj_ts_append(t->eng, t->pts, k, t->ids, NULL, err);
         if (st != FJ_OK)
             return st;
+        if (rec) {
+            for (size_t i = 0; i < k; i++) {
+                t->times[i] = t->pts[i].t;
+                t->values[i] = t->pts[i].v;
+            }
+            if (fj_ts_log_add(rec, t->ids, t->times, t->values, k) != FJ_OK)
+                return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+        }
     }
     return FJ_OK;
 }
 
-static fj_status log_request(fj_store *s, const fj_metrics *m, fj_err *err)
+/* request_log.unit_ns of a point record (a raw body's is 0 or a positive unit). */
+#define POINT_RECORD (-1)
+
+/* request-log-keep set: the raw body is logged, an archive that can be decoded again. */
+static fj_status log_body(fj_store *s, const fj_metrics *m, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
     size_t bound = ZSTD_compressBound(m->raw_len);
@@ -286,6 +321,34 @@ static fj_status log_request(fj_store *s, const fj_metrics *m, fj_err *err)
     if (fs == FJ_OK)
         fj_ts_engine_set_lsn(t->eng, lsn);
     return fs;
+}
+
+/* The default: the points are appended and logged as one point record (ts_log.h: ~5 bytes a
+ * point, nothing to compress). size holds the number of points. */
+static fj_status append_and_log_points(fj_store *s, const fj_metrics *m, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t->rec && !(t->rec = fj_ts_log_create()))
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    uint64_t lsn = t->next_lsn++;
+    fj_ts_engine_set_lsn(t->eng, lsn);
+    fj_ts_log_begin(t->rec);
+    fj_status fs = append_points(t, m->points, m->n_points, t->rec, err);
+    const void *rec = NULL;
+    size_t len = 0;
+    if (fs == FJ_OK && fj_ts_log_finish(t->rec, &rec, &len) != FJ_OK)
+        fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    sqlite3_stmt *st = fs == FJ_OK ? stmt(s, ST_LOG_INS, err) : NULL;
+    if (!st)
+        return fs == FJ_OK ? FJ_EIO : fs;
+    sqlite3_bind_int64(st, 1, (int64_t)lsn);
+    sqlite3_bind_int64(st, 2, m->arrival_ns);
+    sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, POINT_RECORD);
+    sqlite3_bind_int64(st, 5, 0);
+    sqlite3_bind_int64(st, 6, (int64_t)fj_ts_log_count(t->rec));
+    sqlite3_bind_blob(st, 7, rec, (int)len, SQLITE_STATIC);
+    return fj_sq_done(s, st, "request log", err);
 }
 
 static fj_status write_message(fj_store *s, const fj_cc_message *msg, fj_write_count *cnt, fj_err *err)
@@ -456,11 +519,14 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
     struct fj_sq_ts *t = s->ts;
     const fj_metrics *m = &e->u.metrics;
     t->dirty = true;
-    if (m->raw && m->n_points && (st = log_request(s, m, err)) != FJ_OK)
-        return st;
     if (m->n_points) {
-        if ((st = append_points(t, m->points, m->n_points, err)) != FJ_OK)
+        if (t->keep_ns && m->raw) {
+            if ((st = log_body(s, m, err)) != FJ_OK ||
+                (st = append_points(t, m->points, m->n_points, NULL, err)) != FJ_OK)
+                return st;
+        } else if ((st = append_and_log_points(s, m, err)) != FJ_OK) {
             return st;
+        }
         cnt->inserted += m->n_points;
     }
     for (size_t i = 0; i < m->n_messages; i++)
@@ -499,6 +565,32 @@ static fj_status load_catalog(fj_store *s, fj_err *err)
     return fs;
 }
 
+/* One point record back into the engine. Its series are in the catalog: they were written in the
+ * transaction that wrote the record. */
+static fj_status replay_points(fj_store *s, uint64_t lsn, const void *rec, size_t len, size_t *n_pts, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t->rec && !(t->rec = fj_ts_log_create()))
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
+    const uint32_t *ids;
+    const int64_t *times;
+    const double *values;
+    size_t n = 0, done = 0;
+    fj_status st = fj_ts_log_decode(t->rec, rec, len, &ids, &times, &values, &n);
+    if (st == FJ_ENOMEM)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
+    fj_ts_engine_set_lsn(t->eng, lsn);
+    if (st == FJ_OK)
+        st = fj_ts_append_ids(t->eng, ids, times, values, n, &done);
+    *n_pts += done;
+    if (st == FJ_ENOMEM)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
+    if (st != FJ_OK)
+        fj_warn("metrics: request log entry %llu is corrupt or names an unknown series; %zu of its points "
+                "replayed", (unsigned long long)lsn, done);
+    return FJ_OK;
+}
+
 static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
@@ -519,6 +611,13 @@ static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n
     size_t cap = 0;
     while (fs == FJ_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         uint64_t lsn = (uint64_t)sqlite3_column_int64(st, 0);
+        if (lsn >= t->next_lsn)
+            t->next_lsn = lsn + 1;
+        if (sqlite3_column_int64(st, 3) == POINT_RECORD) {
+            fs = replay_points(s, lsn, sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6), n_pts, err);
+            (*n_req)++;
+            continue;
+        }
         size_t size = (size_t)sqlite3_column_int64(st, 5);
         if (size + 1 > cap) {
             char *nb = fj_realloc(body, size + 1);
@@ -548,11 +647,9 @@ static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n
         }
         const fj_metrics *m = &b->envs[0].u.metrics;
         fj_ts_engine_set_lsn(t->eng, lsn);
-        fs = append_points(t, m->points, m->n_points, err);
+        fs = append_points(t, m->points, m->n_points, NULL, err);
         *n_pts += m->n_points;
         (*n_req)++;
-        if (lsn >= t->next_lsn)
-            t->next_lsn = lsn + 1;
         fj_batch_free(b);
     }
     if (fs == FJ_OK && rc != SQLITE_DONE)
@@ -759,6 +856,7 @@ void fj_sq_ts_close(fj_store *s)
         sqlite3_finalize(t->st[i]);
     ZSTD_freeCCtx(t->zc);
     ZSTD_freeDCtx(t->zd);
+    fj_ts_log_destroy(t->rec);
     fj_free(t->zbuf);
     fj_ts_codec_destroy(t->codec);
     fj_free(t);
@@ -778,15 +876,12 @@ fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
     if (!sel || !sel->cluster)
         return fj_err_set(err, FJ_EINVAL, "cluster", "a cluster is required");
     bool host = sel->host && *sel->host, metric = sel->metric && *sel->metric;
-    char sql[256];
-    snprintf(sql, sizeof sql,
-             "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM ts_series WHERE cluster=?1%s%s "
-             "ORDER BY host,metric,type,type_id,stype,stype_id",
-             host ? " AND host=?2" : "", metric ? " AND metric=?3" : "");
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return fj_sq_fail(s, rc, "list series", err);
+    if (!ts_of(s))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    sqlite3_stmt *st = stmt(s, ST_SERIES + host + 2 * metric, err);
+    if (!st)
+        return FJ_EIO;
+    int rc;
     sqlite3_bind_text(st, 1, sel->cluster, -1, SQLITE_STATIC);
     if (host)
         sqlite3_bind_text(st, 2, sel->host, -1, SQLITE_STATIC);
@@ -816,7 +911,8 @@ fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
         fs = fj_sq_fail(s, rc, "list series", err);
     else if (fs != FJ_OK)
         fj_err_set(err, fs, NULL, "too many series");
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     size_t n = rows.len / sizeof(series_row);
     for (size_t i = 0; fs == FJ_OK && i < n; i++) {
         series_row r;
@@ -924,46 +1020,6 @@ fj_status fj_sq_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, 
     if (fs == FJ_OK && fj_buf_puts(out, "]}\n") != FJ_OK)
         fs = fj_err_set(err, FJ_ETOOBIG, NULL, "the answer is too large; narrow from/to or set limit");
     return fs;
-}
-
-fj_status fj_sq_cc_job_json(fj_store *s, int64_t cluster_id, int64_t job_id, fj_buf *out, fj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db,
-                                "SELECT id,start_time,stop_time,state,user,project,partition,num_nodes,hosts "
-                                "FROM cc_jobs WHERE cluster_id=?1 AND job_id=?2 ORDER BY start_time DESC LIMIT 1",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        /* a database without the metrics schema has no cc jobs */
-        fj_buf_puts(out, "null");
-        return FJ_OK;
-    }
-    sqlite3_bind_int64(st, 1, cluster_id);
-    sqlite3_bind_int64(st, 2, job_id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        fj_buf_printf(out, "{\"id\":%lld,\"jobId\":%lld,\"startTime\":%lld,\"stopTime\":", (long long)sqlite3_column_int64(st, 0),
-                      (long long)job_id, (long long)sqlite3_column_int64(st, 1));
-        if (sqlite3_column_type(st, 2) == SQLITE_NULL)
-            fj_buf_puts(out, "null");
-        else
-            fj_buf_printf(out, "%lld", (long long)sqlite3_column_int64(st, 2));
-        static const char *const names[] = {"jobState", "user", "project", "partition"};
-        for (int i = 0; i < 4; i++) {
-            fj_buf_printf(out, ",\"%s\":", names[i]);
-            const char *v = (const char *)sqlite3_column_text(st, 3 + i);
-            if (v)
-                fj_buf_json_str(out, v);
-            else
-                fj_buf_puts(out, "null");
-        }
-        fj_buf_printf(out, ",\"numNodes\":%lld,\"hosts\":%s}", (long long)sqlite3_column_int64(st, 7),
-                      sqlite3_column_text(st, 8) ? (const char *)sqlite3_column_text(st, 8) : "[]");
-    } else {
-        fj_buf_puts(out, "null");
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "cc job", err);
 }
 
 static void put_opt_text(fj_buf *out, sqlite3_stmt *st, int col)

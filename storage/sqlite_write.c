@@ -11,6 +11,7 @@
 #include "sqlite_chimbuko.h"
 
 #include "alloc.h"
+#include "loadagg.h"
 #include "rectify.h"
 
 #include <stdlib.h>
@@ -23,6 +24,7 @@ typedef struct wctx {
     const fj_envelope *e;
     int64_t cluster_id, node_id;
     fj_write_count *cnt;
+    bool rollups; /* load_hourly_todo has rows to recompute before COMMIT */
 } wctx;
 
 #define STMT(var, id)                                                                                    \
@@ -1189,6 +1191,48 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
     return write_procs(w, j, sample_id, user_id, pk, n);
 }
 
+/* The node's hourly load roll-ups this sample changes, listed for fj_sq_load_rollup_drain before
+ * COMMIT. A new sample later than all of its node's (the usual case) is appended to its hour's
+ * roll-up. Otherwise (a late sample, or `changed`: a card added to a stored sample) its hour is
+ * recomputed, and so is, when it has counters, the hour of the node's next sample with counters,
+ * whose CPU interval now starts here. */
+static fj_status rollup_mark(wctx *w, fj_time t, bool counters, bool changed)
+{
+    bool late = changed;
+    if (!late) {
+        STMT(later, ROLLUP_LATER);
+        sqlite3_bind_int64(later, 1, w->node_id);
+        sqlite3_bind_int64(later, 2, t);
+        int r = sqlite3_step(later);
+        sqlite3_reset(later);
+        if (r != SQLITE_ROW && r != SQLITE_DONE)
+            return fj_sq_fail(w->s, r, "later sample", w->err);
+        late = r == SQLITE_ROW;
+    }
+    STMT(mark, ROLLUP_MARK);
+    sqlite3_bind_int64(mark, 1, w->node_id);
+    sqlite3_bind_int64(mark, 2, fj_la_hour(t));
+    sqlite3_bind_int(mark, 3, late);
+    TRY(fj_sq_done(w->s, mark, "list load roll-up", w->err));
+    w->rollups = true;
+    if (!counters || !late)
+        return FJ_OK;
+    STMT(next, ROLLUP_NEXT);
+    sqlite3_bind_int64(next, 1, w->node_id);
+    sqlite3_bind_int64(next, 2, t);
+    int r = sqlite3_step(next);
+    fj_time later = r == SQLITE_ROW ? sqlite3_column_int64(next, 0) : 0;
+    sqlite3_reset(next);
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        return fj_sq_fail(w->s, r, "next sample", w->err);
+    if (r == SQLITE_DONE || fj_la_hour(later) == fj_la_hour(t))
+        return FJ_OK;
+    sqlite3_bind_int64(mark, 1, w->node_id);
+    sqlite3_bind_int64(mark, 2, fj_la_hour(later));
+    sqlite3_bind_int(mark, 3, 1);
+    return fj_sq_done(w->s, mark, "list load roll-up", w->err);
+}
+
 static fj_status write_sample(wctx *w)
 {
     const fj_envelope *e = w->e;
@@ -1225,6 +1269,7 @@ static fj_status write_sample(wctx *w)
     int64_t sample_id = 0;
     if (fresh) {
         sample_id = sqlite3_last_insert_rowid(w->s->db);
+        TRY(rollup_mark(w, e->time, sm->has_system && sm->n_cpus, false));
     } else {
         TRY(buf_flush(w, FJ_SQ_BUF_SGPUS));
         TRY(buf_flush(w, FJ_SQ_BUF_SJOBS));
@@ -1290,7 +1335,10 @@ static fj_status write_sample(wctx *w)
         bind_u64(gs, 13, g->power_limit);
         bind_u64(gs, 14, g->ce_clock);
         bind_u64(gs, 15, g->memory_clock);
-        TRY(run_ins(w, gs, "insert sample gpu", true, NULL));
+        bool added;
+        TRY(run_ins(w, gs, "insert sample gpu", true, &added));
+        if (added) /* a card the first sending lacked */
+            TRY(rollup_mark(w, e->time, false, true));
     }
 
     for (size_t i = 0; i < sm->n_disks; i++) {
@@ -1762,6 +1810,8 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         st = rj_flush(&w);
     if (st == FJ_OK)
         st = buf_flush_all(&w);
+    if (st == FJ_OK && w.rollups)
+        st = fj_sq_load_rollup_drain(s, err); /* reads the flushed sample rows */
     if (st == FJ_OK)
         st = fj_sq_ts_precommit(s, err); /* the time-series engine's new series and chunks */
     if (st == FJ_OK)

@@ -45,6 +45,9 @@ typedef struct fj_store_opts {
     int64_t ts_seal_age_s;         /* engine seal_age (default 12 h of data time) */
     uint32_t ts_seal_points;       /* engine seal_points (default 720) */
     size_t ts_max_buffered_points; /* engine max_buffered_points (default 16M) */
+    /* This server's identity among the servers sharing a PostgreSQL database (setting `instance`):
+     * its request log and durable lsn are its own. NULL or "": the host name. SQLite ignores it. */
+    const char *ts_instance;
     /* Drop Sonar data older than this many seconds (writer handles; 0: keep forever). PostgreSQL
      * drops whole week partitions of the high-volume tables; SQLite ignores it. */
     int64_t retention_s;
@@ -129,7 +132,8 @@ typedef struct fj_store_ops {
     /* fj_qt_jobs: cluster, from, to, host_match, users, commands, states, partitions, accounts,
      * jobs, running, gpu, min_runtime_s, min/max, sort, desc, after, limit; sets next. */
     fj_status (*q_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_jobs (one row), then fj_qt_job_hosts: cluster, id. */
+    /* fj_qt_job (one row: fj_qt_jobs's columns and the joined ClusterCockpit job), then
+     * fj_qt_job_hosts: cluster, id. */
     fj_status (*q_job)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
     /* fj_qt_profile: cluster, id, from, to, host_match, bucket_s, by_host. */
     fj_status (*q_profile)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
@@ -137,6 +141,8 @@ typedef struct fj_store_ops {
     fj_status (*q_node_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
     /* fj_qt_cluster_load: cluster, host_match, from, to, bucket_s. */
     fj_status (*q_cluster_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_gpu_load, per node and card: cluster, host_match, from, to, bucket_s. */
+    fj_status (*q_gpu_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
     /* fj_qt_slurm_jobs: cluster, from, to, users, states, partitions, accounts, jobs, array_jobs,
      * het_jobs, running, steps, host_match, after, limit; sets next. */
     fj_status (*q_slurm_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);

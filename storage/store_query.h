@@ -54,8 +54,8 @@ typedef struct fj_qtable {
 } fj_qtable;
 
 /* The result tables (query_cols.c). */
-extern const fj_qtable fj_qt_clusters, fj_qt_nodes, fj_qt_sysinfo, fj_qt_jobs, fj_qt_job_hosts,
-    fj_qt_profile, fj_qt_node_load, fj_qt_cluster_load, fj_qt_slurm_jobs, fj_qt_partitions,
+extern const fj_qtable fj_qt_clusters, fj_qt_nodes, fj_qt_sysinfo, fj_qt_jobs, fj_qt_job, fj_qt_job_hosts,
+    fj_qt_profile, fj_qt_node_load, fj_qt_cluster_load, fj_qt_gpu_load, fj_qt_slurm_jobs, fj_qt_partitions,
     fj_qt_node_states, fj_qt_uptime, fj_qt_errors;
 
 /* The index of a column of t by name, or -1. */

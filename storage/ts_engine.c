@@ -705,7 +705,7 @@ static fj_status append_one(fj_ts_engine *e, uint32_t id, int64_t t, double v)
  * was most of the writer's time at a few tens of thousands of series. */
 enum { RESOLVE_BATCH = 32 }; /* divides LOCK_SLICE */
 
-fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, size_t *n_done,
+fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32_t *ids_out, size_t *n_done,
                        fj_err *err)
 {
     fj_status st = FJ_OK;
@@ -737,6 +737,8 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, size_t
                 st = as;
                 break;
             }
+            if (ids_out)
+                ids_out[i + done] = ids[done];
             housekeeping(e);
         }
         i += done;

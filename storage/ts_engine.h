@@ -125,11 +125,12 @@ void fj_ts_engine_set_lsn(fj_ts_engine *e, uint64_t lsn);
  * that freed chunks. */
 uint64_t fj_ts_engine_durable_lsn(fj_ts_engine *e);
 
-/* Appends pts[0..n) in order, creating series as needed, sealing as the policy says. Returns FJ_OK,
- * or the first failure: FJ_EINVAL (a key too long), FJ_ENOMEM; *n_done (may be NULL) is then the
- * number of points appended before it, and err names the point. A seal that fails for lack of
- * memory keeps its points buffered and is retried by later appends. */
-fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, size_t *n_done,
+/* Appends pts[0..n) in order, creating series as needed, sealing as the policy says; ids (may be
+ * NULL) receives the series id of every point appended. Returns FJ_OK, or the first failure:
+ * FJ_EINVAL (a key too long), FJ_ENOMEM; *n_done (may be NULL) is then the number of points
+ * appended before it, and err names the point. A seal that fails for lack of memory keeps its
+ * points buffered and is retried by later appends. */
+fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32_t *ids, size_t *n_done,
                        fj_err *err);
 
 /* The same for points of series already known by id (e.g. resolved with fj_ts_series_get).

@@ -95,6 +95,10 @@ def main():
     bench(port, "node load, one week (default bucket)", "/api/v1/load/nodes?%s&host=c0100" % week, repeats, 50)
     bench(port, "node load, one week at 5 min", "/api/v1/load/nodes?%s&host=c0100&bucket=5m" % week, repeats, None)
     bench(port, "GPU node load, one week (default bucket)", "/api/v1/load/nodes?%s&host=g001" % week, repeats, None)
+    bench(port, "GPU load per card, one week at 1 h", "/api/v1/load/gpus?%s&host=g001&bucket=1h" % week, repeats, None)
+    bench(port, "cluster load, one day at 1 h, window cut at both ends",
+          "/api/v1/load/cluster?cluster=%s&from=%d&to=%d&bucket=1h" % (c, day0 + 1800, day0 + 86400 + 1800), repeats, None)
+    bench(port, "cluster load, one week at 1 d", "/api/v1/load/cluster?%s&bucket=1d" % week, repeats, None)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,11 @@
 #
 #   tests/bench/lp_bench.sh [NODES] [HOURS] [CONNECTIONS]     (from the checkout, after a build)
 #   BUILD=build-dir SYSTEMS="fjord influxdb victoria" REPEAT=11
+#
+# DB=postgres runs fjord against PostgreSQL instead of SQLite: a server of Debian's packages started
+# in the temporary directory (tests/integration/pgserver.py, fsync and synchronous commit on, as in
+# production); fjord's CPU then counts fjord's and PostgreSQL's processes, and its bytes on disk are
+# the metric tables' (ts_chunk, ts_series, request_log) after VACUUM.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
@@ -23,14 +28,28 @@ systems=${SYSTEMS:-fjord influxdb victoria}
 repeat=${REPEAT:-11}
 tmp=$(mktemp -d)
 pid=
+backend=${DB:-sqlite}
+pgserver="$root/tests/integration/pgserver.py"
+postmaster=
 cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ "$backend" = postgres ] && [ -d "$tmp/pg" ]; then python3 "$pgserver" stop "$tmp/pg" || true; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 waitport() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU ticks of a process, plus PostgreSQL's postmaster and its children for fjord on PostgreSQL.
+cpu_ticks() {
+  local t p
+  t=$(awk '{print $14 + $15}' "/proc/$1/stat")
+  if [ -n "$postmaster" ]; then
+    for p in $postmaster $(pgrep -P "$postmaster"); do
+      t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+  fi
+  echo "$t"
+}
 hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 ticks=$(getconf CLK_TCK)
 end=$(( $(date +%s) / 60 * 60 ))
@@ -86,8 +105,16 @@ for sys in $systems; do
   case $sys in
   fjord)
     d="$tmp/fjord"; mkdir -p "$d"; port=$(freeport)
-    secret=$("$build/fjord" token add fritz --db "$d/fjord.db")
-    args=(serve --db "$d/fjord.db" --listen "127.0.0.1:$port" --log-level warn)
+    db="$d/fjord.db"; name=fjord
+    if [ "$backend" = postgres ]; then
+      chmod 755 "$tmp"
+      admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$tmp/pg")
+      psql -X -q -d "$admin" -c "CREATE DATABASE fjord_bench"
+      db=${admin%/*}/fjord_bench; name="fjord on PostgreSQL 15"
+      postmaster=$(head -1 "$tmp/pg/data/postmaster.pid")
+    fi
+    secret=$("$build/fjord" token add fritz --db "$db")
+    args=(serve --db "$db" --listen "127.0.0.1:$port" --log-level warn)
     "$build/fjord" "${args[@]}" & pid=$!
     waitport "$port"
     load "$port" "/api/write?cluster=fritz" "Bearer $secret"
@@ -99,15 +126,21 @@ for sys in $systems; do
     live_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")
     rss=$(hwm_kb "$pid")
     kill -TERM "$pid"; wait "$pid"; pid=  # a clean stop seals every buffer
-    disk=$(stat -c %s "$d/fjord.db")
-    inuse=$(sqlite3 "$d/fjord.db" "SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count)")
-    inuse=$((inuse * $(sqlite3 "$d/fjord.db" "PRAGMA page_size")))
+    if [ "$backend" = postgres ]; then
+      disk=$(psql -X -q -At -d "$db" -c "VACUUM" -c "SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['ts_chunk','ts_series','request_log']::regclass[]) t")
+      inuse=$disk
+    else
+      disk=$(stat -c %s "$db")
+      inuse=$(sqlite3 "$db" "SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count)")
+      inuse=$((inuse * $(sqlite3 "$db" "PRAGMA page_size")))
+    fi
     "$build/fjord" "${args[@]}" & pid=$!
     waitport "$port"
     sealed_a=$(median_ms a "$url" "$qa_body" "Authorization: Bearer $secret")
     sealed_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")
     kill -TERM "$pid"; wait "$pid"; pid=
-    results+=("$(row fjord "${sealed_a% *} ms (live ${live_a% *})" "${sealed_b% *} ms (live ${live_b% *})" "$disk" "$rss" "$inuse")")
+    results+=("$(row "$name" "${sealed_a% *} ms (live ${live_a% *})" "${sealed_b% *} ms (live ${live_b% *})" "$disk" "$rss" "$inuse")")
+    postmaster=
     ;;
   influxdb)
     d="$tmp/influx"; mkdir -p "$d"; port=$(freeport); rpc=$(freeport)

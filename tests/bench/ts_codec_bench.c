@@ -424,7 +424,7 @@ static int run_engine(const dataset *d, uint32_t seal_points, bool by_id, int da
                     batch[j].v = src[j];
                 }
                 a = cpu_now();
-                rc = fj_ts_append(e, batch, per_node, NULL, NULL);
+                rc = fj_ts_append(e, batch, per_node, NULL, NULL, NULL);
             }
             if (rc != FJ_OK || fj_ts_engine_emit(e, &sink) != FJ_OK) {
                 fprintf(stderr, "append failed\n");

@@ -267,16 +267,3 @@ def gzip_bytes(b):
 
 def zstd_bytes(b):
     return subprocess.run(["zstd", "-q", "-c"], input=b, capture_output=True, check=True).stdout
-
-
-def metrics_backend_or_skip(f, token=None):
-    """PostgreSQL has no time-series ops yet: the metric endpoints must answer 501 cleanly there.
-    Returns True when the test should go on (SQLite)."""
-    if not PG:
-        return True
-    r = f.post("/api/write?cluster=x", b"m,hostname=h value=1 1700000000\n", headers={"Content-Type": "text/plain"},
-               auth=token)
-    check(r.status == 501, "a backend without metrics answers 501: %d %s" % (r.status, r.body))
-    r = f.post("/api/jobs/start_job/", "{}", auth=token)
-    check(r.status == 501, "job API on a backend without metrics: 501 (%d)" % r.status)
-    return False

@@ -1,7 +1,8 @@
 """Node and cluster load and uptime over the real Sonar envelopes, with figures computed here: CPU
 utilisation from two samples' cumulative per-core counters, memory and load averages, GPU memory
 and power; a counter that goes down never gives negative use; a re-sent sample (same timestamp)
-counts once; a node is reported down when its samples stop, and across a gap."""
+counts once; a node is reported down when its samples stop, and across a gap. Hourly roll-ups
+(late samples included) give what the samples give; GPU load per card."""
 from api_common import Api, envelope, epoch, rfc, shifted
 from harness import check, finish
 
@@ -20,6 +21,143 @@ def points(doc, node):
         if s["node"] == node:
             return s["points"]
     return []
+
+
+def node_expect(samples, lo, hi, bucket):
+    """Buckets of one node computed here from its samples {time: (cpus, mem, load1)}: intervals
+    between consecutive samples (the one before lo opens the first), credited to the bucket of
+    their end; a core whose counter fell counts 0."""
+    out, prev = {}, None
+    for t in sorted(samples):
+        if t > hi:
+            break
+        if t >= lo:
+            b = out.setdefault(t - t % bucket, {"samples": 0, "iv": [], "mem": [], "load1": []})
+            b["samples"] += 1
+            b["mem"].append(samples[t][1])
+            b["load1"].append(samples[t][2])
+            if prev is not None:
+                a, c, dt = samples[prev][0], samples[t][0], t - prev
+                busy = sum(max(0, c[i] - a[i]) for i in range(min(len(a), len(c))))
+                b["iv"].append((busy / dt / min(len(a), len(c)) * 100, busy / dt, dt))
+        prev = t
+    for b in out.values():
+        w = sum(x[2] for x in b["iv"])
+        b["cpu_util"] = sum(x[0] * x[2] for x in b["iv"]) / w if w else None
+        b["cpu_cores"] = sum(x[1] * x[2] for x in b["iv"]) / w if w else None
+        b["cpu_util_max"] = max(x[0] for x in b["iv"]) if b["iv"] else None
+    return out
+
+
+def same_buckets(got, want, what):
+    """Node-load points against node_expect's buckets."""
+    check(sorted(epoch(p["time"]) for p in got) == sorted(want), "%s: buckets %s, want %s"
+          % (what, [p["time"] for p in got], [rfc(t) for t in sorted(want)]))
+    for p in got:
+        w = want.get(epoch(p["time"]))
+        if not w:
+            continue
+        ok = p["samples"] == w["samples"] and p["mem_kb"] == round(sum(w["mem"]) / len(w["mem"])) \
+            and p["mem_max_kb"] == max(w["mem"]) and abs(p["load1"] - sum(w["load1"]) / len(w["load1"])) < 0.001
+        for k in ("cpu_util", "cpu_cores", "cpu_util_max"):
+            ok = ok and (p[k] is None if w[k] is None else p[k] is not None and abs(p[k] - w[k]) < 0.001)
+        check(ok, "%s %s: %s, want %s" % (what, p["time"], p, {k: v for k, v in w.items() if k != "iv"}))
+
+
+def rollups(api, base):
+    """Buckets of whole hours inside the window come from the hourly roll-ups written at ingest;
+    late samples, a re-sent one and a falling counter must leave them exactly what the samples
+    give (here computed independently), for roll-ups of one hour, merged into two-hour buckets,
+    and next to the cut hours of a window (read from samples)."""
+    H = epoch("2026-12-01T00:00:00Z")
+    samples = {}
+
+    def send(t, cpus, mem, load1):
+        e = shifted(base, 0, cpus=cpus, used_memory=mem, load1=load1)
+        a = e["data"]["attributes"]
+        a["node"], a["time"], a["jobs"] = "late", rfc(t), []
+        api.post(e)
+        samples[t] = (cpus, mem, load1)
+
+    def verify(what):
+        # whole hours (roll-ups), two-hour buckets (merged roll-ups), a window cutting its first
+        # hour, and a day bucket of a cut hour, a whole hour and a cut hour
+        for frm, to, bucket in ((H, H + 7199, 3600), (H, H + 7199, 7200), (H + 1, H + 7199, 3600),
+                                (H + 900, H + 7300, 86400)):
+            q = "cluster=test.local&host=late&from=%s&to=%s&bucket=%d" % (rfc(frm), rfc(to), bucket)
+            want = node_expect(samples, frm, to, bucket)
+            same_buckets(points(api.json("/api/v1/load/nodes?" + q), "late"), want,
+                         "%s, %s..%s by %d s" % (what, rfc(frm), rfc(to), bucket))
+            c = api.json("/api/v1/load/cluster?" + q).get("load", [])
+            check(len(c) == len(want) and all(x["nodes"] == 1 and abs(x["cpu_cores"] - want[epoch(x["time"])]["cpu_cores"]) < 0.001
+                                              for x in c), "%s: cluster load %s" % (what, c))
+
+    send(H - 600, [100, 100, 100, 100], 1000, 1.0)
+    send(H + 600, [400, 250, 100, 700], 2000, 2.0)
+    send(H + 1200, [500, 300, 100, 800], 2500, 2.5)  # appended to the hour's roll-up
+    send(H + 3600 + 600, [1000, 900, 50, 1500], 4000, 4.0)  # a counter fell: counts 0
+    send(H + 7260, [1100, 1000, 150, 1600], 4500, 4.5)
+    verify("in order")
+    # late: one in the first hour after the last sample of that hour (it changes the next hour's
+    # interval), one before the first sample of the hour, one re-sent (counts once)
+    send(H + 1800, [600, 600, 120, 900], 3000, 3.0)
+    send(H + 300, [200, 150, 100, 300], 1500, 1.5)
+    send(H + 600, [400, 250, 100, 700], 2000, 2.0)
+    verify("late and re-sent samples")
+    # a late sample before the window changes the first interval inside it
+    send(H - 60, [300, 300, 300, 300], 900, 0.5)
+    verify("a late sample before the window")
+
+
+def gpu_cards(api, ml1):
+    """GET /api/v1/load/gpus: one series per node, card index and UUID (a card swapped at an index
+    is a new series), each bucket the card's average and highest figures; figures computed here
+    from the envelopes (Sonar omits zero values)."""
+    D = epoch("2025-11-26T00:00:00Z")
+    g0 = ml1["data"]["attributes"]["system"]["gpus"]
+    g1 = [dict(g, ce_util=40 + 20 * i, memory=g.get("memory", 0) + 1000 * (i + 1), power=100 + i,
+               temperature=g.get("temperature", 0) + 5) for i, g in enumerate(g0)]
+    g1[2]["uuid"] = "GPU-00000000-0000-0000-0000-swapped00002"
+    sent = []
+    for t, gpus in ((D + 3600, g0), (D + 3720, g1)):
+        e = shifted(ml1, 0, gpus=gpus)
+        a = e["data"]["attributes"]
+        a["node"], a["time"] = "ml9", rfc(t)
+        api.post(e)
+        sent.append(gpus)
+    want = {}
+    for gpus in sent:
+        for i, g in enumerate(gpus):
+            want.setdefault((g.get("index", 0), g["uuid"]), []).append(g)
+    q = "cluster=mlx.hpc.uio.no&host=ml9&from=%s&to=%s&bucket=1h" % (rfc(D), rfc(D + 86399))
+    doc = api.json("/api/v1/load/gpus?" + q)
+    series = {(s["card"], s["uuid"]): s for s in doc.get("load", []) if s["node"] == "ml9"}
+    check(set(series) == set(want), "series per card and UUID: %s, want %s" % (sorted(series), sorted(want)))
+    for key, gs in want.items():
+        p = series.get(key, {}).get("points", [])
+        check(len(p) == 1 and epoch(p[0]["time"]) == D + 3600, "%s: one bucket: %s" % (key, p))
+        if len(p) != 1:
+            continue
+        p = p[0]
+
+        def avg(k):
+            return sum(g.get(k, 0) for g in gs) / len(gs)
+
+        def mx(k):
+            return max(g.get(k, 0) for g in gs)
+        ok = p["samples"] == len(gs) and abs(p["gpu_util"] - avg("ce_util")) < 0.001 and p["gpu_util_max"] == mx("ce_util") \
+            and p["gpu_mem_kb"] == round(avg("memory")) and p["gpu_mem_max_kb"] == mx("memory") \
+            and abs(p["gpu_power_w"] - avg("power")) < 0.001 and p["gpu_power_max_w"] == mx("power") \
+            and abs(p["gpu_temp_c"] - avg("temperature")) < 0.001 and p["gpu_temp_max_c"] == mx("temperature")
+        check(ok, "card %s: %s, sent %s" % (key, p, gs))
+    # the per-card figures add up to the node's
+    node = points(api.json("/api/v1/load/nodes?" + q), "ml9")
+    check(len(node) == 1 and node[0]["gpu_mem_max_kb"] == sum(g.get("memory", 0) for g in g1),
+          "node load agrees: %s" % node)
+    rows = api.csv("/api/v1/load/gpus?" + q)
+    check(len(rows) == len(want) and all(r["node"] == "ml9" and r["uuid"] for r in rows), "CSV: one row per card and bucket: %s" % rows)
+    api.bad("/api/v1/load/gpus?cluster=mlx.hpc.uio.no&bucket=0", "bucket")
+    api.bad("/api/v1/load/gpus?cluster=mlx.hpc.uio.no&card=1", "card", "unknown")
 
 
 def main():
@@ -125,6 +263,9 @@ def main():
         api.bad("/api/v1/uptime?cluster=test.local&interval=0", "interval")
         api.bad("/api/v1/uptime?cluster=test.local&interval=-5m", "interval")
         api.bad("/api/v1/load/cluster?cluster=test.local&format=xml", "format", "not one of")
+
+        rollups(api, e1)
+        gpu_cards(api, ml[0])
     finally:
         api.close()
     finish()

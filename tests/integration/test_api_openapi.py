@@ -119,6 +119,7 @@ def main():
                  ("/api/v1/errors", "errors", "/api/v1/errors?cluster=fox.educloud.no"),
                  ("/api/v1/load/cluster", "load", "/api/v1/load/cluster?cluster=test.local&from=2026-11-22T00:00:00Z&to=2026-11-22T01:00:00Z"),
                  ("/api/v1/load/nodes", "load", "/api/v1/load/nodes?cluster=test.local&from=2026-11-22T00:00:00Z&to=2026-11-22T01:00:00Z"),
+                 ("/api/v1/load/gpus", "load", "/api/v1/load/gpus?cluster=mlx.hpc.uio.no&from=2025-11-25T00:00:00Z&to=2025-11-25T23:59:59Z"),
                  ("/api/v1/jobs/{id}/profile", "profile", "/api/v1/jobs/%d/profile?cluster=test.local" % jid),
                  ("/api/v1/jobs/{id}", "job", "/api/v1/jobs/%d?cluster=test.local" % jid),
                  ("/api/v1/jobs/{id}", "hosts", "/api/v1/jobs/%d?cluster=test.local" % jid),

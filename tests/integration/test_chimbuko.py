@@ -2,7 +2,8 @@
 Chimbuko sends them (libcurl, credentials in the URL, every packet shape of the shared data,
 idle and minimal packets, fast answers, never a transport error), the provenance records on
 POST /api/v1/ingest/chimbuko/{collection} (every real and example record, departures, re-sending,
-bad records with their paths), and the queries under /api/v1/chimbuko/."""
+bad records with their paths), and the queries under /api/v1/chimbuko/. CTest runs it on both
+storage backends (FJ_TEST_DB=postgres for PostgreSQL)."""
 import copy
 import json
 import os
@@ -12,7 +13,7 @@ import tempfile
 import time
 import urllib.parse
 
-from harness import PG, Fjord, SHARED, check, finish
+from harness import Fjord, SHARED, check, finish
 
 DATA = os.path.join(SHARED, "data", "chimbuko")
 V2 = os.path.join(DATA, "synthetic-v2")
@@ -351,21 +352,6 @@ def test_queries(f, hpc, reader, other):
     check(r.status == 400, "unknown parameter: %d" % r.status)
 
 
-def backend_or_skip(f, hpc):
-    """A storage backend without the Chimbuko ops (PostgreSQL for now) must answer 501 cleanly on
-    every Chimbuko path. Returns True when the backend has them."""
-    r = f.post(PACKET, read(os.path.join(V2, "pserver-packet-minimal.json")), auth=hpc)
-    if r.status != 501:
-        return True
-    check(PG, "only a backend other than SQLite may lack Chimbuko: %d %s" % (r.status, r.body))
-    r = f.post(PROV + "anomalies", read(os.path.join(DATA, "legacy-v1-anomaly-gpu.json")), auth=hpc)
-    check(r.status == 501, "provenance on a backend without Chimbuko: %d" % r.status)
-    for path in ("runs", "stats/ranks", "top", "provenance/events"):
-        r = f.get("/api/v1/chimbuko/%s?cluster=hpc1" % path, auth=hpc)
-        check(r.status in (404, 501), "%s on a backend without Chimbuko: %d" % (path, r.status))
-    return False
-
-
 def main():
     f = Fjord().start()
     try:
@@ -373,11 +359,10 @@ def main():
         hpc = ("hpc1", secret)
         other = ("other", f.token("other"))
         reader = ("analysts", f.token("analysts", "--read-only"))
-        if backend_or_skip(f, hpc):
-            test_packets(f, hpc)
-            test_like_chimbuko(f, secret)
-            test_provenance(f, hpc)
-            test_queries(f, hpc, reader, other)
+        test_packets(f, hpc)
+        test_like_chimbuko(f, secret)
+        test_provenance(f, hpc)
+        test_queries(f, hpc, reader, other)
         check(f.stop() == 0, "SIGTERM exits 0")
     finally:
         f.cleanup()

@@ -7,7 +7,7 @@ import os
 import subprocess
 import time
 
-from harness import Fjord, check, finish, metrics_backend_or_skip
+from harness import Fjord, check, finish
 
 
 def b64url(b):
@@ -47,8 +47,6 @@ def main():
         f.extra = ["--jwt-public-key", key.public_b64]
         fritz = f.token("fritz")
         f.start()
-        if not metrics_backend_or_skip(f, fritz):
-            finish()
         now = int(time.time())
         anyc = key.token({"sub": "ccms-writer", "exp": now + 3600, "roles": ["api"] * 20})
         check(len(anyc) > 300, "a realistic token is longer than 255 bytes (%d)" % len(anyc))

@@ -5,7 +5,7 @@ import base64
 import os
 import time
 
-from harness import Fjord, check, finish, metrics_backend_or_skip, gzip_bytes, zstd_bytes, SHARED
+from harness import Fjord, check, finish, gzip_bytes, zstd_bytes, SHARED
 
 LP = open(os.path.join(SHARED, "data", "lineproto", "cc-synthetic-fritz-2nodes-1interval.lp"), "rb").read()
 N_LINES = LP.count(b"\n")
@@ -27,8 +27,6 @@ def main():
         tele = f.token("tele")
         reader = f.token("reader", "--read-only")
         f.start()
-        if not metrics_backend_or_skip(f, fritz):
-            finish()
         txt = {"Content-Type": "text/plain; charset=utf-8"}
 
         # cc-metric-store: 200, the whole sample interval, Bearer
@@ -36,7 +34,7 @@ def main():
         check(r.status == 200, "api/write answers 200: %d %s" % (r.status, r.body))
         check(r.json().get("points") == N_LINES, "every line is a point: %s" % r.body)
         check(points(f) == N_LINES, "one series per line of the sample")
-        check(f.query("SELECT count(*) FROM request_log")[0][0] >= 1, "the raw body is in the request log")
+        check(f.query("SELECT count(*) FROM request_log")[0][0] >= 1, "the request is in the request log")
         r = f.post("/api/write/?cluster=fritz", b"cpu_load,hostname=f0101,type=node value=1 1700000100\n",
                    headers=txt, auth=fritz)
         check(r.status == 200, "trailing slash as in cc-metric-store's swagger: %d" % r.status)
@@ -133,10 +131,11 @@ def main():
         r = f.post("/api/write?cluster=fritz", b"fut,hostname=h value=1 %d\n" % future, headers=txt, auth=fritz)
         check(r.status == 400 and "future" in r.body, "far-future timestamp: 400 (%d %s)" % (r.status, r.body))
 
-        # the raw body of each request is kept compressed, with what replay needs
+        # by default each request is logged as a point record: unit -1, the number of points, and a
+        # body far smaller than the line protocol it came from
         rows = f.query("SELECT cluster, unit_ns, size, length(body) FROM request_log ORDER BY lsn LIMIT 1")
-        check(rows and rows[0][0] == "fritz" and rows[0][1] == 0 and rows[0][2] == len(LP) and rows[0][3] < len(LP),
-              "request log row: cluster, inferred unit, raw size, zstd body: %s" % rows)
+        check(rows and rows[0][0] is None and rows[0][1] == -1 and rows[0][2] == N_LINES and
+              rows[0][3] < len(LP) / 4, "request log row: a point record of every line: %s" % rows)
         check(f.stop() == 0, "SIGTERM: exit 0")
         check(f.query("SELECT count(*) FROM request_log")[0][0] == 0, "after a clean stop everything is sealed")
         check(f.query("SELECT count(*) FROM ts_chunk")[0][0] >= N_LINES, "chunks written at shutdown")
@@ -146,7 +145,33 @@ def main():
             check(f.query("PRAGMA freelist_count")[0][0] == 0, "no freed pages left in the file after a stop")
     finally:
         f.cleanup()
+    raw_archive()
     finish()
+
+
+def raw_archive():
+    """With request-log-keep the raw bodies are logged (an archive to re-process), and replayed
+    after a crash like point records."""
+    f = Fjord("--request-log-keep", "3600")
+    try:
+        fritz = f.token("fritz")
+        f.start()
+        txt = {"Content-Type": "text/plain; charset=utf-8"}
+        r = f.post("/api/write?cluster=fritz", LP, headers=txt, auth=fritz)
+        check(r.status == 200, "archive mode: 200 (%d %s)" % (r.status, r.body))
+        rows = f.query("SELECT cluster, unit_ns, size, length(body) FROM request_log ORDER BY lsn")
+        check(len(rows) == 1 and rows[0][0] == "fritz" and rows[0][1] == 0 and rows[0][2] == len(LP) and
+              rows[0][3] < len(LP), "archive row: cluster, inferred unit, raw size, zstd body: %s" % rows)
+        f.proc.kill()  # SIGKILL: the points are only in the log
+        f.proc.wait()
+        f.proc = None
+        f.start()
+        q = query(f, {"cluster": "fritz", "from": 1700000000, "to": 1700000100,
+                      "queries": [{"metric": "cpu_load", "host": "f0101"}]}, auth=fritz)
+        avg = q.json()["results"][0][0].get("avg") if q.status == 200 else None
+        check(avg == 13.436, "raw body replayed after SIGKILL: %d %s" % (q.status, q.body[:300]))
+    finally:
+        f.cleanup()
 
 
 if __name__ == "__main__":

@@ -7,10 +7,14 @@ database connection, and two fjord servers share one database.
 - Two servers: two `fjord serve` on one database ingest concurrently from different nodes, all of
   them running one shared Slurm job: nothing is lost or duplicated (natural keys, job summaries),
   and queries through either server see both servers' data.
+- Line-protocol metrics through both servers (some series written through both): series ids come
+  from the database, so after the flush interval either server reads every point of both exactly
+  once; each server's request log is its own.
 """
 import datetime
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -98,10 +102,90 @@ def test_connection_loss():
         f.cleanup()
 
 
+MHOSTS = ["m%02d" % i for i in range(8)]
+MBASE = 1700000000
+MSTEPS = 40
+FLUSH_S = 2
+
+
+def lp_value(server, step, host):
+    return round(step * 0.25 + host * 0.01 + (1000 if server == "b" else 0), 3)
+
+
+def lp_body(server, step):
+    """One step of metric points through server a or b: hosts m00-m05 through a, m02-m07 through b
+    (m02-m05 through both, on distinct metrics), so both servers write series of the same hosts."""
+    hosts = range(0, 6) if server == "a" else range(2, 8)
+    return "".join("load_%s,cluster=%s,hostname=%s,type=node value=%r %d\n"
+                   % (server, CLUSTER, MHOSTS[h], lp_value(server, step, h), MBASE + step)
+                   for h in hosts).encode()
+
+
+def lp_read(srv, auth, metric, host):
+    q = {"cluster": CLUSTER, "from": MBASE, "to": MBASE + MSTEPS, "with-padding": True,
+         "queries": [{"metric": metric, "host": host, "resolution": 1}]}
+    r = srv.request("POST", "/api/query", json.dumps(q), headers={"Content-Type": "application/json"}, auth=auth)
+    if r.status != 200:
+        return None
+    d = r.json()["results"][0][0]
+    return d.get("data"), d.get("from")
+
+
+def metrics_two_servers(a, b, auth):
+    """Metric points through both servers: after the flush interval either server reads all of them."""
+    errors = []
+
+    def sender(srv, name):
+        for step in range(MSTEPS):
+            r = srv.post("/api/write?cluster=%s" % CLUSTER, lp_body(name, step),
+                         headers={"Content-Type": "text/plain"}, auth=auth)
+            if r.status != 200:
+                errors.append((name, step, r.status, r.body[:200]))
+
+    threads = [threading.Thread(target=sender, args=(srv, name)) for srv, name in ((a, "a"), (b, "b"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(not errors, "every metric write through either server succeeded: %s" % errors[:3])
+    series = a.query("SELECT count(*), count(DISTINCT (cluster, host, metric, type, type_id, stype, stype_id)) "
+                     "FROM ts_series")[0]
+    check(series == (12, 12), "one catalog row per series, ids from the database: %s" % (series,))
+    time.sleep(FLUSH_S + 2.5)  # both servers have sealed and committed their buffers
+    for srv, sname in ((a, "a"), (b, "b")):
+        bad = []
+        for wname, hosts in (("a", range(0, 6)), ("b", range(2, 8))):
+            for h in hosts:
+                got = lp_read(srv, auth, "load_" + wname, MHOSTS[h])
+                want = [lp_value(wname, step, h) for step in range(MSTEPS)]
+                if got is None or got[1] != MBASE or got[0] is None or len(got[0]) < MSTEPS or any(
+                        v is None or abs(v - w) > 1e-9 for v, w in zip(got[0], want)) or any(
+                        v is not None for v in got[0][MSTEPS:]):
+                    bad.append((wname, MHOSTS[h], got))
+        check(not bad, "through server %s, every point of both servers, once: %s" % (sname, bad[:2]))
+    chunks = a.query("SELECT count(*), count(DISTINCT seq), sum(count) FROM ts_chunk")[0]
+    check(chunks[0] == chunks[1] and chunks[2] == 12 * MSTEPS,
+          "chunks of both servers side by side, every point stored once: %s" % (chunks,))
+    logs = a.query("SELECT count(*) FROM ts_instances")[0][0]
+    check(logs == 2, "each server has its own request log and durable lsn: %d instances" % logs)
+    # A third server misconfigured with a's identity must not write a's request log.
+    c = Fjord("--instance", "%s:%d" % (socket.gethostname(), a.port), db=a.db)
+    try:
+        c.start()
+        refused = ""
+    except harness.Failure as e:
+        refused = str(e)
+    finally:
+        c.cleanup()
+    check("in use by another fjord server" in refused, "a second server with the same instance refuses to start: %r"
+          % refused[-300:])
+
+
 def test_two_servers():
     template = open(SAMPLE).read()
-    a = Fjord().start()
-    b = Fjord(db=a.db).start()  # the same database
+    flush = ("--metrics-flush-interval", "%ds" % FLUSH_S)
+    a = Fjord(*flush).start()
+    b = Fjord(*flush, db=a.db).start()  # the same database
     try:
         secret = a.token(CLUSTER)  # one credential table: b sees it too
         auth = (CLUSTER, secret)
@@ -158,6 +242,7 @@ def test_two_servers():
             slurm = [j for j in jobs if j.get("job") == 9001]
             check(len(slurm) == 1 and set(slurm[0].get("hosts", [])) == want,
                   "the shared Slurm job through server %s: %d %s" % (name, r.status, slurm[:1] or r.body[:200]))
+        metrics_two_servers(a, b, auth)
         check(a.stop() == 0 and b.stop() == 0, "both servers exit 0")
     finally:
         b.stop()

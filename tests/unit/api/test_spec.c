@@ -67,7 +67,7 @@ Test(spec, openapi_lists_every_endpoint_parameter_and_column)
 
 Test(spec, every_column_is_documented)
 {
-    const fj_qtable *t[] = {&fj_qt_clusters, &fj_qt_nodes,       &fj_qt_sysinfo,      &fj_qt_jobs,
+    const fj_qtable *t[] = {&fj_qt_clusters, &fj_qt_nodes,       &fj_qt_sysinfo,      &fj_qt_jobs,      &fj_qt_job,
                             &fj_qt_job_hosts, &fj_qt_profile,    &fj_qt_node_load,    &fj_qt_cluster_load,
                             &fj_qt_slurm_jobs, &fj_qt_partitions, &fj_qt_node_states, &fj_qt_uptime,
                             &fj_qt_errors};
@@ -95,4 +95,8 @@ Test(spec, every_column_is_documented)
     for (int m = 0; m < FJ_JM__COUNT; m++)
         cr_assert(fj_qtable_col(&fj_qt_jobs, fj_job_metric_names[m]) >= 0, "%s is a job column",
                   fj_job_metric_names[m]);
+    /* a job's detail row is a list row and the joined ClusterCockpit job */
+    cr_assert_eq(fj_qt_job.n_cols, fj_qt_jobs.n_cols + 1);
+    cr_assert_eq(fj_qt_job.cols, fj_qt_jobs.cols);
+    cr_assert_str_eq(fj_qt_job.cols[fj_qt_jobs.n_cols].name, "clustercockpit");
 }

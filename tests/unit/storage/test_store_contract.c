@@ -4,7 +4,9 @@
  * databases on: one per test, dropped afterwards; tests/integration/pgserver.py run starts one),
  * otherwise a temporary SQLite file. CTest runs this file both ways. The few statements whose SQL
  * differs between the two are written twice (D(sqlite, postgres)). */
+#include "../fj_test.h"
 #include "alloc.h"
+#include "chimbuko.h"
 #include "rectify.h"
 #include "sqlite_migrations.h"
 #include "store.h"
@@ -1618,3 +1620,298 @@ Test(contract, pg_connection_loss_is_ebusy_then_reconnects)
     fj_store_close(w);
 }
 #endif
+
+/* --- Chimbuko (docs/chimbuko.md) --------------------------------------------------------------- */
+
+#define CB_V2 FJ_SHARED_DIR "/data/chimbuko/synthetic-v2/"
+
+/* A batch of one Chimbuko envelope of cluster hpc1 decoded from text (a packet when c is
+ * FJ_CB_PACKET). */
+static fj_batch *cb_decode(const char *text, fj_cb_collection c, const char *run)
+{
+    fj_batch *b = fj_batch_new();
+    fj_err err = {0};
+    fj_status st = c == FJ_CB_PACKET ? fj_chimbuko_decode_packet(text, strlen(text), b, &err)
+                                     : fj_chimbuko_decode_records(text, strlen(text), c, b, &err);
+    cr_assert_eq(st, FJ_OK, "%s at %s", err.message, err.path);
+    b->envs[0].cluster = "hpc1";
+    b->envs[0].u.chimbuko.run = run;
+    return b;
+}
+
+static fj_batch *cb_file(const char *name, fj_cb_collection c, const char *run)
+{
+    char path[512];
+    size_t len;
+    snprintf(path, sizeof path, CB_V2 "%s", name);
+    char *text = fj_test_read_file(path, &len);
+    cr_assert(text, "%s", path);
+    fj_batch *b = cb_decode(text, c, run);
+    free(text);
+    return b;
+}
+
+/* Writes b alone and frees it; its counts. */
+static fj_write_count cb_write1(fj_store *s, fj_batch *b)
+{
+    fj_write_count c = {0};
+    write_ok(s, &b, 1, &c);
+    fj_batch_free(b);
+    return c;
+}
+
+/* A packet whose one function (app 0, fid 5) has the given calls, created at t milliseconds. */
+static fj_batch *cb_func_packet(int t, int calls)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf,
+             "{\"created_at\":%d,\"version\":2,\"anomaly_stats\":{\"created_at\":%d,\"func\":[{\"app\":0,\"fid\":5,"
+             "\"name\":\"f\",\"stats\":{\"accumulate\":1,\"count\":1,\"kurtosis\":0,\"maximum\":1,\"mean\":1,"
+             "\"minimum\":1,\"skewness\":0,\"stddev\":0},\"inclusive\":{\"accumulate\":10,\"count\":%d,"
+             "\"kurtosis\":0,\"maximum\":10,\"mean\":10,\"minimum\":10,\"skewness\":0,\"stddev\":0},\"exclusive\":"
+             "{\"accumulate\":10,\"count\":1,\"kurtosis\":0,\"maximum\":10,\"mean\":10,\"minimum\":10,"
+             "\"skewness\":0,\"stddev\":0}}]}}",
+             t, t, calls);
+    return cb_decode(buf, FJ_CB_PACKET, "r");
+}
+
+Test(contract, chimbuko_packets_count_and_resending_adds_nothing)
+{
+    fj_store *s = open_w();
+    fj_write_count c = cb_write1(s, cb_file("pserver-packet-full.json", FJ_CB_PACKET, "r1"));
+    /* packet, rank stats, 2 steps, 2 functions, 1 counter, 1 metrics row */
+    cr_expect_eq(c.inserted, 8);
+    cr_expect_eq(c.duplicates, 0);
+    c = cb_write1(s, cb_file("pserver-packet-full.json", FJ_CB_PACKET, "r1"));
+    cr_expect_eq(c.inserted, 0);
+    cr_expect_eq(c.duplicates, 8);
+    /* The idle packet repeats the counter unchanged: only the packet row is new. */
+    c = cb_write1(s, cb_file("pserver-packet-idle.json", FJ_CB_PACKET, "r1"));
+    cr_expect_eq(c.inserted, 1);
+    cr_expect_eq(c.duplicates, 1);
+    c = cb_write1(s, cb_file("pserver-packet-minimal.json", FJ_CB_PACKET, "r1"));
+    cr_expect_eq(c.inserted, 1);
+    /* The same packet in another run is new. */
+    c = cb_write1(s, cb_file("pserver-packet-full.json", FJ_CB_PACKET, "r2"));
+    cr_expect_eq(c.inserted, 8);
+    db_t *db = raw(dbpath);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_packets"), 4);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_counter_stats"), 2);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_rank_steps WHERE n_anomalies = 3 AND score_max = 7.3125"), 2);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM envelopes"), 0, "Chimbuko envelopes leave no envelope rows");
+    db_close(db);
+    fj_store_close(s);
+}
+
+/* t=1000 calls 1; t=2000 calls 1 (same: no point); t=3000 calls 2 (a point); t=1500, late, calls 1
+ * (same as the point before it: no point). */
+static const struct {
+    int t, calls;
+    uint64_t inserted;
+} cb_points[] = {{1000, 1, 2}, {2000, 1, 1}, {3000, 2, 2}, {1500, 1, 1}};
+
+Test(contract, chimbuko_function_points_only_on_change)
+{
+    fj_store *s = open_w();
+    for (size_t i = 0; i < 4; i++) {
+        fj_write_count c = cb_write1(s, cb_func_packet(cb_points[i].t, cb_points[i].calls));
+        cr_expect_eq(c.inserted, cb_points[i].inserted, "packet at %d: %llu inserted", cb_points[i].t,
+                     (unsigned long long)c.inserted);
+    }
+    db_t *db = raw(dbpath);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_func_stats"), 2);
+    db_close(db);
+    fj_store_close(s);
+}
+
+Test(contract, chimbuko_one_group_counts_as_one_by_one)
+{
+    /* The same packets in one group commit: each compared with the point an earlier packet of
+     * the group wrote; records repeated within the group: the first copy counts. */
+    fj_store *s = open_w();
+    fj_batch *b[7];
+    for (size_t i = 0; i < 4; i++)
+        b[i] = cb_func_packet(cb_points[i].t, cb_points[i].calls);
+    b[4] = cb_file("anomalies-record-cpu-hbos.json", FJ_CB_ANOMALIES, "r");
+    b[5] = cb_file("anomalies-record-cpu-hbos.json", FJ_CB_ANOMALIES, "r");
+    b[6] = cb_func_packet(2000, 1); /* the second packet again */
+    fj_write_count c[7];
+    write_ok(s, b, 7, c);
+    for (size_t i = 0; i < 4; i++)
+        cr_expect_eq(c[i].inserted, cb_points[i].inserted, "packet at %d: %llu inserted", cb_points[i].t,
+                     (unsigned long long)c[i].inserted);
+    cr_expect_eq(c[4].inserted, 1);
+    cr_expect_eq(c[5].inserted, 0);
+    cr_expect_eq(c[5].duplicates, 1);
+    cr_expect_eq(c[6].inserted, 0);
+    cr_expect_eq(c[6].duplicates, 2, "a packet of the group seen again: packet and function");
+    db_t *db = raw(dbpath);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_func_stats"), 2);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_packets"), 4);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_events"), 1);
+    db_close(db);
+    for (size_t i = 0; i < 7; i++)
+        fj_batch_free(b[i]);
+    fj_store_close(s);
+}
+
+Test(contract, chimbuko_all_or_nothing_with_a_failing_envelope)
+{
+    fj_store *s = open_w();
+    fj_batch *b = cb_file("pserver-packet-full.json", FJ_CB_PACKET, "r1");
+    fj_envelope *e = fj_batch_add(b);
+    e->kind = FJ_KIND__COUNT; /* not a kind: the backend refuses it mid-transaction */
+    e->cluster = "hpc1";
+    fj_write_count c[2];
+    fj_err err = {0};
+    cr_expect_neq(fj_store_write(s, &b, 1, c, &err), FJ_OK);
+    fj_batch_free(b);
+    db_t *db = raw(dbpath);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_packets"), 0);
+    cr_expect_eq(q1(db, "SELECT count(*) FROM chimbuko_rank_steps"), 0);
+    db_close(db);
+    fj_store_close(s);
+}
+
+Test(contract, chimbuko_out_of_memory_anywhere_rolls_back_cleanly)
+{
+    fj_batch *b[3] = {cb_file("pserver-packet-full.json", FJ_CB_PACKET, "r1"),
+                      cb_file("anomalies-record-gpu-sstd.json", FJ_CB_ANOMALIES, "r1"),
+                      cb_file("metadata-records.json", FJ_CB_METADATA, "r1")};
+    fj_store *s = open_w();
+    fj_write_count c[3];
+    fj_err err;
+    int failures = 0;
+    for (long n = 0; n < 1000; n++) {
+        memset(&err, 0, sizeof err);
+        fj_alloc_fail_after(n);
+        fj_status st = fj_store_write(s, b, 3, c, &err);
+        fj_alloc_fail_after(-1);
+        if (st == FJ_OK)
+            break;
+        cr_assert_eq(st, FJ_ENOMEM, "n=%ld: %s", n, err.message);
+        failures++;
+    }
+    cr_assert_gt(failures, 0, "the write path allocates");
+    cr_assert_eq(c[0].inserted, 8);
+    write_ok(s, b, 3, c);
+    cr_assert_eq(c[0].duplicates, 8);
+    cr_assert_eq(c[1].inserted + c[2].inserted, 0);
+    db_t *db = raw(dbpath);
+    cr_assert_eq(q1(db, "SELECT count(*) FROM chimbuko_packets"), 1);
+    db_close(db);
+    fj_store_close(s);
+    for (size_t i = 0; i < 3; i++)
+        fj_batch_free(b[i]);
+}
+
+/* A sink that keeps the text of one column of each row. */
+typedef struct cb_capture {
+    fj_sink sink;
+    const fj_qtable *t;
+    int col;
+    const char *want_col;
+    char rows[64][96];
+    size_t n, tables;
+} cb_capture;
+
+static fj_status cb_cap_table(fj_sink *k, const fj_qtable *t)
+{
+    cb_capture *c = (cb_capture *)k;
+    c->t = t;
+    c->col = fj_qtable_col(t, c->want_col);
+    c->tables++;
+    return FJ_OK;
+}
+
+static fj_status cb_cap_row(fj_sink *k, const fj_value *v)
+{
+    cb_capture *c = (cb_capture *)k;
+    if (c->n < 64 && c->col >= 0) {
+        const fj_value *x = &v[c->col];
+        if (x->t == FJ_VT_TEXT || x->t == FJ_VT_JSON)
+            snprintf(c->rows[c->n], sizeof c->rows[c->n], "%s", x->s);
+        else if (x->t == FJ_VT_INT)
+            snprintf(c->rows[c->n], sizeof c->rows[c->n], "%lld", (long long)x->i);
+        else
+            snprintf(c->rows[c->n], sizeof c->rows[c->n], "null");
+    }
+    c->n++;
+    return FJ_OK;
+}
+
+static cb_capture cb_cap(const char *col)
+{
+    cb_capture c = {.sink = {cb_cap_table, cb_cap_row}, .want_col = col};
+    return c;
+}
+
+Test(contract, chimbuko_queries)
+{
+    fj_store *w = open_w();
+    cb_write1(w, cb_file("pserver-packet-full.json", FJ_CB_PACKET, "r1"));
+    cb_write1(w, cb_file("anomalies-record-cpu-hbos.json", FJ_CB_ANOMALIES, "r1"));
+    cb_write1(w, cb_file("anomalies-record-gpu-sstd.json", FJ_CB_ANOMALIES, "r1"));
+    cb_write1(w, cb_file("anomalies-record-cpu-hbos.json", FJ_CB_NORMALEXECS, "r1"));
+    cb_write1(w, cb_file("metadata-records.json", FJ_CB_METADATA, "r1"));
+    fj_store *s = open_store(dbpath, FJ_STORE_READ, false);
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    fj_err err = {0};
+    fj_cb_query q;
+
+    fj_cb_query_init(&q);
+    q.cluster = "hpc1";
+    cb_capture c = cb_cap("run");
+    cr_assert_eq(ops->cb_runs(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_expect_eq(c.n, 1);
+    cr_expect_str_eq(c.rows[0], "r1");
+
+    c = cb_cap("step");
+    q.series = FJ_CBS_RANKS;
+    cr_assert_eq(ops->cb_series(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_expect_eq(c.t, &fj_qt_cb_ranks);
+    cr_expect_eq(c.n, 2);
+    cr_expect_str_eq(c.rows[0], "11");
+    cr_expect_str_eq(c.rows[1], "12");
+
+    c = cb_cap("anomalies");
+    cr_assert_eq(ops->cb_top(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_expect_eq(c.tables, 2);
+    cr_expect_eq(c.n, 2); /* one rank, one function */
+    cr_expect_str_eq(c.rows[0], "4");
+    cr_expect_str_eq(c.rows[1], "2");
+
+    c = cb_cap("event");
+    q.collection = FJ_CB_PACKET; /* both event collections */
+    cr_assert_eq(ops->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_expect_eq(c.n, 3);
+    q.collection = FJ_CB_ANOMALIES;
+    q.limit = 1;
+    c = cb_cap("event");
+    cr_assert_eq(ops->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_expect_eq(c.n, 1);
+    cr_expect_str_eq(c.rows[0], "1:12:4711");
+    cr_expect(q.next.set, "a second page exists");
+    q.after = q.next;
+    c = cb_cap("event");
+    cr_assert_eq(ops->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_expect_eq(c.n, 1);
+    cr_expect_str_eq(c.rows[0], "1:12:9001");
+    cr_expect(!q.next.set, "the last page");
+
+    fj_cb_query_init(&q);
+    q.cluster = "hpc1";
+    q.collection = FJ_CB_METADATA;
+    q.rank = 1;
+    c = cb_cap("value");
+    cr_assert_eq(ops->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_expect_eq(c.n, 5);
+
+    q.cluster = "nowhere";
+    c = cb_cap("run");
+    cr_expect_eq(ops->cb_runs(s, &q, &c.sink, &err), FJ_ENOTFOUND);
+    q.cluster = NULL;
+    cr_expect_eq(ops->cb_runs(s, &q, &c.sink, &err), FJ_EINVAL);
+    fj_store_close(s);
+    fj_store_close(w);
+}

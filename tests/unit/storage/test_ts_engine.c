@@ -178,7 +178,7 @@ static fj_ts_engine *open_engine(uint32_t seal_points, int64_t seal_age_ns, size
 static void put(fj_ts_engine *e, const fj_ts_key *k, int64_t t, double v)
 {
     fj_ts_point p = {*k, t, v};
-    cr_assert_eq(fj_ts_append(e, &p, 1, NULL, NULL), FJ_OK);
+    cr_assert_eq(fj_ts_append(e, &p, 1, NULL, NULL, NULL), FJ_OK);
 }
 
 static uint32_t id_of(fj_ts_engine *e, const fj_ts_key *k)
@@ -469,7 +469,7 @@ Test(ts_engine, catalog_load_and_new_series_reporting)
     fj_ts_point pt = {z, S, 1};
     size_t done = 99;
     fj_err err = {0};
-    cr_assert_eq(fj_ts_append(e, &pt, 1, &done, &err), FJ_EINVAL);
+    cr_assert_eq(fj_ts_append(e, &pt, 1, NULL, &done, &err), FJ_EINVAL);
     cr_assert_eq(done, 0);
     cr_assert_neq(err.message[0], '\0');
     cr_assert_eq(fj_ts_series_find(e, &z, &id), FJ_ENOTFOUND);
@@ -496,7 +496,7 @@ Test(ts_engine, many_series)
             pts[i].v = i + round;
         }
         size_t done;
-        cr_assert_eq(fj_ts_append(e, pts, NS, &done, NULL), FJ_OK);
+        cr_assert_eq(fj_ts_append(e, pts, NS, NULL, &done, NULL), FJ_OK);
         cr_assert_eq(done, NS);
     }
     fj_ts_stats st;
@@ -737,7 +737,7 @@ Test(ts_engine, out_of_memory_on_append_is_reported)
     fj_ts_point p = {b, S, 1};
     size_t done = 9;
     fj_alloc_fail_after(0);
-    fj_status st = fj_ts_append(e, &p, 1, &done, NULL);
+    fj_status st = fj_ts_append(e, &p, 1, NULL, &done, NULL);
     fj_alloc_fail_after(-1);
     cr_assert_eq(st, FJ_ENOMEM);
     cr_assert_eq(done, 0);
@@ -747,7 +747,7 @@ Test(ts_engine, out_of_memory_on_append_is_reported)
     fj_alloc_fail_after(0);
     for (int i = 7; i < 12; i++) {
         fj_ts_point q = {a, i * S, i};
-        (void)fj_ts_append(e, &q, 1, NULL, NULL);
+        (void)fj_ts_append(e, &q, 1, NULL, NULL, NULL);
     }
     fj_alloc_fail_after(-1);
     fj_ts_points r = {0};
@@ -776,7 +776,7 @@ static void *writer(void *arg)
     race *r = arg;
     for (long i = 1; i <= 20000; i++) {
         fj_ts_point p = {r->k, i * S, (double)i};
-        fj_ts_append(r->e, &p, 1, NULL, NULL);
+        fj_ts_append(r->e, &p, 1, NULL, NULL, NULL);
         atomic_store(&r->written, i);
         if (i % 37 == 0)
             emit_commit(r->d, r->e);

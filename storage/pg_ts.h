@@ -1,0 +1,88 @@
+/* pg_ts.h — line-protocol metrics in the PostgreSQL backend (pg_ts.c: engine, write path,
+ * startup replay, maintenance; pg_ts_read.c: the reads). Not a public header: only storage/pg*.c
+ * include it. Semantics are SQLite's (docs/metrics.md); what several servers sharing one database
+ * change is in docs/postgres.md.
+ *
+ * How the write path calls it, per group commit (pg_write.c):
+ *   fj_pg_ts_prepare   before BEGIN: series ids (and cluster ids) come from the database, committed
+ *                      on their own, so the engine never creates an id itself;
+ *   BEGIN ... Sonar tables ...
+ *   fj_pg_ts_write     request log, points, messages and jobs of every FJ_KIND_METRICS envelope,
+ *                      then the engine's sealed chunks and this server's durable lsn;
+ *   COMMIT or ROLLBACK, then fj_pg_ts_end.
+ * All on the writer thread, with the writer handle. */
+#ifndef FJ_PG_TS_H
+#define FJ_PG_TS_H
+
+#include "pg_int.h"
+#include "ts_log.h"
+
+#include <stdbool.h>
+#include <zstd.h>
+
+#define FJ_PG_TS_SLICE 1024 /* points appended per engine call */
+
+/* The handle's metrics state (fj_store.ts), created on first use. */
+struct fj_pg_ts {
+    /* writer */
+    fj_ts_engine *eng;
+    bool started, dirty;
+    bool own;                 /* in one of our own transactions (maintenance): always save state */
+    char *instance;           /* this server's identity (setting `instance`) */
+    int64_t instance_id;
+    int lock_pid;             /* backend pid of the session holding the instance lock; 0: none */
+    uint64_t next_lsn, durable_saved, next_saved, trimmed_below;
+    uint64_t seq_max, seq_saved; /* the largest chunk seq handed to the database, and stored */
+    int64_t retention_ns, flush_ns, keep_ns;
+    int64_t last_maint, last_flush, last_retention, last_trim; /* monotonic ns */
+    uint32_t *ids;            /* the group's points' series ids, in order (fj_pg_ts_prepare) */
+    size_t n_ids, cap_ids;
+    fj_pg_map keys;           /* the group's distinct unknown keys (serialised) */
+    fj_pg_cols cols;          /* batched statements' rows */
+    fj_buf kbuf;              /* a serialised key */
+    ZSTD_CCtx *zc;
+    ZSTD_DCtx *zd;
+    void *zbuf;
+    size_t zcap;
+    int64_t t[FJ_PG_TS_SLICE];
+    double v[FJ_PG_TS_SLICE];
+    fj_ts_log *rec;           /* point records of the request log (ts_log.h) */
+    /* reader */
+    fj_ts_codec *codec;
+    unsigned char *blob;      /* a chunk's bytes, decoded from bytea's hex */
+    size_t blob_cap;
+};
+
+/* FJ_OK at once when the batches hold no FJ_KIND_METRICS envelope. Starts the engine with the
+ * defaults when ts_start was not called. FJ_EBUSY when the database is unreachable. */
+fj_status fj_pg_ts_prepare(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_err *err);
+
+/* Inside the group's transaction, after fj_pg_ts_prepare succeeded for the same batches. counts:
+ * one per envelope of the batches in order (as fj_store_write's). */
+fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
+                         fj_err *err);
+
+/* After the group's COMMIT (committed) or ROLLBACK. */
+void fj_pg_ts_end(fj_store *s, bool committed);
+
+/* From close, while the connection is open: seals and commits what is buffered (so a restart
+ * replays nothing), then frees. NULL state is a no-op. */
+void fj_pg_ts_close(fj_store *s);
+
+/* The ops of store.h. */
+fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *opts, fj_err *err);
+fj_ts_engine *fj_pg_ts_engine(fj_store *s);
+fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err);
+fj_status fj_pg_ts_series(fj_store *s, const fj_ts_sel *sel,
+                          fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
+fj_status fj_pg_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
+                        fj_ts_points *out, fj_err *err);
+fj_status fj_pg_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
+fj_status fj_pg_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
+
+/* A statement outside any transaction, reconnecting once first when the connection turns out to
+ * have been lost (pg_ts_read.c; the reads and the write path's own short statements). */
+fj_status fj_pg_ts_run1(fj_store *s, fj_pg_stmt_id id, int n, const char *const *vals, PGresult **res, const char *what,
+                        fj_err *err);
+
+#endif
