@@ -1,0 +1,283 @@
+/* chimbuko_query.c — the Chimbuko query semantics every backend shares (chimbuko_query.h): which
+ * rows a filter keeps, and the values of the result rows, events with their labels and pages. */
+#include "chimbuko_query.h"
+
+#include <stdio.h>
+
+/* --- filters ----------------------------------------------------------------------------------- */
+
+static void put(const fj_cb_sql *b, const char *text)
+{
+    b->ops->put(b->ctx, text);
+}
+
+/* Appends " AND col op " and a parameter bound to v. */
+static void cond_int(const fj_cb_sql *b, const char *col, const char *op, int64_t v)
+{
+    char text[160];
+    snprintf(text, sizeof text, " AND %s %s ", col, op);
+    put(b, text);
+    b->ops->param_int(b->ctx, v);
+}
+
+/* " WHERE alias.cluster_id = cluster_id" (the first parameter), then q's run and program (app_col:
+ * the column holding the program index) when set. */
+static void where(const fj_cb_sql *b, const fj_cb_query *q, int64_t cluster_id, const char *alias,
+                  const char *app_col)
+{
+    char text[160];
+    snprintf(text, sizeof text, " WHERE %s.cluster_id = ", alias);
+    put(b, text);
+    b->ops->param_int(b->ctx, cluster_id);
+    if (q->run) {
+        snprintf(text, sizeof text, " AND %s.run_id = (SELECT id FROM strings WHERE s = ", alias);
+        put(b, text);
+        b->ops->param_text(b->ctx, q->run);
+        put(b, ")");
+    }
+    if (q->app >= 0) {
+        snprintf(text, sizeof text, "%s.%s", alias, app_col);
+        cond_int(b, text, "=", q->app);
+    }
+}
+
+/* col = v, when v >= 0 (the -1 of fj_cb_query is "any"). */
+static void filter_int(const fj_cb_sql *b, const char *col, int64_t v)
+{
+    if (v >= 0)
+        cond_int(b, col, "=", v);
+}
+
+/* col = s, when s is set. */
+static void filter_text(const fj_cb_sql *b, const char *col, const char *s)
+{
+    if (!s)
+        return;
+    char text[160];
+    snprintf(text, sizeof text, " AND %s = ", col);
+    put(b, text);
+    b->ops->param_text(b->ctx, s);
+}
+
+/* IO steps: col within q's step_from..step_to. */
+static void filter_steps(const fj_cb_sql *b, const fj_cb_query *q, const char *col)
+{
+    if (q->step_from >= 0)
+        cond_int(b, col, ">=", q->step_from);
+    if (q->step_to >= 0)
+        cond_int(b, col, "<=", q->step_to);
+}
+
+/* Rows whose span [start_col, end_col] (microseconds) overlaps q's window. */
+static void filter_span_us(const fj_cb_sql *b, const fj_cb_query *q, const char *start_col, const char *end_col)
+{
+    if (q->from_us > 0)
+        cond_int(b, end_col, ">=", q->from_us);
+    if (q->to_us > 0)
+        cond_int(b, start_col, "<=", q->to_us);
+}
+
+/* A packet time (milliseconds) in col within q's window (microseconds). */
+static void filter_ms(const fj_cb_sql *b, const fj_cb_query *q, const char *col)
+{
+    /* inwards: a packet at 1.5 ms is not in a window that starts at 1.6 ms */
+    if (q->from_us > 0)
+        cond_int(b, col, ">=", (q->from_us + 999) / 1000);
+    if (q->to_us > 0)
+        cond_int(b, col, "<=", q->to_us / 1000);
+}
+
+void fj_cb_limit(const fj_cb_sql *b, const fj_cb_query *q, size_t extra)
+{
+    if (q->limit) {
+        put(b, " LIMIT ");
+        b->ops->param_int(b->ctx, (int64_t)(q->limit + extra));
+    }
+}
+
+void fj_cb_filters(const fj_cb_sql *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows)
+{
+    switch (rows) {
+    case FJ_CBQ_RANK_STEPS:
+        where(b, q, cluster_id, "t", "app");
+        filter_int(b, "t.rank", q->rank);
+        filter_steps(b, q, "t.step");
+        filter_span_us(b, q, "t.min_ts_us", "t.max_ts_us");
+        break;
+    case FJ_CBQ_TOP_RANKS:
+        where(b, q, cluster_id, "t", "app");
+        filter_int(b, "t.rank", q->rank);
+        filter_span_us(b, q, "t.min_ts_us", "t.max_ts_us");
+        break;
+    case FJ_CBQ_FUNC_STATS:
+        where(b, q, cluster_id, "t", "app");
+        filter_int(b, "t.fid", q->fid);
+        filter_text(b, "n.s", q->func);
+        filter_ms(b, q, "t.created_at_ms");
+        break;
+    case FJ_CBQ_FUNC_METRICS:
+        where(b, q, cluster_id, "t", "app");
+        filter_int(b, "t.rank", q->rank);
+        filter_int(b, "t.fid", q->fid);
+        filter_text(b, "n.s", q->func);
+        filter_ms(b, q, "t.created_at_ms");
+        break;
+    case FJ_CBQ_COUNTER_STATS:
+        where(b, q, cluster_id, "t", "app");
+        filter_text(b, "n.s", q->func); /* the counter's name */
+        filter_ms(b, q, "t.created_at_ms");
+        break;
+    case FJ_CBQ_EVENTS:
+        where(b, q, cluster_id, "e", "pid");
+        filter_int(b, "e.rid", q->rank);
+        filter_int(b, "e.fid", q->fid);
+        filter_int(b, "e.idx", q->idx);
+        filter_text(b, "f.s", q->func);
+        filter_steps(b, q, "e.io_step");
+        filter_span_us(b, q, "e.entry_us", "e.entry_us");
+        if (q->after.set) { /* keyset: entry time, then row id among equal times */
+            int64_t at = (int64_t)q->after.v;
+            cond_int(b, "(e.entry_us", ">", at);
+            put(b, " OR (e.entry_us = ");
+            b->ops->param_int(b->ctx, at);
+            put(b, " AND e.id > ");
+            b->ops->param_int(b->ctx, q->after.id);
+            put(b, "))");
+        }
+        break;
+    case FJ_CBQ_METADATA:
+        where(b, q, cluster_id, "t", "pid");
+        filter_int(b, "t.rid", q->rank);
+        break;
+    case FJ_CBQ_PROFILES:
+        where(b, q, cluster_id, "t", "app");
+        filter_int(b, "t.fid", q->fid);
+        filter_text(b, "n.s", q->func);
+        break;
+    case FJ_CBQ_COUNTERS:
+        where(b, q, cluster_id, "t", "app");
+        filter_text(b, "n.s", q->func);
+        break;
+    }
+}
+
+/* --- rows -------------------------------------------------------------------------------------- */
+
+static fj_value v_null(void)
+{
+    fj_value v = {0};
+    return v;
+}
+
+static fj_value v_int(int64_t i)
+{
+    fj_value v = {.t = FJ_VT_INT, .i = i};
+    return v;
+}
+
+static fj_value v_text(const char *s)
+{
+    fj_value v = {.t = s ? FJ_VT_TEXT : FJ_VT_NULL, .s = s};
+    return v;
+}
+
+static fj_value v_time(int64_t t)
+{
+    fj_value v = {.t = t ? FJ_VT_TIME : FJ_VT_NULL, .i = t};
+    return v;
+}
+
+static fj_value v_json(const char *s)
+{
+    fj_value v = {.t = s ? FJ_VT_JSON : FJ_VT_NULL, .s = s};
+    return v;
+}
+
+/* The widest table is fj_qt_cb_events (32 columns). */
+enum { ROW_MAX = 40 };
+
+fj_status fj_cb_emit(const fj_cb_reader *r, fj_sink *k, const fj_qtable *t)
+{
+    fj_status rs = k->table(k, t);
+    fj_value v[ROW_MAX];
+    bool row = false;
+    while (rs == FJ_OK && (rs = r->ops->step(r->ctx, t->name, &row)) == FJ_OK && row) {
+        for (size_t i = 0; i < t->n_cols; i++)
+            v[i] = r->ops->value(r->ctx, (int)i, t->cols[i].type);
+        rs = k->row(k, v);
+    }
+    return rs;
+}
+
+/* Texts an event row points into, valid until the next row. */
+typedef struct ev_scratch {
+    char label[72];
+    char gpu[160];
+} ev_scratch;
+
+static fj_status event_row(const fj_cb_reader *r, const fj_cb_query *q, fj_value *v, ev_scratch *sc, fj_err *err)
+{
+    void *c = r->ctx;
+    int64_t (*i64)(void *, int) = r->ops->i64;
+    fj_value (*col)(void *, int, fj_vtype) = r->ops->value;
+    /* the event label as Chimbuko writes it: rank:io_step:idx */
+    snprintf(sc->label, sizeof sc->label, "%lld:%lld:%lld", (long long)i64(c, FJ_CB_EV_RID),
+             (long long)i64(c, FJ_CB_EV_STEP), (long long)i64(c, FJ_CB_EV_IDX));
+    bool gpu = !r->ops->is_null(c, FJ_CB_EV_GT);
+    if (gpu)
+        snprintf(sc->gpu, sizeof sc->gpu, "{\"thread\":%lld,\"device\":%lld,\"context\":%lld,\"stream\":%lld}",
+                 (long long)i64(c, FJ_CB_EV_GT), (long long)i64(c, FJ_CB_EV_GD), (long long)i64(c, FJ_CB_EV_GC),
+                 (long long)i64(c, FJ_CB_EV_GS));
+    int64_t entry = i64(c, FJ_CB_EV_ENTRY);
+    size_t i = 0;
+    v[i++] = v_text(sc->label);
+    v[i++] = v_text(i64(c, FJ_CB_EV_ANOMALY) ? "anomaly" : "normal");
+    v[i++] = col(c, FJ_CB_EV_RUN, FJ_VT_TEXT);
+    v[i++] = col(c, FJ_CB_EV_PID, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_RID, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_TID, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_STEP, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_IDX, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_FID, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_FUNC, FJ_VT_TEXT);
+    v[i++] = col(c, FJ_CB_EV_HOST, FJ_VT_TEXT);
+    v[i++] = entry > 0 ? v_time(entry / 1000000) : v_null();
+    v[i++] = v_int(entry);
+    v[i++] = col(c, FJ_CB_EV_EXIT, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_RT, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_RX, FJ_VT_INT);
+    v[i++] = col(c, FJ_CB_EV_SCORE, FJ_VT_REAL);
+    v[i++] = col(c, FJ_CB_EV_SEV, FJ_VT_REAL);
+    v[i++] = col(c, FJ_CB_EV_GPU, FJ_VT_BOOL);
+    v[i++] = gpu ? v_json(sc->gpu) : v_null();
+    v[i++] = col(c, FJ_CB_EV_GPE, FJ_VT_TEXT);
+    v[i++] = col(c, FJ_CB_EV_GPERR, FJ_VT_TEXT);
+    v[i++] = col(c, FJ_CB_EV_ALGO, FJ_VT_TEXT);
+    for (int j = FJ_CB_EV_ALGOP; j <= FJ_CB_EV_GP; j++)
+        v[i++] = q->brief ? v_null() : col(c, j, FJ_VT_JSON);
+    v[i++] = col(c, FJ_CB_EV_VERSION, FJ_VT_INT);
+    return i == fj_qt_cb_events.n_cols ? FJ_OK : fj_err_set(err, FJ_EINTERNAL, NULL, "event columns");
+}
+
+fj_status fj_cb_emit_events(const fj_cb_reader *r, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_status rs = k->table(k, &fj_qt_cb_events);
+    fj_value v[ROW_MAX];
+    ev_scratch sc;
+    size_t n = 0;
+    bool row = false;
+    while (rs == FJ_OK && (rs = r->ops->step(r->ctx, "events", &row)) == FJ_OK && row) {
+        if (q->limit && n == q->limit) { /* one more exists: the page ends at the previous row */
+            q->next.set = true;
+            break;
+        }
+        q->next.v = (double)r->ops->i64(r->ctx, FJ_CB_EV_ENTRY);
+        q->next.id = r->ops->i64(r->ctx, FJ_CB_EV_ID);
+        if ((rs = event_row(r, q, v, &sc, err)) == FJ_OK)
+            rs = k->row(k, v);
+        n++;
+    }
+    if (!q->next.set)
+        q->next.v = 0, q->next.id = 0;
+    return rs;
+}
