@@ -41,7 +41,8 @@ size_t fj_ts_log_count(const fj_ts_log *l);
 /* The finished record: *out (valid until the next call on l) and *len. FJ_OK or FJ_ENOMEM. */
 fj_status fj_ts_log_finish(fj_ts_log *l, const void **out, size_t *len);
 
-/* Decodes a finished record into arrays owned by l, valid until the next call on l: *n points.
+/* Decodes a finished record into arrays owned by l, valid until the next call on l: *n points
+ * (the arrays may be NULL when *n is 0).
  * FJ_OK; FJ_EIO when it is not a well-formed record (corrupt or not a point record); FJ_ENOMEM. */
 fj_status fj_ts_log_decode(fj_ts_log *l, const void *rec, size_t len, const uint32_t **ids, const int64_t **t,
                            const double **v, size_t *n);
