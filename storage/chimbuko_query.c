@@ -6,61 +6,55 @@
 
 /* --- filters ----------------------------------------------------------------------------------- */
 
-static void put(const fj_cb_sql *b, const char *text)
+static void put(fj_qb *b, const char *text)
 {
-    b->ops->put(b->ctx, text);
+    fj_qb_put(b, text);
 }
 
 /* Appends " AND col op " and a parameter bound to v. */
-static void cond_int(const fj_cb_sql *b, const char *col, const char *op, int64_t v)
+static void cond_int(fj_qb *b, const char *col, const char *op, int64_t v)
 {
-    char text[160];
-    snprintf(text, sizeof text, " AND %s %s ", col, op);
-    put(b, text);
-    b->ops->param_int(b->ctx, v);
+    fj_qb_printf(b, " AND %s %s ", col, op);
+    fj_qb_int(b, v);
 }
 
 /* " WHERE alias.cluster_id = cluster_id" (the first parameter), then q's run and program (app_col:
  * the column holding the program index) when set. */
-static void where(const fj_cb_sql *b, const fj_cb_query *q, int64_t cluster_id, const char *alias,
+static void where(fj_qb *b, const fj_cb_query *q, int64_t cluster_id, const char *alias,
                   const char *app_col)
 {
-    char text[160];
-    snprintf(text, sizeof text, " WHERE %s.cluster_id = ", alias);
-    put(b, text);
-    b->ops->param_int(b->ctx, cluster_id);
+    fj_qb_printf(b, " WHERE %s.cluster_id = ", alias);
+    fj_qb_int(b, cluster_id);
     if (q->run) {
-        snprintf(text, sizeof text, " AND %s.run_id = (SELECT id FROM strings WHERE s = ", alias);
-        put(b, text);
-        b->ops->param_text(b->ctx, q->run);
+        fj_qb_printf(b, " AND %s.run_id = (SELECT id FROM strings WHERE s = ", alias);
+        fj_qb_text(b, q->run);
         put(b, ")");
     }
     if (q->app >= 0) {
+        char text[160];
         snprintf(text, sizeof text, "%s.%s", alias, app_col);
         cond_int(b, text, "=", q->app);
     }
 }
 
 /* col = v, when v >= 0 (the -1 of fj_cb_query is "any"). */
-static void filter_int(const fj_cb_sql *b, const char *col, int64_t v)
+static void filter_int(fj_qb *b, const char *col, int64_t v)
 {
     if (v >= 0)
         cond_int(b, col, "=", v);
 }
 
 /* col = s, when s is set. */
-static void filter_text(const fj_cb_sql *b, const char *col, const char *s)
+static void filter_text(fj_qb *b, const char *col, const char *s)
 {
     if (!s)
         return;
-    char text[160];
-    snprintf(text, sizeof text, " AND %s = ", col);
-    put(b, text);
-    b->ops->param_text(b->ctx, s);
+    fj_qb_printf(b, " AND %s = ", col);
+    fj_qb_text(b, s);
 }
 
 /* IO steps: col within q's step_from..step_to. */
-static void filter_steps(const fj_cb_sql *b, const fj_cb_query *q, const char *col)
+static void filter_steps(fj_qb *b, const fj_cb_query *q, const char *col)
 {
     if (q->step_from >= 0)
         cond_int(b, col, ">=", q->step_from);
@@ -69,7 +63,7 @@ static void filter_steps(const fj_cb_sql *b, const fj_cb_query *q, const char *c
 }
 
 /* Rows whose span [start_col, end_col] (microseconds) overlaps q's window. */
-static void filter_span_us(const fj_cb_sql *b, const fj_cb_query *q, const char *start_col, const char *end_col)
+static void filter_span_us(fj_qb *b, const fj_cb_query *q, const char *start_col, const char *end_col)
 {
     if (q->from_us > 0)
         cond_int(b, end_col, ">=", q->from_us);
@@ -78,7 +72,7 @@ static void filter_span_us(const fj_cb_sql *b, const fj_cb_query *q, const char 
 }
 
 /* A packet time (milliseconds) in col within q's window (microseconds). */
-static void filter_ms(const fj_cb_sql *b, const fj_cb_query *q, const char *col)
+static void filter_ms(fj_qb *b, const fj_cb_query *q, const char *col)
 {
     /* inwards: a packet at 1.5 ms is not in a window that starts at 1.6 ms */
     if (q->from_us > 0)
@@ -87,15 +81,15 @@ static void filter_ms(const fj_cb_sql *b, const fj_cb_query *q, const char *col)
         cond_int(b, col, "<=", q->to_us / 1000);
 }
 
-void fj_cb_limit(const fj_cb_sql *b, const fj_cb_query *q, size_t extra)
+void fj_cb_limit(fj_qb *b, const fj_cb_query *q, size_t extra)
 {
     if (q->limit) {
         put(b, " LIMIT ");
-        b->ops->param_int(b->ctx, (int64_t)(q->limit + extra));
+        fj_qb_int(b, (int64_t)(q->limit + extra));
     }
 }
 
-void fj_cb_filters(const fj_cb_sql *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows)
+void fj_cb_filters(fj_qb *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows)
 {
     switch (rows) {
     case FJ_CBQ_RANK_STEPS:
@@ -139,9 +133,9 @@ void fj_cb_filters(const fj_cb_sql *b, const fj_cb_query *q, int64_t cluster_id,
             int64_t at = (int64_t)q->after.v;
             cond_int(b, "(e.entry_us", ">", at);
             put(b, " OR (e.entry_us = ");
-            b->ops->param_int(b->ctx, at);
+            fj_qb_int(b, at);
             put(b, " AND e.id > ");
-            b->ops->param_int(b->ctx, q->after.id);
+            fj_qb_int(b, q->after.id);
             put(b, "))");
         }
         break;
@@ -196,14 +190,14 @@ static fj_value v_json(const char *s)
 /* The widest table is fj_qt_cb_events (32 columns). */
 enum { ROW_MAX = 40 };
 
-fj_status fj_cb_emit(const fj_cb_reader *r, fj_sink *k, const fj_qtable *t)
+fj_status fj_cb_emit(const fj_qrows *r, fj_sink *k, const fj_qtable *t)
 {
     fj_status rs = k->table(k, t);
     fj_value v[ROW_MAX];
     bool row = false;
-    while (rs == FJ_OK && (rs = r->ops->step(r->ctx, t->name, &row)) == FJ_OK && row) {
+    while (rs == FJ_OK && (rs = fj_qr_step(r, t->name, &row)) == FJ_OK && row) {
         for (size_t i = 0; i < t->n_cols; i++)
-            v[i] = r->ops->value(r->ctx, (int)i, t->cols[i].type);
+            v[i] = fj_qr_value(r, (int)i, t->cols[i].type);
         rs = k->row(k, v);
     }
     return rs;
@@ -215,11 +209,11 @@ typedef struct ev_scratch {
     char gpu[160];
 } ev_scratch;
 
-static fj_status event_row(const fj_cb_reader *r, const fj_cb_query *q, fj_value *v, ev_scratch *sc, fj_err *err)
+static fj_status event_row(const fj_qrows *r, const fj_cb_query *q, fj_value *v, ev_scratch *sc, fj_err *err)
 {
-    void *c = r->ctx;
-    int64_t (*i64)(void *, int) = r->ops->i64;
-    fj_value (*col)(void *, int, fj_vtype) = r->ops->value;
+    const fj_qrows *c = r;
+    int64_t (*i64)(const fj_qrows *, int) = r->ops->i64;
+    fj_value (*col)(const fj_qrows *, int, fj_vtype) = r->ops->value;
     /* the event label as Chimbuko writes it: rank:io_step:idx */
     snprintf(sc->label, sizeof sc->label, "%lld:%lld:%lld", (long long)i64(c, FJ_CB_EV_RID),
              (long long)i64(c, FJ_CB_EV_STEP), (long long)i64(c, FJ_CB_EV_IDX));
@@ -259,20 +253,20 @@ static fj_status event_row(const fj_cb_reader *r, const fj_cb_query *q, fj_value
     return i == fj_qt_cb_events.n_cols ? FJ_OK : fj_err_set(err, FJ_EINTERNAL, NULL, "event columns");
 }
 
-fj_status fj_cb_emit_events(const fj_cb_reader *r, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_cb_emit_events(const fj_qrows *r, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     fj_status rs = k->table(k, &fj_qt_cb_events);
     fj_value v[ROW_MAX];
     ev_scratch sc;
     size_t n = 0;
     bool row = false;
-    while (rs == FJ_OK && (rs = r->ops->step(r->ctx, "events", &row)) == FJ_OK && row) {
+    while (rs == FJ_OK && (rs = fj_qr_step(r, "events", &row)) == FJ_OK && row) {
         if (q->limit && n == q->limit) { /* one more exists: the page ends at the previous row */
             q->next.set = true;
             break;
         }
-        q->next.v = (double)r->ops->i64(r->ctx, FJ_CB_EV_ENTRY);
-        q->next.id = r->ops->i64(r->ctx, FJ_CB_EV_ID);
+        q->next.v = (double)fj_qr_i64(r, FJ_CB_EV_ENTRY);
+        q->next.id = fj_qr_i64(r, FJ_CB_EV_ID);
         if ((rs = event_row(r, q, v, &sc, err)) == FJ_OK)
             rs = k->row(k, v);
         n++;

@@ -1,34 +1,21 @@
 /* chimbuko_query.h — the read half of Chimbuko storage that does not depend on the backend
  * (docs/chimbuko.md, store_chimbuko.h): the filters every Chimbuko query applies, and how the
  * rows a backend reads become the rows of the result tables (chimbuko_cols.c), events with their
- * labels and pages included. Each backend supplies its SQL, statements and read transaction, and
- * two adapters over its own types: an SQL builder and a column reader. A change of what a query
- * means is made here once. Not a public header. */
+ * labels and pages included. Each backend supplies its SQL, statements and read transaction; the
+ * filters append to the shared SQL builder (query_sqlbuf.h) and rows are read through the
+ * backend's statement reader (query_backend.h). A change of what a query means is made here once.
+ * Not a public header. */
 #ifndef FJ_CHIMBUKO_QUERY_H
 #define FJ_CHIMBUKO_QUERY_H
 
 #include "fj_status.h"
+#include "query_backend.h"
+#include "query_sqlbuf.h"
 #include "store_chimbuko.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* --- a backend's SQL builder ------------------------------------------------------------------ */
-
-/* Appends to the SQL under construction: text as is, or a placeholder bound to a value (a string
- * must outlive the statement). A builder keeps its own first failure and reports it when the
- * statement is prepared, so these cannot fail. */
-typedef struct fj_cb_sql_ops {
-    void (*put)(void *ctx, const char *text);
-    void (*param_int)(void *ctx, int64_t v);
-    void (*param_text)(void *ctx, const char *s);
-} fj_cb_sql_ops;
-
-typedef struct fj_cb_sql {
-    const fj_cb_sql_ops *ops;
-    void *ctx;
-} fj_cb_sql;
 
 /* --- filters ---------------------------------------------------------------------------------- */
 
@@ -51,30 +38,12 @@ typedef enum fj_cb_rows {
  * as the statement's first parameter (later SQL may name it again: $1, ?1), then run, program,
  * rank, function, IO steps, time window and the page after q->after, as the row set takes them.
  * The backend may append more conditions (" AND ..."). */
-void fj_cb_filters(const fj_cb_sql *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows);
+void fj_cb_filters(fj_qb *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows);
 /* " LIMIT q->limit + extra" when q has a limit. */
-void fj_cb_limit(const fj_cb_sql *b, const fj_cb_query *q, size_t extra);
-
-/* --- a backend's column reader ----------------------------------------------------------------- */
-
-/* Over one prepared statement. step moves to the next row: *row false at the end; a failure is
- * mapped at the backend's edge (what names the query in the message). The column functions read
- * the current row by 0-based index; value gives a column as an fj_value of type t or null, with
- * the backend's own conversions, and text that stays valid until the next step. */
-typedef struct fj_cb_reader_ops {
-    fj_status (*step)(void *ctx, const char *what, bool *row);
-    bool (*is_null)(void *ctx, int col);
-    int64_t (*i64)(void *ctx, int col);
-    fj_value (*value)(void *ctx, int col, fj_vtype t);
-} fj_cb_reader_ops;
-
-typedef struct fj_cb_reader {
-    const fj_cb_reader_ops *ops;
-    void *ctx;
-} fj_cb_reader;
+void fj_cb_limit(fj_qb *b, const fj_cb_query *q, size_t extra);
 
 /* Calls k->table(t), then k->row once per row of r, whose columns are t's in order. */
-fj_status fj_cb_emit(const fj_cb_reader *r, fj_sink *k, const fj_qtable *t);
+fj_status fj_cb_emit(const fj_qrows *r, fj_sink *k, const fj_qtable *t);
 
 /* The columns an event listing selects, in this order (table chimbuko_events e, run label r.s,
  * function name f.s, host name h.s): the JSON columns may be selected as NULL when q->brief. */
@@ -89,6 +58,6 @@ enum {
 /* Emits the rows of r (in FJ_CB_EV_* order, fetched with fj_cb_limit(..., 1)) as table
  * fj_qt_cb_events: at most q->limit of them, setting q->next to the last row sent when one more
  * follows (q->next cleared otherwise). err: for an internal failure. */
-fj_status fj_cb_emit_events(const fj_cb_reader *r, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_status fj_cb_emit_events(const fj_qrows *r, fj_cb_query *q, fj_sink *k, fj_err *err);
 
 #endif

@@ -511,7 +511,7 @@ fj_status fj_pg_write_chimbuko(fj_store *s, const fj_pg_cb_env *envs, size_t n, 
 /* --- queries: the backend's half ------------------------------------------------------------- */
 
 /* A query: its read transaction (fj_pgq, one REPEATABLE READ snapshot), and the SQL under
- * construction with its parameters, also as the builder of chimbuko_query.h (b). Text is compared
+ * construction with its parameters (sql, which chimbuko_query.h's filters append to). Text is compared
  * and sorted byte-wise (COLLATE "C") and NULL sorts low (NULLS LAST in descending orders), as in
  * SQLite, so that both backends answer alike. */
 typedef struct cq {
@@ -521,26 +521,8 @@ typedef struct cq {
     fj_sink *k;
     fj_err *err;
     fj_pgb sql;
-    fj_cb_sql b;
     bool began;
 } cq;
-
-static void b_put(void *b, const char *text)
-{
-    fj_pgb_put(b, text);
-}
-
-static void b_int(void *b, int64_t v)
-{
-    fj_pgb_int(b, v);
-}
-
-static void b_text(void *b, const char *s)
-{
-    fj_pgb_text(b, s);
-}
-
-static const fj_cb_sql_ops sql_ops = {b_put, b_int, b_text};
 
 static fj_status cq_begin(cq *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
@@ -550,7 +532,6 @@ static fj_status cq_begin(cq *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err
     x->err = err;
     q->next.set = false;
     fj_pgb_init(&x->sql);
-    x->b = (fj_cb_sql){&sql_ops, &x->sql};
     if (!q->cluster || !*q->cluster)
         return fj_err_set(err, FJ_EINVAL, "cluster", "parameter 'cluster': required");
     x->fq.cluster = q->cluster;
@@ -563,45 +544,14 @@ static fj_status cq_begin(cq *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err
 
 static fj_status cq_end(cq *x, fj_status st)
 {
-    fj_pgb_free(&x->sql);
+    fj_qb_free(&x->sql);
     return x->began ? fj_pgq_end(&x->x, st) : st;
 }
 
 static void put(cq *x, const char *text)
 {
-    fj_pgb_put(&x->sql, text);
+    fj_qb_put(&x->sql, text);
 }
-
-/* The column reader of chimbuko_query.h over a statement of the query x. */
-typedef struct reader {
-    cq *x;
-    fj_pgs *st;
-} reader;
-
-static fj_status r_step(void *ctx, const char *what, bool *row)
-{
-    reader *r = ctx;
-    int rc = fj_pgs_step(r->st);
-    *row = rc == FJ_PGS_ROW;
-    return rc == FJ_PGS_ROW || rc == FJ_PGS_DONE ? FJ_OK : fj_pgq_fail(&r->x->x, rc, what);
-}
-
-static bool r_is_null(void *ctx, int c)
-{
-    return fj_pgs_isnull(((reader *)ctx)->st, c);
-}
-
-static int64_t r_i64(void *ctx, int c)
-{
-    return fj_pgs_int(((reader *)ctx)->st, c);
-}
-
-static fj_value r_value(void *ctx, int c, fj_vtype t)
-{
-    return fj_pv_col(((reader *)ctx)->st, c, t);
-}
-
-static const fj_cb_reader_ops reader_ops = {r_step, r_is_null, r_i64, r_value};
 
 /* Prepares the SQL built so far (and starts over with an empty builder), then emits its rows as
  * table t, or as events when t is NULL. */
@@ -609,11 +559,10 @@ static fj_status run_emit(cq *x, const fj_qtable *t)
 {
     fj_pgs *st = NULL;
     fj_status rs = fj_pgb_prepare(&x->x, &x->sql, &st);
-    fj_pgb_free(&x->sql);
+    fj_qb_free(&x->sql);
     fj_pgb_init(&x->sql);
     if (rs == FJ_OK) {
-        reader r = {x, st};
-        fj_cb_reader rd = {&reader_ops, &r};
+        fj_qrows rd = fj_pgq_rows(&x->x, st);
         rs = t ? fj_cb_emit(&rd, x->k, t) : fj_cb_emit_events(&rd, x->q, x->k, x->err);
     }
     fj_pgs_finalize(st);
@@ -629,7 +578,7 @@ fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
     if (rs != FJ_OK)
         return cq_end(&x, rs);
     put(&x, "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets WHERE cluster_id = ");
-    fj_pgb_int(&x.sql, x.x.cluster_id);
+    fj_qb_int(&x.sql, x.x.cluster_id);
     put(&x, " UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = $1"
             " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = $1"
             " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = $1"
@@ -649,7 +598,7 @@ fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
             " FROM runs JOIN strings r ON r.id = runs.run_id");
     if (q->run) {
         put(&x, " WHERE r.s = ");
-        fj_pgb_text(&x.sql, q->run);
+        fj_qb_text(&x.sql, q->run);
     }
     put(&x, " ORDER BY r.s COLLATE \"C\"");
     return cq_end(&x, run_emit(&x, &fj_qt_cb_runs));
@@ -663,7 +612,7 @@ fj_status fj_pg_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
     fj_status rs = cq_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&x, rs);
-    const fj_cb_sql *b = &x.b;
+    fj_qb *b = &x.sql;
     const fj_qtable *t;
     switch (q->series) {
     case FJ_CBS_RANKS:
@@ -715,7 +664,7 @@ fj_status fj_pg_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
     fj_status rs = cq_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&x, rs);
-    const fj_cb_sql *b = &x.b;
+    fj_qb *b = &x.sql;
     put(&x, "SELECT r.s, t.app, t.rank, sum(t.n_anomalies)::bigint, count(*), max(t.score_max),"
             " min(t.min_ts_us) / 1000000, max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t"
             " JOIN strings r ON r.id = t.run_id");
@@ -754,13 +703,13 @@ static fj_status query_events(cq *x)
                       " e.node_state, e.gpu_parent, e.version");
     put(x, " FROM chimbuko_events e JOIN strings r ON r.id = e.run_id JOIN strings f ON f.id = e.func_id"
            " LEFT JOIN strings h ON h.id = e.host_id");
-    fj_cb_filters(&x->b, q, x->x.cluster_id, FJ_CBQ_EVENTS);
+    fj_cb_filters(&x->sql, q, x->x.cluster_id, FJ_CBQ_EVENTS);
     if (q->collection == FJ_CB_ANOMALIES)
         put(x, " AND e.anomaly");
     else if (q->collection == FJ_CB_NORMALEXECS)
         put(x, " AND NOT e.anomaly");
     put(x, " ORDER BY e.entry_us, e.id");
-    fj_cb_limit(&x->b, q, 1); /* one more than a page: is there a next one? */
+    fj_cb_limit(&x->sql, q, 1); /* one more than a page: is there a next one? */
     return run_emit(x, NULL);
 }
 
@@ -770,7 +719,7 @@ fj_status fj_pg_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
     fj_status rs = cq_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&x, rs);
-    const fj_cb_sql *b = &x.b;
+    fj_qb *b = &x.sql;
     switch (q->collection) {
     case FJ_CB_PACKET:
     case FJ_CB_ANOMALIES:

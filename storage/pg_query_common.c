@@ -6,7 +6,6 @@
 
 #include "alloc.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,168 +345,36 @@ fj_status fj_pgq_load_nodes(fj_pgq *x)
 
 long fj_pgq_node_index(const fj_pgq *x, int64_t id)
 {
-    size_t lo = 0, hi = x->nodes.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->nodes.ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < x->nodes.n && x->nodes.ids[lo] == id ? (long)lo : -1;
+    return fj_qnodes_index(&x->nodes, id);
 }
 
 const char *fj_pgq_node_name(const fj_pgq *x, int64_t id)
 {
-    long i = fj_pgq_node_index(x, id);
-    return i < 0 ? NULL : x->nodes.names[i];
+    return fj_qnodes_name(&x->nodes, id);
 }
 
 fj_status fj_pgq_one_node(fj_pgq *x, int64_t *id)
 {
-    const char *name = x->q->node;
-    if (!name || !*name)
-        return fj_err_set(x->err, FJ_EINVAL, "node", "a node is required");
-    for (size_t i = 0; i < x->nodes.n; i++)
-        if (strcmp(x->nodes.names[i], name) == 0) {
-            *id = x->nodes.ids[i];
-            return FJ_OK;
-        }
-    return fj_err_set(x->err, FJ_ENOTFOUND, "node", "no node '%s' in cluster '%s'", name, x->q->cluster);
+    fj_qenv e = fj_pgq_env(x);
+    return fj_qenv_one_node(&e, id);
 }
 
 fj_status fj_pgq_wanted_by_name(fj_pgq *x, size_t **order, size_t *n)
 {
-    size_t *o = fj_arena_alloc(x->a, (x->nodes.n + 1) * sizeof *o), k = 0;
-    if (!o)
-        return oom(x);
-    for (size_t i = 0; i < x->nodes.n; i++)
-        if (x->nodes.want[i]) {
-            size_t j = k++;
-            while (j > 0 && strcmp(x->nodes.names[o[j - 1]], x->nodes.names[i]) > 0) {
-                o[j] = o[j - 1];
-                j--;
-            }
-            o[j] = i;
-        }
-    *order = o;
-    *n = k;
-    return FJ_OK;
+    fj_qenv e = fj_pgq_env(x);
+    return fj_qenv_wanted_by_name(&e, order, n);
 }
 
 /* --- SQL builder --------------------------------------------------------------------------------- */
 
 void fj_pgb_init(fj_pgb *b)
 {
-    memset(b, 0, sizeof *b);
-    fj_buf_init(&b->sql, (size_t)16 << 20);
-}
-
-void fj_pgb_free(fj_pgb *b)
-{
-    fj_buf_free(&b->sql);
-    fj_free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
-}
-
-void fj_pgb_put(fj_pgb *b, const char *text)
-{
-    if (b->st == FJ_OK)
-        b->st = fj_buf_puts(&b->sql, text);
-}
-
-void fj_pgb_printf(fj_pgb *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof tmp) {
-        if (b->st == FJ_OK)
-            b->st = FJ_EINTERNAL;
-        return;
-    }
-    fj_pgb_put(b, tmp);
-}
-
-static fj_pgb_param *add_param(fj_pgb *b)
-{
-    if (b->st != FJ_OK)
-        return NULL;
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 16;
-        fj_pgb_param *p = fj_realloc(b->p, nc * sizeof *p);
-        if (!p) {
-            b->st = FJ_ENOMEM;
-            return NULL;
-        }
-        b->p = p;
-        b->cap = nc;
-    }
-    fj_pgb_param *p = &b->p[b->n++];
-    memset(p, 0, sizeof *p);
-    fj_pgb_printf(b, "$%zu", b->n);
-    return p;
-}
-
-void fj_pgb_int(fj_pgb *b, int64_t v)
-{
-    fj_pgb_param *p = add_param(b);
-    if (p)
-        p->t = 0, p->i = v;
-}
-
-void fj_pgb_real(fj_pgb *b, double v)
-{
-    fj_pgb_param *p = add_param(b);
-    if (p)
-        p->t = 1, p->d = v;
-}
-
-void fj_pgb_text(fj_pgb *b, const char *s)
-{
-    fj_pgb_param *p = add_param(b);
-    if (p)
-        p->t = 2, p->s = s;
-}
-
-void fj_pgb_text_list(fj_pgb *b, const fj_strlist *l)
-{
-    if (!l->n) {
-        fj_pgb_put(b, "(NULL)");
-        return;
-    }
-    fj_pgb_put(b, "(");
-    for (size_t i = 0; i < l->n; i++) {
-        if (i)
-            fj_pgb_put(b, ",");
-        fj_pgb_text(b, l->v[i]);
-    }
-    fj_pgb_put(b, ")");
-}
-
-void fj_pgb_int_list(fj_pgb *b, const int64_t *v, size_t n)
-{
-    if (!n) {
-        fj_pgb_put(b, "(NULL)");
-        return;
-    }
-    fj_pgb_put(b, "(");
-    for (size_t i = 0; i < n; i++)
-        fj_pgb_printf(b, i ? ",%lld" : "%lld", (long long)v[i]);
-    fj_pgb_put(b, ")");
+    fj_qb_init(b, '$');
 }
 
 void fj_pgb_node_list(fj_pgb *b, const fj_pgq *x)
 {
-    size_t k = 0;
-    fj_pgb_put(b, "(");
-    for (size_t i = 0; i < x->nodes.n; i++)
-        if (x->nodes.want[i])
-            fj_pgb_printf(b, k++ ? ",%lld" : "%lld", (long long)x->nodes.ids[i]);
-    fj_pgb_put(b, k ? ")" : "NULL)");
+    fj_qb_node_list(b, &x->nodes);
 }
 
 void fj_pgb_glob(fj_pgb *b, fj_pgq *x, const char *glob)
@@ -552,7 +419,7 @@ void fj_pgb_glob(fj_pgb *b, fj_pgq *x, const char *glob)
     }
     re[k++] = '$';
     re[k] = '\0';
-    fj_pgb_text(b, re);
+    fj_qb_text(b, re);
 }
 
 fj_status fj_pgb_prepare(fj_pgq *x, fj_pgb *b, fj_pgs **st)
@@ -563,7 +430,7 @@ fj_status fj_pgb_prepare(fj_pgq *x, fj_pgb *b, fj_pgs **st)
     if (rs != FJ_OK)
         return rs;
     for (size_t i = 0; i < b->n; i++) {
-        const fj_pgb_param *p = &b->p[i];
+        const fj_qb_param *p = &b->p[i];
         int j = (int)i + 1;
         if (p->t == 0)
             fj_pgs_bind_int(*st, j, p->i);
@@ -579,106 +446,101 @@ fj_status fj_pgb_prepare(fj_pgq *x, fj_pgb *b, fj_pgs **st)
 
 /* --- values -------------------------------------------------------------------------------------- */
 
-fj_value fj_pv_null(void)
-{
-    fj_value v = {0};
-    return v;
-}
-
-fj_value fj_pv_int(int64_t i)
-{
-    fj_value v = {.t = FJ_VT_INT, .i = i};
-    return v;
-}
-
-fj_value fj_pv_real(double d)
-{
-    fj_value v = {.t = FJ_VT_REAL, .d = d};
-    return v;
-}
-
-fj_value fj_pv_bool(bool b)
-{
-    fj_value v = {.t = FJ_VT_BOOL, .i = b ? 1 : 0};
-    return v;
-}
-
-fj_value fj_pv_text(const char *s)
-{
-    fj_value v = {.t = s ? FJ_VT_TEXT : FJ_VT_NULL, .s = s};
-    return v;
-}
-
-fj_value fj_pv_time(int64_t t)
-{
-    fj_value v = {.t = t ? FJ_VT_TIME : FJ_VT_NULL, .i = t};
-    return v;
-}
-
-fj_value fj_pv_list(const char *const *l, size_t n)
-{
-    fj_value v = {.t = FJ_VT_LIST, .list = l, .n = n};
-    return v;
-}
-
-fj_value fj_pv_json(const char *s)
-{
-    fj_value v = {.t = s ? FJ_VT_JSON : FJ_VT_NULL, .s = s};
-    return v;
-}
-
 fj_value fj_pv_col(fj_pgs *st, int i, fj_vtype t)
 {
     if (fj_pgs_isnull(st, i))
-        return fj_pv_null();
+        return fj_v_null();
     switch (t) {
-    case FJ_VT_INT: return fj_pv_int(fj_pgs_int(st, i));
-    case FJ_VT_BOOL: return fj_pv_bool(fj_pgs_int(st, i) != 0);
-    case FJ_VT_REAL: return fj_pv_real(fj_pgs_double(st, i));
-    case FJ_VT_TIME: return fj_pv_time(fj_pgs_int(st, i));
-    case FJ_VT_JSON: return fj_pv_json(fj_pgs_text(st, i));
-    default: return fj_pv_text(fj_pgs_text(st, i));
+    case FJ_VT_INT: return fj_v_int(fj_pgs_int(st, i));
+    case FJ_VT_BOOL: return fj_v_bool(fj_pgs_int(st, i) != 0);
+    case FJ_VT_REAL: return fj_v_real(fj_pgs_double(st, i));
+    case FJ_VT_TIME: return fj_v_time(fj_pgs_int(st, i));
+    case FJ_VT_JSON: return fj_v_json(fj_pgs_text(st, i));
+    default: return fj_v_text(fj_pgs_text(st, i));
     }
 }
 
 fj_status fj_pgq_strv_push(fj_pgq *x, fj_pgq_strv *sv, const char *s)
 {
-    if (sv->n == sv->cap) {
-        size_t nc = sv->cap ? sv->cap * 2 : 8;
-        const char **v = fj_arena_alloc(x->a, nc * sizeof *v);
-        if (!v)
-            return oom(x);
-        if (sv->n)
-            memcpy(v, sv->v, sv->n * sizeof *v);
-        sv->v = v;
-        sv->cap = nc;
-    }
-    sv->v[sv->n++] = s;
-    return FJ_OK;
+    fj_qenv e = fj_pgq_env(x);
+    return fj_qstrv_push(&e, sv, s);
 }
 
 fj_status fj_pgq_text_list(fj_pgq *x, fj_pgs *st, int64_t id, const char ***out, size_t *n)
 {
-    fj_pgq_strv sv = {0};
-    fj_pgs_bind_int(st, 1, id);
-    int r;
-    fj_status rs = FJ_OK;
-    while ((r = fj_pgs_step(st)) == FJ_PGS_ROW) {
-        const char *t = fj_pgs_text(st, 0);
-        char *c = t ? fj_arena_strdup(x->a, t) : NULL;
-        if (t && !c) {
-            rs = oom(x);
-            break;
-        }
-        if (c && (rs = fj_pgq_strv_push(x, &sv, c)) != FJ_OK)
-            break;
-    }
-    fj_pgs_reset(st);
-    if (rs != FJ_OK)
-        return rs;
-    if (r != FJ_PGS_DONE)
-        return fj_pgq_fail(x, r, "list");
-    *out = sv.v;
-    *n = sv.n;
-    return FJ_OK;
+    fj_qenv e = fj_pgq_env(x);
+    fj_qrows r = fj_pgq_rows(x, st);
+    return fj_qenv_text_list(&e, &r, id, out, n);
+}
+
+/* --- the adapters of query_backend.h --------------------------------------------------------- */
+
+static fj_status qrows_step(const fj_qrows *r, const char *what, bool *row)
+{
+    int rc = fj_pgs_step(r->st);
+    *row = rc == FJ_PGS_ROW;
+    return rc == FJ_PGS_ROW || rc == FJ_PGS_DONE ? FJ_OK : fj_pgq_fail(r->x, rc, what);
+}
+
+static void qrows_reset(const fj_qrows *r)
+{
+    fj_pgs_reset(r->st);
+}
+
+static void qrows_bind_int(const fj_qrows *r, int i, int64_t v)
+{
+    fj_pgs_bind_int(r->st, i, v);
+}
+
+static bool qrows_is_null(const fj_qrows *r, int c)
+{
+    return fj_pgs_isnull(r->st, c);
+}
+
+static int64_t qrows_i64(const fj_qrows *r, int c)
+{
+    return fj_pgs_int(r->st, c);
+}
+
+static double qrows_dbl(const fj_qrows *r, int c)
+{
+    return fj_pgs_double(r->st, c);
+}
+
+static const char *qrows_text(const fj_qrows *r, int c)
+{
+    return fj_pgs_text(r->st, c);
+}
+
+static fj_value qrows_value(const fj_qrows *r, int c, fj_vtype t)
+{
+    return fj_pv_col(r->st, c, t);
+}
+
+static const unsigned char *qrows_blob(const fj_qrows *r, int c, size_t *len)
+{
+    return fj_pgs_blob(r->st, c, len);
+}
+
+/* A number as an integer (truncated), as this backend has always answered GPU cards' figures. */
+static fj_status qrows_json(const fj_qrows *r, int c, fj_buf *out)
+{
+    if (fj_pgs_isnull(r->st, c))
+        return fj_buf_puts(out, "null");
+    if (fj_pgs_is_number(r->st, c))
+        return fj_buf_printf(out, "%lld", (long long)fj_pgs_int(r->st, c));
+    return fj_buf_json_str(out, fj_pgs_text(r->st, c));
+}
+
+static const fj_qrows_ops qrows_ops = {qrows_step, qrows_reset, qrows_bind_int, qrows_is_null, qrows_i64,
+                                       qrows_dbl,  qrows_text,  qrows_value,    qrows_blob,    qrows_json};
+
+fj_qrows fj_pgq_rows(fj_pgq *x, fj_pgs *st)
+{
+    return (fj_qrows){&qrows_ops, x, st};
+}
+
+fj_qenv fj_pgq_env(fj_pgq *x)
+{
+    return (fj_qenv){x->q, x->k, x->err, x->a, x->cluster_id, &x->nodes};
 }

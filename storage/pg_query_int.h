@@ -12,19 +12,15 @@
 
 #include "arena.h"
 #include "pg_int.h"
+#include "query_backend.h"
+#include "query_sqlbuf.h"
+#include "query_value.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A cluster's nodes, sorted by id; `want` marks those the query's host filter accepts. */
-typedef struct fj_pgq_nodes {
-    int64_t *ids;
-    const char **names;
-    bool *want;
-    size_t n;
-    size_t n_want;
-    bool filtered;
-} fj_pgq_nodes;
+/* A cluster's nodes (query_backend.h). */
+typedef fj_qnodes fj_pgq_nodes;
 
 typedef struct fj_pgq {
     fj_store *s;
@@ -76,31 +72,10 @@ const unsigned char *fj_pgs_blob(fj_pgs *st, int c, size_t *len);
 /* The status of a failed step (err is filled). */
 fj_status fj_pgq_fail(fj_pgq *x, int r, const char *what);
 
-/* --- SQL builder ------------------------------------------------------------------------------- */
+/* --- SQL builder: query_sqlbuf.h with PostgreSQL's $N placeholders ---------------------------- */
 
-typedef struct fj_pgb_param {
-    int t; /* 0 int, 1 real, 2 text */
-    int64_t i;
-    double d;
-    const char *s;
-} fj_pgb_param;
-
-typedef struct fj_pgb {
-    fj_buf sql;
-    fj_pgb_param *p;
-    size_t n, cap;
-    fj_status st;
-} fj_pgb;
-
+typedef fj_qb fj_pgb;
 void fj_pgb_init(fj_pgb *b);
-void fj_pgb_free(fj_pgb *b);
-void fj_pgb_put(fj_pgb *b, const char *text);
-void fj_pgb_printf(fj_pgb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void fj_pgb_int(fj_pgb *b, int64_t v);
-void fj_pgb_real(fj_pgb *b, double v);
-void fj_pgb_text(fj_pgb *b, const char *s);
-void fj_pgb_text_list(fj_pgb *b, const fj_strlist *l);
-void fj_pgb_int_list(fj_pgb *b, const int64_t *v, size_t n);
 void fj_pgb_node_list(fj_pgb *b, const fj_pgq *x);
 /* A glob pattern (*, ?, [...], as SQLite's GLOB) as a parameter for PostgreSQL's ~ operator. */
 void fj_pgb_glob(fj_pgb *b, fj_pgq *x, const char *glob);
@@ -108,24 +83,18 @@ fj_status fj_pgb_prepare(fj_pgq *x, fj_pgb *b, fj_pgs **st);
 
 /* --- values ------------------------------------------------------------------------------------ */
 
-fj_value fj_pv_null(void);
-fj_value fj_pv_int(int64_t v);
-fj_value fj_pv_real(double v);
-fj_value fj_pv_bool(bool v);
-fj_value fj_pv_text(const char *s);
-fj_value fj_pv_time(int64_t t);
-fj_value fj_pv_list(const char *const *l, size_t n);
-fj_value fj_pv_json(const char *s);
 /* Column i of the current row: null, or the given type. Text is valid until the next step. */
 fj_value fj_pv_col(fj_pgs *st, int i, fj_vtype t);
 
-typedef struct fj_pgq_strv {
-    const char **v;
-    size_t n, cap;
-} fj_pgq_strv;
+typedef fj_qstrv fj_pgq_strv;
 fj_status fj_pgq_strv_push(fj_pgq *x, fj_pgq_strv *sv, const char *s);
 /* Strings of a one-column text query bound to one id ($1), copied into the arena. */
 fj_status fj_pgq_text_list(fj_pgq *x, fj_pgs *st, int64_t id, const char ***out, size_t *n);
+
+/* --- the adapters of query_backend.h (valid while x, b and st are) ---------------------------- */
+fj_qrows fj_pgq_rows(fj_pgq *x, fj_pgs *st);
+/* x after fj_pgq_cluster and fj_pgq_load_nodes. */
+fj_qenv fj_pgq_env(fj_pgq *x);
 
 /* The query ops (storage/pg_query_*.c). */
 fj_status fj_pg_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);

@@ -367,23 +367,23 @@ static void load_free(loadctx *l)
 static fj_value avg_or_null(const fj_qm_acc *a)
 {
     double v;
-    return fj_qm_avg(a, &v) ? fj_pv_real(v) : fj_pv_null();
+    return fj_qm_avg(a, &v) ? fj_v_real(v) : fj_v_null();
 }
 
 static fj_value avg_int_or_null(const fj_qm_acc *a)
 {
     double v;
-    return fj_qm_avg(a, &v) ? fj_pv_int((int64_t)llround(v)) : fj_pv_null();
+    return fj_qm_avg(a, &v) ? fj_v_int((int64_t)llround(v)) : fj_v_null();
 }
 
 static fj_value max_or_null(const fj_qm_acc *a)
 {
-    return a->n ? fj_pv_real(a->max) : fj_pv_null();
+    return a->n ? fj_v_real(a->max) : fj_v_null();
 }
 
 static fj_value max_int_or_null(const fj_qm_acc *a)
 {
-    return a->n ? fj_pv_int((int64_t)llround(a->max)) : fj_pv_null();
+    return a->n ? fj_v_int((int64_t)llround(a->max)) : fj_v_null();
 }
 
 /* Starts a load query: cluster, wanted nodes by name, window, grid, statements. */
@@ -434,10 +434,10 @@ static fj_status emit_node(loadctx *l, nstate *ns, void *ctx)
         if (!b->samples)
             continue;
         fj_value v[22] = {
-            fj_pv_text(ns->name),
-            fj_pv_time(l->g.from + (int64_t)bi * l->g.step),
-            fj_pv_int(b->samples),
-            fj_pv_int(b->cores),
+            fj_v_text(ns->name),
+            fj_v_time(l->g.from + (int64_t)bi * l->g.step),
+            fj_v_int(b->samples),
+            fj_v_int(b->cores),
             avg_or_null(&b->cpu_util),
             max_or_null(&b->cpu_util),
             avg_or_null(&b->cpu_cores),
@@ -447,7 +447,7 @@ static fj_status emit_node(loadctx *l, nstate *ns, void *ctx)
             max_or_null(&b->load1),
             avg_or_null(&b->load5),
             avg_or_null(&b->load15),
-            fj_pv_int(b->gpus),
+            fj_v_int(b->gpus),
             avg_or_null(&b->gpu_util),
             max_or_null(&b->gpu_util_card_max),
             avg_int_or_null(&b->gpu_mem),
@@ -558,27 +558,27 @@ fj_status fj_pg_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err
             continue;
         bool g = c->gpus > 0;
         fj_value v[21] = {
-            fj_pv_time(l.g.from + (int64_t)bi * l.g.step),
-            fj_pv_int(c->nodes),
-            fj_pv_int(c->cores),
-            c->has_cpu && c->cpu_cap > 0 ? fj_pv_real(c->cpu_busy / c->cpu_cap * 100.0) : fj_pv_null(),
+            fj_v_time(l.g.from + (int64_t)bi * l.g.step),
+            fj_v_int(c->nodes),
+            fj_v_int(c->cores),
+            c->has_cpu && c->cpu_cap > 0 ? fj_v_real(c->cpu_busy / c->cpu_cap * 100.0) : fj_v_null(),
             max_or_null(&c->cpu_util_max),
-            c->has_cpu ? fj_pv_real(c->cpu_busy) : fj_pv_null(),
-            c->has_mem ? fj_pv_int((int64_t)llround(c->mem_sum)) : fj_pv_null(),
+            c->has_cpu ? fj_v_real(c->cpu_busy) : fj_v_null(),
+            c->has_mem ? fj_v_int((int64_t)llround(c->mem_sum)) : fj_v_null(),
             max_int_or_null(&c->mem_max),
             avg_or_null(&c->load1),
             max_or_null(&c->load1_max),
             avg_or_null(&c->load5),
             avg_or_null(&c->load15),
-            fj_pv_int(c->gpus),
-            g ? avg_or_null(&c->gpu_util) : fj_pv_null(),
-            g ? max_or_null(&c->gpu_util_max) : fj_pv_null(),
-            g ? fj_pv_int((int64_t)llround(c->gpu_mem_sum)) : fj_pv_null(),
-            g ? max_int_or_null(&c->gpu_mem_max) : fj_pv_null(),
-            g ? fj_pv_real(c->gpu_power_sum) : fj_pv_null(),
-            g ? max_or_null(&c->gpu_power_max) : fj_pv_null(),
-            g ? avg_or_null(&c->gpu_temp) : fj_pv_null(),
-            g ? max_or_null(&c->gpu_temp_max) : fj_pv_null(),
+            fj_v_int(c->gpus),
+            g ? avg_or_null(&c->gpu_util) : fj_v_null(),
+            g ? max_or_null(&c->gpu_util_max) : fj_v_null(),
+            g ? fj_v_int((int64_t)llround(c->gpu_mem_sum)) : fj_v_null(),
+            g ? max_int_or_null(&c->gpu_mem_max) : fj_v_null(),
+            g ? fj_v_real(c->gpu_power_sum) : fj_v_null(),
+            g ? max_or_null(&c->gpu_power_max) : fj_v_null(),
+            g ? avg_or_null(&c->gpu_temp) : fj_v_null(),
+            g ? max_or_null(&c->gpu_temp_max) : fj_v_null(),
         };
         if ((rs = k->row(k, v)) != FJ_OK)
             goto out;

@@ -96,22 +96,22 @@ fj_status fj_pg_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         rc = fj_pgs_step(gpus);
         int64_t n_gpus = rc == FJ_PGS_ROW ? fj_pgs_int(gpus, 0) : 0;
         fj_value gpu_busy = n_gpus && !fj_pgs_isnull(gpus, 1)
-                                ? fj_pv_real(fj_pgs_double(gpus, 1) / 100.0)
-                                : fj_pv_null();
-        fj_value gpu_mem = n_gpus ? fj_pv_col(gpus, 2, FJ_VT_INT) : fj_pv_null();
+                                ? fj_v_real(fj_pgs_double(gpus, 1) / 100.0)
+                                : fj_v_null();
+        fj_value gpu_mem = n_gpus ? fj_pv_col(gpus, 2, FJ_VT_INT) : fj_v_null();
         fj_pgs_reset(gpus);
         if (rc != FJ_PGS_ROW) {
             rs = fj_pgq_fail(&x, rc, "sample gpus");
             break;
         }
         fj_value v[9] = {
-            fj_pv_text(x.nodes.names[i]),
-            fj_pv_time(r[1].t),
-            have_cpu ? fj_pv_int((int64_t)cpu.seconds) : fj_pv_null(),
-            have_cpu ? fj_pv_real(fj_qm_cpu_cores(&cpu)) : fj_pv_null(),
+            fj_v_text(x.nodes.names[i]),
+            fj_v_time(r[1].t),
+            have_cpu ? fj_v_int((int64_t)cpu.seconds) : fj_v_null(),
+            have_cpu ? fj_v_real(fj_qm_cpu_cores(&cpu)) : fj_v_null(),
             mem,
             load,
-            fj_pv_int(n_gpus),
+            fj_v_int(n_gpus),
             gpu_busy,
             gpu_mem,
         };

@@ -332,7 +332,7 @@ fj_status fj_sq_write_chimbuko(fj_store *s, const fj_envelope *e, int64_t cluste
 /* --- queries: the backend's half ---------------------------------------------------------- */
 
 /* A query: its read transaction (fj_sqq, one snapshot), and the SQL under construction with its
- * parameters, also as the builder of chimbuko_query.h (b). */
+ * parameters (sql, which chimbuko_query.h's filters append to). */
 typedef struct cq {
     fj_sqq x;
     fj_query fq; /* the part of fj_sqq's query it reads: the cluster */
@@ -340,26 +340,8 @@ typedef struct cq {
     fj_sink *k;
     fj_err *err;
     fj_sqb sql;
-    fj_cb_sql b;
     bool began;
 } cq;
-
-static void b_put(void *b, const char *text)
-{
-    fj_sqb_put(b, text);
-}
-
-static void b_int(void *b, int64_t v)
-{
-    fj_sqb_int(b, v);
-}
-
-static void b_text(void *b, const char *s)
-{
-    fj_sqb_text(b, s);
-}
-
-static const fj_cb_sql_ops sql_ops = {b_put, b_int, b_text};
 
 static fj_status cq_begin(cq *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
@@ -369,7 +351,6 @@ static fj_status cq_begin(cq *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err
     x->err = err;
     q->next.set = false;
     fj_sqb_init(&x->sql);
-    x->b = (fj_cb_sql){&sql_ops, &x->sql};
     if (!q->cluster || !*q->cluster)
         return fj_err_set(err, FJ_EINVAL, "cluster", "parameter 'cluster': required");
     x->fq.cluster = q->cluster;
@@ -382,45 +363,14 @@ static fj_status cq_begin(cq *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err
 
 static fj_status cq_end(cq *x, fj_status st)
 {
-    fj_sqb_free(&x->sql);
+    fj_qb_free(&x->sql);
     return x->began ? fj_sqq_end(&x->x, st) : st;
 }
 
 static void put(cq *x, const char *text)
 {
-    fj_sqb_put(&x->sql, text);
+    fj_qb_put(&x->sql, text);
 }
-
-/* The column reader of chimbuko_query.h over a statement of the query x. */
-typedef struct reader {
-    cq *x;
-    sqlite3_stmt *st;
-} reader;
-
-static fj_status r_step(void *ctx, const char *what, bool *row)
-{
-    reader *r = ctx;
-    int rc = sqlite3_step(r->st);
-    *row = rc == SQLITE_ROW;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sqq_fail(&r->x->x, rc, what);
-}
-
-static bool r_is_null(void *ctx, int c)
-{
-    return sqlite3_column_type(((reader *)ctx)->st, c) == SQLITE_NULL;
-}
-
-static int64_t r_i64(void *ctx, int c)
-{
-    return sqlite3_column_int64(((reader *)ctx)->st, c);
-}
-
-static fj_value r_value(void *ctx, int c, fj_vtype t)
-{
-    return fj_v_col(((reader *)ctx)->st, c, t);
-}
-
-static const fj_cb_reader_ops reader_ops = {r_step, r_is_null, r_i64, r_value};
 
 /* Prepares the SQL built so far (and starts over with an empty builder), then emits its rows as
  * table t, or as events when t is NULL. */
@@ -428,11 +378,10 @@ static fj_status run_emit(cq *x, const fj_qtable *t)
 {
     sqlite3_stmt *st = NULL;
     fj_status rs = fj_sqb_prepare(&x->x, &x->sql, &st);
-    fj_sqb_free(&x->sql);
+    fj_qb_free(&x->sql);
     fj_sqb_init(&x->sql);
     if (rs == FJ_OK) {
-        reader r = {x, st};
-        fj_cb_reader rd = {&reader_ops, &r};
+        fj_qrows rd = fj_sqq_rows(&x->x, st);
         rs = t ? fj_cb_emit(&rd, x->k, t) : fj_cb_emit_events(&rd, x->q, x->k, x->err);
     }
     sqlite3_finalize(st);
@@ -448,7 +397,7 @@ fj_status fj_sq_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
     if (rs != FJ_OK)
         return cq_end(&x, rs);
     put(&x, "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets WHERE cluster_id = ");
-    fj_sqb_int(&x.sql, x.x.cluster_id);
+    fj_qb_int(&x.sql, x.x.cluster_id);
     put(&x, " UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = ?1"
             " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = ?1"
             " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = ?1"
@@ -468,7 +417,7 @@ fj_status fj_sq_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
             " FROM runs JOIN strings r ON r.id = runs.run_id");
     if (q->run) {
         put(&x, " WHERE r.s = ");
-        fj_sqb_text(&x.sql, q->run);
+        fj_qb_text(&x.sql, q->run);
     }
     put(&x, " ORDER BY r.s");
     return cq_end(&x, run_emit(&x, &fj_qt_cb_runs));
@@ -482,7 +431,7 @@ fj_status fj_sq_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
     fj_status rs = cq_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&x, rs);
-    const fj_cb_sql *b = &x.b;
+    fj_qb *b = &x.sql;
     const fj_qtable *t;
     switch (q->series) {
     case FJ_CBS_RANKS:
@@ -533,7 +482,7 @@ fj_status fj_sq_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
     fj_status rs = cq_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&x, rs);
-    const fj_cb_sql *b = &x.b;
+    fj_qb *b = &x.sql;
     put(&x, "SELECT r.s, t.app, t.rank, sum(t.n_anomalies), count(*), max(t.score_max), min(t.min_ts_us) / 1000000,"
             " max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t JOIN strings r ON r.id = t.run_id");
     fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_TOP_RANKS);
@@ -563,13 +512,13 @@ static fj_status query_events(cq *x)
            " e.algo, e.algo_params, e.call_stack, e.counter_events, e.event_window, e.node_state, e.gpu_parent,"
            " e.version FROM chimbuko_events e JOIN strings r ON r.id = e.run_id JOIN strings f ON f.id = e.func_id"
            " LEFT JOIN strings h ON h.id = e.host_id");
-    fj_cb_filters(&x->b, q, x->x.cluster_id, FJ_CBQ_EVENTS);
+    fj_cb_filters(&x->sql, q, x->x.cluster_id, FJ_CBQ_EVENTS);
     if (q->collection == FJ_CB_ANOMALIES || q->collection == FJ_CB_NORMALEXECS) {
         put(x, " AND e.anomaly = ");
-        fj_sqb_int(&x->sql, q->collection == FJ_CB_ANOMALIES);
+        fj_qb_int(&x->sql, q->collection == FJ_CB_ANOMALIES);
     }
     put(x, " ORDER BY e.entry_us, e.id");
-    fj_cb_limit(&x->b, q, 1); /* one more than a page: is there a next one? */
+    fj_cb_limit(&x->sql, q, 1); /* one more than a page: is there a next one? */
     return run_emit(x, NULL);
 }
 
@@ -579,7 +528,7 @@ fj_status fj_sq_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
     fj_status rs = cq_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&x, rs);
-    const fj_cb_sql *b = &x.b;
+    fj_qb *b = &x.sql;
     switch (q->collection) {
     case FJ_CB_PACKET:
     case FJ_CB_ANOMALIES:

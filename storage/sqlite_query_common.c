@@ -5,8 +5,6 @@
 
 #include "alloc.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,149 +123,30 @@ fj_status fj_sqq_load_nodes(fj_sqq *x)
 
 long fj_sqq_node_index(const fj_sqq *x, int64_t id)
 {
-    size_t lo = 0, hi = x->nodes.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->nodes.ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < x->nodes.n && x->nodes.ids[lo] == id ? (long)lo : -1;
+    return fj_qnodes_index(&x->nodes, id);
 }
 
 const char *fj_sqq_node_name(const fj_sqq *x, int64_t id)
 {
-    long i = fj_sqq_node_index(x, id);
-    return i < 0 ? NULL : x->nodes.names[i];
+    return fj_qnodes_name(&x->nodes, id);
 }
 
 fj_status fj_sqq_one_node(fj_sqq *x, int64_t *id)
 {
-    const char *name = x->q->node;
-    if (!name || !*name)
-        return fj_err_set(x->err, FJ_EINVAL, "node", "a node is required");
-    for (size_t i = 0; i < x->nodes.n; i++)
-        if (strcmp(x->nodes.names[i], name) == 0) {
-            *id = x->nodes.ids[i];
-            return FJ_OK;
-        }
-    return fj_err_set(x->err, FJ_ENOTFOUND, "node", "no node '%s' in cluster '%s'", name, x->q->cluster);
+    fj_qenv e = fj_sqq_env(x);
+    return fj_qenv_one_node(&e, id);
 }
 
 /* --- SQL builder ------------------------------------------------------------------------- */
 
 void fj_sqb_init(fj_sqb *b)
 {
-    memset(b, 0, sizeof *b);
-    fj_buf_init(&b->sql, (size_t)16 << 20);
-}
-
-void fj_sqb_free(fj_sqb *b)
-{
-    fj_buf_free(&b->sql);
-    fj_free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
-}
-
-void fj_sqb_put(fj_sqb *b, const char *text)
-{
-    if (b->st == FJ_OK)
-        b->st = fj_buf_puts(&b->sql, text);
-}
-
-void fj_sqb_printf(fj_sqb *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof tmp) {
-        if (b->st == FJ_OK)
-            b->st = FJ_EINTERNAL;
-        return;
-    }
-    fj_sqb_put(b, tmp);
-}
-
-static fj_sqb_param *add_param(fj_sqb *b)
-{
-    if (b->st != FJ_OK)
-        return NULL;
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 16;
-        fj_sqb_param *p = fj_realloc(b->p, nc * sizeof *p);
-        if (!p) {
-            b->st = FJ_ENOMEM;
-            return NULL;
-        }
-        b->p = p;
-        b->cap = nc;
-    }
-    fj_sqb_param *p = &b->p[b->n++];
-    memset(p, 0, sizeof *p);
-    fj_sqb_printf(b, "?%zu", b->n);
-    return p;
-}
-
-void fj_sqb_int(fj_sqb *b, int64_t v)
-{
-    fj_sqb_param *p = add_param(b);
-    if (p)
-        p->t = 0, p->i = v;
-}
-
-void fj_sqb_real(fj_sqb *b, double v)
-{
-    fj_sqb_param *p = add_param(b);
-    if (p)
-        p->t = 1, p->d = v;
-}
-
-void fj_sqb_text(fj_sqb *b, const char *s)
-{
-    fj_sqb_param *p = add_param(b);
-    if (p)
-        p->t = 2, p->s = s;
-}
-
-void fj_sqb_text_list(fj_sqb *b, const fj_strlist *l)
-{
-    if (!l->n) {
-        fj_sqb_put(b, "(NULL)");
-        return;
-    }
-    fj_sqb_put(b, "(");
-    for (size_t i = 0; i < l->n; i++) {
-        if (i)
-            fj_sqb_put(b, ",");
-        fj_sqb_text(b, l->v[i]);
-    }
-    fj_sqb_put(b, ")");
-}
-
-void fj_sqb_int_list(fj_sqb *b, const int64_t *v, size_t n)
-{
-    if (!n) {
-        fj_sqb_put(b, "(NULL)");
-        return;
-    }
-    fj_sqb_put(b, "(");
-    for (size_t i = 0; i < n; i++)
-        fj_sqb_printf(b, i ? ",%lld" : "%lld", (long long)v[i]);
-    fj_sqb_put(b, ")");
+    fj_qb_init(b, '?');
 }
 
 void fj_sqb_node_list(fj_sqb *b, const fj_sqq *x)
 {
-    size_t k = 0;
-    fj_sqb_put(b, "(");
-    for (size_t i = 0; i < x->nodes.n; i++)
-        if (x->nodes.want[i])
-            fj_sqb_printf(b, k++ ? ",%lld" : "%lld", (long long)x->nodes.ids[i]);
-    fj_sqb_put(b, k ? ")" : "NULL)");
+    fj_qb_node_list(b, &x->nodes);
 }
 
 fj_status fj_sqb_prepare(fj_sqq *x, fj_sqb *b, sqlite3_stmt **st)
@@ -278,7 +157,7 @@ fj_status fj_sqb_prepare(fj_sqq *x, fj_sqb *b, sqlite3_stmt **st)
     if (rs != FJ_OK)
         return rs;
     for (size_t i = 0; i < b->n; i++) {
-        const fj_sqb_param *p = &b->p[i];
+        const fj_qb_param *p = &b->p[i];
         int j = (int)i + 1;
         if (p->t == 0)
             sqlite3_bind_int64(*st, j, p->i);
@@ -291,54 +170,6 @@ fj_status fj_sqb_prepare(fj_sqq *x, fj_sqb *b, sqlite3_stmt **st)
 }
 
 /* --- values -------------------------------------------------------------------------------- */
-
-fj_value fj_v_null(void)
-{
-    fj_value v = {0};
-    return v;
-}
-
-fj_value fj_v_int(int64_t i)
-{
-    fj_value v = {.t = FJ_VT_INT, .i = i};
-    return v;
-}
-
-fj_value fj_v_real(double d)
-{
-    fj_value v = {.t = FJ_VT_REAL, .d = d};
-    return v;
-}
-
-fj_value fj_v_bool(bool b)
-{
-    fj_value v = {.t = FJ_VT_BOOL, .i = b ? 1 : 0};
-    return v;
-}
-
-fj_value fj_v_text(const char *s)
-{
-    fj_value v = {.t = s ? FJ_VT_TEXT : FJ_VT_NULL, .s = s};
-    return v;
-}
-
-fj_value fj_v_time(int64_t t)
-{
-    fj_value v = {.t = t ? FJ_VT_TIME : FJ_VT_NULL, .i = t};
-    return v;
-}
-
-fj_value fj_v_list(const char *const *l, size_t n)
-{
-    fj_value v = {.t = FJ_VT_LIST, .list = l, .n = n};
-    return v;
-}
-
-fj_value fj_v_json(const char *s)
-{
-    fj_value v = {.t = s ? FJ_VT_JSON : FJ_VT_NULL, .s = s};
-    return v;
-}
 
 fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t)
 {
@@ -359,49 +190,89 @@ fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t)
     }
 }
 
-fj_value fj_v_avg(double sum, double n)
-{
-    return n > 0 ? fj_v_real(sum / n) : fj_v_null();
-}
-
 fj_status fj_sqq_strv_push(fj_sqq *x, fj_sqq_strv *sv, const char *s)
 {
-    if (sv->n == sv->cap) {
-        size_t nc = sv->cap ? sv->cap * 2 : 8;
-        const char **v = fj_arena_alloc(x->a, nc * sizeof *v);
-        if (!v)
-            return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
-        if (sv->n)
-            memcpy(v, sv->v, sv->n * sizeof *v);
-        sv->v = v;
-        sv->cap = nc;
-    }
-    sv->v[sv->n++] = s;
-    return FJ_OK;
+    fj_qenv e = fj_sqq_env(x);
+    return fj_qstrv_push(&e, sv, s);
 }
 
 fj_status fj_sqq_text_list(fj_sqq *x, sqlite3_stmt *st, int64_t id, const char ***out, size_t *n)
 {
-    fj_sqq_strv sv = {0};
-    sqlite3_bind_int64(st, 1, id);
-    int rc;
-    fj_status rs = FJ_OK;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(st, 0);
-        char *c = t ? fj_arena_strdup(x->a, t) : NULL;
-        if (t && !c) {
-            rs = fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
-            break;
-        }
-        if (c && (rs = fj_sqq_strv_push(x, &sv, c)) != FJ_OK)
-            break;
+    fj_qenv e = fj_sqq_env(x);
+    fj_qrows r = fj_sqq_rows(x, st);
+    return fj_qenv_text_list(&e, &r, id, out, n);
+}
+
+/* --- the adapters of query_backend.h ------------------------------------------------------- */
+
+static fj_status qrows_step(const fj_qrows *r, const char *what, bool *row)
+{
+    int rc = sqlite3_step(r->st);
+    *row = rc == SQLITE_ROW;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sqq_fail(r->x, rc, what);
+}
+
+static void qrows_reset(const fj_qrows *r)
+{
+    sqlite3_reset(r->st);
+}
+
+static void qrows_bind_int(const fj_qrows *r, int i, int64_t v)
+{
+    sqlite3_bind_int64(r->st, i, v);
+}
+
+static bool qrows_is_null(const fj_qrows *r, int c)
+{
+    return sqlite3_column_type(r->st, c) == SQLITE_NULL;
+}
+
+static int64_t qrows_i64(const fj_qrows *r, int c)
+{
+    return sqlite3_column_int64(r->st, c);
+}
+
+static double qrows_dbl(const fj_qrows *r, int c)
+{
+    return sqlite3_column_double(r->st, c);
+}
+
+static const char *qrows_text(const fj_qrows *r, int c)
+{
+    return (const char *)sqlite3_column_text(r->st, c);
+}
+
+static fj_value qrows_value(const fj_qrows *r, int c, fj_vtype t)
+{
+    return fj_v_col(r->st, c, t);
+}
+
+static const unsigned char *qrows_blob(const fj_qrows *r, int c, size_t *len)
+{
+    const unsigned char *p = sqlite3_column_blob(r->st, c);
+    *len = (size_t)sqlite3_column_bytes(r->st, c);
+    return p;
+}
+
+static fj_status qrows_json(const fj_qrows *r, int c, fj_buf *out)
+{
+    switch (sqlite3_column_type(r->st, c)) {
+    case SQLITE_NULL: return fj_buf_puts(out, "null");
+    case SQLITE_INTEGER: return fj_buf_printf(out, "%lld", (long long)sqlite3_column_int64(r->st, c));
+    case SQLITE_FLOAT: return fj_buf_printf(out, "%.17g", sqlite3_column_double(r->st, c));
+    default: return fj_buf_json_str(out, (const char *)sqlite3_column_text(r->st, c));
     }
-    sqlite3_reset(st);
-    if (rs != FJ_OK)
-        return rs;
-    if (rc != SQLITE_DONE)
-        return fj_sqq_fail(x, rc, "list");
-    *out = sv.v;
-    *n = sv.n;
-    return FJ_OK;
+}
+
+static const fj_qrows_ops qrows_ops = {qrows_step, qrows_reset, qrows_bind_int, qrows_is_null, qrows_i64,
+                                       qrows_dbl,  qrows_text,  qrows_value,    qrows_blob,    qrows_json};
+
+fj_qrows fj_sqq_rows(fj_sqq *x, sqlite3_stmt *st)
+{
+    return (fj_qrows){&qrows_ops, x, st};
+}
+
+fj_qenv fj_sqq_env(fj_sqq *x)
+{
+    return (fj_qenv){x->q, x->k, x->err, x->a, x->cluster_id, &x->nodes};
 }

@@ -5,20 +5,16 @@
 #define FJ_SQLITE_QUERY_INT_H
 
 #include "arena.h"
+#include "query_backend.h"
+#include "query_sqlbuf.h"
+#include "query_value.h"
 #include "sqlite_int.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A cluster's nodes, sorted by id; `want` marks those the query's host filter accepts. */
-typedef struct fj_sqq_nodes {
-    int64_t *ids;
-    const char **names;
-    bool *want;
-    size_t n;
-    size_t n_want;
-    bool filtered; /* a host filter was given */
-} fj_sqq_nodes;
+/* A cluster's nodes (query_backend.h). */
+typedef fj_qnodes fj_sqq_nodes;
 
 typedef struct fj_sqq {
     fj_store *s;
@@ -51,61 +47,29 @@ fj_status fj_sqq_prepare(fj_sqq *x, const char *sql, sqlite3_stmt **st);
 /* Maps a failed sqlite3_step result. */
 fj_status fj_sqq_fail(fj_sqq *x, int rc, const char *what);
 
-/* --- SQL builder ------------------------------------------------------------------------- */
-typedef struct fj_sqb_param {
-    int t; /* 0 int, 1 real, 2 text */
-    int64_t i;
-    double d;
-    const char *s;
-} fj_sqb_param;
-
-typedef struct fj_sqb {
-    fj_buf sql;
-    fj_sqb_param *p;
-    size_t n, cap;
-    fj_status st; /* first failure; later appends are ignored */
-} fj_sqb;
-
+/* --- SQL builder: query_sqlbuf.h with SQLite's ?N placeholders ------------------------------ */
+typedef fj_qb fj_sqb;
 void fj_sqb_init(fj_sqb *b);
-void fj_sqb_free(fj_sqb *b);
-void fj_sqb_put(fj_sqb *b, const char *text);
-void fj_sqb_printf(fj_sqb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends a placeholder bound to the value. */
-void fj_sqb_int(fj_sqb *b, int64_t v);
-void fj_sqb_real(fj_sqb *b, double v);
-void fj_sqb_text(fj_sqb *b, const char *s); /* s must outlive the statement's use */
-/* "(?,?,...)" of the strings; "(NULL)" for none. */
-void fj_sqb_text_list(fj_sqb *b, const fj_strlist *l);
-/* "(1,2,...)" as literals; "(NULL)" for none. */
-void fj_sqb_int_list(fj_sqb *b, const int64_t *v, size_t n);
 /* The wanted node ids of x as a literal list. */
 void fj_sqb_node_list(fj_sqb *b, const fj_sqq *x);
 /* Prepares and binds. */
 fj_status fj_sqb_prepare(fj_sqq *x, fj_sqb *b, sqlite3_stmt **st);
 
 /* --- values -------------------------------------------------------------------------------- */
-fj_value fj_v_null(void);
-fj_value fj_v_int(int64_t v);
-fj_value fj_v_real(double v);
-fj_value fj_v_bool(bool v);
-fj_value fj_v_text(const char *s);    /* NULL gives null */
-fj_value fj_v_time(int64_t t);        /* 0 gives null */
-fj_value fj_v_list(const char *const *l, size_t n);
-fj_value fj_v_json(const char *s);    /* NULL gives null */
 /* Column i of st: null, or the given type (INT, REAL, TEXT, TIME). */
 fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t);
-/* An average of accumulated values, null when empty. */
-fj_value fj_v_avg(double sum, double n);
 
 /* Strings of a one-column text query bound to one id, copied into the arena. */
 fj_status fj_sqq_text_list(fj_sqq *x, sqlite3_stmt *st, int64_t id, const char ***out, size_t *n);
 
-/* A growable array of strings in the arena. */
-typedef struct fj_sqq_strv {
-    const char **v;
-    size_t n, cap;
-} fj_sqq_strv;
+/* A growable array of strings in the arena (fj_qstrv). */
+typedef fj_qstrv fj_sqq_strv;
 fj_status fj_sqq_strv_push(fj_sqq *x, fj_sqq_strv *sv, const char *s);
+
+/* --- the adapters of query_backend.h (valid while x, b and st are) ------------------------- */
+fj_qrows fj_sqq_rows(fj_sqq *x, sqlite3_stmt *st);
+/* x after fj_sqq_cluster and fj_sqq_load_nodes. */
+fj_qenv fj_sqq_env(fj_sqq *x);
 
 /* The query ops (storage/sqlite_query_*.c). */
 fj_status fj_sq_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);

@@ -1,12 +1,11 @@
-/* sqlite_query_nodes.c — clusters, nodes (latest sysinfo, GPU cards, Slurm state, partitions),
- * a node's sysinfo history and its topology renderings, for the SQLite backend. */
+/* sqlite_query_nodes.c — clusters, nodes, a node's sysinfo history and its topology renderings
+ * for the SQLite backend: its statements and transaction; the rows are query_nodes.c's. */
+#include "query_nodes.h"
 #include "sqlite_query_int.h"
 
-#include "alloc.h"
-
 #include <stdio.h>
-#include <string.h>
-#include <zstd.h>
+
+#define GPUS_SQL FJ_QSYSINFO_GPUS_SELECT " WHERE node_id = ?1 AND time = ?2 ORDER BY idx"
 
 /* --- clusters -------------------------------------------------------------------------------- */
 
@@ -27,131 +26,15 @@ fj_status fj_sq_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         (rs = fj_sqq_prepare(&x,
                              "SELECT x.s FROM partitions p JOIN strings x ON x.id = p.name_id WHERE p.cluster_id = ?1"
                              " AND p.time = (SELECT max(time) FROM partitions WHERE cluster_id = ?1) ORDER BY x.s",
-                             &parts)) != FJ_OK ||
-        (rs = k->table(k, &fj_qt_clusters)) != FJ_OK)
+                             &parts)) != FJ_OK)
         goto out;
-    int r;
-    while ((r = sqlite3_step(cl)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(cl, 1);
-        if (q->cluster_match && !q->cluster_match(q->cluster_ctx, name))
-            continue;
-        const char **pl = NULL;
-        size_t pn = 0;
-        if ((rs = fj_sqq_text_list(&x, parts, sqlite3_column_int64(cl, 0), &pl, &pn)) != FJ_OK)
-            goto out;
-        fj_value v[5] = {
-            fj_v_text(name),
-            fj_v_int(sqlite3_column_int64(cl, 2)),
-            fj_v_col(cl, 3, FJ_VT_TIME),
-            fj_v_col(cl, 4, FJ_VT_BOOL),
-            fj_v_list(pl, pn),
-        };
-        if ((rs = k->row(k, v)) != FJ_OK)
-            goto out;
-    }
-    if (r != SQLITE_DONE)
-        rs = fj_sqq_fail(&x, r, "clusters");
+    fj_qenv e = fj_sqq_env(&x);
+    fj_qrows cr = fj_sqq_rows(&x, cl), pr = fj_sqq_rows(&x, parts);
+    rs = fj_qclusters_rows(&e, &cr, &pr);
 out:
     sqlite3_finalize(cl);
     sqlite3_finalize(parts);
     return fj_sqq_end(&x, rs);
-}
-
-/* --- sysinfo values ------------------------------------------------------------------------ */
-
-#define SYSINFO_SELECT                                                                                 \
-    "SELECT time, os_name, os_release, architecture, cpu_model, sockets, cores_per_socket,"           \
-    " threads_per_core, memory_kb, numa_nodes, distances, n_gpus, topo_svg_blob, topo_text_blob FROM sysinfo"
-#define N_SYSINFO_VALUES 14
-
-typedef struct sysctx {
-    sqlite3_stmt *gpus;
-    fj_buf json;
-} sysctx;
-
-static fj_status sysctx_prepare(fj_sqq *x, sysctx *c)
-{
-    fj_buf_init(&c->json, (size_t)1 << 20);
-    return fj_sqq_prepare(x,
-                          "SELECT idx, uuid, address, manufacturer, model, architecture, driver, firmware,"
-                          " memory_kb, power_limit, max_power_limit, min_power_limit, max_ce_clock,"
-                          " max_memory_clock FROM sysinfo_gpus WHERE node_id = ?1 AND time = ?2 ORDER BY idx",
-                          &c->gpus);
-}
-
-static void sysctx_free(sysctx *c)
-{
-    sqlite3_finalize(c->gpus);
-    fj_buf_free(&c->json);
-}
-
-static const char *const gpu_keys[] = {"index",  "uuid",   "address",   "manufacturer",    "model",
-                                       "architecture", "driver", "firmware", "memory_kb", "power_limit",
-                                       "max_power_limit", "min_power_limit", "max_ce_clock",
-                                       "max_memory_clock"};
-
-/* The SYSINFO_COLS values of a SYSINFO_SELECT row into v (N_SYSINFO_VALUES of them). */
-static fj_status sysinfo_values(fj_sqq *x, sysctx *c, sqlite3_stmt *st, int64_t node_id, fj_value *v)
-{
-    fj_buf_reset(&c->json);
-    fj_status bs = fj_buf_puts(&c->json, "[");
-    sqlite3_bind_int64(c->gpus, 1, node_id);
-    sqlite3_bind_int64(c->gpus, 2, sqlite3_column_int64(st, 0));
-    int r = SQLITE_DONE, n = 0;
-    while (bs == FJ_OK && (r = sqlite3_step(c->gpus)) == SQLITE_ROW) {
-        bs = fj_buf_puts(&c->json, n++ ? ",{" : "{");
-        for (int i = 0; bs == FJ_OK && i < 14; i++) {
-            bs = fj_buf_printf(&c->json, "%s\"%s\":", i ? "," : "", gpu_keys[i]);
-            if (bs != FJ_OK)
-                break;
-            switch (sqlite3_column_type(c->gpus, i)) {
-            case SQLITE_NULL: bs = fj_buf_puts(&c->json, "null"); break;
-            case SQLITE_INTEGER:
-                bs = fj_buf_printf(&c->json, "%lld", (long long)sqlite3_column_int64(c->gpus, i));
-                break;
-            case SQLITE_FLOAT: bs = fj_buf_printf(&c->json, "%.17g", sqlite3_column_double(c->gpus, i)); break;
-            default: bs = fj_buf_json_str(&c->json, (const char *)sqlite3_column_text(c->gpus, i)); break;
-            }
-        }
-        if (bs == FJ_OK)
-            bs = fj_buf_puts(&c->json, "}");
-    }
-    sqlite3_reset(c->gpus);
-    if (bs == FJ_OK)
-        bs = fj_buf_puts(&c->json, "]");
-    if (bs != FJ_OK)
-        return fj_err_set(x->err, bs, NULL, "GPU list too large");
-
-    static const char *const topo[2] = {"svg", "text"};
-    const char **tl = fj_arena_alloc(x->a, 2 * sizeof *tl);
-    if (!tl)
-        return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
-    size_t tn = 0;
-    for (int i = 0; i < 2; i++)
-        if (sqlite3_column_type(st, 12 + i) != SQLITE_NULL)
-            tl[tn++] = topo[i];
-    char *cards = fj_arena_strdup(x->a, c->json.data ? c->json.data : "[]");
-    if (!cards)
-        return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
-
-    size_t i = 0;
-    for (int col = 1; col <= 4; col++)
-        v[i++] = fj_v_col(st, col, FJ_VT_TEXT);
-    v[i++] = fj_v_col(st, 5, FJ_VT_INT);
-    v[i++] = fj_v_col(st, 6, FJ_VT_INT);
-    v[i++] = fj_v_col(st, 7, FJ_VT_INT);
-    if (sqlite3_column_type(st, 5) != SQLITE_NULL && sqlite3_column_type(st, 6) != SQLITE_NULL &&
-        sqlite3_column_type(st, 7) != SQLITE_NULL)
-        v[i++] = fj_v_int(sqlite3_column_int64(st, 5) * sqlite3_column_int64(st, 6) * sqlite3_column_int64(st, 7));
-    else
-        v[i++] = fj_v_null();
-    v[i++] = fj_v_col(st, 8, FJ_VT_INT);
-    v[i++] = fj_v_col(st, 9, FJ_VT_INT);
-    v[i++] = fj_v_col(st, 10, FJ_VT_JSON);
-    v[i++] = fj_v_col(st, 11, FJ_VT_INT);
-    v[i++] = fj_v_json(cards);
-    v[i++] = fj_v_list(tl, tn);
-    return r == SQLITE_DONE || r == SQLITE_ROW ? FJ_OK : fj_sqq_fail(x, r, "sysinfo gpus");
 }
 
 /* --- nodes ----------------------------------------------------------------------------------- */
@@ -162,126 +45,37 @@ fj_status fj_sq_q_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     fj_status rs = fj_sqq_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return rs;
-    sqlite3_stmt *pn = NULL, *last = NULL, *sys = NULL, *stt = NULL, *sts = NULL;
-    sysctx sc = {0};
-    fj_sqq_strv *parts = NULL;
+    sqlite3_stmt *pn = NULL, *last = NULL, *sys = NULL, *stt = NULL, *sts = NULL, *gpus = NULL;
     if ((rs = fj_sqq_cluster(&x)) != FJ_OK || (rs = fj_sqq_load_nodes(&x)) != FJ_OK ||
-        (rs = sysctx_prepare(&x, &sc)) != FJ_OK)
-        goto out;
-    if (!(parts = fj_arena_calloc(x.a, x.nodes.n + 1, sizeof *parts))) {
-        rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-        goto out;
-    }
-    /* partition membership in the latest cluster envelope, once for all nodes */
-    if ((rs = fj_sqq_prepare(&x,
+        (rs = fj_sqq_prepare(&x, GPUS_SQL, &gpus)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x,
                              "SELECT pn.node_id, x.s FROM partition_nodes pn JOIN strings x ON x.id = pn.name_id"
                              " WHERE pn.cluster_id = ?1 AND pn.time = (SELECT max(time) FROM partitions"
                              " WHERE cluster_id = ?1) ORDER BY x.s",
-                             &pn)) != FJ_OK)
-        goto out;
-    sqlite3_bind_int64(pn, 1, x.cluster_id);
-    int r;
-    while ((r = sqlite3_step(pn)) == SQLITE_ROW) {
-        long ni = fj_sqq_node_index(&x, sqlite3_column_int64(pn, 0));
-        if (ni < 0)
-            continue;
-        const char *name = fj_arena_strdup(x.a, (const char *)sqlite3_column_text(pn, 1));
-        if (!name || (rs = fj_sqq_strv_push(&x, &parts[ni], name)) != FJ_OK) {
-            rs = rs != FJ_OK ? rs : fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-            goto out;
-        }
-    }
-    if (r != SQLITE_DONE) {
-        rs = fj_sqq_fail(&x, r, "partitions");
-        goto out;
-    }
-    if ((rs = fj_sqq_prepare(&x,
+                             &pn)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x,
                              "SELECT max(coalesce((SELECT max(time) FROM samples WHERE node_id = ?1), 0),"
                              " coalesce((SELECT max(time) FROM sysinfo WHERE node_id = ?1), 0))",
                              &last)) != FJ_OK ||
-        (rs = fj_sqq_prepare(&x, SYSINFO_SELECT " WHERE node_id = ?1 ORDER BY time DESC LIMIT 1", &sys)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x, FJ_QSYSINFO_SELECT " WHERE node_id = ?1 ORDER BY time DESC LIMIT 1", &sys)) !=
+            FJ_OK ||
         (rs = fj_sqq_prepare(&x, "SELECT max(time) FROM node_states WHERE node_id = ?1", &stt)) != FJ_OK ||
         (rs = fj_sqq_prepare(&x,
                              "SELECT x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id"
                              " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s",
-                             &sts)) != FJ_OK ||
-        (rs = k->table(k, &fj_qt_nodes)) != FJ_OK)
+                             &sts)) != FJ_OK)
         goto out;
-
-    /* by name */
-    size_t *order = fj_arena_alloc(x.a, (x.nodes.n + 1) * sizeof *order);
-    if (!order) {
-        rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-        goto out;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < x.nodes.n; i++)
-        if (x.nodes.want[i]) {
-            size_t j = n++;
-            while (j > 0 && strcmp(x.nodes.names[order[j - 1]], x.nodes.names[i]) > 0) {
-                order[j] = order[j - 1];
-                j--;
-            }
-            order[j] = i;
-        }
-
-    for (size_t oi = 0; oi < n; oi++) {
-        size_t ni = order[oi];
-        int64_t id = x.nodes.ids[ni];
-        fj_value v[7 + N_SYSINFO_VALUES];
-        v[0] = fj_v_text(q->cluster);
-        v[1] = fj_v_text(x.nodes.names[ni]);
-        sqlite3_bind_int64(last, 1, id);
-        r = sqlite3_step(last);
-        v[2] = r == SQLITE_ROW ? fj_v_col(last, 0, FJ_VT_TIME) : fj_v_null();
-        sqlite3_reset(last);
-        /* states */
-        sqlite3_bind_int64(stt, 1, id);
-        r = sqlite3_step(stt);
-        int64_t st_time = r == SQLITE_ROW ? sqlite3_column_int64(stt, 0) : 0;
-        sqlite3_reset(stt);
-        fj_sqq_strv states = {0};
-        if (st_time) {
-            sqlite3_bind_int64(sts, 2, st_time);
-            const char **l;
-            size_t ln;
-            if ((rs = fj_sqq_text_list(&x, sts, id, &l, &ln)) != FJ_OK)
-                goto out;
-            states.v = l;
-            states.n = ln;
-        }
-        v[3] = fj_v_list(states.v, states.n);
-        v[4] = fj_v_time(st_time);
-        v[5] = fj_v_list(parts[ni].v, parts[ni].n);
-        sqlite3_bind_int64(sys, 1, id);
-        r = sqlite3_step(sys);
-        if (r == SQLITE_ROW) {
-            v[6] = fj_v_col(sys, 0, FJ_VT_TIME);
-            if ((rs = sysinfo_values(&x, &sc, sys, id, v + 7)) != FJ_OK) {
-                sqlite3_reset(sys);
-                goto out;
-            }
-        } else {
-            for (size_t i = 6; i < 7 + N_SYSINFO_VALUES; i++)
-                v[i] = fj_v_null();
-            v[7 + N_SYSINFO_VALUES - 1] = fj_v_list(NULL, 0);
-        }
-        rs = k->row(k, v);
-        sqlite3_reset(sys);
-        if (rs != FJ_OK)
-            goto out;
-        if (r != SQLITE_ROW && r != SQLITE_DONE) {
-            rs = fj_sqq_fail(&x, r, "sysinfo");
-            goto out;
-        }
-    }
+    fj_qenv e = fj_sqq_env(&x);
+    fj_qnode_stmts st = {fj_sqq_rows(&x, pn),  fj_sqq_rows(&x, last), fj_sqq_rows(&x, sys),
+                         fj_sqq_rows(&x, stt), fj_sqq_rows(&x, sts),  fj_sqq_rows(&x, gpus)};
+    rs = fj_qnode_list_rows(&e, &st);
 out:
     sqlite3_finalize(pn);
     sqlite3_finalize(last);
     sqlite3_finalize(sys);
     sqlite3_finalize(stt);
     sqlite3_finalize(sts);
-    sysctx_free(&sc);
+    sqlite3_finalize(gpus);
     return fj_sqq_end(&x, rs);
 }
 
@@ -293,72 +87,23 @@ fj_status fj_sq_q_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     fj_status rs = fj_sqq_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return rs;
-    sqlite3_stmt *st = NULL;
-    sysctx sc = {0};
+    sqlite3_stmt *st = NULL, *gpus = NULL;
     int64_t node = 0;
     if ((rs = fj_sqq_cluster(&x)) != FJ_OK || (rs = fj_sqq_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_sqq_one_node(&x, &node)) != FJ_OK || (rs = sysctx_prepare(&x, &sc)) != FJ_OK ||
-        (rs = fj_sqq_prepare(&x, SYSINFO_SELECT " WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
-                             &st)) != FJ_OK ||
-        (rs = k->table(k, &fj_qt_sysinfo)) != FJ_OK)
+        (rs = fj_sqq_one_node(&x, &node)) != FJ_OK || (rs = fj_sqq_prepare(&x, GPUS_SQL, &gpus)) != FJ_OK ||
+        (rs = fj_sqq_prepare(&x, FJ_QSYSINFO_SELECT " WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
+                             &st)) != FJ_OK)
         goto out;
-    sqlite3_bind_int64(st, 1, node);
-    sqlite3_bind_int64(st, 2, q->from);
-    sqlite3_bind_int64(st, 3, q->to ? q->to : INT64_MAX);
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        fj_value v[2 + N_SYSINFO_VALUES];
-        v[0] = fj_v_text(q->node);
-        v[1] = fj_v_col(st, 0, FJ_VT_TIME);
-        if ((rs = sysinfo_values(&x, &sc, st, node, v + 2)) != FJ_OK || (rs = k->row(k, v)) != FJ_OK)
-            goto out;
-    }
-    if (r != SQLITE_DONE)
-        rs = fj_sqq_fail(&x, r, "sysinfo");
+    fj_qenv e = fj_sqq_env(&x);
+    fj_qrows rows = fj_sqq_rows(&x, st), gr = fj_sqq_rows(&x, gpus);
+    rs = fj_qsysinfo_rows(&e, node, &rows, &gr);
 out:
     sqlite3_finalize(st);
-    sysctx_free(&sc);
+    sqlite3_finalize(gpus);
     return fj_sqq_end(&x, rs);
 }
 
 /* --- topology ------------------------------------------------------------------------------ */
-
-static int b64_val(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
-}
-
-/* Decodes base64 (standard or URL alphabet, padding and whitespace ignored) into out. */
-static fj_status b64_decode(const unsigned char *p, size_t n, fj_buf *out)
-{
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        int v = b64_val(p[i]);
-        if (v < 0)
-            continue;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            unsigned char c = (unsigned char)(acc >> bits);
-            fj_status st = fj_buf_append(out, &c, 1);
-            if (st != FJ_OK)
-                return st;
-        }
-    }
-    return FJ_OK;
-}
 
 fj_status fj_sq_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err)
 {
@@ -368,7 +113,6 @@ fj_status fj_sq_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when,
     if (rs != FJ_OK)
         return rs;
     sqlite3_stmt *st = NULL, *bl = NULL;
-    void *raw = NULL;
     int64_t node = 0;
     char sql[256];
     const char *col = q->svg ? "topo_svg_blob" : "topo_text_blob";
@@ -380,49 +124,10 @@ fj_status fj_sq_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when,
         (rs = fj_sqq_one_node(&x, &node)) != FJ_OK || (rs = fj_sqq_prepare(&x, sql, &st)) != FJ_OK ||
         (rs = fj_sqq_prepare(&x, "SELECT codec, size, data FROM blobs WHERE id = ?1", &bl)) != FJ_OK)
         goto out;
-    sqlite3_bind_int64(st, 1, node);
-    sqlite3_bind_int64(st, 2, q->to ? q->to : INT64_MAX);
-    int r = sqlite3_step(st);
-    if (r == SQLITE_DONE) {
-        rs = fj_err_set(err, FJ_ENOTFOUND, "node", "node '%s' has sent no %s topology", q->node,
-                        q->svg ? "SVG" : "text");
-        goto out;
-    }
-    if (r != SQLITE_ROW) {
-        rs = fj_sqq_fail(&x, r, "topology");
-        goto out;
-    }
-    *when = sqlite3_column_int64(st, 0);
-    sqlite3_bind_int64(bl, 1, sqlite3_column_int64(st, 1));
-    r = sqlite3_step(bl);
-    if (r != SQLITE_ROW) {
-        rs = r == SQLITE_DONE ? fj_err_set(err, FJ_EINTERNAL, NULL, "topology blob missing")
-                              : fj_sqq_fail(&x, r, "topology blob");
-        goto out;
-    }
-    const char *codec = (const char *)sqlite3_column_text(bl, 0);
-    size_t size = (size_t)sqlite3_column_int64(bl, 1);
-    const unsigned char *data = sqlite3_column_blob(bl, 2);
-    size_t dlen = (size_t)sqlite3_column_bytes(bl, 2);
-    const unsigned char *text = data;
-    size_t tlen = dlen;
-    if (codec && strcmp(codec, "zstd") == 0) {
-        if (!(raw = fj_malloc(size + 1))) {
-            rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-            goto out;
-        }
-        size_t got = ZSTD_decompress(raw, size + 1, data, dlen);
-        if (ZSTD_isError(got) || got != size) {
-            rs = fj_err_set(err, FJ_EIO, NULL, "stored topology does not decompress");
-            goto out;
-        }
-        text = raw;
-        tlen = got;
-    }
-    if ((rs = b64_decode(text, tlen, out)) != FJ_OK)
-        rs = fj_err_set(err, rs, NULL, "topology too large");
+    fj_qenv e = fj_sqq_env(&x);
+    fj_qrows latest = fj_sqq_rows(&x, st), blob = fj_sqq_rows(&x, bl);
+    rs = fj_qtopology_read(&e, node, &latest, &blob, out, when);
 out:
-    fj_free(raw);
     sqlite3_finalize(st);
     sqlite3_finalize(bl);
     return fj_sqq_end(&x, rs);
