@@ -509,6 +509,7 @@ static void sq_close(fj_store *s)
         return;
     fj_sq_ts_close(s); /* seals and commits buffered metrics while the connection is open */
     ckpt_stop(s); /* its connection goes first: the writer's close then checkpoints and drops the WAL */
+    fj_sq_load_rollup_free(s);
     for (int i = 0; i < FJ_SQ__COUNT; i++)
         sqlite3_finalize(s->stmts[i]);
     fj_sq_write_free(s);

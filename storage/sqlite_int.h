@@ -178,6 +178,7 @@ struct fj_store {
     const fj_store_ops *ops; /* first: store.c finds the ops table through it */
     sqlite3 *db;
     struct fj_sq_ts *ts;     /* line-protocol metrics state (sqlite_ts.c); NULL until used */
+    struct fj_sq_rollup *rollup; /* the load roll-up drain's statements (sqlite_query_load.c) */
     fj_store_mode mode;
     bool migrating;
     int64_t job_gap_s;
@@ -271,6 +272,8 @@ fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err);
  * up to date from the samples (appending or recomputing) and empties the list. Inside a write
  * transaction, after the buffered rows went in; also completes the backfill of migration 0006. */
 fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err);
+/* Finalizes the statements the drain keeps prepared (at close). */
+void fj_sq_load_rollup_free(fj_store *s);
 void fj_sq_ts_end(fj_store *s, bool committed);
 void fj_sq_ts_close(fj_store *s);
 fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *opts, fj_err *err);

@@ -1032,6 +1032,66 @@ static fj_status stored_rollup(fj_sqq *x, sqlite3_stmt *st, int64_t node, fj_tim
  * to the stored accumulators; the same figures up to the rounding of a sum taken in two parts.
  * Runs on the write connection inside the writer's transaction, after the buffered sample rows
  * went in. */
+/* The drain's statements, prepared on first use and kept with the handle until
+ * fj_sq_load_rollup_free: a write group drains whenever it adds samples, and preparing them for
+ * every group was most of the roll-ups' writer cost at a steady rate (docs/benchmarks.md). */
+struct fj_sq_rollup {
+    loadctx l; /* only its statements are kept */
+    sqlite3_stmt *todo, *get, *put, *del, *last, *clear;
+};
+
+enum { ROLLUP_NSTMTS = 13 };
+
+static void rollup_stmts(struct fj_sq_rollup *r, sqlite3_stmt **all[ROLLUP_NSTMTS])
+{
+    sqlite3_stmt **p[ROLLUP_NSTMTS] = {&r->l.prev, &r->l.main, &r->l.gpu, &r->l.has_gpu, &r->l.count,
+                                       &r->l.first, &r->l.last, &r->todo, &r->get, &r->put,
+                                       &r->del, &r->last, &r->clear};
+    memcpy(all, p, sizeof p);
+}
+
+void fj_sq_load_rollup_free(fj_store *s)
+{
+    struct fj_sq_rollup *r = s->rollup;
+    if (!r)
+        return;
+    sqlite3_stmt **all[ROLLUP_NSTMTS];
+    rollup_stmts(r, all);
+    for (int i = 0; i < ROLLUP_NSTMTS; i++)
+        sqlite3_finalize(*all[i]);
+    fj_free(r);
+    s->rollup = NULL;
+}
+
+static fj_status rollup_prepare(fj_sqq *x)
+{
+    fj_store *s = x->s;
+    if (s->rollup)
+        return FJ_OK;
+    struct fj_sq_rollup *r = fj_calloc(1, sizeof *r);
+    if (!r)
+        return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
+    s->rollup = r;
+    r->l.x = x;
+    fj_status rs;
+    if ((rs = load_prepare(&r->l)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "SELECT node_id, hour, recompute FROM load_hourly_todo", &r->todo)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "SELECT last_time," FJ_LA_COLS_SQL " FROM load_hourly WHERE node_id = ?1 AND hour = ?2",
+                             &r->get)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "INSERT OR REPLACE INTO load_hourly(node_id,hour,last_time," FJ_LA_COLS_SQL
+                                ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                             &r->put)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "DELETE FROM load_hourly WHERE node_id = ?1 AND hour = ?2", &r->del)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "SELECT max(time) FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3",
+                             &r->last)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "DELETE FROM load_hourly_todo", &r->clear)) != FJ_OK) {
+        fj_sq_load_rollup_free(s);
+        return rs;
+    }
+    r->l.x = NULL; /* x is the caller's: only the statements are kept */
+    return FJ_OK;
+}
+
 fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
 {
     fj_query q;
@@ -1045,21 +1105,22 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
     l.b_hi = 1;
     nbucket b, old;
     nstate ns = {.b = &b};
-    sqlite3_stmt *todo = NULL, *get = NULL, *put = NULL, *del = NULL, *last = NULL;
     fj_status rs;
     if (!(x.a = fj_arena_create()))
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-    if ((rs = load_prepare(&l)) != FJ_OK ||
-        (rs = fj_sqq_prepare(&x, "SELECT node_id, hour, recompute FROM load_hourly_todo", &todo)) != FJ_OK ||
-        (rs = fj_sqq_prepare(&x, "SELECT last_time," FJ_LA_COLS_SQL " FROM load_hourly WHERE node_id = ?1 AND hour = ?2",
-                             &get)) != FJ_OK ||
-        (rs = fj_sqq_prepare(&x, "INSERT OR REPLACE INTO load_hourly(node_id,hour,last_time," FJ_LA_COLS_SQL
-                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                             &put)) != FJ_OK ||
-        (rs = fj_sqq_prepare(&x, "DELETE FROM load_hourly WHERE node_id = ?1 AND hour = ?2", &del)) != FJ_OK ||
-        (rs = fj_sqq_prepare(&x, "SELECT max(time) FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3",
-                             &last)) != FJ_OK)
-        goto out;
+    if ((rs = rollup_prepare(&x)) != FJ_OK) {
+        fj_arena_destroy(x.a);
+        return rs;
+    }
+    struct fj_sq_rollup *cache = s->rollup;
+    l.prev = cache->l.prev;
+    l.main = cache->l.main;
+    l.gpu = cache->l.gpu;
+    l.has_gpu = cache->l.has_gpu;
+    l.count = cache->l.count;
+    l.first = cache->l.first;
+    l.last = cache->l.last;
+    sqlite3_stmt *todo = cache->todo, *get = cache->get, *put = cache->put, *del = cache->del, *last = cache->last;
     int r;
     while ((r = sqlite3_step(todo)) == SQLITE_ROW) {
         ns.node_id = sqlite3_column_int64(todo, 0);
@@ -1112,17 +1173,17 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
         rs = fj_sqq_fail(&x, r, "load roll-ups to do");
         goto out;
     }
-    sqlite3_finalize(todo);
-    todo = NULL;
-    if ((r = sqlite3_exec(s->db, "DELETE FROM load_hourly_todo", NULL, NULL, NULL)) != SQLITE_OK)
+    sqlite3_reset(todo);
+    if ((r = sqlite3_step(cache->clear)) != SQLITE_DONE)
         rs = fj_sqq_fail(&x, r, "load roll-ups done");
-out:
-    sqlite3_finalize(todo);
-    sqlite3_finalize(get);
-    sqlite3_finalize(put);
-    sqlite3_finalize(del);
-    sqlite3_finalize(last);
-    load_free(&l);
+out:;
+    /* kept for the next group: reset, so no statement holds a read snapshot */
+    sqlite3_stmt **all[ROLLUP_NSTMTS];
+    rollup_stmts(cache, all);
+    for (int i = 0; i < ROLLUP_NSTMTS; i++) {
+        sqlite3_reset(*all[i]);
+        sqlite3_clear_bindings(*all[i]);
+    }
     fj_free(ns.cpu.c);
     fj_arena_destroy(x.a);
     return rs;
