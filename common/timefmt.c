@@ -89,6 +89,12 @@ fj_status fj_time_parse_param(const char *s, fj_time *out)
     return fj_time_parse_rfc3339(s, 0, out);
 }
 
+static void put2(char *p, unsigned v) /* v < 100 */
+{
+    p[0] = (char)('0' + v / 10);
+    p[1] = (char)('0' + v % 10);
+}
+
 void fj_time_format(fj_time t, char out[21])
 {
     int64_t days = t >= 0 ? t / 86400 : (t - 86399) / 86400;
@@ -110,7 +116,25 @@ void fj_time_format(fj_time t, char out[21])
     if (y > 9999)
         y = 9999, m = 12, d = 31, rem = 86399;
     unsigned hh = (unsigned)(rem / 3600) % 24u, mm = (unsigned)(rem / 60 % 60) % 60u, ss = (unsigned)(rem % 60) % 60u;
-    snprintf(out, 21, "%04u-%02u-%02uT%02u:%02u:%02uZ", (unsigned)y % 10000u, m % 13u, d % 32u, hh, mm, ss);
+    /* Digits written directly: answers format a time per row, and snprintf was a tenth of a
+     * profile query's CPU. */
+    unsigned yy = (unsigned)y % 10000u;
+    out[0] = (char)('0' + yy / 1000);
+    out[1] = (char)('0' + yy / 100 % 10);
+    out[2] = (char)('0' + yy / 10 % 10);
+    out[3] = (char)('0' + yy % 10);
+    out[4] = '-';
+    put2(out + 5, m % 13u);
+    out[7] = '-';
+    put2(out + 8, d % 32u);
+    out[10] = 'T';
+    put2(out + 11, hh);
+    out[13] = ':';
+    put2(out + 14, mm);
+    out[16] = ':';
+    put2(out + 17, ss);
+    out[19] = 'Z';
+    out[20] = '\0';
 }
 
 fj_time fj_time_now(void)

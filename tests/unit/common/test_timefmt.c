@@ -2,6 +2,9 @@
 #include "timefmt.h"
 
 #include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 
 static fj_time parse_ok(const char *s, int strict)
 {
@@ -58,4 +61,26 @@ Test(timefmt, format_round_trips)
     }
     fj_time_format(1764064320, out);
     cr_assert_str_eq(out, "2025-11-25T09:52:00Z");
+}
+
+Test(timefmt, format_matches_libc_and_clamps)
+{
+    char out[21], want[96];
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        /* 0001-01-01 .. 9999-12-31 */
+        fj_time t = -62135596800 + (fj_time)(x % (uint64_t)(253402300799 + 62135596800 + 1));
+        time_t tt = (time_t)t;
+        struct tm tm;
+        cr_assert_not_null(gmtime_r(&tt, &tm));
+        snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        fj_time_format(t, out);
+        cr_assert_str_eq(out, want, "t=%lld", (long long)t);
+    }
+    fj_time_format(-62135596801 - 86400 * 400LL, out); /* before year 0 */
+    cr_assert_str_eq(out, "0000-01-01T00:00:00Z");
+    fj_time_format(253402300800 + 86400, out); /* after 9999 */
+    cr_assert_str_eq(out, "9999-12-31T23:59:59Z");
 }
