@@ -3,6 +3,7 @@
 #include "alloc.h"
 #include "rectify.h"
 #include "sqlite_migrations.h"
+#include "sqlite_test_db.h"
 #include "store.h"
 
 #include <criterion/criterion.h>
@@ -13,25 +14,13 @@
 #include <unistd.h>
 
 static char dbpath[256];
-static int db_counter;
 
 /* The schema version this binary ships (migrations are numbered 1..n). */
 #define LATEST ((int)fj_sqlite_n_migrations)
 
-static void rm_db(const char *p)
-{
-    char b[300];
-    unlink(p);
-    snprintf(b, sizeof b, "%s-wal", p);
-    unlink(b);
-    snprintf(b, sizeof b, "%s-shm", p);
-    unlink(b);
-}
-
 static void next_db(void)
 {
-    snprintf(dbpath, sizeof dbpath, "/tmp/fj_test_sqlite_%d_%d.db", (int)getpid(), db_counter++);
-    rm_db(dbpath);
+    fj_test_db_path(dbpath, sizeof dbpath, "sqlite", ".db");
 }
 
 static void setup(void)
@@ -41,7 +30,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    rm_db(dbpath);
+    fj_test_rm_db(dbpath);
 }
 
 TestSuite(sqlite, .init = setup, .fini = teardown);

@@ -3,6 +3,7 @@
  * (tests/unit/storage/test_store_contract.c, chimbuko_*), run on every backend. */
 #include "../fj_test.h"
 #include "chimbuko.h"
+#include "sqlite_test_db.h"
 #include "store.h"
 
 #include <criterion/criterion.h>
@@ -12,27 +13,15 @@
 #include <unistd.h>
 
 static char dbpath[256];
-static int db_counter;
-
-static void rm_db(const char *p)
-{
-    char b[300];
-    unlink(p);
-    snprintf(b, sizeof b, "%s-wal", p);
-    unlink(b);
-    snprintf(b, sizeof b, "%s-shm", p);
-    unlink(b);
-}
 
 static void setup(void)
 {
-    snprintf(dbpath, sizeof dbpath, "/tmp/fj_test_chimbuko_%d_%d.db", (int)getpid(), db_counter++);
-    rm_db(dbpath);
+    fj_test_db_path(dbpath, sizeof dbpath, "chimbuko", ".db");
 }
 
 static void teardown(void)
 {
-    rm_db(dbpath);
+    fj_test_rm_db(dbpath);
 }
 
 TestSuite(sqlite_chimbuko, .init = setup, .fini = teardown);
@@ -48,14 +37,7 @@ static fj_store *open_store(fj_store_mode mode)
 
 static int64_t q1(const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
-    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
+    return fj_test_q1(dbpath, sql);
 }
 
 static fj_batch *decode_records(const char *text, fj_cb_collection c)

@@ -1,6 +1,7 @@
 /* Tests of storage/sqlite_measure.c: aicr snapshots through fj_store_write (the group-commit path)
  * and back through the measurement_latest op, checked with plain sqlite3 queries on the file. */
 #include "aicr.h"
+#include "sqlite_test_db.h"
 #include "store.h"
 
 #include <criterion/criterion.h>
@@ -10,27 +11,15 @@
 #include <unistd.h>
 
 static char dbpath[256];
-static int db_counter;
-
-static void rm_db(const char *p)
-{
-    char b[300];
-    unlink(p);
-    snprintf(b, sizeof b, "%s-wal", p);
-    unlink(b);
-    snprintf(b, sizeof b, "%s-shm", p);
-    unlink(b);
-}
 
 static void setup(void)
 {
-    snprintf(dbpath, sizeof dbpath, "/tmp/fj_test_measure_%d_%d.db", (int)getpid(), db_counter++);
-    rm_db(dbpath);
+    fj_test_db_path(dbpath, sizeof dbpath, "measure", ".db");
 }
 
 static void teardown(void)
 {
-    rm_db(dbpath);
+    fj_test_rm_db(dbpath);
 }
 
 TestSuite(measure, .init = setup, .fini = teardown);
@@ -46,14 +35,7 @@ static fj_store *open_store(fj_store_mode mode)
 
 static int64_t q1(const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
-    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
+    return fj_test_q1(dbpath, sql);
 }
 
 static int64_t all_rows(void)

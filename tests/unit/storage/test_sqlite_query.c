@@ -4,6 +4,7 @@
  * the nodes; the job list pages by
  * cursor without loss. Answers are compared as CSV text (api/out.c). */
 #include "out.h"
+#include "sqlite_test_db.h"
 #include "store.h"
 
 #include <criterion/criterion.h>
@@ -20,18 +21,12 @@ static char dbpath[256];
 
 static void rm_db(void)
 {
-    char b[300];
-    unlink(dbpath);
-    snprintf(b, sizeof b, "%s-wal", dbpath);
-    unlink(b);
-    snprintf(b, sizeof b, "%s-shm", dbpath);
-    unlink(b);
+    fj_test_rm_db(dbpath);
 }
 
 static void setup(void)
 {
-    snprintf(dbpath, sizeof dbpath, "/tmp/fj_test_sqlite_query_%d.db", (int)getpid());
-    rm_db();
+    fj_test_db_path(dbpath, sizeof dbpath, "sqlite_query", ".db");
 }
 
 TestSuite(sqlite_query, .init = setup, .fini = rm_db);

@@ -3,6 +3,7 @@
  * seals everything, replay of the request log after a "crash" (a copy of the database files taken
  * while the writer is open), retention and request-log trimming. */
 #include "cc.h"
+#include "sqlite_test_db.h"
 #include "store.h"
 
 #include <criterion/criterion.h>
@@ -13,30 +14,17 @@
 #include <unistd.h>
 
 static char dbpath[256], copypath[256];
-static int db_counter;
-
-static void rm_db(const char *p)
-{
-    char b[300];
-    unlink(p);
-    snprintf(b, sizeof b, "%s-wal", p);
-    unlink(b);
-    snprintf(b, sizeof b, "%s-shm", p);
-    unlink(b);
-}
 
 static void setup(void)
 {
-    snprintf(dbpath, sizeof dbpath, "/tmp/fj_test_ts_%d_%d.db", (int)getpid(), db_counter);
-    snprintf(copypath, sizeof copypath, "/tmp/fj_test_ts_%d_%d_copy.db", (int)getpid(), db_counter++);
-    rm_db(dbpath);
-    rm_db(copypath);
+    fj_test_db_path(dbpath, sizeof dbpath, "ts", ".db");
+    fj_test_db_path(copypath, sizeof copypath, "ts", "_copy.db");
 }
 
 static void teardown(void)
 {
-    rm_db(dbpath);
-    rm_db(copypath);
+    fj_test_rm_db(dbpath);
+    fj_test_rm_db(copypath);
 }
 
 TestSuite(sqlite_ts, .init = setup, .fini = teardown);
@@ -50,18 +38,6 @@ static fj_store *open_at(const char *path, fj_store_mode mode, uint32_t seal_poi
     if (mode == FJ_STORE_WRITE)
         cr_assert_eq(fj_store_ops_of(s)->ts_start(s, &o, &err), FJ_OK, "%s", err.message);
     return s;
-}
-
-static int64_t q1(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
-    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
 }
 
 /* n intervals of host h: cpu_load at t0 + 60 i with value base + i. */
@@ -126,19 +102,19 @@ Test(sqlite_ts, write_read_seal_and_clean_close)
 {
     fj_store *w = open_at(dbpath, FJ_STORE_WRITE, 4);
     write_lp(w, series_body("a", 0, 10, 1.5)); /* 10 points: two chunks of 4 sealed, 2 buffered */
-    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM request_log"), 1);
-    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM ts_series"), 1);
-    cr_expect(q1(dbpath, "SELECT count(*) FROM ts_chunk") >= 1);
+    cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM request_log"), 1);
+    cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM ts_series"), 1);
+    cr_expect(fj_test_q1(dbpath, "SELECT count(*) FROM ts_chunk") >= 1);
     fj_store *r = open_at(dbpath, FJ_STORE_READ, 0);
     expect_points(r, fj_store_ops_of(w)->ts_engine(w), "a", 10, 1.5);
     /* without the live engine only sealed chunks are seen */
     fj_ts_points p = {0};
     cr_assert_eq(fj_store_ops_of(r)->ts_read(r, NULL, series_id(r, "a"), 0, INT64_MAX, &p, NULL), FJ_OK);
-    cr_expect_eq((int64_t)p.n, q1(dbpath, "SELECT sum(count) FROM ts_chunk"), "%zu", p.n);
+    cr_expect_eq((int64_t)p.n, fj_test_q1(dbpath, "SELECT sum(count) FROM ts_chunk"), "%zu", p.n);
     fj_ts_points_free(&p);
     fj_store_close(w); /* seals and commits the rest, trims the log */
-    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM request_log"), 0);
-    cr_expect_eq(q1(dbpath, "SELECT sum(count) FROM ts_chunk"), 10);
+    cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM request_log"), 0);
+    cr_expect_eq(fj_test_q1(dbpath, "SELECT sum(count) FROM ts_chunk"), 10);
     expect_points(r, NULL, "a", 10, 1.5);
     fj_store_close(r);
 }
@@ -159,14 +135,14 @@ Test(sqlite_ts, replay_after_crash)
     /* the state a SIGKILL would leave: committed pages, the engine's memory lost */
     copy_file(dbpath, copypath);
     fj_store_close(w);
-    cr_expect(q1(copypath, "SELECT count(*) FROM request_log") >= 2);
+    cr_expect(fj_test_q1(copypath, "SELECT count(*) FROM request_log") >= 2);
     fj_store *w2 = open_at(copypath, FJ_STORE_WRITE, 4);
     fj_store *r = open_at(copypath, FJ_STORE_READ, 0);
     fj_ts_engine *live = fj_store_ops_of(w2)->ts_engine(w2);
     expect_points(r, live, "a", 9, 10);
     expect_points(r, live, "b", 3, 20);
     /* a second crash right after the replay replays again, the same */
-    rm_db(dbpath);
+    fj_test_rm_db(dbpath);
     copy_file(copypath, dbpath);
     fj_store_close(w2);
     fj_store *w3 = open_at(dbpath, FJ_STORE_WRITE, 4);
@@ -186,8 +162,8 @@ Test(sqlite_ts, messages_jobs_and_duplicates)
                      "\\\"resources\\\":[{\\\"hostname\\\":\\\"n\\\"}]}\" 1740027951\n";
     write_lp(w, ev);
     write_lp(w, ev); /* re-sent: no new rows, the start is a duplicate */
-    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM cc_messages"), 2);
-    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM cc_jobs"), 1);
+    cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM cc_messages"), 2);
+    cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM cc_jobs"), 1);
     /* the REST path's outcome record */
     fj_batch *b = fj_batch_new();
     fj_envelope *e = fj_batch_add(b);
@@ -230,10 +206,10 @@ Test(sqlite_ts, retention_drops_old_chunks)
     cr_assert_eq(fj_store_open(dbpath, &o, &w, NULL), FJ_OK);
     cr_assert_eq(fj_store_ops_of(w)->ts_start(w, &o, NULL), FJ_OK);
     write_lp(w, series_body("old", 0, 4, 1)); /* 2023: far older than a second */
-    cr_expect(q1(dbpath, "SELECT count(*) FROM ts_chunk") >= 1);
+    cr_expect(fj_test_q1(dbpath, "SELECT count(*) FROM ts_chunk") >= 1);
     sleep(2);
     cr_assert_eq(fj_store_ops_of(w)->maintain(w, NULL), FJ_OK);
-    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM ts_chunk"), 0, "chunks past retention are dropped");
-    cr_expect_eq(q1(dbpath, "SELECT count(*) FROM request_log"), 0, "durable log rows are trimmed");
+    cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM ts_chunk"), 0, "chunks past retention are dropped");
+    cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM request_log"), 0, "durable log rows are trimmed");
     fj_store_close(w);
 }

@@ -9,6 +9,7 @@
 #include "chimbuko.h"
 #include "rectify.h"
 #include "sqlite_migrations.h"
+#include "sqlite_test_db.h"
 #include "store.h"
 #ifdef FJ_HAVE_PG
 #include "pg_migrations.h"
@@ -88,12 +89,7 @@ static void rm_db(const char *p)
         return;
     }
 #endif
-    char b[600];
-    unlink(p);
-    snprintf(b, sizeof b, "%s-wal", p);
-    unlink(b);
-    snprintf(b, sizeof b, "%s-shm", p);
-    unlink(b);
+    fj_test_rm_db(p);
 }
 
 static void next_db(void)
