@@ -140,8 +140,8 @@ typedef enum fj_sq_stmt_id {
     X(SGPUS, 0, 15, "INSERT OR FAIL INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"        \
                     "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"     \
                     "ce_clock,memory_clock) VALUES")                                                     \
-    X(JSAMPLES, 0, 7, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,"   \
-                      "gpumem_kb) VALUES")                                                               \
+    X(JSAMPLES, 0, 11, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,"  \
+                       "gpumem_kb,node_id,time,proc_first,n_procs) VALUES")                             \
     X(JHOSTS, 0, 2, "INSERT OR IGNORE INTO job_hosts(rjob_id,node_id) VALUES")                           \
     X(JCMDS, 0, 2, "INSERT OR IGNORE INTO job_cmds(rjob_id,cmd_id) VALUES")
 

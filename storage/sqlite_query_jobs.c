@@ -127,11 +127,10 @@ fj_status fj_sq_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     fj_qjob_sql(&b, &e, &jobs_sql);
     if ((rs = fj_sqb_prepare(&x, &b, &st)) != FJ_OK ||
         (rs = fj_sqq_prepare(&x,
-                             "SELECT s.node_id, count(*), min(s.time), max(s.time), max(js.nproc),"
+                             "SELECT js.node_id, count(*), min(js.time), max(js.time), max(js.nproc),"
                              " sum(js.cpu_m), max(js.cpu_m), sum(js.mem_kb), max(js.mem_kb), sum(js.gpu_m),"
                              " max(js.gpu_m), sum(js.gpumem_kb), max(js.gpumem_kb)"
-                             " FROM job_samples js CROSS JOIN samples s ON s.id = js.sample_id"
-                             " WHERE js.rjob_id = ?1 GROUP BY s.node_id",
+                             " FROM job_samples js WHERE js.rjob_id = ?1 GROUP BY js.node_id",
                              &hs)) != FJ_OK)
         goto out;
     fj_qjob_stmts rows = stmts_rows(&x, per_row);
@@ -167,18 +166,19 @@ fj_status fj_sq_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         goto out;
 
     /* One pass over the job's node-samples in the window and their process rows (and GPU rows
-     * when the job used a GPU); CROSS JOIN fixes the loop order: job_samples by its key, then
-     * seeks. Rows of one process are adjacent. */
+     * when the job used a GPU); CROSS JOIN fixes the loop order: job_samples by its key, which
+     * carries the node, time and process range (migration 0007), then one range seek into
+     * sample_procs. Rows of one process are adjacent. The range is the sample's whole job; for a
+     * job of one process (job 0) its pid, ppid and cmd pick it out. ?3 (the epoch) is not needed. */
     bool gpu = fj_qprofile_gpu(p);
     char sql[1200];
     snprintf(sql, sizeof sql,
-             "SELECT s.node_id, s.time, js.sample_id, p.id, p.pid, p.ppid, p.cmd_id, p.resident_kb,"
+             "SELECT js.node_id, js.time, js.sample_id, p.id, p.pid, p.ppid, p.cmd_id, p.resident_kb,"
              " p.cpu_util_m, p.rolledup%s"
-             " FROM job_samples js CROSS JOIN samples s ON s.id = js.sample_id"
-             " CROSS JOIN sample_jobs sj ON sj.sample_id = js.sample_id AND sj.job = ?2 AND sj.epoch = ?3"
-             " CROSS JOIN sample_procs p ON p.id >= sj.proc_first AND p.id < sj.proc_first + sj.n_procs"
+             " FROM job_samples js"
+             " CROSS JOIN sample_procs p ON p.id >= js.proc_first AND p.id < js.proc_first + js.n_procs"
              "%s"
-             " WHERE js.rjob_id = ?1 AND s.time >= ?7 AND s.time <= ?8"
+             " WHERE js.rjob_id = ?1 AND js.time >= ?7 AND js.time <= ?8"
              " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))",
              gpu ? ", g.gpu_util_m, g.gpu_memory_kb" : "",
              gpu ? " LEFT JOIN sample_proc_gpus g ON g.proc_id = p.id" : "");

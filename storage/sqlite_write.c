@@ -758,11 +758,17 @@ static fj_status rj_pair(wctx *w, rj_inst *in, bool host, int64_t rid, int64_t v
     return FJ_OK;
 }
 
+/* The sample_jobs row a contribution comes from: its sample and its range of process rows, which
+ * job_samples copies so that a profile need not look them up (migration 0007). */
+typedef struct sj_place {
+    int64_t sample_id, proc_first, n_procs;
+} sj_place;
+
 /* Adds one new node-sample contribution to its rectified job: find the instances of the key the
  * time joins (fj_rect_match), create one or merge the bridged ones, update the summary, record
  * the contribution, the host and the commands. The caller guarantees the contribution is new. */
 static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *p, int64_t proc_cmd_id,
-                         int64_t sample_id, const fj_jobcontrib *c, int64_t user_id, const int64_t *cmds,
+                         const sj_place *at, const fj_jobcontrib *c, int64_t user_id, const int64_t *cmds,
                          size_t n_cmds)
 {
     fj_store *s = w->s;
@@ -882,12 +888,16 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     fj_sq_val *v;
     TRY(buf_row(w, FJ_SQ_BUF_JSAMPLES, &v));
     v_int(&v[0], rid);
-    v_int(&v[1], sample_id);
+    v_int(&v[1], at->sample_id);
     v_int(&v[2], c->nproc);
     v_int(&v[3], c->cpu_m);
     v_int(&v[4], c->mem_kb);
     v_int(&v[5], c->gpu_m);
     v_int(&v[6], c->gpumem_kb);
+    v_int(&v[7], w->node_id);
+    v_int(&v[8], t);
+    v_id(&v[9], at->proc_first);
+    v_int(&v[10], at->n_procs);
 
     TRY(rj_pair(w, in, true, rid, w->node_id));
     for (size_t i = 0; i < n_cmds; i++)
@@ -945,7 +955,7 @@ static size_t proc_rows(const fj_sample_proc *p)
 /* The processes of a new sample_jobs row: all new (fresh ids), so they are buffered and counted
  * here; a repeated (pid, ppid, cmd), or a GPU index repeated within a process, is a duplicate, as
  * the natural keys say. */
-static fj_status write_procs(wctx *w, const fj_sample_job *j, int64_t sample_id, int64_t user_id,
+static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at, int64_t user_id,
                              const struct fj_sq_pkey *pk, size_t n)
 {
     size_t n_cmds = 0;
@@ -1001,7 +1011,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, int64_t sample_id,
             fj_jobcontrib pc;
             memset(&pc, 0, sizeof pc);
             fj_jobcontrib_add_proc(&pc, p);
-            TRY(rectify(w, j, p, pk[i].cmd_id, sample_id, &pc, user_id, &pk[i].cmd_id, 1));
+            TRY(rectify(w, j, p, pk[i].cmd_id, at, &pc, user_id, &pk[i].cmd_id, 1));
             continue;
         }
         fj_jobcontrib_add_proc(&c, p);
@@ -1012,7 +1022,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, int64_t sample_id,
             w->s->ids[n_cmds++] = pk[i].cmd_id;
     }
     if (j->job != 0)
-        TRY(rectify(w, j, NULL, 0, sample_id, &c, user_id, w->s->ids, n_cmds));
+        TRY(rectify(w, j, NULL, 0, at, &c, user_id, w->s->ids, n_cmds));
     return FJ_OK;
 }
 
@@ -1188,7 +1198,8 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
             w->cnt->duplicates += proc_rows(&j->procs[i]);
         return FJ_OK;
     }
-    return write_procs(w, j, sample_id, user_id, pk, n);
+    sj_place at = {sample_id, first, (int64_t)n_unique};
+    return write_procs(w, j, &at, user_id, pk, n);
 }
 
 /* The node's hourly load roll-ups this sample changes, listed for fj_sq_load_rollup_drain before

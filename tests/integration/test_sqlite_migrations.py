@@ -1,0 +1,92 @@
+"""SQLite migrations that fill new columns from rows already stored must fill them as the writer
+would have: the real Sonar envelopes are stored by a running fjord, the columns a migration adds
+are dropped again (the database as an older fjord left it), `fjord migrate up` runs, and the rows
+and the answers that read them must be the same as before.
+
+Migration 0007 copies each job_samples row's node, time and process range (from samples and
+sample_jobs) into the row; job profiles and job details read them."""
+import json
+import sqlite3
+
+from api_common import Api
+from harness import check, finish, run_cli
+
+PLACE = ("node_id", "time", "proc_first", "n_procs")
+
+
+def answers(api, jobs):
+    """What the reads that use job_samples answer, per job: detail, profile, profile by host."""
+    out = {}
+    for cluster, jid in jobs:
+        q = "cluster=%s" % cluster
+        out[(cluster, jid)] = (
+            api.get("/api/v1/jobs/%d?%s" % (jid, q)).body,
+            api.get("/api/v1/jobs/%d/profile?%s&bucket=60" % (jid, q)).body,
+            api.get("/api/v1/jobs/%d/profile?%s&by=host" % (jid, q)).body,
+        )
+    return out
+
+
+def job_samples(db):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT rjob_id, sample_id, %s FROM job_samples ORDER BY 1, 2" % ", ".join(PLACE)).fetchall()
+    finally:
+        con.close()
+
+
+def test_job_samples_place():
+    api = Api()
+    f = api.f
+    try:
+        clusters = [c["cluster"] for c in api.json("/api/v1/clusters").get("clusters", [])]
+        jobs = []
+        for c in clusters:
+            doc = api.json("/api/v1/jobs?cluster=%s&limit=1000" % c)
+            jobs += [(c, j["id"], j["job"]) for j in doc.get("jobs", [])]
+        check(len(jobs) >= 20, "enough jobs to compare: %d" % len(jobs))
+        check({j[2] == 0 for j in jobs} == {True, False}, "jobs of processes (job 0) and batch jobs both")
+        jobs = [j[:2] for j in jobs]
+        before = answers(api, jobs)
+        profiles = sum(1 for a in before.values() if json.loads(a[1]).get("profile"))
+        check(profiles >= 10, "profiles with series: %d" % profiles)
+        check(f.stop() == 0, "SIGTERM exits 0")
+
+        stored = job_samples(f.db)
+        check(len(stored) > 100, "job_samples rows: %d" % len(stored))
+        check(all(r[2] is not None and r[3] is not None and r[5] is not None for r in stored),
+              "the writer fills node, time and process count in every row")
+        check(any(r[4] is not None for r in stored), "and the process range where there are processes")
+        # The writer's values are the sample's and its sample_jobs row's.
+        con = sqlite3.connect(f.db)
+        wrong = con.execute(
+            "SELECT count(*) FROM job_samples js JOIN samples s ON s.id = js.sample_id"
+            " JOIN jobs j ON j.id = js.rjob_id"
+            " JOIN sample_jobs sj ON sj.sample_id = js.sample_id AND sj.job = j.job AND sj.epoch = j.epoch"
+            " WHERE js.node_id IS NOT s.node_id OR js.time IS NOT s.time"
+            " OR js.proc_first IS NOT sj.proc_first OR js.n_procs IS NOT sj.n_procs").fetchone()[0]
+        check(wrong == 0, "rows whose place differs from their sample's: %d" % wrong)
+        version = con.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
+        con.close()
+        check(version >= 7, "schema version %d" % version)
+
+        # The database as fjord left it before 0007 (and any later migration).
+        f.execute("".join("ALTER TABLE job_samples DROP COLUMN %s;" % c for c in PLACE) +
+                  "DELETE FROM schema_migrations WHERE version >= 7;")
+        r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
+        check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
+        out = run_cli("migrate", "up", db=f.db).stdout
+        check("7" in out, "migrate up applies 0007: %r" % out)
+        check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
+
+        f.start()
+        after = answers(api, jobs)
+        same = sum(1 for k in jobs if after[k] == before[k])
+        check(same == len(jobs), "answers unchanged after the migration: %d of %d" % (same, len(jobs)))
+    finally:
+        api.close()
+
+
+if __name__ == "__main__":
+    test_job_samples_place()
+    finish()
