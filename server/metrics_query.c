@@ -3,8 +3,9 @@
  *
  * A query names a metric of a host, optionally a type (hwthread, core, socket, ...) with type-ids
  * and a subtype with subtype-ids. Without a type the answer is node level. Series are read from
- * the catalog, merged with the live engine's unsealed points (ts_read), averaged into buckets of
- * `resolution` seconds and combined by sum or average (ts_agg.h) — one result per query when
+ * the catalog, merged with the live engine's unsealed points (ts_read_many: the series of all
+ * results of a query together, so PostgreSQL reads them with a few statements), averaged into
+ * buckets of `resolution` seconds and combined by sum or average (ts_agg.h) — one result per query when
  * `aggreg` is set or no type is given, else one per type-id (and subtype-id). Where the requested
  * level has no series of its own, finer series are aggregated up hwthread -> core -> socket ->
  * node: with the topology of a cc-backend cluster.json (--cc-cluster-config) when the host
@@ -394,77 +395,207 @@ static int64_t native_step_uncached(qctx *c, const char *metric, const sel *s)
     return 60;
 }
 
-static fj_status one_result(qctx *c, const char *metric, const sel *s, int64_t res_s, double scale)
-{
-    if (s->n == 0) {
-        put_error_result(c, "no data for this metric and selection", res_s > 0 ? res_s : 0);
-        return FJ_OK;
-    }
-    int64_t step = res_s > 0 ? res_s : native_step(c, metric, s);
+/* One result being computed: its series, its grid and the buckets they add into. */
+typedef struct result {
+    const sel *s;
+    int64_t step;
+    bool too_many; /* the grid would exceed MAX_BUCKETS */
     fj_ts_grid g;
+    double *sum;
+    uint32_t *cnt;
+} result;
+
+static void result_free(result *r)
+{
+    fj_free(r->sum), fj_free(r->cnt);
+    r->sum = NULL, r->cnt = NULL;
+}
+
+/* The step, grid and empty buckets of a result over s (none for an empty selection or too many
+ * buckets, which result_put answers). FJ_ENOMEM only. */
+static fj_status result_start(qctx *c, const char *metric, const sel *s, int64_t res_s, result *r)
+{
+    *r = (result){.s = s};
+    if (s->n == 0)
+        return FJ_OK;
+    r->step = res_s > 0 ? res_s : native_step(c, metric, s);
     int64_t to_ns = c->to_s * NS - 1;
-    if (fj_ts_grid_make(c->from_s * NS, to_ns < c->from_s * NS ? c->from_s * NS : to_ns, step * NS, MAX_BUCKETS, &g) !=
-        FJ_OK) {
-        put_error_result(c, "too many buckets: raise resolution or narrow from/to", step);
+    if (fj_ts_grid_make(c->from_s * NS, to_ns < c->from_s * NS ? c->from_s * NS : to_ns, r->step * NS, MAX_BUCKETS,
+                        &r->g) != FJ_OK) {
+        r->too_many = true;
         return FJ_OK;
     }
-    double *sum = fj_calloc(g.n, sizeof *sum), *tmp = fj_calloc(g.n, sizeof *tmp);
-    uint32_t *cnt = fj_calloc(g.n, sizeof *cnt);
-    if (!sum || !tmp || !cnt) {
-        fj_free(sum), fj_free(tmp), fj_free(cnt);
+    r->sum = fj_calloc(r->g.n, sizeof *r->sum);
+    r->cnt = fj_calloc(r->g.n, sizeof *r->cnt);
+    if (!r->sum || !r->cnt) {
+        result_free(r);
         return FJ_ENOMEM;
     }
-    const fj_store_ops *ops = fj_store_ops_of(c->s);
-    fj_status st = FJ_OK;
-    for (size_t i = 0; i < s->n; i++) {
-        fj_err err = {0};
-        st = ops->ts_read(c->s, c->live, s->v[i]->id, g.from, g.from + (int64_t)g.n * g.step - 1, &c->pts, &err);
-        if (st != FJ_OK)
-            break;
-        fj_ts_resample_avg(&g, c->pts.t, c->pts.v, c->pts.n, tmp);
-        fj_ts_acc_add(sum, cnt, tmp, g.n);
+    return FJ_OK;
+}
+
+static bool has_buckets(const result *r)
+{
+    return r->s->n && !r->too_many;
+}
+
+static bool same_grid(const fj_ts_grid *a, const fj_ts_grid *b)
+{
+    return a->from == b->from && a->step == b->step && a->n == b->n;
+}
+
+static void result_put(qctx *c, const char *metric, result *r, int64_t res_s, double scale)
+{
+    if (r->s->n == 0) {
+        put_error_result(c, "no data for this metric and selection", res_s > 0 ? res_s : 0);
+        return;
     }
-    if (st == FJ_OK) {
-        const metric_cfg *mc = metric_conf(metric);
-        fj_ts_acc_finish(mc && mc->agg == AGG_SUM ? FJ_TS_SUM : FJ_TS_AVG, sum, cnt, g.n, sum);
-        size_t lo = 0, hi = g.n;
-        if (!c->with_padding) {
-            while (lo < hi && isnan(sum[lo]))
-                lo++;
-            while (hi > lo && isnan(sum[hi - 1]))
-                hi--;
+    if (r->too_many) {
+        put_error_result(c, "too many buckets: raise resolution or narrow from/to", r->step);
+        return;
+    }
+    const fj_ts_grid g = r->g;
+    double *sum = r->sum;
+    const metric_cfg *mc = metric_conf(metric);
+    fj_ts_acc_finish(mc && mc->agg == AGG_SUM ? FJ_TS_SUM : FJ_TS_AVG, sum, r->cnt, g.n, sum);
+    size_t lo = 0, hi = g.n;
+    if (!c->with_padding) {
+        while (lo < hi && isnan(sum[lo]))
+            lo++;
+        while (hi > lo && isnan(sum[hi - 1]))
+            hi--;
+    }
+    double avg, mn, mx;
+    fj_ts_summary(sum + lo, hi - lo, &avg, &mn, &mx);
+    if (scale != 0 && scale != 1) {
+        for (size_t i = lo; i < hi; i++)
+            sum[i] *= scale;
+        avg *= scale, mn *= scale, mx *= scale;
+    }
+    fj_buf *o = c->out;
+    fj_buf_puts(o, "{");
+    if (c->with_data) {
+        fj_buf_puts(o, "\"data\":[");
+        for (size_t i = lo; i < hi; i++) {
+            if (i > lo)
+                fj_buf_puts(o, ",");
+            put_num(o, sum[i]);
         }
-        double avg, mn, mx;
-        fj_ts_summary(sum + lo, hi - lo, &avg, &mn, &mx);
-        if (scale != 0 && scale != 1) {
-            for (size_t i = lo; i < hi; i++)
-                sum[i] *= scale;
-            avg *= scale, mn *= scale, mx *= scale;
+        fj_buf_puts(o, "],");
+    }
+    fj_buf_printf(o, "\"from\":%lld,\"to\":%lld,\"resolution\":%lld", (long long)((g.from + (int64_t)lo * g.step) / NS),
+                  (long long)((g.from + (int64_t)hi * g.step) / NS), (long long)r->step);
+    if (c->with_stats) {
+        fj_buf_puts(o, ",\"avg\":");
+        put_num(o, avg);
+        fj_buf_puts(o, ",\"min\":");
+        put_num(o, mn);
+        fj_buf_puts(o, ",\"max\":");
+        put_num(o, mx);
+    }
+    fj_buf_puts(o, "}");
+}
+
+/* Buckets of the results read together: at most this many (12 bytes each), unless one result
+ * alone has more. Bounds memory, while a query's results share a few statements. */
+#define GROUP_BUCKETS ((size_t)1 << 21)
+
+/* The series of a group of results, flattened in result order, and the result each belongs to. */
+typedef struct group_read {
+    result *r;
+    uint32_t *ids;
+    size_t *owner;
+    size_t n;
+    double *tmp; /* one series resampled, before it is added */
+} group_read;
+
+static fj_status add_series_points(void *ud, size_t i, const fj_ts_points *pts)
+{
+    group_read *gr = ud;
+    result *r = &gr->r[gr->owner[i]];
+    fj_ts_resample_avg(&r->g, pts->t, pts->v, pts->n, gr->tmp);
+    fj_ts_acc_add(r->sum, r->cnt, gr->tmp, r->g.n);
+    return FJ_OK;
+}
+
+/* Reads the series of the results of r[0..n) that have buckets (all on one grid) with one
+ * ts_read_many, so a backend where a statement is a round trip reads them with a few statements,
+ * not one each. Each result's series are added in the order of its selection, as reading them one
+ * by one would. */
+static fj_status read_group(qctx *c, result *r, size_t n)
+{
+    size_t total = 0;
+    const fj_ts_grid *g = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (has_buckets(&r[i])) {
+            total += r[i].s->n;
+            g = g ? g : &r[i].g;
         }
-        fj_buf *o = c->out;
-        fj_buf_puts(o, "{");
-        if (c->with_data) {
-            fj_buf_puts(o, "\"data\":[");
-            for (size_t i = lo; i < hi; i++) {
-                if (i > lo)
-                    fj_buf_puts(o, ",");
-                put_num(o, sum[i]);
+    if (!total)
+        return FJ_OK;
+    group_read gr = {.r = r,
+                     .ids = fj_malloc(total * sizeof *gr.ids),
+                     .owner = fj_malloc(total * sizeof *gr.owner),
+                     .tmp = fj_calloc(g->n, sizeof *gr.tmp)};
+    fj_status st = FJ_ENOMEM;
+    if (gr.ids && gr.owner && gr.tmp) {
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; has_buckets(&r[i]) && k < r[i].s->n; k++) {
+                gr.ids[gr.n] = r[i].s->v[k]->id;
+                gr.owner[gr.n++] = i;
             }
-            fj_buf_puts(o, "],");
-        }
-        fj_buf_printf(o, "\"from\":%lld,\"to\":%lld,\"resolution\":%lld", (long long)((g.from + (int64_t)lo * g.step) / NS),
-                      (long long)((g.from + (int64_t)hi * g.step) / NS), (long long)step);
-        if (c->with_stats) {
-            fj_buf_puts(o, ",\"avg\":");
-            put_num(o, avg);
-            fj_buf_puts(o, ",\"min\":");
-            put_num(o, mn);
-            fj_buf_puts(o, ",\"max\":");
-            put_num(o, mx);
-        }
-        fj_buf_puts(o, "}");
+        fj_err err = {0};
+        st = fj_store_ts_read_many(c->s, c->live, gr.ids, gr.n, g->from, g->from + (int64_t)g->n * g->step - 1,
+                                   &c->pts, add_series_points, &gr, &err);
     }
-    fj_free(sum), fj_free(tmp), fj_free(cnt);
+    fj_free(gr.ids), fj_free(gr.owner), fj_free(gr.tmp);
+    return st;
+}
+
+/* Starts the results over sels[i..) that fit one group (one grid, GROUP_BUCKETS in all, at least
+ * one result); *end is one past the last started. */
+static fj_status start_group(qctx *c, const char *metric, const sel *sels, size_t n, int64_t res_s, result *r,
+                             size_t i, size_t *end)
+{
+    const fj_ts_grid *grid = NULL;
+    size_t buckets = 0, k = i;
+    fj_status st = FJ_OK;
+    for (; k < n; k++) {
+        if ((st = result_start(c, metric, &sels[k], res_s, &r[k])) != FJ_OK)
+            break;
+        if (!has_buckets(&r[k]))
+            continue;
+        if (grid && (buckets + r[k].g.n > GROUP_BUCKETS || !same_grid(&r[k].g, grid))) {
+            result_free(&r[k]); /* started again by the next group */
+            break;
+        }
+        grid = grid ? grid : &r[k].g;
+        buckets += r[k].g.n;
+    }
+    *end = k;
+    return st;
+}
+
+/* The results over sels[0..n), written comma-separated in order. */
+static fj_status put_results(qctx *c, const char *metric, const sel *sels, size_t n, int64_t res_s, double scale)
+{
+    result *r = fj_calloc(n ? n : 1, sizeof *r);
+    if (!r)
+        return FJ_ENOMEM;
+    fj_status st = FJ_OK;
+    for (size_t i = 0, end = 0; st == FJ_OK && i < n; i = end) {
+        st = start_group(c, metric, sels, n, res_s, r, i, &end);
+        if (st == FJ_OK)
+            st = read_group(c, r + i, end - i);
+        for (size_t j = i; st == FJ_OK && j < end; j++) {
+            if (j)
+                fj_buf_puts(c->out, ",");
+            result_put(c, metric, &r[j], res_s, scale);
+        }
+        for (size_t j = i; j < end; j++)
+            result_free(&r[j]);
+    }
+    fj_free(r);
     return st;
 }
 
@@ -562,7 +693,8 @@ static fj_status run_query(qctx *c, const query *q)
     fj_ts_sel sl = {c->cluster, q->host, q->metric};
     fj_status st = ops->ts_series(c->s, &sl, add_series, &ms, &err);
     topo t = {0};
-    sel s = {0};
+    sel s = {0}, *sels = NULL;
+    size_t n_sels = 0;
     fj_buf_puts(c->out, "[");
     bool node_level = !q->type || !strcmp(q->type, "node");
     if (st == FJ_OK && !node_level) {
@@ -575,7 +707,7 @@ static fj_status run_query(qctx *c, const query *q)
         if (!collect_node(&ms, &s))
             st = FJ_ENOMEM;
         else
-            st = one_result(c, q->metric, &s, q->resolution, q->scale);
+            st = put_results(c, q->metric, &s, 1, q->resolution, q->scale);
         goto out;
     }
     /* the ids asked, or every id of that type the host has */
@@ -595,28 +727,31 @@ static fj_status run_query(qctx *c, const query *q)
                 st = FJ_ENOMEM;
                 goto out;
             }
-        st = one_result(c, q->metric, &s, q->resolution, q->scale);
+        st = put_results(c, q->metric, &s, 1, q->resolution, q->scale);
         goto out;
     }
-    bool first = true;
+    /* one result per id (and subtype id): every selection first, so that they are read together */
+    n_sels = n_ids * n_st;
+    if (!(sels = fj_calloc(n_sels ? n_sels : 1, sizeof *sels))) {
+        st = FJ_ENOMEM;
+        goto out;
+    }
     for (size_t i = 0; st == FJ_OK && i < n_ids; i++)
         for (size_t k = 0; st == FJ_OK && k < n_st; k++) {
-            s.n = 0;
             const char *stid = q->subtype && q->n_subtype_ids ? q->subtype_ids[k] : NULL;
-            if (!collect_unit(c, &ms, &all, &t, q, q->type, ids[i], stid, &s)) {
+            if (!collect_unit(c, &ms, &all, &t, q, q->type, ids[i], stid, &sels[i * n_st + k]))
                 st = FJ_ENOMEM;
-                break;
-            }
-            if (!first)
-                fj_buf_puts(c->out, ",");
-            first = false;
-            st = one_result(c, q->metric, &s, q->resolution, q->scale);
         }
+    if (st == FJ_OK)
+        st = put_results(c, q->metric, sels, n_sels, q->resolution, q->scale);
 out:
     fj_buf_puts(c->out, "]");
     fj_free(ms.v);
     fj_free(all.v);
     fj_free(s.v);
+    for (size_t i = 0; sels && i < n_sels; i++)
+        fj_free(sels[i].v);
+    fj_free(sels);
     return st;
 }
 

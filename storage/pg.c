@@ -1,7 +1,7 @@
 /* pg.c — the PostgreSQL backend (libpq): opening and reconnecting, embedded migrations under an
  * advisory lock, week partitions and retention, prepared statements, error mapping, name cache,
- * column arrays and tokens. The write path is in pg_write.c, the queries in pg_query.c; the schema
- * in migrations/postgres/. */
+ * column arrays and tokens. The write path is in pg_write.c, the queries in pg_query_*.c; the
+ * schema in migrations/postgres/. */
 #include "pg_int.h"
 #include "pg_migrations.h"
 #include "pg_query_int.h"
@@ -399,9 +399,7 @@ static const char *stmt_sql(fj_pg_stmt_id id)
     if (sql[id])
         return sql[id];
     const char *b = fj_pg_built_sql(id);
-    if (!b)
-        b = fj_pg_chimbuko_sql(id);
-    return b ? b : fj_pg_query_sql(id);
+    return b ? b : fj_pg_chimbuko_sql(id);
 }
 
 fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *vals, PGresult **res,
@@ -1006,8 +1004,6 @@ const fj_store_ops fj_store_pg_ops = {
     .token_get = pg_token_get,
     .token_list = pg_token_list,
     .token_revoke = pg_token_revoke,
-    .query_jobs = fj_pg_query_jobs,
-    .query_nodes = fj_pg_query_nodes,
     .q_clusters = fj_pg_q_clusters,
     .q_nodes = fj_pg_q_nodes,
     .q_sysinfo = fj_pg_q_sysinfo,
@@ -1034,6 +1030,7 @@ const fj_store_ops fj_store_pg_ops = {
     .maintain = fj_pg_ts_maintain,
     .ts_series = fj_pg_ts_series,
     .ts_read = fj_pg_ts_read,
+    .ts_read_many = fj_pg_ts_read_many,
     .cc_messages = fj_pg_cc_messages,
     .cc_jobs = fj_pg_cc_jobs,
 };

@@ -169,8 +169,10 @@ void fj_pg_map_clear(fj_pg_map *m);
     X(TS_CHUNK_INS, "INSERT INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) SELECT * FROM "       \
                     "unnest($1::integer[],$2::bigint[],$3::bigint[],$4::bigint[],$5::integer[],$6::bytea[]) " \
                     "ON CONFLICT DO NOTHING")                                                            \
-    X(TS_CHUNKS, "SELECT count, t_first, t_last, seq, blob FROM ts_chunk WHERE series_id = $1::integer " \
-                 "AND t_last >= $2::bigint AND t_first <= $3::bigint")                                   \
+    X(TS_CHUNKS, "SELECT u.o, c.count, c.t_first, c.t_last, c.seq, c.blob FROM unnest($1::integer[]) "  \
+                 "WITH ORDINALITY u(id, o) CROSS JOIN LATERAL (SELECT count, t_first, t_last, seq, blob " \
+                 "FROM ts_chunk WHERE series_id = u.id AND t_last >= $2::bigint AND t_first <= "         \
+                 "$3::bigint OFFSET 0) c ORDER BY u.o")                                                  \
     X(TS_RETENTION, "DELETE FROM ts_chunk WHERE t_last < $1::bigint")                                    \
     X(TS_LOG_INS, "INSERT INTO "                                                                         \
                   "request_log(instance_id,lsn,received,cluster,unit_ns,max_future_ns,size,body) SELECT " \
@@ -215,31 +217,6 @@ void fj_pg_map_clear(fj_pg_map *m);
                    "c.cluster_id AND x.job_id = c.job_id AND x.job_step = '' WHERE k.name = $1::text AND " \
                    "($2::bigint = 0 OR coalesce(c.stop_time, 9223372036) >= $2::bigint) AND ($3::bigint " \
                    "= 0 OR c.start_time <= $3::bigint) ORDER BY c.start_time, c.id LIMIT $4::bigint")    \
-    X(Q_JOBS, "SELECT j.id, j.cluster_id, j.job, j.epoch, n.name, u.s, j.first_seen, j.last_seen, "      \
-              "j.n_samples, j.nproc_peak, j.cpu_sum_m, j.cpu_peak_m, j.mem_sum_kb, j.mem_peak_kb, "      \
-              "j.gpu_sum_m, j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.pid "                     \
-              "FROM jobs j JOIN clusters c ON c.id = j.cluster_id LEFT JOIN nodes n ON n.id = j.node_id " \
-              "LEFT JOIN strings u ON u.id = j.user_id WHERE c.name = $1::text AND "                     \
-              "($2::bigint = 0 OR j.last_seen >= $2::bigint) AND ($3::bigint = 0 OR j.first_seen <= "    \
-              "$3::bigint) ORDER BY j.first_seen, j.id LIMIT $4::bigint")                                \
-    X(Q_JOB_HOSTS, "SELECT h.rjob_id, n.name FROM job_hosts h JOIN nodes n ON n.id = h.node_id "         \
-                   "WHERE h.rjob_id = ANY($1::bigint[]) ORDER BY h.rjob_id, n.name COLLATE \"C\"")       \
-    X(Q_JOB_CMDS, "SELECT c.rjob_id, x.s FROM job_cmds c JOIN strings x ON x.id = c.cmd_id "             \
-                  "WHERE c.rjob_id = ANY($1::bigint[]) ORDER BY c.rjob_id, x.s COLLATE \"C\"")           \
-    X(Q_JOB_SLURM, NULL)                                                                                 \
-    X(Q_NODES, "SELECT n.id, n.name, greatest(coalesce((SELECT max(time) FROM samples WHERE node_id = "  \
-               "n.id), 0), coalesce((SELECT max(time) FROM sysinfo WHERE node_id = n.id), 0)) "          \
-               "FROM nodes n JOIN clusters c ON c.id = n.cluster_id WHERE c.name = $1::text "            \
-               "ORDER BY n.name COLLATE \"C\"")                                                          \
-    X(Q_NODE_SYSINFO, "SELECT DISTINCT ON (s.node_id) s.node_id, s.time, s.cpu_model, s.sockets, "       \
-                      "s.cores_per_socket, s.threads_per_core, s.memory_kb, s.os_name, s.os_release, "   \
-                      "s.architecture, s.n_gpus FROM sysinfo s JOIN nodes n ON n.id = s.node_id "        \
-                      "JOIN clusters c ON c.id = n.cluster_id WHERE c.name = $1::text "                  \
-                      "ORDER BY s.node_id, s.time DESC")                                                 \
-    X(Q_NODE_STATES, "SELECT ns.node_id, x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id "  \
-                     "JOIN nodes n ON n.id = ns.node_id JOIN clusters c ON c.id = n.cluster_id "         \
-                     "WHERE c.name = $1::text AND ns.time = (SELECT max(time) FROM node_states "         \
-                     "WHERE node_id = ns.node_id) ORDER BY ns.node_id, x.s COLLATE \"C\"")               \
     X(Q_MEASURE_LATEST, "SELECT m.time, m.snapshot FROM measurement_snapshots m JOIN clusters c ON "     \
                         "c.id = m.cluster_id JOIN nodes n ON n.id = m.node_id AND n.cluster_id = c.id "  \
                         "WHERE c.name = $1::text AND n.name = $2::text ORDER BY m.time DESC LIMIT 1")
@@ -251,10 +228,8 @@ typedef enum fj_pg_stmt_id {
     FJ_PG__COUNT
 } fj_pg_stmt_id;
 
-/* The SQL of the statements whose text is NULL in FJ_PG_STMTS (pg_write.c, pg_query.c,
- * pg_chimbuko.c). */
+/* The SQL of the statements whose text is NULL in FJ_PG_STMTS (pg_write.c, pg_chimbuko.c). */
 const char *fj_pg_built_sql(fj_pg_stmt_id id);
-const char *fj_pg_query_sql(fj_pg_stmt_id id);
 const char *fj_pg_chimbuko_sql(fj_pg_stmt_id id); /* pg_chimbuko.c: the CB_* statements */
 
 /* --- column arrays for batched writes ---------------------------------------------------------- */
@@ -365,12 +340,10 @@ fj_status fj_pg_retention(fj_store *s, bool force, fj_err *err);
 /* Parses a decimal integer column value (0 for NULL or garbage). */
 int64_t fj_pg_int(const PGresult *r, int row, int col);
 
-/* The write path (pg_write.c) and queries (pg_query.c). */
+/* The write path (pg_write.c) and the read of a node's latest aicr snapshot (pg_measure.c). */
 fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                       fj_err *err);
 void fj_pg_write_free(fj_store *s);
-fj_status fj_pg_query_jobs(fj_store *s, const fj_job_query *q, fj_buf *out, fj_err *err);
-fj_status fj_pg_query_nodes(fj_store *s, const char *cluster, fj_buf *out, fj_err *err);
 fj_status fj_pg_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
                                    fj_err *err);
 

@@ -1,9 +1,10 @@
 /* pg_ts_read.c — line-protocol metrics in the PostgreSQL backend, reader side: the series catalog
- * (every server's series), a series' points (stored chunks merged with this server's unsealed
+ * (every server's series), series' points (stored chunks merged with this server's unsealed
  * points), ClusterCockpit events and jobs. Each is one statement outside any transaction, so its
- * snapshot is taken when it runs: ts_read's chunk query runs at the first call of the engine's
- * chunk iterator, after the engine's part was copied, so a chunk sealed and committed in between
- * is never missed. Another server's unsealed points are not visible here until it seals them
+ * snapshot is taken when it runs: the chunks of up to SERIES_PER_STATEMENT series are read with
+ * one statement (a round trip each would dominate a query over many series), run after the
+ * engine's part of every one of them was copied, so a chunk sealed and committed in between is
+ * never missed. Another server's unsealed points are not visible here until it seals them
  * (metrics-flush-interval at the latest). */
 #include "pg_ts.h"
 
@@ -47,13 +48,16 @@ fj_status fj_pg_ts_series(fj_store *s, const fj_ts_sel *sel,
     return st;
 }
 
+/* Bounds the memory of a read: one statement's result holds the chunks of all its series in the
+ * range (bytea as hex text, twice their size). */
+#define SERIES_PER_STATEMENT 128
+
+/* The rows of one series in a statement's result, [row, end). */
 typedef struct chunk_iter {
     fj_store *s;
-    fj_err *err;
-    PGresult *r;
-    int row;
+    const PGresult *r;
+    int row, end;
     uint32_t id;
-    int64_t from, to;
 } chunk_iter;
 
 static int hexval(unsigned char c)
@@ -87,47 +91,101 @@ static fj_status unhex(struct fj_pg_ts *t, const char *v, size_t n, size_t *len)
 static fj_status next_chunk(void *ud, fj_ts_chunk *out)
 {
     chunk_iter *it = ud;
-    if (!it->r) { /* the snapshot starts here, after the engine's part was copied */
-        char b0[24], b1[24], b2[24];
-        snprintf(b0, sizeof b0, "%u", it->id);
-        snprintf(b1, sizeof b1, "%lld", (long long)it->from);
-        snprintf(b2, sizeof b2, "%lld", (long long)it->to);
-        const char *vals[] = {b0, b1, b2};
-        fj_status st = fj_pg_ts_run1(it->s, FJ_PG_TS_CHUNKS, 3, vals, &it->r, "read chunks", it->err);
-        if (st != FJ_OK)
-            return st;
-    }
-    if (it->row >= PQntuples(it->r))
+    if (it->row >= it->end)
         return FJ_ENOTFOUND;
     int i = it->row++;
     size_t len = 0;
-    fj_status st = unhex(it->s->ts, PQgetvalue(it->r, i, 4), (size_t)PQgetlength(it->r, i, 4), &len);
+    fj_status st = unhex(it->s->ts, PQgetvalue(it->r, i, 5), (size_t)PQgetlength(it->r, i, 5), &len);
     if (st != FJ_OK)
         return st;
     *out = (fj_ts_chunk){.series_id = it->id,
-                         .count = (uint32_t)fj_pg_int(it->r, i, 0),
-                         .t_first = fj_pg_int(it->r, i, 1),
-                         .t_last = fj_pg_int(it->r, i, 2),
-                         .seq = (uint64_t)fj_pg_int(it->r, i, 3),
+                         .count = (uint32_t)fj_pg_int(it->r, i, 1),
+                         .t_first = fj_pg_int(it->r, i, 2),
+                         .t_last = fj_pg_int(it->r, i, 3),
+                         .seq = (uint64_t)fj_pg_int(it->r, i, 4),
                          .blob = it->s->ts->blob,
                          .len = len};
     return FJ_OK;
 }
 
-fj_status fj_pg_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
-                        fj_ts_points *out, fj_err *err)
+/* The chunks of ids[0..n) overlapping [from, to], ordered by the series' position in ids (1-based,
+ * column 0). Per series an index range scan, as one statement per series was: the subquery's
+ * OFFSET 0 keeps the planner from flattening it into a join over the t_last index, which reads
+ * every series' chunks of the range when the range covers most of them. */
+static fj_status query_chunks(fj_store *s, const uint32_t *ids, size_t n, int64_t from, int64_t to, PGresult **r,
+                              fj_err *err)
+{
+    char list[SERIES_PER_STATEMENT * 11 + 3], b1[24], b2[24];
+    size_t off = 0;
+    list[off++] = '{';
+    for (size_t i = 0; i < n; i++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%u", i ? "," : "", ids[i]);
+    snprintf(list + off, sizeof list - off, "}");
+    snprintf(b1, sizeof b1, "%lld", (long long)from);
+    snprintf(b2, sizeof b2, "%lld", (long long)to);
+    const char *vals[] = {list, b1, b2};
+    return fj_pg_ts_run1(s, FJ_PG_TS_CHUNKS, 3, vals, r, "read chunks", err);
+}
+
+/* Up to SERIES_PER_STATEMENT series with one statement: the engine's part of every one first,
+ * then the statement, then each series merged and handed to cb (as number base + i). */
+static fj_status read_batch(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, size_t base,
+                            int64_t from, int64_t to, fj_ts_points *pts,
+                            fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err)
+{
+    fj_ts_read_part *parts[SERIES_PER_STATEMENT] = {0};
+    PGresult *r = NULL;
+    fj_status st = FJ_OK;
+    for (size_t i = 0; st == FJ_OK && i < n; i++)
+        st = fj_ts_read_begin(live, s->ts->codec, ids[i], from, to, &parts[i], err);
+    if (st == FJ_OK)
+        st = query_chunks(s, ids, n, from, to, &r, err);
+    for (size_t i = 0, row = 0, rows = r ? (size_t)PQntuples(r) : 0; st == FJ_OK && i < n; i++) {
+        chunk_iter it = {.s = s, .r = r, .row = (int)row, .id = ids[i]};
+        while (row < rows && fj_pg_int(r, (int)row, 0) == (int64_t)i + 1)
+            row++;
+        it.end = (int)row;
+        st = fj_ts_read_end(parts[i], next_chunk, &it, pts, err);
+        parts[i] = NULL;
+        if (st == FJ_EIO && err && !err->message[0])
+            fj_err_set(err, FJ_EIO, "db", "reading chunks of series %u failed", ids[i]);
+        if (st == FJ_OK)
+            st = cb(ud, base + i, pts);
+    }
+    for (size_t i = 0; i < n; i++)
+        fj_ts_read_discard(parts[i]);
+    PQclear(r);
+    return st;
+}
+
+fj_status fj_pg_ts_read_many(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
+                             int64_t to, fj_ts_points *pts,
+                             fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err)
 {
     struct fj_pg_ts *t = reader_state(s);
     if (!t)
         return oom(err);
     if (!t->codec && !(t->codec = fj_ts_codec_create()))
         return oom(err);
-    chunk_iter it = {.s = s, .err = err, .id = series_id, .from = from, .to = to};
-    fj_status st = fj_ts_read(live, t->codec, series_id, from, to, next_chunk, &it, out, err);
-    PQclear(it.r);
-    if (st == FJ_EIO && err && !err->message[0])
-        fj_err_set(err, FJ_EIO, "db", "reading chunks of series %u failed", series_id);
+    fj_status st = FJ_OK;
+    for (size_t i = 0; st == FJ_OK && i < n; i += SERIES_PER_STATEMENT) {
+        size_t k = n - i < SERIES_PER_STATEMENT ? n - i : SERIES_PER_STATEMENT;
+        st = read_batch(s, live, ids + i, k, i, from, to, pts, cb, ud, err);
+    }
     return st;
+}
+
+static fj_status points_stay(void *ud, size_t i, const fj_ts_points *pts)
+{
+    (void)ud, (void)i, (void)pts;
+    return FJ_OK;
+}
+
+fj_status fj_pg_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
+                        fj_ts_points *out, fj_err *err)
+{
+    out->n = 0;
+    return fj_pg_ts_read_many(s, live, &series_id, 1, from, to, out, points_stay, NULL, err);
 }
 
 /* --- ClusterCockpit records ----------------------------------------------------------------- */

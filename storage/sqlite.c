@@ -1,6 +1,6 @@
 /* sqlite.c — the SQLite backend: opening (WAL, pragmas, schema check), embedded migrations, the
  * statement cache, name interning and tokens. The write path is in sqlite_write.c, the queries in
- * sqlite_query.c; the schema in migrations/sqlite/. */
+ * sqlite_query_*.c; the schema in migrations/sqlite/. */
 #include "sqlite_chimbuko.h"
 #include "sqlite_int.h"
 #include "sqlite_migrations.h"
@@ -902,8 +902,6 @@ const fj_store_ops fj_store_sqlite_ops = {
     .token_get = sq_token_get,
     .token_list = sq_token_list,
     .token_revoke = sq_token_revoke,
-    .query_jobs = fj_sq_query_jobs,
-    .query_nodes = fj_sq_query_nodes,
     .q_clusters = fj_sq_q_clusters,
     .q_nodes = fj_sq_q_nodes,
     .q_sysinfo = fj_sq_q_sysinfo,

@@ -249,11 +249,9 @@ void fj_sq_rj_clear(fj_store *s);
  * close, before the connection is closed. */
 void fj_sq_write_free(fj_store *s);
 
-/* The write path (sqlite_write.c) and queries (sqlite_query.c). */
+/* The write path (sqlite_write.c). */
 fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                       fj_err *err);
-fj_status fj_sq_query_jobs(fj_store *s, const fj_job_query *q, fj_buf *out, fj_err *err);
-fj_status fj_sq_query_nodes(fj_store *s, const char *cluster, fj_buf *out, fj_err *err);
 /* aicr snapshots (sqlite_measure.c): one envelope's write inside the write transaction, and the
  * measurement_latest op. */
 fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cluster_id, int64_t node_id,

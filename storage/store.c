@@ -39,3 +39,17 @@ fj_status fj_store_write(fj_store *s, fj_batch *const *batches, size_t n, fj_wri
 {
     return fj_store_ops_of(s)->write(s, batches, n, counts, err);
 }
+
+fj_status fj_store_ts_read_many(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
+                                int64_t to, fj_ts_points *pts,
+                                fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err)
+{
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    if (ops->ts_read_many)
+        return ops->ts_read_many(s, live, ids, n, from, to, pts, cb, ud, err);
+    fj_status st = FJ_OK;
+    for (size_t i = 0; st == FJ_OK && i < n; i++)
+        if ((st = ops->ts_read(s, live, ids[i], from, to, pts, err)) == FJ_OK)
+            st = cb(ud, i, pts);
+    return st;
+}

@@ -82,13 +82,6 @@ typedef struct fj_migration_info {
     int latest;   /* highest version this binary ships */
 } fj_migration_info;
 
-/* Job listing filter for GET /api/v1/jobs (the full query API extends this). */
-typedef struct fj_job_query {
-    const char *cluster; /* required */
-    fj_time from, to;    /* overlap window; 0 = open */
-    size_t limit;
-} fj_job_query;
-
 /* A stored upload/read credential. Secrets are never stored, only their hash. */
 typedef struct fj_token_rec {
     char cluster[256];
@@ -114,9 +107,6 @@ typedef struct fj_store_ops {
     fj_status (*token_get)(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err);
     fj_status (*token_list)(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err);
     fj_status (*token_revoke)(fj_store *s, const char *cluster, fj_err *err);
-    /* Queries append one JSON document to out: {"jobs":[...]} and {"nodes":[...]}. */
-    fj_status (*query_jobs)(fj_store *s, const fj_job_query *q, fj_buf *out, fj_err *err);
-    fj_status (*query_nodes)(fj_store *s, const char *cluster, fj_buf *out, fj_err *err);
 
     /* --- The query API (store_query.h): rows into a sink; FJ_EINVAL with err->path naming the
      * query field for a query the backend cannot answer; FJ_ENOTFOUND for an unknown cluster,
@@ -183,6 +173,13 @@ typedef struct fj_store_ops {
      * the same handle (it takes its snapshot after copying the engine's part). */
     fj_status (*ts_read)(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
                          fj_ts_points *out, fj_err *err);
+    /* Reader, optional (NULL: fj_store_ts_read_many calls ts_read series by series): ts_read of
+     * ids[0..n) with one range, each series' points put in *pts and handed to cb(ud, i, pts) in
+     * order (stop with a non-FJ_OK return, which is passed on). For a backend where a statement
+     * is a round trip, so that many series cost a few statements, not one each. */
+    fj_status (*ts_read_many)(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
+                              int64_t to, fj_ts_points *pts,
+                              fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err);
     /* Reader: {"events":[...]} oldest first. */
     fj_status (*cc_messages)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
     /* Reader: {"jobs":[...]}: ClusterCockpit jobs of q->cluster running in [from, to] (ns; 0 = open),
@@ -232,6 +229,10 @@ void fj_store_close(fj_store *s);
 
 /* Convenience wrappers that dispatch through the ops table. */
 fj_status fj_store_write(fj_store *s, fj_batch *const *batches, size_t n, fj_write_count *counts, fj_err *err);
+/* The ts_read_many op, or ts_read series by series where the backend has none. */
+fj_status fj_store_ts_read_many(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
+                                int64_t to, fj_ts_points *pts,
+                                fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err);
 
 /* Default rectification gap: 6 hours. */
 #define FJ_JOB_GAP_DEFAULT_S (6 * 3600)

@@ -1123,61 +1123,114 @@ static fj_status merge_runs(rctx *r, fj_ts_points *out)
     return FJ_OK;
 }
 
+/* A read between its two steps: the engine's part copied, the stored chunks still to come. */
+struct fj_ts_read_part {
+    rctx r;
+    fj_ts_codec *own; /* the codec when the caller gave none */
+    uint32_t id;
+    int64_t from, to;
+    uint64_t *seqs; /* the unsealed chunks copied, skipped when the database yields them too */
+    size_t n_seqs;
+};
+
+static void part_free(fj_ts_read_part *p)
+{
+    fj_free(p->seqs);
+    fj_free(p->r.t);
+    fj_free(p->r.v);
+    fj_free(p->r.runs);
+    fj_free(p->r.dt);
+    fj_free(p->r.dv);
+    fj_ts_codec_destroy(p->own);
+}
+
+static fj_status part_copy(fj_ts_read_part *p, fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from,
+                           int64_t to, fj_err *err)
+{
+    *p = (fj_ts_read_part){.id = series_id, .from = from, .to = to};
+    if (from > to)
+        return fj_err_set(err, FJ_EINVAL, NULL, "time range ends before it starts");
+    if (!c && !(c = p->own = fj_ts_codec_create()))
+        return FJ_ENOMEM;
+    p->r.c = c;
+    return e ? copy_memory(e, &p->r, series_id, from, to, &p->seqs, &p->n_seqs) : FJ_OK;
+}
+
+/* Adds the stored chunks next yields (those already copied from the engine skipped) and merges. */
+static fj_status part_merge(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err)
+{
+    while (next) {
+        fj_ts_chunk ch;
+        fj_status st = next(ud, &ch);
+        if (st == FJ_ENOTFOUND)
+            break;
+        if (st != FJ_OK)
+            return st;
+        if (ch.series_id != p->id)
+            return fj_err_set(err, FJ_EIO, NULL, "chunk seq %llu belongs to series %u, not %u",
+                              (unsigned long long)ch.seq, ch.series_id, p->id);
+        bool dup = false;
+        for (size_t i = 0; i < p->n_seqs && !dup; i++)
+            dup = p->seqs[i] == ch.seq;
+        if (dup)
+            continue;
+        if ((st = add_chunk(&p->r, &ch, p->from, p->to)) != FJ_OK) {
+            if (st == FJ_EIO)
+                fj_err_set(err, st, NULL, "chunk seq %llu of series %u is corrupt", (unsigned long long)ch.seq,
+                           p->id);
+            return st;
+        }
+    }
+    return merge_runs(&p->r, out);
+}
+
 fj_status fj_ts_read(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from, int64_t to,
                      fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err)
 {
     out->n = 0;
-    if (from > to)
-        return fj_err_set(err, FJ_EINVAL, NULL, "time range ends before it starts");
-    fj_ts_codec *own = NULL;
-    if (!c && !(c = own = fj_ts_codec_create()))
-        return FJ_ENOMEM;
-    rctx r = {.c = c};
-    uint64_t *seqs = NULL;
-    size_t n_seqs = 0;
-    fj_status st = FJ_OK;
-    if (e && (st = copy_memory(e, &r, series_id, from, to, &seqs, &n_seqs)) != FJ_OK)
-        goto out;
-    if (next) {
-        for (;;) {
-            fj_ts_chunk ch;
-            st = next(ud, &ch);
-            if (st == FJ_ENOTFOUND) {
-                st = FJ_OK;
-                break;
-            }
-            if (st != FJ_OK)
-                goto out;
-            if (ch.series_id != series_id) {
-                st = fj_err_set(err, FJ_EIO, NULL, "chunk seq %llu belongs to series %u, not %u",
-                                (unsigned long long)ch.seq, ch.series_id, series_id);
-                goto out;
-            }
-            bool dup = false;
-            for (size_t i = 0; i < n_seqs && !dup; i++)
-                dup = seqs[i] == ch.seq;
-            if (dup)
-                continue;
-            if ((st = add_chunk(&r, &ch, from, to)) != FJ_OK) {
-                if (st == FJ_EIO)
-                    fj_err_set(err, st, NULL, "chunk seq %llu of series %u is corrupt",
-                               (unsigned long long)ch.seq, series_id);
-                goto out;
-            }
-        }
-    }
-    st = merge_runs(&r, out);
-out:
+    fj_ts_read_part p;
+    fj_status st = part_copy(&p, e, c, series_id, from, to, err);
+    if (st == FJ_OK)
+        st = part_merge(&p, next, ud, out, err);
     if (st != FJ_OK)
         out->n = 0;
-    fj_free(seqs);
-    fj_free(r.t);
-    fj_free(r.v);
-    fj_free(r.runs);
-    fj_free(r.dt);
-    fj_free(r.dv);
-    fj_ts_codec_destroy(own);
+    part_free(&p);
     return st;
+}
+
+fj_status fj_ts_read_begin(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from, int64_t to,
+                           fj_ts_read_part **out, fj_err *err)
+{
+    *out = NULL;
+    fj_ts_read_part *p = fj_malloc(sizeof *p);
+    if (!p)
+        return FJ_ENOMEM;
+    fj_status st = part_copy(p, e, c, series_id, from, to, err);
+    if (st != FJ_OK) {
+        part_free(p);
+        fj_free(p);
+        return st;
+    }
+    *out = p;
+    return FJ_OK;
+}
+
+fj_status fj_ts_read_end(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err)
+{
+    out->n = 0;
+    fj_status st = part_merge(p, next, ud, out, err);
+    if (st != FJ_OK)
+        out->n = 0;
+    fj_ts_read_discard(p);
+    return st;
+}
+
+void fj_ts_read_discard(fj_ts_read_part *p)
+{
+    if (!p)
+        return;
+    part_free(p);
+    fj_free(p);
 }
 
 void fj_ts_points_free(fj_ts_points *p)

@@ -178,6 +178,18 @@ void fj_ts_points_free(fj_ts_points *p);
 fj_status fj_ts_read(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from, int64_t to,
                      fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err);
 
+/* fj_ts_read in two steps, for a caller that fetches the stored chunks of many series with one
+ * database statement: fj_ts_read_begin copies the engine's part of one series (as fj_ts_read does
+ * first), fj_ts_read_end merges it with the chunks `next` yields into out and frees the part. The
+ * snapshot rule becomes: begin every series of the statement, then run it. c (may be NULL) must
+ * outlive the part and be used by one thread. fj_ts_read_discard frees a part not ended (NULL is
+ * a no-op). Same results and errors as fj_ts_read. */
+typedef struct fj_ts_read_part fj_ts_read_part;
+fj_status fj_ts_read_begin(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from, int64_t to,
+                           fj_ts_read_part **out, fj_err *err);
+fj_status fj_ts_read_end(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err);
+void fj_ts_read_discard(fj_ts_read_part *p);
+
 typedef struct fj_ts_stats {
     size_t series, buffered_points, buffer_bytes, pending_chunks, pending_bytes;
     uint64_t sealed_chunks, sealed_points, sealed_bytes; /* since open */

@@ -6,7 +6,9 @@
  * differs between the two are written twice (D(sqlite, postgres)). */
 #include "../fj_test.h"
 #include "alloc.h"
+#include "cc.h"
 #include "chimbuko.h"
+#include "out.h"
 #include "rectify.h"
 #include "sqlite_migrations.h"
 #include "sqlite_test_db.h"
@@ -254,6 +256,44 @@ static void write_ok(fj_store *s, fj_batch **b, size_t n, fj_write_count *counts
     fj_err err = {0};
     fj_status st = fj_store_write(s, b, n, counts, &err);
     cr_assert_eq(st, FJ_OK, "write: %s", err.message);
+}
+
+typedef fj_status (*query_op)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+
+/* A query op's answer as the API writes it in JSON (api/out.c), to look for fragments in; free()
+ * it. */
+static char *query_json(fj_store *s, query_op op, fj_query *q)
+{
+    fj_buf b;
+    fj_buf_init(&b, 1 << 20);
+    fj_out o;
+    fj_out_init(&o, &b, false);
+    fj_err err = {0};
+    cr_assert_eq(op(s, q, &o.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_out_finish(&o, false, NULL), FJ_OK);
+    fj_out_free(&o);
+    char *json = strdup(b.data ? b.data : "");
+    fj_buf_free(&b);
+    return json;
+}
+
+/* The row of node in a q_nodes answer written by query_json (up to the next row); free() it. */
+static char *node_row(const char *json, const char *node)
+{
+    char head[128];
+    snprintf(head, sizeof head, "{\"cluster\":\"fox\",\"node\":\"%s\"", node);
+    const char *row = strstr(json, head);
+    cr_assert_not_null(row, "no row of %s in %s", node, json);
+    const char *next = strstr(row + 1, "{\"cluster\":");
+    return strndup(row, next ? (size_t)(next - row) : strlen(row));
+}
+
+/* Appends "name":value, value written as the API writes a real number (three decimals at most). */
+static void real_member(fj_buf *b, const char *name, double d)
+{
+    fj_value v = {.t = FJ_VT_REAL, .d = d};
+    cr_assert_eq(fj_buf_printf(b, "%s\"%s\":", b->len ? "," : "", name), FJ_OK);
+    cr_assert_eq(fj_value_json(b, &v), FJ_OK);
 }
 
 /* --- batch builders --------------------------------------------------------------------------- */
@@ -1004,29 +1044,38 @@ Test(contract, rectified_slurm_job_summary_across_nodes)
     sj->job_name = "train";
     sj->time_limit_s = 3600;
     write_ok(s, &jb, 1, c);
-    fj_buf out;
-    fj_buf_init(&out, 1 << 20);
-    fj_job_query q = {.cluster = "fox"};
-    fj_err err = {0};
-    cr_assert_eq(fj_store_ops_of(s)->query_jobs(s, &q, &out, &err), FJ_OK, "%s", err.message);
-    char frag[256];
-    snprintf(frag, sizeof frag, "\"cpu_avg\":%.3f,\"cpu_peak\":%.3f,\"mem_avg_kb\":%lld,\"mem_peak_kb\":%lld",
-             (double)x.cpu_sum / 1000.0 / (double)x.n, (double)x.cpu_peak / 1000.0, (long long)(x.mem_sum / x.n),
-             (long long)x.mem_peak);
-    cr_assert(strstr(out.data, frag), "%s\nwant %s", out.data, frag);
-    cr_assert(strstr(out.data, "\"cluster\":\"fox\",\"job\":777,\"epoch\":0,\"node\":null,\"user\":\"ec-imfjohan\","
-                               "\"first_seen\":\"2026-01-28T08:22:48Z\",\"last_seen\":\"2026-01-28T08:42:48Z\","
-                               "\"hosts\":[\"c1-1\",\"c1-2\"],\"commands\":[\"gambit\",\"mpirun\"]"),
-              "%s", out.data);
-    cr_assert(strstr(out.data, "\"slurm\":{\"updated\":\"2026-01-28T08:22:48Z\",\"state\":\"RUNNING\","
-                               "\"state_raw\":null,\"partition\":\"accel\",\"account\":\"ec1\",\"job_name\":\"train\""),
-              "%s", out.data);
-    cr_assert(strstr(out.data, "\"time_limit_s\":3600"), "%s", out.data);
-    fj_buf_reset(&out);
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    fj_query q = {.cluster = "fox"};
+    char *got_jobs = query_json(s, ops->q_jobs, &q);
+    fj_buf frag;
+    fj_buf_init(&frag, 1 << 10);
+    real_member(&frag, "cpu_avg", (double)x.cpu_sum / 1000.0 / (double)x.n);
+    real_member(&frag, "cpu_peak", (double)x.cpu_peak / 1000.0);
+    cr_assert_eq(fj_buf_printf(&frag, ",\"mem_avg_kb\":%lld,\"mem_peak_kb\":%lld", (long long)(x.mem_sum / x.n),
+                               (long long)x.mem_peak),
+                 FJ_OK);
+    cr_assert(strstr(got_jobs, frag.data), "%s\nwant %s", got_jobs, frag.data);
+    fj_buf_free(&frag);
+    cr_assert(strstr(got_jobs, "\"cluster\":\"fox\",\"job\":777,\"epoch\":0,\"node\":null,\"pid\":null,"
+                               "\"user\":\"ec-imfjohan\",\"start\":\"2026-01-28T08:22:48Z\","
+                               "\"end\":\"2026-01-28T08:42:48Z\""),
+              "%s", got_jobs);
+    cr_assert(strstr(got_jobs, "\"hosts\":[\"c1-1\",\"c1-2\"],\"commands\":[\"gambit\",\"mpirun\"]"), "%s", got_jobs);
+    /* the Slurm record joined to the job, and the record itself (its time and raw state) */
+    cr_assert(strstr(got_jobs, "\"state\":\"RUNNING\",\"partition\":\"accel\",\"account\":\"ec1\","
+                               "\"job_name\":\"train\""),
+              "%s", got_jobs);
+    cr_assert(strstr(got_jobs, "\"time_limit_s\":3600"), "%s", got_jobs);
+    free(got_jobs);
+    char *got_slurm = query_json(s, ops->q_slurm_jobs, &q);
+    cr_assert(strstr(got_slurm, "\"job_id\":777,\"step\":\"\",\"updated\":\"2026-01-28T08:22:48Z\","
+                                "\"job_name\":\"train\",\"state\":\"RUNNING\",\"state_raw\":null"),
+              "%s", got_slurm);
+    free(got_slurm);
     q.from = T0 + 5 * 300; /* after the job */
-    cr_assert_eq(fj_store_ops_of(s)->query_jobs(s, &q, &out, &err), FJ_OK);
-    cr_assert_str_eq(out.data, "{\"jobs\":[]}");
-    fj_buf_free(&out);
+    char *none = query_json(s, ops->q_jobs, &q);
+    cr_assert_str_eq(none, "{\"jobs\":[]}\n");
+    free(none);
     for (int i = 0; i < 10; i++)
         fj_batch_free(batches[i]);
     fj_batch_free(jb);
@@ -1225,24 +1274,30 @@ Test(contract, read_only_handle_reads_while_writer_holds_the_lock)
     cr_assert_eq(db_try(db, D("BEGIN IMMEDIATE; INSERT INTO clusters(name) VALUES('x')",
                               "BEGIN; INSERT INTO clusters(name) VALUES('x')")),
                  0);
-    fj_buf out;
-    fj_buf_init(&out, 1 << 20);
-    cr_assert_eq(fj_store_ops_of(r)->query_nodes(r, "fox", &out, &err), FJ_OK, "%s", err.message);
-    cr_assert(strstr(out.data, "{\"cluster\":\"fox\",\"node\":\"c1-10\",\"last_seen\":\"2026-01-28T08:22:48Z\","
-                               "\"sysinfo\":{\"time\":\"2026-01-28T08:22:48Z\",\"cpu_model\":\"AMD EPYC 7702\","
-                               "\"sockets\":2,\"cores_per_socket\":64,\"threads_per_core\":1,\"memory_kb\":263000000,"
-                               "\"os_name\":\"Linux\",\"os_release\":\"5.14\",\"architecture\":\"x86_64\",\"gpus\":1},"
-                               "\"states\":[\"DRAIN\",\"MIXED\"]}"),
-              "%s", out.data);
-    cr_assert(strstr(out.data, "{\"cluster\":\"fox\",\"node\":\"c1-11\",\"last_seen\":null,\"sysinfo\":null,"
-                               "\"states\":[\"IDLE\"]}"),
-              "%s", out.data);
-    fj_buf_reset(&out);
-    fj_job_query q = {.cluster = "fox", .limit = 3};
-    cr_assert_eq(fj_store_ops_of(r)->query_jobs(r, &q, &out, &err), FJ_OK, "%s", err.message);
-    cr_assert(strstr(out.data, "\"pid\":77"), "%s", out.data);
-    fj_buf_reset(&out);
-    fj_buf_free(&out);
+    const fj_store_ops *ops = fj_store_ops_of(r);
+    fj_query q = {.cluster = "fox"};
+    char *got = query_json(r, ops->q_nodes, &q);
+    char *c10 = node_row(got, "c1-10");
+    cr_assert(strstr(c10, "{\"cluster\":\"fox\",\"node\":\"c1-10\",\"last_seen\":\"2026-01-28T08:22:48Z\","
+                          "\"states\":[\"DRAIN\",\"MIXED\"],"),
+              "%s", c10);
+    cr_assert(strstr(c10, "\"sysinfo_time\":\"2026-01-28T08:22:48Z\",\"os_name\":\"Linux\",\"os_release\":\"5.14\","
+                          "\"architecture\":\"x86_64\",\"cpu_model\":\"AMD EPYC 7702\",\"sockets\":2,"
+                          "\"cores_per_socket\":64,\"threads_per_core\":1,"),
+              "%s", c10);
+    cr_assert(strstr(c10, "\"memory_kb\":263000000,"), "%s", c10);
+    cr_assert(strstr(c10, "\"gpus\":1,"), "%s", c10);
+    char *c11 = node_row(got, "c1-11");
+    cr_assert(strstr(c11, "{\"cluster\":\"fox\",\"node\":\"c1-11\",\"last_seen\":null,\"states\":[\"IDLE\"],"),
+              "%s", c11);
+    cr_assert(strstr(c11, "\"sysinfo_time\":null,\"os_name\":null,"), "%s", c11);
+    free(c10);
+    free(c11);
+    free(got);
+    q.limit = 3;
+    got = query_json(r, ops->q_jobs, &q);
+    cr_assert(strstr(got, "\"pid\":77"), "%s", got);
+    free(got);
     db_try(db, "ROLLBACK");
     db_close(db);
     fj_store_close(r);
@@ -1583,10 +1638,9 @@ Test(contract, pg_connection_loss_is_ebusy_then_reconnects)
     kill_fjord_connections();
     write_ok(w, &b, 1, c);
     cr_assert_eq(c[0].duplicates, 18);
-    fj_buf out;
-    fj_buf_init(&out, 1 << 20);
+    fj_query q = {.cluster = "fox"};
+    free(query_json(r, fj_store_ops_of(r)->q_nodes, &q));
     fj_err err = {0};
-    cr_assert_eq(fj_store_ops_of(r)->query_nodes(r, "fox", &out, &err), FJ_OK, "%s", err.message);
     fj_token_rec t;
     cr_assert_eq(fj_store_ops_of(r)->token_get(r, "nobody", &t, &err), FJ_ENOTFOUND);
 
@@ -1609,13 +1663,117 @@ Test(contract, pg_connection_loss_is_ebusy_then_reconnects)
     cr_assert_eq(one.inserted, 1);
     cr_assert_eq(q1(db, "SELECT count(*) FROM slurm_jobs WHERE job_id = 4711"), 1);
     db_close(db);
-    fj_buf_free(&out);
     fj_batch_free(jb);
     fj_batch_free(b);
     fj_store_close(r);
     fj_store_close(w);
 }
 #endif
+
+/* --- line-protocol metrics (docs/metrics.md) ------------------------------------------------------ */
+
+#define TS_HOSTS 300 /* over two of PostgreSQL's statements of 128 series */
+#define TS_STEPS 6
+
+/* cpu_load of hosts h000.. at 60 s steps: host h's value at step k is h + k / 10. */
+static void write_metric_hosts(fj_store *w)
+{
+    size_t cap = (size_t)TS_HOSTS * TS_STEPS * 64, off = 0;
+    char *body = malloc(cap);
+    cr_assert_not_null(body);
+    for (int h = 0; h < TS_HOSTS; h++)
+        for (int k = 0; k < TS_STEPS; k++)
+            off += (size_t)snprintf(body + off, cap - off, "cpu_load,hostname=h%03d value=%g %d\n", h, h + k / 10.0,
+                                    T0 + 60 * k);
+    fj_batch *b = fj_batch_new();
+    fj_cc_opts o = {.default_cluster = "fox", .arrival_ns = (int64_t)T0 * 1000000000, .keep_raw = true};
+    cr_assert_eq(fj_cc_decode(body, off, &o, b, NULL, NULL, NULL, NULL), FJ_OK);
+    fj_write_count c;
+    write_ok(w, &b, 1, &c);
+    fj_batch_free(b);
+    free(body);
+}
+
+typedef struct ts_ids {
+    uint32_t v[TS_HOSTS + 1];
+    size_t n;
+} ts_ids;
+
+static fj_status collect_id(void *ud, uint32_t id, const fj_ts_key *key)
+{
+    (void)key;
+    ts_ids *x = ud;
+    if (x->n < TS_HOSTS)
+        x->v[x->n++] = id;
+    return FJ_OK;
+}
+
+/* What ts_read_many hands over, checked against ts_read's answers taken before. */
+typedef struct many_check {
+    fj_ts_points *want;
+    size_t calls;
+} many_check;
+
+static fj_status same_as_one_by_one(void *ud, size_t i, const fj_ts_points *pts)
+{
+    many_check *m = ud;
+    cr_assert_eq(i, m->calls++, "series handed over in order");
+    cr_assert_eq(pts->n, m->want[i].n, "series %zu: %zu points, want %zu", i, pts->n, m->want[i].n);
+    for (size_t k = 0; k < pts->n; k++) {
+        cr_assert_eq(pts->t[k], m->want[i].t[k]);
+        cr_assert_eq(pts->v[k], m->want[i].v[k]);
+    }
+    return FJ_OK;
+}
+
+static void expect_read_many_equals_ts_read(fj_store *r, fj_ts_engine *live, const ts_ids *ids)
+{
+    const fj_store_ops *ops = fj_store_ops_of(r);
+    fj_ts_points *want = calloc(ids->n, sizeof *want), pts = {0};
+    cr_assert_not_null(want);
+    fj_err err = {0};
+    for (size_t i = 0; i < ids->n; i++) {
+        cr_assert_eq(ops->ts_read(r, live, ids->v[i], 0, INT64_MAX, &want[i], &err), FJ_OK, "%s", err.message);
+        cr_assert_eq(want[i].n, TS_STEPS);
+    }
+    many_check m = {want, 0};
+    cr_assert_eq(fj_store_ts_read_many(r, live, ids->v, ids->n, 0, INT64_MAX, &pts, same_as_one_by_one, &m, &err),
+                 FJ_OK, "%s", err.message);
+    cr_assert_eq(m.calls, ids->n);
+    for (size_t i = 0; i < ids->n; i++)
+        fj_ts_points_free(&want[i]);
+    free(want);
+    fj_ts_points_free(&pts);
+}
+
+Test(contract, ts_read_many_equals_ts_read_series_by_series)
+{
+    fj_store *w = open_w();
+    fj_store_opts o = {.mode = FJ_STORE_WRITE, .ts_seal_points = 4}; /* a chunk and a buffer per series */
+    fj_err err = {0};
+    cr_assert_eq(fj_store_ops_of(w)->ts_start(w, &o, &err), FJ_OK, "%s", err.message);
+    write_metric_hosts(w);
+    fj_store *r = open_store(dbpath, FJ_STORE_READ, false);
+    ts_ids ids = {.n = 0};
+    fj_ts_sel sel = {"fox", NULL, "cpu_load"};
+    cr_assert_eq(fj_store_ops_of(r)->ts_series(r, &sel, collect_id, &ids, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(ids.n, TS_HOSTS);
+    /* in no particular order, one series twice */
+    for (size_t i = 0; i < ids.n / 2; i++) {
+        uint32_t x = ids.v[i];
+        ids.v[i] = ids.v[ids.n - 1 - i];
+        ids.v[ids.n - 1 - i] = x;
+    }
+    ids.v[ids.n++] = ids.v[7];
+    expect_read_many_equals_ts_read(r, fj_store_ops_of(w)->ts_engine(w), &ids); /* stored and live */
+    fj_store_close(w); /* seals and stores the rest */
+    expect_read_many_equals_ts_read(r, NULL, &ids);
+    fj_ts_points none = {0};
+    many_check m = {NULL, 0};
+    cr_assert_eq(fj_store_ts_read_many(r, NULL, ids.v, ids.n, 5, 4, &none, same_as_one_by_one, &m, &err), FJ_EINVAL);
+    cr_assert_eq(m.calls, 0);
+    fj_store_close(r);
+}
 
 /* --- Chimbuko (docs/chimbuko.md) --------------------------------------------------------------- */
 
