@@ -1,36 +1,25 @@
 /* chimbuko.c — Chimbuko decoder: one walk over the parsed JSON, as in sonar.c. Each object type is
  * a table of fields (name, type, flags, offset into the record); members are matched against it
- * once, nested objects and arrays go through small custom functions. The JSON path is a stack of
- * segments rendered to text only for an error or a note. Subtrees that storage keeps whole (call
- * stacks, windows, models, RunStats) are written out again as compact canonical JSON. */
+ * once, nested objects and arrays go through small custom functions. The JSON path, and the errors
+ * and notes that name it, are json_path.h's. Subtrees that storage keeps whole (call stacks,
+ * windows, models, RunStats) are written out again as compact canonical JSON. */
 #include "chimbuko.h"
 
 #include "buf.h"
 #include "json.h"
+#include "json_path.h"
 
 #include <float.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_DEPTH = 24, NOTE_PATH_MAX = 256 };
-
-typedef struct seg {
-    const char *key; /* NULL: an array index */
-    size_t idx;
-} seg;
-
+/* A decode: the walk (json_path.h: path, error, notes) and the envelope it fills. */
 typedef struct dec {
-    fj_arena *a; /* the batch's: everything kept */
+    fj_jpath jp; /* its arena is the batch's: everything kept */
     fj_envelope *env;
     fj_chimbuko *cb;
-    fj_err *err;
-    int depth;
-    seg path[MAX_DEPTH];
-    fj_note *notes;
-    size_t n_notes, cap_notes, dropped_notes;
     fj_buf jb; /* scratch for canonical JSON */
     size_t cap_events, cap_meta, cap_profiles, cap_counters;
 } dec;
@@ -63,117 +52,13 @@ bool fj_cb_run_valid(const char *s)
     return n > 0;
 }
 
-/* --- path, errors, notes ------------------------------------------------------------------- */
-
-static inline void push_key(dec *d, const char *k)
-{
-    if (d->depth < MAX_DEPTH)
-        d->path[d->depth].key = k;
-    d->depth++;
-}
-
-static inline void push_idx(dec *d, size_t i)
-{
-    if (d->depth < MAX_DEPTH) {
-        d->path[d->depth].key = NULL;
-        d->path[d->depth].idx = i;
-    }
-    d->depth++;
-}
-
-static inline void pop(dec *d)
-{
-    d->depth--;
-}
-
-static void render_path(const dec *d, char *buf, size_t cap)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    int depth = d->depth < MAX_DEPTH ? d->depth : MAX_DEPTH;
-    for (int k = 0; k < depth && o + 1 < cap; k++) {
-        int w = d->path[k].key ? snprintf(buf + o, cap - o, "%s%s", o ? "." : "", d->path[k].key)
-                               : snprintf(buf + o, cap - o, "[%zu]", d->path[k].idx);
-        if (w < 0)
-            break;
-        o += (size_t)w;
-    }
-}
-
-static fj_status fail(dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static fj_status fail(dec *d, const char *fmt, ...)
-{
-    char path[sizeof d->err->path];
-    char msg[sizeof d->err->message];
-    render_path(d, path, sizeof path);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fj_err_set(d->err, FJ_EINVAL, path, "%s", msg);
-}
-
-static fj_status oom(dec *d)
-{
-    char path[sizeof d->err->path];
-    render_path(d, path, sizeof path);
-    return fj_err_set(d->err, FJ_ENOMEM, path, "out of memory");
-}
-
-static fj_status type_error(dec *d, const char *want, const fj_json *v)
-{
-    switch (v->type) {
-    case FJ_JSON_INT:
-        return fail(d, "expected %s, got negative integer %lld", want, (long long)v->v.i);
-    case FJ_JSON_UINT:
-        return fail(d, "expected %s, got integer %llu", want, (unsigned long long)v->v.u);
-    case FJ_JSON_REAL:
-        return fail(d, "expected %s, got number %g", want, v->v.d);
-    default:
-        return fail(d, "expected %s, got %s", want, fj_json_type_name(v->type));
-    }
-}
-
-/* kind must be a string literal (notes keep the pointer). */
-static fj_status note(dec *d, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static fj_status note(dec *d, const char *kind, const char *fmt, ...)
-{
-    if (d->n_notes >= FJ_CHIMBUKO_MAX_NOTES) {
-        d->dropped_notes++;
-        return FJ_OK;
-    }
-    if (d->n_notes == d->cap_notes) {
-        size_t cap = d->cap_notes ? d->cap_notes * 2 : 8;
-        if (cap >= FJ_CHIMBUKO_MAX_NOTES)
-            cap = FJ_CHIMBUKO_MAX_NOTES + 1; /* the last slot is for "notes_truncated" */
-        fj_note *nn = fj_arena_alloc(d->a, cap * sizeof *nn);
-        if (!nn)
-            return oom(d);
-        if (d->n_notes)
-            memcpy(nn, d->notes, d->n_notes * sizeof *nn);
-        d->notes = nn;
-        d->cap_notes = cap;
-    }
-    char path[NOTE_PATH_MAX], detail[256];
-    render_path(d, path, sizeof path);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-    fj_note *n = &d->notes[d->n_notes];
-    n->kind = kind;
-    n->path = fj_arena_strdup(d->a, path);
-    n->detail = fj_arena_strdup(d->a, detail);
-    if (!n->path || !n->detail)
-        return oom(d);
-    d->n_notes++;
-    return FJ_OK;
-}
+/* --- notes of this decoder ----------------------------------------------------------------- */
 
 static fj_status unknown_field(dec *d, const fj_json *v)
 {
     d->env->unknown_fields++;
-    return note(d, "unknown_field", "not in Chimbuko's schema, ignored (%s)", fj_json_type_name(v->type));
+    return fj_jpath_note(&d->jp, "unknown_field", "not in Chimbuko's schema, ignored (%s)",
+                         fj_json_type_name(v->type));
 }
 
 /* --- canonical JSON ------------------------------------------------------------------------ */
@@ -264,13 +149,13 @@ static fj_status put_json(fj_buf *b, const fj_json *v)
 static fj_status take_json(dec *d, fj_status st, const char **out)
 {
     if (st == FJ_OK) {
-        char *s = fj_arena_strndup(d->a, d->jb.data ? d->jb.data : "", d->jb.len);
+        char *s = fj_arena_strndup(d->jp.a, d->jb.data ? d->jb.data : "", d->jb.len);
         if (!s)
             st = FJ_ENOMEM;
         *out = s;
     }
     fj_buf_reset(&d->jb);
-    return st == FJ_OK ? FJ_OK : oom(d);
+    return st == FJ_OK ? FJ_OK : fj_jpath_oom(&d->jp);
 }
 
 /* The subtree v as sent (already validated), canonical. */
@@ -280,52 +165,7 @@ static fj_status keep_json(dec *d, const fj_json *v, const char **out)
     return take_json(d, put_json(&d->jb, v), out);
 }
 
-/* --- scalars ------------------------------------------------------------------------------- */
-
-static fj_status get_u64(dec *d, const fj_json *v, uint64_t *out)
-{
-    if (v->type != FJ_JSON_UINT)
-        return type_error(d, "unsigned integer", v);
-    *out = v->v.u;
-    return FJ_OK;
-}
-
-static fj_status get_i64(dec *d, const fj_json *v, int64_t *out)
-{
-    if (v->type == FJ_JSON_INT)
-        *out = v->v.i;
-    else if (v->type == FJ_JSON_UINT && v->v.u <= (uint64_t)INT64_MAX)
-        *out = (int64_t)v->v.u;
-    else if (v->type == FJ_JSON_UINT)
-        return fail(d, "integer %llu out of range for a signed 64-bit value", (unsigned long long)v->v.u);
-    else
-        return type_error(d, "integer", v);
-    return FJ_OK;
-}
-
-static fj_status get_f64(dec *d, const fj_json *v, double *out)
-{
-    if (v->type == FJ_JSON_REAL)
-        *out = v->v.d;
-    else if (v->type == FJ_JSON_UINT)
-        *out = (double)v->v.u;
-    else if (v->type == FJ_JSON_INT)
-        *out = (double)v->v.i;
-    else
-        return type_error(d, "number", v);
-    if (!isfinite(*out))
-        return fail(d, "number is not finite");
-    return FJ_OK;
-}
-
-static fj_status get_str(dec *d, const fj_json *v)
-{
-    if (v->type != FJ_JSON_STRING)
-        return type_error(d, "string", v);
-    if (memchr(v->v.s, '\0', v->len))
-        return fail(d, "string contains a NUL character");
-    return FJ_OK;
-}
+/* --- event labels -------------------------------------------------------------------------- */
 
 /* "rank:io_step:idx" (each a decimal number); root also accepts "root". */
 static bool parse_label(const char *s, bool root, uint64_t out[3])
@@ -386,35 +226,35 @@ static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *b
     uint64_t lab[3];
     fj_status st;
     switch ((ftype)f->type) {
-    case T_U64: return get_u64(d, v, (uint64_t *)p);
-    case T_SKIP: return get_u64(d, v, lab);
-    case T_I64: return get_i64(d, v, (int64_t *)p);
-    case T_F64: return get_f64(d, v, (double *)p);
+    case T_U64: return fj_jpath_get_u64(&d->jp, v, (uint64_t *)p);
+    case T_SKIP: return fj_jpath_get_u64(&d->jp, v, lab);
+    case T_I64: return fj_jpath_get_i64(&d->jp, v, (int64_t *)p);
+    case T_F64: return fj_jpath_get_f64(&d->jp, v, (double *)p);
     case T_BOOL:
         if (v->type != FJ_JSON_TRUE && v->type != FJ_JSON_FALSE)
-            return type_error(d, "boolean", v);
+            return fj_jpath_type_error(&d->jp, "boolean", v);
         *(bool *)p = v->type == FJ_JSON_TRUE;
         return FJ_OK;
     case T_STR:
     case T_NESTR:
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         if (f->type == T_NESTR && v->len == 0)
-            return fail(d, "must not be empty");
-        if (!(*(const char **)p = fj_arena_strndup(d->a, v->v.s, v->len)))
-            return oom(d);
+            return fj_jpath_fail(&d->jp, "must not be empty");
+        if (!(*(const char **)p = fj_arena_strndup(d->jp.a, v->v.s, v->len)))
+            return fj_jpath_oom(&d->jp);
         return FJ_OK;
     case T_LABEL:
     case T_PLABEL:
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         if (!parse_label(v->v.s, f->type == T_PLABEL, lab))
-            return fail(d, "invalid event label \"%.40s\" (want rank:io_step:index%s)", v->v.s,
-                        f->type == T_PLABEL ? " or \"root\"" : "");
+            return fj_jpath_fail(&d->jp, "invalid event label \"%.40s\" (want rank:io_step:index%s)", v->v.s,
+                                 f->type == T_PLABEL ? " or \"root\"" : "");
         return FJ_OK;
     case T_CUSTOM: break;
     }
-    return fail(d, "internal error: bad field type");
+    return fj_jpath_fail(&d->jp, "internal error: bad field type");
 }
 
 static inline size_t find_field(const field *f, size_t nf, const char *key, size_t len)
@@ -432,13 +272,13 @@ static fj_status decode_object(dec *d, const fj_json *obj, const field *f, size_
                                uint64_t *seen_out)
 {
     if (obj->type != FJ_JSON_OBJECT)
-        return type_error(d, "object", obj);
+        return fj_jpath_type_error(&d->jp, "object", obj);
     uint64_t seen = 0;
     for (size_t m = 0; m < obj->len; m++) {
         const fj_json_member *mem = &obj->v.members[m];
         size_t k = find_field(f, nf, mem->key, mem->key_len);
         fj_status st = FJ_OK;
-        push_key(d, mem->key);
+        fj_jpath_push_key(&d->jp, mem->key);
         if (k == nf)
             st = unknown_field(d, &mem->value);
         else if (mem->value.type != FJ_JSON_NULL) {
@@ -446,16 +286,16 @@ static fj_status decode_object(dec *d, const fj_json *obj, const field *f, size_
             st = f[k].type == T_CUSTOM ? custom(d, f[k].id, &mem->value, base)
                                        : decode_scalar(d, &f[k], &mem->value, base);
         }
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
     for (size_t k = 0; k < nf; k++) {
         if (seen & ((uint64_t)1 << k) || !(f[k].flags & F_REQ))
             continue;
-        push_key(d, f[k].name);
-        fj_status st = fail(d, "required field is missing");
-        pop(d);
+        fj_jpath_push_key(&d->jp, f[k].name);
+        fj_status st = fj_jpath_fail(&d->jp, "required field is missing");
+        fj_jpath_pop(&d->jp);
         return st;
     }
     if (seen_out)
@@ -469,14 +309,14 @@ typedef fj_status (*elem_fn)(dec *d, const fj_json *v, void *elem);
 static fj_status decode_array(dec *d, const fj_json *v, size_t esz, elem_fn fn, void **out, size_t *n)
 {
     if (v->type != FJ_JSON_ARRAY)
-        return type_error(d, "array", v);
+        return fj_jpath_type_error(&d->jp, "array", v);
     char *arr = NULL;
-    if (esz && v->len && !(arr = fj_arena_calloc(d->a, v->len, esz)))
-        return oom(d);
+    if (esz && v->len && !(arr = fj_arena_calloc(d->jp.a, v->len, esz)))
+        return fj_jpath_oom(&d->jp);
     for (size_t i = 0; i < v->len; i++) {
-        push_idx(d, i);
+        fj_jpath_push_idx(&d->jp, i);
         fj_status st = fn(d, &v->v.items[i], esz ? arr + i * esz : NULL);
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
@@ -500,7 +340,7 @@ static const char *const stats_keys[8] = {"count", "accumulate", "minimum", "max
 static fj_status decode_stats(dec *d, const fj_json *v, fj_cb_stats *out)
 {
     if (v->type != FJ_JSON_OBJECT)
-        return type_error(d, "object (RunStats)", v);
+        return fj_jpath_type_error(&d->jp, "object (RunStats)", v);
     double x[8];
     bool present[8] = {false};
     for (int k = 0; k < 8; k++)
@@ -510,25 +350,25 @@ static fj_status decode_stats(dec *d, const fj_json *v, fj_cb_stats *out)
         int k = 0;
         while (k < 8 && strcmp(stats_keys[k], mem->key) != 0)
             k++;
-        push_key(d, mem->key);
+        fj_jpath_push_key(&d->jp, mem->key);
         fj_status st = FJ_OK;
         if (k == 8)
             st = unknown_field(d, &mem->value);
         else {
             present[k] = true;
             if (mem->value.type != FJ_JSON_NULL)
-                st = get_f64(d, &mem->value, &x[k]);
+                st = fj_jpath_get_f64(&d->jp, &mem->value, &x[k]);
         }
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
     for (int k = 0; k < 8; k++) {
         if (present[k])
             continue;
-        push_key(d, stats_keys[k]);
-        fj_status st = fail(d, "required field is missing");
-        pop(d);
+        fj_jpath_push_key(&d->jp, stats_keys[k]);
+        fj_status st = fj_jpath_fail(&d->jp, "required field is missing");
+        fj_jpath_pop(&d->jp);
         return st;
     }
     memset(out, 0, sizeof *out);
@@ -537,9 +377,9 @@ static fj_status decode_stats(dec *d, const fj_json *v, fj_cb_stats *out)
     } else {
         /* Chimbuko's RunStats keeps the count as a double (14.0): a whole number is meant. */
         if (x[0] < 0 || x[0] != floor(x[0]) || x[0] > 9007199254740992.0) {
-            push_key(d, "count");
-            fj_status st = fail(d, "count must be a whole number of values, got %g", x[0]);
-            pop(d);
+            fj_jpath_push_key(&d->jp, "count");
+            fj_status st = fj_jpath_fail(&d->jp, "count must be a whole number of values, got %g", x[0]);
+            fj_jpath_pop(&d->jp);
             return st;
         }
         out->count = (uint64_t)x[0];
@@ -547,7 +387,8 @@ static fj_status decode_stats(dec *d, const fj_json *v, fj_cb_stats *out)
     /* An empty RunStats reports DBL_MAX as its minimum and DBL_MIN (sic) as its maximum. */
     if (out->count == 0 && (x[2] == DBL_MAX || x[3] == DBL_MIN || x[3] == -DBL_MAX)) {
         x[2] = x[3] = NAN;
-        fj_status st = note(d, "empty_stats", "minimum/maximum of an empty RunStats (DBL_MAX/DBL_MIN) read as null");
+        fj_status st = fj_jpath_note(&d->jp, "empty_stats",
+                                     "minimum/maximum of an empty RunStats (DBL_MAX/DBL_MIN) read as null");
         if (st)
             return st;
     }
@@ -677,11 +518,11 @@ static const field F_GPULOC[] = {
 
 static fj_status comm_custom(dec *d, int id, const fj_json *v, void *base)
 {
-    fj_status st = get_str(d, v);
+    fj_status st = fj_jpath_check_str(&d->jp, v);
     if (st)
         return st;
     if (strcmp(v->v.s, "SEND") != 0 && strcmp(v->v.s, "RECV") != 0)
-        return fail(d, "expected \"SEND\" or \"RECV\", got \"%.40s\"", v->v.s);
+        return fj_jpath_fail(&d->jp, "expected \"SEND\" or \"RECV\", got \"%.40s\"", v->v.s);
     return FJ_OK;
 }
 
@@ -730,7 +571,7 @@ static fj_status window_custom(dec *d, int id, const fj_json *v, void *base)
     case ID_NS_DATA: return decode_array(d, v, 0, nodestate_elem, NULL, NULL);
     case ID_GP_CALLSTACK: return decode_array(d, v, 0, callstack_elem, NULL, NULL);
     }
-    return fail(d, "internal error: bad custom id");
+    return fj_jpath_fail(&d->jp, "internal error: bad custom id");
 }
 
 static const field F_WINDOW[] = {
@@ -758,37 +599,37 @@ static const field F_GPUPARENT[] = {
 static fj_status decode_histogram(dec *d, const fj_json *v, fj_buf *out)
 {
     if (v->type != FJ_JSON_OBJECT)
-        return type_error(d, "object (histogram)", v);
+        return fj_jpath_type_error(&d->jp, "object (histogram)", v);
     const fj_json *counts = fj_json_get(v, "Bin Counts");
     bool old = false;
     if (!counts && (counts = fj_json_get(v, "Histogram Bin Counts")))
         old = true;
     if (!counts)
-        return fail(d, "a histogram needs \"Bin Counts\" (or the documented \"Histogram Bin Counts\")");
+        return fj_jpath_fail(&d->jp, "a histogram needs \"Bin Counts\" (or the documented \"Histogram Bin Counts\")");
     fj_status st;
     for (size_t m = 0; m < v->len; m++) {
         const char *k = v->v.members[m].key;
         const fj_json *x = &v->v.members[m].value;
-        push_key(d, k);
+        fj_jpath_push_key(&d->jp, k);
         st = FJ_OK;
         if (!strcmp(k, "Bin Counts") || !strcmp(k, "Histogram Bin Counts") || !strcmp(k, "Histogram Bin Edges")) {
             if (x->type != FJ_JSON_ARRAY)
-                st = type_error(d, "array", x);
+                st = fj_jpath_type_error(&d->jp, "array", x);
             for (size_t i = 0; st == FJ_OK && i < x->len; i++) {
-                push_idx(d, i);
+                fj_jpath_push_idx(&d->jp, i);
                 double dd;
                 uint64_t u;
-                st = strcmp(k, "Histogram Bin Edges") == 0 ? get_f64(d, &x->v.items[i], &dd)
-                                                           : get_u64(d, &x->v.items[i], &u);
-                pop(d);
+                st = strcmp(k, "Histogram Bin Edges") == 0 ? fj_jpath_get_f64(&d->jp, &x->v.items[i], &dd)
+                                                           : fj_jpath_get_u64(&d->jp, &x->v.items[i], &u);
+                fj_jpath_pop(&d->jp);
             }
         } else if (!strcmp(k, "First edge") || !strcmp(k, "Bin width") || !strcmp(k, "Min") || !strcmp(k, "Max")) {
             double dd;
-            st = x->type == FJ_JSON_NULL ? FJ_OK : get_f64(d, x, &dd);
+            st = x->type == FJ_JSON_NULL ? FJ_OK : fj_jpath_get_f64(&d->jp, x, &dd);
         } else {
             st = unknown_field(d, x);
         }
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
@@ -796,27 +637,29 @@ static fj_status decode_histogram(dec *d, const fj_json *v, fj_buf *out)
         static const char *const need[] = {"First edge", "Bin width", "Min", "Max"};
         for (int k = 0; k < 4; k++)
             if (!fj_json_get(v, need[k])) {
-                push_key(d, need[k]);
-                st = fail(d, "required field is missing");
-                pop(d);
+                fj_jpath_push_key(&d->jp, need[k]);
+                st = fj_jpath_fail(&d->jp, "required field is missing");
+                fj_jpath_pop(&d->jp);
                 return st;
             }
         return put_json(out, v);
     }
     const fj_json *edges = fj_json_get(v, "Histogram Bin Edges");
     if (!edges || edges->type != FJ_JSON_ARRAY || (counts->len && edges->len != counts->len + 1)) {
-        push_key(d, "Histogram Bin Edges");
-        st = fail(d, "the documented histogram needs %zu bin edges (one more than its bin counts)", counts->len + 1);
-        pop(d);
+        fj_jpath_push_key(&d->jp, "Histogram Bin Edges");
+        st = fj_jpath_fail(&d->jp, "the documented histogram needs %zu bin edges (one more than its bin counts)",
+                           counts->len + 1);
+        fj_jpath_pop(&d->jp);
         return st;
     }
-    if ((st = note(d, "histogram_keys", "documented \"Histogram Bin Counts/Edges\" keys rewritten as the code's")))
+    if ((st = fj_jpath_note(&d->jp, "histogram_keys",
+                            "documented \"Histogram Bin Counts/Edges\" keys rewritten as the code's")))
         return st;
     size_t n = counts->len;
     double e0 = 0, en = 0;
     if (n) {
-        get_f64(d, &edges->v.items[0], &e0);
-        get_f64(d, &edges->v.items[n], &en);
+        fj_jpath_get_f64(&d->jp, &edges->v.items[0], &e0);
+        fj_jpath_get_f64(&d->jp, &edges->v.items[n], &en);
     }
     st = fj_buf_puts(out, "{\"Bin Counts\":");
     if (st == FJ_OK)
@@ -848,7 +691,7 @@ static fj_status decode_histogram(dec *d, const fj_json *v, fj_buf *out)
 static fj_status decode_model(dec *d, const fj_json *v, fj_cb_event *e)
 {
     if (v->type != FJ_JSON_OBJECT)
-        return type_error(d, "object (algo_params)", v);
+        return fj_jpath_type_error(&d->jp, "object (algo_params)", v);
     const fj_json *hist = fj_json_get(v, "histogram");
     if (!hist) {
         fj_cb_stats s;
@@ -866,14 +709,14 @@ static fj_status decode_model(dec *d, const fj_json *v, fj_cb_event *e)
     for (size_t m = 0; st == FJ_OK && m < v->len; m++) {
         const char *k = v->v.members[m].key;
         const fj_json *x = &v->v.members[m].value;
-        push_key(d, k);
+        fj_jpath_push_key(&d->jp, k);
         if (!strcmp(k, "histogram"))
             st = decode_histogram(d, x, &hb);
         else if (!strcmp(k, "internal_global_threshold"))
-            st = x->type == FJ_JSON_NULL ? FJ_OK : get_f64(d, x, &thr);
+            st = x->type == FJ_JSON_NULL ? FJ_OK : fj_jpath_get_f64(&d->jp, x, &thr);
         else
             st = unknown_field(d, x);
-        pop(d);
+        fj_jpath_pop(&d->jp);
     }
     if (st == FJ_OK) {
         fj_buf_reset(&d->jb);
@@ -889,7 +732,7 @@ static fj_status decode_model(dec *d, const fj_json *v, fj_cb_event *e)
         st = take_json(d, st, &e->algo_params);
         e->algo = "histogram";
     } else if (st != FJ_EINVAL) {
-        st = oom(d);
+        st = fj_jpath_oom(&d->jp);
     }
     fj_buf_free(&hb);
     return st;
@@ -958,10 +801,10 @@ static fj_status event_custom(dec *d, int id, const fj_json *v, void *base)
     fj_status st;
     switch (id) {
     case ID_EVENT_ID:
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         if (!parse_label(v->v.s, false, x->label))
-            return fail(d, "invalid event label \"%.40s\" (want rank:io_step:index)", v->v.s);
+            return fj_jpath_fail(&d->jp, "invalid event label \"%.40s\" (want rank:io_step:index)", v->v.s);
         return FJ_OK;
     case ID_CALL_STACK:
         if ((st = decode_array(d, v, 0, callstack_elem, NULL, &e->n_call_stack)))
@@ -987,18 +830,19 @@ static fj_status event_custom(dec *d, int id, const fj_json *v, void *base)
     case ID_GPU_PARENT: {
         if (v->type == FJ_JSON_STRING) {
             /* The real code path when the launching CPU event cannot be resolved. */
-            if ((st = get_str(d, v)))
+            if ((st = fj_jpath_check_str(&d->jp, v)))
                 return st;
-            if (!(e->gpu_parent_error = fj_arena_strndup(d->a, v->v.s, v->len)))
-                return oom(d);
-            return note(d, "gpu_parent_error", "an error string instead of a parent object: %.200s", v->v.s);
+            if (!(e->gpu_parent_error = fj_arena_strndup(d->jp.a, v->v.s, v->len)))
+                return fj_jpath_oom(&d->jp);
+            return fj_jpath_note(&d->jp, "gpu_parent_error", "an error string instead of a parent object: %.200s",
+                                 v->v.s);
         }
         gparent g = {0};
         if ((st = decode_object(d, v, F_GPUPARENT, NFIELDS(F_GPUPARENT), &g, window_custom, NULL)))
             return st;
         const fj_json *eid = fj_json_get(v, "event_id");
-        if (!(e->gpu_parent_event = fj_arena_strndup(d->a, eid->v.s, eid->len)))
-            return oom(d);
+        if (!(e->gpu_parent_event = fj_arena_strndup(d->jp.a, eid->v.s, eid->len)))
+            return fj_jpath_oom(&d->jp);
         e->gpu_parent_tid = g.tid;
         return keep_json(d, v, &e->gpu_parent);
     }
@@ -1012,7 +856,7 @@ static fj_status event_custom(dec *d, int id, const fj_json *v, void *base)
         return decode_model(d, v, e);
     case ID_IS_GPU:
         if (v->type != FJ_JSON_TRUE && v->type != FJ_JSON_FALSE)
-            return type_error(d, "boolean", v);
+            return fj_jpath_type_error(&d->jp, "boolean", v);
         e->is_gpu_event = v->type == FJ_JSON_TRUE;
         return FJ_OK;
     case ID_FUNC_STATS: {
@@ -1026,7 +870,7 @@ static fj_status event_custom(dec *d, int id, const fj_json *v, void *base)
         return FJ_OK;
     }
     }
-    return fail(d, "internal error: bad custom id");
+    return fj_jpath_fail(&d->jp, "internal error: bad custom id");
 }
 
 static fj_status decode_event(dec *d, const fj_json *v, fj_cb_event *out)
@@ -1041,28 +885,29 @@ static fj_status decode_event(dec *d, const fj_json *v, fj_cb_event *out)
         return st;
     fj_cb_event *e = &x.e;
     if (x.label[0] != e->rid || x.label[1] != e->io_step) {
-        push_key(d, "event_id");
-        st = fail(d, "event label %llu:%llu:%llu does not name rank %llu and io_step %llu of the record",
-                  (unsigned long long)x.label[0], (unsigned long long)x.label[1], (unsigned long long)x.label[2],
-                  (unsigned long long)e->rid, (unsigned long long)e->io_step);
-        pop(d);
+        fj_jpath_push_key(&d->jp, "event_id");
+        st = fj_jpath_fail(&d->jp, "event label %llu:%llu:%llu does not name rank %llu and io_step %llu of the record",
+                           (unsigned long long)x.label[0], (unsigned long long)x.label[1],
+                           (unsigned long long)x.label[2], (unsigned long long)e->rid, (unsigned long long)e->io_step);
+        fj_jpath_pop(&d->jp);
         return st;
     }
     e->idx = x.label[2];
     if (!seen_field(seen, F_EVENT, NFIELDS(F_EVENT), "version")) {
         e->version = 0;
-        if ((st = note(d, "legacy_schema", "no version: a record before schema version 2%s",
-                       seen_field(seen, F_EVENT, NFIELDS(F_EVENT), "func_stats") ? " (func_stats read as algo_params)"
-                                                                                  : "")))
+        bool has_func_stats = seen_field(seen, F_EVENT, NFIELDS(F_EVENT), "func_stats");
+        if ((st = fj_jpath_note(&d->jp, "legacy_schema", "no version: a record before schema version 2%s",
+                                has_func_stats ? " (func_stats read as algo_params)" : "")))
             return st;
     } else {
         static const char *const v2[] = {"outlier_score", "outlier_severity"};
         for (int k = 0; k < 2; k++) {
             if (seen_field(seen, F_EVENT, NFIELDS(F_EVENT), v2[k]))
                 continue;
-            push_key(d, v2[k]);
-            st = note(d, "missing_field", "absent, though version %lld records have it", (long long)e->version);
-            pop(d);
+            fj_jpath_push_key(&d->jp, v2[k]);
+            st = fj_jpath_note(&d->jp, "missing_field", "absent, though version %lld records have it",
+                               (long long)e->version);
+            fj_jpath_pop(&d->jp);
             if (st)
                 return st;
         }
@@ -1071,9 +916,9 @@ static fj_status decode_event(dec *d, const fj_json *v, fj_cb_event *out)
     bool miss_gpu = !fj_json_get(v, "is_gpu_event"), miss_loc = !fj_json_get(v, "gpu_location"),
          miss_par = !fj_json_get(v, "gpu_parent");
     if (miss_gpu || miss_loc || miss_par) {
-        if ((st = note(d, "missing_gpu_fields", "absent:%s%s%s (an AD without its metadata parser)",
-                       miss_gpu ? " is_gpu_event" : "", miss_loc ? " gpu_location" : "",
-                       miss_par ? " gpu_parent" : "")))
+        if ((st = fj_jpath_note(&d->jp, "missing_gpu_fields", "absent:%s%s%s (an AD without its metadata parser)",
+                                miss_gpu ? " is_gpu_event" : "", miss_loc ? " gpu_location" : "",
+                                miss_par ? " gpu_parent" : "")))
             return st;
     }
     if (e->is_gpu_event < 0 && e->has_gpu_location)
@@ -1100,9 +945,9 @@ static fj_status decode_meta(dec *d, const fj_json *v, fj_cb_meta *out)
         return st;
     const fj_json *pid = fj_json_get(v, "pid");
     if (!pid || pid->type == FJ_JSON_NULL) {
-        push_key(d, "pid");
-        st = note(d, "missing_field", "absent (metadata before Oct 2020): program 0");
-        pop(d);
+        fj_jpath_push_key(&d->jp, "pid");
+        st = fj_jpath_note(&d->jp, "missing_field", "absent (metadata before Oct 2020): program 0");
+        fj_jpath_pop(&d->jp);
     }
     return st;
 }
@@ -1127,7 +972,7 @@ static fj_status profile_custom(dec *d, int id, const fj_json *v, void *base)
         p->has_anomalies = true;
         return decode_metrics(d, v, true, &p->anomalies);
     }
-    return fail(d, "internal error: bad custom id");
+    return fj_jpath_fail(&d->jp, "internal error: bad custom id");
 }
 
 static const field F_PROFILE[] = {
@@ -1161,7 +1006,7 @@ static void *grow(dec *d, void **arr, size_t *n, size_t *cap, size_t esz)
 {
     if (*n == *cap) {
         size_t nc = *cap ? *cap * 2 : 16;
-        char *na = fj_arena_calloc(d->a, nc, esz);
+        char *na = fj_arena_calloc(d->jp.a, nc, esz);
         if (!na)
             return NULL;
         if (*n)
@@ -1179,7 +1024,7 @@ static fj_status decode_record(dec *d, fj_cb_collection c, const fj_json *v)
     fj_chimbuko *cb = d->cb;
     size_t total = cb->n_events + cb->n_meta + cb->n_profiles + cb->n_counters;
     if (total >= FJ_CHIMBUKO_MAX_RECORDS)
-        return fail(d, "more than %d records in one body", FJ_CHIMBUKO_MAX_RECORDS);
+        return fj_jpath_fail(&d->jp, "more than %d records in one body", FJ_CHIMBUKO_MAX_RECORDS);
     switch (c) {
     case FJ_CB_ANOMALIES:
     case FJ_CB_NORMALEXECS: {
@@ -1189,7 +1034,7 @@ static fj_status decode_record(dec *d, fj_cb_collection c, const fj_json *v)
             return st;
         fj_cb_event *slot = grow(d, (void **)&cb->events, &cb->n_events, &d->cap_events, sizeof *slot);
         if (!slot)
-            return oom(d);
+            return fj_jpath_oom(&d->jp);
         *slot = e;
         return FJ_OK;
     }
@@ -1200,7 +1045,7 @@ static fj_status decode_record(dec *d, fj_cb_collection c, const fj_json *v)
             return st;
         fj_cb_meta *slot = grow(d, (void **)&cb->meta, &cb->n_meta, &d->cap_meta, sizeof *slot);
         if (!slot)
-            return oom(d);
+            return fj_jpath_oom(&d->jp);
         *slot = m;
         return FJ_OK;
     }
@@ -1212,7 +1057,7 @@ static fj_status decode_record(dec *d, fj_cb_collection c, const fj_json *v)
             return st;
         fj_cb_profile *slot = grow(d, (void **)&cb->profiles, &cb->n_profiles, &d->cap_profiles, sizeof *slot);
         if (!slot)
-            return oom(d);
+            return fj_jpath_oom(&d->jp);
         *slot = p;
         return FJ_OK;
     }
@@ -1224,13 +1069,13 @@ static fj_status decode_record(dec *d, fj_cb_collection c, const fj_json *v)
             return st;
         fj_cb_counter *slot = grow(d, (void **)&cb->counters, &cb->n_counters, &d->cap_counters, sizeof *slot);
         if (!slot)
-            return oom(d);
+            return fj_jpath_oom(&d->jp);
         *slot = k;
         return FJ_OK;
     }
     default: break;
     }
-    return fj_err_set(d->err, FJ_EINTERNAL, "", "bad collection %d", (int)c);
+    return fj_err_set(d->jp.err, FJ_EINTERNAL, "", "bad collection %d", (int)c);
 }
 
 /* --- pserver packets ----------------------------------------------------------------------- */
@@ -1271,25 +1116,25 @@ static fj_status rank_custom(dec *d, int id, const fj_json *v, void *base)
         return st;
     }
     case ID_S_KEY: {
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         /* "app:rank" */
         const char *s = v->v.s;
         char *end;
         if (!(*s >= '0' && *s <= '9'))
-            return fail(d, "invalid key \"%.40s\" (want app:rank)", s);
+            return fj_jpath_fail(&d->jp, "invalid key \"%.40s\" (want app:rank)", s);
         unsigned long long a = strtoull(s, &end, 10);
         if (*end != ':' || !(end[1] >= '0' && end[1] <= '9'))
-            return fail(d, "invalid key \"%.40s\" (want app:rank)", s);
+            return fj_jpath_fail(&d->jp, "invalid key \"%.40s\" (want app:rank)", s);
         unsigned long long rk = strtoull(end + 1, &end, 10);
         if (*end)
-            return fail(d, "invalid key \"%.40s\" (want app:rank)", s);
+            return fj_jpath_fail(&d->jp, "invalid key \"%.40s\" (want app:rank)", s);
         r->app = a;
         r->rank = rk;
         return FJ_OK;
     }
     }
-    return fail(d, "internal error: bad custom id");
+    return fj_jpath_fail(&d->jp, "internal error: bad custom id");
 }
 
 static const field F_RANK[] = {
@@ -1307,12 +1152,13 @@ static fj_status rank_elem(dec *d, const fj_json *v, void *elem)
     for (size_t i = 0; i < r->n_steps; i++) {
         if (r->steps[i].app == r->app && r->steps[i].rank == r->rank)
             continue;
-        push_key(d, "data");
-        push_idx(d, i);
-        st = fail(d, "step of app %llu rank %llu under key %llu:%llu", (unsigned long long)r->steps[i].app,
-                  (unsigned long long)r->steps[i].rank, (unsigned long long)r->app, (unsigned long long)r->rank);
-        pop(d);
-        pop(d);
+        fj_jpath_push_key(&d->jp, "data");
+        fj_jpath_push_idx(&d->jp, i);
+        st = fj_jpath_fail(&d->jp, "step of app %llu rank %llu under key %llu:%llu",
+                           (unsigned long long)r->steps[i].app, (unsigned long long)r->steps[i].rank,
+                           (unsigned long long)r->app, (unsigned long long)r->rank);
+        fj_jpath_pop(&d->jp);
+        fj_jpath_pop(&d->jp);
         return st;
     }
     return FJ_OK;
@@ -1390,7 +1236,7 @@ static fj_status packet_custom(dec *d, int id, const fj_json *v, void *base)
         p->counters = arr;
         return st;
     }
-    return fail(d, "internal error: bad custom id");
+    return fj_jpath_fail(&d->jp, "internal error: bad custom id");
 }
 
 static const field F_PACKET[] = {
@@ -1430,8 +1276,9 @@ static size_t skip_ws(const char *body, size_t len, size_t pos)
 static fj_status start_env(dec *d, fj_batch *b, fj_err *err, fj_cb_collection c)
 {
     memset(d, 0, sizeof *d);
-    d->a = b->arena;
-    d->err = err;
+    d->jp.a = b->arena;
+    d->jp.err = err;
+    d->jp.max_notes = FJ_CHIMBUKO_MAX_NOTES;
     fj_buf_init(&d->jb, (size_t)1 << 30);
     if (!(d->env = fj_batch_add(b)))
         return fj_err_set(err, FJ_ENOMEM, "", "out of memory");
@@ -1445,17 +1292,7 @@ static fj_status start_env(dec *d, fj_batch *b, fj_err *err, fj_cb_collection c)
 
 static fj_status finish_env(dec *d, fj_batch *b, size_t before, fj_status st)
 {
-    if (st == FJ_OK && d->dropped_notes) {
-        /* note() reserved the slot: notes stop at FJ_CHIMBUKO_MAX_NOTES, capacity is one more. */
-        fj_note *n = &d->notes[d->n_notes];
-        n->path = "";
-        n->kind = "notes_truncated";
-        n->detail = fj_arena_printf(d->a, "%zu more notes dropped", d->dropped_notes);
-        if (!n->detail)
-            st = fj_err_set(d->err, FJ_ENOMEM, "", "out of memory");
-        else
-            d->n_notes++;
-    }
+    st = fj_jpath_end_notes(&d->jp, st);
     fj_buf_free(&d->jb);
     if (st != FJ_OK) {
         if (b->n_envs > before) {
@@ -1464,8 +1301,8 @@ static fj_status finish_env(dec *d, fj_batch *b, size_t before, fj_status st)
         }
         return st;
     }
-    d->env->notes = d->notes;
-    d->env->n_notes = d->n_notes;
+    d->env->notes = d->jp.notes;
+    d->env->n_notes = d->jp.n_notes;
     return FJ_OK;
 }
 
@@ -1498,14 +1335,14 @@ fj_status fj_chimbuko_decode_packet(const char *body, size_t len, fj_batch *b, f
     if ((st = decode_object(&d, root, F_PACKET, NFIELDS(F_PACKET), p, packet_custom, &seen)) != FJ_OK)
         goto out;
     if (p->created_at_ms <= 0) {
-        push_key(&d, "created_at");
-        st = fail(&d, "must be a time in milliseconds since 1970, got %lld", (long long)p->created_at_ms);
-        pop(&d);
+        fj_jpath_push_key(&d.jp, "created_at");
+        st = fj_jpath_fail(&d.jp, "must be a time in milliseconds since 1970, got %lld", (long long)p->created_at_ms);
+        fj_jpath_pop(&d.jp);
         goto out;
     }
     if (!(seen & 1)) {
         p->version = 0;
-        if ((st = note(&d, "legacy_schema", "no version: a packet before Chimbuko's version 2")) != FJ_OK)
+        if ((st = fj_jpath_note(&d.jp, "legacy_schema", "no version: a packet before Chimbuko's version 2")) != FJ_OK)
             goto out;
     }
     d.env->time = p->created_at_ms / 1000;
@@ -1536,14 +1373,14 @@ fj_status fj_chimbuko_decode_records(const char *body, size_t len, fj_cb_collect
             absolute_position(body, pos, err);
         } else if (root->type == FJ_JSON_ARRAY) {
             for (size_t i = 0; st == FJ_OK && i < root->len; i++) {
-                push_idx(&d, index++);
+                fj_jpath_push_idx(&d.jp, index++);
                 st = decode_record(&d, c, &root->v.items[i]);
-                pop(&d);
+                fj_jpath_pop(&d.jp);
             }
         } else if (root->type == FJ_JSON_OBJECT) {
-            push_idx(&d, index++);
+            fj_jpath_push_idx(&d.jp, index++);
             st = decode_record(&d, c, root);
-            pop(&d);
+            fj_jpath_pop(&d.jp);
         } else {
             st = fj_err_set(err, FJ_EINVAL, "", "expected a %s record (an object) or an array of them, got %s",
                             fj_cb_collection_name(c), fj_json_type_name(root->type));

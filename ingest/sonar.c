@@ -1,13 +1,12 @@
 /* sonar.c — Sonar envelope decoder: one walk over the parsed JSON. Each object type is a table of
  * fields (name, type, flags, offset into the record); an object's members are visited once and
- * matched against its table, so decoding is linear in the input. The JSON path is a stack of
- * segments rendered to text only for an error or a note. */
+ * matched against its table, so decoding is linear in the input. The JSON path, and the errors and
+ * notes that name it, are json_path.h's. */
 #include "sonar.h"
 
+#include "json_path.h"
 #include "noderange.h"
 
-#include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,161 +19,28 @@
  * names no process and must not be matched against real pids. */
 #define FJ_LINUX_PID_MAX_LIMIT 4194304u
 
-enum { MAX_DEPTH = 24, NOTE_PATH_MAX = 256 };
-
-typedef struct seg {
-    const char *key; /* NULL: an array index */
-    size_t idx;
-} seg;
-
+/* A decode: the walk (json_path.h: path, error, notes) and the envelope it fills. */
 typedef struct dec {
-    fj_arena *a;
+    fj_jpath jp;
     fj_envelope *env;
-    fj_err *err;
-    int depth;
-    seg path[MAX_DEPTH];
-    fj_note *notes;
-    size_t n_notes, cap_notes, dropped_notes;
     size_t names_left; /* host-name budget of the envelope */
 } dec;
 
-/* --- path, errors, notes ------------------------------------------------------------------- */
-
-static inline void push_key(dec *d, const char *k)
-{
-    if (d->depth < MAX_DEPTH)
-        d->path[d->depth].key = k;
-    d->depth++;
-}
-
-static inline void push_idx(dec *d, size_t i)
-{
-    if (d->depth < MAX_DEPTH) {
-        d->path[d->depth].key = NULL;
-        d->path[d->depth].idx = i;
-    }
-    d->depth++;
-}
-
-static inline void pop(dec *d)
-{
-    d->depth--;
-}
-
-static void render_path(const dec *d, char *buf, size_t cap)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    int depth = d->depth < MAX_DEPTH ? d->depth : MAX_DEPTH;
-    for (int k = 0; k < depth && o + 1 < cap; k++) {
-        int w = d->path[k].key ? snprintf(buf + o, cap - o, "%s%s", o ? "." : "", d->path[k].key)
-                               : snprintf(buf + o, cap - o, "[%zu]", d->path[k].idx);
-        if (w < 0)
-            break;
-        o += (size_t)w;
-    }
-}
-
-static fj_status fail(dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static fj_status fail(dec *d, const char *fmt, ...)
-{
-    char path[sizeof d->err->path];
-    char msg[sizeof d->err->message];
-    render_path(d, path, sizeof path);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fj_err_set(d->err, FJ_EINVAL, path, "%s", msg);
-}
-
-static fj_status oom(dec *d)
-{
-    char path[sizeof d->err->path];
-    render_path(d, path, sizeof path);
-    return fj_err_set(d->err, FJ_ENOMEM, path, "out of memory");
-}
-
-static fj_status type_error(dec *d, const char *want, const fj_json *v)
-{
-    switch (v->type) {
-    case FJ_JSON_INT:
-        return fail(d, "expected %s, got negative integer %lld", want, (long long)v->v.i);
-    case FJ_JSON_UINT:
-        return fail(d, "expected %s, got integer %llu", want, (unsigned long long)v->v.u);
-    case FJ_JSON_REAL:
-        return fail(d, "expected %s, got number %g", want, v->v.d);
-    default:
-        return fail(d, "expected %s, got %s", want, fj_json_type_name(v->type));
-    }
-}
-
-/* kind must be a string literal (notes keep the pointer). */
-static fj_status note(dec *d, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static fj_status note(dec *d, const char *kind, const char *fmt, ...)
-{
-    if (d->n_notes >= FJ_SONAR_MAX_NOTES) {
-        d->dropped_notes++;
-        return FJ_OK;
-    }
-    if (d->n_notes == d->cap_notes) {
-        size_t cap = d->cap_notes ? d->cap_notes * 2 : 8;
-        if (cap >= FJ_SONAR_MAX_NOTES)
-            cap = FJ_SONAR_MAX_NOTES + 1; /* the last slot is for "notes_truncated" */
-        fj_note *nn = fj_arena_alloc(d->a, cap * sizeof *nn);
-        if (!nn)
-            return oom(d);
-        if (d->n_notes)
-            memcpy(nn, d->notes, d->n_notes * sizeof *nn);
-        d->notes = nn;
-        d->cap_notes = cap;
-    }
-    char path[NOTE_PATH_MAX], detail[256];
-    render_path(d, path, sizeof path);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-    fj_note *n = &d->notes[d->n_notes];
-    n->kind = kind;
-    n->path = fj_arena_strdup(d->a, path);
-    n->detail = fj_arena_strdup(d->a, detail);
-    if (!n->path || !n->detail)
-        return oom(d);
-    d->n_notes++;
-    return FJ_OK;
-}
+/* --- notes of this decoder ----------------------------------------------------------------- */
 
 static fj_status unknown_field(dec *d, const fj_json *v)
 {
     d->env->unknown_fields++;
-    return note(d, "unknown_field", "not in the spec, ignored (%s)", fj_json_type_name(v->type));
+    return fj_jpath_note(&d->jp, "unknown_field", "not in the spec, ignored (%s)", fj_json_type_name(v->type));
 }
 
 /* --- scalars ------------------------------------------------------------------------------- */
 
-static inline fj_status get_u64(dec *d, const fj_json *v, uint64_t *out)
-{
-    if (v->type != FJ_JSON_UINT)
-        return type_error(d, "unsigned integer", v);
-    *out = v->v.u;
-    return FJ_OK;
-}
-
-static fj_status get_str(dec *d, const fj_json *v)
-{
-    if (v->type != FJ_JSON_STRING)
-        return type_error(d, "string", v);
-    if (memchr(v->v.s, '\0', v->len))
-        return fail(d, "string contains a NUL character");
-    return FJ_OK;
-}
-
 static fj_status copy_str(dec *d, const fj_json *v, const char **out)
 {
-    char *s = fj_arena_strndup(d->a, v->v.s, v->len);
+    char *s = fj_arena_strndup(d->jp.a, v->v.s, v->len);
     if (!s)
-        return oom(d);
+        return fj_jpath_oom(&d->jp);
     *out = s;
     return FJ_OK;
 }
@@ -255,16 +121,16 @@ static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *b
     fj_status st;
     switch ((ftype)f->type) {
     case T_U64:
-        return get_u64(d, v, (uint64_t *)p);
+        return fj_jpath_get_u64(&d->jp, v, (uint64_t *)p);
     case T_NZU64:
-        if ((st = get_u64(d, v, &u)))
+        if ((st = fj_jpath_get_u64(&d->jp, v, &u)))
             return st;
         if (u == 0)
-            return fail(d, "must not be zero");
+            return fj_jpath_fail(&d->jp, "must not be zero");
         *(uint64_t *)p = u;
         return FJ_OK;
     case T_XU:
-        if ((st = get_u64(d, v, &u)))
+        if ((st = fj_jpath_get_u64(&d->jp, v, &u)))
             return st;
         *(uint64_t *)p = xu_decode(u);
         return FJ_OK;
@@ -272,7 +138,7 @@ static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *b
         /* The spec says ExtendedUint (v+2), but Sonar writes the P-state as value+1; 0 is unset.
          * Real data agrees: idle NVIDIA cards (P8) arrive as 9. Other producers (fjord-push)
          * follow the spec, so the correction applies to Sonar's output only. */
-        if ((st = get_u64(d, v, &u)))
+        if ((st = fj_jpath_get_u64(&d->jp, v, &u)))
             return st;
         if (d->env->producer && strcmp(d->env->producer, "sonar") != 0)
             *(uint64_t *)p = xu_decode(u);
@@ -280,39 +146,18 @@ static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *b
             *(uint64_t *)p = u == 0 ? FJ_XU_UNSET : u - 1;
         return FJ_OK;
     case T_I64:
-        if (v->type == FJ_JSON_INT)
-            *(int64_t *)p = v->v.i;
-        else if (v->type == FJ_JSON_UINT && v->v.u <= (uint64_t)INT64_MAX)
-            *(int64_t *)p = (int64_t)v->v.u;
-        else if (v->type == FJ_JSON_UINT)
-            return fail(d, "integer %llu out of range for a signed 64-bit value", (unsigned long long)v->v.u);
-        else
-            return type_error(d, "integer", v);
-        return FJ_OK;
-    case T_F64: {
-        double x;
-        if (v->type == FJ_JSON_REAL)
-            x = v->v.d;
-        else if (v->type == FJ_JSON_UINT)
-            x = (double)v->v.u;
-        else if (v->type == FJ_JSON_INT)
-            x = (double)v->v.i;
-        else
-            return type_error(d, "number", v);
-        if (!isfinite(x))
-            return fail(d, "number is not finite");
-        *(double *)p = x;
-        return FJ_OK;
-    }
+        return fj_jpath_get_i64(&d->jp, v, (int64_t *)p);
+    case T_F64:
+        return fj_jpath_get_f64(&d->jp, v, (double *)p);
     case T_BOOL:
         if (v->type != FJ_JSON_TRUE && v->type != FJ_JSON_FALSE)
-            return type_error(d, "boolean", v);
+            return fj_jpath_type_error(&d->jp, "boolean", v);
         *(bool *)p = v->type == FJ_JSON_TRUE;
         return FJ_OK;
     case T_STR:
     case T_STR0:
     case T_CHECK_STR:
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         if (f->type == T_CHECK_STR)
             return FJ_OK;
@@ -322,35 +167,37 @@ static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *b
         }
         return copy_str(d, v, (const char **)p);
     case T_NESTR:
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         if (v->len == 0)
-            return fail(d, "must not be empty");
+            return fj_jpath_fail(&d->jp, "must not be empty");
         return copy_str(d, v, (const char **)p);
     case T_TIME:
     case T_OTIME:
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         if (v->len == 0) {
             if (f->type == T_TIME)
-                return fail(d, "must not be empty (a Timestamp is required)");
+                return fj_jpath_fail(&d->jp, "must not be empty (a Timestamp is required)");
             *(fj_time *)p = 0;
-            return note(d, "empty_time", "\"\" read as unknown (0)");
+            return fj_jpath_note(&d->jp, "empty_time", "\"\" read as unknown (0)");
         }
         if (fj_time_parse_rfc3339(v->v.s, 1, (fj_time *)p) != FJ_OK)
-            return fail(d, "invalid timestamp \"%.40s\" (want a real date as yyyy-mm-ddThh:mm:ss and Z or +hh:mm)",
-                        v->v.s);
+            return fj_jpath_fail(
+                &d->jp, "invalid timestamp \"%.40s\" (want a real date as yyyy-mm-ddThh:mm:ss and Z or +hh:mm)",
+                v->v.s);
         return FJ_OK;
     case T_HOST:
     case T_CLUSTER:
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         if (!fj_hostname_valid(v->v.s))
-            return fail(d, "invalid %s \"%.64s\" (letters, digits, '-' and '.' in nonempty labels, at most 253 bytes)",
-                        f->type == T_HOST ? "host name" : "cluster name", v->v.s);
+            return fj_jpath_fail(
+                &d->jp, "invalid %s \"%.64s\" (letters, digits, '-' and '.' in nonempty labels, at most 253 bytes)",
+                f->type == T_HOST ? "host name" : "cluster name", v->v.s);
         return copy_str(d, v, (const char **)p);
     case T_B64: {
-        if ((st = get_str(d, v)))
+        if ((st = fj_jpath_check_str(&d->jp, v)))
             return st;
         if (v->len == 0) {
             *(const char **)p = NULL;
@@ -358,15 +205,16 @@ static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *b
         }
         size_t bad = b64_check(v->v.s, v->len);
         if (bad == v->len)
-            return fail(d, "not valid base64: length %zu is not a multiple of 4", v->len);
+            return fj_jpath_fail(&d->jp, "not valid base64: length %zu is not a multiple of 4", v->len);
         if (bad != SIZE_MAX)
-            return fail(d, "not valid base64 (RFC 4648 alphabet, '=' padding only at the end): byte %zu", bad);
+            return fj_jpath_fail(&d->jp, "not valid base64 (RFC 4648 alphabet, '=' padding only at the end): byte %zu",
+                                 bad);
         return copy_str(d, v, (const char **)p);
     }
     case T_CUSTOM:
         break;
     }
-    return fail(d, "internal error: bad field type");
+    return fj_jpath_fail(&d->jp, "internal error: bad field type");
 }
 
 static inline size_t find_field(const field *f, size_t nf, const char *key, size_t len)
@@ -382,13 +230,13 @@ static inline size_t find_field(const field *f, size_t nf, const char *key, size
 static fj_status decode_object(dec *d, const fj_json *obj, const field *f, size_t nf, void *base, custom_fn custom)
 {
     if (obj->type != FJ_JSON_OBJECT)
-        return type_error(d, "object", obj);
+        return fj_jpath_type_error(&d->jp, "object", obj);
     uint64_t seen = 0;
     for (size_t m = 0; m < obj->len; m++) {
         const fj_json_member *mem = &obj->v.members[m];
         size_t k = find_field(f, nf, mem->key, mem->key_len);
         fj_status st = FJ_OK;
-        push_key(d, mem->key);
+        fj_jpath_push_key(&d->jp, mem->key);
         if (k == nf)
             st = unknown_field(d, &mem->value);
         else if (mem->value.type != FJ_JSON_NULL) {
@@ -396,17 +244,18 @@ static fj_status decode_object(dec *d, const fj_json *obj, const field *f, size_
             st = f[k].type == T_CUSTOM ? custom(d, f[k].id, &mem->value, base)
                                        : decode_scalar(d, &f[k], &mem->value, base);
         }
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
     for (size_t k = 0; k < nf; k++) {
         if (seen & ((uint64_t)1 << k) || !f[k].flags)
             continue;
-        push_key(d, f[k].name);
-        fj_status st = f[k].flags & F_REQ ? fail(d, "required field is missing")
-                                          : note(d, "missing_field", "absent, though the spec requires it");
-        pop(d);
+        fj_jpath_push_key(&d->jp, f[k].name);
+        fj_status st = f[k].flags & F_REQ
+                           ? fj_jpath_fail(&d->jp, "required field is missing")
+                           : fj_jpath_note(&d->jp, "missing_field", "absent, though the spec requires it");
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
@@ -418,14 +267,14 @@ typedef fj_status (*elem_fn)(dec *d, const fj_json *v, void *elem);
 static fj_status decode_array(dec *d, const fj_json *v, size_t esz, elem_fn fn, void **out, size_t *n)
 {
     if (v->type != FJ_JSON_ARRAY)
-        return type_error(d, "array", v);
+        return fj_jpath_type_error(&d->jp, "array", v);
     char *arr = NULL;
-    if (v->len && !(arr = fj_arena_calloc(d->a, v->len, esz)))
-        return oom(d);
+    if (v->len && !(arr = fj_arena_calloc(d->jp.a, v->len, esz)))
+        return fj_jpath_oom(&d->jp);
     for (size_t i = 0; i < v->len; i++) {
-        push_idx(d, i);
+        fj_jpath_push_idx(&d->jp, i);
         fj_status st = fn(d, &v->v.items[i], arr + i * esz);
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
@@ -437,16 +286,16 @@ static fj_status decode_array(dec *d, const fj_json *v, size_t esz, elem_fn fn, 
 static fj_status decode_u64_array(dec *d, const fj_json *v, uint64_t **out, size_t *n)
 {
     if (v->type != FJ_JSON_ARRAY)
-        return type_error(d, "array", v);
+        return fj_jpath_type_error(&d->jp, "array", v);
     uint64_t *arr = NULL;
-    if (v->len && !(arr = fj_arena_alloc(d->a, v->len * sizeof *arr)))
-        return oom(d);
+    if (v->len && !(arr = fj_arena_alloc(d->jp.a, v->len * sizeof *arr)))
+        return fj_jpath_oom(&d->jp);
     for (size_t i = 0; i < v->len; i++) {
         const fj_json *x = &v->v.items[i];
         if (x->type != FJ_JSON_UINT) {
-            push_idx(d, i);
-            fj_status st = type_error(d, "unsigned integer", x);
-            pop(d);
+            fj_jpath_push_idx(&d->jp, i);
+            fj_status st = fj_jpath_type_error(&d->jp, "unsigned integer", x);
+            fj_jpath_pop(&d->jp);
             return st;
         }
         arr[i] = x->v.u;
@@ -462,39 +311,40 @@ static fj_status decode_ranges(dec *d, const fj_json *v, bool allow_none, char *
                                const char **raw_out)
 {
     if (v->type != FJ_JSON_ARRAY)
-        return type_error(d, "array", v);
+        return fj_jpath_type_error(&d->jp, "array", v);
     struct part {
         char **names;
         size_t n;
     } *parts = NULL;
-    if (v->len && !(parts = fj_arena_calloc(d->a, v->len, sizeof *parts)))
-        return oom(d);
+    if (v->len && !(parts = fj_arena_calloc(d->jp.a, v->len, sizeof *parts)))
+        return fj_jpath_oom(&d->jp);
     size_t total = 0, raw_len = 0, n_parts = 0;
     for (size_t i = 0; i < v->len; i++) {
         const fj_json *x = &v->v.items[i];
         fj_status st;
-        push_idx(d, i);
-        if ((st = get_str(d, x))) {
-            pop(d);
+        fj_jpath_push_idx(&d->jp, i);
+        if ((st = fj_jpath_check_str(&d->jp, x))) {
+            fj_jpath_pop(&d->jp);
             return st;
         }
         if (allow_none && (strcmp(x->v.s, "None assigned") == 0 || strcmp(x->v.s, "None allocated") == 0)) {
-            st = note(d, "none_assigned", "\"%s\" read as no nodes", x->v.s);
-            pop(d);
+            st = fj_jpath_note(&d->jp, "none_assigned", "\"%s\" read as no nodes", x->v.s);
+            fj_jpath_pop(&d->jp);
             if (st)
                 return st;
             continue;
         }
         fj_err e = {0};
-        st = fj_noderange_expand_max(d->a, x->v.s, d->names_left, &parts[n_parts].names, &parts[n_parts].n, &e);
+        st = fj_noderange_expand_max(d->jp.a, x->v.s, d->names_left, &parts[n_parts].names, &parts[n_parts].n, &e);
         if (st == FJ_ETOOBIG)
-            st = fail(d, "node ranges of one envelope may name at most %d hosts; \"%.64s\" goes past that",
-                      FJ_SONAR_MAX_NAMES, x->v.s);
+            st = fj_jpath_fail(&d->jp,
+                               "node ranges of one envelope may name at most %d hosts; \"%.64s\" goes past that",
+                               FJ_SONAR_MAX_NAMES, x->v.s);
         else if (st == FJ_ENOMEM)
-            st = oom(d);
+            st = fj_jpath_oom(&d->jp);
         else if (st)
-            st = fail(d, "%s", e.message);
-        pop(d);
+            st = fj_jpath_fail(&d->jp, "%s", e.message);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
         d->names_left -= parts[n_parts].n;
@@ -506,8 +356,8 @@ static fj_status decode_ranges(dec *d, const fj_json *v, bool allow_none, char *
     if (n_parts == 1) {
         names = parts[0].names;
     } else if (total) {
-        if (!(names = fj_arena_alloc(d->a, total * sizeof *names)))
-            return oom(d);
+        if (!(names = fj_arena_alloc(d->jp.a, total * sizeof *names)))
+            return fj_jpath_oom(&d->jp);
         size_t o = 0;
         for (size_t k = 0; k < n_parts; k++) {
             memcpy(names + o, parts[k].names, parts[k].n * sizeof *names);
@@ -517,8 +367,8 @@ static fj_status decode_ranges(dec *d, const fj_json *v, bool allow_none, char *
     if (raw_out) {
         char *raw = NULL;
         if (n_parts) {
-            if (!(raw = fj_arena_alloc(d->a, raw_len)))
-                return oom(d);
+            if (!(raw = fj_arena_alloc(d->jp.a, raw_len)))
+                return fj_jpath_oom(&d->jp);
             size_t o = 0;
             for (size_t i = 0; i < v->len; i++) {
                 const fj_json *x = &v->v.items[i];
@@ -580,12 +430,12 @@ static fj_status meta_custom(dec *d, int id, const fj_json *v, void *base)
 {
     /* attrs: validated; records.h has no place for them (the spec: metadata can be thrown away). */
     if (v->type != FJ_JSON_ARRAY)
-        return type_error(d, "array", v);
+        return fj_jpath_type_error(&d->jp, "array", v);
     for (size_t i = 0; i < v->len; i++) {
         kvpair kv;
-        push_idx(d, i);
+        fj_jpath_push_idx(&d->jp, i);
         fj_status st = decode_object(d, &v->v.items[i], F_KV, NFIELDS(F_KV), &kv, NULL);
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
@@ -680,7 +530,8 @@ static fj_status job_elem(dec *d, const fj_json *v, void *elem)
     /* The spec: "If epoch is 0 then job is never 0". Such records cannot be told apart from each
      * other across nodes, so they could only be merged into one meaningless job. */
     if (j->job == 0 && j->epoch == 0)
-        return fail(d, "job 0 with epoch 0 is not allowed (a job with epoch 0 is a Slurm job and needs its id)");
+        return fj_jpath_fail(&d->jp,
+                             "job 0 with epoch 0 is not allowed (a job with epoch 0 is a Slurm job and needs its id)");
     return FJ_OK;
 }
 
@@ -840,37 +691,38 @@ static const field F_SYSINFO[] = {
 static fj_status decode_distances(dec *d, const fj_json *v, fj_sysinfo *si)
 {
     if (v->type != FJ_JSON_ARRAY)
-        return type_error(d, "array", v);
+        return fj_jpath_type_error(&d->jp, "array", v);
     size_t dim = v->len;
     si->distances = NULL;
     si->distances_dim = 0;
     if (dim == 0) /* "empty if we can't compute it" */
         return FJ_OK;
     if (dim > SIZE_MAX / sizeof(uint64_t) / dim)
-        return fail(d, "matrix too large");
-    uint64_t *m = fj_arena_alloc(d->a, dim * dim * sizeof *m);
+        return fj_jpath_fail(&d->jp, "matrix too large");
+    uint64_t *m = fj_arena_alloc(d->jp.a, dim * dim * sizeof *m);
     if (!m)
-        return oom(d);
+        return fj_jpath_oom(&d->jp);
     for (size_t i = 0; i < dim; i++) {
         const fj_json *row = &v->v.items[i];
         fj_status st = FJ_OK;
-        push_idx(d, i);
+        fj_jpath_push_idx(&d->jp, i);
         if (row->type != FJ_JSON_ARRAY)
-            st = type_error(d, "array", row);
+            st = fj_jpath_type_error(&d->jp, "array", row);
         else if (row->len != dim)
-            st = fail(d, "row has %zu entries but there are %zu rows (distances must be a square matrix)", row->len,
-                      dim);
+            st = fj_jpath_fail(&d->jp,
+                               "row has %zu entries but there are %zu rows (distances must be a square matrix)",
+                               row->len, dim);
         for (size_t j = 0; !st && j < dim; j++) {
             const fj_json *x = &row->v.items[j];
             if (x->type != FJ_JSON_UINT) {
-                push_idx(d, j);
-                st = type_error(d, "unsigned integer", x);
-                pop(d);
+                fj_jpath_push_idx(&d->jp, j);
+                st = fj_jpath_type_error(&d->jp, "unsigned integer", x);
+                fj_jpath_pop(&d->jp);
             } else {
                 m[i * dim + j] = x->v.u;
             }
         }
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
@@ -950,11 +802,11 @@ static bool state_char(char c)
  * in job_state_raw when it differed. */
 static fj_status decode_job_state(dec *d, const fj_json *v, fj_slurm_job *j)
 {
-    fj_status st = get_str(d, v);
+    fj_status st = fj_jpath_check_str(&d->jp, v);
     if (st)
         return st;
     if (v->len == 0)
-        return fail(d, "must not be empty");
+        return fj_jpath_fail(&d->jp, "must not be empty");
     const char *s = v->v.s;
     size_t b = 0, e;
     while (s[b] == ' ')
@@ -963,10 +815,10 @@ static fj_status decode_job_state(dec *d, const fj_json *v, fj_slurm_job *j)
         if (!state_char(s[e]))
             break;
     if (e == b || (s[e] && s[e] != ' '))
-        return fail(d, "job_state \"%.40s\" does not start with a state word (letters and '_')", s);
-    char *w = fj_arena_strndup(d->a, s + b, e - b);
+        return fj_jpath_fail(&d->jp, "job_state \"%.40s\" does not start with a state word (letters and '_')", s);
+    char *w = fj_arena_strndup(d->jp.a, s + b, e - b);
     if (!w)
-        return oom(d);
+        return fj_jpath_oom(&d->jp);
     bool folded = false;
     for (char *p = w; *p; p++) {
         if (*p >= 'a' && *p <= 'z') {
@@ -980,7 +832,8 @@ static fj_status decode_job_state(dec *d, const fj_json *v, fj_slurm_job *j)
         return FJ_OK;
     if ((st = copy_str(d, v, &j->job_state_raw)))
         return st;
-    return note(d, b == 0 && e == v->len ? "state_case" : "state_suffix", "\"%.80s\" read as \"%s\"", s, w);
+    return fj_jpath_note(&d->jp, b == 0 && e == v->len ? "state_case" : "state_suffix", "\"%.80s\" read as \"%s\"", s,
+                         w);
 }
 
 static fj_status sjob_custom(dec *d, int id, const fj_json *v, void *base)
@@ -992,9 +845,9 @@ static fj_status sjob_custom(dec *d, int id, const fj_json *v, void *base)
     case ID_NODES:
         return decode_ranges(d, v, true, &j->nodes, &j->n_nodes, &j->nodes_raw);
     default: {
-        fj_sacct *sa = fj_arena_calloc(d->a, 1, sizeof *sa);
+        fj_sacct *sa = fj_arena_calloc(d->jp.a, 1, sizeof *sa);
         if (!sa)
-            return oom(d);
+            return fj_jpath_oom(&d->jp);
         j->sacct = sa;
         return decode_object(d, v, F_SACCT, NFIELDS(F_SACCT), sa, NULL);
     }
@@ -1065,20 +918,20 @@ static const field F_CNODES[] = {
 static fj_status decode_states(dec *d, const fj_json *v, cnodes *c)
 {
     if (v->type != FJ_JSON_ARRAY)
-        return type_error(d, "array", v);
+        return fj_jpath_type_error(&d->jp, "array", v);
     char **states = NULL;
-    if (v->len && !(states = fj_arena_alloc(d->a, v->len * sizeof *states)))
-        return oom(d);
+    if (v->len && !(states = fj_arena_alloc(d->jp.a, v->len * sizeof *states)))
+        return fj_jpath_oom(&d->jp);
     size_t n = 0;
     for (size_t i = 0; i < v->len; i++) {
         const fj_json *x = &v->v.items[i];
         fj_status st;
-        push_idx(d, i);
-        if ((st = get_str(d, x)) == FJ_OK) {
+        fj_jpath_push_idx(&d->jp, i);
+        if ((st = fj_jpath_check_str(&d->jp, x)) == FJ_OK) {
             if (x->len == 0) {
-                st = note(d, "empty_state", "empty node state dropped");
-            } else if (!(states[n] = fj_arena_strndup(d->a, x->v.s, x->len))) {
-                st = oom(d);
+                st = fj_jpath_note(&d->jp, "empty_state", "empty node state dropped");
+            } else if (!(states[n] = fj_arena_strndup(d->jp.a, x->v.s, x->len))) {
+                st = fj_jpath_oom(&d->jp);
             } else {
                 bool folded = false;
                 for (char *p = states[n]; *p; p++) {
@@ -1089,10 +942,10 @@ static fj_status decode_states(dec *d, const fj_json *v, cnodes *c)
                 }
                 n++;
                 if (folded) /* the spec: "state names are always folded to upper case" */
-                    st = note(d, "state_case", "\"%.80s\" read as \"%s\"", x->v.s, states[n - 1]);
+                    st = fj_jpath_note(&d->jp, "state_case", "\"%.80s\" read as \"%s\"", x->v.s, states[n - 1]);
             }
         }
-        pop(d);
+        fj_jpath_pop(&d->jp);
         if (st)
             return st;
     }
@@ -1110,7 +963,7 @@ static fj_status cnodes_custom(dec *d, int id, const fj_json *v, void *base)
     if (st)
         return st;
     if (v->len == 0)
-        return fail(d, "must not be empty");
+        return fj_jpath_fail(&d->jp, "must not be empty");
     return FJ_OK;
 }
 
@@ -1147,8 +1000,8 @@ static fj_status cluster_custom(dec *d, int id, const fj_json *v, void *base)
     for (size_t i = 0; i < n; i++)
         total += c[i].n_names;
     fj_node_state *ns = NULL;
-    if (total && !(ns = fj_arena_alloc(d->a, total * sizeof *ns)))
-        return oom(d);
+    if (total && !(ns = fj_arena_alloc(d->jp.a, total * sizeof *ns)))
+        return fj_jpath_oom(&d->jp);
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < c[i].n_names; k++, o++) {
@@ -1168,7 +1021,7 @@ static fj_status decode_data(dec *d, const fj_json *data, int expect)
 {
     fj_envelope *env = d->env;
     if (data->type != FJ_JSON_OBJECT)
-        return type_error(d, "object", data);
+        return fj_jpath_type_error(&d->jp, "object", data);
     const fj_json *type = NULL, *attrs = NULL;
     fj_status st;
     for (size_t m = 0; m < data->len; m++) {
@@ -1178,19 +1031,19 @@ static fj_status decode_data(dec *d, const fj_json *data, int expect)
         else if (strcmp(mem->key, "attributes") == 0 && mem->key_len == 10)
             attrs = mem->value.type == FJ_JSON_NULL ? NULL : &mem->value;
         else {
-            push_key(d, mem->key);
+            fj_jpath_push_key(&d->jp, mem->key);
             st = unknown_field(d, &mem->value);
-            pop(d);
+            fj_jpath_pop(&d->jp);
             if (st)
                 return st;
         }
     }
-    push_key(d, "type");
+    fj_jpath_push_key(&d->jp, "type");
     if (!type) {
-        st = fail(d, "required field is missing");
+        st = fj_jpath_fail(&d->jp, "required field is missing");
         goto pop_out;
     }
-    if ((st = get_str(d, type)))
+    if ((st = fj_jpath_check_str(&d->jp, type)))
         goto pop_out;
     const char *t = type->v.s;
     int kind;
@@ -1203,26 +1056,27 @@ static fj_status decode_data(dec *d, const fj_json *data, int expect)
     else if (strcmp(t, "cluster") == 0)
         kind = FJ_KIND_CLUSTER;
     else if (strcmp(t, "slurm_jobs") == 0) {
-        st = fail(d, "data type \"slurm_jobs\" is the pre-release Sonar 0.13 job format, which is not supported; "
-                     "upgrade Sonar");
+        st = fj_jpath_fail(&d->jp,
+                           "data type \"slurm_jobs\" is the pre-release Sonar 0.13 job format, "
+                           "which is not supported; upgrade Sonar");
         goto pop_out;
     } else {
-        st = fail(d, "unknown data type \"%.40s\" (want sample, sysinfo, job or cluster)", t);
+        st = fj_jpath_fail(&d->jp, "unknown data type \"%.40s\" (want sample, sysinfo, job or cluster)", t);
         goto pop_out;
     }
     if (expect >= 0 && kind != expect) {
-        st = fail(d, "data type \"%s\" does not belong on this route, which takes \"%s\"", t,
-                  fj_kind_name((fj_kind)expect));
+        st = fj_jpath_fail(&d->jp, "data type \"%s\" does not belong on this route, which takes \"%s\"", t,
+                           fj_kind_name((fj_kind)expect));
         goto pop_out;
     }
     env->kind = (fj_kind)kind;
-    if (strcmp(t, "jobs") == 0 && (st = note(d, "data_type_alias", "\"jobs\" read as \"job\"")))
+    if (strcmp(t, "jobs") == 0 && (st = fj_jpath_note(&d->jp, "data_type_alias", "\"jobs\" read as \"job\"")))
         goto pop_out;
-    pop(d);
+    fj_jpath_pop(&d->jp);
 
-    push_key(d, "attributes");
+    fj_jpath_push_key(&d->jp, "attributes");
     if (!attrs) {
-        st = fail(d, "required field is missing");
+        st = fj_jpath_fail(&d->jp, "required field is missing");
         goto pop_out;
     }
     switch (kind) {
@@ -1240,7 +1094,7 @@ static fj_status decode_data(dec *d, const fj_json *data, int expect)
         break;
     }
 pop_out:
-    pop(d);
+    fj_jpath_pop(&d->jp);
     return st;
 }
 
@@ -1250,7 +1104,7 @@ static fj_status decode_envelope(dec *d, const fj_json *root, int expect)
     const fj_json *meta = NULL, *data = NULL, *errors = NULL;
     fj_status st;
     if (root->type != FJ_JSON_OBJECT)
-        return fail(d, "an envelope must be a JSON object, got %s", fj_json_type_name(root->type));
+        return fj_jpath_fail(&d->jp, "an envelope must be a JSON object, got %s", fj_json_type_name(root->type));
     for (size_t m = 0; m < root->len; m++) {
         const fj_json_member *mem = &root->v.members[m];
         const fj_json *v = mem->value.type == FJ_JSON_NULL ? NULL : &mem->value;
@@ -1261,49 +1115,49 @@ static fj_status decode_envelope(dec *d, const fj_json *root, int expect)
         else if (strcmp(mem->key, "errors") == 0 && mem->key_len == 6)
             errors = v;
         else {
-            push_key(d, mem->key);
+            fj_jpath_push_key(&d->jp, mem->key);
             st = unknown_field(d, &mem->value);
-            pop(d);
+            fj_jpath_pop(&d->jp);
             if (st)
                 return st;
         }
     }
-    push_key(d, "meta");
+    fj_jpath_push_key(&d->jp, "meta");
     st = meta ? decode_object(d, meta, F_META, NFIELDS(F_META), env, meta_custom)
-              : fail(d, "required field is missing");
-    pop(d);
+              : fj_jpath_fail(&d->jp, "required field is missing");
+    fj_jpath_pop(&d->jp);
     if (st)
         return st;
 
     if (errors && errors->type != FJ_JSON_ARRAY) {
-        push_key(d, "errors");
-        st = type_error(d, "array", errors);
-        pop(d);
+        fj_jpath_push_key(&d->jp, "errors");
+        st = fj_jpath_type_error(&d->jp, "array", errors);
+        fj_jpath_pop(&d->jp);
         return st;
     }
     if (errors && errors->len == 0)
         errors = NULL; /* an empty list is no errors */
     if (data && errors) {
-        push_key(d, "errors");
-        st = fail(d, "an envelope carries data or errors, not both");
-        pop(d);
+        fj_jpath_push_key(&d->jp, "errors");
+        st = fj_jpath_fail(&d->jp, "an envelope carries data or errors, not both");
+        fj_jpath_pop(&d->jp);
         return st;
     }
     if (!data && !errors)
-        return fail(d, "an envelope must carry data or errors, and this one has neither");
+        return fj_jpath_fail(&d->jp, "an envelope must carry data or errors, and this one has neither");
 
     if (data) {
-        push_key(d, "data");
+        fj_jpath_push_key(&d->jp, "data");
         st = decode_data(d, data, expect);
-        pop(d);
+        fj_jpath_pop(&d->jp);
         return st;
     }
 
     env->kind = expect >= 0 ? (fj_kind)expect : (fj_kind)FJ_SONAR_KIND_UNKNOWN;
     env->is_error = true;
-    push_key(d, "errors");
+    fj_jpath_push_key(&d->jp, "errors");
     st = decode_errors(d, errors);
-    pop(d);
+    fj_jpath_pop(&d->jp);
     if (st)
         return st;
     env->time = env->errors[0].time;
@@ -1326,26 +1180,17 @@ fj_status fj_sonar_decode(const fj_json *root, int expect, fj_batch *b, fj_err *
     fj_envelope *env = fj_batch_add(b);
     if (!env)
         return fj_err_set(err, FJ_ENOMEM, "", "out of memory");
-    dec d = {.a = b->arena, .env = env, .err = err, .names_left = FJ_SONAR_MAX_NAMES};
-    fj_status st = decode_envelope(&d, root, expect);
-    if (st == FJ_OK && d.dropped_notes) {
-        /* note() reserved the slot: notes stop at FJ_SONAR_MAX_NOTES, capacity is one more. */
-        fj_note *n = &d.notes[d.n_notes];
-        n->path = "";
-        n->kind = "notes_truncated";
-        n->detail = fj_arena_printf(d.a, "%zu more notes dropped", d.dropped_notes);
-        if (!n->detail)
-            st = fj_err_set(err, FJ_ENOMEM, "", "out of memory");
-        else
-            d.n_notes++;
-    }
+    dec d = {.jp = {.a = b->arena, .err = err, .max_notes = FJ_SONAR_MAX_NOTES},
+             .env = env,
+             .names_left = FJ_SONAR_MAX_NAMES};
+    fj_status st = fj_jpath_end_notes(&d.jp, decode_envelope(&d, root, expect));
     if (st != FJ_OK) {
         memset(&b->envs[before], 0, sizeof b->envs[before]);
         b->n_envs = before;
         return st;
     }
-    env->notes = d.notes;
-    env->n_notes = d.n_notes;
+    env->notes = d.jp.notes;
+    env->n_notes = d.jp.n_notes;
     return FJ_OK;
 }
 

@@ -275,3 +275,158 @@ fj_status fj_cb_emit_events(const fj_qrows *r, fj_cb_query *q, fj_sink *k, fj_er
         q->next.v = 0, q->next.id = 0;
     return rs;
 }
+
+/* --- the queries, around a backend ----------------------------------------------------------- */
+
+/* A query under way: the backend's query x with its read transaction (when began), and the SQL
+ * under construction with its parameters, which the filters append to. */
+typedef struct cq {
+    const fj_cb_backend *be;
+    void *x;
+    fj_query fq; /* the part of the backend's query it reads: the cluster */
+    fj_cb_query *q;
+    fj_sink *k;
+    fj_err *err;
+    fj_qb sql;
+    int64_t cluster_id;
+    bool began;
+} cq;
+
+static fj_status cq_begin(cq *c, const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k,
+                          fj_err *err)
+{
+    *c = (cq){.be = be, .x = x, .q = q, .k = k, .err = err};
+    q->next.set = false;
+    fj_qb_init(&c->sql, be->mark);
+    if (!q->cluster || !*q->cluster)
+        return fj_err_set(err, FJ_EINVAL, "cluster", "parameter 'cluster': required");
+    c->fq.cluster = q->cluster;
+    fj_status st = be->begin(x, s, &c->fq, k, err);
+    if (st != FJ_OK)
+        return st;
+    c->began = true;
+    return be->cluster(x, &c->cluster_id);
+}
+
+static fj_status cq_end(cq *c, fj_status st)
+{
+    fj_qb_free(&c->sql);
+    return c->began ? c->be->end(c->x, st) : st;
+}
+
+/* Prepares the SQL built so far (and starts over with an empty builder), then emits its rows as
+ * table t, or as events when t is NULL. */
+static fj_status run_emit(cq *c, const fj_qtable *t)
+{
+    fj_qrows r;
+    fj_status rs = c->be->prepare(c->x, &c->sql, &r);
+    fj_qb_free(&c->sql);
+    fj_qb_init(&c->sql, c->be->mark);
+    if (rs == FJ_OK)
+        rs = t ? fj_cb_emit(&r, c->k, t) : fj_cb_emit_events(&r, c->q, c->k, c->err);
+    c->be->finalize(&r);
+    return rs;
+}
+
+/* One statement of the backend's SQL sel over row set rows, filtered and limited as q asks; its
+ * rows as table t. */
+static fj_status select_emit(cq *c, const fj_cb_select *sel, fj_cb_rows rows, const fj_qtable *t)
+{
+    put(&c->sql, sel->select);
+    fj_cb_filters(&c->sql, c->q, c->cluster_id, rows);
+    put(&c->sql, sel->order);
+    fj_cb_limit(&c->sql, c->q, 0);
+    return run_emit(c, t);
+}
+
+fj_status fj_cbq_runs(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    cq c;
+    fj_status rs = cq_begin(&c, be, x, s, q, k, err);
+    if (rs != FJ_OK)
+        return cq_end(&c, rs);
+    put(&c.sql, "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets WHERE cluster_id = ");
+    fj_qb_int(&c.sql, c.cluster_id);
+    put(&c.sql, be->sql->runs.select);
+    if (q->run) {
+        put(&c.sql, " WHERE r.s = ");
+        fj_qb_text(&c.sql, q->run);
+    }
+    put(&c.sql, be->sql->runs.order);
+    return cq_end(&c, run_emit(&c, &fj_qt_cb_runs));
+}
+
+fj_status fj_cbq_series(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    cq c;
+    fj_status rs = cq_begin(&c, be, x, s, q, k, err);
+    if (rs != FJ_OK)
+        return cq_end(&c, rs);
+    const fj_cb_sql *sql = be->sql;
+    switch (q->series) {
+    case FJ_CBS_RANKS: rs = select_emit(&c, &sql->ranks, FJ_CBQ_RANK_STEPS, &fj_qt_cb_ranks); break;
+    case FJ_CBS_FUNCTIONS: rs = select_emit(&c, &sql->functions, FJ_CBQ_FUNC_STATS, &fj_qt_cb_functions); break;
+    case FJ_CBS_METRICS: rs = select_emit(&c, &sql->metrics, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_metrics); break;
+    case FJ_CBS_COUNTERS: rs = select_emit(&c, &sql->counters, FJ_CBQ_COUNTER_STATS, &fj_qt_cb_counters); break;
+    default: rs = fj_err_set(err, FJ_EINVAL, "series", "unknown series %d", (int)q->series); break;
+    }
+    return cq_end(&c, rs);
+}
+
+fj_status fj_cbq_top(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    cq c;
+    fj_status rs = cq_begin(&c, be, x, s, q, k, err);
+    if (rs == FJ_OK)
+        rs = select_emit(&c, &be->sql->top_ranks, FJ_CBQ_TOP_RANKS, &fj_qt_cb_top_ranks);
+    if (rs == FJ_OK)
+        rs = select_emit(&c, &be->sql->top_functions, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_top_functions);
+    return cq_end(&c, rs);
+}
+
+/* The events of q's collection, a page at a time: columns in the FJ_CB_EV_* order. */
+static fj_status query_events(cq *c)
+{
+    fj_cb_query *q = c->q;
+    /* brief: the large JSON columns are not even read */
+    put(&c->sql, q->brief ? "SELECT e.id, e.rid, e.io_step, e.idx, e.anomaly, r.s, e.pid, e.tid, e.fid, f.s, h.s,"
+                            " e.entry_us, e.exit_us, e.runtime_total_us, e.runtime_exclusive_us, e.outlier_score,"
+                            " e.outlier_severity, e.is_gpu, e.gpu_thread, e.gpu_device, e.gpu_context,"
+                            " e.gpu_stream, e.gpu_parent_event, e.gpu_parent_error, e.algo, NULL, NULL, NULL,"
+                            " NULL, NULL, NULL, e.version"
+                          : "SELECT e.id, e.rid, e.io_step, e.idx, e.anomaly, r.s, e.pid, e.tid, e.fid, f.s, h.s,"
+                            " e.entry_us, e.exit_us, e.runtime_total_us, e.runtime_exclusive_us, e.outlier_score,"
+                            " e.outlier_severity, e.is_gpu, e.gpu_thread, e.gpu_device, e.gpu_context,"
+                            " e.gpu_stream, e.gpu_parent_event, e.gpu_parent_error, e.algo, e.algo_params,"
+                            " e.call_stack, e.counter_events, e.event_window, e.node_state, e.gpu_parent,"
+                            " e.version");
+    put(&c->sql, " FROM chimbuko_events e JOIN strings r ON r.id = e.run_id JOIN strings f ON f.id = e.func_id"
+                 " LEFT JOIN strings h ON h.id = e.host_id");
+    fj_cb_filters(&c->sql, q, c->cluster_id, FJ_CBQ_EVENTS);
+    if (q->collection == FJ_CB_ANOMALIES || q->collection == FJ_CB_NORMALEXECS)
+        put(&c->sql, c->be->sql->event_is_anomaly[q->collection == FJ_CB_ANOMALIES]);
+    put(&c->sql, " ORDER BY e.entry_us, e.id");
+    fj_cb_limit(&c->sql, q, 1); /* one more than a page: is there a next one? */
+    return run_emit(c, NULL);
+}
+
+fj_status fj_cbq_records(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    cq c;
+    fj_status rs = cq_begin(&c, be, x, s, q, k, err);
+    if (rs != FJ_OK)
+        return cq_end(&c, rs);
+    const fj_cb_sql *sql = be->sql;
+    switch (q->collection) {
+    case FJ_CB_PACKET:
+    case FJ_CB_ANOMALIES:
+    case FJ_CB_NORMALEXECS: rs = query_events(&c); break;
+    case FJ_CB_METADATA: rs = select_emit(&c, &sql->metadata, FJ_CBQ_METADATA, &fj_qt_cb_metadata); break;
+    case FJ_CB_FUNC_STATS: rs = select_emit(&c, &sql->profiles, FJ_CBQ_PROFILES, &fj_qt_cb_profiles); break;
+    case FJ_CB_COUNTER_STATS:
+        rs = select_emit(&c, &sql->final_counters, FJ_CBQ_COUNTERS, &fj_qt_cb_final_counters);
+        break;
+    default: rs = fj_err_set(err, FJ_EINVAL, "collection", "unknown collection %d", (int)q->collection); break;
+    }
+    return cq_end(&c, rs);
+}

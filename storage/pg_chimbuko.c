@@ -510,243 +510,123 @@ fj_status fj_pg_write_chimbuko(fj_store *s, const fj_pg_cb_env *envs, size_t n, 
 
 /* --- queries: the backend's half ------------------------------------------------------------- */
 
-/* A query: its read transaction (fj_pgq, one REPEATABLE READ snapshot), and the SQL under
- * construction with its parameters (sql, which chimbuko_query.h's filters append to). Text is compared
- * and sorted byte-wise (COLLATE "C") and NULL sorts low (NULLS LAST in descending orders), as in
- * SQLite, so that both backends answer alike. */
-typedef struct cq {
-    fj_pgq x;
-    fj_query fq; /* the part of fj_pgq's query it reads: the cluster */
-    fj_cb_query *q;
-    fj_sink *k;
-    fj_err *err;
-    fj_pgb sql;
-    bool began;
-} cq;
+/* The SQL of the shared queries (chimbuko_query.c). Text is compared and sorted byte-wise
+ * (COLLATE "C") and NULL sorts low (NULLS LAST in descending orders), as in SQLite, so that both
+ * backends answer alike. */
+static const fj_cb_sql cb_sql = {
+    .runs = {" UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = $1"
+             " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = $1"
+             " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = $1"
+             " UNION SELECT run_id FROM chimbuko_counters WHERE cluster_id = $1)"
+             " SELECT r.s,"
+             " (SELECT count(*) FROM chimbuko_packets p WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
+             " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p"
+             "  WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
+             " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p"
+             "  WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
+             " (SELECT count(*) FROM chimbuko_events e"
+             "  WHERE e.cluster_id = $1 AND e.run_id = runs.run_id AND e.anomaly),"
+             " (SELECT count(*) FROM chimbuko_events e"
+             "  WHERE e.cluster_id = $1 AND e.run_id = runs.run_id AND NOT e.anomaly),"
+             " (SELECT count(*) FROM (SELECT DISTINCT app, rank FROM chimbuko_rank_steps t WHERE t.cluster_id = $1"
+             "  AND t.run_id = runs.run_id) d)"
+             " FROM runs JOIN strings r ON r.id = runs.run_id",
+             " ORDER BY r.s COLLATE \"C\""},
+    .ranks = {"SELECT r.s, t.app, t.rank, t.step, t.max_ts_us / 1000000, t.min_ts_us, t.max_ts_us, t.n_anomalies,"
+              " t.score_max, t.score_mean, t.scores FROM chimbuko_rank_steps t JOIN strings r ON r.id = t.run_id",
+              " ORDER BY r.s COLLATE \"C\", t.app, t.rank, t.step"},
+    /* round() of numeric, not of float8: half away from zero, as SQLite rounds */
+    .functions = {"SELECT r.s, t.app, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
+                  " round(t.anomalies::numeric)::bigint, t.calls, t.anomaly_stats, t.inclusive, t.exclusive"
+                  " FROM chimbuko_func_stats t JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                  " ORDER BY r.s COLLATE \"C\", t.app, t.fid, t.created_at_ms"},
+    .metrics = {"SELECT r.s, t.app, t.rank, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
+                " round(t.anomalies::numeric)::bigint, t.score_max, t.severity_total, t.first_io_step,"
+                " t.last_io_step, t.new_data, t.all_data FROM chimbuko_func_metrics t"
+                " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                " ORDER BY r.s COLLATE \"C\", t.app, t.rank, t.fid, t.created_at_ms"},
+    .counters = {"SELECT r.s, t.app, n.s, t.created_at_ms / 1000, t.created_at_ms, t.count, t.total, t.stats"
+                 " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id"
+                 " JOIN strings n ON n.id = t.counter_id",
+                 " ORDER BY r.s COLLATE \"C\", t.app, n.s COLLATE \"C\", t.created_at_ms"},
+    .top_ranks = {"SELECT r.s, t.app, t.rank, sum(t.n_anomalies)::bigint, count(*), max(t.score_max),"
+                  " min(t.min_ts_us) / 1000000, max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t"
+                  " JOIN strings r ON r.id = t.run_id",
+                  " GROUP BY r.s, t.app, t.rank ORDER BY 4 DESC NULLS LAST, 6 DESC NULLS LAST, r.s COLLATE \"C\","
+                  " t.app, t.rank"},
+    .top_functions = {"SELECT r.s, t.app, t.fid, max(n.s COLLATE \"C\"), round(sum(t.anomalies)::numeric)::bigint,"
+                      " count(DISTINCT t.rank), max(t.score_max), sum(t.severity_total) FROM chimbuko_func_metrics t"
+                      " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                      " GROUP BY r.s, t.app, t.fid ORDER BY 5 DESC NULLS LAST, 7 DESC NULLS LAST, r.s COLLATE \"C\","
+                      " t.app, t.fid"},
+    .metadata = {"SELECT r.s, t.pid, t.rid, t.tid, d.s, t.value FROM chimbuko_metadata t JOIN strings r ON"
+                 " r.id = t.run_id JOIN strings d ON d.id = t.descr_id",
+                 " ORDER BY r.s COLLATE \"C\", t.pid, t.rid, t.tid, d.s COLLATE \"C\""},
+    .profiles = {"SELECT r.s, t.app, t.fid, n.s, round(t.anomalies::numeric)::bigint, t.exclusive_total_us,"
+                 " t.inclusive, t.exclusive, t.anomaly_metrics FROM chimbuko_profiles t JOIN strings r ON"
+                 " r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                 " ORDER BY r.s COLLATE \"C\", t.app, t.fid"},
+    .final_counters = {"SELECT r.s, t.app, n.s, t.count, t.total, t.stats FROM chimbuko_counters t JOIN strings r ON"
+                       " r.id = t.run_id JOIN strings n ON n.id = t.counter_id",
+                       " ORDER BY r.s COLLATE \"C\", t.app, n.s COLLATE \"C\""},
+    .event_is_anomaly = {" AND NOT e.anomaly", " AND e.anomaly"},
+};
 
-static fj_status cq_begin(cq *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+/* The statements and read transaction (fj_pgq: one REPEATABLE READ snapshot) the shared queries
+ * run on. */
+static fj_status cbq_begin(void *x, fj_store *s, fj_query *fq, fj_sink *k, fj_err *err)
 {
-    memset(x, 0, sizeof *x);
-    x->q = q;
-    x->k = k;
-    x->err = err;
-    q->next.set = false;
-    fj_pgb_init(&x->sql);
-    if (!q->cluster || !*q->cluster)
-        return fj_err_set(err, FJ_EINVAL, "cluster", "parameter 'cluster': required");
-    x->fq.cluster = q->cluster;
-    fj_status st = fj_pgq_begin(&x->x, s, &x->fq, k, err);
-    if (st != FJ_OK)
-        return st;
-    x->began = true;
-    return fj_pgq_cluster(&x->x);
+    return fj_pgq_begin(x, s, fq, k, err);
 }
 
-static fj_status cq_end(cq *x, fj_status st)
+static fj_status cbq_cluster(void *x, int64_t *cluster_id)
 {
-    fj_qb_free(&x->sql);
-    return x->began ? fj_pgq_end(&x->x, st) : st;
-}
-
-static void put(cq *x, const char *text)
-{
-    fj_qb_put(&x->sql, text);
-}
-
-/* Prepares the SQL built so far (and starts over with an empty builder), then emits its rows as
- * table t, or as events when t is NULL. */
-static fj_status run_emit(cq *x, const fj_qtable *t)
-{
-    fj_pgs *st = NULL;
-    fj_status rs = fj_pgb_prepare(&x->x, &x->sql, &st);
-    fj_qb_free(&x->sql);
-    fj_pgb_init(&x->sql);
-    if (rs == FJ_OK) {
-        fj_qrows rd = fj_pgq_rows(&x->x, st);
-        rs = t ? fj_cb_emit(&rd, x->k, t) : fj_cb_emit_events(&rd, x->q, x->k, x->err);
-    }
-    fj_pgs_finalize(st);
+    fj_pgq *px = x;
+    fj_status rs = fj_pgq_cluster(px);
+    *cluster_id = px->cluster_id;
     return rs;
 }
 
-/* --- runs ------------------------------------------------------------------------------------ */
+static fj_status cbq_end(void *x, fj_status st)
+{
+    return fj_pgq_end(x, st);
+}
+
+static fj_status cbq_prepare(void *x, fj_qb *b, fj_qrows *r)
+{
+    fj_pgs *st = NULL;
+    fj_status rs = fj_pgb_prepare(x, b, &st);
+    *r = fj_pgq_rows(x, st);
+    return rs;
+}
+
+static void cbq_finalize(const fj_qrows *r)
+{
+    fj_pgs_finalize(r->st);
+}
+
+static const fj_cb_backend cb_backend = {&cb_sql, '$', cbq_begin, cbq_cluster, cbq_end, cbq_prepare, cbq_finalize};
 
 fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
-    cq x;
-    fj_status rs = cq_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return cq_end(&x, rs);
-    put(&x, "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets WHERE cluster_id = ");
-    fj_qb_int(&x.sql, x.x.cluster_id);
-    put(&x, " UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = $1"
-            " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = $1"
-            " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = $1"
-            " UNION SELECT run_id FROM chimbuko_counters WHERE cluster_id = $1)"
-            " SELECT r.s,"
-            " (SELECT count(*) FROM chimbuko_packets p WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
-            " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p"
-            "  WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
-            " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p"
-            "  WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
-            " (SELECT count(*) FROM chimbuko_events e"
-            "  WHERE e.cluster_id = $1 AND e.run_id = runs.run_id AND e.anomaly),"
-            " (SELECT count(*) FROM chimbuko_events e"
-            "  WHERE e.cluster_id = $1 AND e.run_id = runs.run_id AND NOT e.anomaly),"
-            " (SELECT count(*) FROM (SELECT DISTINCT app, rank FROM chimbuko_rank_steps t WHERE t.cluster_id = $1"
-            "  AND t.run_id = runs.run_id) d)"
-            " FROM runs JOIN strings r ON r.id = runs.run_id");
-    if (q->run) {
-        put(&x, " WHERE r.s = ");
-        fj_qb_text(&x.sql, q->run);
-    }
-    put(&x, " ORDER BY r.s COLLATE \"C\"");
-    return cq_end(&x, run_emit(&x, &fj_qt_cb_runs));
+    fj_pgq x;
+    return fj_cbq_runs(&cb_backend, &x, s, q, k, err);
 }
-
-/* --- series ---------------------------------------------------------------------------------- */
 
 fj_status fj_pg_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
-    cq x;
-    fj_status rs = cq_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return cq_end(&x, rs);
-    fj_qb *b = &x.sql;
-    const fj_qtable *t;
-    switch (q->series) {
-    case FJ_CBS_RANKS:
-        t = &fj_qt_cb_ranks;
-        put(&x, "SELECT r.s, t.app, t.rank, t.step, t.max_ts_us / 1000000, t.min_ts_us, t.max_ts_us, t.n_anomalies,"
-                " t.score_max, t.score_mean, t.scores FROM chimbuko_rank_steps t JOIN strings r ON r.id = t.run_id");
-        fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_RANK_STEPS);
-        put(&x, " ORDER BY r.s COLLATE \"C\", t.app, t.rank, t.step");
-        break;
-    case FJ_CBS_FUNCTIONS:
-        t = &fj_qt_cb_functions;
-        /* round() of numeric, not of float8: half away from zero, as SQLite rounds */
-        put(&x, "SELECT r.s, t.app, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
-                " round(t.anomalies::numeric)::bigint, t.calls, t.anomaly_stats, t.inclusive, t.exclusive"
-                " FROM chimbuko_func_stats t JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id");
-        fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_FUNC_STATS);
-        put(&x, " ORDER BY r.s COLLATE \"C\", t.app, t.fid, t.created_at_ms");
-        break;
-    case FJ_CBS_METRICS:
-        t = &fj_qt_cb_metrics;
-        put(&x, "SELECT r.s, t.app, t.rank, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
-                " round(t.anomalies::numeric)::bigint, t.score_max, t.severity_total, t.first_io_step,"
-                " t.last_io_step, t.new_data, t.all_data FROM chimbuko_func_metrics t"
-                " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id");
-        fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_FUNC_METRICS);
-        put(&x, " ORDER BY r.s COLLATE \"C\", t.app, t.rank, t.fid, t.created_at_ms");
-        break;
-    case FJ_CBS_COUNTERS:
-        t = &fj_qt_cb_counters;
-        put(&x, "SELECT r.s, t.app, n.s, t.created_at_ms / 1000, t.created_at_ms, t.count, t.total, t.stats"
-                " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id"
-                " JOIN strings n ON n.id = t.counter_id");
-        fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_COUNTER_STATS);
-        put(&x, " ORDER BY r.s COLLATE \"C\", t.app, n.s COLLATE \"C\", t.created_at_ms");
-        break;
-    default:
-        rs = fj_err_set(err, FJ_EINVAL, "series", "unknown series %d", (int)q->series);
-        return cq_end(&x, rs);
-    }
-    fj_cb_limit(b, q, 0);
-    return cq_end(&x, run_emit(&x, t));
+    fj_pgq x;
+    return fj_cbq_series(&cb_backend, &x, s, q, k, err);
 }
-
-/* --- top ranks and functions ------------------------------------------------------------------- */
 
 fj_status fj_pg_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
-    cq x;
-    fj_status rs = cq_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return cq_end(&x, rs);
-    fj_qb *b = &x.sql;
-    put(&x, "SELECT r.s, t.app, t.rank, sum(t.n_anomalies)::bigint, count(*), max(t.score_max),"
-            " min(t.min_ts_us) / 1000000, max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t"
-            " JOIN strings r ON r.id = t.run_id");
-    fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_TOP_RANKS);
-    put(&x, " GROUP BY r.s, t.app, t.rank ORDER BY 4 DESC NULLS LAST, 6 DESC NULLS LAST, r.s COLLATE \"C\","
-            " t.app, t.rank");
-    fj_cb_limit(b, q, 0);
-    if ((rs = run_emit(&x, &fj_qt_cb_top_ranks)) != FJ_OK)
-        return cq_end(&x, rs);
-
-    put(&x, "SELECT r.s, t.app, t.fid, max(n.s COLLATE \"C\"), round(sum(t.anomalies)::numeric)::bigint,"
-            " count(DISTINCT t.rank), max(t.score_max), sum(t.severity_total) FROM chimbuko_func_metrics t"
-            " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id");
-    fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_FUNC_METRICS);
-    put(&x, " GROUP BY r.s, t.app, t.fid ORDER BY 5 DESC NULLS LAST, 7 DESC NULLS LAST, r.s COLLATE \"C\","
-            " t.app, t.fid");
-    fj_cb_limit(b, q, 0);
-    return cq_end(&x, run_emit(&x, &fj_qt_cb_top_functions));
-}
-
-/* --- provenance records ---------------------------------------------------------------------- */
-
-/* The events of q's collection, a page at a time: columns in the FJ_CB_EV_* order. */
-static fj_status query_events(cq *x)
-{
-    fj_cb_query *q = x->q;
-    /* brief: the large JSON columns are not even read */
-    put(x, q->brief ? "SELECT e.id, e.rid, e.io_step, e.idx, e.anomaly, r.s, e.pid, e.tid, e.fid, f.s, h.s, e.entry_us,"
-                      " e.exit_us, e.runtime_total_us, e.runtime_exclusive_us, e.outlier_score, e.outlier_severity,"
-                      " e.is_gpu, e.gpu_thread, e.gpu_device, e.gpu_context, e.gpu_stream, e.gpu_parent_event,"
-                      " e.gpu_parent_error, e.algo, NULL, NULL, NULL, NULL, NULL, NULL, e.version"
-                    : "SELECT e.id, e.rid, e.io_step, e.idx, e.anomaly, r.s, e.pid, e.tid, e.fid, f.s, h.s, e.entry_us,"
-                      " e.exit_us, e.runtime_total_us, e.runtime_exclusive_us, e.outlier_score, e.outlier_severity,"
-                      " e.is_gpu, e.gpu_thread, e.gpu_device, e.gpu_context, e.gpu_stream, e.gpu_parent_event,"
-                      " e.gpu_parent_error, e.algo, e.algo_params, e.call_stack, e.counter_events, e.event_window,"
-                      " e.node_state, e.gpu_parent, e.version");
-    put(x, " FROM chimbuko_events e JOIN strings r ON r.id = e.run_id JOIN strings f ON f.id = e.func_id"
-           " LEFT JOIN strings h ON h.id = e.host_id");
-    fj_cb_filters(&x->sql, q, x->x.cluster_id, FJ_CBQ_EVENTS);
-    if (q->collection == FJ_CB_ANOMALIES)
-        put(x, " AND e.anomaly");
-    else if (q->collection == FJ_CB_NORMALEXECS)
-        put(x, " AND NOT e.anomaly");
-    put(x, " ORDER BY e.entry_us, e.id");
-    fj_cb_limit(&x->sql, q, 1); /* one more than a page: is there a next one? */
-    return run_emit(x, NULL);
+    fj_pgq x;
+    return fj_cbq_top(&cb_backend, &x, s, q, k, err);
 }
 
 fj_status fj_pg_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
-    cq x;
-    fj_status rs = cq_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return cq_end(&x, rs);
-    fj_qb *b = &x.sql;
-    switch (q->collection) {
-    case FJ_CB_PACKET:
-    case FJ_CB_ANOMALIES:
-    case FJ_CB_NORMALEXECS: return cq_end(&x, query_events(&x));
-    case FJ_CB_METADATA:
-        put(&x, "SELECT r.s, t.pid, t.rid, t.tid, d.s, t.value FROM chimbuko_metadata t JOIN strings r ON"
-                " r.id = t.run_id JOIN strings d ON d.id = t.descr_id");
-        fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_METADATA);
-        put(&x, " ORDER BY r.s COLLATE \"C\", t.pid, t.rid, t.tid, d.s COLLATE \"C\"");
-        fj_cb_limit(b, q, 0);
-        return cq_end(&x, run_emit(&x, &fj_qt_cb_metadata));
-    case FJ_CB_FUNC_STATS:
-        put(&x, "SELECT r.s, t.app, t.fid, n.s, round(t.anomalies::numeric)::bigint, t.exclusive_total_us,"
-                " t.inclusive, t.exclusive, t.anomaly_metrics FROM chimbuko_profiles t JOIN strings r ON"
-                " r.id = t.run_id JOIN strings n ON n.id = t.name_id");
-        fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_PROFILES);
-        put(&x, " ORDER BY r.s COLLATE \"C\", t.app, t.fid");
-        fj_cb_limit(b, q, 0);
-        return cq_end(&x, run_emit(&x, &fj_qt_cb_profiles));
-    case FJ_CB_COUNTER_STATS:
-        put(&x, "SELECT r.s, t.app, n.s, t.count, t.total, t.stats FROM chimbuko_counters t JOIN strings r ON"
-                " r.id = t.run_id JOIN strings n ON n.id = t.counter_id");
-        fj_cb_filters(b, q, x.x.cluster_id, FJ_CBQ_COUNTERS);
-        put(&x, " ORDER BY r.s COLLATE \"C\", t.app, n.s COLLATE \"C\"");
-        fj_cb_limit(b, q, 0);
-        return cq_end(&x, run_emit(&x, &fj_qt_cb_final_counters));
-    default:
-        return cq_end(&x, fj_err_set(err, FJ_EINVAL, "collection", "unknown collection %d", (int)q->collection));
-    }
+    fj_pgq x;
+    return fj_cbq_records(&cb_backend, &x, s, q, k, err);
 }
