@@ -27,8 +27,9 @@ static const char usage[] =
     "\n"
     "  serve [--config FILE] [--listen HOST:PORT] [--db PATH|URL] [options]\n"
     "                             run the server (default 127.0.0.1:8077, ./fjord.db)\n"
-    "  migrate up|status [--db PATH|URL]\n"
-    "                             apply or show database schema migrations\n"
+    "  migrate up|status|compact [--db PATH|URL]\n"
+    "                             apply or show database schema migrations; compact\n"
+    "                             gives a stopped SQLite file's free pages back\n"
     "  token add CLUSTER [--password P] [--read-only] [--db ...]\n"
     "                             create or replace a credential; prints the secret\n"
     "  token list [--db ...]      list credentials (never secrets)\n"
@@ -163,12 +164,30 @@ static int cmd_serve(const fj_config *cfg)
     return 0;
 }
 
+/* fjord migrate compact: the file's free pages back to the file system (store.h, compact). */
+static int migrate_compact(fj_store *s, const fj_store_ops *ops)
+{
+    if (!ops->compact) {
+        fprintf(stderr, "fjord: migrate compact is for SQLite files; %s manages its own space "
+                        "(see its VACUUM)\n", ops->name);
+        return 1;
+    }
+    fj_err err = {0};
+    fj_compact_info c;
+    if (ops->compact(s, &c, &err) != FJ_OK)
+        return fail(&err);
+    printf("%s: %lld bytes before, %lld after%s\n", c.rewritten ? "rewritten" : "free pages released",
+           (long long)c.bytes_before, (long long)c.bytes_after,
+           c.rewritten ? "; freed pages are released by fjord itself from now on" : "");
+    return 0;
+}
+
 static int cmd_migrate(const fj_config *cfg, const char *what)
 {
     fj_err err = {0};
     fj_store *s = NULL;
-    if (!what || (strcmp(what, "up") && strcmp(what, "status"))) {
-        fputs("usage: fjord migrate up|status [--db PATH|URL]\n", stderr);
+    if (!what || (strcmp(what, "up") && strcmp(what, "status") && strcmp(what, "compact"))) {
+        fputs("usage: fjord migrate up|status|compact [--db PATH|URL]\n", stderr);
         return 2;
     }
     if (open_store(cfg, FJ_STORE_WRITE, true, &s, &err) != FJ_OK)
@@ -176,6 +195,11 @@ static int cmd_migrate(const fj_config *cfg, const char *what)
     const fj_store_ops *ops = fj_store_ops_of(s);
     fj_migration_info info;
     int rc = 0;
+    if (!strcmp(what, "compact")) {
+        rc = migrate_compact(s, ops);
+        fj_store_close(s);
+        return rc;
+    }
     if (!strcmp(what, "up")) {
         int applied = 0;
         if (ops->migrate_up(s, &applied, &err) != FJ_OK)

@@ -774,6 +774,39 @@ static fj_status sq_migrate_up(fj_store *s, int *applied, fj_err *err)
     return apply_migrations(s, applied, err);
 }
 
+/* Databases made before fjord set auto_vacuum=INCREMENTAL (at open, before the first table) keep
+ * every page they ever freed: the request log of line-protocol metrics is deleted about as fast
+ * as it is written, so such a file grows far past its data. SQLite changes auto_vacuum of an
+ * existing file only by a VACUUM, which rewrites the whole file (it needs that much free disk and
+ * the database to itself); a file that already has it only needs its free pages released. The
+ * WAL is checkpointed after, so the main file shrinks now and not at the next checkpoint. */
+static fj_status sq_compact(fj_store *s, fj_compact_info *out, fj_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "compact needs a writable handle");
+    int64_t pages, page_size, mode;
+    fj_status st = query_int(s, "PRAGMA page_count", &pages, err);
+    if (st == FJ_OK)
+        st = query_int(s, "PRAGMA page_size", &page_size, err);
+    if (st == FJ_OK)
+        st = query_int(s, "PRAGMA auto_vacuum", &mode, err);
+    if (st != FJ_OK)
+        return st;
+    out->bytes_before = pages * page_size;
+    out->rewritten = mode == 0; /* NONE; 1 (FULL) and 2 (INCREMENTAL) can release pages */
+    if (out->rewritten)
+        st = exec(s, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM", err);
+    else
+        st = exec(s, "PRAGMA incremental_vacuum", err);
+    if (st == FJ_OK)
+        st = exec(s, "PRAGMA wal_checkpoint(TRUNCATE)", err);
+    if (st == FJ_OK)
+        st = query_int(s, "PRAGMA page_count", &pages, err);
+    out->bytes_after = pages * page_size;
+    return st;
+}
+
 /* --- tokens ------------------------------------------------------------------------------- */
 
 static fj_status prepare(fj_store *s, const char *sql, sqlite3_stmt **st, fj_err *err)
@@ -897,6 +930,7 @@ const fj_store_ops fj_store_sqlite_ops = {
     .close = sq_close,
     .migrate_status = sq_migrate_status,
     .migrate_up = sq_migrate_up,
+    .compact = sq_compact,
     .write = fj_sq_write,
     .token_put = sq_token_put,
     .token_get = sq_token_get,

@@ -82,6 +82,13 @@ typedef struct fj_migration_info {
     int latest;   /* highest version this binary ships */
 } fj_migration_info;
 
+/* What `fjord migrate compact` did (SQLite): the file's size before and after, in bytes, and
+ * whether it had to be rewritten whole (a file made before incremental vacuum). */
+typedef struct fj_compact_info {
+    int64_t bytes_before, bytes_after;
+    bool rewritten;
+} fj_compact_info;
+
 /* A stored upload/read credential. Secrets are never stored, only their hash. */
 typedef struct fj_token_rec {
     char cluster[256];
@@ -100,6 +107,10 @@ typedef struct fj_store_ops {
     fj_status (*migrate_status)(fj_store *s, fj_migration_info *out, fj_err *err);
     /* Applies every pending migration; fills applied with how many ran. */
     fj_status (*migrate_up)(fj_store *s, int *applied, fj_err *err);
+    /* Gives the database file's free pages back to the file system and leaves it able to do so
+     * by itself from then on (SQLite; NULL where the database manages its own space). Meant for
+     * a stopped server: a rewrite holds the write lock, so a running one's ingest would wait. */
+    fj_status (*compact)(fj_store *s, fj_compact_info *out, fj_err *err);
     /* One transaction for all batches. counts has one entry per envelope, batch by batch. */
     fj_status (*write)(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                        fj_err *err);

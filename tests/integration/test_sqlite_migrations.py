@@ -1,10 +1,11 @@
-"""SQLite migrations that fill new columns from rows already stored must fill them as the writer
-would have: the real Sonar envelopes are stored by a running fjord, the columns a migration adds
+"""The SQLite file across fjord versions. Migrations that fill new columns from rows already stored
+must fill them as the writer would have: the real Sonar envelopes are stored by a running fjord, the columns a migration adds
 are dropped again (the database as an older fjord left it), `fjord migrate up` runs, and the rows
 and the answers that read them must be the same as before.
 
 Migration 0007 copies each job_samples row's node, time and process range (from samples and
-sample_jobs) into the row; job profiles and job details read them."""
+sample_jobs) into the row; job profiles and job details read them. `fjord migrate compact` turns a
+file made before incremental vacuum into one that gives freed pages back."""
 import json
 import sqlite3
 
@@ -87,6 +88,56 @@ def test_job_samples_place():
         api.close()
 
 
+def pragma(db, name):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("PRAGMA %s" % name).fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_compact():
+    """`fjord migrate compact` on a file made before incremental vacuum (auto_vacuum NONE, as such a
+    fjord left it) with free pages: rewritten once, smaller, the same rows, and incremental from
+    then on; a second run only releases free pages."""
+    api = Api()
+    f = api.f
+    try:
+        check(f.stop() == 0, "SIGTERM exits 0")
+        counts = f.row_counts()
+        # The older file: no auto_vacuum, and pages freed by a deleted table (as a trimmed request
+        # log leaves them).
+        con = sqlite3.connect(f.db)
+        con.execute("PRAGMA auto_vacuum=NONE")
+        con.execute("VACUUM")
+        con.execute("CREATE TABLE scratch (b BLOB)")
+        con.executemany("INSERT INTO scratch VALUES (zeroblob(4000))", [()] * 2000)
+        con.commit()
+        con.execute("DROP TABLE scratch")
+        con.commit()
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.close()
+        check(pragma(f.db, "auto_vacuum") == 0, "the older file has no auto_vacuum")
+        free = pragma(f.db, "freelist_count")
+        check(free > 1500, "and free pages: %d" % free)
+
+        out = run_cli("migrate", "compact", db=f.db).stdout
+        check(out.startswith("rewritten:"), "compact rewrites the older file: %r" % out)
+        before, after = [int(w) for w in out.replace(",", " ").split() if w.isdigit()][:2]
+        check(after < before - 1500 * 4096, "the file shrank by the free pages: %d -> %d" % (before, after))
+        check(pragma(f.db, "auto_vacuum") == 2, "auto_vacuum is INCREMENTAL after compact")
+        check(pragma(f.db, "freelist_count") == 0, "no free pages left")
+        check(f.row_counts() == counts, "every table keeps its rows")
+
+        out = run_cli("migrate", "compact", db=f.db).stdout
+        check(out.startswith("free pages released:"), "a second compact only releases pages: %r" % out)
+        f.start()
+        check(api.json("/api/v1/jobs?cluster=test.local").get("jobs"), "the server reads the compacted file")
+    finally:
+        api.close()
+
+
 if __name__ == "__main__":
     test_job_samples_place()
+    test_compact()
     finish()
