@@ -1,9 +1,10 @@
-/* cc_json.c — ClusterCockpit rows as JSON and cc-backend's job outcomes (cc_json.h). */
+/* cc_json.c — ClusterCockpit rows as JSON, cc-backend's job rules and outcomes (cc_json.h). */
 #include "cc_json.h"
 
 #include "timefmt.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define NS 1000000000LL
 
@@ -136,4 +137,84 @@ void fj_cc_job_stop_before_start(fj_cc_job_result *r, const fj_cc_job *j)
     r->status = FJ_EINVAL;
     snprintf(r->message, sizeof r->message, "jobId %llu on %s: stopTime must be larger/equal than startTime",
              (unsigned long long)j->job_id, j->cluster);
+}
+
+fj_status fj_cc_job_apply(const fj_cc_job *j, const fj_cc_job_ops *ops, void *ud, bool *added, fj_err *err)
+{
+    fj_cc_job_result *res = j->result;
+    fj_status st;
+    *added = false;
+    if (j->op == FJ_CC_JOB_START) {
+        int64_t old = 0, id = 0;
+        if ((st = ops->find_recent(ud, j, &old, err)) != FJ_OK)
+            return st;
+        if (!old) {
+            if ((st = ops->insert(ud, j, &id, err)) != FJ_OK)
+                return st;
+            if (id) {
+                *added = true;
+                if (res) {
+                    res->status = FJ_OK;
+                    res->id = id;
+                    res->start_time = j->start_time;
+                    snprintf(res->state, sizeof res->state, "running");
+                }
+                return FJ_OK;
+            }
+        }
+        fj_cc_job_duplicate(res, j, old);
+        return FJ_OK;
+    }
+    int64_t id = 0, start = 0;
+    char state[32] = "";
+    if ((st = ops->find(ud, j, &id, &start, state, err)) != FJ_OK)
+        return st;
+    if (!id) {
+        fj_cc_job_unknown(res, j);
+        return FJ_OK;
+    }
+    if (res) {
+        res->id = id;
+        res->start_time = start;
+        snprintf(res->state, sizeof res->state, "%s", state);
+    }
+    if (strcmp(state, "running") != 0) {
+        fj_cc_job_not_running(res, j, state);
+        return FJ_OK;
+    }
+    if (j->stop_time < start) {
+        fj_cc_job_stop_before_start(res, j);
+        return FJ_OK;
+    }
+    bool stopped = false;
+    if ((st = ops->stop(ud, j, id, &stopped, err)) != FJ_OK)
+        return st;
+    if (!stopped) { /* another server stopped it since the lookup */
+        fj_cc_job_not_running(res, j, "stopped");
+        return FJ_OK;
+    }
+    *added = true;
+    if (res) {
+        res->status = FJ_OK;
+        res->stop_time = j->stop_time;
+        snprintf(res->state, sizeof res->state, "%s", j->state);
+    }
+    return FJ_OK;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+uint64_t fj_cc_message_hash(const fj_cc_message *m)
+{
+    uint64_t h = fnv1a(1469598103934665603ull, m->tags, strlen(m->tags));
+    h = fnv1a(h, "\0", 1);
+    return fnv1a(h, m->payload, m->payload_len);
 }

@@ -1,7 +1,9 @@
 /* pg_ts.c — line-protocol metrics in the PostgreSQL backend, writer side: this server's instance
  * (identity, advisory lock, request log, durable lsn), the time-series engine fed with series ids
  * from the database, the metrics part of a group commit, startup replay and maintenance. Reads are
- * in pg_ts_read.c; the schema in migrations/postgres/0002_metrics.sql.
+ * in pg_ts_read.c; the schema in migrations/postgres/0002_metrics.sql. The backend-neutral
+ * bookkeeping (lsn, when maintenance is due, request-log records, replay of a logged request) is
+ * ts_writer.h's, cc-backend's job rules cc_json.h's.
  *
  * Durability is sqlite_ts.c's: a request's points go to request_log as a point record (rows of
  * this instance; ts_log.h) in the same transaction as they enter the engine, so an acknowledged point is in a committed
@@ -31,10 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NS 1000000000LL
-#define DEFAULT_FLUSH_S (12 * 3600)
-#define DEFAULT_MAX_BUFFERED ((size_t)16 << 20)
-#define ZSTD_LEVEL 1        /* archived raw bodies (request-log-keep): speed first */
+#define NS FJ_TSW_NS
 #define SEQ_SHIFT 40        /* chunk seq = (instance id << SEQ_SHIFT) + n */
 #define MAX_INSTANCE_ID ((int64_t)1 << 22)
 #define CHUNK_BATCH_BYTES ((size_t)32 << 20) /* hex of sealed chunks sent per statement, at most */
@@ -137,7 +136,7 @@ static fj_status load_rows(struct fj_pg_ts *t, const PGresult *r, fj_err *err)
         for (int k = 0; k < 7; k++)
             f[k] = (fj_ts_str){PQgetvalue(r, i, k + 1), (size_t)PQgetlength(r, i, k + 1)};
         fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
-        fj_status st = fj_ts_engine_load_series(t->eng, (uint32_t)fj_pg_int(r, i, 0), &key);
+        fj_status st = fj_ts_engine_load_series(t->w.eng, (uint32_t)fj_pg_int(r, i, 0), &key);
         if (st != FJ_OK)
             return fj_err_set(err, st, "db", "loading series %lld failed", (long long)fj_pg_int(r, i, 0));
     }
@@ -152,7 +151,7 @@ static fj_status collect_unknown(struct fj_pg_ts *t, const fj_metric_point *p, s
     fj_pg_cols *c = &t->cols;
     for (size_t i = 0; i < n; i++) {
         fj_ts_key k = key_of(&p[i]);
-        if (fj_ts_series_find(t->eng, &k, &ids[i]) == FJ_OK)
+        if (fj_ts_series_find(t->w.eng, &k, &ids[i]) == FJ_OK)
             continue;
         ids[i] = 0;
         const fj_ts_str *f = &k.cluster;
@@ -200,7 +199,7 @@ static fj_status fill_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size
 {
     for (size_t i = 0; i < n; i++) {
         fj_ts_key k = key_of(&p[i]);
-        if (!ids[i] && fj_ts_series_find(t->eng, &k, &ids[i]) != FJ_OK)
+        if (!ids[i] && fj_ts_series_find(t->w.eng, &k, &ids[i]) != FJ_OK)
             return fj_err_set(err, FJ_EINTERNAL, "db", "series of metric '%.*s' not found after adding it",
                               (int)(k.metric.n > 64 ? 64 : k.metric.n), k.metric.p);
     }
@@ -219,22 +218,6 @@ static fj_status resolve_points(fj_store *s, const fj_metric_point *p, size_t n,
     if (unknown)
         TRY(fetch_unknown(s, err));
     return unknown ? fill_unknown(t, p, n, ids, err) : FJ_OK;
-}
-
-static fj_status append_points(struct fj_pg_ts *t, const fj_metric_point *p, const uint32_t *ids, size_t n,
-                               fj_err *err)
-{
-    for (size_t off = 0; off < n; off += FJ_PG_TS_SLICE) {
-        size_t k = n - off < FJ_PG_TS_SLICE ? n - off : FJ_PG_TS_SLICE;
-        for (size_t i = 0; i < k; i++) {
-            t->t[i] = p[off + i].t;
-            t->v[i] = p[off + i].v;
-        }
-        fj_status st = fj_ts_append_ids(t->eng, ids + off, t->t, t->v, k, NULL);
-        if (st != FJ_OK)
-            return fj_err_set(err, st, "db", "appending metric points failed");
-    }
-    return FJ_OK;
 }
 
 static fj_status grow_ids(struct fj_pg_ts *t, size_t need, fj_err *err)
@@ -365,78 +348,44 @@ fj_status fj_pg_ts_prepare(fj_store *s, fj_batch *const *batches, size_t n_batch
     return FJ_OK;
 }
 
-/* request_log.unit_ns of a point record (a raw body's is 0 or a positive unit). */
-#define POINT_RECORD (-1)
-
 /* Adds one request-log row to t->cols (7 columns) under the next lsn: by default a point record of
  * the envelope's points and their series ids (ts_log.h; size holds the number of points), with
  * request-log-keep the raw body (an archive that can be decoded again). As in sqlite_ts.c. */
 static fj_status log_row(struct fj_pg_ts *t, const fj_metrics *m, const uint32_t *ids, uint64_t *lsn,
                          fj_err *err)
 {
-    if (!(t->keep_ns && m->raw)) {
-        if (!t->rec && !(t->rec = fj_ts_log_create()))
-            return oom(err);
-        fj_ts_log_begin(t->rec);
-        for (size_t off = 0; off < m->n_points; off += FJ_PG_TS_SLICE) {
-            size_t k = m->n_points - off < FJ_PG_TS_SLICE ? m->n_points - off : FJ_PG_TS_SLICE;
-            for (size_t i = 0; i < k; i++) {
-                t->t[i] = m->points[off + i].t;
-                t->v[i] = m->points[off + i].v;
-            }
-            if (fj_ts_log_add(t->rec, ids + off, t->t, t->v, k) != FJ_OK)
-                return oom(err);
-        }
+    fj_ts_writer *w = &t->w;
+    fj_pg_cols *c = &t->cols;
+    if (!(w->keep_ns && m->raw)) {
         const void *rec;
         size_t len;
-        if (fj_ts_log_finish(t->rec, &rec, &len) != FJ_OK)
-            return oom(err);
-        fj_pg_cols *c = &t->cols;
-        *lsn = t->next_lsn++;
+        TRY(fj_tsw_record_begin(w, err));
+        TRY(fj_tsw_record_add(w, ids, m->points, m->n_points, err));
+        TRY(fj_tsw_record_finish(w, &rec, &len, err));
+        *lsn = w->next_lsn++;
         fj_pg_u64(c, 0, *lsn);
         fj_pg_i64(c, 1, m->arrival_ns);
         fj_pg_text(c, 2, NULL);
-        fj_pg_i64(c, 3, POINT_RECORD);
+        fj_pg_i64(c, 3, FJ_TSW_POINT_RECORD);
         fj_pg_i64(c, 4, 0);
         fj_pg_u64(c, 5, m->n_points);
         fj_pg_bytea(c, 6, rec, len);
         fj_pg_row(c, 0);
         return c->st == FJ_OK ? FJ_OK : cols_failed(c, err);
     }
-    size_t bound = ZSTD_compressBound(m->raw_len);
-    if (bound > t->zcap) {
-        void *nb = fj_realloc(t->zbuf, bound);
-        if (!nb)
-            return oom(err);
-        t->zbuf = nb;
-        t->zcap = bound;
-    }
-    if (!t->zc && !(t->zc = ZSTD_createCCtx()))
-        return oom(err);
-    size_t zn = ZSTD_compressCCtx(t->zc, t->zbuf, t->zcap, m->raw, m->raw_len, ZSTD_LEVEL);
-    if (ZSTD_isError(zn))
-        return fj_err_set(err, FJ_EINTERNAL, "db", "zstd: %s", ZSTD_getErrorName(zn));
-    fj_pg_cols *c = &t->cols;
-    *lsn = t->next_lsn++;
+    const void *z;
+    size_t zn;
+    TRY(fj_tsw_compress(w, m, &z, &zn, err));
+    *lsn = w->next_lsn++;
     fj_pg_u64(c, 0, *lsn);
     fj_pg_i64(c, 1, m->arrival_ns);
     fj_pg_text(c, 2, m->default_cluster);
     fj_pg_i64(c, 3, m->unit_ns);
     fj_pg_i64(c, 4, m->max_future_ns);
     fj_pg_u64(c, 5, m->raw_len);
-    fj_pg_bytea(c, 6, t->zbuf, zn);
+    fj_pg_bytea(c, 6, z, zn);
     fj_pg_row(c, 0);
     return c->st == FJ_OK ? FJ_OK : cols_failed(c, err);
-}
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ull;
-    }
-    return h;
 }
 
 /* One statement for every message of the group; each envelope counts the rows it added (the
@@ -456,9 +405,7 @@ static fj_status write_messages(fj_store *s, fj_batch *const *batches, size_t n_
                 continue;
             for (size_t j = 0; j < e->u.metrics.n_messages; j++) {
                 const fj_cc_message *msg = &e->u.metrics.messages[j];
-                uint64_t h = fnv1a(1469598103934665603ull, msg->tags, strlen(msg->tags));
-                h = fnv1a(h, "\0", 1);
-                h = fnv1a(h, msg->payload, msg->payload_len);
+                uint64_t h = fj_cc_message_hash(msg);
                 int64_t cid = cluster_id(s, msg->cluster);
                 if (!cid)
                     return fj_err_set(err, FJ_EINTERNAL, "db", "cluster '%s' was not interned", msg->cluster);
@@ -494,91 +441,83 @@ static fj_status write_messages(fj_store *s, fj_batch *const *batches, size_t n_
     return FJ_OK;
 }
 
-/* cc-backend's rules, as sqlite_ts.c applies them: a start is a duplicate when the job id already
- * started on the cluster less than a day before; a stop needs the job (its latest start, or the
- * given startTime) running and stopTime >= startTime. Outcomes go to the record's result; the
- * transaction goes on either way. Statement by statement: a stop may follow its start in the
- * same group. Two servers starting one job at once: the unique key takes one, the other is a
- * duplicate; a stop racing another is refused by the state check of the UPDATE. */
+/* cc-backend's rules (fj_cc_job_apply) on this database. Statement by statement: a stop may
+ * follow its start in the same group. Two servers starting one job at once: the unique key takes
+ * one, the other is a duplicate; a stop racing another is refused by the state check of the
+ * UPDATE. */
+typedef struct job_ctx {
+    fj_store *s;
+    char cid[24]; /* the cluster's id */
+} job_ctx;
+
+static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
+{
+    job_ctx *x = ud;
+    char bj[24], bt[24];
+    const char *vals[] = {x->cid, num(bj, (int64_t)j->job_id), num(bt, j->start_time)};
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_DUP, 3, vals, &r, "find job", err));
+    *id = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    return FJ_OK;
+}
+
+static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
+{
+    job_ctx *x = ud;
+    char bj[24], bt[24], b1[24], b2[24], b3[24];
+    const char *vals[] = {x->cid, num(bj, (int64_t)j->job_id), num(bt, j->start_time), j->user, j->project,
+                          j->partition, j->subcluster, num(b1, (int64_t)j->num_nodes),
+                          num(b2, (int64_t)j->num_hwthreads), num(b3, (int64_t)j->num_acc), j->hosts, j->payload};
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_INS, 12, vals, &r, "insert job", err));
+    *id = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    return FJ_OK;
+}
+
+static fj_status job_find(void *ud, const fj_cc_job *j, int64_t *id, int64_t *start, char state[32], fj_err *err)
+{
+    job_ctx *x = ud;
+    char bj[24], bt[24];
+    const char *vals[] = {x->cid, num(bj, (int64_t)j->job_id), num(bt, j->start_time)};
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_FIND, 3, vals, &r, "find job", err));
+    if (PQntuples(r)) {
+        *id = fj_pg_int(r, 0, 0);
+        *start = fj_pg_int(r, 0, 1);
+        snprintf(state, 32, "%s", PQgetvalue(r, 0, 2));
+    }
+    PQclear(r);
+    return FJ_OK;
+}
+
+static fj_status job_stop(void *ud, const fj_cc_job *j, int64_t id, bool *stopped, fj_err *err)
+{
+    job_ctx *x = ud;
+    char bi[24], bs[24];
+    const char *vals[] = {num(bi, id), num(bs, j->stop_time), j->state};
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_STOP, 3, vals, &r, "stop job", err));
+    *stopped = PQntuples(r) == 1;
+    PQclear(r);
+    return FJ_OK;
+}
+
 static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt, fj_err *err)
 {
+    static const fj_cc_job_ops ops = {job_find_recent, job_insert, job_find, job_stop};
     int64_t cid = cluster_id(s, j->cluster);
     if (!cid)
         return fj_err_set(err, FJ_EINTERNAL, "db", "cluster '%s' was not interned", j->cluster);
-    fj_cc_job_result *res = j->result;
-    char bc[24], bj[24], bt[24];
-    PGresult *r;
-    if (j->op == FJ_CC_JOB_START) {
-        const char *dv[] = {num(bc, cid), num(bj, (int64_t)j->job_id), num(bt, j->start_time)};
-        TRY(fj_pg_run(s, FJ_PG_CC_JOB_DUP, 3, dv, &r, "find job", err));
-        int64_t old = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
-        PQclear(r);
-        if (!old) {
-            char b1[24], b2[24], b3[24];
-            const char *iv[] = {bc, bj, bt, j->user, j->project, j->partition, j->subcluster,
-                                num(b1, (int64_t)j->num_nodes), num(b2, (int64_t)j->num_hwthreads),
-                                num(b3, (int64_t)j->num_acc), j->hosts, j->payload};
-            TRY(fj_pg_run(s, FJ_PG_CC_JOB_INS, 12, iv, &r, "insert job", err));
-            int64_t id = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
-            PQclear(r);
-            if (id) {
-                cnt->inserted++;
-                if (res) {
-                    res->status = FJ_OK;
-                    res->id = id;
-                    res->start_time = j->start_time;
-                    snprintf(res->state, sizeof res->state, "running");
-                }
-                return FJ_OK;
-            }
-        }
+    job_ctx x = {.s = s};
+    num(x.cid, cid);
+    bool added;
+    TRY(fj_cc_job_apply(j, &ops, &x, &added, err));
+    if (added)
+        cnt->inserted++;
+    else
         cnt->duplicates++;
-        fj_cc_job_duplicate(res, j, old);
-        return FJ_OK;
-    }
-    const char *fv[] = {num(bc, cid), num(bj, (int64_t)j->job_id), num(bt, j->start_time)};
-    TRY(fj_pg_run(s, FJ_PG_CC_JOB_FIND, 3, fv, &r, "find job", err));
-    if (!PQntuples(r)) {
-        PQclear(r);
-        cnt->duplicates++;
-        fj_cc_job_unknown(res, j);
-        return FJ_OK;
-    }
-    int64_t id = fj_pg_int(r, 0, 0), start = fj_pg_int(r, 0, 1);
-    char state[32];
-    snprintf(state, sizeof state, "%s", PQgetvalue(r, 0, 2));
-    PQclear(r);
-    if (res) {
-        res->id = id;
-        res->start_time = start;
-        snprintf(res->state, sizeof res->state, "%s", state);
-    }
-    if (strcmp(state, "running") != 0) {
-        cnt->duplicates++;
-        fj_cc_job_not_running(res, j, state);
-        return FJ_OK;
-    }
-    if (j->stop_time < start) {
-        cnt->duplicates++;
-        fj_cc_job_stop_before_start(res, j);
-        return FJ_OK;
-    }
-    char bs[24];
-    const char *uv[] = {num(bc, id), num(bs, j->stop_time), j->state};
-    TRY(fj_pg_run(s, FJ_PG_CC_JOB_STOP, 3, uv, &r, "stop job", err));
-    bool stopped = PQntuples(r) == 1;
-    PQclear(r);
-    if (!stopped) { /* another server stopped it since the lookup */
-        cnt->duplicates++;
-        fj_cc_job_not_running(res, j, "stopped");
-        return FJ_OK;
-    }
-    cnt->inserted++;
-    if (res) {
-        res->status = FJ_OK;
-        res->stop_time = j->stop_time;
-        snprintf(res->state, sizeof res->state, "%s", j->state);
-    }
     return FJ_OK;
 }
 
@@ -632,28 +571,27 @@ static fj_status sink_chunk(void *ud, const fj_ts_chunk *ch)
 static fj_status precommit(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    if (!t || !t->eng || (!t->dirty && !t->own))
+    if (!t || !t->w.eng || (!t->w.dirty && !t->w.own))
         return FJ_OK; /* nothing of ours changed */
-    if (t->dirty) {
+    fj_ts_writer *w = &t->w;
+    if (w->dirty) {
         fj_pg_cols_reset(&t->cols);
         t->cols.ncols = 6;
         sink_ctx x = {s, err};
         fj_ts_sink sink = {sink_series, sink_chunk, &x};
-        TRY(fj_ts_engine_emit(t->eng, &sink));
+        TRY(fj_ts_engine_emit(w->eng, &sink));
         TRY(send_chunks(s, err));
     }
     /* Conservative: chunks handed in this transaction still count until committed. */
-    uint64_t d = fj_ts_engine_durable_lsn(t->eng);
-    if (d == UINT64_MAX)
-        d = t->next_lsn;
-    if (d == t->durable_saved && t->next_lsn == t->next_saved && t->seq_max == t->seq_saved)
+    uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
+    if (d == w->durable_saved && w->next_lsn == w->next_saved && t->seq_max == t->seq_saved)
         return FJ_OK;
     char b0[24], b1[24], b2[24], b3[24];
-    const char *vals[] = {num(b0, t->instance_id), num(b1, (int64_t)d), num(b2, (int64_t)t->next_lsn),
+    const char *vals[] = {num(b0, t->instance_id), num(b1, (int64_t)d), num(b2, (int64_t)w->next_lsn),
                           num(b3, (int64_t)t->seq_max)};
     TRY(fj_pg_run(s, FJ_PG_TS_INST_PUT, 4, vals, NULL, "save the durable lsn", err));
-    t->durable_saved = d;
-    t->next_saved = t->next_lsn;
+    w->durable_saved = d;
+    w->next_saved = w->next_lsn;
     t->seq_saved = t->seq_max;
     return FJ_OK;
 }
@@ -664,16 +602,16 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
     struct fj_pg_ts *t = s->ts;
     size_t n_points;
     if (!has_metrics(batches, n_batches, &n_points)) {
-        if (!t || !t->started || !t->dirty)
+        if (!t || !t->w.started || !t->w.dirty)
             return FJ_OK;
         /* chunks sealed by a group that rolled back: they go with this one */
         TRY(ensure_lock(s, FJ_EBUSY, err));
         return precommit(s, err);
     }
-    if (!t || !t->started || t->n_ids != n_points)
+    if (!t || !t->w.started || t->n_ids != n_points)
         return fj_err_set(err, FJ_EINTERNAL, "db", "metrics written without fj_pg_ts_prepare");
     TRY(ensure_lock(s, FJ_EBUSY, err));
-    t->dirty = true;
+    t->w.dirty = true;
     /* Request-log rows of the whole group in one statement; points into the engine, each
      * envelope's tagged with its row's lsn. */
     fj_pg_cols_reset(&t->cols);
@@ -688,9 +626,9 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
             if (m->n_points) {
                 uint64_t lsn = 0;
                 TRY(log_row(t, m, t->ids + off, &lsn, err));
-                fj_ts_engine_set_lsn(t->eng, lsn);
+                fj_ts_engine_set_lsn(t->w.eng, lsn);
             }
-            TRY(append_points(t, m->points, t->ids + off, m->n_points, err));
+            TRY(fj_tsw_append_ids(&t->w, m->points, t->ids + off, m->n_points, err));
             off += m->n_points;
             counts[k].inserted += m->n_points;
         }
@@ -716,17 +654,12 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
 void fj_pg_ts_end(fj_store *s, bool committed)
 {
     struct fj_pg_ts *t = s->ts;
-    if (!t || !t->eng)
+    if (!t || !t->w.eng)
         return;
     t->n_ids = 0;
-    if (committed) {
-        if (t->dirty)
-            fj_ts_engine_committed(t->eng);
-        t->dirty = false;
-    } else {
-        fj_ts_engine_rolled_back(t->eng);
-        t->durable_saved = t->next_saved = t->seq_saved = 0; /* unknown: write them again */
-    }
+    fj_tsw_end(&t->w, committed);
+    if (!committed)
+        t->seq_saved = 0; /* unknown: write it again */
 }
 
 /* One transaction of the writer's own: emit what is sealed, optionally more work in between. */
@@ -737,9 +670,9 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     if (st == FJ_OK)
         st = ensure_lock(s, FJ_EBUSY, err);
     if (st == FJ_OK) {
-        t->own = true;
+        t->w.own = true;
         st = precommit(s, err);
-        t->own = false;
+        t->w.own = false;
     }
     if (st == FJ_OK && more)
         st = more(s, err);
@@ -753,98 +686,47 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
 
 /* --- startup: instance, catalog, replay ------------------------------------------------------ */
 
-/* A point record back into the engine: its series were committed before it (fj_pg_ts_prepare)
- * and loaded with the catalog. */
-static fj_status replay_points(fj_store *s, const PGresult *r, int i, uint64_t lsn, size_t *n_pts, fj_err *err)
+/* A logged request's decoded points: their series ids from the database (point records need
+ * none: their series were committed before them, fj_pg_ts_prepare, and loaded with the catalog). */
+static fj_status replay_append(void *ud, const fj_metrics *m, fj_err *err)
 {
+    fj_store *s = ud;
     struct fj_pg_ts *t = s->ts;
-    if (lsn >= t->next_lsn)
-        t->next_lsn = lsn + 1;
-    if (!t->rec && !(t->rec = fj_ts_log_create()))
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    size_t zlen = 0;
-    unsigned char *z = PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 6), &zlen);
-    if (!z)
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    const uint32_t *ids;
-    const int64_t *times;
-    const double *values;
-    size_t n = 0, done = 0;
-    fj_status st = fj_ts_log_decode(t->rec, z, zlen, &ids, &times, &values, &n);
-    PQfreemem(z);
-    if (st == FJ_ENOMEM)
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    fj_ts_engine_set_lsn(t->eng, lsn);
-    if (st == FJ_OK)
-        st = fj_ts_append_ids(t->eng, ids, times, values, n, &done);
-    *n_pts += done;
-    if (st == FJ_ENOMEM)
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    if (st != FJ_OK)
-        fj_warn("metrics: request log entry %llu of instance '%s' is corrupt or names an unknown series; %zu of "
-                "its points replayed", (unsigned long long)lsn, t->instance, done);
-    return FJ_OK;
+    TRY(grow_ids(t, m->n_points + 1, err));
+    TRY(resolve_points(s, m->points, m->n_points, t->ids, err));
+    return fj_tsw_append_ids(&t->w, m->points, t->ids, m->n_points, err);
 }
 
-/* Decodes one request-log row's body and appends its points under its lsn. */
-static fj_status replay_row(fj_store *s, const PGresult *r, int i, char **body, size_t *cap, size_t *n_pts,
+/* One request-log row back into the engine under its lsn. */
+static fj_status replay_row(fj_store *s, fj_tsw_replay *rp, const PGresult *r, int i, const char *where,
                             fj_err *err)
 {
-    struct fj_pg_ts *t = s->ts;
-    uint64_t lsn = (uint64_t)fj_pg_int(r, i, 0);
-    if (fj_pg_int(r, i, 3) == POINT_RECORD)
-        return replay_points(s, r, i, lsn, n_pts, err);
-    size_t size = (size_t)fj_pg_int(r, i, 5);
-    if (size + 1 > *cap) {
-        char *nb = fj_realloc(*body, size + 1);
-        if (!nb)
-            return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-        *body = nb;
-        *cap = size + 1;
-    }
     size_t zlen = 0;
     unsigned char *z = PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 6), &zlen);
     if (!z)
         return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    size_t got = ZSTD_decompressDCtx(t->zd, *body, *cap, z, zlen);
+    fj_tsw_logrow row = {.lsn = (uint64_t)fj_pg_int(r, i, 0),
+                         .received = fj_pg_int(r, i, 1),
+                         .cluster = PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2),
+                         .unit_ns = fj_pg_int(r, i, 3),
+                         .max_future_ns = fj_pg_int(r, i, 4),
+                         .size = (size_t)fj_pg_int(r, i, 5),
+                         .body = z,
+                         .body_len = zlen};
+    fj_status st = fj_tsw_replay_row(&s->ts->w, rp, &row, where, replay_append, s, NULL, err);
     PQfreemem(z);
-    if (lsn >= t->next_lsn)
-        t->next_lsn = lsn + 1;
-    if (ZSTD_isError(got) || got != size) {
-        fj_warn("metrics: request log entry %llu of instance '%s' is corrupt; skipped", (unsigned long long)lsn,
-                t->instance);
-        return FJ_OK;
-    }
-    fj_cc_opts o = {.default_cluster = PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2),
-                    .unit_ns = fj_pg_int(r, i, 3),
-                    .arrival_ns = fj_pg_int(r, i, 1),
-                    .max_future_ns = fj_pg_int(r, i, 4),
-                    .points_only = true};
-    fj_batch *b = fj_batch_new();
-    if (!b || fj_cc_decode(*body, got, &o, b, NULL, NULL, NULL, err) != FJ_OK) {
-        fj_batch_free(b);
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    }
-    const fj_metrics *m = &b->envs[0].u.metrics;
-    fj_status st = grow_ids(t, m->n_points + 1, err);
-    if (st == FJ_OK)
-        st = resolve_points(s, m->points, m->n_points, t->ids, err);
-    if (st == FJ_OK) {
-        fj_ts_engine_set_lsn(t->eng, lsn);
-        st = append_points(t, m->points, t->ids, m->n_points, err);
-    }
-    *n_pts += m->n_points;
-    fj_batch_free(b);
     return st;
 }
 
 static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    if (!t->zd && !(t->zd = ZSTD_createDCtx()))
+    size_t wn = strlen(t->instance) + sizeof " of instance ''";
+    char *where = fj_malloc(wn);
+    if (!where)
         return oom(err);
-    char *body = NULL;
-    size_t cap = 0;
+    snprintf(where, wn, " of instance '%s'", t->instance);
+    fj_tsw_replay rp = {0};
     fj_status st = FJ_OK;
     for (uint64_t lsn = from_lsn; st == FJ_OK;) {
         char b0[24], b1[24];
@@ -854,7 +736,7 @@ static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n
             break;
         int rows = PQntuples(r);
         for (int i = 0; st == FJ_OK && i < rows; i++) {
-            st = replay_row(s, r, i, &body, &cap, n_pts, err);
+            st = replay_row(s, &rp, r, i, where, err);
             lsn = (uint64_t)fj_pg_int(r, i, 0) + 1;
             ++*n_req;
         }
@@ -862,7 +744,9 @@ static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n
         if (rows < LOG_PAGE)
             break;
     }
-    fj_free(body);
+    *n_pts += rp.n_pts;
+    fj_tsw_replay_done(&rp);
+    fj_free(where);
     return st;
 }
 
@@ -906,40 +790,21 @@ fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     struct fj_pg_ts *t = ts_of(s);
     if (!t)
         return oom(err);
-    if (t->started)
+    if (t->w.started)
         return FJ_OK;
-    static const fj_store_opts defaults = {0};
-    if (!o)
-        o = &defaults;
     fj_free(t->instance);
-    t->instance = o->ts_instance && *o->ts_instance ? fj_strdup(o->ts_instance) : default_instance();
+    t->instance = o && o->ts_instance && *o->ts_instance ? fj_strdup(o->ts_instance) : default_instance();
     if (!t->instance)
         return oom(err);
     t->lock_pid = 0;
     int64_t durable = 0, next = 0, seq = 0, max_lsn = 0;
     TRY(open_instance(s, &durable, &next, &seq, &max_lsn, err));
     int64_t base = t->instance_id << SEQ_SHIFT;
-    fj_ts_opts eo = {
-        .seal_points = o->ts_seal_points,
-        .seal_age_ns = o->ts_seal_age_s > 0 ? o->ts_seal_age_s * NS : 0,
-        .max_buffered_points = o->ts_max_buffered_points ? o->ts_max_buffered_points : DEFAULT_MAX_BUFFERED,
-        .seq_start = (uint64_t)(seq > base ? seq : base) + 1,
-    };
-    fj_status st = fj_ts_engine_open(&eo, &t->eng);
-    if (st != FJ_OK)
-        return fj_err_set(err, st, "metrics", "cannot open the time-series engine (bad options?)");
-    t->retention_ns = o->ts_retention_s > 0 ? o->ts_retention_s * NS : 0;
-    t->flush_ns = (o->ts_flush_interval_s > 0 ? o->ts_flush_interval_s : DEFAULT_FLUSH_S) * NS;
-    t->keep_ns = o->ts_log_keep_s > 0 ? o->ts_log_keep_s * NS : 0;
-    t->next_lsn = (uint64_t)(next > max_lsn ? next : max_lsn + 1);
-    if (t->next_lsn < 1)
-        t->next_lsn = 1;
-    t->durable_saved = (uint64_t)durable;
-    t->next_saved = (uint64_t)next;
+    TRY(fj_tsw_open(&t->w, o, (uint64_t)(seq > base ? seq : base) + 1, durable, next, max_lsn, fj_mono_ns(), err));
     t->seq_max = t->seq_saved = (uint64_t)seq;
-    t->last_maint = t->last_flush = t->last_retention = fj_mono_ns();
     PGresult *r = NULL;
     size_t n_req = 0, n_pts = 0;
+    fj_status st;
     if ((st = fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ALL, 0, NULL, &r, "load series", err)) != FJ_OK ||
         (st = load_rows(t, r, err)) != FJ_OK)
         goto fail;
@@ -947,82 +812,55 @@ fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     r = NULL;
     if ((st = replay(s, (uint64_t)durable, &n_req, &n_pts, err)) != FJ_OK)
         goto fail;
-    t->started = true;
-    t->dirty = true;
+    t->w.started = true;
+    t->w.dirty = true;
     if ((st = own_txn(s, NULL, err)) != FJ_OK)
         goto fail;
     fj_ts_stats ss;
-    fj_ts_engine_stats(t->eng, &ss);
+    fj_ts_engine_stats(t->w.eng, &ss);
     fj_info("metrics: instance '%s' (%lld); %zu series; replayed %zu logged requests (%zu points) from lsn %lld",
             t->instance, (long long)t->instance_id, ss.series, n_req, n_pts, (long long)durable);
     return FJ_OK;
 fail:
     PQclear(r);
-    t->started = false;
-    fj_ts_engine_close(t->eng);
-    t->eng = NULL;
+    fj_tsw_abort(&t->w);
     return st;
 }
 
 fj_ts_engine *fj_pg_ts_engine(fj_store *s)
 {
-    return s->ts && s->ts->started ? s->ts->eng : NULL;
+    return s->ts && s->ts->w.started ? s->ts->w.eng : NULL;
 }
 
 /* --- maintenance ----------------------------------------------------------------------------- */
 
-/* How often retention runs: a quarter of the retention, between 1 s and 10 min. */
-static int64_t retention_every(const struct fj_pg_ts *t)
-{
-    int64_t every = t->retention_ns / 4;
-    return every > 600 * NS ? 600 * NS : every < NS ? NS : every;
-}
-
 /* Retention drops every server's old chunks (any server may: the DELETE is idempotent); the
  * request log is trimmed for this instance only. */
+static fj_status retention(void *ud, int64_t before_ns, fj_err *err)
+{
+    char b0[24];
+    const char *vals[] = {num(b0, before_ns)};
+    return fj_pg_run(ud, FJ_PG_TS_RETENTION, 1, vals, NULL, "retention", err);
+}
+
+static fj_status trim(void *ud, uint64_t below_lsn, int64_t received_before, fj_err *err)
+{
+    fj_store *s = ud;
+    char b0[24], b1[24], b2[24];
+    const char *vals[] = {num(b0, s->ts->instance_id), num(b1, (int64_t)below_lsn), num(b2, received_before)};
+    return fj_pg_run(s, FJ_PG_TS_LOG_TRIM, 3, vals, NULL, "trim request log", err);
+}
+
 static fj_status retention_and_trim(fj_store *s, fj_err *err)
 {
-    struct fj_pg_ts *t = s->ts;
-    int64_t now = wall_ns(), mono = fj_mono_ns();
-    char b0[24], b1[24], b2[24];
-    if (t->retention_ns && mono - t->last_retention >= retention_every(t)) {
-        t->last_retention = mono;
-        const char *vals[] = {num(b0, now - t->retention_ns)};
-        TRY(fj_pg_run(s, FJ_PG_TS_RETENTION, 1, vals, NULL, "retention", err));
-    }
-    if (t->durable_saved > t->trimmed_below && (!t->keep_ns || mono - t->last_trim >= 60 * NS)) {
-        t->last_trim = mono;
-        const char *vals[] = {num(b0, t->instance_id), num(b1, (int64_t)t->durable_saved),
-                              num(b2, t->keep_ns ? now - t->keep_ns : INT64_MAX)};
-        TRY(fj_pg_run(s, FJ_PG_TS_LOG_TRIM, 3, vals, NULL, "trim request log", err));
-        if (!t->keep_ns)
-            t->trimmed_below = t->durable_saved;
-    }
-    return FJ_OK;
+    static const fj_tsw_cleanup_ops ops = {retention, trim};
+    return fj_tsw_cleanup(&s->ts->w, &ops, s, wall_ns(), fj_mono_ns(), err);
 }
 
 fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    if (!t || !t->started)
-        return FJ_OK;
-    int64_t now = fj_mono_ns();
-    if (now - t->last_maint < NS)
-        return FJ_OK;
-    t->last_maint = now;
-    if (now - t->last_flush >= t->flush_ns) {
-        t->last_flush = now;
-        fj_ts_engine_flush(t->eng); /* what could not be sealed for lack of memory stays buffered */
-        t->dirty = true;
-    }
-    /* Nothing sealed, the durable lsn unchanged and no retention due: no transaction at all. */
-    uint64_t d = fj_ts_engine_durable_lsn(t->eng);
-    if (d == UINT64_MAX)
-        d = t->next_lsn;
-    bool retention_due = t->retention_ns && now - t->last_retention >= retention_every(t);
-    bool keep_due = t->keep_ns && now - t->last_trim >= 60 * NS; /* archived rows: trim once a minute */
-    if (!t->dirty && d == t->durable_saved && (t->keep_ns || t->durable_saved <= t->trimmed_below) && !retention_due &&
-        !keep_due)
+    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), false))
         return FJ_OK;
     return own_txn(s, retention_and_trim, err);
 }
@@ -1032,21 +870,17 @@ void fj_pg_ts_close(fj_store *s)
     struct fj_pg_ts *t = s->ts;
     if (!t)
         return;
-    if (t->eng && t->started) {
+    if (t->w.eng && t->w.started) {
         fj_err err = {0};
-        fj_ts_engine_flush(t->eng);
-        t->dirty = true;
+        fj_ts_engine_flush(t->w.eng);
+        t->w.dirty = true;
         if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK)
             fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
     }
-    fj_ts_engine_close(t->eng);
+    fj_tsw_free(&t->w);
     fj_pg_map_clear(&t->keys);
     fj_pg_cols_free(&t->cols);
     fj_buf_free(&t->kbuf);
-    ZSTD_freeCCtx(t->zc);
-    fj_ts_log_destroy(t->rec);
-    ZSTD_freeDCtx(t->zd);
-    fj_free(t->zbuf);
     fj_free(t->ids);
     fj_free(t->instance);
     fj_ts_codec_destroy(t->codec);

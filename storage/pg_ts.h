@@ -15,38 +15,24 @@
 #define FJ_PG_TS_H
 
 #include "pg_int.h"
-#include "ts_log.h"
+#include "ts_writer.h"
 
 #include <stdbool.h>
-#include <zstd.h>
-
-#define FJ_PG_TS_SLICE 1024 /* points appended per engine call */
 
 /* The handle's metrics state (fj_store.ts), created on first use. */
 struct fj_pg_ts {
-    /* writer */
-    fj_ts_engine *eng;
-    bool started, dirty;
-    bool own;                 /* in one of our own transactions (maintenance): always save state */
+    /* writer: the bookkeeping (ts_writer.h; w.own: in one of our own transactions, always save
+     * the state) */
+    fj_ts_writer w;
     char *instance;           /* this server's identity (setting `instance`) */
     int64_t instance_id;
     int lock_pid;             /* backend pid of the session holding the instance lock; 0: none */
-    uint64_t next_lsn, durable_saved, next_saved, trimmed_below;
     uint64_t seq_max, seq_saved; /* the largest chunk seq handed to the database, and stored */
-    int64_t retention_ns, flush_ns, keep_ns;
-    int64_t last_maint, last_flush, last_retention, last_trim; /* monotonic ns */
     uint32_t *ids;            /* the group's points' series ids, in order (fj_pg_ts_prepare) */
     size_t n_ids, cap_ids;
     fj_pg_map keys;           /* the group's distinct unknown keys (serialised) */
     fj_pg_cols cols;          /* batched statements' rows */
     fj_buf kbuf;              /* a serialised key */
-    ZSTD_CCtx *zc;
-    ZSTD_DCtx *zd;
-    void *zbuf;
-    size_t zcap;
-    int64_t t[FJ_PG_TS_SLICE];
-    double v[FJ_PG_TS_SLICE];
-    fj_ts_log *rec;           /* point records of the request log (ts_log.h) */
     /* reader */
     fj_ts_codec *codec;
     unsigned char *blob;      /* a chunk's bytes, decoded from bytea's hex */

@@ -1,6 +1,8 @@
 /* sqlite_ts.c — line-protocol metrics in the SQLite backend: the request log, the time-series
  * engine (ts_engine.h) and its tables, ClusterCockpit messages and jobs, startup replay, periodic
- * maintenance and the metric reads.
+ * maintenance and the metric reads. The backend-neutral bookkeeping (lsn, when maintenance is due,
+ * request-log records, replay of a logged request) is ts_writer.h's; cc-backend's job rules and
+ * the ClusterCockpit answers are cc_json.h's. Here: the SQL, and series ids made by the engine.
  *
  * Durability: a request's points go to request_log as one point record (ts_log.h; the raw body
  * when request-log-keep archives them) in the same transaction as they are appended to the
@@ -13,20 +15,16 @@
 #include "sqlite_int.h"
 
 #include "alloc.h"
-#include "cc.h"
+#include "cc_json.h"
 #include "log.h"
-#include "ts_log.h"
+#include "ts_writer.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <zstd.h>
 
-#define NS 1000000000LL
-#define DEFAULT_FLUSH_S (12 * 3600)
-#define DEFAULT_MAX_BUFFERED ((size_t)16 << 20)
-#define APPEND_SLICE 1024
-#define ZSTD_LEVEL 1 /* archived raw bodies (request-log-keep), compressed by the writer: speed first */
+#define NS FJ_TSW_NS
+#define APPEND_SLICE FJ_TSW_SLICE
 /* Freed pages given back to the file system per maintenance pass: 8 MB of 4 KiB pages, a few
  * milliseconds of work, so a big trim never stalls ingest. */
 #define RELEASE_PAGES_PER_PASS 2048
@@ -80,24 +78,13 @@ static const char *const st_sql[ST__COUNT] = {
 
 struct fj_sq_ts {
     sqlite3_stmt *st[ST__COUNT];
-    /* writer */
-    fj_ts_engine *eng;
-    bool started, dirty;
-    bool own; /* in one of our own transactions (maintenance): always refresh ts_state */
+    /* writer: the bookkeeping (ts_writer.h; w.own: in one of our own transactions, always
+     * refresh ts_state) */
+    fj_ts_writer w;
     bool incremental;      /* the database has auto_vacuum=INCREMENTAL (every database created by migrations) */
     bool free_pages_left;  /* the last release left freed pages in the file */
-    uint64_t next_lsn, durable_saved, next_saved, trimmed_below;
-    int64_t retention_ns, flush_ns, keep_ns;
-    int64_t last_maint, last_flush, last_retention, last_trim; /* monotonic ns */
-    ZSTD_CCtx *zc;
-    ZSTD_DCtx *zd;
-    void *zbuf;
-    size_t zcap;
     fj_ts_point pts[APPEND_SLICE];
     uint32_t ids[APPEND_SLICE]; /* the series of pts, as the engine resolved them */
-    int64_t times[APPEND_SLICE];
-    double values[APPEND_SLICE];
-    fj_ts_log *rec; /* the point record of the request being written */
     /* reader */
     fj_ts_codec *codec;
 };
@@ -154,16 +141,6 @@ static void bind_mstr(sqlite3_stmt *st, int i, fj_ts_str v)
     sqlite3_bind_text(st, i, v.n ? v.p : "", (int)v.n, SQLITE_STATIC);
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* --- engine's sink -------------------------------------------------------------------------- */
 
 static fj_status sink_series(void *ud, uint32_t id, const fj_ts_key *k)
@@ -212,50 +189,41 @@ static fj_status put_state(fj_store *s, const char *key, int64_t v, fj_err *err)
 
 fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
 {
-    struct fj_sq_ts *t = s->ts;
-    if (!t || !t->eng || (!t->dirty && !t->own))
+    fj_ts_writer *w = s->ts ? &s->ts->w : NULL;
+    if (!w || !w->eng || (!w->dirty && !w->own))
         return FJ_OK; /* a group without metrics: nothing of ours changed */
     fj_ts_sink sink = {sink_series, sink_chunk, s};
-    fj_status st = t->dirty ? fj_ts_engine_emit(t->eng, &sink) : FJ_OK;
+    fj_status st = w->dirty ? fj_ts_engine_emit(w->eng, &sink) : FJ_OK;
     if (st != FJ_OK)
         return fj_err_set(err, st, "db", "storing sealed chunks failed: %s", sqlite3_errmsg(s->db));
     /* Conservative: chunks handed in this transaction still count until committed. */
-    uint64_t d = fj_ts_engine_durable_lsn(t->eng);
-    if (d == UINT64_MAX)
-        d = t->next_lsn;
-    if (d != t->durable_saved && (st = put_state(s, "durable_lsn", (int64_t)d, err)) != FJ_OK)
+    uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
+    if (d != w->durable_saved && (st = put_state(s, "durable_lsn", (int64_t)d, err)) != FJ_OK)
         return st;
-    if (t->next_lsn != t->next_saved && (st = put_state(s, "next_lsn", (int64_t)t->next_lsn, err)) != FJ_OK)
+    if (w->next_lsn != w->next_saved && (st = put_state(s, "next_lsn", (int64_t)w->next_lsn, err)) != FJ_OK)
         return st;
-    t->durable_saved = d;
-    t->next_saved = t->next_lsn;
+    w->durable_saved = d;
+    w->next_saved = w->next_lsn;
     return FJ_OK;
 }
 
 void fj_sq_ts_end(fj_store *s, bool committed)
 {
     struct fj_sq_ts *t = s->ts;
-    if (!t || !t->eng)
+    if (!t || !t->w.eng)
         return;
-    if (committed) {
-        if (t->dirty)
-            fj_ts_engine_committed(t->eng);
-        t->dirty = false;
-    } else {
-        fj_ts_engine_rolled_back(t->eng);
-        t->durable_saved = t->next_saved = 0; /* unknown: write them again */
+    fj_tsw_end(&t->w, committed);
+    if (!committed)
         for (int i = 0; i < ST__COUNT; i++)
             if (t->st[i])
                 sqlite3_reset(t->st[i]);
-    }
 }
 
 /* --- the write path ------------------------------------------------------------------------- */
 
-/* Appends the points to the engine; with rec, also adds them, as the engine resolved them, to the
- * point record begun by the caller. */
-static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, size_t n, fj_ts_log *rec,
-                               fj_err *err)
+/* Appends the points to the engine; with record, also adds them, as the engine resolved them, to
+ * the point record begun by the caller. */
+static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, size_t n, bool record, fj_err *err)
 {
     for (size_t off = 0; off < n; off += APPEND_SLICE) {
         size_t k = n - off < APPEND_SLICE ? n - off : APPEND_SLICE;
@@ -268,45 +236,28 @@ static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, siz
                 .t = q->t,
                 .v = q->v};
         }
-        fj_status st = fj_ts_append(t->eng, t->pts, k, t->ids, NULL, err);
+        fj_status st = fj_ts_append(t->w.eng, t->pts, k, t->ids, NULL, err);
         if (st != FJ_OK)
             return st;
-        if (rec) {
-            for (size_t i = 0; i < k; i++) {
-                t->times[i] = t->pts[i].t;
-                t->values[i] = t->pts[i].v;
-            }
-            if (fj_ts_log_add(rec, t->ids, t->times, t->values, k) != FJ_OK)
-                return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-        }
+        if (record && (st = fj_tsw_record_add(&t->w, t->ids, p + off, k, err)) != FJ_OK)
+            return st;
     }
     return FJ_OK;
 }
 
-/* request_log.unit_ns of a point record (a raw body's is 0 or a positive unit). */
-#define POINT_RECORD (-1)
-
 /* request-log-keep set: the raw body is logged, an archive that can be decoded again. */
 static fj_status log_body(fj_store *s, const fj_metrics *m, fj_err *err)
 {
-    struct fj_sq_ts *t = s->ts;
-    size_t bound = ZSTD_compressBound(m->raw_len);
-    if (bound > t->zcap) {
-        void *nb = fj_realloc(t->zbuf, bound);
-        if (!nb)
-            return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-        t->zbuf = nb;
-        t->zcap = bound;
-    }
-    if (!t->zc && !(t->zc = ZSTD_createCCtx()))
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-    size_t zn = ZSTD_compressCCtx(t->zc, t->zbuf, t->zcap, m->raw, m->raw_len, ZSTD_LEVEL);
-    if (ZSTD_isError(zn))
-        return fj_err_set(err, FJ_EINTERNAL, "db", "zstd: %s", ZSTD_getErrorName(zn));
+    fj_ts_writer *w = &s->ts->w;
+    const void *z;
+    size_t zn;
+    fj_status fs = fj_tsw_compress(w, m, &z, &zn, err);
+    if (fs != FJ_OK)
+        return fs;
     sqlite3_stmt *st = stmt(s, ST_LOG_INS, err);
     if (!st)
         return FJ_EIO;
-    uint64_t lsn = t->next_lsn++;
+    uint64_t lsn = w->next_lsn++;
     sqlite3_bind_int64(st, 1, (int64_t)lsn);
     sqlite3_bind_int64(st, 2, m->arrival_ns);
     if (m->default_cluster)
@@ -316,10 +267,10 @@ static fj_status log_body(fj_store *s, const fj_metrics *m, fj_err *err)
     sqlite3_bind_int64(st, 4, m->unit_ns);
     sqlite3_bind_int64(st, 5, m->max_future_ns);
     sqlite3_bind_int64(st, 6, (int64_t)m->raw_len);
-    sqlite3_bind_blob(st, 7, t->zbuf, (int)zn, SQLITE_STATIC);
-    fj_status fs = fj_sq_done(s, st, "request log", err);
+    sqlite3_bind_blob(st, 7, z, (int)zn, SQLITE_STATIC);
+    fs = fj_sq_done(s, st, "request log", err);
     if (fs == FJ_OK)
-        fj_ts_engine_set_lsn(t->eng, lsn);
+        fj_ts_engine_set_lsn(w->eng, lsn);
     return fs;
 }
 
@@ -328,25 +279,25 @@ static fj_status log_body(fj_store *s, const fj_metrics *m, fj_err *err)
 static fj_status append_and_log_points(fj_store *s, const fj_metrics *m, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
-    if (!t->rec && !(t->rec = fj_ts_log_create()))
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-    uint64_t lsn = t->next_lsn++;
-    fj_ts_engine_set_lsn(t->eng, lsn);
-    fj_ts_log_begin(t->rec);
-    fj_status fs = append_points(t, m->points, m->n_points, t->rec, err);
+    fj_status fs = fj_tsw_record_begin(&t->w, err);
+    if (fs != FJ_OK)
+        return fs;
+    uint64_t lsn = t->w.next_lsn++;
+    fj_ts_engine_set_lsn(t->w.eng, lsn);
+    fs = append_points(t, m->points, m->n_points, true, err);
     const void *rec = NULL;
     size_t len = 0;
-    if (fs == FJ_OK && fj_ts_log_finish(t->rec, &rec, &len) != FJ_OK)
-        fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    if (fs == FJ_OK)
+        fs = fj_tsw_record_finish(&t->w, &rec, &len, err);
     sqlite3_stmt *st = fs == FJ_OK ? stmt(s, ST_LOG_INS, err) : NULL;
     if (!st)
         return fs == FJ_OK ? FJ_EIO : fs;
     sqlite3_bind_int64(st, 1, (int64_t)lsn);
     sqlite3_bind_int64(st, 2, m->arrival_ns);
     sqlite3_bind_null(st, 3);
-    sqlite3_bind_int64(st, 4, POINT_RECORD);
+    sqlite3_bind_int64(st, 4, FJ_TSW_POINT_RECORD);
     sqlite3_bind_int64(st, 5, 0);
-    sqlite3_bind_int64(st, 6, (int64_t)fj_ts_log_count(t->rec));
+    sqlite3_bind_int64(st, 6, (int64_t)fj_ts_log_count(t->w.rec));
     sqlite3_bind_blob(st, 7, rec, (int)len, SQLITE_STATIC);
     return fj_sq_done(s, st, "request log", err);
 }
@@ -361,9 +312,7 @@ static fj_status write_message(fj_store *s, const fj_cc_message *msg, fj_write_c
     sqlite3_stmt *st = stmt(s, ST_MSG_INS, err);
     if (!st)
         return FJ_EIO;
-    uint64_t h = fnv1a(1469598103934665603ull, msg->tags, strlen(msg->tags));
-    h = fnv1a(h, "\0", 1);
-    h = fnv1a(h, msg->payload, msg->payload_len);
+    uint64_t h = fj_cc_message_hash(msg);
     sqlite3_bind_int64(st, 1, cid);
     sqlite3_bind_int64(st, 2, msg->time);
     sqlite3_bind_text(st, 3, kinds[msg->kind], -1, SQLITE_STATIC);
@@ -389,125 +338,99 @@ static void bind_opt(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
-static void job_result(fj_cc_job_result *r, fj_status st, const char *fmt, uint64_t job, const char *cluster,
-                       const char *extra)
+/* cc-backend's rules (fj_cc_job_apply) on this database. */
+typedef struct job_ctx {
+    fj_store *s;
+    int64_t cid; /* the cluster's id */
+} job_ctx;
+
+static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
 {
-    if (!r)
-        return;
-    r->status = st;
-    snprintf(r->message, sizeof r->message, fmt, (unsigned long long)job, cluster, extra ? extra : "");
+    job_ctx *x = ud;
+    sqlite3_stmt *dup = stmt(x->s, ST_JOB_DUP, err);
+    if (!dup)
+        return FJ_EIO;
+    sqlite3_bind_int64(dup, 1, x->cid);
+    sqlite3_bind_int64(dup, 2, (int64_t)j->job_id);
+    sqlite3_bind_int64(dup, 3, j->start_time);
+    int rc = sqlite3_step(dup);
+    *id = rc == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
+    sqlite3_reset(dup);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(x->s, rc, "find job", err);
 }
 
-/* cc-backend's rules: a start is a duplicate when the job id already started on the cluster less
- * than a day before; a stop needs the job (its latest start, or the given startTime) running and
- * stopTime >= startTime. Outcomes go to the record's result; the transaction goes on either way. */
-static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt, fj_err *err)
+static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
 {
-    int64_t cid;
-    fj_status fs = fj_sq_cluster_id(s, j->cluster, &cid, err);
-    if (fs != FJ_OK)
-        return fs;
-    fj_cc_job_result *r = j->result;
-    if (j->op == FJ_CC_JOB_START) {
-        sqlite3_stmt *dup = stmt(s, ST_JOB_DUP, err);
-        if (!dup)
-            return FJ_EIO;
-        sqlite3_bind_int64(dup, 1, cid);
-        sqlite3_bind_int64(dup, 2, (int64_t)j->job_id);
-        sqlite3_bind_int64(dup, 3, j->start_time);
-        int rc = sqlite3_step(dup);
-        int64_t old = rc == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
-        sqlite3_reset(dup);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-            return fj_sq_fail(s, rc, "find job", err);
-        if (old) {
-            cnt->duplicates++;
-            job_result(r, FJ_ECONFLICT, "a job with that jobId, cluster and startTime already exists: jobId %llu on %s%s",
-                       j->job_id, j->cluster, NULL);
-            if (r)
-                r->id = old;
-            return FJ_OK;
-        }
-        sqlite3_stmt *ins = stmt(s, ST_JOB_INS, err);
-        if (!ins)
-            return FJ_EIO;
-        sqlite3_bind_int64(ins, 1, cid);
-        sqlite3_bind_int64(ins, 2, (int64_t)j->job_id);
-        sqlite3_bind_int64(ins, 3, j->start_time);
-        sqlite3_bind_text(ins, 4, "running", -1, SQLITE_STATIC);
-        bind_opt(ins, 5, j->user);
-        bind_opt(ins, 6, j->project);
-        bind_opt(ins, 7, j->partition);
-        bind_opt(ins, 8, j->subcluster);
-        sqlite3_bind_int64(ins, 9, (int64_t)j->num_nodes);
-        sqlite3_bind_int64(ins, 10, (int64_t)j->num_hwthreads);
-        sqlite3_bind_int64(ins, 11, (int64_t)j->num_acc);
-        bind_opt(ins, 12, j->hosts);
-        bind_opt(ins, 13, j->payload);
-        if ((fs = fj_sq_done(s, ins, "insert job", err)) != FJ_OK)
-            return fs;
-        cnt->inserted++;
-        if (r) {
-            r->status = FJ_OK;
-            r->id = sqlite3_last_insert_rowid(s->db);
-            r->start_time = j->start_time;
-            snprintf(r->state, sizeof r->state, "running");
-        }
-        return FJ_OK;
-    }
-    sqlite3_stmt *find = stmt(s, ST_JOB_FIND, err);
+    job_ctx *x = ud;
+    sqlite3_stmt *ins = stmt(x->s, ST_JOB_INS, err);
+    if (!ins)
+        return FJ_EIO;
+    sqlite3_bind_int64(ins, 1, x->cid);
+    sqlite3_bind_int64(ins, 2, (int64_t)j->job_id);
+    sqlite3_bind_int64(ins, 3, j->start_time);
+    sqlite3_bind_text(ins, 4, "running", -1, SQLITE_STATIC);
+    bind_opt(ins, 5, j->user);
+    bind_opt(ins, 6, j->project);
+    bind_opt(ins, 7, j->partition);
+    bind_opt(ins, 8, j->subcluster);
+    sqlite3_bind_int64(ins, 9, (int64_t)j->num_nodes);
+    sqlite3_bind_int64(ins, 10, (int64_t)j->num_hwthreads);
+    sqlite3_bind_int64(ins, 11, (int64_t)j->num_acc);
+    bind_opt(ins, 12, j->hosts);
+    bind_opt(ins, 13, j->payload);
+    fj_status fs = fj_sq_done(x->s, ins, "insert job", err);
+    if (fs == FJ_OK)
+        *id = sqlite3_last_insert_rowid(x->s->db);
+    return fs;
+}
+
+static fj_status job_find(void *ud, const fj_cc_job *j, int64_t *id, int64_t *start, char state[32], fj_err *err)
+{
+    job_ctx *x = ud;
+    sqlite3_stmt *find = stmt(x->s, ST_JOB_FIND, err);
     if (!find)
         return FJ_EIO;
-    sqlite3_bind_int64(find, 1, cid);
+    sqlite3_bind_int64(find, 1, x->cid);
     sqlite3_bind_int64(find, 2, (int64_t)j->job_id);
     sqlite3_bind_int64(find, 3, j->start_time);
     int rc = sqlite3_step(find);
-    int64_t id = 0, start = 0;
-    char state[32] = "";
     if (rc == SQLITE_ROW) {
-        id = sqlite3_column_int64(find, 0);
-        start = sqlite3_column_int64(find, 1);
-        snprintf(state, sizeof state, "%s", (const char *)sqlite3_column_text(find, 2));
+        *id = sqlite3_column_int64(find, 0);
+        *start = sqlite3_column_int64(find, 1);
+        snprintf(state, 32, "%s", (const char *)sqlite3_column_text(find, 2));
     }
     sqlite3_reset(find);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return fj_sq_fail(s, rc, "find job", err);
-    if (!id) {
-        cnt->duplicates++;
-        job_result(r, FJ_ENOTFOUND, "finding job failed: no job %llu on cluster %s%s", j->job_id, j->cluster, NULL);
-        return FJ_OK;
-    }
-    if (r) {
-        r->id = id;
-        r->start_time = start;
-        snprintf(r->state, sizeof r->state, "%s", state);
-    }
-    if (strcmp(state, "running") != 0) {
-        cnt->duplicates++;
-        job_result(r, FJ_ECONFLICT, "jobId %llu on %s: job has already been stopped (state is: %s)", j->job_id,
-                   j->cluster, state);
-        return FJ_OK;
-    }
-    if (j->stop_time < start) {
-        cnt->duplicates++;
-        job_result(r, FJ_EINVAL, "jobId %llu on %s: stopTime must be larger/equal than startTime%s", j->job_id,
-                   j->cluster, NULL);
-        return FJ_OK;
-    }
-    sqlite3_stmt *upd = stmt(s, ST_JOB_STOP, err);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(x->s, rc, "find job", err);
+}
+
+static fj_status job_stop(void *ud, const fj_cc_job *j, int64_t id, bool *stopped, fj_err *err)
+{
+    job_ctx *x = ud;
+    sqlite3_stmt *upd = stmt(x->s, ST_JOB_STOP, err);
     if (!upd)
         return FJ_EIO;
     sqlite3_bind_int64(upd, 1, id);
     sqlite3_bind_int64(upd, 2, j->stop_time);
     sqlite3_bind_text(upd, 3, j->state, -1, SQLITE_STATIC);
-    if ((fs = fj_sq_done(s, upd, "stop job", err)) != FJ_OK)
+    fj_status fs = fj_sq_done(x->s, upd, "stop job", err);
+    *stopped = fs == FJ_OK; /* the single writer: still running since the lookup */
+    return fs;
+}
+
+static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt, fj_err *err)
+{
+    static const fj_cc_job_ops ops = {job_find_recent, job_insert, job_find, job_stop};
+    job_ctx x = {.s = s};
+    fj_status fs = fj_sq_cluster_id(s, j->cluster, &x.cid, err);
+    if (fs != FJ_OK)
         return fs;
-    cnt->inserted++;
-    if (r) {
-        r->status = FJ_OK;
-        r->stop_time = j->stop_time;
-        snprintf(r->state, sizeof r->state, "%s", j->state);
-    }
+    bool added;
+    if ((fs = fj_cc_job_apply(j, &ops, &x, &added, err)) != FJ_OK)
+        return fs;
+    if (added)
+        cnt->inserted++;
+    else
+        cnt->duplicates++;
     return FJ_OK;
 }
 
@@ -518,11 +441,11 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
         return st;
     struct fj_sq_ts *t = s->ts;
     const fj_metrics *m = &e->u.metrics;
-    t->dirty = true;
+    t->w.dirty = true;
     if (m->n_points) {
-        if (t->keep_ns && m->raw) {
+        if (t->w.keep_ns && m->raw) {
             if ((st = log_body(s, m, err)) != FJ_OK ||
-                (st = append_points(t, m->points, m->n_points, NULL, err)) != FJ_OK)
+                (st = append_points(t, m->points, m->n_points, false, err)) != FJ_OK)
                 return st;
         } else if ((st = append_and_log_points(s, m, err)) != FJ_OK) {
             return st;
@@ -553,7 +476,7 @@ static fj_status load_catalog(fj_store *s, fj_err *err)
         for (int i = 0; i < 7; i++)
             f[i] = (fj_ts_str){(const char *)sqlite3_column_text(st, i + 1), (size_t)sqlite3_column_bytes(st, i + 1)};
         fj_ts_key k = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
-        fs = fj_ts_engine_load_series(s->ts->eng, (uint32_t)sqlite3_column_int64(st, 0), &k);
+        fs = fj_ts_engine_load_series(s->ts->w.eng, (uint32_t)sqlite3_column_int64(st, 0), &k);
         if (fs != FJ_OK) {
             fj_err_set(err, fs, "db", "loading series %lld failed", (long long)sqlite3_column_int64(st, 0));
             break;
@@ -565,30 +488,10 @@ static fj_status load_catalog(fj_store *s, fj_err *err)
     return fs;
 }
 
-/* One point record back into the engine. Its series are in the catalog: they were written in the
- * transaction that wrote the record. */
-static fj_status replay_points(fj_store *s, uint64_t lsn, const void *rec, size_t len, size_t *n_pts, fj_err *err)
+/* A logged request's decoded points: the engine finds (or creates) their series. */
+static fj_status replay_append(void *ud, const fj_metrics *m, fj_err *err)
 {
-    struct fj_sq_ts *t = s->ts;
-    if (!t->rec && !(t->rec = fj_ts_log_create()))
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    const uint32_t *ids;
-    const int64_t *times;
-    const double *values;
-    size_t n = 0, done = 0;
-    fj_status st = fj_ts_log_decode(t->rec, rec, len, &ids, &times, &values, &n);
-    if (st == FJ_ENOMEM)
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    fj_ts_engine_set_lsn(t->eng, lsn);
-    if (st == FJ_OK)
-        st = fj_ts_append_ids(t->eng, ids, times, values, n, &done);
-    *n_pts += done;
-    if (st == FJ_ENOMEM)
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-    if (st != FJ_OK)
-        fj_warn("metrics: request log entry %llu is corrupt or names an unknown series; %zu of its points "
-                "replayed", (unsigned long long)lsn, done);
-    return FJ_OK;
+    return append_points(ud, m->points, m->n_points, false, err);
 }
 
 static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
@@ -602,60 +505,27 @@ static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n
     if (rc != SQLITE_OK)
         return fj_sq_fail(s, rc, "replay", err);
     sqlite3_bind_int64(st, 1, (int64_t)from_lsn);
-    if (!t->zd && !(t->zd = ZSTD_createDCtx())) {
-        sqlite3_finalize(st);
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-    }
     fj_status fs = FJ_OK;
-    char *body = NULL;
-    size_t cap = 0;
+    fj_tsw_replay r = {0};
     while (fs == FJ_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        uint64_t lsn = (uint64_t)sqlite3_column_int64(st, 0);
-        if (lsn >= t->next_lsn)
-            t->next_lsn = lsn + 1;
-        if (sqlite3_column_int64(st, 3) == POINT_RECORD) {
-            fs = replay_points(s, lsn, sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6), n_pts, err);
+        fj_tsw_logrow row = {.lsn = (uint64_t)sqlite3_column_int64(st, 0),
+                             .received = sqlite3_column_int64(st, 1),
+                             .cluster = (const char *)sqlite3_column_text(st, 2),
+                             .unit_ns = sqlite3_column_int64(st, 3),
+                             .max_future_ns = sqlite3_column_int64(st, 4),
+                             .size = (size_t)sqlite3_column_int64(st, 5),
+                             .body = sqlite3_column_blob(st, 6),
+                             .body_len = (size_t)sqlite3_column_bytes(st, 6)};
+        bool skipped = false;
+        fs = fj_tsw_replay_row(&t->w, &r, &row, "", replay_append, t, &skipped, err);
+        if (fs == FJ_OK && !skipped)
             (*n_req)++;
-            continue;
-        }
-        size_t size = (size_t)sqlite3_column_int64(st, 5);
-        if (size + 1 > cap) {
-            char *nb = fj_realloc(body, size + 1);
-            if (!nb) {
-                fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-                break;
-            }
-            body = nb;
-            cap = size + 1;
-        }
-        size_t got = ZSTD_decompressDCtx(t->zd, body, cap, sqlite3_column_blob(st, 6),
-                                         (size_t)sqlite3_column_bytes(st, 6));
-        if (ZSTD_isError(got) || got != size) {
-            fj_warn("metrics: request log entry %llu is corrupt; skipped", (unsigned long long)lsn);
-            continue;
-        }
-        fj_cc_opts o = {.default_cluster = (const char *)sqlite3_column_text(st, 2),
-                        .unit_ns = sqlite3_column_int64(st, 3),
-                        .arrival_ns = sqlite3_column_int64(st, 1),
-                        .max_future_ns = sqlite3_column_int64(st, 4),
-                        .points_only = true};
-        fj_batch *b = fj_batch_new();
-        if (!b || fj_cc_decode(body, got, &o, b, NULL, NULL, NULL, err) != FJ_OK) {
-            fj_batch_free(b);
-            fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
-            break;
-        }
-        const fj_metrics *m = &b->envs[0].u.metrics;
-        fj_ts_engine_set_lsn(t->eng, lsn);
-        fs = append_points(t, m->points, m->n_points, NULL, err);
-        *n_pts += m->n_points;
-        (*n_req)++;
-        fj_batch_free(b);
     }
     if (fs == FJ_OK && rc != SQLITE_DONE)
         fs = fj_sq_fail(s, rc, "replay", err);
     sqlite3_finalize(st);
-    fj_free(body);
+    *n_pts += r.n_pts;
+    fj_tsw_replay_done(&r);
     return fs;
 }
 
@@ -665,9 +535,9 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     fj_status st = exec(s, "BEGIN IMMEDIATE", err);
     if (st != FJ_OK)
         return st;
-    s->ts->own = true;
+    s->ts->w.own = true;
     st = fj_sq_ts_precommit(s, err);
-    s->ts->own = false;
+    s->ts->w.own = false;
     if (st == FJ_OK && more)
         st = more(s, err);
     if (st == FJ_OK)
@@ -685,11 +555,8 @@ fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     struct fj_sq_ts *t = ts_of(s);
     if (!t)
         return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-    if (t->started)
+    if (t->w.started)
         return FJ_OK;
-    static const fj_store_opts defaults = {0};
-    if (!o)
-        o = &defaults;
     int64_t max_seq = 0, durable = 0, next = 0, max_lsn = 0, auto_vacuum = 0;
     fj_status st;
     if ((st = query_i64(s, "SELECT coalesce(max(seq),0) FROM ts_chunk", &max_seq, err)) != FJ_OK ||
@@ -701,57 +568,33 @@ fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
         (st = query_i64(s, "PRAGMA auto_vacuum", &auto_vacuum, err)) != FJ_OK)
         return st;
     t->incremental = auto_vacuum == 2;
-    fj_ts_opts eo = {
-        .seal_points = o->ts_seal_points,
-        .seal_age_ns = o->ts_seal_age_s > 0 ? o->ts_seal_age_s * NS : 0,
-        .max_buffered_points = o->ts_max_buffered_points ? o->ts_max_buffered_points : DEFAULT_MAX_BUFFERED,
-        .seq_start = (uint64_t)max_seq + 1,
-    };
-    if ((st = fj_ts_engine_open(&eo, &t->eng)) != FJ_OK)
-        return fj_err_set(err, st, "metrics", "cannot open the time-series engine (bad options?)");
-    t->retention_ns = o->ts_retention_s > 0 ? o->ts_retention_s * NS : 0;
-    t->flush_ns = (o->ts_flush_interval_s > 0 ? o->ts_flush_interval_s : DEFAULT_FLUSH_S) * NS;
-    t->keep_ns = o->ts_log_keep_s > 0 ? o->ts_log_keep_s * NS : 0;
-    t->next_lsn = (uint64_t)(next > max_lsn ? next : max_lsn + 1);
-    if (t->next_lsn < 1)
-        t->next_lsn = 1;
-    t->durable_saved = (uint64_t)durable;
-    t->next_saved = (uint64_t)next;
-    t->last_maint = t->last_flush = t->last_retention = fj_mono_ns();
+    if ((st = fj_tsw_open(&t->w, o, (uint64_t)max_seq + 1, durable, next, max_lsn, fj_mono_ns(), err)) != FJ_OK)
+        return st;
     if ((st = load_catalog(s, err)) != FJ_OK)
         goto fail;
     size_t n_req = 0, n_pts = 0;
     if ((st = replay(s, (uint64_t)durable, &n_req, &n_pts, err)) != FJ_OK)
         goto fail;
-    t->started = true;
-    t->dirty = true;
+    t->w.started = true;
+    t->w.dirty = true;
     if ((st = own_txn(s, NULL, err)) != FJ_OK)
         goto fail;
     fj_ts_stats ss;
-    fj_ts_engine_stats(t->eng, &ss);
+    fj_ts_engine_stats(t->w.eng, &ss);
     fj_info("metrics: %zu series; replayed %zu logged requests (%zu points) from lsn %lld", ss.series, n_req, n_pts,
             (long long)durable);
     return FJ_OK;
 fail:
-    t->started = false;
-    fj_ts_engine_close(t->eng);
-    t->eng = NULL;
+    fj_tsw_abort(&t->w);
     return st;
 }
 
 fj_ts_engine *fj_sq_ts_engine(fj_store *s)
 {
-    return s->ts && s->ts->started ? s->ts->eng : NULL;
+    return s->ts && s->ts->w.started ? s->ts->w.eng : NULL;
 }
 
 /* --- maintenance ----------------------------------------------------------------------------- */
-
-/* How often retention runs: a quarter of the retention, between 1 s and 10 min. */
-static int64_t retention_every(const struct fj_sq_ts *t)
-{
-    int64_t every = t->retention_ns / 4;
-    return every > 600 * NS ? 600 * NS : every < NS ? NS : every;
-}
 
 /* The request log is deleted about as fast as it is written, and SQLite keeps freed pages in the
  * file for reuse: without this the file stays at the log's high-water mark (several times the
@@ -769,40 +612,39 @@ static fj_status release_free_pages(fj_store *s, int64_t max_pages, fj_err *err)
     return st;
 }
 
+/* One DELETE with one or two int64 parameters (n). */
+static fj_status delete_before(fj_store *s, const char *sql, int n, int64_t a, int64_t b, const char *what,
+                               fj_err *err)
+{
+    sqlite3_stmt *del = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &del, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(del, 1, a);
+        if (n > 1)
+            sqlite3_bind_int64(del, 2, b);
+        rc = sqlite3_step(del);
+    }
+    sqlite3_finalize(del);
+    return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, what, err);
+}
+
+static fj_status retention(void *ud, int64_t before_ns, fj_err *err)
+{
+    return delete_before(ud, "DELETE FROM ts_chunk WHERE t_last<?1", 1, before_ns, 0, "retention", err);
+}
+
+static fj_status trim(void *ud, uint64_t below_lsn, int64_t received_before, fj_err *err)
+{
+    return delete_before(ud, "DELETE FROM request_log WHERE lsn<?1 AND received<?2", 2, (int64_t)below_lsn,
+                         received_before, "trim request log", err);
+}
+
 static fj_status retention_and_trim(fj_store *s, fj_err *err)
 {
+    static const fj_tsw_cleanup_ops ops = {retention, trim};
     struct fj_sq_ts *t = s->ts;
-    int64_t now = wall_ns();
-    fj_status st = FJ_OK;
-    int64_t mono = fj_mono_ns();
-    if (t->retention_ns && mono - t->last_retention >= retention_every(t)) {
-        t->last_retention = mono;
-        sqlite3_stmt *del = NULL;
-        int rc = sqlite3_prepare_v2(s->db, "DELETE FROM ts_chunk WHERE t_last<?1", -1, &del, NULL);
-        if (rc == SQLITE_OK) {
-            sqlite3_bind_int64(del, 1, now - t->retention_ns);
-            rc = sqlite3_step(del);
-        }
-        sqlite3_finalize(del);
-        if (rc != SQLITE_DONE)
-            return fj_sq_fail(s, rc, "retention", err);
-    }
-    if (t->durable_saved > t->trimmed_below && (!t->keep_ns || mono - t->last_trim >= 60 * NS)) {
-        t->last_trim = mono;
-        sqlite3_stmt *del = NULL;
-        int rc = sqlite3_prepare_v2(s->db, "DELETE FROM request_log WHERE lsn<?1 AND received<?2", -1, &del, NULL);
-        if (rc == SQLITE_OK) {
-            sqlite3_bind_int64(del, 1, (int64_t)t->durable_saved);
-            sqlite3_bind_int64(del, 2, t->keep_ns ? now - t->keep_ns : INT64_MAX);
-            rc = sqlite3_step(del);
-        }
-        sqlite3_finalize(del);
-        if (rc != SQLITE_DONE)
-            return fj_sq_fail(s, rc, "trim request log", err);
-        if (!t->keep_ns)
-            t->trimmed_below = t->durable_saved;
-    }
-    if (t->incremental)
+    fj_status st = fj_tsw_cleanup(&t->w, &ops, s, wall_ns(), fj_mono_ns(), err);
+    if (st == FJ_OK && t->incremental)
         st = release_free_pages(s, RELEASE_PAGES_PER_PASS, err);
     return st;
 }
@@ -815,25 +657,7 @@ static fj_status release_all_free_pages(fj_store *s, fj_err *err)
 fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
-    if (!t || !t->started)
-        return FJ_OK;
-    int64_t now = fj_mono_ns();
-    if (now - t->last_maint < NS)
-        return FJ_OK;
-    t->last_maint = now;
-    if (now - t->last_flush >= t->flush_ns) {
-        t->last_flush = now;
-        fj_ts_engine_flush(t->eng); /* what could not be sealed for lack of memory stays buffered */
-        t->dirty = true;
-    }
-    /* Nothing sealed, the durable lsn unchanged and no retention due: no transaction at all. */
-    uint64_t d = fj_ts_engine_durable_lsn(t->eng);
-    if (d == UINT64_MAX)
-        d = t->next_lsn;
-    bool retention_due = t->retention_ns && now - t->last_retention >= retention_every(t);
-    bool keep_due = t->keep_ns && now - t->last_trim >= 60 * NS; /* archived rows: trim once a minute */
-    if (!t->dirty && d == t->durable_saved && (t->keep_ns || t->durable_saved <= t->trimmed_below) && !retention_due &&
-        !keep_due && !t->free_pages_left)
+    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), t->free_pages_left))
         return FJ_OK;
     return own_txn(s, retention_and_trim, err);
 }
@@ -843,21 +667,17 @@ void fj_sq_ts_close(fj_store *s)
     struct fj_sq_ts *t = s->ts;
     if (!t)
         return;
-    if (t->eng && t->started) {
+    if (t->w.eng && t->w.started) {
         fj_err err = {0};
-        fj_ts_engine_flush(t->eng);
-        t->dirty = true;
+        fj_ts_engine_flush(t->w.eng);
+        t->w.dirty = true;
         if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK ||
             own_txn(s, release_all_free_pages, &err) != FJ_OK)
             fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
     }
-    fj_ts_engine_close(t->eng);
+    fj_tsw_free(&t->w);
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(t->st[i]);
-    ZSTD_freeCCtx(t->zc);
-    ZSTD_freeDCtx(t->zd);
-    fj_ts_log_destroy(t->rec);
-    fj_free(t->zbuf);
     fj_ts_codec_destroy(t->codec);
     fj_free(t);
     s->ts = NULL;
@@ -1001,34 +821,19 @@ fj_status fj_sq_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, 
     fj_buf_puts(out, "{\"events\":[");
     size_t n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 3);
-        char when[21];
-        fj_time_format(t / NS, when);
-        fj_buf_puts(out, n++ ? ",{\"kind\":" : "{\"kind\":");
-        fj_buf_json_str(out, (const char *)sqlite3_column_text(st, 0));
-        fj_buf_puts(out, ",\"name\":");
-        fj_buf_json_str(out, (const char *)sqlite3_column_text(st, 1));
-        fj_buf_puts(out, ",\"host\":");
-        fj_buf_json_str(out, (const char *)sqlite3_column_text(st, 2));
-        fj_buf_printf(out, ",\"time\":\"%s\",\"time_ns\":%lld,\"tags\":%s,\"payload\":", when, (long long)t,
-                      (const char *)sqlite3_column_text(st, 4));
-        fj_buf_json_str(out, (const char *)sqlite3_column_text(st, 5));
-        fj_buf_puts(out, "}");
+        fj_cc_event_row row = {.kind = (const char *)sqlite3_column_text(st, 0),
+                               .name = (const char *)sqlite3_column_text(st, 1),
+                               .host = (const char *)sqlite3_column_text(st, 2),
+                               .time_ns = sqlite3_column_int64(st, 3),
+                               .tags = (const char *)sqlite3_column_text(st, 4),
+                               .payload = (const char *)sqlite3_column_text(st, 5)};
+        fj_cc_event_json(out, n++ == 0, &row);
     }
     fj_status fs = rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "list events", err);
     sqlite3_finalize(st);
     if (fs == FJ_OK && fj_buf_puts(out, "]}\n") != FJ_OK)
         fs = fj_err_set(err, FJ_ETOOBIG, NULL, "the answer is too large; narrow from/to or set limit");
     return fs;
-}
-
-static void put_opt_text(fj_buf *out, sqlite3_stmt *st, int col)
-{
-    const char *v = (const char *)sqlite3_column_text(st, col);
-    if (v)
-        fj_buf_json_str(out, v);
-    else
-        fj_buf_puts(out, "null");
 }
 
 fj_status fj_sq_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err)
@@ -1056,42 +861,26 @@ fj_status fj_sq_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_e
     fj_buf_puts(out, "{\"jobs\":[");
     size_t n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        fj_buf_printf(out, "%s{\"id\":%lld,\"cluster\":", n++ ? "," : "", (long long)sqlite3_column_int64(st, 0));
-        fj_buf_json_str(out, q->cluster);
-        fj_buf_printf(out, ",\"jobId\":%lld,\"startTime\":%lld,\"stopTime\":", (long long)sqlite3_column_int64(st, 1),
-                      (long long)sqlite3_column_int64(st, 2));
-        if (sqlite3_column_type(st, 3) == SQLITE_NULL)
-            fj_buf_puts(out, "null");
-        else
-            fj_buf_printf(out, "%lld", (long long)sqlite3_column_int64(st, 3));
-        fj_buf_puts(out, ",\"jobState\":");
-        put_opt_text(out, st, 4);
-        fj_buf_puts(out, ",\"user\":");
-        put_opt_text(out, st, 5);
-        fj_buf_puts(out, ",\"project\":");
-        put_opt_text(out, st, 6);
-        fj_buf_puts(out, ",\"partition\":");
-        put_opt_text(out, st, 7);
-        fj_buf_printf(out, ",\"numNodes\":%lld,\"hosts\":%s,\"sonar\":", (long long)sqlite3_column_int64(st, 8),
-                      sqlite3_column_text(st, 9) ? (const char *)sqlite3_column_text(st, 9) : "[]");
-        if (sqlite3_column_int64(st, 10) > 0) {
-            char a[21], b[21];
-            fj_time_format(sqlite3_column_int64(st, 11), a);
-            fj_time_format(sqlite3_column_int64(st, 12), b);
-            fj_buf_printf(out, "{\"instances\":%lld,\"first_seen\":\"%s\",\"last_seen\":\"%s\",\"samples\":%lld}",
-                          (long long)sqlite3_column_int64(st, 10), a, b, (long long)sqlite3_column_int64(st, 13));
-        } else {
-            fj_buf_puts(out, "null");
-        }
-        fj_buf_puts(out, ",\"slurm\":");
-        if (sqlite3_column_type(st, 14) == SQLITE_NULL) {
-            fj_buf_puts(out, "null");
-        } else {
-            fj_buf_puts(out, "{\"job_state\":");
-            put_opt_text(out, st, 14);
-            fj_buf_puts(out, "}");
-        }
-        fj_buf_puts(out, "}");
+        /* types first: before any value of the row is read (and maybe converted) */
+        bool stopped = sqlite3_column_type(st, 3) != SQLITE_NULL, slurm = sqlite3_column_type(st, 14) != SQLITE_NULL;
+        fj_cc_job_row row = {.id = sqlite3_column_int64(st, 0),
+                             .job_id = sqlite3_column_int64(st, 1),
+                             .start_time = sqlite3_column_int64(st, 2),
+                             .stopped = stopped,
+                             .stop_time = sqlite3_column_int64(st, 3),
+                             .state = (const char *)sqlite3_column_text(st, 4),
+                             .user = (const char *)sqlite3_column_text(st, 5),
+                             .project = (const char *)sqlite3_column_text(st, 6),
+                             .partition = (const char *)sqlite3_column_text(st, 7),
+                             .num_nodes = sqlite3_column_int64(st, 8),
+                             .hosts = (const char *)sqlite3_column_text(st, 9),
+                             .sonar_instances = sqlite3_column_int64(st, 10),
+                             .sonar_first = sqlite3_column_int64(st, 11),
+                             .sonar_last = sqlite3_column_int64(st, 12),
+                             .sonar_samples = sqlite3_column_int64(st, 13),
+                             .has_slurm = slurm,
+                             .slurm_state = (const char *)sqlite3_column_text(st, 14)};
+        fj_cc_job_json(out, n++ == 0, q->cluster, &row);
     }
     fj_status fs = rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "list cc jobs", err);
     sqlite3_finalize(st);
