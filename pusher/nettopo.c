@@ -259,7 +259,7 @@ fj_status fj_nettopo_measurement(const fj_nettopo_in *in, fj_buf *out)
             const char *a = t->devs[pfs[i].dev].addr, *b = t->devs[pfs[j].dev].addr;
             size_t dev_len = strcspn(a, ".");
             if (j != i && pfs[j].psid[0] && !strncmp(a, b, dev_len) && b[dev_len] == '.')
-                snprintf(pfs[i].psid, sizeof pfs[i].psid, "%s", pfs[j].psid);
+                memcpy(pfs[i].psid, pfs[j].psid, sizeof pfs[i].psid); /* j != i: distinct entries */
         }
 
     int gpus[MAX_GPU];
