@@ -25,12 +25,12 @@
 
 #include "alloc.h"
 #include "rectify.h"
+#include "write_values.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 /* --- generated SQL --------------------------------------------------------------------------- */
 
@@ -54,6 +54,7 @@
 #define SF_LATEST(f, t) ",(array_agg(h." #f " ORDER BY h.time DESC) FILTER (WHERE h." #f " IS NOT NULL))[1] AS " #f
 
 enum { SLURM_NF = 0 SLURM_FIELDS(SF_ONE), SLURM_NCOLS = SLURM_NF + 4 };
+_Static_assert(FJ_WV_SLURM_N == SLURM_NF + 2, "fj_wv_slurm gives job_id, job_step and the fields");
 
 #define JOB_SUM_COLS                                                                                     \
     "first_seen,last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,cpu_peak_m,mem_sum_kb,mem_peak_kb,"   \
@@ -259,12 +260,6 @@ typedef struct wenv {
     int64_t cluster_id, node_id;
 } wenv;
 
-typedef struct pkey {
-    uint64_t pid, ppid;
-    int64_t cmd_id;
-    size_t idx;
-} pkey;
-
 /* A sample job of the group: its sorted process keys are pk[pk0 .. pk0 + n). */
 typedef struct sjrow {
     size_t env;
@@ -314,7 +309,7 @@ struct fj_pg_wstate {
     size_t n_envs, cap_envs;
     bool *flags; /* per row of the last counted statement: inserted */
     size_t cap_flags;
-    pkey *pk;
+    fj_wv_pkey *pk;
     size_t n_pk, cap_pk;
     sjrow *sj;
     size_t n_sj, cap_sj;
@@ -511,22 +506,26 @@ static fj_status run_counted(wctx *x, fj_pg_stmt_id id, const char *what, bool c
 
 /* --- values ----------------------------------------------------------------------------------- */
 
-static void col_nz(fj_pg_cols *t, int col, uint64_t v) /* 0 = absent */
+/* Sets the columns from col on to the values v[0 .. n) (write_values.h). */
+static void put_vals(fj_pg_cols *t, int col, const fj_wval *v, size_t n)
 {
-    if (v)
-        fj_pg_u64(t, col, v);
-    else
-        fj_pg_null(t, col);
+    for (size_t k = 0; k < n; k++, col++) {
+        switch (v[k].type) {
+        case FJ_WV_INT: fj_pg_i64(t, col, v[k].u.i); break;
+        case FJ_WV_U64: fj_pg_u64(t, col, v[k].u.u); break;
+        case FJ_WV_REAL: fj_pg_f64(t, col, v[k].u.r); break;
+        case FJ_WV_TEXT: fj_pg_textn(t, col, v[k].u.s.p, v[k].u.s.n); break;
+        case FJ_WV_BLOB: fj_pg_bytea(t, col, (const unsigned char *)v[k].u.s.p, v[k].u.s.n); break;
+        default: fj_pg_null(t, col); break;
+        }
+    }
 }
 
-static void col_xu(fj_pg_cols *t, int col, uint64_t v) /* ExtendedUint: unset/0 NULL, infinite -1 */
+/* The first two columns of most rows: their node (or cluster) and the envelope's time. */
+static void put_at(fj_pg_cols *t, int64_t id, fj_time time)
 {
-    if (v == FJ_XU_UNSET || v == 0)
-        fj_pg_null(t, col);
-    else if (v == FJ_XU_INFINITE)
-        fj_pg_i64(t, col, -1);
-    else
-        fj_pg_u64(t, col, v);
+    fj_pg_i64(t, 0, id);
+    fj_pg_i64(t, 1, time);
 }
 
 static void col_id(fj_pg_cols *t, int col, int64_t id) /* 0 = none */
@@ -542,21 +541,11 @@ static int64_t u64_i64(uint64_t v)
     return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* Packs values as unsigned LEB128 varints into scratch. */
-static fj_status pack_varints(wctx *x, const uint64_t *v, size_t n, const unsigned char **out, size_t *len)
+/* The scratch for packed varints, grown to hold FJ_WV_VARINTS_MAX(n) bytes. */
+static fj_status varint_bytes(wctx *x, size_t n, unsigned char **out)
 {
-    TRY(GROW(x, x->w->bytes, x->w->cap_bytes, n * 10 + 1));
-    unsigned char *p = x->w->bytes;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u = v[i];
-        while (u >= 0x80) {
-            *p++ = (unsigned char)(u | 0x80);
-            u >>= 7;
-        }
-        *p++ = (unsigned char)u;
-    }
+    TRY(GROW(x, x->w->bytes, x->w->cap_bytes, FJ_WV_VARINTS_MAX(n)));
     *out = x->w->bytes;
-    *len = (size_t)(p - x->w->bytes);
     return FJ_OK;
 }
 
@@ -735,8 +724,6 @@ static fj_status intern_all(wctx *x)
 
 /* --- envelope meta, errors, notes -------------------------------------------------------------- */
 
-#define NOTE_DETAIL_MAX 200
-
 /* aicr snapshots write their own meta and nothing else here (as in SQLite). */
 static bool plain_kind(const fj_envelope *e)
 {
@@ -753,14 +740,11 @@ static fj_status write_meta(wctx *x)
         const fj_envelope *e = we->e;
         if (!plain_kind(e) || e->kind == FJ_KIND_CHIMBUKO) /* Chimbuko: notes only, as in SQLite */
             continue;
+        fj_wval v[FJ_WV_ENVELOPE_N];
+        fj_wv_envelope(v, e);
         fj_pg_i64(t, 0, we->cluster_id);
         fj_pg_i64(t, 1, we->node_id);
-        fj_pg_text(t, 2, fj_kind_name(e->kind));
-        fj_pg_i64(t, 3, e->time);
-        fj_pg_text(t, 4, e->producer);
-        fj_pg_text(t, 5, e->version);
-        col_nz(t, 6, e->format);
-        fj_pg_u64(t, 7, e->unknown_fields);
+        put_vals(t, 2, v, FJ_WV_ENVELOPE_N);
         fj_pg_row(t, k);
     }
     TRY(run_rows(x, FJ_PG_ENV_INS, NULL, "insert envelopes"));
@@ -778,12 +762,11 @@ static fj_status write_meta(wctx *x)
                 cid = cluster_of(x->s, r->cluster);
             if (r->node && (cid != we->cluster_id || !e->node || strcmp(r->node, e->node) != 0))
                 nid = node_of(x->s, cid, r->node);
+            fj_wval v[FJ_WV_ERROR_N];
+            fj_wv_error(v, e, r);
             fj_pg_i64(t, 0, cid);
             fj_pg_i64(t, 1, nid);
-            fj_pg_i64(t, 2, r->time ? r->time : e->time);
-            fj_pg_text(t, 3, e->is_error ? "envelope" : "sample");
-            fj_pg_text(t, 4, fj_kind_name(e->kind));
-            fj_pg_text(t, 5, r->detail ? r->detail : "");
+            put_vals(t, 2, v, FJ_WV_ERROR_N);
             fj_pg_row(t, k);
         }
     }
@@ -796,25 +779,11 @@ static fj_status write_meta(wctx *x)
         if (!plain_kind(e))
             continue;
         for (size_t i = 0; i < e->n_notes; i++) {
-            const fj_note *n = &e->notes[i];
+            fj_wval v[FJ_WV_NOTE_N];
+            fj_wv_note(v, e, &e->notes[i]);
             fj_pg_i64(t, 0, we->cluster_id);
             fj_pg_i64(t, 1, we->node_id);
-            fj_pg_text(t, 2, fj_kind_name(e->kind));
-            fj_pg_i64(t, 3, e->time);
-            fj_pg_text(t, 4, n->path ? n->path : "");
-            fj_pg_text(t, 5, n->kind ? n->kind : "");
-            if (n->detail) {
-                /* Keep notes small: cut long details at a UTF-8 character boundary. */
-                size_t len = strlen(n->detail);
-                if (len > NOTE_DETAIL_MAX) {
-                    len = NOTE_DETAIL_MAX;
-                    while (len > 0 && ((unsigned char)n->detail[len] & 0xC0) == 0x80)
-                        len--;
-                }
-                fj_pg_textn(t, 6, n->detail, len);
-            } else {
-                fj_pg_null(t, 6);
-            }
+            put_vals(t, 2, v, FJ_WV_NOTE_N);
             fj_pg_row(t, k);
         }
     }
@@ -889,28 +858,12 @@ static fj_status write_samples(wctx *x)
         if (!sample_env(we->e))
             continue;
         const fj_sample *sm = &we->e->u.sample;
-        fj_pg_i64(t, 0, we->node_id);
-        fj_pg_i64(t, 1, we->e->time);
-        if (sm->has_system) {
-            col_id(t, 2, sm->boot);
-            fj_pg_u64(t, 3, sm->used_memory_kb);
-            fj_pg_f64(t, 4, sm->load1);
-            fj_pg_f64(t, 5, sm->load5);
-            fj_pg_f64(t, 6, sm->load15);
-            fj_pg_u64(t, 7, sm->runnable_entities);
-            fj_pg_u64(t, 8, sm->existing_entities);
-            if (sm->n_cpus) {
-                const unsigned char *b;
-                size_t len;
-                TRY(pack_varints(x, sm->cpus, sm->n_cpus, &b, &len));
-                fj_pg_bytea(t, 9, b, len);
-            } else {
-                fj_pg_null(t, 9);
-            }
-        } else {
-            for (int i = 2; i <= 9; i++)
-                fj_pg_null(t, i);
-        }
+        unsigned char *bytes;
+        TRY(varint_bytes(x, sm->n_cpus, &bytes));
+        fj_wval v[FJ_WV_SAMPLE_N];
+        fj_wv_sample(v, sm, bytes);
+        put_at(t, we->node_id, we->e->time);
+        put_vals(t, 2, v, FJ_WV_SAMPLE_N);
         fj_pg_row(t, k);
     }
     TRY(run_counted(x, FJ_PG_SAMPLE_INS, "insert samples", true));
@@ -924,25 +877,10 @@ static fj_status write_samples(wctx *x)
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_gpus; i++) {
             const fj_sample_gpu *g = &sm->gpus[i];
-            fj_pg_i64(t, 0, we->node_id);
-            fj_pg_i64(t, 1, we->e->time);
-            fj_pg_u64(t, 2, g->index);
-            col_id(t, 3, string_of(s, g->uuid, true));
-            fj_pg_u64(t, 4, g->failing);
-            fj_pg_u64(t, 5, g->fan);
-            col_id(t, 6, string_of(s, g->compute_mode, true));
-            if (g->performance_state == FJ_XU_UNSET || g->performance_state == FJ_XU_INFINITE)
-                fj_pg_null(t, 7);
-            else
-                fj_pg_u64(t, 7, g->performance_state);
-            fj_pg_u64(t, 8, g->memory_kb);
-            fj_pg_u64(t, 9, g->ce_util);
-            fj_pg_u64(t, 10, g->memory_util);
-            fj_pg_i64(t, 11, g->temperature);
-            fj_pg_u64(t, 12, g->power);
-            fj_pg_u64(t, 13, g->power_limit);
-            fj_pg_u64(t, 14, g->ce_clock);
-            fj_pg_u64(t, 15, g->memory_clock);
+            fj_wval v[FJ_WV_SAMPLE_GPU_N];
+            fj_wv_sample_gpu(v, g, string_of(s, g->uuid, true), string_of(s, g->compute_mode, true));
+            put_at(t, we->node_id, we->e->time);
+            put_vals(t, 2, v, FJ_WV_SAMPLE_GPU_N);
             fj_pg_row(t, k);
         }
     }
@@ -957,40 +895,16 @@ static fj_status write_samples(wctx *x)
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_disks; i++) {
             const fj_sample_disk *d = &sm->disks[i];
-            fj_pg_i64(t, 0, we->node_id);
-            fj_pg_i64(t, 1, we->e->time);
-            fj_pg_i64(t, 2, string_of(s, d->name, false));
-            fj_pg_u64(t, 3, d->major);
-            fj_pg_u64(t, 4, d->minor);
-            if (d->n_stats) {
-                const unsigned char *b;
-                size_t len;
-                TRY(pack_varints(x, d->stats, d->n_stats, &b, &len));
-                fj_pg_bytea(t, 5, b, len);
-            } else {
-                fj_pg_null(t, 5);
-            }
+            unsigned char *bytes;
+            TRY(varint_bytes(x, d->n_stats, &bytes));
+            fj_wval v[FJ_WV_SAMPLE_DISK_N];
+            fj_wv_sample_disk(v, d, string_of(s, d->name, false), bytes);
+            put_at(t, we->node_id, we->e->time);
+            put_vals(t, 2, v, FJ_WV_SAMPLE_DISK_N);
             fj_pg_row(t, k);
         }
     }
     return run_counted(x, FJ_PG_SDISK_INS, "insert sample disks", true);
-}
-
-static int pkey_cmp(const void *a, const void *b)
-{
-    const pkey *p = a, *q = b;
-    if (p->pid != q->pid)
-        return p->pid < q->pid ? -1 : 1;
-    if (p->ppid != q->ppid)
-        return p->ppid < q->ppid ? -1 : 1;
-    if (p->cmd_id != q->cmd_id)
-        return p->cmd_id < q->cmd_id ? -1 : 1;
-    return p->idx < q->idx ? -1 : p->idx > q->idx; /* the first occurrence wins */
-}
-
-static bool pkey_same(const pkey *p, const pkey *q)
-{
-    return p->pid == q->pid && p->ppid == q->ppid && p->cmd_id == q->cmd_id;
 }
 
 static uint64_t proc_rows(const fj_sample_proc *p)
@@ -1048,6 +962,15 @@ static fj_status add_contrib(wctx *x, const wenv *we, const fj_sample_job *j, co
 
 /* --- sample jobs and processes ---------------------------------------------------------------- */
 
+/* The first five columns of a process's rows: node, time, job, epoch and its place in the job. */
+static void put_proc_at(fj_pg_cols *t, const wenv *we, const fj_sample_job *j, int seq)
+{
+    put_at(t, we->node_id, we->e->time);
+    fj_pg_u64(t, 2, j->job);
+    fj_pg_u64(t, 3, j->epoch);
+    fj_pg_i64(t, 4, seq);
+}
+
 static fj_status write_sample_jobs(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
@@ -1068,20 +991,15 @@ static fj_status write_sample_jobs(wctx *x)
             TRY(GROW(x, w->pk, w->cap_pk, w->n_pk + j->n_procs + 1));
             sjrow *r = &w->sj[w->n_sj++];
             *r = (sjrow){k, j, string_of(s, j->user, true), w->n_pk, j->n_procs, 0};
-            pkey *pk = w->pk + r->pk0;
+            fj_wv_pkey *pk = w->pk + r->pk0;
             for (size_t p = 0; p < j->n_procs; p++)
-                pk[p] = (pkey){j->procs[p].pid, j->procs[p].ppid, string_of(s, j->procs[p].cmd, false), p};
-            if (r->n > 1)
-                qsort(pk, r->n, sizeof *pk, pkey_cmp);
-            r->n_unique = r->n ? 1 : 0;
-            for (size_t p = 1; p < r->n; p++)
-                r->n_unique += !pkey_same(&pk[p], &pk[p - 1]);
+                pk[p] = (fj_wv_pkey){j->procs[p].pid, j->procs[p].ppid, string_of(s, j->procs[p].cmd, false), p};
+            r->n_unique = fj_wv_pkeys_sort(pk, r->n);
             w->n_pk += r->n;
-            fj_pg_i64(t, 0, we->node_id);
-            fj_pg_i64(t, 1, we->e->time);
-            fj_pg_u64(t, 2, j->job);
-            fj_pg_u64(t, 3, j->epoch);
-            col_id(t, 4, r->user_id);
+            fj_wval v[FJ_WV_SAMPLE_JOB_N];
+            fj_wv_sample_job(v, j, r->user_id);
+            put_at(t, we->node_id, we->e->time);
+            put_vals(t, 2, v, FJ_WV_SAMPLE_JOB_N);
             fj_pg_i64(t, 5, (int64_t)r->n_unique);
             fj_pg_row(t, k);
         }
@@ -1106,33 +1024,18 @@ static fj_status write_sample_jobs(wctx *x)
                 we->cnt->duplicates += proc_rows(&j->procs[p]);
             continue;
         }
-        const pkey *pk = w->pk + r->pk0;
+        const fj_wv_pkey *pk = w->pk + r->pk0;
         int seq = 0;
         for (size_t i = 0; i < r->n; i++) {
             const fj_sample_proc *p = &j->procs[pk[i].idx];
-            if (i > 0 && pkey_same(&pk[i], &pk[i - 1])) {
+            if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1])) {
                 we->cnt->duplicates += proc_rows(p); /* the same process twice in one job */
                 continue;
             }
-            fj_pg_i64(t, 0, we->node_id);
-            fj_pg_i64(t, 1, we->e->time);
-            fj_pg_u64(t, 2, j->job);
-            fj_pg_u64(t, 3, j->epoch);
-            fj_pg_i64(t, 4, seq++);
-            fj_pg_u64(t, 5, p->pid);
-            fj_pg_u64(t, 6, p->ppid);
-            fj_pg_i64(t, 7, pk[i].cmd_id);
-            fj_pg_u64(t, 8, p->resident_kb);
-            fj_pg_u64(t, 9, p->virtual_kb);
-            fj_pg_u64(t, 10, p->num_threads);
-            fj_pg_i64(t, 11, fj_pct_to_m(p->cpu_avg));
-            fj_pg_i64(t, 12, fj_pct_to_m(p->cpu_util));
-            fj_pg_u64(t, 13, p->cpu_time);
-            fj_pg_u64(t, 14, p->data_read_kb);
-            fj_pg_u64(t, 15, p->data_written_kb);
-            fj_pg_u64(t, 16, p->data_cancelled_kb);
-            fj_pg_u64(t, 17, p->rolledup);
-            fj_pg_i64(t, 18, (p->in_container ? 1 : 0) | (p->synthetic_pid ? 2 : 0));
+            fj_wval v[FJ_WV_PROC_N];
+            fj_wv_proc(v, p, pk[i].cmd_id);
+            put_proc_at(t, we, j, seq++);
+            put_vals(t, 5, v, FJ_WV_PROC_N);
             fj_pg_row(t, r->env);
             we->cnt->inserted += proc_rows(p);
         }
@@ -1148,24 +1051,18 @@ static fj_status write_sample_jobs(wctx *x)
             continue;
         const wenv *we = &w->envs[r->env];
         const fj_sample_job *j = r->j;
-        const pkey *pk = w->pk + r->pk0;
+        const fj_wv_pkey *pk = w->pk + r->pk0;
         int seq = 0;
         for (size_t i = 0; i < r->n; i++) {
-            if (i > 0 && pkey_same(&pk[i], &pk[i - 1]))
+            if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1]))
                 continue;
             const fj_sample_proc *p = &j->procs[pk[i].idx];
             for (size_t g = 0; g < p->n_gpus; g++) {
                 const fj_proc_gpu *pg = &p->gpus[g];
-                fj_pg_i64(t, 0, we->node_id);
-                fj_pg_i64(t, 1, we->e->time);
-                fj_pg_u64(t, 2, j->job);
-                fj_pg_u64(t, 3, j->epoch);
-                fj_pg_i64(t, 4, seq);
-                fj_pg_u64(t, 5, pg->index);
-                col_id(t, 6, string_of(s, pg->uuid, true));
-                fj_pg_i64(t, 7, fj_pct_to_m(pg->gpu_util));
-                fj_pg_u64(t, 8, pg->gpu_memory_kb);
-                fj_pg_i64(t, 9, fj_pct_to_m(pg->gpu_memory_util));
+                fj_wval v[FJ_WV_PROC_GPU_N];
+                fj_wv_proc_gpu(v, pg, string_of(s, pg->uuid, true));
+                put_proc_at(t, we, j, seq);
+                put_vals(t, 5, v, FJ_WV_PROC_GPU_N);
                 fj_pg_row(t, r->env);
             }
             seq++;
@@ -1181,7 +1078,7 @@ static fj_status write_sample_jobs(wctx *x)
             continue;
         const wenv *we = &w->envs[r->env];
         const fj_sample_job *j = r->j;
-        const pkey *pk = w->pk + r->pk0;
+        const fj_wv_pkey *pk = w->pk + r->pk0;
         fj_jobcontrib c;
         memset(&c, 0, sizeof c);
         /* distinct commands of the job, in order of first appearance: room for n */
@@ -1189,7 +1086,7 @@ static fj_status write_sample_jobs(wctx *x)
         if ((st = GROW(x, w->cmds, w->cap_cmds, mark + r->n + 1)) != FJ_OK)
             break;
         for (size_t i = 0; st == FJ_OK && i < r->n; i++) {
-            if (i > 0 && pkey_same(&pk[i], &pk[i - 1]))
+            if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1]))
                 continue;
             const fj_sample_proc *p = &j->procs[pk[i].idx];
             if (j->job == 0) { /* job 0: every process is its own rectified job */
@@ -1435,19 +1332,9 @@ static fj_status apply(wctx *x)
 
 static void add_sum_cols(fj_pg_cols *t, int col, const fj_jobsum *s)
 {
-    fj_pg_i64(t, col++, s->first_seen);
-    fj_pg_i64(t, col++, s->last_seen);
-    fj_pg_i64(t, col++, s->n_samples);
-    fj_pg_i64(t, col++, s->sum.nproc);
-    fj_pg_i64(t, col++, s->peak.nproc);
-    fj_pg_i64(t, col++, s->sum.cpu_m);
-    fj_pg_i64(t, col++, s->peak.cpu_m);
-    fj_pg_i64(t, col++, s->sum.mem_kb);
-    fj_pg_i64(t, col++, s->peak.mem_kb);
-    fj_pg_i64(t, col++, s->sum.gpu_m);
-    fj_pg_i64(t, col++, s->peak.gpu_m);
-    fj_pg_i64(t, col++, s->sum.gpumem_kb);
-    fj_pg_i64(t, col, s->peak.gpumem_kb);
+    fj_wval v[FJ_WV_JOBSUM_N];
+    fj_wv_jobsum(v, s);
+    put_vals(t, col, v, FJ_WV_JOBSUM_N);
 }
 
 static fj_status write_back(wctx *x)
@@ -1604,42 +1491,22 @@ static void p_u64(params *p, uint64_t v)
     p_i64(p, u64_i64(v));
 }
 
-static void p_id(params *p, int64_t id)
-{
-    if (id)
-        p_i64(p, id);
-    else
-        p_null(p);
-}
-
 static void p_text(params *p, const char *s)
 {
     p->v[p->n++] = s;
 }
 
-static uint64_t fnv1a64(const char *p, size_t n)
+/* The values v[0 .. n) (write_values.h) as parameters: numbers and whole (terminated) texts. */
+static void p_vals(params *p, const fj_wval *v, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
+    for (size_t k = 0; k < n; k++) {
+        switch (v[k].type) {
+        case FJ_WV_INT: p_i64(p, v[k].u.i); break;
+        case FJ_WV_U64: p_u64(p, v[k].u.u); break;
+        case FJ_WV_TEXT: p_text(p, v[k].u.s.p); break;
+        default: p_null(p); break;
+        }
     }
-    return h;
-}
-
-static bool blob_equals(const char *codec, const unsigned char *data, size_t dlen, const char *text, size_t n)
-{
-    if (strcmp(codec, "none") == 0)
-        return dlen == n && memcmp(data, text, n) == 0;
-    if (strcmp(codec, "zstd") != 0)
-        return false;
-    char *tmp = fj_malloc(n + 1);
-    if (!tmp)
-        return false; /* treated as different: worst case a second copy is stored */
-    size_t got = ZSTD_decompress(tmp, n + 1, data, dlen);
-    bool eq = !ZSTD_isError(got) && got == n && memcmp(tmp, text, n) == 0;
-    fj_free(tmp);
-    return eq;
 }
 
 /* The blobs.id holding text (stored once per distinct content, zstd-compressed when smaller). */
@@ -1650,14 +1517,14 @@ static fj_status blob_id(wctx *x, const char *text, int64_t *id)
         return FJ_OK;
     size_t n = strlen(text);
     params p = {.n = 0};
-    p_i64(&p, (int64_t)fnv1a64(text, n));
+    p_i64(&p, (int64_t)fj_wv_hash(text, n));
     p_i64(&p, (int64_t)n);
     PGresult *r;
     TRY(fj_pg_run(x->s, FJ_PG_BLOB_FIND, 2, p.v, &r, "find blob", x->err));
     for (int i = 0; i < PQntuples(r) && !*id; i++) {
         size_t dlen = 0;
         unsigned char *data = PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 2), &dlen);
-        if (data && blob_equals(PQgetvalue(r, i, 1), data, dlen, text, n))
+        if (data && fj_wv_blob_equals(PQgetvalue(r, i, 1), data, dlen, text, n))
             *id = fj_pg_int(r, i, 0);
         PQfreemem(data);
     }
@@ -1665,29 +1532,24 @@ static fj_status blob_id(wctx *x, const char *text, int64_t *id)
     if (*id)
         return FJ_OK;
 
-    size_t bound = ZSTD_compressBound(n);
-    unsigned char *z = fj_malloc(bound);
-    if (!z)
+    fj_wv_blob b;
+    if (fj_wv_blob_pack(&b, text, n) != FJ_OK)
         return oom(x);
-    size_t zlen = ZSTD_compress(z, bound, text, n, 3);
-    bool use_z = !ZSTD_isError(zlen) && zlen < n;
-    const unsigned char *src = use_z ? z : (const unsigned char *)text;
-    size_t len = use_z ? zlen : n;
-    char *hex = fj_malloc(2 * len + 3);
+    char *hex = fj_malloc(2 * b.len + 3);
     if (!hex) {
-        fj_free(z);
+        fj_wv_blob_free(&b);
         return oom(x);
     }
     static const char digits[] = "0123456789abcdef";
     hex[0] = '\\';
     hex[1] = 'x';
-    for (size_t i = 0; i < len; i++) {
-        hex[2 + 2 * i] = digits[src[i] >> 4];
-        hex[3 + 2 * i] = digits[src[i] & 15];
+    for (size_t i = 0; i < b.len; i++) {
+        hex[2 + 2 * i] = digits[b.data[i] >> 4];
+        hex[3 + 2 * i] = digits[b.data[i] & 15];
     }
-    hex[2 + 2 * len] = '\0';
-    fj_free(z);
-    p_text(&p, use_z ? "zstd" : "none");
+    hex[2 + 2 * b.len] = '\0';
+    p_text(&p, b.codec);
+    fj_wv_blob_free(&b);
     p_text(&p, hex);
     fj_status st = fj_pg_run(x->s, FJ_PG_BLOB_INS, 4, p.v, &r, "insert blob", x->err);
     fj_free(hex);
@@ -1725,64 +1587,24 @@ static fj_status write_sysinfo(wctx *x, const wenv *we)
     TRY(blob_id(x, si->topo_text, &text_id));
 
     fj_buf dist;
-    fj_buf_init(&dist, (size_t)1 << 24);
-    fj_status st = FJ_OK;
-    if (si->distances && si->distances_dim) {
-        st = fj_buf_puts(&dist, "[");
-        for (size_t r = 0; st == FJ_OK && r < si->distances_dim; r++) {
-            st = fj_buf_puts(&dist, r ? ",[" : "[");
-            for (size_t c = 0; st == FJ_OK && c < si->distances_dim; c++)
-                st = fj_buf_printf(&dist, c ? ",%llu" : "%llu",
-                                   (unsigned long long)si->distances[r * si->distances_dim + c]);
-            if (st == FJ_OK)
-                st = fj_buf_puts(&dist, "]");
-        }
-        if (st == FJ_OK)
-            st = fj_buf_puts(&dist, "]");
-    }
-    if (st != FJ_OK) {
-        fj_buf_free(&dist);
-        return fj_err_set(x->err, st, "data.attributes.distances", "NUMA distance matrix too large");
-    }
+    TRY(fj_wv_distances_json(si, &dist, x->err));
+    fj_wval v[FJ_WV_SYSINFO_N];
+    fj_wv_sysinfo(v, si, svg_id, text_id, &dist);
     params p = {.n = 0};
     p_i64(&p, we->node_id);
     p_i64(&p, e->time);
-    p_text(&p, si->os_name);
-    p_text(&p, si->os_release);
-    p_text(&p, si->architecture);
-    p_text(&p, si->cpu_model);
-    p_u64(&p, si->numa_nodes);
-    p_u64(&p, si->sockets);
-    p_u64(&p, si->cores_per_socket);
-    p_u64(&p, si->threads_per_core);
-    p_u64(&p, si->memory_kb);
-    p_u64(&p, si->n_cards);
-    p_id(&p, svg_id);
-    p_id(&p, text_id);
-    p_text(&p, dist.len ? dist.data : NULL);
-    st = count_returning(x, FJ_PG_SYSINFO_INS, &p, "insert sysinfo", we->cnt, NULL);
+    p_vals(&p, v, FJ_WV_SYSINFO_N);
+    fj_status st = count_returning(x, FJ_PG_SYSINFO_INS, &p, "insert sysinfo", we->cnt, NULL);
     fj_buf_free(&dist);
     TRY(st);
 
     for (size_t k = 0; k < si->n_cards; k++) {
-        const fj_gpu_card *g = &si->cards[k];
+        fj_wval gv[FJ_WV_SYSINFO_GPU_N];
+        fj_wv_sysinfo_gpu(gv, &si->cards[k]);
         p.n = 0;
         p_i64(&p, we->node_id);
         p_i64(&p, e->time);
-        p_u64(&p, g->index);
-        p_text(&p, g->uuid);
-        p_text(&p, g->address);
-        p_text(&p, g->manufacturer);
-        p_text(&p, g->model);
-        p_text(&p, g->architecture);
-        p_text(&p, g->driver);
-        p_text(&p, g->firmware);
-        p_u64(&p, g->memory_kb);
-        p_u64(&p, g->power_limit);
-        p_u64(&p, g->max_power_limit);
-        p_u64(&p, g->min_power_limit);
-        p_u64(&p, g->max_ce_clock);
-        p_u64(&p, g->max_memory_clock);
+        p_vals(&p, gv, FJ_WV_SYSINFO_GPU_N);
         TRY(count_returning(x, FJ_PG_SYSGPU_INS, &p, "insert sysinfo gpu", we->cnt, NULL));
     }
     return FJ_OK;
@@ -1790,71 +1612,21 @@ static fj_status write_sysinfo(wctx *x, const wenv *we)
 
 /* --- Slurm jobs ------------------------------------------------------------------------------- */
 
-static void col_time(fj_pg_cols *t, int col, fj_time v)
+/* The key of a Slurm record's rows: cluster, job, step. */
+static void put_slurm_key(fj_pg_cols *t, int64_t cluster_id, const fj_slurm_job *j)
 {
-    if (v)
-        fj_pg_i64(t, col, v);
-    else
-        fj_pg_null(t, col);
+    fj_pg_i64(t, 0, cluster_id);
+    fj_pg_u64(t, 1, j->job_id);
+    fj_pg_text(t, 2, fj_wv_job_step(j));
 }
 
 static void add_slurm(fj_pg_cols *t, int64_t cluster_id, fj_time time, const fj_slurm_job *j)
 {
-    int i = 0;
-    fj_pg_i64(t, i++, cluster_id);
-    fj_pg_u64(t, i++, j->job_id);
-    fj_pg_text(t, i++, j->job_step ? j->job_step : "");
-    fj_pg_text(t, i++, j->job_name);
-    fj_pg_text(t, i++, j->job_state);
-    fj_pg_text(t, i++, j->job_state_raw);
-    col_nz(t, i++, j->array_job_id);
-    if (j->array_job_id) /* task 0 is a real task of an array job */
-        fj_pg_u64(t, i++, j->array_task_id);
-    else
-        fj_pg_null(t, i++);
-    col_nz(t, i++, j->het_job_id);
-    if (j->het_job_id) /* likewise offset 0 of a het job */
-        fj_pg_u64(t, i++, j->het_job_offset);
-    else
-        fj_pg_null(t, i++);
-    fj_pg_text(t, i++, j->user_name);
-    fj_pg_text(t, i++, j->account);
-    fj_pg_text(t, i++, j->partition);
-    fj_pg_text(t, i++, j->reservation);
-    fj_pg_text(t, i++, j->distribution);
-    col_time(t, i++, j->submit_time);
-    col_time(t, i++, j->start_time);
-    col_time(t, i++, j->end_time);
-    col_xu(t, i++, j->time_limit_s);
-    col_xu(t, i++, j->priority);
-    fj_pg_text(t, i++, j->nodes_raw);
-    fj_pg_text(t, i++, j->requested_resources);
-    fj_pg_text(t, i++, j->allocated_resources);
-    col_nz(t, i++, j->requested_cpus);
-    col_nz(t, i++, j->requested_memory_per_node_kb);
-    col_nz(t, i++, j->requested_node_count);
-    col_nz(t, i++, j->minimum_cpus_per_node);
-    col_nz(t, i++, j->suspend_time_s);
-    col_nz(t, i++, j->exit_code);
-    const fj_sacct *a = j->sacct;
-    if (a) {
-        fj_pg_text(t, i++, a->alloc_tres);
-        col_nz(t, i++, a->ave_cpu);
-        col_nz(t, i++, a->ave_disk_read);
-        col_nz(t, i++, a->ave_disk_write);
-        col_nz(t, i++, a->ave_rss);
-        col_nz(t, i++, a->ave_vmsize);
-        col_nz(t, i++, a->elapsed_raw);
-        col_nz(t, i++, a->max_rss);
-        col_nz(t, i++, a->max_vmsize);
-        col_nz(t, i++, a->min_cpu);
-        col_nz(t, i++, a->system_cpu);
-        col_nz(t, i++, a->user_cpu);
-    } else {
-        for (int k = 0; k < 12; k++)
-            fj_pg_null(t, i++);
-    }
-    fj_pg_i64(t, i, time);
+    fj_wval v[FJ_WV_SLURM_N];
+    fj_wv_slurm(v, j);
+    fj_pg_i64(t, 0, cluster_id);
+    put_vals(t, 1, v, FJ_WV_SLURM_N);
+    fj_pg_i64(t, 1 + FJ_WV_SLURM_N, time);
 }
 
 static bool jobs_env(const fj_envelope *e)
@@ -1897,10 +1669,7 @@ static fj_status write_slurm(wctx *x)
         for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++, row++) {
             if (!added[row])
                 continue;
-            const fj_slurm_job *j = &we->e->u.jobs.jobs[i];
-            fj_pg_i64(t, 0, we->cluster_id);
-            fj_pg_u64(t, 1, j->job_id);
-            fj_pg_text(t, 2, j->job_step ? j->job_step : "");
+            put_slurm_key(t, we->cluster_id, &we->e->u.jobs.jobs[i]);
             fj_pg_row(t, k);
         }
     }
@@ -1922,9 +1691,7 @@ static fj_status write_slurm(wctx *x)
         for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++) {
             const fj_slurm_job *j = &we->e->u.jobs.jobs[i];
             for (size_t n = 0; n < j->n_nodes; n++) {
-                fj_pg_i64(t, 0, we->cluster_id);
-                fj_pg_u64(t, 1, j->job_id);
-                fj_pg_text(t, 2, j->job_step ? j->job_step : "");
+                put_slurm_key(t, we->cluster_id, j);
                 fj_pg_i64(t, 3, node_of(x->s, we->cluster_id, j->nodes[n]));
                 fj_pg_row(t, k);
             }
@@ -1950,8 +1717,7 @@ static fj_status write_clusters(wctx *x)
         const wenv *we = &w->envs[k];
         if (!cluster_env(we->e))
             continue;
-        fj_pg_i64(t, 0, we->cluster_id);
-        fj_pg_i64(t, 1, we->e->time);
+        put_at(t, we->cluster_id, we->e->time);
         fj_pg_i64(t, 2, we->e->u.cluster_info.slurm ? 1 : 0);
         fj_pg_row(t, k);
     }
@@ -1964,8 +1730,7 @@ static fj_status write_clusters(wctx *x)
             continue;
         const fj_cluster_info *ci = &we->e->u.cluster_info;
         for (size_t p = 0; p < ci->n_partitions; p++) {
-            fj_pg_i64(t, 0, we->cluster_id);
-            fj_pg_i64(t, 1, we->e->time);
+            put_at(t, we->cluster_id, we->e->time);
             fj_pg_i64(t, 2, string_of(s, ci->partitions[p].name, false));
             fj_pg_i64(t, 3, (int64_t)ci->partitions[p].n_nodes);
             fj_pg_row(t, k);
@@ -1982,8 +1747,7 @@ static fj_status write_clusters(wctx *x)
         for (size_t p = 0; p < ci->n_partitions; p++) {
             int64_t name_id = string_of(s, ci->partitions[p].name, false);
             for (size_t n = 0; n < ci->partitions[p].n_nodes; n++) {
-                fj_pg_i64(t, 0, we->cluster_id);
-                fj_pg_i64(t, 1, we->e->time);
+                put_at(t, we->cluster_id, we->e->time);
                 fj_pg_i64(t, 2, name_id);
                 fj_pg_i64(t, 3, node_of(s, we->cluster_id, ci->partitions[p].nodes[n]));
                 fj_pg_row(t, k);
@@ -2001,8 +1765,7 @@ static fj_status write_clusters(wctx *x)
         for (size_t n = 0; n < ci->n_nodes; n++) {
             int64_t nid = node_of(s, we->cluster_id, ci->nodes[n].node);
             for (size_t i = 0; i < ci->nodes[n].n_states; i++) {
-                fj_pg_i64(t, 0, nid);
-                fj_pg_i64(t, 1, we->e->time);
+                put_at(t, nid, we->e->time);
                 fj_pg_i64(t, 2, string_of(s, ci->nodes[n].states[i], false));
                 fj_pg_row(t, k);
             }
@@ -2013,11 +1776,6 @@ static fj_status write_clusters(wctx *x)
 
 /* --- aicr snapshots (rare: one statement per row) ---------------------------------------------- */
 
-static uint64_t fnv1a(const char *s)
-{
-    return fnv1a64(s, strlen(s));
-}
-
 /* As sqlite_measure.c: the snapshot (1) and each subtype are counted. A snapshot without its own
  * time is a duplicate when it equals the node's latest; otherwise it is stored at its arrival time
  * or one second after the node's newest, whichever is later. */
@@ -2026,7 +1784,7 @@ static fj_status write_measurements(wctx *x, const wenv *we)
     const fj_envelope *e = we->e;
     const fj_measurements *m = &e->u.measurements;
     const uint64_t rows = 1 + (uint64_t)m->n_rows;
-    const int64_t hash = (int64_t)fnv1a(m->json);
+    const int64_t hash = (int64_t)fj_wv_hash(m->json, strlen(m->json));
     fj_time t = e->time;
     params p = {.n = 0};
 

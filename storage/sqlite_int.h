@@ -189,7 +189,7 @@ struct fj_store {
     size_t bytes_cap;
     int64_t *ids;            /* reusable scratch for distinct command ids (write path) */
     size_t ids_cap;
-    struct fj_sq_pkey *pkeys; /* reusable scratch: process keys of one sample job */
+    struct fj_wv_pkey *pkeys; /* reusable scratch: process keys of one sample job */
     size_t pkeys_cap;
     uint64_t *seen;          /* reusable scratch: hash set of one sample's (job, epoch) pairs */
     size_t seen_cap;

@@ -13,10 +13,10 @@
 #include "alloc.h"
 #include "loadagg.h"
 #include "rectify.h"
+#include "write_values.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 typedef struct wctx {
     fj_store *s;
@@ -50,48 +50,28 @@ static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
         sqlite3_bind_double(st, i, (double)v);
 }
 
-/* 0 = absent (Sonar omits zero values). */
-static void bind_nz(sqlite3_stmt *st, int i, uint64_t v)
-{
-    if (v)
-        bind_u64(st, i, v);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-/* ExtendedUint: unset (or 0) -> NULL, infinite -> -1. */
-static void bind_xu(sqlite3_stmt *st, int i, uint64_t v)
-{
-    if (v == FJ_XU_UNSET || v == 0)
-        sqlite3_bind_null(st, i);
-    else if (v == FJ_XU_INFINITE)
-        sqlite3_bind_int64(st, i, -1);
-    else
-        bind_u64(st, i, v);
-}
-
-static void bind_time(sqlite3_stmt *st, int i, fj_time t)
-{
-    if (t)
-        sqlite3_bind_int64(st, i, t);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s)
-        sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
-}
-
 static void bind_id(sqlite3_stmt *st, int i, int64_t id)
 {
     if (id)
         sqlite3_bind_int64(st, i, id);
     else
         sqlite3_bind_null(st, i);
+}
+
+/* Binds the values v[0 .. n) (write_values.h) from parameter i on; returns the next index. */
+static int bind_vals(sqlite3_stmt *st, int i, const fj_wval *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++, i++) {
+        switch (v[k].type) {
+        case FJ_WV_INT: sqlite3_bind_int64(st, i, v[k].u.i); break;
+        case FJ_WV_U64: bind_u64(st, i, v[k].u.u); break;
+        case FJ_WV_REAL: sqlite3_bind_double(st, i, v[k].u.r); break;
+        case FJ_WV_TEXT: sqlite3_bind_text(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
+        case FJ_WV_BLOB: sqlite3_bind_blob(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
+        default: sqlite3_bind_null(st, i); break;
+        }
+    }
+    return i;
 }
 
 /* Runs an insert; counts the row for the envelope when count is set; tells whether it was new. */
@@ -127,10 +107,10 @@ static fj_status get_id(wctx *w, sqlite3_stmt *st, const char *what, int64_t *id
     return fj_sq_fail(w->s, rc, what, w->err);
 }
 
-/* Packs values as unsigned LEB128 varints into the handle's scratch; *len is the byte count. */
-static fj_status pack_varints(wctx *w, const uint64_t *v, size_t n, const unsigned char **out, size_t *len)
+/* The handle's scratch for packed varints, grown to hold FJ_WV_VARINTS_MAX(n) bytes. */
+static fj_status varint_bytes(wctx *w, size_t n, unsigned char **out)
 {
-    size_t need = n * 10 + 1;
+    size_t need = FJ_WV_VARINTS_MAX(n);
     if (need > w->s->bytes_cap) {
         unsigned char *b = fj_realloc(w->s->bytes, need);
         if (!b)
@@ -138,17 +118,7 @@ static fj_status pack_varints(wctx *w, const uint64_t *v, size_t n, const unsign
         w->s->bytes = b;
         w->s->bytes_cap = need;
     }
-    unsigned char *p = w->s->bytes;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = v[i];
-        while (x >= 0x80) {
-            *p++ = (unsigned char)(x | 0x80);
-            x >>= 7;
-        }
-        *p++ = (unsigned char)x;
-    }
     *out = w->s->bytes;
-    *len = (size_t)(p - w->s->bytes);
     return FJ_OK;
 }
 
@@ -156,16 +126,12 @@ static fj_status pack_varints(wctx *w, const uint64_t *v, size_t n, const unsign
 
 static fj_status write_meta(wctx *w)
 {
-    const fj_envelope *e = w->e;
+    fj_wval v[FJ_WV_ENVELOPE_N];
+    fj_wv_envelope(v, w->e);
     STMT(st, ENVELOPE_INS);
     sqlite3_bind_int64(st, 1, w->cluster_id);
     sqlite3_bind_int64(st, 2, w->node_id);
-    sqlite3_bind_text(st, 3, fj_kind_name(e->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, e->time);
-    bind_text(st, 5, e->producer);
-    bind_text(st, 6, e->version);
-    bind_nz(st, 7, e->format);
-    bind_u64(st, 8, e->unknown_fields);
+    bind_vals(st, 3, v, FJ_WV_ENVELOPE_N);
     return run_ins(w, st, "insert envelope", false, NULL);
 }
 
@@ -179,44 +145,27 @@ static fj_status write_errors(wctx *w)
             TRY(fj_sq_cluster_id(w->s, r->cluster, &cid, w->err));
         if (r->node && (cid != w->cluster_id || !e->node || strcmp(r->node, e->node) != 0))
             TRY(fj_sq_node_id(w->s, cid, r->node, &nid, w->err));
+        fj_wval v[FJ_WV_ERROR_N];
+        fj_wv_error(v, e, r);
         STMT(st, ERROR_INS);
         sqlite3_bind_int64(st, 1, cid);
         sqlite3_bind_int64(st, 2, nid);
-        sqlite3_bind_int64(st, 3, r->time ? r->time : e->time);
-        sqlite3_bind_text(st, 4, e->is_error ? "envelope" : "sample", -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 5, fj_kind_name(e->kind), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 6, r->detail ? r->detail : "", -1, SQLITE_STATIC);
+        bind_vals(st, 3, v, FJ_WV_ERROR_N);
         TRY(run_ins(w, st, "insert error", true, NULL));
     }
     return FJ_OK;
 }
 
-#define NOTE_DETAIL_MAX 200
-
 static fj_status write_notes(wctx *w)
 {
     const fj_envelope *e = w->e;
     for (size_t i = 0; i < e->n_notes; i++) {
-        const fj_note *n = &e->notes[i];
+        fj_wval v[FJ_WV_NOTE_N];
+        fj_wv_note(v, e, &e->notes[i]);
         STMT(st, NOTE_INS);
         sqlite3_bind_int64(st, 1, w->cluster_id);
         sqlite3_bind_int64(st, 2, w->node_id);
-        sqlite3_bind_text(st, 3, fj_kind_name(e->kind), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, e->time);
-        sqlite3_bind_text(st, 5, n->path ? n->path : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 6, n->kind ? n->kind : "", -1, SQLITE_STATIC);
-        if (n->detail) {
-            /* Keep notes small: cut long details at a UTF-8 character boundary. */
-            size_t len = strlen(n->detail);
-            if (len > NOTE_DETAIL_MAX) {
-                len = NOTE_DETAIL_MAX;
-                while (len > 0 && ((unsigned char)n->detail[len] & 0xC0) == 0x80)
-                    len--;
-            }
-            sqlite3_bind_text(st, 7, n->detail, (int)len, SQLITE_STATIC);
-        } else {
-            sqlite3_bind_null(st, 7);
-        }
+        bind_vals(st, 3, v, FJ_WV_NOTE_N);
         TRY(run_ins(w, st, "insert note", false, NULL));
     }
     return FJ_OK;
@@ -262,6 +211,25 @@ static void v_id(fj_sq_val *v, int64_t id)
         v_int(v, id);
     else
         v_null(v);
+}
+
+/* A buffered row's values from v[0 .. n) (write_values.h), as bind_vals would bind them: the
+ * buffered tables hold numbers only. Inlined and unrolled: with an inline fill (fj_wv_proc) every
+ * type is known at compile time and the row costs what setting its values one by one did. */
+static inline __attribute__((always_inline)) void buf_vals(fj_sq_val *out, const fj_wval *v, size_t n)
+{
+#pragma GCC unroll 16
+    for (size_t k = 0; k < n; k++) {
+        switch (v[k].type) {
+        case FJ_WV_INT: v_int(&out[k], v[k].u.i); break;
+        case FJ_WV_U64: v_u64(&out[k], v[k].u.u); break;
+        case FJ_WV_REAL:
+            out[k].type = SQLITE_FLOAT;
+            out[k].u.r = v[k].u.r;
+            break;
+        default: v_null(&out[k]); break;
+        }
+    }
 }
 
 /* Do two unsigned values land on one stored value (bind_u64 / v_u64)? Values past INT64_MAX are
@@ -391,19 +359,9 @@ static int64_t sat_add_i64(int64_t a, int64_t b)
 
 static void bind_sum(sqlite3_stmt *st, int i, const fj_jobsum *s)
 {
-    sqlite3_bind_int64(st, i++, s->first_seen);
-    sqlite3_bind_int64(st, i++, s->last_seen);
-    sqlite3_bind_int64(st, i++, s->n_samples);
-    sqlite3_bind_int64(st, i++, s->sum.nproc);
-    sqlite3_bind_int64(st, i++, s->peak.nproc);
-    sqlite3_bind_int64(st, i++, s->sum.cpu_m);
-    sqlite3_bind_int64(st, i++, s->peak.cpu_m);
-    sqlite3_bind_int64(st, i++, s->sum.mem_kb);
-    sqlite3_bind_int64(st, i++, s->peak.mem_kb);
-    sqlite3_bind_int64(st, i++, s->sum.gpu_m);
-    sqlite3_bind_int64(st, i++, s->peak.gpu_m);
-    sqlite3_bind_int64(st, i++, s->sum.gpumem_kb);
-    sqlite3_bind_int64(st, i, s->peak.gpumem_kb);
+    fj_wval v[FJ_WV_JOBSUM_N];
+    fj_wv_jobsum(v, s);
+    bind_vals(st, i, v, FJ_WV_JOBSUM_N);
 }
 
 static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
@@ -432,24 +390,14 @@ static fj_status rj_update(wctx *w, int64_t rid, int64_t user_id, const fj_jobsu
     sqlite3_stmt *upd = fj_sq_stmt(w->s, first_changed ? FJ_SQ_RJOB_UPD : FJ_SQ_RJOB_UPD_LAST, w->err);
     if (!upd)
         return FJ_EIO;
-    fj_sq_val v[15];
+    fj_wval sv[FJ_WV_JOBSUM_N];
+    fj_wv_jobsum(sv, sum);
+    fj_sq_val v[2 + FJ_WV_JOBSUM_N];
     v_int(&v[0], rid);
     v_id(&v[1], user_id);
-    v_int(&v[2], sum->first_seen);
-    v_int(&v[3], sum->last_seen);
-    v_int(&v[4], sum->n_samples);
-    v_int(&v[5], sum->sum.nproc);
-    v_int(&v[6], sum->peak.nproc);
-    v_int(&v[7], sum->sum.cpu_m);
-    v_int(&v[8], sum->peak.cpu_m);
-    v_int(&v[9], sum->sum.mem_kb);
-    v_int(&v[10], sum->peak.mem_kb);
-    v_int(&v[11], sum->sum.gpu_m);
-    v_int(&v[12], sum->peak.gpu_m);
-    v_int(&v[13], sum->sum.gpumem_kb);
-    v_int(&v[14], sum->peak.gpumem_kb);
+    buf_vals(&v[2], sv, FJ_WV_JOBSUM_N);
     fj_sq_val *bound = w->s->upd_bound[first_changed ? 0 : 1];
-    for (int i = 0; i < 15; i++) {
+    for (int i = 0; i < (int)(sizeof v / sizeof v[0]); i++) {
         if ((i == 2 && !first_changed) || same_val(&v[i], &bound[i])) /* RJOB_UPD_LAST has no ?3 */
             continue;
         if (v[i].type == SQLITE_NULL)
@@ -907,29 +855,6 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
 
 /* --- samples ------------------------------------------------------------------------------- */
 
-struct fj_sq_pkey {
-    uint64_t pid, ppid;
-    int64_t cmd_id;
-    size_t idx;
-};
-
-static int pkey_cmp(const void *a, const void *b)
-{
-    const struct fj_sq_pkey *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->ppid != y->ppid)
-        return x->ppid < y->ppid ? -1 : 1;
-    if (x->cmd_id != y->cmd_id)
-        return x->cmd_id < y->cmd_id ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx; /* the first occurrence wins */
-}
-
-static bool pkey_same(const struct fj_sq_pkey *x, const struct fj_sq_pkey *y)
-{
-    return x->pid == y->pid && x->ppid == y->ppid && x->cmd_id == y->cmd_id;
-}
-
 /* The next sample_procs.id, fetched once per transaction; ids are then handed out in order (the
  * rows themselves are buffered, so the maximum is read before any of this transaction's). */
 static fj_status next_proc_id(wctx *w, int64_t *id)
@@ -956,36 +881,25 @@ static size_t proc_rows(const fj_sample_proc *p)
  * here; a repeated (pid, ppid, cmd), or a GPU index repeated within a process, is a duplicate, as
  * the natural keys say. */
 static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at, int64_t user_id,
-                             const struct fj_sq_pkey *pk, size_t n)
+                             const fj_wv_pkey *pk, size_t n)
 {
     size_t n_cmds = 0;
     fj_jobcontrib c;
     memset(&c, 0, sizeof c);
     for (size_t i = 0; i < n; i++) {
         const fj_sample_proc *p = &j->procs[pk[i].idx];
-        if (i > 0 && pkey_same(&pk[i], &pk[i - 1])) {
+        if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1])) {
             /* the same process twice in one job: the natural key says it is one row */
             w->cnt->duplicates += proc_rows(p);
             continue;
         }
         int64_t proc_id = w->s->next_proc_id++;
+        fj_wval pv[FJ_WV_PROC_N];
+        fj_wv_proc(pv, p, pk[i].cmd_id);
         fj_sq_val *v;
         TRY(buf_row(w, FJ_SQ_BUF_PROCS, &v));
         v_int(&v[0], proc_id); /* the rowid SQLite assigns: max + 1, as next_proc_id counts */
-        v_u64(&v[1], p->pid);
-        v_u64(&v[2], p->ppid);
-        v_int(&v[3], pk[i].cmd_id);
-        v_u64(&v[4], p->resident_kb);
-        v_u64(&v[5], p->virtual_kb);
-        v_u64(&v[6], p->num_threads);
-        v_int(&v[7], fj_pct_to_m(p->cpu_avg));
-        v_int(&v[8], fj_pct_to_m(p->cpu_util));
-        v_u64(&v[9], p->cpu_time);
-        v_u64(&v[10], p->data_read_kb);
-        v_u64(&v[11], p->data_written_kb);
-        v_u64(&v[12], p->data_cancelled_kb);
-        v_u64(&v[13], p->rolledup);
-        v_int(&v[14], (p->in_container ? 1 : 0) | (p->synthetic_pid ? 2 : 0));
+        buf_vals(&v[1], pv, FJ_WV_PROC_N);
         w->cnt->inserted++;
         for (size_t g = 0; g < p->n_gpus; g++) {
             const fj_proc_gpu *pg = &p->gpus[g];
@@ -998,13 +912,11 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
                 w->cnt->duplicates++;
                 continue;
             }
+            fj_wval gv[FJ_WV_PROC_GPU_N];
+            fj_wv_proc_gpu(gv, pg, uuid_id);
             TRY(buf_row(w, FJ_SQ_BUF_PGPUS, &v));
             v_int(&v[0], proc_id);
-            v_u64(&v[1], pg->index);
-            v_id(&v[2], uuid_id);
-            v_int(&v[3], fj_pct_to_m(pg->gpu_util));
-            v_u64(&v[4], pg->gpu_memory_kb);
-            v_int(&v[5], fj_pct_to_m(pg->gpu_memory_util));
+            buf_vals(&v[1], gv, FJ_WV_PROC_GPU_N);
             w->cnt->inserted++;
         }
         if (j->job == 0) { /* job 0: every process is its own rectified job */
@@ -1140,7 +1052,7 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
     TRY(fj_sq_string_id(s, j->user, true, &user_id, w->err));
     size_t n = j->n_procs;
     if (n + 1 > s->pkeys_cap) {
-        struct fj_sq_pkey *v = fj_realloc(s->pkeys, (n + 1) * sizeof *v);
+        fj_wv_pkey *v = fj_realloc(s->pkeys, (n + 1) * sizeof *v);
         if (!v)
             return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
         s->pkeys = v;
@@ -1153,7 +1065,7 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
         s->ids = v;
         s->ids_cap = n + 1;
     }
-    struct fj_sq_pkey *pk = s->pkeys;
+    fj_wv_pkey *pk = s->pkeys;
     for (size_t i = 0; i < n; i++) {
         const fj_sample_proc *p = &j->procs[i];
         pk[i].pid = p->pid;
@@ -1161,32 +1073,19 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
         pk[i].idx = i;
         TRY(fj_sq_string_id(s, p->cmd, false, &pk[i].cmd_id, w->err));
     }
-    if (n > 16) {
-        qsort(pk, n, sizeof *pk, pkey_cmp);
-    } else { /* most jobs have a few processes: insertion sort, no calls */
-        for (size_t i = 1; i < n; i++) {
-            struct fj_sq_pkey x = pk[i];
-            size_t k = i;
-            for (; k > 0 && pkey_cmp(&pk[k - 1], &x) > 0; k--)
-                pk[k] = pk[k - 1];
-            pk[k] = x;
-        }
-    }
-    size_t n_unique = n ? 1 : 0;
-    for (size_t i = 1; i < n; i++)
-        n_unique += !pkey_same(&pk[i], &pk[i - 1]);
+    size_t n_unique = fj_wv_pkeys_sort(pk, n);
 
     int64_t first = 0;
     if (n_unique)
         TRY(next_proc_id(w, &first));
     bool sj_new = seen_add(seen, j->job, j->epoch);
     if (sj_new) {
+        fj_wval jv[FJ_WV_SAMPLE_JOB_N];
+        fj_wv_sample_job(jv, j, user_id);
         fj_sq_val *v;
         TRY(buf_row(w, FJ_SQ_BUF_SJOBS, &v));
         v_int(&v[0], sample_id);
-        v_u64(&v[1], j->job);
-        v_u64(&v[2], j->epoch);
-        v_id(&v[3], user_id);
+        buf_vals(&v[1], jv, FJ_WV_SAMPLE_JOB_N);
         v_id(&v[4], first);
         v_int(&v[5], (int64_t)n_unique);
         w->cnt->inserted++;
@@ -1248,29 +1147,14 @@ static fj_status write_sample(wctx *w)
 {
     const fj_envelope *e = w->e;
     const fj_sample *sm = &e->u.sample;
+    unsigned char *bytes;
+    TRY(varint_bytes(w, sm->n_cpus, &bytes));
+    fj_wval sv[FJ_WV_SAMPLE_N];
+    fj_wv_sample(sv, sm, bytes);
     STMT(st, SAMPLE_INS);
     sqlite3_bind_int64(st, 1, w->node_id);
     sqlite3_bind_int64(st, 2, e->time);
-    if (sm->has_system) {
-        bind_time(st, 3, sm->boot);
-        bind_u64(st, 4, sm->used_memory_kb);
-        sqlite3_bind_double(st, 5, sm->load1);
-        sqlite3_bind_double(st, 6, sm->load5);
-        sqlite3_bind_double(st, 7, sm->load15);
-        bind_u64(st, 8, sm->runnable_entities);
-        bind_u64(st, 9, sm->existing_entities);
-        if (sm->n_cpus) {
-            const unsigned char *b;
-            size_t len;
-            TRY(pack_varints(w, sm->cpus, sm->n_cpus, &b, &len));
-            sqlite3_bind_blob(st, 10, b, (int)len, SQLITE_STATIC);
-        } else {
-            sqlite3_bind_null(st, 10);
-        }
-    } else {
-        for (int i = 3; i <= 10; i++)
-            sqlite3_bind_null(st, i);
-    }
+    bind_vals(st, 3, sv, FJ_WV_SAMPLE_N);
     /* A new sample row has a new id, and rows are never deleted, so none of its children exist
      * yet: they are buffered and counted without asking (fresh). For a sample seen before (re-sent,
      * perhaps earlier in this very transaction) its GPUs go row by row with INSERT OR IGNORE and
@@ -1295,7 +1179,8 @@ static fj_status write_sample(wctx *w)
         int64_t uuid_id, mode_id;
         TRY(fj_sq_string_id(w->s, g->uuid, true, &uuid_id, w->err));
         TRY(fj_sq_string_id(w->s, g->compute_mode, true, &mode_id, w->err));
-        bool pstate = g->performance_state != FJ_XU_UNSET && g->performance_state != FJ_XU_INFINITE;
+        fj_wval gv[FJ_WV_SAMPLE_GPU_N];
+        fj_wv_sample_gpu(gv, g, uuid_id, mode_id);
         if (fresh) {
             size_t h = 0;
             while (h < i && !same_u64(sm->gpus[h].index, g->index))
@@ -1307,45 +1192,13 @@ static fj_status write_sample(wctx *w)
             fj_sq_val *v;
             TRY(buf_row(w, FJ_SQ_BUF_SGPUS, &v));
             v_int(&v[0], sample_id);
-            v_u64(&v[1], g->index);
-            v_id(&v[2], uuid_id);
-            v_u64(&v[3], g->failing);
-            v_u64(&v[4], g->fan);
-            v_id(&v[5], mode_id);
-            if (pstate)
-                v_u64(&v[6], g->performance_state);
-            else
-                v_null(&v[6]);
-            v_u64(&v[7], g->memory_kb);
-            v_u64(&v[8], g->ce_util);
-            v_u64(&v[9], g->memory_util);
-            v_int(&v[10], g->temperature);
-            v_u64(&v[11], g->power);
-            v_u64(&v[12], g->power_limit);
-            v_u64(&v[13], g->ce_clock);
-            v_u64(&v[14], g->memory_clock);
+            buf_vals(&v[1], gv, FJ_WV_SAMPLE_GPU_N);
             w->cnt->inserted++;
             continue;
         }
         STMT(gs, SGPU_INS);
         sqlite3_bind_int64(gs, 1, sample_id);
-        bind_u64(gs, 2, g->index);
-        bind_id(gs, 3, uuid_id);
-        bind_u64(gs, 4, g->failing);
-        bind_u64(gs, 5, g->fan);
-        bind_id(gs, 6, mode_id);
-        if (pstate)
-            bind_u64(gs, 7, g->performance_state);
-        else
-            sqlite3_bind_null(gs, 7);
-        bind_u64(gs, 8, g->memory_kb);
-        bind_u64(gs, 9, g->ce_util);
-        bind_u64(gs, 10, g->memory_util);
-        sqlite3_bind_int64(gs, 11, g->temperature);
-        bind_u64(gs, 12, g->power);
-        bind_u64(gs, 13, g->power_limit);
-        bind_u64(gs, 14, g->ce_clock);
-        bind_u64(gs, 15, g->memory_clock);
+        bind_vals(gs, 2, gv, FJ_WV_SAMPLE_GPU_N);
         bool added;
         TRY(run_ins(w, gs, "insert sample gpu", true, &added));
         if (added) /* a card the first sending lacked */
@@ -1356,19 +1209,13 @@ static fj_status write_sample(wctx *w)
         const fj_sample_disk *d = &sm->disks[i];
         int64_t name_id;
         TRY(fj_sq_string_id(w->s, d->name, false, &name_id, w->err));
+        unsigned char *stats;
+        TRY(varint_bytes(w, d->n_stats, &stats));
+        fj_wval dv[FJ_WV_SAMPLE_DISK_N];
+        fj_wv_sample_disk(dv, d, name_id, stats);
         STMT(ds, SDISK_INS);
         sqlite3_bind_int64(ds, 1, sample_id);
-        sqlite3_bind_int64(ds, 2, name_id);
-        bind_u64(ds, 3, d->major);
-        bind_u64(ds, 4, d->minor);
-        if (d->n_stats) {
-            const unsigned char *b;
-            size_t len;
-            TRY(pack_varints(w, d->stats, d->n_stats, &b, &len));
-            sqlite3_bind_blob(ds, 5, b, (int)len, SQLITE_STATIC);
-        } else {
-            sqlite3_bind_null(ds, 5);
-        }
+        bind_vals(ds, 2, dv, FJ_WV_SAMPLE_DISK_N);
         TRY(run_ins(w, ds, "insert sample disk", true, NULL));
     }
 
@@ -1383,32 +1230,6 @@ static fj_status write_sample(wctx *w)
 
 /* --- sysinfo ------------------------------------------------------------------------------- */
 
-static uint64_t fnv1a64(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-/* Does a stored blob hold exactly text[0..n)? */
-static bool blob_equals(const char *codec, const void *data, size_t dlen, const char *text, size_t n)
-{
-    if (strcmp(codec, "none") == 0)
-        return dlen == n && memcmp(data, text, n) == 0;
-    if (strcmp(codec, "zstd") != 0)
-        return false;
-    char *tmp = fj_malloc(n + 1);
-    if (!tmp)
-        return false; /* treated as different: worst case a second copy is stored */
-    size_t got = ZSTD_decompress(tmp, n + 1, data, dlen);
-    bool eq = !ZSTD_isError(got) && got == n && memcmp(tmp, text, n) == 0;
-    fj_free(tmp);
-    return eq;
-}
-
 /* The blobs.id holding text (stored once per distinct content, zstd-compressed when that is
  * smaller); 0 for NULL. */
 static fj_status blob_id(wctx *w, const char *text, int64_t *id)
@@ -1417,7 +1238,7 @@ static fj_status blob_id(wctx *w, const char *text, int64_t *id)
     if (!text)
         return FJ_OK;
     size_t n = strlen(text);
-    int64_t h = (int64_t)fnv1a64(text, n);
+    int64_t h = (int64_t)fj_wv_hash(text, n);
     STMT(find, BLOB_FIND);
     sqlite3_bind_int64(find, 1, h);
     sqlite3_bind_int64(find, 2, (int64_t)n);
@@ -1426,7 +1247,7 @@ static fj_status blob_id(wctx *w, const char *text, int64_t *id)
         const char *codec = (const char *)sqlite3_column_text(find, 1);
         const void *data = sqlite3_column_blob(find, 2);
         size_t dlen = (size_t)sqlite3_column_bytes(find, 2);
-        if (codec && blob_equals(codec, data, dlen, text, n)) {
+        if (codec && fj_wv_blob_equals(codec, data, dlen, text, n)) {
             *id = sqlite3_column_int64(find, 0);
             break;
         }
@@ -1437,22 +1258,20 @@ static fj_status blob_id(wctx *w, const char *text, int64_t *id)
     if (*id)
         return FJ_OK;
 
-    size_t bound = ZSTD_compressBound(n);
-    void *z = fj_malloc(bound);
-    if (!z)
+    fj_wv_blob b;
+    if (fj_wv_blob_pack(&b, text, n) != FJ_OK)
         return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-    size_t zlen = ZSTD_compress(z, bound, text, n, 3);
-    bool use_z = !ZSTD_isError(zlen) && zlen < n;
-    STMT(ins, BLOB_INS);
+    sqlite3_stmt *ins = fj_sq_stmt(w->s, FJ_SQ_BLOB_INS, w->err);
+    if (!ins) {
+        fj_wv_blob_free(&b);
+        return FJ_EIO;
+    }
     sqlite3_bind_int64(ins, 1, h);
     sqlite3_bind_int64(ins, 2, (int64_t)n);
-    sqlite3_bind_text(ins, 3, use_z ? "zstd" : "none", -1, SQLITE_STATIC);
-    if (use_z)
-        sqlite3_bind_blob(ins, 4, z, (int)zlen, SQLITE_STATIC);
-    else
-        sqlite3_bind_blob(ins, 4, text, (int)n, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, b.codec, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(ins, 4, b.data, (int)b.len, SQLITE_STATIC);
     fj_status st = fj_sq_done(w->s, ins, "insert blob", w->err);
-    fj_free(z);
+    fj_wv_blob_free(&b);
     if (st == FJ_OK)
         *id = sqlite3_last_insert_rowid(w->s->db);
     return st;
@@ -1467,72 +1286,30 @@ static fj_status write_sysinfo(wctx *w)
     TRY(blob_id(w, si->topo_text, &text_id));
 
     fj_buf dist;
-    fj_buf_init(&dist, (size_t)1 << 24);
-    fj_status st = FJ_OK;
-    if (si->distances && si->distances_dim) {
-        st = fj_buf_puts(&dist, "[");
-        for (size_t r = 0; st == FJ_OK && r < si->distances_dim; r++) {
-            st = fj_buf_puts(&dist, r ? ",[" : "[");
-            for (size_t c = 0; st == FJ_OK && c < si->distances_dim; c++)
-                st = fj_buf_printf(&dist, c ? ",%llu" : "%llu",
-                                   (unsigned long long)si->distances[r * si->distances_dim + c]);
-            if (st == FJ_OK)
-                st = fj_buf_puts(&dist, "]");
-        }
-        if (st == FJ_OK)
-            st = fj_buf_puts(&dist, "]");
-    }
-    if (st != FJ_OK) {
-        fj_buf_free(&dist);
-        return fj_err_set(w->err, st, "data.attributes.distances", "NUMA distance matrix too large");
-    }
+    TRY(fj_wv_distances_json(si, &dist, w->err));
 
     sqlite3_stmt *ins = fj_sq_stmt(w->s, FJ_SQ_SYSINFO_INS, w->err);
     if (!ins) {
         fj_buf_free(&dist);
         return FJ_EIO;
     }
-    int i = 1;
-    sqlite3_bind_int64(ins, i++, w->node_id);
-    sqlite3_bind_int64(ins, i++, e->time);
-    bind_text(ins, i++, si->os_name);
-    bind_text(ins, i++, si->os_release);
-    bind_text(ins, i++, si->architecture);
-    bind_text(ins, i++, si->cpu_model);
-    bind_u64(ins, i++, si->numa_nodes);
-    bind_u64(ins, i++, si->sockets);
-    bind_u64(ins, i++, si->cores_per_socket);
-    bind_u64(ins, i++, si->threads_per_core);
-    bind_u64(ins, i++, si->memory_kb);
-    bind_u64(ins, i++, si->n_cards);
-    bind_id(ins, i++, svg_id);
-    bind_id(ins, i++, text_id);
-    bind_text(ins, i, dist.len ? dist.data : NULL);
-    st = run_ins(w, ins, "insert sysinfo", true, NULL);
+    fj_wval v[FJ_WV_SYSINFO_N];
+    fj_wv_sysinfo(v, si, svg_id, text_id, &dist);
+    sqlite3_bind_int64(ins, 1, w->node_id);
+    sqlite3_bind_int64(ins, 2, e->time);
+    bind_vals(ins, 3, v, FJ_WV_SYSINFO_N);
+    fj_status st = run_ins(w, ins, "insert sysinfo", true, NULL);
     fj_buf_free(&dist);
     if (st != FJ_OK)
         return st;
 
     for (size_t k = 0; k < si->n_cards; k++) {
-        const fj_gpu_card *g = &si->cards[k];
+        fj_wval gv[FJ_WV_SYSINFO_GPU_N];
+        fj_wv_sysinfo_gpu(gv, &si->cards[k]);
         STMT(gs, SYSGPU_INS);
-        i = 1;
-        sqlite3_bind_int64(gs, i++, w->node_id);
-        sqlite3_bind_int64(gs, i++, e->time);
-        bind_u64(gs, i++, g->index);
-        bind_text(gs, i++, g->uuid);
-        bind_text(gs, i++, g->address);
-        bind_text(gs, i++, g->manufacturer);
-        bind_text(gs, i++, g->model);
-        bind_text(gs, i++, g->architecture);
-        bind_text(gs, i++, g->driver);
-        bind_text(gs, i++, g->firmware);
-        bind_u64(gs, i++, g->memory_kb);
-        bind_u64(gs, i++, g->power_limit);
-        bind_u64(gs, i++, g->max_power_limit);
-        bind_u64(gs, i++, g->min_power_limit);
-        bind_u64(gs, i++, g->max_ce_clock);
-        bind_u64(gs, i, g->max_memory_clock);
+        sqlite3_bind_int64(gs, 1, w->node_id);
+        sqlite3_bind_int64(gs, 2, e->time);
+        bind_vals(gs, 3, gv, FJ_WV_SYSINFO_GPU_N);
         TRY(run_ins(w, gs, "insert sysinfo gpu", true, NULL));
     }
     return FJ_OK;
@@ -1563,6 +1340,7 @@ static fj_status write_sysinfo(wctx *w)
        "AND h." #f " IS NOT NULL ORDER BY h.time DESC LIMIT 1),"
 
 enum { SLURM_NF = 0 SLURM_FIELDS(SF_ONE) };
+_Static_assert(FJ_WV_SLURM_N == SLURM_NF + 2, "fj_wv_slurm gives job_id, job_step and the fields");
 
 static const char slurm_ins_sql[] = "INSERT OR IGNORE INTO slurm_jobs(cluster_id,job_id,job_step," SLURM_FIELDS(
     SF_COL) "time) VALUES(?,?,?," SLURM_FIELDS(SF_QM) "?)";
@@ -1588,60 +1366,10 @@ const char *fj_sq_built_sql(fj_sq_stmt_id id)
 /* Binds key, fields and time of one Slurm record; returns the next parameter index. */
 static int bind_slurm(sqlite3_stmt *st, int64_t cluster_id, fj_time t, const fj_slurm_job *j)
 {
-    int i = 1;
-    sqlite3_bind_int64(st, i++, cluster_id);
-    bind_u64(st, i++, j->job_id);
-    sqlite3_bind_text(st, i++, j->job_step ? j->job_step : "", -1, SQLITE_STATIC);
-    bind_text(st, i++, j->job_name);
-    bind_text(st, i++, j->job_state);
-    bind_text(st, i++, j->job_state_raw);
-    bind_nz(st, i++, j->array_job_id);
-    if (j->array_job_id) /* task 0 is a real task of an array job */
-        bind_u64(st, i++, j->array_task_id);
-    else
-        sqlite3_bind_null(st, i++);
-    bind_nz(st, i++, j->het_job_id);
-    if (j->het_job_id) /* likewise offset 0 of a het job */
-        bind_u64(st, i++, j->het_job_offset);
-    else
-        sqlite3_bind_null(st, i++);
-    bind_text(st, i++, j->user_name);
-    bind_text(st, i++, j->account);
-    bind_text(st, i++, j->partition);
-    bind_text(st, i++, j->reservation);
-    bind_text(st, i++, j->distribution);
-    bind_time(st, i++, j->submit_time);
-    bind_time(st, i++, j->start_time);
-    bind_time(st, i++, j->end_time);
-    bind_xu(st, i++, j->time_limit_s);
-    bind_xu(st, i++, j->priority);
-    bind_text(st, i++, j->nodes_raw);
-    bind_text(st, i++, j->requested_resources);
-    bind_text(st, i++, j->allocated_resources);
-    bind_nz(st, i++, j->requested_cpus);
-    bind_nz(st, i++, j->requested_memory_per_node_kb);
-    bind_nz(st, i++, j->requested_node_count);
-    bind_nz(st, i++, j->minimum_cpus_per_node);
-    bind_nz(st, i++, j->suspend_time_s);
-    bind_nz(st, i++, j->exit_code);
-    const fj_sacct *a = j->sacct;
-    if (a) {
-        bind_text(st, i++, a->alloc_tres);
-        bind_nz(st, i++, a->ave_cpu);
-        bind_nz(st, i++, a->ave_disk_read);
-        bind_nz(st, i++, a->ave_disk_write);
-        bind_nz(st, i++, a->ave_rss);
-        bind_nz(st, i++, a->ave_vmsize);
-        bind_nz(st, i++, a->elapsed_raw);
-        bind_nz(st, i++, a->max_rss);
-        bind_nz(st, i++, a->max_vmsize);
-        bind_nz(st, i++, a->min_cpu);
-        bind_nz(st, i++, a->system_cpu);
-        bind_nz(st, i++, a->user_cpu);
-    } else {
-        for (int k = 0; k < 12; k++)
-            sqlite3_bind_null(st, i++);
-    }
+    fj_wval v[FJ_WV_SLURM_N];
+    fj_wv_slurm(v, j);
+    sqlite3_bind_int64(st, 1, cluster_id);
+    int i = bind_vals(st, 2, v, FJ_WV_SLURM_N);
     sqlite3_bind_int64(st, i++, t);
     return i;
 }
@@ -1670,7 +1398,7 @@ static fj_status write_jobs(wctx *w)
                 STMT(re, SLURM_CUR_RECOMPUTE);
                 sqlite3_bind_int64(re, 1, w->cluster_id);
                 bind_u64(re, 2, j->job_id);
-                sqlite3_bind_text(re, 3, j->job_step ? j->job_step : "", -1, SQLITE_STATIC);
+                sqlite3_bind_text(re, 3, fj_wv_job_step(j), -1, SQLITE_STATIC);
                 TRY(fj_sq_done(w->s, re, "recompute current slurm job", w->err));
             }
         }
@@ -1680,7 +1408,7 @@ static fj_status write_jobs(wctx *w)
             STMT(sn, SLURM_NODE_INS);
             sqlite3_bind_int64(sn, 1, w->cluster_id);
             bind_u64(sn, 2, j->job_id);
-            sqlite3_bind_text(sn, 3, j->job_step ? j->job_step : "", -1, SQLITE_STATIC);
+            sqlite3_bind_text(sn, 3, fj_wv_job_step(j), -1, SQLITE_STATIC);
             sqlite3_bind_int64(sn, 4, nid);
             TRY(run_ins(w, sn, "insert slurm job node", false, NULL));
         }
