@@ -16,40 +16,56 @@ typedef struct option_def {
     const char *name;
     opt_type type;
     size_t offset;
-    size_t size; /* for strings */
+    size_t size;      /* for strings */
+    unsigned cmds;    /* FJ_CMD_* that read it */
+    bool cli_only;    /* a flag of one command run, never an INI key */
+    const char *arg;  /* what the value looks like, for --help */
+    const char *help; /* one line for --help; docs/configuration.md has the whole story */
 } option_def;
 
-#define STR(n, f) {n, OPT_STR, offsetof(fj_config, f), sizeof(((fj_config *)0)->f)}
-#define NUM(n, t, f) {n, t, offsetof(fj_config, f), 0}
+#define SERVE FJ_CMD_SERVE
+#define WRITES (FJ_CMD_SERVE | FJ_CMD_IMPORT)
+#define OPENS_DB (FJ_CMD_SERVE | FJ_CMD_MIGRATE | FJ_CMD_TOKEN | FJ_CMD_IMPORT)
+#define ALL (FJ_CMD_SERVE | FJ_CMD_MIGRATE | FJ_CMD_TOKEN | FJ_CMD_IMPORT | FJ_CMD_CHECK)
+
+#define STR(n, f, cmds, arg, help) {n, OPT_STR, offsetof(fj_config, f), sizeof(((fj_config *)0)->f), cmds, false, arg, help}
+#define NUM(n, t, f, cmds, arg, help) {n, t, offsetof(fj_config, f), 0, cmds, false, arg, help}
+#define BOOL(n, f, cmds, help) {n, OPT_BOOL, offsetof(fj_config, f), 0, cmds, false, "[true|false]", help}
 
 static const option_def options[] = {
-    STR("listen", listen),
-    STR("db", db),
-    STR("synchronous", synchronous),
-    NUM("job-gap", OPT_I64, job_gap_s),
-    NUM("retention", OPT_I64, retention_s),
-    NUM("max-body", OPT_SIZE, max_body),
-    NUM("max-decoded", OPT_SIZE, max_decoded),
-    NUM("threads", OPT_UINT, threads),
-    NUM("max-connections", OPT_UINT, max_connections),
-    NUM("max-per-ip", OPT_UINT, max_per_ip),
-    NUM("timeout", OPT_UINT, timeout_s),
-    NUM("connection-memory", OPT_SIZE, conn_memory),
-    NUM("queue-max", OPT_SIZE, queue_max),
-    NUM("group-commit-ms", OPT_UINT, group_commit_ms),
-    NUM("dev-mode", OPT_BOOL, dev_mode),
-    STR("log-level", log_level),
-    NUM("metrics-retention", OPT_I64, metrics_retention_s),
-    NUM("metrics-flush-interval", OPT_I64, metrics_flush_s),
-    NUM("request-log-keep", OPT_I64, request_log_keep_s),
-    NUM("metrics-seal-age", OPT_I64, metrics_seal_age_s),
-    NUM("metrics-seal-points", OPT_UINT, metrics_seal_points),
-    NUM("metrics-max-buffered", OPT_SIZE, metrics_max_buffered),
-    NUM("metrics-max-future", OPT_I64, metrics_max_future_s),
-    STR("cc-cluster-config", cc_cluster_config),
-    STR("jwt-public-key", jwt_public_key),
-    STR("nats", nats),
-    STR("instance", instance),
+    STR("listen", listen, SERVE, "HOST:PORT", "address and port to listen on (port 0 picks a free one)"),
+    STR("db", db, OPENS_DB, "PATH|URL", "SQLite file, or a postgres:// URL (docs/postgres.md)"),
+    STR("synchronous", synchronous, WRITES, "OFF|NORMAL|FULL", "SQLite durability: FULL also survives power loss"),
+    NUM("job-gap", OPT_I64, job_gap_s, WRITES, "DURATION", "records of a non-Slurm job further apart start a new job"),
+    NUM("retention", OPT_I64, retention_s, SERVE, "DURATION", "PostgreSQL: drop Sonar data older than this; 0 keeps all"),
+    NUM("max-body", OPT_SIZE, max_body, SERVE, "SIZE", "largest request body as sent (413 beyond)"),
+    NUM("max-decoded", OPT_SIZE, max_decoded, SERVE, "SIZE", "largest body after gzip/zstd decoding"),
+    NUM("threads", OPT_UINT, threads, SERVE, "N", "HTTP worker threads"),
+    NUM("max-connections", OPT_UINT, max_connections, SERVE, "N", "concurrent connections in total"),
+    NUM("max-per-ip", OPT_UINT, max_per_ip, SERVE, "N", "concurrent connections per client address"),
+    NUM("timeout", OPT_UINT, timeout_s, SERVE, "SECONDS", "idle connection timeout"),
+    NUM("connection-memory", OPT_SIZE, conn_memory, SERVE, "SIZE", "per-connection buffer for headers"),
+    NUM("queue-max", OPT_SIZE, queue_max, SERVE, "N", "queued write batches beyond which ingest answers 503"),
+    NUM("group-commit-ms", OPT_UINT, group_commit_ms, SERVE, "MS", "how long the writer gathers requests into one commit"),
+    BOOL("dev-mode", dev_mode, SERVE, "accept requests without credentials (loopback listener only)"),
+    STR("log-level", log_level, ALL, "debug|info|warn|error", "what is logged to stderr"),
+    NUM("metrics-retention", OPT_I64, metrics_retention_s, SERVE, "DURATION", "drop metric chunks older than this; 0 keeps all"),
+    NUM("metrics-flush-interval", OPT_I64, metrics_flush_s, SERVE, "DURATION", "seal every open metric buffer this often"),
+    NUM("request-log-keep", OPT_I64, request_log_keep_s, SERVE, "DURATION", "keep line-protocol request-log rows this long once durable"),
+    NUM("metrics-seal-age", OPT_I64, metrics_seal_age_s, SERVE, "DURATION", "seal a metric buffer after this much data time"),
+    NUM("metrics-seal-points", OPT_UINT, metrics_seal_points, SERVE, "N", "seal a metric buffer at this many points"),
+    NUM("metrics-max-buffered", OPT_SIZE, metrics_max_buffered, SERVE, "N", "points buffered in memory before early seals"),
+    NUM("metrics-max-future", OPT_I64, metrics_max_future_s, SERVE, "DURATION", "refuse points later than arrival plus this"),
+    STR("cc-cluster-config", cc_cluster_config, SERVE, "FILE", "cc-backend cluster.json or cc-metric-store config.json"),
+    STR("jwt-public-key", jwt_public_key, SERVE, "BASE64", "Ed25519 key: accept EdDSA-signed JWTs"),
+    STR("nats", nats, SERVE, "URL", "nats:// server to subscribe to for line protocol"),
+    STR("instance", instance, SERVE, "NAME", "this server's identity among servers sharing a PostgreSQL database"),
+    {"create", OPT_BOOL, offsetof(fj_config, create), 0, FJ_CMD_MIGRATE | FJ_CMD_TOKEN | FJ_CMD_IMPORT, true,
+     "[true|false]", "make a new database if --db names none (serve and migrate up always do)"},
+    {"password", OPT_STR, offsetof(fj_config, password), sizeof(((fj_config *)0)->password), FJ_CMD_TOKEN, true, "P",
+     "token add: this secret instead of a random one (up to 64 characters)"},
+    {"read-only", OPT_BOOL, offsetof(fj_config, read_only), 0, FJ_CMD_TOKEN, true, "[true|false]",
+     "token add: a credential that reads every cluster and writes none"},
 };
 
 void fj_config_defaults(fj_config *c)
@@ -110,63 +126,66 @@ static int parse_size(const char *v, unsigned long long *out)
     return 1;
 }
 
-fj_status fj_config_set(fj_config *c, const char *name, const char *value, fj_err *err)
-{
-    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
-        const option_def *o = &options[i];
-        if (!same_name(o->name, name))
-            continue;
-        char *field = (char *)c + o->offset;
-        unsigned long long n;
-        char *end;
-        switch (o->type) {
-        case OPT_STR:
-            if (strlen(value) >= o->size)
-                return fj_err_set(err, FJ_EINVAL, name, "value of %s is too long", name);
-            memcpy(field, value, strlen(value) + 1);
-            return FJ_OK;
-        case OPT_SIZE:
-            if (!parse_size(value, &n))
-                return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a size (e.g. 64M)", name, value);
-            *(size_t *)(void *)field = (size_t)n;
-            return FJ_OK;
-        case OPT_UINT:
-            if (!parse_size(value, &n) || n > 0xffffffffULL)
-                return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a count", name, value);
-            *(unsigned *)(void *)field = (unsigned)n;
-            return FJ_OK;
-        case OPT_I64: {
-            errno = 0;
-            long long v = strtoll(value, &end, 10);
-            long long mult = 1;
-            if (*end == 's') end++;
-            else if (*end == 'm') mult = 60, end++;
-            else if (*end == 'h') mult = 3600, end++;
-            else if (*end == 'd') mult = 86400, end++;
-            if (end == value || *end || errno || v < 0)
-                return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a duration (e.g. 6h)", name, value);
-            *(int64_t *)(void *)field = v * mult;
-            return FJ_OK;
-        }
-        case OPT_BOOL:
-            if (!strcmp(value, "1") || !strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcasecmp(value, "on"))
-                *(bool *)(void *)field = true;
-            else if (!strcmp(value, "0") || !strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcasecmp(value, "off"))
-                *(bool *)(void *)field = false;
-            else
-                return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a boolean", name, value);
-            return FJ_OK;
-        }
-    }
-    return fj_err_set(err, FJ_EINVAL, name, "unknown option '%s'", name);
-}
-
-static int option_is_bool(const char *name)
+static const option_def *find_option(const char *name)
 {
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
         if (same_name(options[i].name, name))
-            return options[i].type == OPT_BOOL;
-    return 0;
+            return &options[i];
+    return NULL;
+}
+
+static fj_status set_option(fj_config *c, const option_def *o, const char *name, const char *value, fj_err *err)
+{
+    char *field = (char *)c + o->offset;
+    unsigned long long n;
+    char *end;
+    switch (o->type) {
+    case OPT_STR:
+        if (strlen(value) >= o->size)
+            return fj_err_set(err, FJ_EINVAL, name, "value of %s is too long", name);
+        memcpy(field, value, strlen(value) + 1);
+        return FJ_OK;
+    case OPT_SIZE:
+        if (!parse_size(value, &n))
+            return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a size (e.g. 64M)", name, value);
+        *(size_t *)(void *)field = (size_t)n;
+        return FJ_OK;
+    case OPT_UINT:
+        if (!parse_size(value, &n) || n > 0xffffffffULL)
+            return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a count", name, value);
+        *(unsigned *)(void *)field = (unsigned)n;
+        return FJ_OK;
+    case OPT_I64: {
+        errno = 0;
+        long long v = strtoll(value, &end, 10);
+        long long mult = 1;
+        if (*end == 's') end++;
+        else if (*end == 'm') mult = 60, end++;
+        else if (*end == 'h') mult = 3600, end++;
+        else if (*end == 'd') mult = 86400, end++;
+        if (end == value || *end || errno || v < 0)
+            return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a duration (e.g. 6h)", name, value);
+        *(int64_t *)(void *)field = v * mult;
+        return FJ_OK;
+    }
+    case OPT_BOOL:
+        if (!strcmp(value, "1") || !strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcasecmp(value, "on"))
+            *(bool *)(void *)field = true;
+        else if (!strcmp(value, "0") || !strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcasecmp(value, "off"))
+            *(bool *)(void *)field = false;
+        else
+            return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a boolean", name, value);
+        return FJ_OK;
+    }
+    return fj_err_set(err, FJ_EINTERNAL, name, "option %s has no type", name);
+}
+
+fj_status fj_config_set(fj_config *c, const char *name, const char *value, fj_err *err)
+{
+    const option_def *o = find_option(name);
+    if (!o)
+        return fj_err_set(err, FJ_EINVAL, name, "unknown option '%s'", name);
+    return set_option(c, o, name, value, err);
 }
 
 struct ini_ctx {
@@ -181,6 +200,12 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
     struct ini_ctx *ctx = user;
     fj_err e = {0};
     (void)section; /* sections group options for readers; names are unique across them */
+    const option_def *o = find_option(name);
+    if (o && o->cli_only) {
+        ctx->st = fj_err_set(ctx->err, FJ_EINVAL, ctx->path, "%s: [%s] %s is a command-line flag, not a setting",
+                             ctx->path, section, name);
+        return 0;
+    }
     if (fj_config_set(ctx->c, name, value, &e) != FJ_OK) {
         ctx->st = fj_err_set(ctx->err, FJ_EINVAL, ctx->path, "%s: [%s] %s", ctx->path, section, e.message);
         return 0;
@@ -201,7 +226,19 @@ fj_status fj_config_load_file(fj_config *c, const char *path, fj_err *err)
     return FJ_OK;
 }
 
-fj_status fj_config_parse_args(fj_config *c, int argc, char **argv, char **positional, size_t max_pos,
+static const char *command_name(unsigned cmd)
+{
+    switch (cmd) {
+    case FJ_CMD_SERVE: return "serve";
+    case FJ_CMD_MIGRATE: return "migrate";
+    case FJ_CMD_TOKEN: return "token";
+    case FJ_CMD_IMPORT: return "import";
+    case FJ_CMD_CHECK: return "check";
+    }
+    return "this command";
+}
+
+fj_status fj_config_parse_args(fj_config *c, unsigned cmd, int argc, char **argv, char **positional, size_t max_pos,
                                size_t *n_pos, fj_err *err)
 {
     *n_pos = 0;
@@ -226,28 +263,98 @@ fj_status fj_config_parse_args(fj_config *c, int argc, char **argv, char **posit
             continue;
         }
         char name[64];
-        const char *value = NULL;
         const char *eq = strchr(a + 2, '=');
         size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
         if (n >= sizeof name)
             return fj_err_set(err, FJ_EINVAL, a, "unknown option '%s'", a);
         memcpy(name, a + 2, n);
         name[n] = '\0';
+        if (!strcmp(name, "config")) {
+            if (!eq && ++i >= argc)
+                return fj_err_set(err, FJ_EINVAL, name, "option --config needs a value");
+            continue;
+        }
+        const option_def *o = find_option(name);
+        if (!o)
+            return fj_err_set(err, FJ_EINVAL, name, "unknown option '--%s' (fjord %s --help lists them)", name,
+                              command_name(cmd));
+        if (!(o->cmds & cmd))
+            return fj_err_set(err, FJ_EINVAL, name, "fjord %s does not use --%s", command_name(cmd), name);
+        const char *value;
         if (eq)
             value = eq + 1;
-        else if (option_is_bool(name))
-            value = "true";
+        else if (o->type == OPT_BOOL) /* a flag alone, or the literal true/false after it */
+            value = i + 1 < argc && (!strcmp(argv[i + 1], "true") || !strcmp(argv[i + 1], "false")) ? argv[++i] : "true";
         else if (i + 1 < argc)
             value = argv[++i];
         else
-            return fj_err_set(err, FJ_EINVAL, name, "option --%s needs a value", name);
-        if (!strcmp(name, "config"))
-            continue;
-        fj_status st = fj_config_set(c, name, value, err);
+            return fj_err_set(err, FJ_EINVAL, name, "option --%s needs a value (%s)", name, o->arg);
+        fj_status st = set_option(c, o, name, value, err);
         if (st != FJ_OK)
             return st;
     }
     return FJ_OK;
+}
+
+/* A default as an operator would write it back: 6h, 64M, NORMAL. */
+static void format_default(const option_def *o, const fj_config *d, char *out, size_t cap)
+{
+    const char *field = (const char *)d + o->offset;
+    unsigned long long n = 0;
+    switch (o->type) {
+    case OPT_STR:
+        snprintf(out, cap, "%s", field);
+        return;
+    case OPT_BOOL:
+        snprintf(out, cap, "%s", *(const bool *)(const void *)field ? "true" : "false");
+        return;
+    case OPT_UINT:
+        snprintf(out, cap, "%u", *(const unsigned *)(const void *)field);
+        return;
+    case OPT_SIZE: {
+        n = *(const size_t *)(const void *)field;
+        static const char units[] = "kMG";
+        int u = -1;
+        while (u < 2 && n && n % 1024 == 0)
+            n /= 1024, u++;
+        if (u >= 0)
+            snprintf(out, cap, "%llu%c", n, units[u]);
+        else
+            snprintf(out, cap, "%llu", n);
+        return;
+    }
+    case OPT_I64: {
+        long long v = (long long)*(const int64_t *)(const void *)field;
+        if (v && v % 86400 == 0)
+            snprintf(out, cap, "%lldd", v / 86400);
+        else if (v && v % 3600 == 0)
+            snprintf(out, cap, "%lldh", v / 3600);
+        else if (v && v % 60 == 0)
+            snprintf(out, cap, "%lldm", v / 60);
+        else
+            snprintf(out, cap, "%lld%s", v, v ? "s" : "");
+        return;
+    }
+    }
+    out[0] = '\0';
+}
+
+void fj_config_help(FILE *out, unsigned cmd)
+{
+    fj_config d;
+    fj_config_defaults(&d);
+    fprintf(out, "  %-34s %s\n", "--config FILE", "read options from an INI file first (flags win)");
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const option_def *o = &options[i];
+        if (!(o->cmds & cmd))
+            continue;
+        char left[64], def[64];
+        snprintf(left, sizeof left, "--%s %s", o->name, o->arg);
+        format_default(o, &d, def, sizeof def);
+        bool show_default = def[0] && !o->cli_only && !(o->type == OPT_BOOL && !strcmp(def, "false"));
+        fprintf(out, "  %-34s %s%s%s%s\n", left, o->help, show_default ? " (default " : "", show_default ? def : "",
+                show_default ? ")" : "");
+    }
 }
 
 fj_status fj_config_listen_addr(const fj_config *c, char *host, size_t host_len, unsigned *port, fj_err *err)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 typedef struct fj_config {
@@ -39,7 +40,21 @@ typedef struct fj_config {
     char jwt_public_key[256];      /* base64 Ed25519 key: accept EdDSA-signed JWTs */
     char nats[1024];               /* nats:// URL to subscribe to; "" = off */
     char instance[256];            /* this server among those sharing a database; "" = host:port */
+    /* Command-line only (never read from the INI file) */
+    bool create;                   /* a command other than serve/migrate up may make a new database */
+    char password[256];            /* token add: the chosen secret instead of a random one */
+    bool read_only;                /* token add: a credential that reads every cluster, writes none */
 } fj_config;
+
+/* The subcommands as a set: each option names the commands that read it, so `fjord CMD --help`
+ * lists exactly those and a command refuses an option it would ignore. */
+enum {
+    FJ_CMD_SERVE = 1u << 0,
+    FJ_CMD_MIGRATE = 1u << 1,
+    FJ_CMD_TOKEN = 1u << 2,
+    FJ_CMD_IMPORT = 1u << 3,
+    FJ_CMD_CHECK = 1u << 4,
+};
 
 /* Fills c with the documented defaults. */
 void fj_config_defaults(fj_config *c);
@@ -50,11 +65,17 @@ fj_status fj_config_load_file(fj_config *c, const char *path, fj_err *err);
 /* Sets one option by its name ("listen", "db", "max-body"...; '_' and '-' are the same). */
 fj_status fj_config_set(fj_config *c, const char *name, const char *value, fj_err *err);
 
-/* Parses `--name value` / `--name=value` / `--flag` arguments (after the subcommand) into c,
- * loading `--config FILE` first wherever it appears. Positional arguments are collected into
+/* Parses the arguments after the subcommand cmd (one FJ_CMD_*) into c: `--name value`,
+ * `--name=value`, and for a boolean `--flag` alone or followed by a literal `true` or `false`.
+ * `--config FILE` is loaded first wherever it appears, so flags win over the file. An option that
+ * cmd does not read is refused, naming the command. Positional arguments are collected into
  * positional (up to max_pos; the count goes to *n_pos). */
-fj_status fj_config_parse_args(fj_config *c, int argc, char **argv, char **positional, size_t max_pos,
+fj_status fj_config_parse_args(fj_config *c, unsigned cmd, int argc, char **argv, char **positional, size_t max_pos,
                                size_t *n_pos, fj_err *err);
+
+/* Writes the options that cmd reads, each with its argument, default and meaning, from the same
+ * table that parses them. */
+void fj_config_help(FILE *out, unsigned cmd);
 
 /* This server's identity for line-protocol metrics on a shared database (PostgreSQL): `instance`
  * when set, else "<host name>:<listen port>", stable across restarts as long as both are. */

@@ -17,28 +17,63 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifndef FJ_VERSION
 #define FJ_VERSION "dev"
 #endif
 
-static const char usage[] =
-    "usage: fjord COMMAND [OPTIONS]\n"
-    "\n"
-    "  serve [--config FILE] [--listen HOST:PORT] [--db PATH|URL] [options]\n"
-    "                             run the server (default 127.0.0.1:8077, ./fjord.db)\n"
-    "  migrate up|status|compact [--db PATH|URL]\n"
-    "                             apply or show database schema migrations; compact\n"
-    "                             gives a stopped SQLite file's free pages back\n"
-    "  token add CLUSTER [--password P] [--read-only] [--db ...]\n"
-    "                             create or replace a credential; prints the secret\n"
-    "  token list [--db ...]      list credentials (never secrets)\n"
-    "  token revoke CLUSTER [--db ...]\n"
-    "  import FILE... [--db ...]  load files written by Sonar's directory sink\n"
-    "  check FILE...              validate Sonar files without storing them\n"
-    "  version                    print the version\n"
-    "\n"
-    "Every option can also be set in the INI file given with --config; see docs/configuration.md.\n";
+/* The subcommands: what `fjord --help` lists and `fjord CMD --help` explains; their options come
+ * from the option table in config.c, which also parses them. */
+typedef struct command {
+    const char *name;
+    unsigned id; /* FJ_CMD_* */
+    const char *synopsis;
+    const char *what;
+} command;
+
+static const command commands[] = {
+    {"serve", FJ_CMD_SERVE, "serve [OPTIONS]", "run the server (default 127.0.0.1:8077, database ./fjord.db)"},
+    {"migrate", FJ_CMD_MIGRATE, "migrate up|status|compact [OPTIONS]",
+     "apply or show database schema migrations; compact gives a stopped SQLite file's free pages back"},
+    {"token", FJ_CMD_TOKEN, "token add CLUSTER [--password P] [--read-only] | list | revoke CLUSTER [OPTIONS]",
+     "create or replace a credential (prints the secret once), list credentials (never secrets), revoke one"},
+    {"import", FJ_CMD_IMPORT, "import FILE... [OPTIONS]", "load files written by Sonar's directory sink"},
+    {"check", FJ_CMD_CHECK, "check FILE...", "validate Sonar files without storing them"},
+};
+
+static void usage(FILE *out)
+{
+    fputs("usage: fjord COMMAND [OPTIONS]\n\n", out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].what);
+    fprintf(out, "  %-10s %s\n", "version", "print the version");
+    fputs("\n`fjord COMMAND --help` lists a command's options. Every option but the command-line flags can also\n"
+          "be set in the INI file given with --config; see docs/configuration.md.\n",
+          out);
+}
+
+static void command_help(const command *c)
+{
+    printf("usage: fjord %s\n\n%s.\n\noptions:\n", c->synopsis, c->what);
+    fj_config_help(stdout, c->id);
+}
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return true;
+    return false;
+}
 
 static int fail(const fj_err *err)
 {
@@ -46,33 +81,15 @@ static int fail(const fj_err *err)
     return 1;
 }
 
-/* Takes `--name VALUE` or `--name` (flag) out of argv, so the rest can go to the config parser. */
-static const char *take_opt(int *argc, char **argv, const char *name, bool is_flag)
-{
-    size_t n = strlen(name);
-    for (int i = 0; i < *argc; i++) {
-        if (strncmp(argv[i], name, n) != 0 || (argv[i][n] != '\0' && argv[i][n] != '='))
-            continue;
-        const char *value = is_flag ? "1" : NULL;
-        int drop = 1;
-        if (argv[i][n] == '=')
-            value = argv[i] + n + 1;
-        else if (!is_flag && i + 1 < *argc)
-            value = argv[i + 1], drop = 2;
-        if (!value)
-            return NULL;
-        memmove(&argv[i], &argv[i + drop], (size_t)(*argc - i - drop) * sizeof *argv);
-        *argc -= drop;
-        return value;
-    }
-    return NULL;
-}
-
-static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migrating, fj_store **out, fj_err *err)
+/* create: whether this command makes a database that does not exist. serve and `migrate up` do;
+ * the others only with --create, so that a mistyped --db is an error rather than a new, empty
+ * database (a credential added there would work nowhere). */
+static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migrating, bool create, fj_store **out,
+                            fj_err *err)
 {
     fj_store_opts opts = {
         .mode = mode,
-        .create = true,
+        .create = create || cfg->create,
         .synchronous = cfg->synchronous,
         .job_gap_s = cfg->job_gap_s,
         .retention_s = cfg->retention_s,
@@ -84,7 +101,10 @@ static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migra
         .ts_seal_points = cfg->metrics_seal_points,
         .ts_max_buffered_points = cfg->metrics_max_buffered,
     };
-    return fj_store_open(cfg->db, &opts, out, err);
+    fj_status st = fj_store_open(cfg->db, &opts, out, err);
+    if (st == FJ_EIO && !opts.create)
+        fprintf(stderr, "fjord: a new database is made only by serve, migrate up or with --create\n");
+    return st;
 }
 
 /* Line-protocol metrics: the engine (catalog, replay) before the writer starts, the optional
@@ -134,7 +154,7 @@ static int cmd_serve(const fj_config *cfg)
     mallopt(M_TRIM_THRESHOLD, 128 << 20);
 
     fj_store *store = NULL;
-    if (open_store(cfg, FJ_STORE_WRITE, false, &store, &err) != FJ_OK)
+    if (open_store(cfg, FJ_STORE_WRITE, false, true, &store, &err) != FJ_OK)
         return fail(&err);
     fj_auth *auth = fj_auth_new(cfg->db, 2);
     fj_server *srv = NULL;
@@ -187,10 +207,10 @@ static int cmd_migrate(const fj_config *cfg, const char *what)
     fj_err err = {0};
     fj_store *s = NULL;
     if (!what || (strcmp(what, "up") && strcmp(what, "status") && strcmp(what, "compact"))) {
-        fputs("usage: fjord migrate up|status|compact [--db PATH|URL]\n", stderr);
+        fputs("usage: fjord migrate up|status|compact [OPTIONS] (fjord migrate --help)\n", stderr);
         return 2;
     }
-    if (open_store(cfg, FJ_STORE_WRITE, true, &s, &err) != FJ_OK)
+    if (open_store(cfg, FJ_STORE_WRITE, true, !strcmp(what, "up"), &s, &err) != FJ_OK)
         return fail(&err);
     const fj_store_ops *ops = fj_store_ops_of(s);
     fj_migration_info info;
@@ -216,22 +236,24 @@ static int cmd_migrate(const fj_config *cfg, const char *what)
     return rc;
 }
 
-static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos, const char *password, bool read_only)
+static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos)
 {
+    const char *password = cfg->password[0] ? cfg->password : NULL;
     fj_err err = {0};
     fj_store *s = NULL;
     const char *what = n_pos > 0 ? pos[0] : NULL;
     if (!what || ((!strcmp(what, "add") || !strcmp(what, "revoke")) && n_pos != 2) ||
         (!strcmp(what, "list") && n_pos != 1) || (strcmp(what, "add") && strcmp(what, "revoke") && strcmp(what, "list"))) {
-        fputs("usage: fjord token add CLUSTER [--password P] [--read-only] | list | revoke CLUSTER\n", stderr);
+        fputs("usage: fjord token add CLUSTER [--password P] [--read-only] | list | revoke CLUSTER "
+              "(fjord token --help)\n", stderr);
         return 2;
     }
-    if (open_store(cfg, FJ_STORE_WRITE, false, &s, &err) != FJ_OK)
+    if (open_store(cfg, FJ_STORE_WRITE, false, false, &s, &err) != FJ_OK)
         return fail(&err);
     const fj_store_ops *ops = fj_store_ops_of(s);
     int rc = 0;
     if (!strcmp(what, "add")) {
-        fj_token_rec t = {.read_only = read_only, .created = fj_time_now()};
+        fj_token_rec t = {.read_only = cfg->read_only, .created = fj_time_now()};
         char secret[65];
         if (strlen(pos[1]) >= sizeof t.cluster || !pos[1][0]) {
             fj_store_close(s);
@@ -239,15 +261,15 @@ static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos, const char 
             return 2;
         }
         snprintf(t.cluster, sizeof t.cluster, "%s", pos[1]);
-        if (password)
-            snprintf(secret, sizeof secret, "%s", password);
-        else
-            fj_token_generate(secret);
         if (password && strlen(password) >= sizeof secret) {
             fj_store_close(s);
             fputs("fjord: password longer than 64 characters\n", stderr);
             return 2;
         }
+        if (password)
+            memcpy(secret, password, strlen(password) + 1);
+        else
+            fj_token_generate(secret);
         fj_token_hash(secret, t.hash);
         if (ops->token_put(s, &t, &err) != FJ_OK)
             rc = fail(&err);
@@ -274,8 +296,14 @@ static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos, const char 
     return rc;
 }
 
+/* A whole file, or NULL with a reason a user can act on: missing, unreadable, a directory, empty. */
 static char *read_file(const char *path, size_t *len, fj_err *err)
 {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fj_err_set(err, FJ_EINVAL, path, "%s is a directory: name the files in it (e.g. %s/*.json)", path, path);
+        return NULL;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         fj_err_set(err, FJ_EIO, path, "%s: %s", path, strerror(errno));
@@ -292,9 +320,17 @@ static char *read_file(const char *path, size_t *len, fj_err *err)
             fclose(f);
             return NULL;
         }
+    bool read_error = ferror(f);
     fclose(f);
-    if (!b.data)
-        fj_buf_append(&b, "", 0);
+    if (read_error) {
+        fj_err_set(err, FJ_EIO, path, "%s: cannot read", path);
+        fj_buf_free(&b);
+        return NULL;
+    }
+    if (!b.data) {
+        fj_err_set(err, FJ_EINVAL, path, "%s is empty: it holds no envelopes", path);
+        return NULL;
+    }
     return fj_buf_steal(&b, len);
 }
 
@@ -330,6 +366,13 @@ static int load_files(fj_store *store, size_t n_files, char **files)
         fj_status st = b ? fj_sonar_decode_body(body, len, -1, b, report_item, &c, &err) : FJ_ENOMEM;
         if (c.bad || st != FJ_OK)
             rc = 1;
+        if (st != FJ_OK && !c.bad) /* the file as a whole, not one envelope: say why */
+            fprintf(stderr, "%s: %s%s%s\n", files[i], err.message[0] ? err.message : fj_status_name(st),
+                    err.path[0] ? " at " : "", err.path);
+        else if (b && st == FJ_OK && !b->n_envs && !c.bad) {
+            fprintf(stderr, "%s: no Sonar envelopes in it\n", files[i]);
+            rc = 1;
+        }
         if (b && b->n_envs && store) {
             fj_write_count *counts = fj_calloc(b->n_envs, sizeof *counts);
             if (counts && fj_store_write(store, &b, 1, counts, &err) == FJ_OK) {
@@ -351,64 +394,79 @@ static int load_files(fj_store *store, size_t n_files, char **files)
     return rc;
 }
 
+static void set_log_level(const char *level)
+{
+    if (!strcmp(level, "debug"))
+        fj_log_set_level(FJ_LOG_DEBUG);
+    else if (!strcmp(level, "warn"))
+        fj_log_set_level(FJ_LOG_WARN);
+    else if (!strcmp(level, "error"))
+        fj_log_set_level(FJ_LOG_ERROR);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    const char *cmd = argv[1];
-    int rest_c = argc - 2;
-    char **rest = argv + 2;
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         printf("fjord %s\n", FJ_VERSION);
         return 0;
     }
-    const char *password = NULL;
-    bool read_only = false;
-    if (!strcmp(cmd, "token")) {
-        password = take_opt(&rest_c, rest, "--password", false);
-        read_only = take_opt(&rest_c, rest, "--read-only", true) != NULL;
+    bool help = !strcmp(argv[1], "help");
+    const char *name = help ? (argc > 2 ? argv[2] : NULL) : argv[1];
+    if (help && !name) {
+        usage(stdout);
+        return 0;
+    }
+    const command *cmd = find_command(name);
+    if (!cmd) {
+        fprintf(stderr, "fjord: unknown command '%s'\n\n", name);
+        usage(stderr);
+        return 2;
+    }
+    int rest_c = argc - 2;
+    char **rest = argv + 2;
+    if (help || asks_help(rest_c, rest)) {
+        command_help(cmd);
+        return 0;
     }
     fj_config cfg;
     fj_config_defaults(&cfg);
     char *pos[4096];
     size_t n_pos = 0;
     fj_err err = {0};
-    if (fj_config_parse_args(&cfg, rest_c, rest, pos, sizeof pos / sizeof pos[0], &n_pos, &err) != FJ_OK)
+    if (fj_config_parse_args(&cfg, cmd->id, rest_c, rest, pos, sizeof pos / sizeof pos[0], &n_pos, &err) != FJ_OK)
         return fail(&err);
-    if (!strcmp(cfg.log_level, "debug"))
-        fj_log_set_level(FJ_LOG_DEBUG);
-    else if (!strcmp(cfg.log_level, "warn"))
-        fj_log_set_level(FJ_LOG_WARN);
-    else if (!strcmp(cfg.log_level, "error"))
-        fj_log_set_level(FJ_LOG_ERROR);
+    set_log_level(cfg.log_level);
 
-    if (!strcmp(cmd, "serve")) {
+    switch (cmd->id) {
+    case FJ_CMD_SERVE:
         if (n_pos) {
             fprintf(stderr, "fjord: serve takes no argument '%s'\n", pos[0]);
             return 2;
         }
         return cmd_serve(&cfg);
-    }
-    if (!strcmp(cmd, "migrate"))
+    case FJ_CMD_MIGRATE:
         return cmd_migrate(&cfg, n_pos == 1 ? pos[0] : NULL);
-    if (!strcmp(cmd, "token"))
-        return cmd_token(&cfg, n_pos, pos, password, read_only);
-    if (!strcmp(cmd, "import") || !strcmp(cmd, "check")) {
+    case FJ_CMD_TOKEN:
+        return cmd_token(&cfg, n_pos, pos);
+    case FJ_CMD_CHECK:
+    case FJ_CMD_IMPORT: {
         if (!n_pos) {
-            fprintf(stderr, "usage: fjord %s FILE...\n", cmd);
+            fprintf(stderr, "usage: fjord %s FILE... (fjord %s --help)\n", cmd->name, cmd->name);
             return 2;
         }
-        if (!strcmp(cmd, "check"))
+        if (cmd->id == FJ_CMD_CHECK)
             return load_files(NULL, n_pos, pos);
         fj_store *s = NULL;
-        if (open_store(&cfg, FJ_STORE_WRITE, false, &s, &err) != FJ_OK)
+        if (open_store(&cfg, FJ_STORE_WRITE, false, false, &s, &err) != FJ_OK)
             return fail(&err);
         int rc = load_files(s, n_pos, pos);
         fj_store_close(s);
         return rc;
     }
-    fprintf(stderr, "fjord: unknown command '%s'\n\n%s", cmd, usage);
+    }
     return 2;
 }

@@ -707,7 +707,7 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     if (opts->mode == FJ_STORE_READ)
         flags |= SQLITE_OPEN_READONLY;
     else
-        flags |= SQLITE_OPEN_READWRITE | (opts->create || opts->migrating ? SQLITE_OPEN_CREATE : 0);
+        flags |= SQLITE_OPEN_READWRITE | (opts->create ? SQLITE_OPEN_CREATE : 0);
     s->open_flags = flags;
     snprintf(s->sync, sizeof s->sync, "%s", sync);
     int rc = sqlite3_open_v2(path, &s->db, flags, NULL);

@@ -30,7 +30,8 @@ typedef enum { FJ_STORE_WRITE = 0, FJ_STORE_READ = 1 } fj_store_mode;
 /* Options every backend honours. */
 typedef struct fj_store_opts {
     fj_store_mode mode;
-    bool create;              /* migrate an empty database (never an older schema) */
+    bool create;              /* make a database that does not exist (SQLite: the file) and migrate an
+                               * empty one (never an older schema); without it a missing one is an error */
     const char *synchronous;  /* SQLite: "OFF", "NORMAL" (default) or "FULL" */
     int64_t job_gap_s;        /* rectification gap t for non-Slurm jobs (default 6 h) */
     /* Set only by `fjord migrate` (with FJ_STORE_WRITE): open succeeds whatever the schema

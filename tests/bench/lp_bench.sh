@@ -113,7 +113,7 @@ for sys in $systems; do
       db=${admin%/*}/fjord_bench; name="fjord on PostgreSQL 15"
       postmaster=$(head -1 "$tmp/pg/data/postmaster.pid")
     fi
-    secret=$("$build/fjord" token add fritz --db "$db")
+    secret=$("$build/fjord" token add fritz --create --db "$db")
     args=(serve --db "$db" --listen "127.0.0.1:$port" --log-level warn)
     "$build/fjord" "${args[@]}" & pid=$!
     waitport "$port"

@@ -36,7 +36,7 @@ if [ "$backend" = postgres ]; then
   postmaster=$(head -1 "$tmp/pg/data/postmaster.pid")
 fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-secret=$("$build/fjord" token add "$cluster" --db "$db")
+secret=$("$build/fjord" token add "$cluster" --create --db "$db")
 "$build/fjord" serve --db "$db" --listen "127.0.0.1:$port" --log-level warn &
 pid=$!
 sleep 0.5

@@ -154,7 +154,8 @@ class Fjord:
         return rc
 
     def token(self, cluster, *extra):
-        return run_cli("token", "add", cluster, *extra, db=self.db).stdout.strip()
+        # --create: a test may add credentials before the server has made the database
+        return run_cli("token", "add", cluster, "--create", *extra, db=self.db).stdout.strip()
 
     def request(self, method, path, body=None, headers=None, auth=None, timeout=30):
         url = "http://127.0.0.1:%d%s" % (self.port, path)

@@ -203,14 +203,15 @@ def test_queue_full_is_503():
 def test_schema():
     f = Fjord()
     try:
+        run_cli("migrate", "up", db=f.db)
         out = run_cli("migrate", "status", db=f.db).stdout
-        check("up to date" in out, "migrate status on a new db: %r" % out)
+        check("up to date" in out, "migrate status after migrate up on a new db: %r" % out)
         latest = f.query("SELECT max(version) FROM schema_migrations")[0][0]
         f.execute("DELETE FROM schema_migrations WHERE version = %d" % latest)
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "older schema refused, naming the command: %r" % r.stderr)
         other = fresh_db(f.tmp, "other.db")
-        r = run_cli("import", SAMPLE, db=other)
+        r = run_cli("import", SAMPLE, "--create", db=other)
         check("1 envelopes" in r.stdout, "import loads a directory-sink file: %r" % r.stdout)
         r = run_cli("import", SAMPLE, db=other)
         check("0 rows added" in r.stdout, "import twice adds nothing: %r" % r.stdout)

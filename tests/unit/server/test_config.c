@@ -29,7 +29,7 @@ Test(config, file_then_flags)
     char *pos[4];
     size_t n_pos;
     fj_err err = {0};
-    cr_assert_eq(fj_config_parse_args(&c, 6, argv, pos, 4, &n_pos, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_config_parse_args(&c, FJ_CMD_SERVE, 6, argv, pos, 4, &n_pos, &err), FJ_OK, "%s", err.message);
     unlink(path);
     cr_assert_str_eq(c.listen, "127.0.0.1:9100");
     cr_assert_eq(c.threads, 2);
