@@ -9,7 +9,7 @@ build_pkgs=(build-essential cmake pkg-config
   libcurl4-openssl-dev libhwloc-dev libyaml-dev
   libnats-dev)
 test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev
-  nats-server openssl)
+  nats-server openssl dpkg-dev systemd)
 bench_pkgs=(influxdb victoria-metrics)
 
 pkgs=("${build_pkgs[@]}")

@@ -25,8 +25,8 @@ typedef struct option_def {
 
 #define SERVE FJ_CMD_SERVE
 #define WRITES (FJ_CMD_SERVE | FJ_CMD_IMPORT)
-#define OPENS_DB (FJ_CMD_SERVE | FJ_CMD_MIGRATE | FJ_CMD_TOKEN | FJ_CMD_IMPORT)
-#define ALL (FJ_CMD_SERVE | FJ_CMD_MIGRATE | FJ_CMD_TOKEN | FJ_CMD_IMPORT | FJ_CMD_CHECK)
+#define OPENS_DB (FJ_CMD_SERVE | FJ_CMD_MIGRATE | FJ_CMD_TOKEN | FJ_CMD_IMPORT | FJ_CMD_BACKUP)
+#define ALL (OPENS_DB | FJ_CMD_CHECK)
 
 #define STR(n, f, cmds, arg, help) {n, OPT_STR, offsetof(fj_config, f), sizeof(((fj_config *)0)->f), cmds, false, arg, help}
 #define NUM(n, t, f, cmds, arg, help) {n, t, offsetof(fj_config, f), 0, cmds, false, arg, help}
@@ -234,6 +234,7 @@ static const char *command_name(unsigned cmd)
     case FJ_CMD_TOKEN: return "token";
     case FJ_CMD_IMPORT: return "import";
     case FJ_CMD_CHECK: return "check";
+    case FJ_CMD_BACKUP: return "backup";
     }
     return "this command";
 }

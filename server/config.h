@@ -54,6 +54,7 @@ enum {
     FJ_CMD_TOKEN = 1u << 2,
     FJ_CMD_IMPORT = 1u << 3,
     FJ_CMD_CHECK = 1u << 4,
+    FJ_CMD_BACKUP = 1u << 5,
 };
 
 /* Fills c with the documented defaults. */

@@ -40,6 +40,8 @@ static const command commands[] = {
      "create or replace a credential (prints the secret once), list credentials (never secrets), revoke one"},
     {"import", FJ_CMD_IMPORT, "import FILE... [OPTIONS]", "load files written by Sonar's directory sink"},
     {"check", FJ_CMD_CHECK, "check FILE...", "validate Sonar files without storing them"},
+    {"backup", FJ_CMD_BACKUP, "backup DEST [OPTIONS]",
+     "write a consistent copy of a SQLite database to the new file DEST, also while the server runs"},
 };
 
 static void usage(FILE *out)
@@ -297,6 +299,32 @@ static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos)
 }
 
 /* A whole file, or NULL with a reason a user can act on: missing, unreadable, a directory, empty. */
+static int cmd_backup(const fj_config *cfg, size_t n_pos, char **pos)
+{
+    if (n_pos != 1) {
+        fputs("usage: fjord backup DEST [--db PATH] (fjord backup --help)\n", stderr);
+        return 2;
+    }
+    fj_err err = {0};
+    fj_store *s = NULL;
+    if (open_store(cfg, FJ_STORE_READ, false, false, &s, &err) != FJ_OK)
+        return fail(&err);
+    const fj_store_ops *ops = fj_store_ops_of(s);
+    int rc = 0;
+    fj_backup_info info;
+    if (!ops->backup) {
+        fprintf(stderr, "fjord: backup copies SQLite files; back up %s with its own tools (pg_dump, "
+                        "docs/deploy.md)\n", ops->name);
+        rc = 1;
+    } else if (ops->backup(s, pos[0], &info, &err) != FJ_OK) {
+        rc = fail(&err);
+    } else {
+        printf("%s: %lld bytes, consistent as of the backup's start\n", pos[0], (long long)info.bytes);
+    }
+    fj_store_close(s);
+    return rc;
+}
+
 static char *read_file(const char *path, size_t *len, fj_err *err)
 {
     struct stat sb;
@@ -452,6 +480,8 @@ int main(int argc, char **argv)
         return cmd_migrate(&cfg, n_pos == 1 ? pos[0] : NULL);
     case FJ_CMD_TOKEN:
         return cmd_token(&cfg, n_pos, pos);
+    case FJ_CMD_BACKUP:
+        return cmd_backup(&cfg, n_pos, pos);
     case FJ_CMD_CHECK:
     case FJ_CMD_IMPORT: {
         if (!n_pos) {

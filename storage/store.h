@@ -90,6 +90,11 @@ typedef struct fj_compact_info {
     bool rewritten;
 } fj_compact_info;
 
+/* What `fjord backup` wrote: the copy's size in bytes. */
+typedef struct fj_backup_info {
+    int64_t bytes;
+} fj_backup_info;
+
 /* A stored upload/read credential. Secrets are never stored, only their hash. */
 typedef struct fj_token_rec {
     char cluster[256];
@@ -112,6 +117,11 @@ typedef struct fj_store_ops {
      * by itself from then on (SQLite; NULL where the database manages its own space). Meant for
      * a stopped server: a rewrite holds the write lock, so a running one's ingest would wait. */
     fj_status (*compact)(fj_store *s, fj_compact_info *out, fj_err *err);
+    /* Writes a consistent copy of the database, as of one moment, to the new file dest (refused
+     * if it exists; written beside it and renamed into place, so dest is whole or absent). Safe
+     * beside a running server: it reads in one read transaction and never blocks its writer.
+     * SQLite; NULL where the database has its own tools (PostgreSQL: pg_dump). */
+    fj_status (*backup)(fj_store *s, const char *dest, fj_backup_info *out, fj_err *err);
     /* One transaction for all batches. counts has one entry per envelope, batch by batch. */
     fj_status (*write)(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                        fj_err *err);
