@@ -12,12 +12,21 @@ void fj_buf_init(fj_buf *b, size_t cap)
     b->data = NULL;
     b->len = b->alloc = 0;
     b->cap = cap;
+    b->err = FJ_OK;
+}
+
+static fj_status fail(fj_buf *b, fj_status st)
+{
+    b->err = st;
+    return st;
 }
 
 static fj_status reserve(fj_buf *b, size_t extra)
 {
+    if (b->err != FJ_OK)
+        return b->err;
     if (extra > b->cap || b->len > b->cap - extra)
-        return FJ_ETOOBIG;
+        return fail(b, FJ_ETOOBIG);
     size_t need = b->len + extra + 1;
     if (need <= b->alloc)
         return FJ_OK;
@@ -28,7 +37,7 @@ static fj_status reserve(fj_buf *b, size_t extra)
         n = b->cap + 1 > need ? b->cap + 1 : need;
     char *p = fj_realloc(b->data, n);
     if (!p)
-        return FJ_ENOMEM;
+        return fail(b, FJ_ENOMEM);
     b->data = p;
     b->alloc = n;
     return FJ_OK;
@@ -58,7 +67,7 @@ fj_status fj_buf_printf(fj_buf *b, const char *fmt, ...)
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    fj_status st = n < 0 ? FJ_EINTERNAL : reserve(b, (size_t)n);
+    fj_status st = n < 0 ? fail(b, FJ_EINTERNAL) : reserve(b, (size_t)n);
     if (st == FJ_OK) {
         vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
         b->len += (size_t)n;
@@ -90,6 +99,7 @@ fj_status fj_buf_json_str(fj_buf *b, const char *s)
 void fj_buf_reset(fj_buf *b)
 {
     b->len = 0;
+    b->err = FJ_OK;
     if (b->data)
         b->data[0] = '\0';
 }
@@ -99,6 +109,7 @@ void fj_buf_free(fj_buf *b)
     fj_free(b->data);
     b->data = NULL;
     b->len = b->alloc = 0;
+    b->err = FJ_OK;
 }
 
 char *fj_buf_steal(fj_buf *b, size_t *len)
@@ -108,5 +119,6 @@ char *fj_buf_steal(fj_buf *b, size_t *len)
         *len = b->len;
     b->data = NULL;
     b->len = b->alloc = 0;
+    b->err = FJ_OK;
     return p;
 }

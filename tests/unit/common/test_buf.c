@@ -12,12 +12,30 @@ Test(buf, cap_is_hard_and_leaves_contents)
     fj_buf b;
     fj_buf_init(&b, 10);
     cr_assert_eq(fj_buf_puts(&b, "12345"), FJ_OK);
-    cr_assert_eq(fj_buf_puts(&b, "678901"), FJ_ETOOBIG);
-    cr_assert_eq(b.len, 5);
-    cr_assert_str_eq(b.data, "12345");
     cr_assert_eq(fj_buf_puts(&b, "67890"), FJ_OK);
     cr_assert_eq(b.len, 10);
     cr_assert_eq(fj_buf_append(&b, "x", 1), FJ_ETOOBIG);
+    cr_assert_eq(b.len, 10);
+    cr_assert_str_eq(b.data, "1234567890");
+    fj_buf_free(&b);
+}
+
+/* A document written piece by piece must not come out with a piece missing: once an append
+ * failed, a later shorter one that would fit fails too, until reset. */
+Test(buf, errors_are_sticky_until_reset)
+{
+    fj_buf b;
+    fj_buf_init(&b, 10);
+    cr_assert_eq(fj_buf_puts(&b, "{\"h\":"), FJ_OK);
+    cr_assert_eq(fj_buf_json_str(&b, "far too long a value"), FJ_ETOOBIG);
+    cr_assert_eq(fj_buf_puts(&b, "}"), FJ_ETOOBIG);
+    cr_assert_eq(fj_buf_printf(&b, "%d", 1), FJ_ETOOBIG);
+    cr_assert_eq(fj_buf_status(&b), FJ_ETOOBIG);
+    cr_assert(b.len <= 10 && !strchr(b.data, '}'), "nothing appended after the failure: %s", b.data);
+    fj_buf_reset(&b);
+    cr_assert_eq(fj_buf_status(&b), FJ_OK);
+    cr_assert_eq(fj_buf_puts(&b, "ok"), FJ_OK);
+    cr_assert_str_eq(b.data, "ok");
     fj_buf_free(&b);
 }
 
