@@ -14,10 +14,11 @@
  *       util_slots=N (the count the utilisation calls name, default 72)
  *       util_api=both|old|new|none (which utilisation entry point answers; the other says
  *       NOT_SUPPORTED) util_error=CODE (both fail with this NVML code)
- *   proc gpu=I pid=P mem=BYTES sm=% memutil=% age_ms=MS
+ *   proc gpu=I pid=P mem=BYTES sm=% memutil=% age_ms=MS live=1
  *                             a running process; with sm or memutil above 0 also a utilisation
- *                             sample taken MS (default 1000) before the line was read
- *   sample gpu=I pid=P sm=% memutil=% age_ms=MS   a further utilisation sample (any pid)
+ *                             sample taken MS (default 1000) before the line was read, or with
+ *                             live=1 MS before every call (a process the driver keeps sampling)
+ *   sample gpu=I pid=P sm=% memutil=% age_ms=MS live=1   a further utilisation sample (any pid)
  * The utilisation calls behave as the H100's driver 580 was measured to: a NULL buffer, or one
  * below util_slots entries, gets NVML_ERROR_INSUFFICIENT_SIZE and util_slots, whatever the time
  * asked about; a big enough one gets the samples newer than lastSeenTimeStamp (CLOCK_REALTIME
@@ -57,7 +58,9 @@ typedef struct fake_proc {
 
 typedef struct fake_sample {
     unsigned gpu, pid, sm, memutil;
-    unsigned long long ts; /* microseconds, CLOCK_REALTIME */
+    unsigned long long ts;     /* microseconds, CLOCK_REALTIME */
+    unsigned long long age_us; /* live: ts is this long before every call */
+    int live;
 } fake_sample;
 
 static fake_gpu gpus[64];
@@ -108,12 +111,13 @@ static unsigned long long now_us(void)
 }
 
 /* A sample line's fields; a running process's sm/memutil make one too. */
-static void add_sample(unsigned gpu, unsigned pid, unsigned sm, unsigned memutil, unsigned long long age_ms)
+static void add_sample(unsigned gpu, unsigned pid, unsigned sm, unsigned memutil, unsigned long long age_ms, int live)
 {
     if (nsamples >= sizeof samples / sizeof samples[0])
         return;
     samples[nsamples++] = (fake_sample){.gpu = gpu, .pid = pid, .sm = sm, .memutil = memutil,
-                                       .ts = now_us() - age_ms * 1000ull};
+                                       .ts = now_us() - age_ms * 1000ull, .age_us = age_ms * 1000ull,
+                                       .live = live};
 }
 
 /* Next word of *p into out (quotes removed); 0 at the end of the line. */
@@ -208,6 +212,7 @@ static void parse_line(const char *line)
         int running = !strcmp(w, "proc");
         unsigned gpu = 0, pid = 0, sm = 0, memutil = 0;
         unsigned long long mem = 0, age_ms = 1000;
+        int live = 0;
         while (word(&p, w, sizeof w)) {
             char *eq = strchr(w, '=');
             if (!eq)
@@ -220,12 +225,13 @@ static void parse_line(const char *line)
             else if (!strcmp(k, "sm")) sm = (unsigned)num(v);
             else if (!strcmp(k, "memutil")) memutil = (unsigned)num(v);
             else if (!strcmp(k, "age_ms")) age_ms = num(v);
+            else if (!strcmp(k, "live")) live = (int)num(v);
         }
         if (running)
             procs[nprocs++] = (fake_proc){.gpu = gpu, .pid = pid, .mem = mem};
         /* NVML keeps samples only of processes with some utilisation. */
         if (!running || sm || memutil)
-            add_sample(gpu, pid, sm, memutil, age_ms);
+            add_sample(gpu, pid, sm, memutil, age_ms, live);
     }
 }
 
@@ -502,6 +508,10 @@ static nvmlReturn_t util_samples(nvmlDevice_t d, int present, int have_buffer, u
         *count = dev(d)->util_slots;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
+    unsigned long long now = now_us();
+    for (unsigned i = 0; i < nsamples; i++)
+        if (samples[i].live)
+            samples[i].ts = now - samples[i].age_us;
     unsigned k = 0; /* out has room for every sample there is */
     for (unsigned i = 0; i < nsamples; i++)
         if (samples[i].gpu == (unsigned)dev(d)->h.index && samples[i].ts > since)
