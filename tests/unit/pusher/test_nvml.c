@@ -349,3 +349,19 @@ Test(nvml, utilisation_entry_points_and_errors)
     fj_gpus_close(g);
     fj_arena_destroy(a);
 }
+
+/* A process the driver keeps sampling (the fake's live=1): every reading has a new sample. */
+Test(nvml, busy_process_sampled_at_every_reading)
+{
+    fj_gpus *g = open_fake("gpu uuid=GPU-0; proc gpu=0 pid=10 mem=1048576 sm=88 live=1 age_ms=0");
+    fj_arena *a = fj_arena_create();
+    fj_gpu_errs e = {.n = 0};
+    for (int i = 0; i < 3; i++) {
+        const fj_gpu_proc *p = sample_pid(g, a, 10, &e);
+        cr_assert_not_null(p);
+        cr_assert_float_eq(p->gpu_util, 88.0, 1e-9);
+    }
+    cr_assert_eq(e.n, 0);
+    fj_arena_destroy(a);
+    fj_gpus_close(g);
+}
