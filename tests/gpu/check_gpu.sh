@@ -39,7 +39,7 @@ started+=($!)
 nap() { sleep "$1" & wait $!; }
 
 say() { echo; echo "== $*"; }
-say "fjord GPU check $(date -u +%FT%TZ) on $(hostname), bundle $bundle, work $work, selftest=$selftest"
+say "fjord GPU check $(date -u +%FT%TZ) on ${HOSTNAME:-$(uname -n)}, bundle $bundle, work $work, selftest=$selftest"
 
 # --- how to start fjord-push: the system's glibc, else the bundle's own loader and glibc ---------
 loader=$(ls "$bundle"/glibc/ld-linux* 2>/dev/null | head -1)
@@ -122,7 +122,7 @@ started+=($!)
 for _ in $(seq 1 20); do [ -s "$work/port" ] && break; sleep 0.25; done
 port=$(cat "$work/port" 2>/dev/null || true)
 if [ -n "$port" ]; then
-  push_exec --url "http://127.0.0.1:$port/ingest" --cluster gpucheck --node "$(hostname)" --auth-type none \
+  push_exec --url "http://127.0.0.1:$port/ingest" --cluster gpucheck --node "${HOSTNAME:-$(uname -n)}" --auth-type none \
     --spool-dir "" --sample-interval 5s --send-jitter 0s --processes gpu --no-amd --nvml-library "$nvml" \
     --level info >"$work/daemon.log" 2>&1 &
   daemon=$!
