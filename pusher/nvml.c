@@ -11,15 +11,40 @@
 #include <string.h>
 #include <time.h>
 
+/* How far back the first reading of a card looks, as Sonar does at every reading. */
+#define UTIL_FIRST_WINDOW_US 5000000ull
+/* How long a process's last sample still stands for it when the driver has nothing newer. NVML
+ * records a sample for a process with any SM activity at least once a second (measured on an H100,
+ * driver 580), so a busy process always has one this young; silence longer than this is idleness. */
+#define UTIL_HOLD_US 5000000ull
+
+/* One per-process utilisation sample, whichever entry point gave it. */
+typedef struct util_sample {
+    unsigned long long ts; /* driver's timestamp, microseconds of CLOCK_REALTIME */
+    uint32_t pid;
+    unsigned sm;           /* percent of the card's SM time */
+} util_sample;
+
+/* What one card's readings leave for the next: where to resume and each process's newest sample. */
+typedef struct card_util {
+    unsigned long long last_seen; /* newest sample timestamp read so far; 0 before the first read */
+    util_sample *newest;          /* one per pid, at most UTIL_HOLD_US old at the last read */
+    size_t n, cap;
+} card_util;
+
 struct fj_nvml {
     void *dl;
 #define X(ret, name, params) ret(*name) params;
     FJ_NVML_FUNCS(X)
 #undef X
     char driver[80], firmware[32];
-    unsigned long long last_util_us; /* process-utilization window start */
     unsigned ncards;
-    char (*uuids)[96];              /* last UUID seen per index, kept for cards that go failing */
+    char (*uuids)[96];  /* last UUID seen per index, kept for cards that go failing */
+    card_util *util;    /* per index */
+    void *raw;          /* the buffer NVML writes samples into, grown to the count it names */
+    size_t raw_bytes;
+    util_sample *read;  /* the samples of the current reading, normalised */
+    size_t read_cap;
 };
 
 static const char *errstr(fj_nvml *n, nvmlReturn_t r)
@@ -66,7 +91,6 @@ fj_nvml *fj_nvml_open(const char *library, char why[160], int *absent)
     int cuda = 0;
     if (n->nvmlSystemGetCudaDriverVersion_v2 && n->nvmlSystemGetCudaDriverVersion_v2(&cuda) == NVML_SUCCESS && cuda > 0)
         snprintf(n->firmware, sizeof n->firmware, "%d.%d", cuda / 1000, (cuda % 1000) / 10);
-    n->last_util_us = 0;
     return n;
 }
 
@@ -76,6 +100,11 @@ void fj_nvml_close(fj_nvml *n)
         return;
     n->nvmlShutdown();
     dlclose(n->dl);
+    for (unsigned i = 0; i < n->ncards; i++)
+        fj_free(n->util[i].newest);
+    fj_free(n->util);
+    fj_free(n->raw);
+    fj_free(n->read);
     fj_free(n->uuids);
     fj_free(n);
 }
@@ -103,9 +132,14 @@ static unsigned device_count(fj_nvml *n, fj_gpu_errs *errs)
     }
     if (count > n->ncards) {
         char(*u)[96] = fj_realloc(n->uuids, count * sizeof *u);
-        if (u) {
-            memset(u + n->ncards, 0, (count - n->ncards) * sizeof *u);
+        if (u)
             n->uuids = u;
+        card_util *cu = u ? fj_realloc(n->util, count * sizeof *cu) : NULL;
+        if (cu)
+            n->util = cu;
+        if (u && cu) {
+            memset(u + n->ncards, 0, (count - n->ncards) * sizeof *u);
+            memset(cu + n->ncards, 0, (count - n->ncards) * sizeof *cu);
             n->ncards = count;
         } else {
             count = n->ncards;
@@ -203,6 +237,163 @@ static const char *compute_mode_name(int m)
     }
 }
 
+/* --- per-process utilisation --------------------------------------------------------------- */
+
+/* n->raw with room for count entries of size bytes (at least one), kept between readings. */
+static void *raw_room(fj_nvml *n, size_t count, size_t size)
+{
+    size_t bytes = (count ? count : 1) * size;
+    if (bytes > n->raw_bytes) {
+        void *b = fj_realloc(n->raw, bytes);
+        if (!b)
+            return NULL;
+        n->raw = b;
+        n->raw_bytes = bytes;
+    }
+    return n->raw;
+}
+
+static util_sample *read_room(fj_nvml *n, size_t count)
+{
+    if (count > n->read_cap) {
+        util_sample *r = fj_realloc(n->read, count * sizeof *r);
+        if (!r)
+            return NULL;
+        n->read = r;
+        n->read_cap = count;
+    }
+    return n->read;
+}
+
+/* One call of an utilisation entry point. out NULL: a NULL buffer, to learn the count. Otherwise
+ * *count entries of room, and on success the samples written, normalised into out. */
+typedef nvmlReturn_t (*util_call)(fj_nvml *n, nvmlDevice_t d, unsigned long long since, unsigned *count,
+                                  util_sample *out);
+
+static nvmlReturn_t call_sample_api(fj_nvml *n, nvmlDevice_t d, unsigned long long since, unsigned *count,
+                                    util_sample *out)
+{
+    unsigned room = out ? *count : 0;
+    nvmlProcessUtilizationSample_t *buf = NULL;
+    if (out && !(buf = raw_room(n, room, sizeof *buf)))
+        return NVML_ERROR_MEMORY;
+    nvmlReturn_t r = n->nvmlDeviceGetProcessUtilization(d, buf, count, since);
+    if (r == NVML_SUCCESS && out)
+        for (unsigned k = 0; k < *count && k < room; k++)
+            out[k] = (util_sample){.ts = buf[k].timeStamp, .pid = buf[k].pid, .sm = buf[k].smUtil};
+    return r;
+}
+
+static nvmlReturn_t call_info_api(fj_nvml *n, nvmlDevice_t d, unsigned long long since, unsigned *count,
+                                  util_sample *out)
+{
+    unsigned room = out ? *count : 0;
+    nvmlProcessUtilizationInfo_v1_t *buf = NULL;
+    if (out && !(buf = raw_room(n, room, sizeof *buf)))
+        return NVML_ERROR_MEMORY;
+    nvmlProcessesUtilizationInfo_t info = {.version = nvmlProcessesUtilizationInfo_v1,
+                                           .processSamplesCount = room,
+                                           .lastSeenTimeStamp = since,
+                                           .procUtilArray = buf};
+    nvmlReturn_t r = n->nvmlDeviceGetProcessesUtilizationInfo(d, &info);
+    *count = info.processSamplesCount;
+    if (r == NVML_SUCCESS && out)
+        for (unsigned k = 0; k < *count && k < room; k++)
+            out[k] = (util_sample){.ts = buf[k].timeStamp, .pid = buf[k].pid, .sm = buf[k].smUtil};
+    return r;
+}
+
+/* The samples newer than since into n->read: ask with a NULL buffer, allocate the count NVML names
+ * (it names more than it writes), read. The count can grow in between (a process started), so a
+ * second refusal is answered with the new count, a few times. A NULL buffer answered with success
+ * has nothing to read, which is NOT_FOUND here. */
+static nvmlReturn_t read_samples(fj_nvml *n, util_call call, nvmlDevice_t d, unsigned long long since, size_t *count)
+{
+    *count = 0;
+    unsigned need = 0;
+    nvmlReturn_t r = call(n, d, since, &need, NULL);
+    for (int tries = 0; r == NVML_ERROR_INSUFFICIENT_SIZE && tries < 4; tries++) {
+        unsigned room = need ? need : 1;
+        if (!read_room(n, room))
+            return NVML_ERROR_MEMORY;
+        unsigned got = room;
+        r = call(n, d, since, &got, n->read);
+        if (r == NVML_SUCCESS) {
+            *count = got < room ? got : room;
+            return r;
+        }
+        need = got > room ? got : 2 * room;
+    }
+    return r == NVML_SUCCESS ? NVML_ERROR_NOT_FOUND : r;
+}
+
+/* nvmlDeviceGetProcessUtilization first: every driver since Maxwell has it, Sonar reads it (so the
+ * two agents report the same figure), and its protocol was measured on a real driver. The newer
+ * nvmlDeviceGetProcessesUtilizationInfo adds only engines the Sonar format has no field for; it is
+ * read where the older one is missing or not supported. */
+static nvmlReturn_t read_card_samples(fj_nvml *n, nvmlDevice_t d, unsigned long long since, size_t *count)
+{
+    nvmlReturn_t r = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (n->nvmlDeviceGetProcessUtilization)
+        r = read_samples(n, call_sample_api, d, since, count);
+    if ((r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND) &&
+        n->nvmlDeviceGetProcessesUtilizationInfo)
+        r = read_samples(n, call_info_api, d, since, count);
+    return r;
+}
+
+/* Reads card index's samples newer than the last read and keeps each process's newest one; then
+ * forgets those older than UTIL_HOLD_US. NOT_FOUND (nothing new) leaves the kept samples standing. */
+static void card_util_read(fj_nvml *n, nvmlDevice_t d, unsigned index, unsigned long long now_us, fj_gpu_errs *errs)
+{
+    card_util *u = &n->util[index];
+    if (!u->last_seen || u->last_seen > now_us) /* first reading, or the clock went back */
+        u->last_seen = now_us - UTIL_FIRST_WINDOW_US;
+    size_t cnt = 0;
+    nvmlReturn_t r = read_card_samples(n, d, u->last_seen, &cnt);
+    if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_FOUND && r != NVML_ERROR_NOT_SUPPORTED &&
+        r != NVML_ERROR_FUNCTION_NOT_FOUND)
+        fj_gpu_errs_add(errs, "NVIDIA GPU %u: per-process utilization: %s (%d)", index,
+                        r == NVML_ERROR_MEMORY ? "out of memory" : errstr(n, r), r);
+    for (size_t k = 0; k < cnt; k++) {
+        const util_sample *s = &n->read[k];
+        if (s->ts > u->last_seen)
+            u->last_seen = s->ts;
+        size_t j = 0;
+        while (j < u->n && u->newest[j].pid != s->pid)
+            j++;
+        if (j == u->n) {
+            if (u->n == u->cap) {
+                size_t ncap = u->cap ? 2 * u->cap : 8;
+                util_sample *nv = fj_realloc(u->newest, ncap * sizeof *nv);
+                if (!nv)
+                    continue;
+                u->newest = nv;
+                u->cap = ncap;
+            }
+            u->newest[u->n++] = *s;
+        } else if (s->ts >= u->newest[j].ts) {
+            u->newest[j] = *s;
+        }
+    }
+    size_t kept = 0;
+    for (size_t j = 0; j < u->n; j++)
+        if (u->newest[j].ts + UTIL_HOLD_US >= now_us)
+            u->newest[kept++] = u->newest[j];
+    u->n = kept;
+}
+
+/* A process's SM utilisation on a card: its kept sample, else 0 (idle for at least UTIL_HOLD_US). */
+static unsigned util_of(const card_util *u, uint32_t pid)
+{
+    for (size_t j = 0; j < u->n; j++)
+        if (u->newest[j].pid == pid)
+            return u->newest[j].sm;
+    return 0;
+}
+
+/* --- processes ------------------------------------------------------------------------------ */
+
 /* Appends the processes of one card to the growing array *procs (arena-backed, doubled). */
 static fj_status card_procs(fj_nvml *n, nvmlDevice_t d, unsigned index, const char *uuid, uint64_t total_bytes,
                             fj_arena *a, fj_gpu_proc **procs, size_t *np, size_t *cap)
@@ -236,13 +427,6 @@ static fj_status card_procs(fj_nvml *n, nvmlDevice_t d, unsigned index, const ch
     }
     if (!ninfos)
         return FJ_OK;
-    nvmlProcessUtilizationSample_t us[64];
-    unsigned nus = 0;
-    if (n->nvmlDeviceGetProcessUtilization) {
-        nus = sizeof us / sizeof us[0];
-        if (n->nvmlDeviceGetProcessUtilization(d, us, &nus, n->last_util_us) != NVML_SUCCESS)
-            nus = 0;
-    }
     for (unsigned i = 0; i < ninfos; i++) {
         /* A process on both lists (compute and graphics) is one entry. */
         int dup = 0;
@@ -270,9 +454,7 @@ static fj_status card_procs(fj_nvml *n, nvmlDevice_t d, unsigned index, const ch
             if (total_bytes)
                 p->gpu_memory_util = 100.0 * (double)infos[i].usedGpuMemory / (double)total_bytes;
         }
-        for (unsigned k = 0; k < nus; k++)
-            if (us[k].pid == infos[i].pid && us[k].smUtil > p->gpu_util)
-                p->gpu_util = us[k].smUtil;
+        p->gpu_util = util_of(&n->util[index], p->pid);
     }
     return FJ_OK;
 }
@@ -292,8 +474,6 @@ fj_status fj_nvml_sample(fj_nvml *n, const char *node, fj_arena *a, int want_pro
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     unsigned long long now_us = (unsigned long long)now.tv_sec * 1000000ull + (unsigned long long)now.tv_nsec / 1000;
-    if (!n->last_util_us)
-        n->last_util_us = now_us - 5000000ull; /* first sample: the last five seconds, as Sonar does */
     for (unsigned i = 0; i < cnt; i++) {
         fj_gpu_state *s = &v[i];
         nvmlDevice_t d = NULL;
@@ -343,12 +523,12 @@ fj_status fj_nvml_sample(fj_nvml *n, const char *node, fj_arena *a, int want_pro
             continue;
         }
         if (want_procs) {
+            card_util_read(n, d, i, now_us, errs);
             fj_status st = card_procs(n, d, i, s->uuid, mem.total, a, procs, nprocs, &pcap);
             if (st != FJ_OK)
                 return st;
         }
     }
-    n->last_util_us = now_us;
     *states = v;
     *count = cnt;
     return FJ_OK;

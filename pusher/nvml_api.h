@@ -19,6 +19,8 @@ enum {
     NVML_ERROR_TIMEOUT = 10,
     NVML_ERROR_FUNCTION_NOT_FOUND = 13,
     NVML_ERROR_GPU_IS_LOST = 15,
+    NVML_ERROR_MEMORY = 20,
+    NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
     NVML_ERROR_UNKNOWN = 999
 };
 
@@ -63,11 +65,34 @@ typedef struct nvmlProcessInfo_st {
     unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
 
+/* Per-process utilisation, nvmlDeviceGetProcessUtilization's entry. Both utilisation calls share one
+ * protocol: a NULL buffer (or one too small) gets NVML_ERROR_INSUFFICIENT_SIZE and the count to
+ * allocate, which may be far more than the samples then written (72 against 1 on an H100, driver
+ * 580); only samples newer than lastSeenTimeStamp are written, and NVML_ERROR_NOT_FOUND means none
+ * is. timeStamp is CPU time (CLOCK_REALTIME) in microseconds; the percentages are of the whole card. */
 typedef struct nvmlProcessUtilizationSample_st {
     unsigned int pid;
     unsigned long long timeStamp; /* microseconds */
     unsigned int smUtil, memUtil, encUtil, decUtil;
 } nvmlProcessUtilizationSample_t;
+
+/* nvmlDeviceGetProcessesUtilizationInfo's entry (drivers from 550 on): the same figures and the
+ * JPEG and optical-flow engines, in a versioned container. */
+typedef struct nvmlProcessUtilizationInfo_v1_st {
+    unsigned long long timeStamp; /* microseconds */
+    unsigned int pid;
+    unsigned int smUtil, memUtil, encUtil, decUtil, jpgUtil, ofaUtil;
+} nvmlProcessUtilizationInfo_v1_t;
+
+typedef struct nvmlProcessesUtilizationInfo_v1_st {
+    unsigned int version;             /* nvmlProcessesUtilizationInfo_v1 */
+    unsigned int processSamplesCount; /* in: entries in procUtilArray; out: needed or written */
+    unsigned long long lastSeenTimeStamp;
+    nvmlProcessUtilizationInfo_v1_t *procUtilArray;
+} nvmlProcessesUtilizationInfo_t;
+
+/* NVML_STRUCT_VERSION(ProcessesUtilizationInfo, 1): the container's size, version 1 in the top byte. */
+#define nvmlProcessesUtilizationInfo_v1 ((unsigned int)(sizeof(nvmlProcessesUtilizationInfo_t) | (1u << 24)))
 
 /* Every entry point we call, as X(return, name, parameters). The loader resolves each by name. */
 #define FJ_NVML_FUNCS(X)                                                                                       \
@@ -99,6 +124,7 @@ typedef struct nvmlProcessUtilizationSample_st {
     X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v3,                                                 \
       (nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos))                                       \
     X(nvmlReturn_t, nvmlDeviceGetProcessUtilization,                                                          \
-      (nvmlDevice_t d, nvmlProcessUtilizationSample_t *s, unsigned int *count, unsigned long long since_us))
+      (nvmlDevice_t d, nvmlProcessUtilizationSample_t *s, unsigned int *count, unsigned long long since_us))  \
+    X(nvmlReturn_t, nvmlDeviceGetProcessesUtilizationInfo, (nvmlDevice_t d, nvmlProcessesUtilizationInfo_t *info))
 
 #endif

@@ -11,13 +11,26 @@
  *       temp=C power_mw=.. limit_mw=.. min_limit_mw=.. max_limit_mw=.. fan=% pstate=N mode=N
  *       sm_clock=MHz mem_clock=MHz max_sm_clock=MHz max_mem_clock=MHz
  *       fail=handle (nvmlDeviceGetHandleByIndex fails) | fail=lost (every query: GPU is lost)
- *   proc gpu=I pid=P mem=BYTES sm=% memutil=%
+ *       util_slots=N (the count the utilisation calls name, default 72)
+ *       util_api=both|old|new|none (which utilisation entry point answers; the other says
+ *       NOT_SUPPORTED) util_error=CODE (both fail with this NVML code)
+ *   proc gpu=I pid=P mem=BYTES sm=% memutil=% age_ms=MS live=1
+ *                             a running process; with sm or memutil above 0 also a utilisation
+ *                             sample taken MS (default 1000) before the line was read, or with
+ *                             live=1 MS before every call (a process the driver keeps sampling)
+ *   sample gpu=I pid=P sm=% memutil=% age_ms=MS live=1   a further utilisation sample (any pid)
+ * The utilisation calls behave as the H100's driver 580 was measured to: a NULL buffer, or one
+ * below util_slots entries, gets NVML_ERROR_INSUFFICIENT_SIZE and util_slots, whatever the time
+ * asked about; a big enough one gets the samples newer than lastSeenTimeStamp (CLOCK_REALTIME
+ * microseconds), one per sample line, and NVML_ERROR_NOT_FOUND when there is none.
+ * fake_nvml_script(lines) adds lines while the library is loaded (tests: new samples, "now").
  * Test code only: no thread-safety, fixed-size tables. */
 #include "../nvml_api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define API __attribute__((visibility("default")))
 
@@ -33,17 +46,29 @@ typedef struct fake_gpu {
     int pstate, mode;
     unsigned long long mem_total, mem_used;
     int fail_handle, fail_lost;
+    unsigned util_slots;
+    int util_old, util_new; /* which utilisation entry point answers */
+    int util_error;
 } fake_gpu;
 
 typedef struct fake_proc {
-    unsigned gpu, pid, sm, memutil;
+    unsigned gpu, pid;
     unsigned long long mem;
 } fake_proc;
+
+typedef struct fake_sample {
+    unsigned gpu, pid, sm, memutil;
+    unsigned long long ts;     /* microseconds, CLOCK_REALTIME */
+    unsigned long long age_us; /* live: ts is this long before every call */
+    int live;
+} fake_sample;
 
 static fake_gpu gpus[64];
 static unsigned ngpus;
 static fake_proc procs[256];
 static unsigned nprocs;
+static fake_sample samples[1024];
+static unsigned nsamples;
 static char driver[80] = "550.54.15";
 static int cuda = 12040;
 static int init_error;
@@ -74,6 +99,25 @@ static void gen_gpu(unsigned i)
     g->mem_clock = 2619;
     g->max_sm_clock = 1980;
     g->max_mem_clock = 2619;
+    g->util_slots = 72;
+    g->util_old = g->util_new = 1;
+}
+
+static unsigned long long now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (unsigned long long)t.tv_sec * 1000000ull + (unsigned long long)t.tv_nsec / 1000;
+}
+
+/* A sample line's fields; a running process's sm/memutil make one too. */
+static void add_sample(unsigned gpu, unsigned pid, unsigned sm, unsigned memutil, unsigned long long age_ms, int live)
+{
+    if (nsamples >= sizeof samples / sizeof samples[0])
+        return;
+    samples[nsamples++] = (fake_sample){.gpu = gpu, .pid = pid, .sm = sm, .memutil = memutil,
+                                       .ts = now_us() - age_ms * 1000ull, .age_us = age_ms * 1000ull,
+                                       .live = live};
 }
 
 /* Next word of *p into out (quotes removed); 0 at the end of the line. */
@@ -154,26 +198,40 @@ static void parse_line(const char *line)
             else if (!strcmp(k, "mem_clock")) g->mem_clock = (unsigned)num(v);
             else if (!strcmp(k, "max_sm_clock")) g->max_sm_clock = (unsigned)num(v);
             else if (!strcmp(k, "max_mem_clock")) g->max_mem_clock = (unsigned)num(v);
-            else if (!strcmp(k, "fail")) {
+            else if (!strcmp(k, "util_slots")) g->util_slots = (unsigned)num(v);
+            else if (!strcmp(k, "util_error")) g->util_error = (int)num(v);
+            else if (!strcmp(k, "util_api")) {
+                g->util_old = !strcmp(v, "both") || !strcmp(v, "old");
+                g->util_new = !strcmp(v, "both") || !strcmp(v, "new");
+            } else if (!strcmp(k, "fail")) {
                 g->fail_handle = !strcmp(v, "handle");
                 g->fail_lost = !strcmp(v, "lost");
             }
         }
-    } else if (!strcmp(w, "proc") && nprocs < 256) {
-        fake_proc *f = &procs[nprocs++];
-        memset(f, 0, sizeof *f);
+    } else if ((!strcmp(w, "proc") && nprocs < 256) || !strcmp(w, "sample")) {
+        int running = !strcmp(w, "proc");
+        unsigned gpu = 0, pid = 0, sm = 0, memutil = 0;
+        unsigned long long mem = 0, age_ms = 1000;
+        int live = 0;
         while (word(&p, w, sizeof w)) {
             char *eq = strchr(w, '=');
             if (!eq)
                 continue;
             *eq = '\0';
             const char *k = w, *v = eq + 1;
-            if (!strcmp(k, "gpu")) f->gpu = (unsigned)num(v);
-            else if (!strcmp(k, "pid")) f->pid = (unsigned)num(v);
-            else if (!strcmp(k, "mem")) f->mem = num(v);
-            else if (!strcmp(k, "sm")) f->sm = (unsigned)num(v);
-            else if (!strcmp(k, "memutil")) f->memutil = (unsigned)num(v);
+            if (!strcmp(k, "gpu")) gpu = (unsigned)num(v);
+            else if (!strcmp(k, "pid")) pid = (unsigned)num(v);
+            else if (!strcmp(k, "mem")) mem = num(v);
+            else if (!strcmp(k, "sm")) sm = (unsigned)num(v);
+            else if (!strcmp(k, "memutil")) memutil = (unsigned)num(v);
+            else if (!strcmp(k, "age_ms")) age_ms = num(v);
+            else if (!strcmp(k, "live")) live = (int)num(v);
         }
+        if (running)
+            procs[nprocs++] = (fake_proc){.gpu = gpu, .pid = pid, .mem = mem};
+        /* NVML keeps samples only of processes with some utilisation. */
+        if (!running || sm || memutil)
+            add_sample(gpu, pid, sm, memutil, age_ms, live);
     }
 }
 
@@ -189,7 +247,7 @@ static void load(void)
     if (loaded)
         return;
     loaded = 1;
-    ngpus = nprocs = 0;
+    ngpus = nprocs = nsamples = 0;
     const char *file = getenv("FJ_FAKE_NVML_FILE");
     if (file) {
         FILE *f = fopen(file, "r");
@@ -245,6 +303,7 @@ API const char *nvmlErrorString(nvmlReturn_t r)
     case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
     case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
     case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
     default: return "Unknown Error";
     }
 }
@@ -435,28 +494,82 @@ API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsign
     return NVML_SUCCESS;
 }
 
+/* The utilisation protocol both entry points share (see the header). On success *count samples
+ * of the card newer than since are in out[0..*count) as {pid, ts, sm, memutil}. */
+static nvmlReturn_t util_samples(nvmlDevice_t d, int present, int have_buffer, unsigned int *count,
+                                 unsigned long long since, fake_sample *out)
+{
+    CHECK(d);
+    if (!present)
+        return NVML_ERROR_NOT_SUPPORTED;
+    if (dev(d)->util_error)
+        return dev(d)->util_error;
+    if (!have_buffer || *count < dev(d)->util_slots) {
+        *count = dev(d)->util_slots;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    unsigned long long now = now_us();
+    for (unsigned i = 0; i < nsamples; i++)
+        if (samples[i].live)
+            samples[i].ts = now - samples[i].age_us;
+    unsigned k = 0; /* out has room for every sample there is */
+    for (unsigned i = 0; i < nsamples; i++)
+        if (samples[i].gpu == (unsigned)dev(d)->h.index && samples[i].ts > since)
+            out[k++] = samples[i];
+    *count = k;
+    return k ? NVML_SUCCESS : NVML_ERROR_NOT_FOUND;
+}
+
 API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t *s,
                                                  unsigned int *count, unsigned long long since)
 {
-    CHECK(d);
-    (void)since;
-    unsigned n = 0;
-    for (unsigned i = 0; i < nprocs; i++)
-        n += procs[i].gpu == (unsigned)dev(d)->h.index;
-    if (!s || *count < n) {
-        *count = n;
-        return NVML_ERROR_INSUFFICIENT_SIZE;
-    }
-    unsigned k = 0;
-    for (unsigned i = 0; i < nprocs; i++) {
-        if (procs[i].gpu != (unsigned)dev(d)->h.index)
-            continue;
+    static fake_sample found[sizeof samples / sizeof samples[0]];
+    if (!count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = util_samples(d, d && dev(d)->util_old, s != NULL, count, since, found);
+    if (r != NVML_SUCCESS)
+        return r;
+    for (unsigned k = 0; k < *count; k++) {
         memset(&s[k], 0, sizeof s[k]);
-        s[k].pid = procs[i].pid;
-        s[k].smUtil = procs[i].sm;
-        s[k].memUtil = procs[i].memutil;
-        k++;
+        s[k].pid = found[k].pid;
+        s[k].timeStamp = found[k].ts;
+        s[k].smUtil = found[k].sm;
+        s[k].memUtil = found[k].memutil;
     }
-    *count = k;
-    return NVML_SUCCESS;
+    return r;
+}
+
+API nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t d, nvmlProcessesUtilizationInfo_t *info)
+{
+    static fake_sample found[sizeof samples / sizeof samples[0]];
+    if (!info)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (info->version != nvmlProcessesUtilizationInfo_v1)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    unsigned count = info->processSamplesCount;
+    nvmlReturn_t r = util_samples(d, d && dev(d)->util_new, info->procUtilArray != NULL, &count,
+                                  info->lastSeenTimeStamp, found);
+    if (r == NVML_SUCCESS || r == NVML_ERROR_INSUFFICIENT_SIZE || r == NVML_ERROR_NOT_FOUND)
+        info->processSamplesCount = count;
+    if (r != NVML_SUCCESS)
+        return r;
+    for (unsigned k = 0; k < count; k++) {
+        nvmlProcessUtilizationInfo_v1_t *e = &info->procUtilArray[k];
+        memset(e, 0, sizeof *e);
+        e->pid = found[k].pid;
+        e->timeStamp = found[k].ts;
+        e->smUtil = found[k].sm;
+        e->memUtil = found[k].memutil;
+    }
+    return r;
+}
+
+/* Test hook: more script lines while loaded (e.g. a sample taken now). */
+API void fake_nvml_script(const char *lines)
+{
+    char *copy = strdup(lines);
+    if (copy) {
+        parse_text(copy, ';');
+        free(copy);
+    }
 }
