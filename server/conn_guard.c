@@ -72,18 +72,29 @@ static void shed(fj_guard *g, fj_guard_conn *gc, const char *reason)
 
 /* --- libmicrohttpd hooks --------------------------------------------------------------- */
 
-/* At the limit: the connection waiting longest for headers is shed; failing that the oldest
- * deferred answer is resumed now (its connection closes after it); failing that the oldest body
- * upload. Returns the deferred connection to resume (after unlocking), if that is what was
- * picked. Called with g->mu held. */
+/* Is gc's body arriving slower than the minimum rate (so far)? */
+static bool body_slow(const fj_guard *g, fj_guard_conn *gc, int64_t now)
+{
+    int64_t age = now - atomic_load(&gc->since_ns);
+    return (double)atomic_load(&gc->body_bytes) < (double)g->lim.body_min_rate * (double)age / 1e9;
+}
+
+/* At the limit, one connection makes room, in this order: the one idle longest (waiting for
+ * headers, or sending a body slower than the minimum rate: a fresh connection is the youngest
+ * and so the last to go); failing that the oldest deferred answer is resumed now (its connection
+ * closes after it); failing that the oldest upload. Returns true when room was made; *resume is
+ * the deferred connection to resume after unlocking. Called with g->mu held. */
 static bool make_room(fj_guard *g, struct MHD_Connection **resume)
 {
+    int64_t now = fj_mono_ns();
     fj_guard_conn *best[3] = {NULL, NULL, NULL};
     for (fj_guard_conn *gc = g->head; gc; gc = gc->next) {
         if (gc->shed)
             continue;
         int ph = atomic_load(&gc->phase);
         int slot = ph == PH_HEADERS ? 0 : ph == PH_DEFERRED ? 1 : ph == PH_BODY ? 2 : -1;
+        if (slot == 2 && body_slow(g, gc, now))
+            slot = 0;
         if (slot >= 0 && (!best[slot] || atomic_load(&gc->since_ns) < atomic_load(&best[slot]->since_ns)))
             best[slot] = gc;
     }
@@ -264,8 +275,7 @@ static size_t sweep(fj_guard *g, int64_t now, struct MHD_Connection **resume, bo
         } else if (ph == PH_BODY) {
             if (g->lim.body_timeout_s && age > (int64_t)g->lim.body_timeout_s * s) {
                 shed(g, gc, "body_deadline");
-            } else if (g->lim.body_min_rate && age > (int64_t)g->lim.header_timeout_s * s && age > 0 &&
-                       (double)atomic_load(&gc->body_bytes) < (double)g->lim.body_min_rate * (double)age / 1e9) {
+            } else if (g->lim.body_min_rate && age > (int64_t)g->lim.header_timeout_s * s && body_slow(g, gc, now)) {
                 shed(g, gc, "body_too_slow");
             }
         }
