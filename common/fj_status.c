@@ -23,6 +23,7 @@ static const struct {
     [FJ_EIO] = {"io_error", 500},
     [FJ_ESCHEMA] = {"schema_outdated", 503},
     [FJ_EINTERNAL] = {"internal", 500},
+    [FJ_ELIMITED] = {"rate_limited", 429},
 };
 
 const char *fj_status_name(fj_status st)

@@ -22,7 +22,8 @@ typedef enum fj_status {
     FJ_ENOMEM,      /* out of memory: 503, never abort on a request path */
     FJ_EIO,         /* storage or system failure: 500 (503 when retrying can help) */
     FJ_ESCHEMA,     /* database schema older than this binary: run `fjord migrate up` */
-    FJ_EINTERNAL    /* a bug */
+    FJ_EINTERNAL,   /* a bug */
+    FJ_ELIMITED     /* too many failures from this client or for this name: 429 with Retry-After */
 } fj_status;
 
 /* Human detail of a failure. `path` names where in the input (a JSON path such as

@@ -1,4 +1,5 @@
-/* auth.c — credential checks against a periodically refreshed copy of the token table. */
+/* auth.c — credential checks against a periodically refreshed copy of the token table, and the
+ * limits on failed checks (token buckets per client address and per user name). */
 #include "auth.h"
 
 #include "alloc.h"
@@ -101,6 +102,22 @@ bool fj_token_verify(const char *secret, const char *hash)
     return sodium_memcmp(want, got, sizeof got) == 0;
 }
 
+/* A failure budget: `tokens` refill at fail_per_min a minute up to fail_burst. The tables are
+ * fixed: when full, the least recently used entry is forgotten, so memory stays bounded however
+ * many addresses or names an attacker uses (forgetting one only gives it a fresh budget). */
+enum { LIMIT_SLOTS = 4096, LIMIT_PROBE = 16, LIMIT_KEY = 64 };
+
+typedef struct bucket {
+    char key[LIMIT_KEY];
+    double tokens;
+    int64_t last_ns;      /* last refill */
+    int64_t last_fail_ns; /* last failure */
+} bucket;
+
+typedef struct limiter {
+    bucket slots[LIMIT_SLOTS];
+} limiter;
+
 struct fj_auth {
     bool jwt;
     unsigned char jwt_pk[crypto_sign_PUBLICKEYBYTES];
@@ -113,6 +130,10 @@ struct fj_auth {
     bool refreshing; /* a thread is reading the table now */
     int64_t loaded_ns; /* monotonic time of the last load (attempt) */
     pthread_cond_t refreshed; /* signalled when a refresh ends */
+    char dummy_hash[128];     /* checked for unknown Basic names, so they cost what known ones do */
+    fj_auth_limits lim;
+    pthread_mutex_t lim_mu;   /* the two limiters */
+    limiter *by_addr, *by_name;
 };
 
 static void refresh(fj_auth *a, int64_t fresh_since);
@@ -128,6 +149,10 @@ fj_auth *fj_auth_new(const char *db_url, int ttl_s)
     a->ttl_s = ttl_s;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->refreshed, NULL);
+    pthread_mutex_init(&a->lim_mu, NULL);
+    char secret[65];
+    fj_token_generate(secret);
+    fj_token_hash(secret, a->dummy_hash);
     /* Load once now, so the first requests after a start are checked against the table. */
     pthread_mutex_lock(&a->mu);
     refresh(a, 0);
@@ -141,6 +166,9 @@ void fj_auth_free(fj_auth *a)
         return;
     fj_free(a->tokens);
     fj_free(a->db_url);
+    fj_free(a->by_addr);
+    fj_free(a->by_name);
+    pthread_mutex_destroy(&a->lim_mu);
     pthread_mutex_destroy(&a->mu);
     pthread_cond_destroy(&a->refreshed);
     fj_free(a);
@@ -200,20 +228,27 @@ static void refresh(fj_auth *a, int64_t fresh_since)
     pthread_cond_broadcast(&a->refreshed);
 }
 
-/* Looks c up in the current copy; called with a->mu held. */
+/* Looks c up in the current copy; called with a->mu held. Every record a Basic user name could
+ * match is verified (one hash for the usual one record per name) and a name with no record is
+ * verified against a dummy hash, so a wrong secret for a known name and an unknown name take the
+ * same time; a Bearer secret is verified against every record. */
 static bool lookup(fj_auth *a, const fj_credential *c, fj_principal *who)
 {
+    bool found = false, name_known = false;
     for (size_t i = 0; i < a->n_tokens; i++) {
         const fj_token_rec *t = &a->tokens[i];
         if (c->kind == FJ_CRED_BASIC && strcmp(t->cluster, c->user) != 0)
             continue;
-        if (fj_token_verify(c->secret, t->hash)) {
+        name_known = true;
+        if (fj_token_verify(c->secret, t->hash) && !found) {
             snprintf(who->name, sizeof who->name, "%s", t->cluster);
             who->read_only = t->read_only;
-            return true;
+            found = true;
         }
     }
-    return false;
+    if (c->kind == FJ_CRED_BASIC && !name_known)
+        (void)fj_token_verify(c->secret, a->dummy_hash);
+    return found;
 }
 
 fj_status fj_auth_set_jwt_key(fj_auth *a, const char *b64, fj_err *err)
@@ -282,8 +317,126 @@ static fj_status jwt_check(fj_auth *a, const char *tok, fj_principal *who, fj_er
     return st;
 }
 
-fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, fj_err *err)
+void fj_auth_set_limits(fj_auth *a, const fj_auth_limits *lim)
 {
+    pthread_mutex_lock(&a->lim_mu);
+    a->lim = *lim;
+    if (lim->fail_per_min && !a->by_addr) {
+        a->by_addr = fj_calloc(1, sizeof *a->by_addr);
+        a->by_name = fj_calloc(1, sizeof *a->by_name);
+        if (!a->by_addr || !a->by_name) { /* no limits rather than no service */
+            fj_free(a->by_addr);
+            fj_free(a->by_name);
+            a->by_addr = a->by_name = NULL;
+            fj_warn("out of memory: authentication failures are not limited");
+        }
+    }
+    pthread_mutex_unlock(&a->lim_mu);
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The bucket for key (claimed with a full budget if new); called with a->lim_mu held. */
+static bucket *bucket_of(fj_auth *a, limiter *l, const char *key, int64_t now)
+{
+    char k[LIMIT_KEY];
+    uint64_t h = fnv1a(key);
+    if (strlen(key) < sizeof k)
+        snprintf(k, sizeof k, "%s", key);
+    else /* a long user name: its hash stands for it */
+        snprintf(k, sizeof k, "#%016llx", (unsigned long long)h);
+    bucket *victim = NULL;
+    for (size_t i = 0; i < LIMIT_PROBE; i++) {
+        bucket *b = &l->slots[(h + i) % LIMIT_SLOTS];
+        if (b->key[0] && !strcmp(b->key, k))
+            return b;
+        if (!victim || (victim->key[0] && (!b->key[0] || b->last_ns < victim->last_ns)))
+            victim = b;
+    }
+    snprintf(victim->key, sizeof victim->key, "%s", k);
+    victim->tokens = a->lim.fail_burst;
+    victim->last_ns = now;
+    victim->last_fail_ns = 0;
+    return victim;
+}
+
+static void refill(const fj_auth *a, bucket *b, int64_t now)
+{
+    double per_ns = (double)a->lim.fail_per_min / 60e9;
+    b->tokens += (double)(now - b->last_ns) * per_ns;
+    if (b->tokens > a->lim.fail_burst)
+        b->tokens = a->lim.fail_burst;
+    b->last_ns = now;
+}
+
+/* Counts one failure; the seconds until the bucket allows another, 0 when it still had one. */
+static unsigned spend(const fj_auth *a, bucket *b, int64_t now)
+{
+    refill(a, b, now);
+    b->last_fail_ns = now;
+    if (b->tokens >= 1.0) {
+        b->tokens -= 1.0;
+        return 0;
+    }
+    double wait_s = (1.0 - b->tokens) * 60.0 / (double)a->lim.fail_per_min;
+    return (unsigned)wait_s + 1;
+}
+
+/* May a miss from client re-read the table? Only when that address had no failure within the
+ * refresh period: a fresh credential still works at once for a well-behaved client, and a
+ * guesser's failures are checked against the copy (refreshed every ttl_s anyway). */
+static bool may_reread(fj_auth *a, const char *client, int64_t now)
+{
+    if (!client)
+        return true;
+    pthread_mutex_lock(&a->lim_mu);
+    bool ok = true;
+    if (a->by_addr) {
+        bucket *b = bucket_of(a, a->by_addr, client, now);
+        ok = !b->last_fail_ns || now - b->last_fail_ns >= (int64_t)a->ttl_s * 1000000000LL;
+    }
+    pthread_mutex_unlock(&a->lim_mu);
+    return ok;
+}
+
+/* Counts a failure against client and name; fills v and returns FJ_ELIMITED past a limit. */
+static fj_status count_failure(fj_auth *a, const char *client, const char *name, fj_auth_verdict *v, fj_err *err)
+{
+    if (!client)
+        return FJ_EAUTH;
+    int64_t now = fj_mono_ns();
+    unsigned wait = 0;
+    pthread_mutex_lock(&a->lim_mu);
+    if (a->by_addr) {
+        wait = spend(a, bucket_of(a, a->by_addr, client, now), now);
+        if (name && *name) {
+            unsigned w = spend(a, bucket_of(a, a->by_name, name, now), now);
+            wait = w > wait ? w : wait;
+        }
+    }
+    unsigned delay = a->lim.fail_delay_ms;
+    pthread_mutex_unlock(&a->lim_mu);
+    if (!wait)
+        return FJ_EAUTH;
+    v->retry_after_s = wait;
+    v->delay_ms = delay;
+    return fj_err_set(err, FJ_ELIMITED, NULL, "too many failed authentications from this address or for this "
+                      "name; retry in %u s", wait);
+}
+
+fj_status fj_auth_check_from(fj_auth *a, const fj_credential *c, const char *client, fj_principal *who,
+                             fj_err *err, fj_auth_verdict *verdict)
+{
+    fj_auth_verdict none = {0};
+    if (!verdict)
+        verdict = &none;
+    *verdict = none;
     memset(who, 0, sizeof *who);
     if (c->kind == FJ_CRED_NONE)
         return fj_err_set(err, FJ_EAUTH, NULL, "credentials required (Basic cluster:secret or Bearer token)");
@@ -291,22 +444,35 @@ fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, f
         fj_status st = jwt_check(a, c->secret, who, err);
         if (st == FJ_OK && err)
             memset(err, 0, sizeof *err);
+        else if (st == FJ_EAUTH && count_failure(a, client, NULL, verdict, err) == FJ_ELIMITED)
+            return FJ_ELIMITED;
         return st;
     }
     int64_t arrived = fj_mono_ns();
     pthread_mutex_lock(&a->mu);
     refresh(a, 0);
     bool found = lookup(a, c, who);
-    if (!found) {
+    pthread_mutex_unlock(&a->mu);
+    if (!found && may_reread(a, client, arrived)) {
+        pthread_mutex_lock(&a->mu);
         refresh(a, arrived);
         found = lookup(a, c, who);
+        pthread_mutex_unlock(&a->mu);
     }
-    pthread_mutex_unlock(&a->mu);
-    if (!found)
+    if (!found) {
+        memset(who, 0, sizeof *who);
+        if (count_failure(a, client, c->kind == FJ_CRED_BASIC ? c->user : NULL, verdict, err) == FJ_ELIMITED)
+            return FJ_ELIMITED;
         return fj_err_set(err, FJ_EAUTH, NULL, "unknown credential or wrong secret");
+    }
     if (err)
         memset(err, 0, sizeof *err);
     return FJ_OK;
+}
+
+fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, fj_err *err)
+{
+    return fj_auth_check_from(a, c, NULL, who, err, NULL);
 }
 
 bool fj_auth_may_write(const fj_principal *who, const char *cluster)

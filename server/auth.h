@@ -48,8 +48,38 @@ fj_auth *fj_auth_new(const char *db_url, int ttl_s);
 void fj_auth_free(fj_auth *a);
 
 /* Checks a credential: FJ_OK and *who on success; FJ_EAUTH when absent, unknown or wrong.
- * Thread-safe. */
+ * Thread-safe. A credential not in the cached copy of the table makes it re-read (so one added
+ * with `fjord token add` works at once). Not limited: servers use fj_auth_check_from. */
 fj_status fj_auth_check(fj_auth *a, const fj_credential *c, fj_principal *who, fj_err *err);
+
+/* Limits on failed checks, per client address and per Basic user name: `fail_burst` failures at
+ * once, then `fail_per_min` a minute (token buckets). fail_per_min 0 turns the limits off. */
+typedef struct fj_auth_limits {
+    unsigned fail_burst;
+    unsigned fail_per_min;
+    unsigned fail_delay_ms; /* how long a failure over a limit waits for its answer */
+} fj_auth_limits;
+
+/* Sets the limits (before serving; the default is no limit). */
+void fj_auth_set_limits(fj_auth *a, const fj_auth_limits *lim);
+
+/* What the caller must do with a failure beyond answering it. */
+typedef struct fj_auth_verdict {
+    unsigned retry_after_s; /* FJ_ELIMITED: the Retry-After of the 429 */
+    unsigned delay_ms;      /* hold the failure's answer this long (never a success's) */
+} fj_auth_verdict;
+
+/* fj_auth_check for a request from `client` (its address as text). A correct credential is always
+ * accepted, whatever the limits: an attacker guessing a cluster's name must not lock the
+ * cluster's nodes out. A failure is counted against the address and the Basic user name; past
+ * either limit it is FJ_ELIMITED (429) instead of FJ_EAUTH, with verdict->retry_after_s and
+ * verdict->delay_ms set, which slows guessing down to the limit without refusing anyone right.
+ * The table is re-read for an unknown credential only when the address had no failure in the
+ * last refresh period, so repeated failures cost one hash each. A Basic check costs one hash
+ * whether the user name exists or not (a dummy hash for unknown names), so timing does not tell
+ * which names have credentials. */
+fj_status fj_auth_check_from(fj_auth *a, const fj_credential *c, const char *client, fj_principal *who,
+                             fj_err *err, fj_auth_verdict *verdict);
 
 /* Also accept Ed25519-signed JWTs (header alg "EdDSA"), checked with this base64 public key
  * (32 bytes), as cc-metric-store does: a Bearer (or X-Auth-Token) value of three dot-separated

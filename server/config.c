@@ -44,6 +44,14 @@ static const option_def options[] = {
     NUM("max-connections", OPT_UINT, max_connections, SERVE, "N", "concurrent connections in total"),
     NUM("max-per-ip", OPT_UINT, max_per_ip, SERVE, "N", "concurrent connections per client address"),
     NUM("timeout", OPT_UINT, timeout_s, SERVE, "SECONDS", "idle connection timeout"),
+    NUM("header-timeout", OPT_UINT, header_timeout_s, SERVE, "SECONDS", "request headers complete within this after accept (0 = off)"),
+    NUM("body-timeout", OPT_UINT, body_timeout_s, SERVE, "SECONDS", "a whole request body arrives within this (0 = off)"),
+    NUM("body-min-rate", OPT_SIZE, body_min_rate, SERVE, "SIZE", "bytes a second a slow body must average (0 = off)"),
+    NUM("body-memory", OPT_SIZE, body_memory, SERVE, "SIZE", "all request bodies in flight together (503 beyond)"),
+    NUM("auth-fail-burst", OPT_UINT, auth_fail_burst, SERVE, "N", "failed authentications per address or user name at once"),
+    NUM("auth-fail-rate", OPT_UINT, auth_fail_rate, SERVE, "N", "then this many a minute; beyond, 429 (0 = no limit)"),
+    NUM("auth-fail-delay-ms", OPT_UINT, auth_fail_delay_ms, SERVE, "MS", "how long a failure over the limit waits for its 429"),
+    NUM("refusal-log-burst", OPT_UINT, refusal_log_burst, SERVE, "N", "refusal log lines per address and reason a minute (0 = all)"),
     NUM("connection-memory", OPT_SIZE, conn_memory, SERVE, "SIZE", "per-connection buffer for headers"),
     NUM("queue-max", OPT_SIZE, queue_max, SERVE, "N", "queued write batches beyond which ingest answers 503"),
     NUM("group-commit-ms", OPT_UINT, group_commit_ms, SERVE, "MS", "how long the writer gathers requests into one commit"),
@@ -81,6 +89,14 @@ void fj_config_defaults(fj_config *c)
     c->max_connections = 1024;
     c->max_per_ip = 64;
     c->timeout_s = 30;
+    c->header_timeout_s = 10;
+    c->body_timeout_s = 300;
+    c->body_min_rate = 4096;
+    c->body_memory = (size_t)256 << 20;
+    c->auth_fail_burst = 20;
+    c->auth_fail_rate = 60;
+    c->auth_fail_delay_ms = 1000;
+    c->refusal_log_burst = 5;
     c->conn_memory = 64 * 1024;
     c->queue_max = 256;
     c->group_commit_ms = 2;
@@ -398,6 +414,10 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
         return fj_err_set(err, FJ_EINVAL, "threads", "threads must be 1-256");
     if (c->max_body == 0 || c->max_decoded < c->max_body)
         return fj_err_set(err, FJ_EINVAL, "max-decoded", "max-decoded must be at least max-body");
+    if (c->body_memory < c->max_body)
+        return fj_err_set(err, FJ_EINVAL, "body-memory", "body-memory must be at least max-body");
+    if (c->auth_fail_rate && c->auth_fail_burst < 1)
+        return fj_err_set(err, FJ_EINVAL, "auth-fail-burst", "auth-fail-burst must be at least 1");
     return FJ_OK;
 }
 

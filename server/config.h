@@ -23,6 +23,14 @@ typedef struct fj_config {
     unsigned max_connections;  /* global */
     unsigned max_per_ip;       /* per client address */
     unsigned timeout_s;        /* idle connection timeout (headers and body) */
+    unsigned header_timeout_s; /* a request's headers complete within this (0 = off) */
+    unsigned body_timeout_s;   /* a request's whole body arrives within this (0 = off) */
+    size_t body_min_rate;      /* bytes/s a body must average after header_timeout_s (0 = off) */
+    size_t body_memory;        /* all request bodies buffered at once, together */
+    unsigned auth_fail_burst;  /* failed authentications per address or name at once... */
+    unsigned auth_fail_rate;   /* ...then this many a minute (0 = no limit) */
+    unsigned auth_fail_delay_ms; /* a failure over the limit is answered after this long */
+    unsigned refusal_log_burst; /* refusal log lines per address and reason a minute (0 = all) */
     size_t conn_memory;        /* libmicrohttpd per-connection memory limit */
     size_t queue_max;          /* writer queue length past which ingest answers 503 */
     unsigned group_commit_ms;  /* how long the writer waits to gather more batches */

@@ -5,7 +5,10 @@
 
 #include "alloc.h"
 #include "codec.h"
+#include "conn_guard.h"
 #include "log.h"
+#include "reqlog.h"
+#include "timefmt.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,13 +33,18 @@ struct fj_server {
     const fj_route *routes;
     atomic_int in_flight;
     atomic_bool draining;
+    fj_guard *guard;          /* deadlines and shedding of slow connections (conn_guard.h) */
+    fj_reqlog *reqlog;        /* the refusal log */
+    atomic_size_t body_bytes; /* bytes reserved by every request body in flight, together */
     unsigned port;
     pthread_mutex_t readers_mu;
     fj_store *readers[MAX_READERS];
     size_t n_readers;
 };
 
-typedef enum { REQ_NEW, REQ_BODY, REQ_WAITING, REQ_ANSWERED } req_state;
+/* REQ_DEFERRED: a failed authentication over its limit, suspended until the guard resumes it
+ * (slows guessing down without holding a worker thread). */
+typedef enum { REQ_NEW, REQ_BODY, REQ_WAITING, REQ_DEFERRED, REQ_ANSWERED } req_state;
 
 struct fj_http_req {
     fj_server *srv;
@@ -43,7 +52,12 @@ struct fj_http_req {
     const fj_route *route;
     const char *method, *path, *path_rest;
     req_state state;
+    fj_guard_conn *gc;    /* the guard's record of this connection (may be NULL) */
     fj_principal who;
+    const char *cred_name; /* the Basic user presented (arena), for the refusal log */
+    const char *reason;    /* error code of a refusal (arena), for the refusal log */
+    size_t reserved;       /* bytes of the global body budget this request holds */
+    unsigned defer_ms;     /* REQ_DEFERRED: how long */
     fj_arena *arena;
     fj_buf raw;           /* body as received */
     fj_buf decoded;       /* body after Content-Encoding, when there was one */
@@ -183,6 +197,7 @@ void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err)
         fj_buf_json_str(&b, err->path);
     }
     fj_buf_puts(&b, "}}\n");
+    r->reason = fj_arena_strdup(r->arena, err && err->code[0] ? err->code : fj_status_name(st));
     fj_http_reply(r, fj_status_http(st), NULL, b.data ? b.data : "{}", b.len);
     fj_buf_free(&b);
 }
@@ -194,16 +209,41 @@ static void reply_simple(fj_http_req *r, fj_status st, const char *path, const c
     fj_http_reply_error(r, st, &err);
 }
 
+/* Every answer of 400 or more goes to the refusal log. */
+static void log_refusal(fj_http_req *r)
+{
+    char reason[32];
+    if (!r->reason)
+        snprintf(reason, sizeof reason, "http_%d", r->status);
+    fj_reqlog_entry e = {
+        .client = fj_guard_client(r->gc),
+        .credential = r->who.name[0] ? r->who.name : r->cred_name,
+        .method = r->method,
+        .path = r->path,
+        .status = r->status,
+        .reason = r->reason ? r->reason : reason,
+        .bytes = r->resp_len,
+        .duration_us = -1,
+    };
+    fj_reqlog_refusal(r->srv->reqlog, &e);
+}
+
 static enum MHD_Result send_answer(fj_http_req *r)
 {
+    fj_guard_busy(r->gc);
+    if (r->status >= 400)
+        log_refusal(r);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(r->resp_len, r->resp ? r->resp : (char *)"", MHD_RESPMEM_MUST_COPY);
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", r->resp_type ? r->resp_type : "application/json");
-    for (int i = 0; i < r->n_hdr; i++)
+    bool retry_after = false;
+    for (int i = 0; i < r->n_hdr; i++) {
         MHD_add_response_header(resp, r->hdr[i][0], r->hdr[i][1]);
-    if (r->status == 503 || r->status == 429)
+        retry_after |= strcasecmp(r->hdr[i][0], "Retry-After") == 0;
+    }
+    if ((r->status == 503 || r->status == 429) && !retry_after)
         MHD_add_response_header(resp, "Retry-After", "5");
     if (r->status == 401)
         MHD_add_response_header(resp, "WWW-Authenticate", "Basic realm=\"fjord\"");
@@ -281,6 +321,38 @@ static const fj_route *find_route(fj_server *s, const char *path, const char *me
     return NULL;
 }
 
+/* Content-Length above 0, or any Transfer-Encoding (chunked: length unknown). */
+static bool request_has_body(const fj_http_req *r)
+{
+    const char *len = fj_http_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (len && strtoull(len, NULL, 10) > 0)
+        return true;
+    return fj_http_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+}
+
+/* Takes n bytes of the budget shared by every request body in flight (body-memory). */
+static bool reserve_body(fj_http_req *r, size_t n)
+{
+    fj_server *s = r->srv;
+    size_t before = atomic_fetch_add(&s->body_bytes, n);
+    if (before + n > s->cfg.body_memory || before + n < before) {
+        atomic_fetch_sub(&s->body_bytes, n);
+        return false;
+    }
+    r->reserved += n;
+    return true;
+}
+
+static void release_body(fj_http_req *r)
+{
+    atomic_fetch_sub(&r->srv->body_bytes, r->reserved);
+    r->reserved = 0;
+}
+
+/* Route, limits, authentication and admission, from the headers alone. Leaves r answered (the
+ * answer is sent before any body is read, and libmicrohttpd then closes the connection without
+ * reading it), deferred (an answer held back: failed authentication over its limit) or in
+ * REQ_BODY (admitted). */
 static void admit(fj_http_req *r)
 {
     fj_server *s = r->srv;
@@ -295,6 +367,13 @@ static void admit(fj_http_req *r)
             reply_simple(r, FJ_EMETHOD, NULL, "method %s not allowed here", r->method);
         else
             reply_simple(r, FJ_ENOTFOUND, NULL, "no such endpoint: %s", r->path);
+        return;
+    }
+    bool body = request_has_body(r);
+    if (body && r->route->body == FJ_NO_BODY) {
+        fj_err err = {0};
+        fj_err_set(&err, FJ_ETOOBIG, "body", "%s takes no request body", r->route->path);
+        fj_http_reply_error(r, FJ_ETOOBIG, &err);
         return;
     }
     const char *len = fj_http_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -328,10 +407,24 @@ static void admit(fj_http_req *r)
             reply_simple(r, FJ_EAUTH, "Authorization", "%s", "malformed Authorization header");
             return;
         }
+        if (cred.kind == FJ_CRED_BASIC)
+            r->cred_name = fj_arena_strdup(r->arena, cred.user);
+        fj_auth_verdict verdict = {0};
         if (cred.kind == FJ_CRED_NONE && s->cfg.dev_mode) {
             r->who.anonymous = true;
-        } else if (fj_auth_check(s->auth, &cred, &r->who, &err) != FJ_OK) {
-            fj_http_reply_error(r, FJ_EAUTH, &err);
+        } else if ((st = fj_auth_check_from(s->auth, &cred, fj_guard_client(r->gc), &r->who, &err, &verdict)) !=
+                   FJ_OK) {
+            fj_http_reply_error(r, st, &err);
+            if (st == FJ_ELIMITED) {
+                char retry[16];
+                snprintf(retry, sizeof retry, "%u", verdict.retry_after_s);
+                fj_http_reply_header(r, "Retry-After", retry);
+                fj_http_reply_header(r, "Connection", "close"); /* the guesser's slot is freed */
+                if (verdict.delay_ms) {
+                    r->state = REQ_DEFERRED;
+                    r->defer_ms = verdict.delay_ms;
+                }
+            }
             return;
         }
         if (r->route->access == FJ_ACCESS_WRITE && r->who.read_only) {
@@ -342,6 +435,12 @@ static void admit(fj_http_req *r)
             reply_simple(r, FJ_EBUSY, NULL, "%s", "the write queue is full; retry later");
             return;
         }
+    }
+    /* A known length is reserved whole now; a chunked body as it arrives. */
+    const char *body_len = body ? len : NULL;
+    if (body_len && !reserve_body(r, (size_t)strtoull(body_len, NULL, 10))) {
+        reply_simple(r, FJ_EBUSY, "body", "%s", "too many request bodies in flight (body-memory); retry later");
+        return;
     }
     r->state = REQ_BODY;
 }
@@ -359,13 +458,30 @@ static void run_handler(fj_http_req *r)
         }
         r->decoded_used = true;
         fj_buf_free(&r->raw);
+        if (!reserve_body(r, r->decoded.len)) {
+            reply_simple(r, FJ_EBUSY, "body", "%s", "too many request bodies in flight (body-memory); retry later");
+            return;
+        }
     }
     r->route->handle(r);
+}
+
+/* Holds a refused request's answer back (REQ_DEFERRED) until the guard resumes it; answers at
+ * once when the guard is stopping. */
+static enum MHD_Result defer_answer(fj_http_req *r)
+{
+    MHD_suspend_connection(r->conn);
+    if (fj_guard_defer(r->srv->guard, r->gc, r->defer_ms))
+        return MHD_YES;
+    MHD_resume_connection(r->conn);
+    r->state = REQ_ANSWERED;
+    return send_answer(r);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
 {
+    (void)version;
     fj_server *s = cls;
     fj_http_req *r = *con_cls;
     if (!r) {
@@ -380,14 +496,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->conn = conn;
         r->method = method;
         r->path = url;
+        r->gc = fj_guard_of(conn);
         fj_buf_init(&r->raw, s->cfg.max_body);
         atomic_fetch_add(&s->in_flight, 1);
         *con_cls = r;
         admit(r);
+        /* A refusal is answered now, from the headers: libmicrohttpd then neither reads nor
+         * hands over the body, and closes the connection after the answer. */
+        if (r->state == REQ_ANSWERED)
+            return send_answer(r);
+        if (r->state == REQ_DEFERRED)
+            return defer_answer(r);
+        fj_guard_request_started(r->gc, request_has_body(r));
         return MHD_YES;
     }
+    if (r->state == REQ_DEFERRED) { /* resumed by the guard */
+        r->state = REQ_ANSWERED;
+        return send_answer(r);
+    }
     if (*upload_size) {
+        fj_guard_body_bytes(r->gc, *upload_size);
         if (r->state == REQ_BODY && !r->body_too_big) {
+            /* A chunked body takes its share of the budget as it grows; past it the connection
+             * is closed (no answer can be queued in the middle of an upload). */
+            size_t need = r->raw.len + *upload_size;
+            if (need > r->reserved && need <= s->cfg.max_body && !reserve_body(r, need - r->reserved)) {
+                fj_reqlog_entry e = {.client = fj_guard_client(r->gc), .credential = r->who.name, .method = r->method,
+                                     .path = r->path, .reason = "body_memory", .duration_us = -1};
+                fj_reqlog_refusal(s->reqlog, &e);
+                return MHD_NO;
+            }
             fj_status st = fj_buf_append(&r->raw, upload_data, *upload_size);
             if (st == FJ_ETOOBIG) {
                 r->body_too_big = true;
@@ -400,6 +538,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (r->state == REQ_BODY) {
+        fj_guard_busy(r->gc);
         if (r->body_too_big) {
             fj_err err = {0};
             fj_err_set(&err, FJ_ETOOBIG, "body", "body exceeds the limit of %zu bytes", s->cfg.max_body);
@@ -417,10 +556,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
+    (void)toe;
     fj_server *s = cls;
     fj_http_req *r = *con_cls;
+    fj_guard_request_done(fj_guard_of(conn));
     if (!r)
         return;
+    release_body(r);
     fj_buf_free(&r->raw);
     fj_buf_free(&r->decoded);
     fj_arena_destroy(r->arena);
@@ -437,6 +579,25 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     while (n && line[n - 1] == '\n')
         line[--n] = '\0';
     fj_warn("http: %s", line);
+}
+
+static void flush_reqlog(void *ctx)
+{
+    fj_reqlog_flush(ctx);
+}
+
+/* Enough descriptors for every connection libmicrohttpd may hold, plus the database's: the soft
+ * limit is often 1024, below the default connection limit. */
+static void raise_fd_limit(unsigned connections)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)connections + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
+        fj_warn("open files limited to %llu, below the %llu that %u connections need: raise LimitNOFILE",
+                (unsigned long long)rl.rlim_cur, (unsigned long long)want, connections);
 }
 
 fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, const fj_route *routes,
@@ -473,23 +634,38 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, 
     s->auth = auth;
     s->routes = routes;
     pthread_mutex_init(&s->readers_mu, NULL);
-    s->writer = fj_writer_start(store, cfg->queue_max, cfg->group_commit_ms);
+    fj_auth_limits lim = {cfg->auth_fail_burst, cfg->auth_fail_rate, cfg->auth_fail_delay_ms};
+    fj_auth_set_limits(auth, &lim);
+    s->reqlog = fj_reqlog_new(cfg->refusal_log_burst, 60);
+    fj_guard_limits glim = {cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, cfg->body_min_rate};
+    s->guard = s->reqlog ? fj_guard_start(&glim, s->reqlog, flush_reqlog, s->reqlog) : NULL;
+    s->writer = s->guard ? fj_writer_start(store, cfg->queue_max, cfg->group_commit_ms) : NULL;
     if (!s->writer) {
+        fj_guard_free(s->guard);
+        fj_reqlog_free(s->reqlog);
         fj_free(s);
         return fj_err_set(err, FJ_ENOMEM, NULL, "cannot start the writer thread");
     }
-    s->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, s,
+    /* The guard keeps live connections at max-connections by shedding the oldest idle one for
+     * each new one (conn_guard.h); libmicrohttpd's own limit sits above it, for connections shed
+     * but not closed yet, and stops accepting only if those pile up. */
+    unsigned hard_limit = cfg->max_connections + (cfg->max_connections / 4 > 16 ? cfg->max_connections / 4 : 16);
+    raise_fd_limit(hard_limit);
+    s->daemon = MHD_start_daemon(flags, (uint16_t)port, fj_guard_accept, s->guard, on_request, s,
                                  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* first, as MHD asks */
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                                  MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+                                 MHD_OPTION_CONNECTION_LIMIT, hard_limit,
                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_per_ip,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->conn_memory,
                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                                 MHD_OPTION_NOTIFY_CONNECTION, fj_guard_notify, s->guard,
                                  MHD_OPTION_END);
     if (!s->daemon) {
         fj_writer_stop(s->writer);
+        fj_guard_free(s->guard);
+        fj_reqlog_free(s->reqlog);
         fj_free(s);
         return fj_err_set(err, FJ_EIO, "listen", "cannot listen on %s (in use or not permitted)", cfg->listen);
     }
@@ -513,12 +689,15 @@ void fj_server_stop(fj_server *s, unsigned timeout_s)
     MHD_socket lsock = MHD_quiesce_daemon(s->daemon);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);
+    fj_guard_stop(s->guard); /* deferred answers go out now */
     for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < timeout_s * 100; waited++)
         usleep(10000);
     fj_writer_stop(s->writer); /* commits whatever is still queued and answers it */
     for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < 200; waited++)
         usleep(10000);
     MHD_stop_daemon(s->daemon);
+    fj_guard_free(s->guard); /* after the daemon: its CLOSED notifications empty the guard's table */
+    fj_reqlog_free(s->reqlog);
     for (size_t i = 0; i < s->n_readers; i++)
         fj_store_close(s->readers[i]);
     pthread_mutex_destroy(&s->readers_mu);

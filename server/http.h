@@ -21,10 +21,15 @@ typedef struct fj_http_req fj_http_req;
 
 typedef enum { FJ_ACCESS_NONE, FJ_ACCESS_READ, FJ_ACCESS_WRITE } fj_access;
 
+/* Whether a route reads a request body. A body sent to an FJ_NO_BODY route is answered 413 at
+ * once and the connection closed, without reading or decoding it. */
+typedef enum { FJ_NO_BODY, FJ_BODY } fj_body_rule;
+
 typedef struct fj_route {
     const char *methods; /* "POST", "GET", "GET,POST" */
     const char *path;    /* exact, or a prefix ending in '*' */
     fj_access access;
+    fj_body_rule body;
     void (*handle)(fj_http_req *r);
 } fj_route;
 

@@ -1,4 +1,9 @@
-/* routes.c — the route table: method, path, access needed, handler. */
+/* routes.c — the route table: method, path, access needed, whether a body is taken, handler.
+ *
+ * FJ_NO_BODY routes answer a request that carries a body (Content-Length > 0 or any
+ * Transfer-Encoding) at once, without reading it: the open routes must never buffer or decode
+ * what an unauthenticated client sends. cc-backend sends JSON bodies with GET /api/query and
+ * GET /api/healthcheck, so those take one. */
 #include "routes.h"
 
 #include "api.h"
@@ -11,44 +16,44 @@
 
 const fj_route fj_routes[] = {
     /* Ingest: Sonar's HTTP sink and sonalyze's insert API, fjord's bulk path, the universal path. */
-    {"POST", "/api/v1/insert/*", FJ_ACCESS_WRITE, fj_route_sonar_insert},
-    {"POST", "/api/v1/ingest/sonar", FJ_ACCESS_WRITE, fj_route_sonar_bulk},
-    {"POST", "/api/v1/ingest/measurements", FJ_ACCESS_WRITE, fj_route_measurements_ingest},
-    {"POST", "/ingest", FJ_ACCESS_WRITE, fj_route_ingest_any},
+    {"POST", "/api/v1/insert/*", FJ_ACCESS_WRITE, FJ_BODY, fj_route_sonar_insert},
+    {"POST", "/api/v1/ingest/sonar", FJ_ACCESS_WRITE, FJ_BODY, fj_route_sonar_bulk},
+    {"POST", "/api/v1/ingest/measurements", FJ_ACCESS_WRITE, FJ_BODY, fj_route_measurements_ingest},
+    {"POST", "/ingest", FJ_ACCESS_WRITE, FJ_BODY, fj_route_ingest_any},
     /* Line protocol (server/metrics_routes.c): cc-metric-store, InfluxDB 1.x and 2.x write paths;
      * cc-metric-store's query and health check; ClusterCockpit events; cc-backend's job API. */
-    {"POST", "/api/write", FJ_ACCESS_WRITE, fj_route_ccms_write},
-    {"POST", "/write", FJ_ACCESS_WRITE, fj_route_influx1_write},
-    {"POST", "/api/v2/write", FJ_ACCESS_WRITE, fj_route_influx2_write},
-    {"GET,POST", "/api/query", FJ_ACCESS_READ, fj_route_ccms_query},
-    {"GET", "/api/healthcheck", FJ_ACCESS_READ, fj_route_ccms_health},
-    {"GET", "/api/v1/events", FJ_ACCESS_READ, fj_route_cc_events},
-    {"GET", "/api/v1/cc/jobs", FJ_ACCESS_READ, fj_route_cc_jobs},
-    {"POST", "/api/jobs/start_job", FJ_ACCESS_WRITE, fj_route_cc_start_job},
-    {"POST", "/api/jobs/stop_job", FJ_ACCESS_WRITE, fj_route_cc_stop_job},
+    {"POST", "/api/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_ccms_write},
+    {"POST", "/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_influx1_write},
+    {"POST", "/api/v2/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_influx2_write},
+    {"GET,POST", "/api/query", FJ_ACCESS_READ, FJ_BODY, fj_route_ccms_query},
+    {"GET", "/api/healthcheck", FJ_ACCESS_READ, FJ_BODY, fj_route_ccms_health},
+    {"GET", "/api/v1/events", FJ_ACCESS_READ, FJ_NO_BODY, fj_route_cc_events},
+    {"GET", "/api/v1/cc/jobs", FJ_ACCESS_READ, FJ_NO_BODY, fj_route_cc_jobs},
+    {"POST", "/api/jobs/start_job", FJ_ACCESS_WRITE, FJ_BODY, fj_route_cc_start_job},
+    {"POST", "/api/jobs/stop_job", FJ_ACCESS_WRITE, FJ_BODY, fj_route_cc_stop_job},
     /* Chimbuko (server/chimbuko_routes.c): the parameter server's packets, provenance records. */
-    {"POST", "/api/anomalydata", FJ_ACCESS_WRITE, fj_route_chimbuko_packet},
-    {"POST", "/api/v1/ingest/chimbuko/*", FJ_ACCESS_WRITE, fj_route_chimbuko_records},
+    {"POST", "/api/anomalydata", FJ_ACCESS_WRITE, FJ_BODY, fj_route_chimbuko_packet},
+    {"POST", "/api/v1/ingest/chimbuko/*", FJ_ACCESS_WRITE, FJ_BODY, fj_route_chimbuko_records},
     /* Queries (api/; documented in api/spec.c, which /api/v1/openapi.json is built from). */
-    {"GET", "/api/v1/clusters", FJ_ACCESS_READ, fj_api_clusters},
-    {"GET", "/api/v1/nodes", FJ_ACCESS_READ, fj_api_nodes},
+    {"GET", "/api/v1/clusters", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_clusters},
+    {"GET", "/api/v1/nodes", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_nodes},
     /* {node}/sysinfo, {node}/topology, {node}/measurements (api/nodes.c dispatches) */
-    {"GET", "/api/v1/nodes/*", FJ_ACCESS_READ, fj_api_node_sub},
-    {"GET", "/api/v1/jobs", FJ_ACCESS_READ, fj_api_jobs},
-    {"GET", "/api/v1/jobs/*", FJ_ACCESS_READ, fj_api_job_sub}, /* {id}, {id}/profile */
-    {"GET", "/api/v1/load/nodes", FJ_ACCESS_READ, fj_api_load_nodes},
-    {"GET", "/api/v1/load/cluster", FJ_ACCESS_READ, fj_api_load_cluster},
-    {"GET", "/api/v1/load/gpus", FJ_ACCESS_READ, fj_api_load_gpus},
-    {"GET", "/api/v1/slurm/jobs", FJ_ACCESS_READ, fj_api_slurm_jobs},
-    {"GET", "/api/v1/slurm/partitions", FJ_ACCESS_READ, fj_api_slurm_partitions},
-    {"GET", "/api/v1/slurm/nodes", FJ_ACCESS_READ, fj_api_slurm_nodes},
-    {"GET", "/api/v1/uptime", FJ_ACCESS_READ, fj_api_uptime},
-    {"GET", "/api/v1/errors", FJ_ACCESS_READ, fj_api_errors},
+    {"GET", "/api/v1/nodes/*", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_node_sub},
+    {"GET", "/api/v1/jobs", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_jobs},
+    {"GET", "/api/v1/jobs/*", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_job_sub}, /* {id}, {id}/profile */
+    {"GET", "/api/v1/load/nodes", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_load_nodes},
+    {"GET", "/api/v1/load/cluster", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_load_cluster},
+    {"GET", "/api/v1/load/gpus", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_load_gpus},
+    {"GET", "/api/v1/slurm/jobs", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_slurm_jobs},
+    {"GET", "/api/v1/slurm/partitions", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_slurm_partitions},
+    {"GET", "/api/v1/slurm/nodes", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_slurm_nodes},
+    {"GET", "/api/v1/uptime", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_uptime},
+    {"GET", "/api/v1/errors", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_errors},
     /* Chimbuko queries (api/chimbuko.c) and the SSS Node object export (api/sss.c). */
-    {"GET", "/api/v1/chimbuko/*", FJ_ACCESS_READ, fj_api_chimbuko},
-    {"GET", "/api/v1/export/sss/nodes", FJ_ACCESS_READ, fj_api_sss_nodes},
-    {"GET", "/api/v1/export/sss/nodes/*", FJ_ACCESS_READ, fj_api_sss_node},
-    {"GET", "/api/v1/openapi.json", FJ_ACCESS_NONE, fj_api_openapi},
-    {"GET", "/api/v1/health", FJ_ACCESS_NONE, fj_api_health},
+    {"GET", "/api/v1/chimbuko/*", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_chimbuko},
+    {"GET", "/api/v1/export/sss/nodes", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_sss_nodes},
+    {"GET", "/api/v1/export/sss/nodes/*", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_sss_node},
+    {"GET", "/api/v1/openapi.json", FJ_ACCESS_NONE, FJ_NO_BODY, fj_api_openapi},
+    {"GET", "/api/v1/health", FJ_ACCESS_NONE, FJ_NO_BODY, fj_api_health},
     {0},
 };

@@ -1,0 +1,364 @@
+/* conn_guard.c — the connection table, the accept policy at the limit, the deadline thread. */
+#include "conn_guard.h"
+
+#include "alloc.h"
+#include "log.h"
+#include "timefmt.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum { PH_HEADERS, PH_BODY, PH_BUSY, PH_DEFERRED } phase;
+
+struct fj_guard_conn {
+    struct MHD_Connection *conn;
+    int fd;
+    char client[INET6_ADDRSTRLEN];
+    fj_guard_conn *prev, *next; /* the table, under g->mu */
+    bool shed;                  /* shut down; waiting for libmicrohttpd to close it (under g->mu) */
+    _Atomic int phase;
+    _Atomic int64_t since_ns;   /* when the phase began */
+    _Atomic size_t body_bytes;
+    _Atomic int64_t due_ns;     /* PH_DEFERRED: when to resume */
+};
+
+struct fj_guard {
+    fj_guard_limits lim;
+    fj_reqlog *log;
+    void (*tick)(void *);
+    void *tick_ctx;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    fj_guard_conn *head, *tail; /* oldest first */
+    unsigned live;              /* in the table and not shed */
+    bool stopping;
+    bool started;
+    pthread_t thread;
+};
+
+static void addr_text(const struct sockaddr *a, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!a)
+        return;
+    if (a->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)a)->sin_addr, out, (socklen_t)cap);
+    else if (a->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, out, (socklen_t)cap);
+}
+
+static void log_event(fj_guard *g, const char *client, const char *reason)
+{
+    fj_reqlog_entry e = {.client = client, .reason = reason, .duration_us = -1};
+    fj_reqlog_refusal(g->log, &e);
+}
+
+/* Shuts gc's socket down so libmicrohttpd closes the connection; called with g->mu held, which
+ * keeps gc (and so its descriptor) registered. */
+static void shed(fj_guard *g, fj_guard_conn *gc, const char *reason)
+{
+    if (gc->shed)
+        return;
+    gc->shed = true;
+    g->live--;
+    shutdown(gc->fd, SHUT_RDWR);
+    log_event(g, gc->client, reason);
+}
+
+/* --- libmicrohttpd hooks --------------------------------------------------------------- */
+
+/* Is gc's body arriving slower than the minimum rate (so far)? */
+static bool body_slow(const fj_guard *g, fj_guard_conn *gc, int64_t now)
+{
+    int64_t age = now - atomic_load(&gc->since_ns);
+    return (double)atomic_load(&gc->body_bytes) < (double)g->lim.body_min_rate * (double)age / 1e9;
+}
+
+/* At the limit, one connection makes room, in this order: the one idle longest (waiting for
+ * headers, or sending a body slower than the minimum rate: a fresh connection is the youngest
+ * and so the last to go); failing that the oldest deferred answer is resumed now (its connection
+ * closes after it); failing that the oldest upload. Returns true when room was made; *resume is
+ * the deferred connection to resume after unlocking. Called with g->mu held. */
+static bool make_room(fj_guard *g, struct MHD_Connection **resume)
+{
+    int64_t now = fj_mono_ns();
+    fj_guard_conn *best[3] = {NULL, NULL, NULL};
+    for (fj_guard_conn *gc = g->head; gc; gc = gc->next) {
+        if (gc->shed)
+            continue;
+        int ph = atomic_load(&gc->phase);
+        int slot = ph == PH_HEADERS ? 0 : ph == PH_DEFERRED ? 1 : ph == PH_BODY ? 2 : -1;
+        if (slot == 2 && body_slow(g, gc, now))
+            slot = 0;
+        if (slot >= 0 && (!best[slot] || atomic_load(&gc->since_ns) < atomic_load(&best[slot]->since_ns)))
+            best[slot] = gc;
+    }
+    if (best[0]) {
+        shed(g, best[0], "shed_oldest_idle");
+        return true;
+    }
+    if (best[1]) {
+        atomic_store(&best[1]->phase, PH_BUSY);
+        *resume = best[1]->conn;
+        return true;
+    }
+    if (best[2]) {
+        shed(g, best[2], "shed_oldest_upload");
+        return true;
+    }
+    return false;
+}
+
+enum MHD_Result fj_guard_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)addrlen;
+    fj_guard *g = cls;
+    struct MHD_Connection *resume = NULL;
+    bool ok = true;
+    pthread_mutex_lock(&g->mu);
+    if (g->lim.max_connections && g->live >= g->lim.max_connections)
+        ok = make_room(g, &resume);
+    pthread_mutex_unlock(&g->mu);
+    if (resume)
+        MHD_resume_connection(resume);
+    if (!ok) {
+        char client[INET6_ADDRSTRLEN];
+        addr_text(addr, client, sizeof client);
+        log_event(g, client, "connection_limit");
+    }
+    return ok ? MHD_YES : MHD_NO;
+}
+
+void fj_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                     enum MHD_ConnectionNotificationCode code)
+{
+    fj_guard *g = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        fj_guard_conn *gc = fj_calloc(1, sizeof *gc);
+        *socket_context = gc;
+        if (!gc)
+            return; /* served, just not guarded */
+        gc->conn = c;
+        const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        gc->fd = fd ? fd->connect_fd : -1;
+        addr_text(ad ? ad->client_addr : NULL, gc->client, sizeof gc->client);
+        atomic_store(&gc->phase, PH_HEADERS);
+        atomic_store(&gc->since_ns, fj_mono_ns());
+        pthread_mutex_lock(&g->mu);
+        gc->prev = g->tail;
+        if (g->tail)
+            g->tail->next = gc;
+        else
+            g->head = gc;
+        g->tail = gc;
+        g->live++;
+        pthread_mutex_unlock(&g->mu);
+        return;
+    }
+    fj_guard_conn *gc = *socket_context;
+    if (!gc)
+        return;
+    pthread_mutex_lock(&g->mu);
+    if (gc->prev)
+        gc->prev->next = gc->next;
+    else
+        g->head = gc->next;
+    if (gc->next)
+        gc->next->prev = gc->prev;
+    else
+        g->tail = gc->prev;
+    if (!gc->shed)
+        g->live--;
+    pthread_mutex_unlock(&g->mu);
+    fj_free(gc);
+    *socket_context = NULL;
+}
+
+fj_guard_conn *fj_guard_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i ? (fj_guard_conn *)i->socket_context : NULL;
+}
+
+const char *fj_guard_client(const fj_guard_conn *gc)
+{
+    return gc && gc->client[0] ? gc->client : "-";
+}
+
+/* --- phases ---------------------------------------------------------------------------- */
+
+static void enter(fj_guard_conn *gc, phase ph)
+{
+    if (!gc)
+        return;
+    atomic_store(&gc->since_ns, fj_mono_ns());
+    atomic_store(&gc->phase, ph);
+}
+
+void fj_guard_request_started(fj_guard_conn *gc, bool has_body)
+{
+    if (gc)
+        atomic_store(&gc->body_bytes, 0);
+    enter(gc, has_body ? PH_BODY : PH_BUSY);
+}
+
+void fj_guard_body_bytes(fj_guard_conn *gc, size_t n)
+{
+    if (gc)
+        atomic_fetch_add(&gc->body_bytes, n);
+}
+
+void fj_guard_busy(fj_guard_conn *gc)
+{
+    if (gc && atomic_load(&gc->phase) != PH_BUSY)
+        enter(gc, PH_BUSY);
+}
+
+void fj_guard_request_done(fj_guard_conn *gc)
+{
+    enter(gc, PH_HEADERS);
+}
+
+bool fj_guard_defer(fj_guard *g, fj_guard_conn *gc, unsigned delay_ms)
+{
+    if (!gc)
+        return false;
+    pthread_mutex_lock(&g->mu);
+    bool ok = !g->stopping;
+    if (ok) {
+        atomic_store(&gc->due_ns, fj_mono_ns() + (int64_t)delay_ms * 1000000LL);
+        enter(gc, PH_DEFERRED);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return ok;
+}
+
+unsigned fj_guard_live(fj_guard *g)
+{
+    pthread_mutex_lock(&g->mu);
+    unsigned n = g->live;
+    pthread_mutex_unlock(&g->mu);
+    return n;
+}
+
+/* --- the housekeeping thread ----------------------------------------------------------- */
+
+enum { RESUME_BATCH = 256 };
+
+/* One pass: sheds connections past a deadline and collects deferred ones that are due (or all of
+ * them when stopping) into resume. Called with g->mu held; returns how many were collected. */
+static size_t sweep(fj_guard *g, int64_t now, struct MHD_Connection **resume, bool *more)
+{
+    const int64_t s = 1000000000LL;
+    size_t n = 0;
+    *more = false;
+    for (fj_guard_conn *gc = g->head; gc; gc = gc->next) {
+        if (gc->shed)
+            continue;
+        int ph = atomic_load(&gc->phase);
+        int64_t age = now - atomic_load(&gc->since_ns);
+        if (ph == PH_DEFERRED && (g->stopping || now >= atomic_load(&gc->due_ns))) {
+            if (n == RESUME_BATCH) {
+                *more = true;
+                continue;
+            }
+            atomic_store(&gc->phase, PH_BUSY);
+            resume[n++] = gc->conn;
+        } else if (ph == PH_HEADERS && g->lim.header_timeout_s && age > (int64_t)g->lim.header_timeout_s * s) {
+            shed(g, gc, "header_deadline");
+        } else if (ph == PH_BODY) {
+            if (g->lim.body_timeout_s && age > (int64_t)g->lim.body_timeout_s * s) {
+                shed(g, gc, "body_deadline");
+            } else if (g->lim.body_min_rate && age > (int64_t)g->lim.header_timeout_s * s && body_slow(g, gc, now)) {
+                shed(g, gc, "body_too_slow");
+            }
+        }
+    }
+    return n;
+}
+
+static void *guard_main(void *arg)
+{
+    fj_guard *g = arg;
+    struct MHD_Connection *resume[RESUME_BATCH];
+    int64_t last_tick = fj_mono_ns();
+    pthread_mutex_lock(&g->mu);
+    for (;;) {
+        bool stopping = g->stopping, more;
+        size_t n = sweep(g, fj_mono_ns(), resume, &more);
+        pthread_mutex_unlock(&g->mu);
+        /* Outside the lock: MHD_resume_connection takes libmicrohttpd's own locks. A deferred
+         * connection is suspended, so libmicrohttpd cannot close it before this resumes it. */
+        for (size_t i = 0; i < n; i++)
+            MHD_resume_connection(resume[i]);
+        int64_t now = fj_mono_ns();
+        if (g->tick && now - last_tick >= 1000000000LL) {
+            g->tick(g->tick_ctx);
+            last_tick = now;
+        }
+        pthread_mutex_lock(&g->mu);
+        if (stopping && !more)
+            break;
+        if (more)
+            continue;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (!g->stopping)
+            pthread_cond_timedwait(&g->wake, &g->mu, &ts);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+fj_guard *fj_guard_start(const fj_guard_limits *lim, fj_reqlog *log, void (*tick)(void *), void *tick_ctx)
+{
+    fj_guard *g = fj_calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->lim = *lim;
+    g->log = log;
+    g->tick = tick;
+    g->tick_ctx = tick_ctx;
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->wake, NULL);
+    if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
+        fj_guard_free(g);
+        return NULL;
+    }
+    g->started = true;
+    return g;
+}
+
+void fj_guard_stop(fj_guard *g)
+{
+    if (!g || !g->started)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stopping = true;
+    pthread_cond_signal(&g->wake);
+    pthread_mutex_unlock(&g->mu);
+    pthread_join(g->thread, NULL);
+    g->started = false;
+}
+
+void fj_guard_free(fj_guard *g)
+{
+    if (!g)
+        return;
+    fj_guard_stop(g);
+    /* Connections still in the table belong to a stopped daemon, which freed them. */
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->wake);
+    fj_free(g);
+}

@@ -1,0 +1,75 @@
+/* conn_guard.h — what libmicrohttpd 0.9.75 does not do for slow clients: deadlines for a
+ * request's headers and for its whole body (with a minimum rate), and shedding the oldest idle
+ * connection when a new one arrives at the connection limit, so idle or slowloris connections
+ * cannot lock other clients out.
+ *
+ * libmicrohttpd's own timeout is an idle timeout that every byte resets, and it cannot close a
+ * connection on request. The guard keeps its own table of connections (registered and removed
+ * through MHD_OPTION_NOTIFY_CONNECTION) and closes one by shutdown(2) on its socket: libmicrohttpd
+ * then reads end-of-file and closes it as if the client had gone. A socket is shut down only
+ * while its connection is in the table, under the table's lock, and libmicrohttpd removes it
+ * (the CLOSED notification) before closing the descriptor, so a reused descriptor number is never
+ * touched. A housekeeping thread enforces the deadlines every 100 ms and also resumes
+ * connections whose answer is deferred (fj_guard_defer).
+ *
+ * Connection phases: waiting for headers (from accept or the end of the previous request),
+ * receiving a body, busy (the handler runs, the writer commits, the answer is sent: never shed),
+ * deferred (a suspended answer to resume later; at the limit it is resumed early instead). */
+#ifndef FJ_CONN_GUARD_H
+#define FJ_CONN_GUARD_H
+
+#include "reqlog.h"
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+typedef struct fj_guard fj_guard;
+typedef struct fj_guard_conn fj_guard_conn;
+
+typedef struct fj_guard_limits {
+    unsigned max_connections;  /* live connections; a new one past this sheds the oldest idle */
+    unsigned header_timeout_s; /* headers complete within this of accept / previous request; 0 = off */
+    unsigned body_timeout_s;   /* whole body within this of the headers; 0 = off */
+    size_t body_min_rate;      /* bytes/s averaged over the body, after header_timeout_s; 0 = off */
+} fj_guard_limits;
+
+/* Starts the housekeeping thread. tick(tick_ctx) is called from it about once a second (the
+ * refusal log's flush). Sheds and refusals at the limit are logged to log (may be NULL).
+ * NULL when out of memory or the thread cannot start. */
+fj_guard *fj_guard_start(const fj_guard_limits *lim, fj_reqlog *log, void (*tick)(void *), void *tick_ctx);
+
+/* Stops the thread and resumes every deferred connection at once. Call before
+ * MHD_stop_daemon; fj_guard_free after it. */
+void fj_guard_stop(fj_guard *g);
+void fj_guard_free(fj_guard *g);
+
+/* libmicrohttpd hooks, with the guard as their cls: MHD_OPTION_ACCEPT_POLICY_CALLBACK and
+ * MHD_OPTION_NOTIFY_CONNECTION. */
+enum MHD_Result fj_guard_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen);
+void fj_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                     enum MHD_ConnectionNotificationCode code);
+
+/* The guard's record of c (NULL if it has none, e.g. out of memory at accept). Valid until the
+ * connection's CLOSED notification. */
+fj_guard_conn *fj_guard_of(struct MHD_Connection *c);
+
+/* The client's address as text ("127.0.0.5", "::1"). */
+const char *fj_guard_client(const fj_guard_conn *gc);
+
+/* Phase changes, from the connection's own thread. gc may be NULL (then they do nothing). */
+void fj_guard_request_started(fj_guard_conn *gc, bool has_body); /* headers are in */
+void fj_guard_body_bytes(fj_guard_conn *gc, size_t n);
+void fj_guard_busy(fj_guard_conn *gc);
+void fj_guard_request_done(fj_guard_conn *gc); /* back to waiting for headers */
+
+/* The caller has suspended gc's connection (MHD_suspend_connection); the guard resumes it after
+ * delay_ms, or sooner when a new connection needs its place. false when the guard is stopping or
+ * gc is NULL: the caller resumes it itself. */
+bool fj_guard_defer(fj_guard *g, fj_guard_conn *gc, unsigned delay_ms);
+
+/* Live connections now (for tests and logs). */
+unsigned fj_guard_live(fj_guard *g);
+
+#endif
