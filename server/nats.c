@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "cc.h"
 #include "log.h"
+#include "redact.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -123,6 +124,8 @@ fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, int64_t
     if (s == NATS_OK)
         s = natsConnection_Connect(&n->conn, opts);
     natsOptions_Destroy(opts);
+    char shown[1024];
+    fj_redact_conn(url, shown, sizeof shown);
     static const char *const subjects[N_SUBS] = {"*.metrics", "*.events.>", "*.log.>"};
     for (int i = 0; s == NATS_OK && i < N_SUBS; i++)
         s = natsConnection_Subscribe(&n->subs[i], n->conn, subjects[i], on_msg, n);
@@ -130,9 +133,9 @@ fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, int64_t
         s = natsConnection_Flush(n->conn);
     if (s != NATS_OK) {
         fj_nats_stop(n);
-        return fj_err_set(err, FJ_EIO, "nats", "NATS %s: %s", url, natsStatus_GetText(s));
+        return fj_err_set(err, FJ_EIO, "nats", "NATS %s: %s", shown, natsStatus_GetText(s));
     }
-    fj_info("nats: subscribed to *.metrics, *.events.>, *.log.> at %s", url);
+    fj_info("nats: subscribed to *.metrics, *.events.>, *.log.> at %s", shown);
     *out = n;
     return FJ_OK;
 }
