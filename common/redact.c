@@ -25,7 +25,10 @@ static void put(out *o, const char *s, size_t len)
 
 static int hexval(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)tolower((unsigned char)c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /* Is the parameter name k[0..n) a password, read as libpq would (URL names percent-decoded)? */
@@ -150,7 +153,8 @@ char *fj_redact_conn(const char *s, char *buf, size_t cap)
         return buf;
     /* A URL starts with a scheme (RFC 3986: a letter, then letters, digits, '+', '-', '.'); a
      * "://" further in is part of a value ("options='-c x=a://b'") of a conninfo string. */
-    size_t sn = isalpha((unsigned char)s[0]) ? strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.") : 0;
+    static const char scheme_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.";
+    size_t sn = isalpha((unsigned char)s[0]) ? strspn(s, scheme_chars) : 0;
     if (sn && !strncmp(s + sn, "://", 3))
         url(&o, s, s + sn);
     else

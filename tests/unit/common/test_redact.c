@@ -13,7 +13,8 @@ static const char *red(const char *s)
 
 Test(redact, url_userinfo_password)
 {
-    cr_assert_str_eq(red("postgres://fj:S3cret@db.example.org:5433/fjord"), "postgres://fj:***@db.example.org:5433/fjord");
+    cr_assert_str_eq(red("postgres://fj:S3cret@db.example.org:5433/fjord"),
+                     "postgres://fj:***@db.example.org:5433/fjord");
     cr_assert_str_eq(red("postgresql://fj:@h/d"), "postgresql://fj:***@h/d");
     cr_assert_str_eq(red("postgres://fj@h/d"), "postgres://fj@h/d"); /* a user name is no secret */
     cr_assert_str_eq(red("postgres://h/d"), "postgres://h/d");
