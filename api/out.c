@@ -306,9 +306,10 @@ void fj_out_init(fj_out *o, fj_buf *b, bool csv)
     o->sink.row = sink_row;
     o->b = b;
     o->csv = csv;
-    fj_buf_init(&o->key, (size_t)1 << 20);
+    /* A cell (a command, a list of hosts) and so a group's key may be as large as the answer. */
+    fj_buf_init(&o->key, b->cap);
     fj_buf_init(&o->keys, (size_t)1 << 20);
-    fj_buf_init(&o->tmp, b->cap); /* a cell (a list of hosts) may be as large as the answer */
+    fj_buf_init(&o->tmp, b->cap);
 }
 
 void fj_out_free(fj_out *o)
