@@ -182,7 +182,7 @@ def db_password_pg():
             log = open(f.log).read()
             leaks(log, "the server's log (form %d)" % i)
             if i == 0:
-                check("database is unavailable" not in log and "unavailable" in log and role in log,
+                check("http: answered" in log and "cannot connect to postgres://%s:***@" % role in log,
                       "the log has the detail the clients did not get: %s" % log[-600:])
         finally:
             f.cleanup()
