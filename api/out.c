@@ -250,6 +250,10 @@ static fj_status sink_row(fj_sink *k, const fj_value *v)
         for (size_t i = 0; i < t->n_cols; i++) {
             if (i)
                 TRY(fj_buf_puts(o->b, ","));
+            if (v[i].t == FJ_VT_TEXT || v[i].t == FJ_VT_JSON) { /* as it is: no copy of a 30 MB command */
+                TRY(fj_csv_cell(o->b, v[i].s ? v[i].s : ""));
+                continue;
+            }
             fj_buf_reset(&o->tmp);
             TRY(fj_value_text(&o->tmp, &v[i]));
             TRY(fj_csv_cell(o->b, o->tmp.data ? o->tmp.data : ""));
@@ -302,9 +306,10 @@ void fj_out_init(fj_out *o, fj_buf *b, bool csv)
     o->sink.row = sink_row;
     o->b = b;
     o->csv = csv;
-    fj_buf_init(&o->key, (size_t)1 << 20);
+    /* A cell (a command, a list of hosts) and so a group's key may be as large as the answer. */
+    fj_buf_init(&o->key, b->cap);
     fj_buf_init(&o->keys, (size_t)1 << 20);
-    fj_buf_init(&o->tmp, (size_t)1 << 24);
+    fj_buf_init(&o->tmp, b->cap);
 }
 
 void fj_out_free(fj_out *o)

@@ -193,8 +193,9 @@ fj_status fj_cc_job_parse(fj_arena *a, fj_cc_job_op op, const char *json, size_t
 typedef struct dctx {
     fj_arena *a;
     fj_metrics *m;
-    size_t cap_points, cap_msgs, cap_jobs, cap_clusters;
+    size_t cap_points, cap_msgs, cap_jobs, cap_clusters, cap_cluster_lines;
     fj_mstr last_cluster; /* the cluster note_cluster saw last (a copy in m->clusters) */
+    size_t lineno;        /* of the line being taken */
     fj_buf scratch; /* tags JSON, composed names */
 } dctx;
 
@@ -239,7 +240,8 @@ static char *cstr_of(fj_arena *a, const fj_lp_str *s)
     return s ? fj_lp_str_dup(a, s, NULL) : fj_arena_strdup(a, "");
 }
 
-/* Remembers the cluster among the envelope's distinct clusters; a body names one or a few. */
+/* Remembers the cluster among the envelope's distinct clusters, with the first line that named
+ * it; a body names one or a few. */
 static bool note_cluster(dctx *d, fj_mstr c)
 {
     fj_metrics *m = d->m;
@@ -251,11 +253,13 @@ static bool note_cluster(dctx *d, fj_mstr c)
             d->last_cluster = (fj_mstr){m->clusters[i], c.n};
             return true;
         }
-    if (!grow(d->a, (void **)&m->clusters, m->n_clusters, &d->cap_clusters, sizeof *m->clusters))
+    if (!grow(d->a, (void **)&m->clusters, m->n_clusters, &d->cap_clusters, sizeof *m->clusters) ||
+        !grow(d->a, (void **)&m->cluster_lines, m->n_clusters, &d->cap_cluster_lines, sizeof *m->cluster_lines))
         return false;
     char *s = fj_arena_strndup(d->a, c.p, c.n);
     if (!s)
         return false;
+    m->cluster_lines[m->n_clusters] = d->lineno;
     m->clusters[m->n_clusters++] = s;
     d->last_cluster = (fj_mstr){s, c.n};
     return true;
@@ -471,9 +475,17 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
     if (cls == FJ_CC_EVENT || cls == FJ_CC_LOG || cls == FJ_CC_CONTROL) {
         if (o->points_only)
             return NULL;
+        size_t n_jobs = d->m->n_jobs;
         const char *why = add_message(d, l, &k, cls, f, cluster, t);
         if (why)
             return why;
+        /* A job payload names its own cluster, which may differ from the line's: the credential
+         * must cover both. */
+        if (d->m->n_jobs > n_jobs) {
+            const char *jc = d->m->jobs[n_jobs].cluster;
+            if (!note_cluster(d, (fj_mstr){jc, strlen(jc)}))
+                return "out of memory";
+        }
         return note_cluster(d, cluster) ? NULL : "out of memory";
     }
 
@@ -592,6 +604,7 @@ fj_status fj_cc_decode(const char *body, size_t len, const fj_cc_opts *o, fj_bat
             continue;
         }
         size_t np = m->n_points, nm = m->n_messages, nj = m->n_jobs;
+        d.lineno = line.lineno;
         const char *why = take_line(&d, &line, o);
         if (why) {
             m->n_points = np, m->n_messages = nm, m->n_jobs = nj;

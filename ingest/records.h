@@ -269,7 +269,8 @@ typedef struct fj_metrics {
     int64_t unit_ns;             /* ns per timestamp unit; 0 = inferred per timestamp */
     int64_t arrival_ns;          /* wall clock at arrival: time of lines without a timestamp */
     int64_t max_future_ns;       /* lines later than arrival_ns + this were refused; 0 = no limit */
-    const char **clusters;       /* the distinct clusters written (for credential checks) */
+    const char **clusters;       /* the distinct clusters written (for credential checks): the lines' */
+    size_t *cluster_lines;       /* and the job payloads'; with the first line (1-based) naming each */
     size_t n_clusters;
     fj_metric_point *points;
     size_t n_points;

@@ -29,6 +29,10 @@ fj_status fj_auth_parse_header(const char *value, fj_credential *out)
                               sodium_base64_VARIANT_ORIGINAL) != 0)
             return FJ_EAUTH;
         raw[n] = '\0';
+        /* A NUL would cut the user or the password short where they are compared as C strings:
+         * "fritz\0junk" would pass as "fritz". */
+        if (memchr(raw, '\0', n))
+            return FJ_EAUTH;
         char *colon = memchr(raw, ':', n);
         if (!colon)
             return FJ_EAUTH;

@@ -28,7 +28,8 @@ typedef struct fj_principal {
 } fj_principal;
 
 /* Parses an Authorization header value (NULL or "" gives FJ_CRED_NONE). Schemes: Basic, Bearer,
- * Token (as Bearer). FJ_EAUTH for a malformed header. */
+ * Token (as Bearer). FJ_EAUTH for a malformed header, a Basic user or password holding a NUL byte
+ * included. */
 fj_status fj_auth_parse_header(const char *value, fj_credential *out);
 
 /* A new random secret: 64 hex characters (256 bits), NUL-terminated. */

@@ -184,8 +184,32 @@ void fj_http_reply(fj_http_req *r, int status, const char *content_type, const c
     r->state = REQ_ANSWERED;
 }
 
+/* A storage failure (path "db", a 5xx) is the server's business: its detail names the database's
+ * host, port, user and name, which no client needs. The client is told that the database is
+ * unavailable; the detail goes to the log (already redacted by the backends), one line per 10 s
+ * with the number of answers since, so an outage does not flood the log. */
+static bool storage_failure_hidden(fj_status st, const fj_err *err, fj_err *shown)
+{
+    if (!err || strcmp(err->path, "db") != 0 || fj_status_http(st) < 500)
+        return false;
+    static atomic_llong last_ns, since;
+    atomic_fetch_add(&since, 1);
+    long long now = fj_mono_ns(), last = atomic_load(&last_ns);
+    if ((!last || now - last >= 10000000000LL) && atomic_compare_exchange_strong(&last_ns, &last, now)) {
+        long long n = atomic_exchange(&since, 0);
+        fj_warn("http: answered %lld request%s: %s", n, n == 1 ? "" : "s", err->message);
+    }
+    fj_err_set(shown, st, "db", "%s",
+               st == FJ_EBUSY || st == FJ_EIO ? "the database is unavailable; retry later"
+                                              : "database error; the server's log has the detail");
+    return true;
+}
+
 void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err)
 {
+    fj_err hidden;
+    if (storage_failure_hidden(st, err, &hidden))
+        err = &hidden;
     fj_buf b;
     fj_buf_init(&b, 4096);
     fj_buf_puts(&b, "{\"error\":{\"code\":");
@@ -445,6 +469,89 @@ static void admit(fj_http_req *r)
     r->state = REQ_BODY;
 }
 
+/* --- the raw request line --------------------------------------------------------------- */
+
+/* libmicrohttpd decodes the path and the query in place, and two things get lost on the way: a
+ * %00 in the path cuts it short (/api/v1/jobs/%00/profile would be served as /api/v1/jobs/), and
+ * when a query's parameters do not fit in the connection's memory pool, 0.9.75 queues a 431 and
+ * then loses it (parse_initial_message_line ignores the failure): the client gets no answer at
+ * all. Both are judged on the raw URI, before libmicrohttpd decodes or parses it (its URI log
+ * callback); the verdict reaches on_request as the connection's first context: NULL, or one of
+ * these marks. */
+typedef struct uri_mark {
+    int http;
+    const char *path, *message;
+} uri_mark;
+
+enum {
+    MAX_QUERY_ARGS = 256,    /* no endpoint takes more than a few dozen */
+    QUERY_ARG_POOL_COST = 64 /* libmicrohttpd's record per parameter: 56 bytes on 64-bit */
+};
+static const uri_mark MARK_NUL_PATH = {400, "path", "the path holds a NUL byte (%00)"};
+static const uri_mark MARK_MANY_ARGS = {414, "query", "more than 256 query parameters"};
+static const uri_mark MARK_ARGS_MEMORY = {414, "query",
+                                          "the query's parameters need more memory than a connection has "
+                                          "(connection-memory)"};
+
+static bool is_uri_mark(const void *p)
+{
+    return p == &MARK_NUL_PATH || p == &MARK_MANY_ARGS || p == &MARK_ARGS_MEMORY;
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)conn;
+    const fj_server *s = cls;
+    const char *q = strchr(uri, '?');
+    size_t path_len = q ? (size_t)(q - uri) : strlen(uri), n_args = 0;
+    const uri_mark *m = NULL;
+    for (const char *p = uri; !m && (p = memchr(p, '%', path_len - (size_t)(p - uri))); p++)
+        if (p + 2 < uri + path_len && p[1] == '0' && p[2] == '0')
+            m = &MARK_NUL_PATH;
+    for (const char *p = q; p; p = strchr(p + 1, '&'))
+        n_args++; /* at most: libmicrohttpd splits at '&' and skips nothing else */
+    size_t pool = s->cfg.conn_memory ? s->cfg.conn_memory : 32 * 1024; /* libmicrohttpd's default */
+    if (!m && n_args > MAX_QUERY_ARGS)
+        m = &MARK_MANY_ARGS;
+    else if (!m && q && strlen(uri) + n_args * QUERY_ARG_POOL_COST > pool / 4 * 3)
+        m = &MARK_ARGS_MEMORY;
+    if (m && q) /* refused: the query is not parsed, and its memory stays free for the answer */
+        ((char *)uri)[q - uri + 1] = '\0';
+    return (void *)m;
+}
+
+static enum MHD_Result find_nul_arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                    const char *value, size_t value_size)
+{
+    (void)kind;
+    if (memchr(key, '\0', key_size) || (value && memchr(value, '\0', value_size))) {
+        *(const char **)cls = key;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* Answers a request refused for the shape of its URI (a mark, or a query parameter holding a
+ * NUL byte after decoding); false when there is none. */
+static bool refuse_uri(fj_http_req *r, const uri_mark *mark)
+{
+    fj_err err = {0};
+    if (mark) {
+        fj_err_set(&err, FJ_EINVAL, mark->path, "%s", mark->message);
+        fj_http_reply_error(r, FJ_EINVAL, &err);
+        if (r->status == 400)
+            r->status = mark->http; /* 414 has no fj_status of its own */
+        return true;
+    }
+    const char *nul_key = NULL;
+    MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, find_nul_arg, &nul_key);
+    if (!nul_key)
+        return false;
+    fj_err_set(&err, FJ_EINVAL, nul_key, "query parameter '%.100s' holds a NUL byte (%%00)", nul_key);
+    fj_http_reply_error(r, FJ_EINVAL, &err);
+    return true;
+}
+
 static void run_handler(fj_http_req *r)
 {
     const char *enc = fj_http_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING);
@@ -484,6 +591,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)version;
     fj_server *s = cls;
     fj_http_req *r = *con_cls;
+    const uri_mark *mark = NULL;
+    if (is_uri_mark(r)) {
+        mark = (const uri_mark *)r;
+        r = NULL;
+    }
     if (!r) {
         r = fj_calloc(1, sizeof *r);
         fj_arena *a = r ? fj_arena_create() : NULL;
@@ -500,7 +612,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         fj_buf_init(&r->raw, s->cfg.max_body);
         atomic_fetch_add(&s->in_flight, 1);
         *con_cls = r;
-        admit(r);
+        if (!refuse_uri(r, mark))
+            admit(r);
         /* A refusal is answered now, from the headers: libmicrohttpd then neither reads nor
          * hands over the body, and closes the connection after the answer. */
         if (r->state == REQ_ANSWERED)
@@ -560,8 +673,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     fj_server *s = cls;
     fj_http_req *r = *con_cls;
     fj_guard_request_done(fj_guard_of(conn));
-    if (!r)
+    if (!r || is_uri_mark(r)) { /* a mark: refused before on_request saw it, nothing allocated */
+        *con_cls = NULL;
         return;
+    }
     release_body(r);
     fj_buf_free(&r->raw);
     fj_buf_free(&r->decoded);
@@ -661,6 +776,7 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, 
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->conn_memory,
                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                  MHD_OPTION_NOTIFY_CONNECTION, fj_guard_notify, s->guard,
+                                 MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
                                  MHD_OPTION_END);
     if (!s->daemon) {
         fj_writer_stop(s->writer);

@@ -6,6 +6,7 @@
 #include "log.h"
 #include "metrics_routes.h"
 #include "nats.h"
+#include "redact.h"
 #include "routes.h"
 #include "sonar.h"
 #include "store.h"
@@ -173,7 +174,9 @@ static int cmd_serve(const fj_config *cfg)
         fj_auth_free(auth);
         return fail(&err);
     }
-    fj_info("listening on %s (port %u), database %s%s", cfg->listen, fj_server_port(srv), cfg->db,
+    char db_shown[1024];
+    fj_info("listening on %s (port %u), database %s%s", cfg->listen, fj_server_port(srv),
+            fj_redact_conn(cfg->db, db_shown, sizeof db_shown),
             cfg->dev_mode ? ", dev-mode: unauthenticated requests accepted" : "");
     int sig = 0;
     sigwait(&stop, &sig);

@@ -89,8 +89,17 @@ void fj_route_measurements_ingest(fj_http_req *r)
     if ((st = fj_aicr_decode(b->arena, body, len, fmt, &snap, &err)) != FJ_OK)
         goto fail;
 
+    /* The snapshot's own metadata.cluster is checked too when the URL names the cluster: it is
+     * stored with the snapshot, and every cluster a write names must be the credential's. */
+    const char *meta_cluster = nonempty(fj_aicr_meta(snap, "cluster"));
+    if (meta_cluster && cluster && strcmp(meta_cluster, cluster) != 0 &&
+        !fj_auth_may_write(fj_http_principal(r), meta_cluster)) {
+        st = fj_err_set(&err, FJ_EAUTH, "metadata.cluster", "credential '%s' may not write data of cluster '%s'",
+                        fj_http_principal(r)->name, meta_cluster);
+        goto fail;
+    }
     if (!cluster)
-        cluster = nonempty(fj_aicr_meta(snap, "cluster"));
+        cluster = meta_cluster;
     if (!cluster && !fj_http_principal(r)->anonymous)
         cluster = fj_http_principal(r)->name;
     if (!node)

@@ -167,13 +167,16 @@ static void lp_ingest(fj_http_req *r, lp_flavor fl, const char *cluster, const c
             reply_bad_lines(c, 0);
         return;
     }
+    /* Every cluster the body names, in a tag, the request or a job payload, or the request is
+     * refused whole: a cross-cluster line is not a bad line that a partial write could skip. */
     for (size_t i = 0; i < m->n_clusters; i++) {
         if (!fj_auth_may_write(who, m->clusters[i])) {
-            char msg[400];
-            snprintf(msg, sizeof msg, "credential '%s' may not write data of cluster '%s'; nothing stored", who->name,
-                     m->clusters[i]);
+            char where[40];
+            snprintf(where, sizeof where, "line %zu", m->cluster_lines[i]);
+            fj_err_set(&err, FJ_EAUTH, where, "credential '%s' may not write data of cluster '%s' (first named on %s); "
+                       "nothing stored", who->name, m->clusters[i], where);
             fj_batch_free(b);
-            reply_err(r, FJ_EAUTH, "cluster", msg);
+            fj_http_reply_error(r, FJ_EAUTH, &err);
             return;
         }
     }

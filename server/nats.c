@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "cc.h"
 #include "log.h"
+#include "redact.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,7 +28,7 @@ struct fj_nats {
     fj_server *srv;
     size_t max_msg;
     int64_t max_future_ns;
-    atomic_size_t messages, bad_lines, in_flight;
+    atomic_size_t messages, bad_lines, cross_cluster, in_flight;
     atomic_bool stopping;
 };
 
@@ -52,6 +53,24 @@ static void on_bad(void *ud, size_t line, size_t column, const char *reason)
     struct fj_nats *n = ud;
     atomic_fetch_add(&n->bad_lines, 1);
     fj_debug("nats: bad line %zu, column %zu: %s", line, column, reason);
+}
+
+/* NATS has no credentials of fjord's: a subject's first token is the only claim a publisher makes,
+ * so a message may write that cluster and no other. A line naming another cluster (in its cluster
+ * tag or a job payload) makes the whole message refused, as /api/write refuses the whole request
+ * with 401. Logged for the first and then every 1000th, so a publisher cannot flood the log. */
+static bool only_subject_cluster(struct fj_nats *n, const char *subject, const char *cluster, const fj_metrics *m)
+{
+    for (size_t i = 0; i < m->n_clusters; i++) {
+        if (strcmp(m->clusters[i], cluster) == 0)
+            continue;
+        size_t k = atomic_fetch_add(&n->cross_cluster, 1);
+        if (k % 1000 == 0)
+            fj_warn("nats: a message on '%s' names cluster '%s' (line %zu); the whole message is dropped "
+                    "(%zu such messages so far)", subject, m->clusters[i], m->cluster_lines[i], k + 1);
+        return false;
+    }
+    return true;
 }
 
 static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
@@ -80,7 +99,8 @@ static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     nreq *q = b ? fj_calloc(1, sizeof *q) : NULL;
     size_t good = 0;
     fj_err err = {0};
-    if (!q || fj_cc_decode(data, (size_t)len, &o, b, on_bad, n, &good, &err) != FJ_OK || !good) {
+    if (!q || fj_cc_decode(data, (size_t)len, &o, b, on_bad, n, &good, &err) != FJ_OK || !good ||
+        !only_subject_cluster(n, subject, cluster, &b->envs[0].u.metrics)) {
         fj_batch_free(b);
         fj_free(q);
         natsMsg_Destroy(msg);
@@ -123,6 +143,8 @@ fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, int64_t
     if (s == NATS_OK)
         s = natsConnection_Connect(&n->conn, opts);
     natsOptions_Destroy(opts);
+    char shown[1024];
+    fj_redact_conn(url, shown, sizeof shown);
     static const char *const subjects[N_SUBS] = {"*.metrics", "*.events.>", "*.log.>"};
     for (int i = 0; s == NATS_OK && i < N_SUBS; i++)
         s = natsConnection_Subscribe(&n->subs[i], n->conn, subjects[i], on_msg, n);
@@ -130,9 +152,9 @@ fj_status fj_nats_start(const char *url, fj_server *srv, size_t max_msg, int64_t
         s = natsConnection_Flush(n->conn);
     if (s != NATS_OK) {
         fj_nats_stop(n);
-        return fj_err_set(err, FJ_EIO, "nats", "NATS %s: %s", url, natsStatus_GetText(s));
+        return fj_err_set(err, FJ_EIO, "nats", "NATS %s: %s", shown, natsStatus_GetText(s));
     }
-    fj_info("nats: subscribed to *.metrics, *.events.>, *.log.> at %s", url);
+    fj_info("nats: subscribed to *.metrics, *.events.>, *.log.> at %s", shown);
     *out = n;
     return FJ_OK;
 }

@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "log.h"
+#include "redact.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,23 +461,11 @@ int64_t fj_pg_int(const PGresult *r, int row, int col)
 
 /* --- connection --------------------------------------------------------------------------- */
 
-/* "postgres://user:secret@host/db" -> "postgres://user@host/db": the password never reaches logs. */
+/* The URL as logs and errors show it: every credential in it redacted (common/redact.h). */
 static char *url_shown(const char *url)
 {
-    char *out = fj_strdup(url);
-    if (!out)
-        return NULL;
-    char *scheme = strstr(out, "://");
-    if (!scheme)
-        return out;
-    char *auth = scheme + 3;
-    char *at = strchr(auth, '@'), *slash = strchr(auth, '/');
-    if (!at || (slash && slash < at))
-        return out;
-    char *colon = memchr(auth, ':', (size_t)(at - auth));
-    if (colon)
-        memmove(colon, at, strlen(at) + 1);
-    return out;
+    char shown[1024];
+    return fj_strdup(fj_redact_conn(url, shown, sizeof shown));
 }
 
 static fj_status connect_now(fj_store *s, fj_err *err)

@@ -7,6 +7,7 @@
 #include "sqlite_query_int.h"
 
 #include "alloc.h"
+#include "redact.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -715,8 +716,10 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     snprintf(s->sync, sizeof s->sync, "%s", sync);
     int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
     if (rc != SQLITE_OK) {
+        /* a mistyped PostgreSQL URL ends up here, credentials and all */
+        char shown[1024];
         fj_status st = fj_err_set(err, rc == SQLITE_CANTOPEN ? FJ_EIO : fj_sq_status(rc), "db",
-                                  "cannot open database %s: %s", path,
+                                  "cannot open database %s: %s", fj_redact_conn(path, shown, sizeof shown),
                                   s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
         sq_close(s);
         return st;

@@ -1,6 +1,8 @@
 /* store.c — backend selection by URL and dispatch through the ops table. */
 #include "store.h"
 
+#include "redact.h"
+
 #include <string.h>
 
 /* Every backend's handle begins with this, so the ops can be found from an opaque handle. */
@@ -21,7 +23,9 @@ fj_status fj_store_open(const char *url, const fj_store_opts *opts, fj_store **o
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
         if (backends[i]->accepts(url))
             return backends[i]->open(url, opts, out, err);
-    return fj_err_set(err, FJ_EINVAL, "db", "no storage backend handles database URL '%s'", url);
+    char shown[1024];
+    return fj_err_set(err, FJ_EINVAL, "db", "no storage backend handles database URL '%s'",
+                      fj_redact_conn(url, shown, sizeof shown));
 }
 
 const fj_store_ops *fj_store_ops_of(const fj_store *s)

@@ -1,3 +1,4 @@
+# attack: sqlite only (the HTTP layer, not storage)
 """Bodies where no credential is checked: a body on a route that takes none (the open health and
 OpenAPI routes) or on a refused request is answered from the headers, at once, and the connection
 closed without the body being read or decoded; the memory of all bodies in flight is bounded

@@ -1,3 +1,4 @@
+# attack: sqlite only (the HTTP layer, not storage)
 """Brute force: failed authentications are limited per client address and per user name (429 with
 Retry-After, the answer held back auth-fail-delay-ms), a correct credential is never refused,
 from the guessing address or any other, and failures are logged through the refusal log,

@@ -1,3 +1,4 @@
+# attack: sqlite only (the HTTP layer, not storage)
 """Slow clients at the connection limit: while an attacker holds or keeps opening 1,500 idle,
 slowloris (one header byte every 5 s) or slow-body (1 byte/s) connections from 30 loopback
 addresses, an authenticated client on another loopback address is answered within 1 s (median

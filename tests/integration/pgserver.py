@@ -128,6 +128,20 @@ class PgServer:
         self.psql('CREATE DATABASE "%s"' % name)
         return self.url(name)
 
+    def add_password_role(self, role, password):
+        """A login role that must give its password (scram-sha-256) on 127.0.0.1, owning a new
+        database of its own name; returns the URL without the password (the others stay trust)."""
+        self.psql("CREATE ROLE \"%s\" LOGIN PASSWORD '%s'" % (role, password.replace("'", "''")))
+        self.psql('CREATE DATABASE "%s" OWNER "%s"' % (role, role))
+        hba = os.path.join(self.data, "pg_hba.conf")
+        with open(hba) as f:
+            rules = f.read()
+        with open(hba, "w") as f:  # first match wins: the role's rule before the trust lines
+            f.write("host all %s 127.0.0.1/32 scram-sha-256\n%s" % (role, rules))
+        self._run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "reload"])
+        time.sleep(0.5)  # the postmaster rereads pg_hba.conf on SIGHUP
+        return "postgres://%s@127.0.0.1:%d/%s" % (role, self.port, role)
+
     def stop(self):
         if self.base and os.path.isdir(self.data):
             self.stop_server("immediate")
