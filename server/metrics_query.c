@@ -1064,10 +1064,11 @@ static fj_status metric_health_of(qctx *c, const serlist *host_series, const cha
     for (size_t i = 0; i < s.n; i++)
         ids[i] = s.v[i]->id;
     int64_t freq = native_step(c, metric, &s);
+    int64_t since_s = freq > now_s / (HEALTH_MISSED_INTERVALS + 1) ? 0 : now_s - (HEALTH_MISSED_INTERVALS + 1) * freq;
     size_t fresh = 0;
     fj_err err = {0};
-    fj_status st = fj_store_ts_read_many(c->s, c->live, ids, s.n, (now_s - (HEALTH_MISSED_INTERVALS + 1) * freq) * NS,
-                                         INT64_MAX, &c->pts, count_nonempty, &fresh, &err);
+    fj_status st =
+        fj_store_ts_read_many(c->s, c->live, ids, s.n, since_s * NS, INT64_MAX, &c->pts, count_nonempty, &fresh, &err);
     *out = fresh == s.n ? HEALTH_FRESH : HEALTH_DEGRADED;
     fj_free(ids);
     fj_free(s.v);
