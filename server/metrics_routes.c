@@ -191,8 +191,8 @@ static void lp_ingest(fj_http_req *r, lp_flavor fl, const char *cluster, const c
     }
     for (size_t i = 0; i < m->n_clusters; i++) {
         if (!fj_auth_may_write(who, m->clusters[i])) {
+            reply_not_covered(r, who, m->clusters[i]); /* before the batch, which holds the name */
             fj_batch_free(b);
-            reply_not_covered(r, who, m->clusters[i]);
             return;
         }
     }
@@ -253,10 +253,12 @@ static bool list_params(fj_http_req *r, fj_cc_msg_query *q)
             reply_err(r, FJ_EINVAL, tp[i], "not an RFC 3339 time or epoch seconds");
             return false;
         }
+        /* seconds to ns, saturated: a bound past year 2262 means "from the start" / "to the end" */
+        const int64_t max_s = INT64_MAX / 1000000000 - 1;
         if (i == 0)
-            q->from_ns = t * 1000000000;
+            q->from_ns = t > max_s ? INT64_MAX : t < -max_s ? INT64_MIN : t * 1000000000;
         else
-            q->to_ns = t * 1000000000 + 999999999;
+            q->to_ns = t > max_s ? INT64_MAX : t < -max_s ? INT64_MIN : t * 1000000000 + 999999999;
     }
     q->kind = fj_http_arg(r, "kind");
     if (q->kind && strcmp(q->kind, "event") && strcmp(q->kind, "log") && strcmp(q->kind, "control")) {
