@@ -321,7 +321,9 @@ static const fj_endpoint ep_ccms_query = EXT("/api/query", "Metric query (cc-met
                                              "cc-metric-store's query API. See docs/metrics.md.", none,
                                              FJ_EP_GETPOST, "application/json");
 static const fj_endpoint ep_ccms_health = EXT("/api/healthcheck", "Node health (cc-metric-store)",
-                                              "cc-metric-store's health check. See docs/metrics.md.",
+                                              "cc-metric-store's health check: a GET with cc-backend's JSON body "
+                                              "{cluster, nodes, metric-names} answers each node's State and "
+                                              "HealthMetrics; without a body, ?cluster=&node=. See docs/metrics.md.",
                                               health_params, 0, "application/json");
 static const fj_endpoint ep_events =
     EXT("/api/v1/events", "ClusterCockpit events and logs",

@@ -89,6 +89,10 @@ static fj_status want_uint(const fj_json *o, const char *key, bool required, uin
     if (v->type != FJ_JSON_UINT)
         return fj_err_set(err, FJ_EINVAL, key, "'%s' must be a non-negative integer, not %s", key,
                           fj_json_type_name(v->type));
+    /* cc-backend's job ids, times and counts are signed 64-bit (or smaller), as fjord's columns */
+    if (v->v.u > (uint64_t)INT64_MAX)
+        return fj_err_set(err, FJ_EINVAL, key, "'%s' %llu is too large: at most %lld (a signed 64-bit integer)", key,
+                          (unsigned long long)v->v.u, (long long)INT64_MAX);
     *out = v->v.u;
     return FJ_OK;
 }
@@ -129,8 +133,6 @@ fj_status fj_cc_job_parse(fj_arena *a, fj_cc_job_op op, const char *json, size_t
         return st;
     if (!out->cluster)
         out->cluster = fj_arena_strdup(a, default_cluster);
-    if (start > (uint64_t)INT64_MAX)
-        return fj_err_set(err, FJ_EINVAL, "startTime", "startTime out of range");
     out->start_time = (fj_time)start;
     if (op == FJ_CC_JOB_START) {
         if (out->start_time <= 0)
@@ -174,8 +176,6 @@ fj_status fj_cc_job_parse(fj_arena *a, fj_cc_job_op op, const char *json, size_t
         if ((st = want_uint(root, "stopTime", true, &stop, err)) != FJ_OK ||
             (st = want_str(root, "jobState", false, &out->state, err)) != FJ_OK)
             return st;
-        if (stop > (uint64_t)INT64_MAX)
-            return fj_err_set(err, FJ_EINVAL, "stopTime", "stopTime out of range");
         out->stop_time = (fj_time)stop;
         if (!out->state)
             out->state = "completed";

@@ -227,7 +227,7 @@ static fj_status decode_scalar(dec *d, const field *f, const fj_json *v, void *b
     fj_status st;
     switch ((ftype)f->type) {
     case T_U64: return fj_jpath_get_u64(&d->jp, v, (uint64_t *)p);
-    case T_SKIP: return fj_jpath_get_u64(&d->jp, v, lab);
+    case T_SKIP: return fj_jpath_check_uint(&d->jp, v);
     case T_I64: return fj_jpath_get_i64(&d->jp, v, (int64_t *)p);
     case T_F64: return fj_jpath_get_f64(&d->jp, v, (double *)p);
     case T_BOOL:
@@ -618,9 +618,8 @@ static fj_status decode_histogram(dec *d, const fj_json *v, fj_buf *out)
             for (size_t i = 0; st == FJ_OK && i < x->len; i++) {
                 fj_jpath_push_idx(&d->jp, i);
                 double dd;
-                uint64_t u;
                 st = strcmp(k, "Histogram Bin Edges") == 0 ? fj_jpath_get_f64(&d->jp, &x->v.items[i], &dd)
-                                                           : fj_jpath_get_u64(&d->jp, &x->v.items[i], &u);
+                                                           : fj_jpath_check_uint(&d->jp, &x->v.items[i]);
                 fj_jpath_pop(&d->jp);
             }
         } else if (!strcmp(k, "First edge") || !strcmp(k, "Bin width") || !strcmp(k, "Min") || !strcmp(k, "Max")) {

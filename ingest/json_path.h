@@ -97,13 +97,27 @@ fj_status fj_jpath_end_notes(fj_jpath *p, fj_status st);
 
 /* --- scalars: the value v at the path, of one JSON type; inline for Sonar's hot path ---------- */
 
-/* An unsigned integer. */
+/* The largest unsigned value fjord stores: SQLite's and PostgreSQL's integers are signed 64-bit,
+ * and no count, size, id or time a producer sends comes near 2^63. */
+#define FJ_JPATH_U64_MAX ((uint64_t)INT64_MAX)
+
+/* An unsigned integer to be stored: at most FJ_JPATH_U64_MAX, else refused (never stored
+ * changed). */
 static inline fj_status fj_jpath_get_u64(fj_jpath *p, const fj_json *v, uint64_t *out)
 {
     if (v->type != FJ_JSON_UINT)
         return fj_jpath_type_error(p, "unsigned integer", v);
+    if (v->v.u > FJ_JPATH_U64_MAX)
+        return fj_jpath_fail(p, "%llu is too large: fjord stores unsigned integers up to %llu (2^63-1)",
+                             (unsigned long long)v->v.u, (unsigned long long)FJ_JPATH_U64_MAX);
     *out = v->v.u;
     return FJ_OK;
+}
+
+/* An unsigned integer that is checked but not stored: the whole 64-bit range. */
+static inline fj_status fj_jpath_check_uint(fj_jpath *p, const fj_json *v)
+{
+    return v->type == FJ_JSON_UINT ? FJ_OK : fj_jpath_type_error(p, "unsigned integer", v);
 }
 
 /* An integer that fits int64_t. */

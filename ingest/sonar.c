@@ -291,14 +291,11 @@ static fj_status decode_u64_array(dec *d, const fj_json *v, uint64_t **out, size
     if (v->len && !(arr = fj_arena_alloc(d->jp.a, v->len * sizeof *arr)))
         return fj_jpath_oom(&d->jp);
     for (size_t i = 0; i < v->len; i++) {
-        const fj_json *x = &v->v.items[i];
-        if (x->type != FJ_JSON_UINT) {
-            fj_jpath_push_idx(&d->jp, i);
-            fj_status st = fj_jpath_type_error(&d->jp, "unsigned integer", x);
-            fj_jpath_pop(&d->jp);
+        fj_jpath_push_idx(&d->jp, i);
+        fj_status st = fj_jpath_get_u64(&d->jp, &v->v.items[i], &arr[i]);
+        fj_jpath_pop(&d->jp);
+        if (st)
             return st;
-        }
-        arr[i] = x->v.u;
     }
     *out = arr;
     *n = v->len;
@@ -713,14 +710,9 @@ static fj_status decode_distances(dec *d, const fj_json *v, fj_sysinfo *si)
                                "row has %zu entries but there are %zu rows (distances must be a square matrix)",
                                row->len, dim);
         for (size_t j = 0; !st && j < dim; j++) {
-            const fj_json *x = &row->v.items[j];
-            if (x->type != FJ_JSON_UINT) {
-                fj_jpath_push_idx(&d->jp, j);
-                st = fj_jpath_type_error(&d->jp, "unsigned integer", x);
-                fj_jpath_pop(&d->jp);
-            } else {
-                m[i * dim + j] = x->v.u;
-            }
+            fj_jpath_push_idx(&d->jp, j);
+            st = fj_jpath_get_u64(&d->jp, &row->v.items[j], &m[i * dim + j]);
+            fj_jpath_pop(&d->jp);
         }
         fj_jpath_pop(&d->jp);
         if (st)

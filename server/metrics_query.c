@@ -14,7 +14,11 @@
  * belongs to core h mod n_cores, cores to sockets in contiguous blocks). Whether a metric is
  * summed or averaged, and its native interval, come from that configuration (cluster.json's
  * metricConfig or cc-metric-store's config.json "metrics"); without one a metric is averaged and
- * its interval is taken from the data. */
+ * its interval is taken from the data. A host, metric or unit without data is left out of its
+ * result list, as cc-metric-store does.
+ *
+ * The health check (cc-backend's body form) judges each requested metric of a node by the age of
+ * the newest point of each of its series, with cc-metric-store's allowance of 5 missed intervals. */
 #include "metrics_routes.h"
 
 #include "alloc.h"
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NS 1000000000LL
 #define MAX_BUCKETS 1000000
@@ -444,12 +449,15 @@ static bool same_grid(const fj_ts_grid *a, const fj_ts_grid *b)
     return a->from == b->from && a->step == b->step && a->n == b->n;
 }
 
-static void result_put(qctx *c, const char *metric, result *r, int64_t res_s, double scale)
+/* Writes a result, after a comma unless it is the list's first; a selection without series (a
+ * host, metric or unit without data) writes nothing, as cc-metric-store leaves it out. */
+static void result_put(qctx *c, const char *metric, result *r, double scale, bool *first)
 {
-    if (r->s->n == 0) {
-        put_error_result(c, "no data for this metric and selection", res_s > 0 ? res_s : 0);
+    if (r->s->n == 0)
         return;
-    }
+    if (!*first)
+        fj_buf_puts(c->out, ",");
+    *first = false;
     if (r->too_many) {
         put_error_result(c, "too many buckets: raise resolution or narrow from/to", r->step);
         return;
@@ -583,15 +591,13 @@ static fj_status put_results(qctx *c, const char *metric, const sel *sels, size_
     if (!r)
         return FJ_ENOMEM;
     fj_status st = FJ_OK;
+    bool first = true;
     for (size_t i = 0, end = 0; st == FJ_OK && i < n; i = end) {
         st = start_group(c, metric, sels, n, res_s, r, i, &end);
         if (st == FJ_OK)
             st = read_group(c, r + i, end - i);
-        for (size_t j = i; st == FJ_OK && j < end; j++) {
-            if (j)
-                fj_buf_puts(c->out, ",");
-            result_put(c, metric, &r[j], res_s, scale);
-        }
+        for (size_t j = i; st == FJ_OK && j < end; j++)
+            result_put(c, metric, &r[j], scale, &first);
         for (size_t j = i; j < end; j++)
             result_free(&r[j]);
     }
@@ -1018,8 +1024,196 @@ static fj_status count_one(void *ud, uint32_t id, const fj_ts_key *k)
     return FJ_OK;
 }
 
+/* --- the health check ----------------------------------------------------------------------------- */
+
+/* cc-metric-store's staleness rule (its MaxMissingDataPoints): a series is fresh while the interval
+ * of its newest point ended at most this many intervals ago, i.e. its newest point is at most
+ * HEALTH_MISSED_INTERVALS + 1 intervals old. */
+#define HEALTH_MISSED_INTERVALS 5
+
+typedef enum { HEALTH_MISSING, HEALTH_DEGRADED, HEALTH_FRESH } metric_health;
+
+static fj_status count_nonempty(void *ud, size_t i, const fj_ts_points *pts)
+{
+    (void)i;
+    if (pts->n)
+        ++*(size_t *)ud;
+    return FJ_OK;
+}
+
+/* A metric of a host: missing without a series (at any level), degraded when one of its series has
+ * no point since now - (HEALTH_MISSED_INTERVALS + 1) intervals, else fresh. The interval is the
+ * metric's configured frequency, else the spacing of its data (native_step). */
+static fj_status metric_health_of(qctx *c, const serlist *host_series, const char *metric, int64_t now_s,
+                                  metric_health *out)
+{
+    sel s = {0};
+    for (size_t i = 0; i < host_series->n; i++)
+        if (!strcmp(host_series->v[i].metric, metric) && !sel_add(&s, &host_series->v[i])) {
+            fj_free(s.v);
+            return FJ_ENOMEM;
+        }
+    *out = HEALTH_MISSING;
+    if (!s.n)
+        return FJ_OK;
+    uint32_t *ids = fj_malloc(s.n * sizeof *ids);
+    if (!ids) {
+        fj_free(s.v);
+        return FJ_ENOMEM;
+    }
+    for (size_t i = 0; i < s.n; i++)
+        ids[i] = s.v[i]->id;
+    int64_t freq = native_step(c, metric, &s);
+    int64_t since_s = freq > now_s / (HEALTH_MISSED_INTERVALS + 1) ? 0 : now_s - (HEALTH_MISSED_INTERVALS + 1) * freq;
+    size_t fresh = 0;
+    fj_err err = {0};
+    fj_status st =
+        fj_store_ts_read_many(c->s, c->live, ids, s.n, since_s * NS, INT64_MAX, &c->pts, count_nonempty, &fresh, &err);
+    *out = fresh == s.n ? HEALTH_FRESH : HEALTH_DEGRADED;
+    fj_free(ids);
+    fj_free(s.v);
+    return st;
+}
+
+/* One node's entry, as cc-metric-store's HealthCheckResult: State full (every metric fresh),
+ * failed (the node unknown, or no metric fresh), else partial; HealthMetrics a JSON text
+ * {"degraded":[...],"missing":[...]} (empty for an unknown node). */
+static fj_status put_node_health(qctx *c, const char *node, const char **metrics, size_t n_metrics, int64_t now_s,
+                                 fj_buf *tmp)
+{
+    const fj_store_ops *ops = fj_store_ops_of(c->s);
+    serlist all = {0};
+    fj_err err = {0};
+    fj_ts_sel sl = {c->cluster, node, NULL};
+    fj_status st = ops->ts_series(c->s, &sl, add_series, &all, &err);
+    fj_buf_json_str(c->out, node);
+    if (st == FJ_OK && !all.n) {
+        fj_buf_puts(c->out, ":{\"State\":\"failed\",\"HealthMetrics\":\"\"}");
+        fj_free(all.v);
+        return FJ_OK;
+    }
+    metric_health *h = fj_calloc(n_metrics ? n_metrics : 1, sizeof *h);
+    if (!h)
+        st = FJ_ENOMEM;
+    size_t n_fresh = 0;
+    for (size_t i = 0; st == FJ_OK && i < n_metrics; i++)
+        if ((st = metric_health_of(c, &all, metrics[i], now_s, &h[i])) == FJ_OK && h[i] == HEALTH_FRESH)
+            n_fresh++;
+    if (st == FJ_OK) {
+        tmp->len = 0;
+        static const char *const lists[] = {"degraded", "missing"};
+        static const metric_health kinds[] = {HEALTH_DEGRADED, HEALTH_MISSING};
+        for (int l = 0; l < 2; l++) {
+            fj_buf_printf(tmp, "%s\"%s\":[", l ? "," : "{", lists[l]);
+            bool first = true;
+            for (size_t i = 0; i < n_metrics; i++)
+                if (h[i] == kinds[l]) {
+                    fj_buf_puts(tmp, first ? "" : ",");
+                    fj_buf_json_str(tmp, metrics[i]);
+                    first = false;
+                }
+            fj_buf_puts(tmp, "]");
+        }
+        fj_buf_puts(tmp, "}");
+        const char *state = n_fresh == n_metrics ? "full" : n_fresh == 0 ? "failed" : "partial";
+        fj_buf_printf(c->out, ":{\"State\":\"%s\",\"HealthMetrics\":", state);
+        if (tmp->data)
+            fj_buf_json_str(c->out, tmp->data);
+        else
+            st = FJ_ENOMEM;
+        fj_buf_puts(c->out, "}");
+    }
+    fj_free(h);
+    fj_free(all.v);
+    return st;
+}
+
+/* GET /api/healthcheck with cc-backend's body {"cluster","nodes":[...],"metric-names":[...]}:
+ * a map from node to its health (put_node_health), nodes in name order. */
+static void health_of_nodes(fj_http_req *r, const char *body, size_t len)
+{
+    fj_arena *a = fj_http_arena(r);
+    fj_json *root = NULL;
+    fj_err err = {0};
+    if (fj_json_parse(a, body, len, NULL, &root, &err) != FJ_OK || root->type != FJ_JSON_OBJECT) {
+        bad_request(r, err.path[0] ? err.path : "body", err.message[0] ? err.message : "the request must be a JSON object");
+        return;
+    }
+    const fj_json *v = fj_json_get(root, "cluster");
+    if (!v || v->type != FJ_JSON_STRING || !v->len) {
+        bad_request(r, "cluster", "'cluster' is required");
+        return;
+    }
+    qctx c = {.r = r, .cluster = v->v.s};
+    const char **nodes, **metrics;
+    size_t n_nodes, n_metrics;
+    if (!str_list(a, fj_json_get(root, "nodes"), &nodes, &n_nodes)) {
+        bad_request(r, "nodes", "'nodes' must be an array of host names");
+        return;
+    }
+    if (!str_list(a, fj_json_get(root, "metric-names"), &metrics, &n_metrics)) {
+        bad_request(r, "metric-names", "'metric-names' must be an array of metric names");
+        return;
+    }
+    if (!fj_auth_may_read(fj_http_principal(r), c.cluster)) {
+        fj_err_set(&err, FJ_EFORBIDDEN, "cluster", "this credential may not read cluster '%s'", c.cluster);
+        fj_http_reply_error(r, FJ_EFORBIDDEN, &err);
+        return;
+    }
+    if (!(c.s = fj_http_reader(r, &err))) {
+        fj_http_reply_error(r, FJ_EBUSY, &err);
+        return;
+    }
+    if (!fj_store_ops_of(c.s)->ts_series || !fj_store_ops_of(c.s)->ts_read) {
+        reply_501(r);
+        return;
+    }
+    c.live = fj_http_ts_engine(r);
+    int64_t now_s = (int64_t)time(NULL);
+    c.from_s = now_s - 86400; /* where native_step looks for the spacing of unconfigured metrics */
+    c.to_s = now_s + 3600;
+    if (n_nodes)
+        qsort(nodes, n_nodes, sizeof *nodes, cmp_str);
+    fj_buf out, tmp;
+    fj_buf_init(&out, (size_t)1 << 30);
+    fj_buf_init(&tmp, (size_t)1 << 24);
+    c.out = &out;
+    fj_buf_puts(&out, "{");
+    fj_status st = FJ_OK;
+    for (size_t i = 0; st == FJ_OK && i < n_nodes; i++) {
+        if (i && !strcmp(nodes[i], nodes[i - 1]))
+            continue; /* a map: one entry per node */
+        if (i)
+            fj_buf_puts(&out, ",");
+        st = put_node_health(&c, nodes[i], metrics, n_metrics, now_s, &tmp);
+    }
+    fj_buf_puts(&out, "}\n");
+    fj_ts_points_free(&c.pts);
+    if (st == FJ_OK && out.data)
+        fj_http_reply(r, 200, NULL, out.data, out.len);
+    else
+        fj_http_reply_error(r, st == FJ_OK ? FJ_ETOOBIG : st, NULL);
+    fj_buf_free(&out);
+    fj_buf_free(&tmp);
+}
+
+static bool blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            return false;
+    return true;
+}
+
 void fj_route_ccms_health(fj_http_req *r)
 {
+    size_t len;
+    const char *body = fj_http_body(r, &len);
+    if (body && !blank(body, len)) {
+        health_of_nodes(r, body, len);
+        return;
+    }
+    /* the older form: ?cluster=&node= */
     const char *cluster = fj_http_arg(r, "cluster"), *node = fj_http_arg(r, "node");
     if (!cluster || !node) {
         fj_http_reply(r, 200, NULL, "{\"status\":\"ok\"}\n", 16);
@@ -1053,7 +1247,7 @@ void fj_route_ccms_health(fj_http_req *r)
         fj_http_reply_error(r, FJ_ENOTFOUND, &err);
         return;
     }
-    char body[96];
-    int len = snprintf(body, sizeof body, "{\"status\":\"healthy\",\"series\":%zu}\n", n);
-    fj_http_reply(r, 200, NULL, body, (size_t)len);
+    char answer[96];
+    int alen = snprintf(answer, sizeof answer, "{\"status\":\"healthy\",\"series\":%zu}\n", n);
+    fj_http_reply(r, 200, NULL, answer, (size_t)alen);
 }

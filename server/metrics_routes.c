@@ -109,6 +109,26 @@ static void lp_done(fj_http_req *r, fj_write_req *w)
     fj_http_reply(r, 200, NULL, body, (size_t)n);
 }
 
+static void reply_not_covered(fj_http_req *r, const fj_principal *who, const char *cluster)
+{
+    char msg[400];
+    snprintf(msg, sizeof msg, "credential '%s' may not write data of cluster '%s'; nothing stored", who->name, cluster);
+    reply_err(r, FJ_EAUTH, "cluster", msg);
+}
+
+/* A body without a line (empty, blank lines, comments) writes nothing and is no error: InfluxDB
+ * 1.x and VictoriaMetrics answer 204 on their paths, cc-metric-store its usual 200. Each path
+ * answers its own success, with nothing to commit. */
+static void reply_nothing_written(lp_ctx *c)
+{
+    if (c->fl != LP_CC) {
+        fj_http_reply(c->r, 204, NULL, "", 0);
+        return;
+    }
+    static const char body[] = "{\"lines\":0,\"points\":0,\"inserted\":0}\n";
+    fj_http_reply(c->r, 200, NULL, body, sizeof body - 1);
+}
+
 /* A storage backend without the time-series ops (metrics_setup did not start an engine). */
 static bool no_metrics(fj_http_req *r)
 {
@@ -161,10 +181,12 @@ static void lp_ingest(fj_http_req *r, lp_flavor fl, const char *cluster, const c
     c->n_points = m->n_points;
     if (!c->n_good) {
         fj_batch_free(b);
-        if (!c->n_bad)
-            reply_err(r, FJ_EINVAL, "body", "empty body: no line-protocol line");
-        else
+        if (c->n_bad)
             reply_bad_lines(c, 0);
+        else if (o.default_cluster && !fj_auth_may_write(who, o.default_cluster))
+            reply_not_covered(r, who, o.default_cluster); /* as a line of that cluster would be */
+        else
+            reply_nothing_written(c); /* empty, or comments and blank lines only */
         return;
     }
     /* Every cluster the body names, in a tag, the request or a job payload, or the request is
@@ -237,10 +259,12 @@ static bool list_params(fj_http_req *r, fj_cc_msg_query *q)
             reply_err(r, FJ_EINVAL, tp[i], "not an RFC 3339 time or epoch seconds");
             return false;
         }
+        /* seconds to ns, saturated: a bound past year 2262 means "from the start" / "to the end" */
+        const int64_t max_s = INT64_MAX / 1000000000 - 1;
         if (i == 0)
-            q->from_ns = t * 1000000000;
+            q->from_ns = t > max_s ? INT64_MAX : t < -max_s ? INT64_MIN : t * 1000000000;
         else
-            q->to_ns = t * 1000000000 + 999999999;
+            q->to_ns = t > max_s ? INT64_MAX : t < -max_s ? INT64_MIN : t * 1000000000 + 999999999;
     }
     q->kind = fj_http_arg(r, "kind");
     if (q->kind && strcmp(q->kind, "event") && strcmp(q->kind, "log") && strcmp(q->kind, "control")) {

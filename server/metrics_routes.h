@@ -18,7 +18,9 @@ void fj_route_lp_ingest(fj_http_req *r);
 
 /* GET|POST /api/query: cc-metric-store's query (metrics_query.c). */
 void fj_route_ccms_query(fj_http_req *r);
-/* GET /api/healthcheck[?cluster=&node=]. */
+/* GET /api/healthcheck: with cc-backend's JSON body {"cluster","nodes","metric-names"} a map from
+ * node to {"State","HealthMetrics"} (docs/metrics.md); else [?cluster=&node=] as before. Takes a
+ * body, as /api/query does. */
 void fj_route_ccms_health(fj_http_req *r);
 /* GET /api/v1/events?cluster=&from=&to=&kind=&name=&host=&limit= */
 void fj_route_cc_events(fj_http_req *r);

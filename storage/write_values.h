@@ -26,7 +26,8 @@ typedef enum {
     FJ_WV_NULL,
     FJ_WV_INT,  /* u.i */
     FJ_WV_U64,  /* u.u, an unsigned number: a backend stores it as it stores those (SQLite: past
-                 * INT64_MAX as REAL; PostgreSQL: saturated at INT64_MAX) */
+                 * INT64_MAX as REAL; PostgreSQL: saturated at INT64_MAX). The decoders refuse
+                 * such values (json_path.h FJ_JPATH_U64_MAX), so neither happens to input. */
     FJ_WV_REAL, /* u.r */
     FJ_WV_TEXT, /* u.s.p[0 .. u.s.n); terminated at n except for a cut note detail */
     FJ_WV_BLOB, /* u.s.p[0 .. u.s.n), bytes */

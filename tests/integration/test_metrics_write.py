@@ -69,8 +69,30 @@ def main():
         r = f.post("/api/write?cluster=fritz", many, headers=txt, auth=fritz)
         check(r.status == 400 and len(r.json()["lines"]) == 100 and r.json()["rejected"] == 150,
               "the first 100 bad lines are listed, all are counted")
-        r = f.post("/api/write?cluster=fritz", b"", headers=txt, auth=fritz)
-        check(r.status == 400, "empty body: 400 (%d)" % r.status)
+        # a body without a line writes nothing and is no error: InfluxDB 1.6 and VictoriaMetrics answer
+        # 204 on their paths (checked against influxd 1.6.7 and victoria-metrics 1.79 on loopback),
+        # cc-metric-store its usual 200
+        series_before = points(f)
+        log_before = f.query("SELECT count(*) FROM request_log")[0][0]
+        for empty in (b"", b"\n\n", b"# a comment\n", b"\n# one\n\r\n   \n  # two", b"   "):
+            r = f.post("/api/write?cluster=fritz", empty, headers=txt, auth=fritz)
+            check(r.status == 200 and r.json() == {"lines": 0, "points": 0, "inserted": 0},
+                  "api/write of %r: 200, nothing written (%d %s)" % (empty, r.status, r.body))
+            r = f.post("/ingest?cluster=fritz", empty, headers=txt, auth=fritz)
+            check(r.status == 200 and r.json().get("points") == 0,
+                  "/ingest of %r: 200, nothing written (%d %s)" % (empty, r.status, r.body))
+            r = f.post("/write?db=tele", empty, auth=("tele", tele))
+            check(r.status == 204 and r.body == "", "InfluxDB 1.x write of %r: 204 (%d %s)" % (empty, r.status, r.body))
+            r = f.post("/api/v2/write?org=site&bucket=tele", empty, headers={"Authorization": "Token " + tele})
+            check(r.status == 204 and r.body == "", "InfluxDB 2.x write of %r: 204 (%d %s)" % (empty, r.status, r.body))
+        check(points(f) == series_before and f.query("SELECT count(*) FROM request_log")[0][0] == log_before,
+              "empty bodies store nothing and log nothing")
+        r = f.post("/write", b"", auth=("tele", tele))
+        check(r.status == 400, "an empty body still needs db, as InfluxDB: 400 (%d)" % r.status)
+        r = f.post("/write?db=tele", b"", auth=("fritz", fritz))
+        check(r.status == 401, "an empty body for another cluster's db: 401, as a line would be (%d)" % r.status)
+        r = f.post("/api/write?cluster=fritz", b"", headers=txt)
+        check(r.status == 401, "an empty body still needs a credential: 401 (%d)" % r.status)
 
         # InfluxDB 1.x: 204, db names the cluster, u/p credentials, precision
         v1 = b"cpu,host=n1,cpu=cpu0 usage_user=3.5,usage_system=1i 1700000000\nmem,hostname=n1 used=5 1700000000\n"

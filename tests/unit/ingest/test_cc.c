@@ -134,6 +134,10 @@ Test(cc, job_payload_errors_name_the_field)
         {FJ_CC_JOB_START, "{\"jobId\":1,\"cluster\":\"c\",\"startTime\":1,\"user\":\"u\",\"resources\":[{}]}",
          "resources[0].hostname"},
         {FJ_CC_JOB_START, "{\"jobId\":-1,\"cluster\":\"c\",\"startTime\":1,\"user\":\"u\",\"resources\":[{\"hostname\":\"h\"}]}", "jobId"},
+        /* past 2^63-1: refused, not stored as -1 */
+        {FJ_CC_JOB_START, "{\"jobId\":18446744073709551615,\"cluster\":\"c\",\"startTime\":1,\"user\":\"u\",\"resources\":[{\"hostname\":\"h\"}]}", "jobId"},
+        {FJ_CC_JOB_START, "{\"jobId\":1,\"cluster\":\"c\",\"startTime\":1,\"user\":\"u\",\"numNodes\":9223372036854775808,\"resources\":[{\"hostname\":\"h\"}]}", "numNodes"},
+        {FJ_CC_JOB_STOP, "{\"jobId\":9223372036854775808,\"cluster\":\"c\",\"stopTime\":5}", "jobId"},
         {FJ_CC_JOB_STOP, "{\"jobId\":1,\"cluster\":\"c\"}", "stopTime"},
         {FJ_CC_JOB_STOP, "{\"jobId\":1,\"cluster\":\"c\",\"stopTime\":5,\"jobState\":\"exploded\"}", "jobState"},
         {FJ_CC_JOB_STOP, "[1]", "body"},

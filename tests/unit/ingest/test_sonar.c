@@ -444,14 +444,34 @@ static void refused(const char *json, int expect, const char *path, const char *
 Test(sonar, extended_uint)
 {
     fj_batch *b = ok(JOBS("{\"job_id\":1,\"job_state\":\"RUNNING\",\"time_limit\":1,\"priority\":0},"
-                          "{\"job_id\":2,\"job_state\":\"RUNNING\",\"time_limit\":2,\"priority\":18446744073709551615}"),
+                          "{\"job_id\":2,\"job_state\":\"RUNNING\",\"time_limit\":2,\"priority\":9223372036854775807}"),
                      FJ_KIND_JOB);
     const fj_slurm_job *j = b->envs[0].u.jobs.jobs;
     cr_expect_eq(j[0].time_limit_s, FJ_XU_INFINITE, "1 is infinite (UNLIMITED)");
     cr_expect_eq(j[0].priority, FJ_XU_UNSET);
     cr_expect_eq(j[1].time_limit_s, 0);
-    cr_expect_eq(j[1].priority, UINT64_MAX - 2);
+    cr_expect_eq(j[1].priority, (uint64_t)INT64_MAX - 2);
     fj_batch_free(b);
+    refused(JOBS("{\"job_id\":2,\"job_state\":\"RUNNING\",\"priority\":18446744073709551615}"), FJ_KIND_JOB,
+            "data.attributes.slurm_jobs[0].priority", "up to 9223372036854775807");
+}
+
+/* Unsigned values past 2^63-1 cannot be stored as they are (signed 64-bit columns): refused,
+ * naming the field, never stored changed. */
+Test(sonar, unsigned_past_int64_refused)
+{
+    refused(SAMPLE(",\"jobs\":[{\"job\":1,\"user\":\"u\",\"processes\":[{\"pid\":1,\"cpu_time\":9223372036854775808}]}]"),
+            FJ_KIND_SAMPLE, "data.attributes.jobs[0].processes[0].cpu_time", "9223372036854775808 is too large");
+    refused(SAMPLE(",\"jobs\":[{\"job\":18446744073709551615,\"user\":\"u\"}]"), FJ_KIND_SAMPLE,
+            "data.attributes.jobs[0].job", "18446744073709551615 is too large");
+    refused(SAMPLE(",\"system\":{\"cpus\":[1,9223372036854775808]}"), FJ_KIND_SAMPLE,
+            "data.attributes.system.cpus[1]", "too large");
+    refused(SAMPLE(",\"system\":{\"used_memory\":9223372036854775808}"), FJ_KIND_SAMPLE,
+            "data.attributes.system.used_memory", "too large");
+    refused(SYSINFO(",\"distances\":[[10,18446744073709551615],[20,10]]"), FJ_KIND_SYSINFO,
+            "data.attributes.distances[0][1]", "too large");
+    refused(JOBS("{\"job_id\":9223372036854775808,\"job_state\":\"RUNNING\"}"), FJ_KIND_JOB,
+            "data.attributes.slurm_jobs[0].job_id", "too large");
 }
 
 Test(sonar, performance_state_is_value_plus_one)
@@ -517,7 +537,7 @@ Test(sonar, numbers)
     fj_batch *b = ok(SAMPLE(",\"system\":{\"load1\":2,\"load5\":0.25,\"gpus\":[{\"uuid\":\"a\",\"temperature\":-5},"
                             "{\"uuid\":\"b\",\"temperature\":9223372036854775807}]},"
                             "\"jobs\":[{\"job\":1,\"user\":\"u\",\"processes\":[{\"pid\":1,\"cpu_avg\":3,"
-                            "\"cpu_util\":1e2,\"in_container\":true,\"cpu_time\":18446744073709551615}]}]"),
+                            "\"cpu_util\":1e2,\"in_container\":true,\"cpu_time\":9223372036854775807}]}]"),
                      FJ_KIND_SAMPLE);
     const fj_sample *s = &b->envs[0].u.sample;
     cr_expect_float_eq(s->load1, 2.0, 0, "integer accepted for float64");
@@ -527,7 +547,7 @@ Test(sonar, numbers)
     cr_expect_float_eq(s->jobs[0].procs[0].cpu_avg, 3.0, 0);
     cr_expect_float_eq(s->jobs[0].procs[0].cpu_util, 100.0, 0);
     cr_expect(s->jobs[0].procs[0].in_container);
-    cr_expect_eq(s->jobs[0].procs[0].cpu_time, UINT64_MAX, "full uint64 range");
+    cr_expect_eq(s->jobs[0].procs[0].cpu_time, (uint64_t)INT64_MAX, "up to 2^63-1, exactly");
     fj_batch_free(b);
 }
 

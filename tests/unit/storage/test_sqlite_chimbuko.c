@@ -75,20 +75,29 @@ static fj_status cap_row(fj_sink *k, const fj_value *v)
     return FJ_OK;
 }
 
-/* Unsigned values past 2^63-1 are stored as REAL, as everywhere in the SQLite schema (PostgreSQL's
- * bigint saturates), and read back as numbers, not as integers wrapped negative. */
-Test(sqlite_chimbuko, unsigned_past_int64_max_is_stored_as_real)
+/* Unsigned values past 2^63-1 cannot be stored as they are (SQLite and PostgreSQL integers are
+ * signed 64-bit): the decoder refuses them with the field's path; 2^63-1 is stored and read back
+ * as that integer. */
+Test(sqlite_chimbuko, unsigned_values_exact_up_to_int64_max)
 {
+    fj_batch *bad = fj_batch_new();
+    fj_err err = {0};
+    const char *past = "{\"descr\":\"Hostname\",\"pid\":18446744073709551615,\"rid\":1,\"tid\":0,\"value\":\"n\"}";
+    cr_expect_eq(fj_chimbuko_decode_records(past, strlen(past), FJ_CB_METADATA, bad, &err), FJ_EINVAL);
+    cr_expect(strstr(err.path, "pid") != NULL && strstr(err.message, "too large") != NULL, "%s: %s", err.path,
+              err.message);
+    fj_batch_free(bad);
+
     fj_store *w = open_store(FJ_STORE_WRITE);
-    fj_batch *b = decode_records("{\"descr\":\"Hostname\",\"pid\":18446744073709551615,\"rid\":1,\"tid\":0,"
+    fj_batch *b = decode_records("{\"descr\":\"Hostname\",\"pid\":9223372036854775807,\"rid\":1,\"tid\":0,"
                                  "\"value\":\"node0017\"}",
                                  FJ_CB_METADATA);
     fj_write_count c = {0};
-    fj_err err = {0};
+    err = (fj_err){0};
     cr_assert_eq(fj_store_write(w, &b, 1, &c, &err), FJ_OK, "%s", err.message);
     fj_batch_free(b);
     cr_expect_eq(c.inserted, 1);
-    cr_expect_eq(q1("SELECT count(*) FROM chimbuko_metadata WHERE typeof(pid) = 'real'"), 1);
+    cr_expect_eq(q1("SELECT count(*) FROM chimbuko_metadata WHERE pid = 9223372036854775807"), 1);
 
     fj_store *s = open_store(FJ_STORE_READ);
     fj_cb_query q;
@@ -98,8 +107,8 @@ Test(sqlite_chimbuko, unsigned_past_int64_max_is_stored_as_real)
     capture cap = {.sink = {cap_table, cap_row}};
     cr_assert_eq(fj_store_ops_of(s)->cb_records(s, &q, &cap.sink, &err), FJ_OK, "%s", err.message);
     cr_assert_eq(cap.n, 1);
-    cr_expect_eq(cap.pid[0].t, FJ_VT_REAL);
-    cr_expect_eq(cap.pid[0].d, 18446744073709551615.0, "%g", cap.pid[0].d);
+    cr_expect_eq(cap.pid[0].t, FJ_VT_INT);
+    cr_expect_eq(cap.pid[0].i, INT64_MAX);
     fj_store_close(s);
     fj_store_close(w);
 }
