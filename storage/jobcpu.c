@@ -284,9 +284,11 @@ static fj_status settle_job(const fj_jcpu_io *io, int64_t rjob, const fj_jcpu_de
     fj_status st = io->job_get(io->x, rjob, &sum, &n, &win);
     if (st != FJ_OK)
         return st;
-    if (d->stale) {
-        if ((st = io->job_all(io->x, rjob, &sum, &win)) != FJ_OK)
+    if (d->stale || d->resum) {
+        int64_t all_sum = 0;
+        if ((st = io->job_all(io->x, rjob, &all_sum, &win)) != FJ_OK)
             return st;
+        sum = d->resum ? all_sum : sum + d->sum_m;
     } else {
         sum += d->sum_m;
         if (d->win_max_m > win)
@@ -302,13 +304,16 @@ fj_status fj_jcpu_drain(const fj_jcpu_io *io, fj_jcpu_note *notes, size_t n, fj_
     fj_status st = FJ_OK;
     for (size_t i = 0; i < n && st == FJ_OK;) {
         int64_t rjob = notes[i].rjob;
-        fj_jcpu_delta d = {0, -1, false};
+        fj_jcpu_delta d = {0, -1, false, false};
         for (; i < n && notes[i].rjob == rjob && st == FJ_OK; i++) {
             const fj_jcpu_note *nt = &notes[i];
             if (i > 0 && notes[i - 1].rjob == rjob && notes[i - 1].node == nt->node && notes[i - 1].t == nt->t)
                 continue; /* the same node-sample twice (a merge's note repeats) */
             if (nt->node < 0) {
-                d.stale = true;
+                if (nt->t == INT64_MAX)
+                    d.stale = true;
+                else
+                    d.resum = true;
             } else if (nt->t == INT64_MIN) {
                 d.stale = true;
                 st = fj_jcpu_recompute(io, rjob, nt->node, &d, err);

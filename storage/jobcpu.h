@@ -101,7 +101,9 @@ typedef struct fj_jcpu_io {
 } fj_jcpu_io;
 
 /* What a write transaction asks for: a new node-sample (rjob, node, t); node -1: the job's rows
- * were joined by a merge (its totals are read again); t INT64_MIN: recompute all of (rjob, node)
+ * were joined by a merge whose stored sum does not include them (its totals are read again from
+ * its node-samples: for a backend that keeps every node-sample of a job), or with t INT64_MAX, whose
+ * sum includes them (its largest candidate is read again); t INT64_MIN: recompute all of (rjob, node)
  * (a backfill). */
 typedef struct fj_jcpu_note {
     int64_t rjob, node;
@@ -113,6 +115,7 @@ typedef struct fj_jcpu_note {
 typedef struct fj_jcpu_delta {
     int64_t sum_m, win_max_m;
     bool stale;
+    bool resum; /* the job's figure sum must be read again too (a merge joined its rows) */
 } fj_jcpu_delta;
 
 /* Brings up to date the node-samples a new node-sample (rjob, node, t) affects: itself, the next
@@ -124,9 +127,9 @@ fj_status fj_jcpu_update(const fj_jcpu_io *io, int64_t rjob, int64_t node, fj_ti
 /* Recomputes every node-sample of (rjob, node) (the migration's backfill). Adds to *d. */
 fj_status fj_jcpu_recompute(const fj_jcpu_io *io, int64_t rjob, int64_t node, fj_jcpu_delta *d, fj_err *err);
 
-/* Works off notes (sorted here), then brings each job's CPU summary up to date: incrementally,
- * or from all its node-samples when a candidate went down, a merge joined it or it was
- * recomputed. */
+/* Works off notes (sorted here), then brings each job's CPU summary up to date: the sum by the
+ * changes (so node-samples gone with retention still count), the largest candidate incrementally
+ * or, when a candidate went down or (rjob, node) was recomputed, read again from its rows. */
 fj_status fj_jcpu_drain(const fj_jcpu_io *io, fj_jcpu_note *notes, size_t n, fj_err *err);
 
 /* The job's stored peak: the largest candidate, or, while it has none, its average. */
