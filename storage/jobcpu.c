@@ -190,6 +190,7 @@ fj_status fj_jcpu_update(const fj_jcpu_io *io, int64_t rjob, int64_t node, fj_ti
     fj_time tp = 0, tn = 0, lo = 0;
     if ((st = io->procs(io->x, 0, rjob, node, t, &cur, &have)) != FJ_OK || !have)
         return st;
+    d->seen = true;
     if ((st = io->at_or_before(io->x, rjob, node, t - 1, &tp, &found_prev)) != FJ_OK ||
         (st = io->after(io->x, rjob, node, t, &tn, &found_next)) != FJ_OK ||
         (st = io->at_or_before(io->x, rjob, node, t - FJ_JCPU_WINDOW_S, &lo, &found_lo)) != FJ_OK)
@@ -255,8 +256,10 @@ fj_status fj_jcpu_recompute(const fj_jcpu_io *io, int64_t rjob, int64_t node, fj
         int slot = (int)(i & 1);
         if ((st = io->procs(io->x, slot, rjob, node, s.t[i], &smp[slot], &have[i])) != FJ_OK)
             break;
-        if (have[i])
+        if (have[i]) {
             s.m[i] = fj_jcpu_sample_m(i > 0 && have[i - 1] ? &smp[!slot] : NULL, &smp[slot]);
+            d->seen = true;
+        }
     }
     /* node-samples whose raw rows are gone keep what they have */
     for (size_t i = 0; i < n && st == FJ_OK; i++)
@@ -280,6 +283,8 @@ static int note_cmp(const void *a, const void *b)
 
 static fj_status settle_job(const fj_jcpu_io *io, int64_t rjob, const fj_jcpu_delta *d)
 {
+    if (!d->seen && !d->resum)
+        return FJ_OK; /* no raw rows: what is stored stays */
     int64_t sum = 0, n = 0, win = -1;
     fj_status st = io->job_get(io->x, rjob, &sum, &n, &win);
     if (st != FJ_OK)
@@ -304,7 +309,7 @@ fj_status fj_jcpu_drain(const fj_jcpu_io *io, fj_jcpu_note *notes, size_t n, fj_
     fj_status st = FJ_OK;
     for (size_t i = 0; i < n && st == FJ_OK;) {
         int64_t rjob = notes[i].rjob;
-        fj_jcpu_delta d = {0, -1, false, false};
+        fj_jcpu_delta d = {0, -1, false, false, false};
         for (; i < n && notes[i].rjob == rjob && st == FJ_OK; i++) {
             const fj_jcpu_note *nt = &notes[i];
             if (i > 0 && notes[i - 1].rjob == rjob && notes[i - 1].node == nt->node && notes[i - 1].t == nt->t)

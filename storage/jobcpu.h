@@ -116,6 +116,7 @@ typedef struct fj_jcpu_delta {
     int64_t sum_m, win_max_m;
     bool stale;
     bool resum; /* the job's figure sum must be read again too (a merge joined its rows) */
+    bool seen;  /* some node-sample had its raw rows: without, the job's summary stays as stored */
 } fj_jcpu_delta;
 
 /* Brings up to date the node-samples a new node-sample (rjob, node, t) affects: itself, the next
