@@ -81,7 +81,6 @@ static int64_t u64_to_i64(uint64_t v)
 void fj_jobcontrib_add_proc(fj_jobcontrib *c, const fj_sample_proc *p)
 {
     c->nproc = sat_add(c->nproc, sat_add(u64_to_i64(p->rolledup), 1));
-    c->cpu_m = sat_add(c->cpu_m, fj_pct_to_m(p->cpu_util));
     c->mem_kb = sat_add(c->mem_kb, u64_to_i64(p->resident_kb));
     for (size_t i = 0; i < p->n_gpus; i++) {
         c->gpu_m = sat_add(c->gpu_m, fj_pct_to_m(p->gpus[i].gpu_util));

@@ -57,7 +57,8 @@ int64_t fj_jobkey_gap(const fj_jobkey *k, int64_t job_gap_s);
 /* One job's contribution in one node-sample (or one process's, for job 0). */
 typedef struct fj_jobcontrib {
     int64_t nproc;     /* processes: each record counts rolledup + 1 */
-    int64_t cpu_m;     /* sum of cpu_util, 1/1000 % */
+    int64_t cpu_m;     /* 1/1000 %: not set here; CPU needs the job's previous node-sample, so the
+                        * backends compute it from cpu_time before COMMIT (storage/jobcpu.h) */
     int64_t mem_kb;    /* sum of resident memory */
     int64_t gpu_m;     /* sum of per-process gpu_util over the process's GPUs, 1/1000 % */
     int64_t gpumem_kb; /* sum of per-process gpu_memory */

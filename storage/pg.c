@@ -746,12 +746,14 @@ static fj_status apply_migrations(fj_store *s, int *applied, fj_err *err)
         }
         ++*applied;
     }
-    /* Roll-ups a migration listed (0004's backfill) are computed in C, in a transaction of their
+    /* Roll-ups and job CPU a migration listed (0004's and 0005's backfills) are computed in C, in a transaction of their
      * own: should it not finish, queries read samples meanwhile and the writer completes it. */
     if (*applied > 0) {
         if ((st = fj_pg_exec(s, "BEGIN", "begin", err)) != FJ_OK)
             return st;
         st = fj_pg_load_rollup_drain(s, err);
+        if (st == FJ_OK)
+            st = fj_pg_jcpu_drain(s, NULL, NULL, NULL, 0, err); /* 0005's backfill of job CPU */
         if (st == FJ_OK)
             st = fj_pg_exec(s, "COMMIT", "commit", err);
         if (st != FJ_OK)

@@ -69,8 +69,9 @@ void fj_pg_map_clear(fj_pg_map *m);
     X(RJ_IDS, "SELECT nextval(pg_get_serial_sequence('jobs','id')) FROM generate_series(1, $1::int)")    \
     X(RJ_INS, NULL)                                                                                      \
     X(RJ_UPD, NULL)                                                                                      \
-    X(RJ_MOVE_JS, "INSERT INTO job_samples(rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb) "    \
-                  "SELECT m.t, x.node_id, x.time, x.nproc, x.cpu_m, x.mem_kb, x.gpu_m, x.gpumem_kb "     \
+    X(RJ_MOVE_JS, "INSERT INTO job_samples(rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb,"     \
+                  "cpu_win_m) SELECT m.t, x.node_id, x.time, x.nproc, x.cpu_m, x.mem_kb, x.gpu_m, "      \
+                  "x.gpumem_kb, x.cpu_win_m "                                                            \
                   "FROM job_samples x JOIN unnest($1::bigint[],$2::bigint[]) m(f,t) ON x.rjob_id = m.f " \
                   "ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING")                                             \
     X(RJ_DEL_JS, "DELETE FROM job_samples WHERE rjob_id = ANY($1::bigint[])")                            \
@@ -83,6 +84,28 @@ void fj_pg_map_clear(fj_pg_map *m);
                   "ON CONFLICT DO NOTHING")                                                              \
     X(RJ_DEL_JC, "DELETE FROM job_cmds WHERE rjob_id = ANY($1::bigint[])")                               \
     X(RJ_DEL, "DELETE FROM jobs WHERE id = ANY($1::bigint[])")                                           \
+    /* The job CPU upkeep (storage/jobcpu.h, pg_jobcpu.c). */                                          \
+    X(JCPU_ROWS, "SELECT time, cpu_m, coalesce(cpu_win_m, -1) FROM job_samples WHERE rjob_id = $1 AND "  \
+                 "node_id = $2 AND time >= $3 AND time <= $4 ORDER BY time")                             \
+    X(JCPU_BEFORE, "SELECT time FROM job_samples WHERE rjob_id = $1 AND node_id = $2 AND time <= $3 "    \
+                   "ORDER BY time DESC LIMIT 1")                                                         \
+    X(JCPU_AFTER, "SELECT time FROM job_samples WHERE rjob_id = $1 AND node_id = $2 AND time > $3 "      \
+                  "ORDER BY time LIMIT 1")                                                               \
+    X(JCPU_PROCS, "SELECT pid, ppid, cmd_id, coalesce(cpu_time, 0), coalesce(cpu_avg_m, 0), "            \
+                  "coalesce(cpu_util_m, 0), coalesce(num_threads, 0), coalesce(rolledup, 0) "            \
+                  "FROM sample_procs WHERE node_id = $1 AND time = $2 AND job = $3 AND epoch = $4")      \
+    X(JCPU_PRODUCER, "SELECT producer FROM envelopes WHERE cluster_id = $1 AND node_id = $2 AND "        \
+                     "kind = 'sample' AND time = $3")                                                    \
+    X(JCPU_SET, "UPDATE job_samples SET cpu_m = $4, cpu_win_m = nullif($5::bigint, -1) WHERE "           \
+                "rjob_id = $1 AND node_id = $2 AND time = $3")                                           \
+    X(JCPU_JOB, "SELECT job, epoch, pid, ppid, cmd_id, cluster_id, cpu_sum_m, n_samples, "               \
+                "coalesce(cpu_win_peak_m, -1) FROM jobs WHERE id = $1")                                  \
+    X(JCPU_ALL, "SELECT coalesce(sum(cpu_m), 0), coalesce(max(cpu_win_m), -1) FROM job_samples "         \
+                "WHERE rjob_id = $1")                                                                    \
+    X(JCPU_JOB_SET, "UPDATE jobs SET cpu_sum_m = $2, cpu_win_peak_m = nullif($3::bigint, -1), "          \
+                    "cpu_peak_m = $4 WHERE id = $1")                                                     \
+    X(JCPU_TODO, "SELECT rjob_id, node_id FROM job_cpu_todo ORDER BY rjob_id, node_id")                  \
+    X(JCPU_TODO_DEL, "DELETE FROM job_cpu_todo")                                                         \
     X(RJS_INS, NULL)                                                                               \
     X(RJH_INS, NULL)                                                                               \
     X(RJC_INS, NULL)                                                                               \
@@ -315,6 +338,12 @@ fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err
  * load_hourly_todo from the samples and empties the list. Inside the writer's transaction, after
  * the group's sample rows; also completes the backfill of migration 0004. */
 fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err);
+
+/* Job CPU upkeep (pg_jobcpu.c, storage/jobcpu.h): the figures of the new node-samples noted
+ * (rjob, node, time each; the rows written), the jobs' CPU summaries, then job_cpu_todo (the
+ * backfill of migration 0005). Inside the writer's transaction. */
+fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node, const int64_t *t, size_t n,
+                           fj_err *err);
 
 /* Makes sure the connection is up: reconnects when it was lost. FJ_EBUSY when the server cannot
  * be reached. */

@@ -134,7 +134,7 @@ fj_status fj_pg_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     if ((rs = fj_pgb_prepare(&x, &b, &st)) != FJ_OK ||
         (rs = fj_pgq_prepare(&x,
                              "SELECT js.node_id, count(*), min(js.time), max(js.time), max(js.nproc),"
-                             " sum(js.cpu_m), max(js.cpu_m), sum(js.mem_kb), max(js.mem_kb), sum(js.gpu_m),"
+                             " sum(js.cpu_m), coalesce(max(js.cpu_win_m), sum(js.cpu_m) / count(*)), sum(js.mem_kb), max(js.mem_kb), sum(js.gpu_m),"
                              " max(js.gpu_m), sum(js.gpumem_kb), max(js.gpumem_kb)"
                              " FROM job_samples js WHERE js.rjob_id = $1 GROUP BY js.node_id",
                              &hs)) != FJ_OK)
@@ -175,11 +175,14 @@ fj_status fj_pg_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
      * when the job used a GPU). A sample is (node, time) and a process (node, time, seq) here: the
      * dense ranks number them as SQLite's row ids would. Rows of one process are adjacent. */
     bool gpu = fj_qprofile_gpu(p);
-    char sql[1400];
+    char sql[1800];
     snprintf(sql, sizeof sql,
              "SELECT p.node_id, p.time, dense_rank() OVER (ORDER BY p.node_id, p.time),"
              " dense_rank() OVER (ORDER BY p.node_id, p.time, p.seq), p.pid, p.ppid, p.cmd_id, p.resident_kb,"
-             " p.cpu_util_m, p.rolledup%s"
+             " p.cpu_util_m, p.rolledup, p.cpu_time, p.cpu_avg_m, p.num_threads,"
+             " coalesce((SELECT (e.producer = 'fjord-push')::int FROM jobs j JOIN envelopes e"
+             " ON e.cluster_id = j.cluster_id AND e.node_id = js.node_id AND e.kind = 'sample'"
+             " AND e.time = js.time WHERE j.id = $1), 0)%s"
              " FROM job_samples js"
              " JOIN sample_procs p ON p.node_id = js.node_id AND p.time = js.time AND p.job = $2 AND p.epoch = $3"
              "%s"

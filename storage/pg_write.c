@@ -1456,13 +1456,42 @@ static fj_status write_back(wctx *x)
     return run_rows(x, FJ_PG_RJC_INS, NULL, "insert job commands");
 }
 
+/* The new node-samples' CPU and their jobs' CPU summaries (storage/jobcpu.h), from the rows just
+ * written. A stored job merged into another: the survivor's largest candidate is read again (its
+ * summed figures came with the merged sums). */
+static fj_status job_cpu(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    size_t n = w->n_con + w->n_inst;
+    int64_t *v = fj_malloc((3 * n + 1) * sizeof *v);
+    if (!v)
+        return oom(x);
+    int64_t *rjob = v, *node = v + n, *t = v + 2 * n;
+    size_t k = 0;
+    for (size_t q = 0; q < w->n_con; q++, k++) {
+        rjob[k] = w->inst[final_of(w, w->con[q].inst)].id;
+        node[k] = w->con[q].node_id;
+        t[k] = w->con[q].t;
+    }
+    for (size_t i = 0; i < w->n_inst; i++)
+        if (w->inst[i].existing && w->inst[i].dead) {
+            rjob[k] = w->inst[final_of(w, i)].id;
+            node[k] = -1;
+            t[k++] = INT64_MAX;
+        }
+    fj_status st = fj_pg_jcpu_drain(x->s, rjob, node, t, k, x->err);
+    fj_free(v);
+    return st;
+}
+
 static fj_status rectify(wctx *x)
 {
     if (!x->w->n_con)
         return FJ_OK;
     TRY(lock_and_load(x));
     TRY(apply(x));
-    return write_back(x);
+    TRY(write_back(x));
+    return job_cpu(x);
 }
 
 /* --- sysinfo (one envelope at a time: one per node and day) ------------------------------------ */

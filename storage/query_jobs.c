@@ -4,6 +4,7 @@
 #include "query_jobs.h"
 
 #include "cc_json.h"
+#include "jobcpu.h"
 #include "qmath.h"
 #include "query_value.h"
 
@@ -483,6 +484,13 @@ typedef struct pseries {
     pbucket *b;
 } pseries;
 
+/* One process of the node-sample being read. */
+typedef struct ppoint {
+    fj_jcpu_proc cpu; /* first: sorted as jobcpu sorts */
+    int64_t nproc;
+    double mem, gpu, gpumem;
+} ppoint;
+
 struct fj_qprofile {
     const fj_qenv *e;
     fj_qm_grid g;
@@ -494,14 +502,25 @@ struct fj_qprofile {
     /* the process being read (several rows when it has several GPUs) */
     int64_t cur_proc, cur_sample, cur_node, cur_time;
     int64_t cur_pid, cur_ppid, cur_cmd, cur_nproc;
-    double cur_cpu, cur_mem, cur_gpu, cur_gpumem;
+    double cur_mem, cur_gpu, cur_gpumem;
+    fj_jcpu_proc cur_cpu;
+    /* the node-sample being read, and the node's one before it: CPU needs both (jobcpu.h) */
+    ppoint *pts;
+    size_t n_pts, cap_pts;
+    int64_t ns_sample, ns_node, ns_time;
+    bool ns_children;
+    fj_jcpu_proc *prev;
+    size_t n_prev, cap_prev;
+    int64_t prev_node;
+    fj_time prev_time;
+    bool have_prev, prev_children;
     /* by_host: the host's sums in the current sample */
     int64_t hs_sample, hs_node, hs_time, hs_nproc;
     double hs_cpu, hs_mem, hs_gpu, hs_gpumem;
     bool hs_open;
     /* the job and the window read (fj_qprofile_begin) */
     int64_t job, epoch, pid, ppid, cmd;
-    fj_time from, to;
+    fj_time from, to, first_seen;
     bool gpu;
 };
 typedef struct fj_qprofile pstate;
@@ -603,29 +622,86 @@ static fj_status flush_host(pstate *p)
                      p->hs_gpumem);
 }
 
+static fj_status emit(pstate *p, const ppoint *pt, double cpu)
+{
+    if (!p->by_host)
+        return add_point(p, p->ns_node, pt->cpu.pid, pt->cpu.ppid, pt->cpu.cmd_id, p->ns_time, pt->nproc, cpu, pt->mem,
+                         pt->gpu, pt->gpumem);
+    if (!p->hs_open) {
+        p->hs_open = true;
+        p->hs_sample = p->ns_sample, p->hs_node = p->ns_node, p->hs_time = p->ns_time;
+        p->hs_nproc = 0, p->hs_cpu = p->hs_mem = p->hs_gpu = p->hs_gpumem = 0;
+    }
+    p->hs_nproc += pt->nproc;
+    p->hs_cpu += cpu;
+    p->hs_mem += pt->mem;
+    p->hs_gpu += pt->gpu;
+    p->hs_gpumem += pt->gpumem;
+    return FJ_OK;
+}
+
+static int ppoint_cmp(const void *a, const void *b)
+{
+    const fj_jcpu_proc *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->ppid != y->ppid)
+        return x->ppid < y->ppid ? -1 : 1;
+    return x->cmd_id < y->cmd_id ? -1 : x->cmd_id > y->cmd_id;
+}
+
+/* The node-sample read so far: each process's CPU from its cpu_time and the node's previous
+ * node-sample (storage/jobcpu.h, as the job's summary computes it), then its points. */
+static fj_status flush_sample(pstate *p)
+{
+    if (!p->n_pts)
+        return FJ_OK;
+    qsort(p->pts, p->n_pts, sizeof *p->pts, ppoint_cmp);
+    fj_jcpu_proc *cur = fj_arena_alloc(p->e->a, p->n_pts * sizeof *cur);
+    if (!cur)
+        return fj_err_set(p->e->err, FJ_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < p->n_pts; i++)
+        cur[i] = p->pts[i].cpu;
+    fj_jcpu_sample now = {p->ns_time, cur, p->n_pts, p->ns_children};
+    fj_jcpu_sample before = {p->prev_time, p->prev, p->n_prev, p->prev_children};
+    bool chained = p->have_prev && p->prev_node == p->ns_node;
+    fj_status rs = FJ_OK;
+    for (size_t i = 0; i < p->n_pts && rs == FJ_OK; i++)
+        rs = emit(p, &p->pts[i], (double)fj_jcpu_proc_m(chained ? &before : NULL, &now, i) / 1000.0);
+    if (rs == FJ_OK && p->by_host)
+        rs = flush_host(p);
+    p->prev = cur; /* arena memory: lives as long as the query */
+    p->n_prev = p->n_pts;
+    p->prev_node = p->ns_node;
+    p->prev_time = p->ns_time;
+    p->prev_children = p->ns_children;
+    p->have_prev = true;
+    p->n_pts = 0;
+    return rs;
+}
+
 static fj_status flush_proc(pstate *p)
 {
     if (!p->cur_proc)
         return FJ_OK;
     p->cur_proc = 0;
-    if (!p->by_host)
-        return add_point(p, p->cur_node, p->cur_pid, p->cur_ppid, p->cur_cmd, p->cur_time, p->cur_nproc,
-                         p->cur_cpu, p->cur_mem, p->cur_gpu, p->cur_gpumem);
-    if (p->hs_open && p->hs_sample != p->cur_sample) {
-        fj_status rs = flush_host(p);
+    if (p->n_pts && p->ns_sample != p->cur_sample) {
+        fj_status rs = flush_sample(p);
         if (rs != FJ_OK)
             return rs;
     }
-    if (!p->hs_open) {
-        p->hs_open = true;
-        p->hs_sample = p->cur_sample, p->hs_node = p->cur_node, p->hs_time = p->cur_time;
-        p->hs_nproc = 0, p->hs_cpu = p->hs_mem = p->hs_gpu = p->hs_gpumem = 0;
+    if (p->n_pts == p->cap_pts) {
+        size_t nc = p->cap_pts ? p->cap_pts * 2 : 64;
+        ppoint *v = fj_arena_alloc(p->e->a, nc * sizeof *v);
+        if (!v)
+            return fj_err_set(p->e->err, FJ_ENOMEM, NULL, "out of memory");
+        if (p->n_pts)
+            memcpy(v, p->pts, p->n_pts * sizeof *v);
+        p->pts = v;
+        p->cap_pts = nc;
     }
-    p->hs_nproc += p->cur_nproc;
-    p->hs_cpu += p->cur_cpu;
-    p->hs_mem += p->cur_mem;
-    p->hs_gpu += p->cur_gpu;
-    p->hs_gpumem += p->cur_gpumem;
+    p->ns_sample = p->cur_sample, p->ns_node = p->cur_node, p->ns_time = p->cur_time;
+    p->pts[p->n_pts++] = (ppoint){p->cur_cpu, p->cur_nproc, p->cur_mem, p->cur_gpu, p->cur_gpumem};
     return FJ_OK;
 }
 
@@ -676,6 +752,7 @@ fj_status fj_qprofile_begin(const fj_qenv *e, const fj_qrows *js, fj_qprofile **
     p->job = fj_qr_i64(js, 0), p->epoch = fj_qr_i64(js, 1);
     p->pid = fj_qr_i64(js, 2), p->ppid = fj_qr_i64(js, 3), p->cmd = fj_qr_i64(js, 4);
     fj_time from = fj_qr_i64(js, 5), to = fj_qr_i64(js, 6);
+    p->first_seen = from;
     p->gpu = fj_qr_i64(js, 7) != 0;
     if (q->from > from)
         from = q->from;
@@ -712,7 +789,7 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
     fj_qr_bind(st, 4, p->pid);
     fj_qr_bind(st, 5, p->ppid);
     fj_qr_bind(st, 6, p->cmd);
-    fj_qr_bind(st, 7, p->from);
+    fj_qr_bind(st, 7, p->first_seen); /* the window's first sample needs the one before */
     fj_qr_bind(st, 8, p->to);
     bool row = false;
     fj_status rs;
@@ -733,16 +810,19 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
             p->cur_ppid = fj_qr_i64(st, 5);
             p->cur_cmd = fj_qr_i64(st, 6);
             p->cur_mem = fj_qr_dbl(st, 7);
-            p->cur_cpu = fj_qr_dbl(st, 8) / 1000.0;
+            p->cur_cpu = (fj_jcpu_proc){p->cur_pid,          p->cur_ppid,        p->cur_cmd,
+                                        fj_qr_i64(st, 10),   fj_qr_i64(st, 11),  fj_qr_i64(st, 8),
+                                        fj_qr_i64(st, 12),   fj_qr_i64(st, 9)};
+            p->ns_children = fj_qr_i64(st, 13) == 0; /* 13: the producer is fjord-push */
             p->cur_nproc = fj_qr_i64(st, 9) + 1;
             p->cur_gpu = p->cur_gpumem = 0;
         }
         if (p->gpu) {
-            p->cur_gpu += fj_qr_dbl(st, 10) / 1000.0;
-            p->cur_gpumem += fj_qr_dbl(st, 11);
+            p->cur_gpu += fj_qr_dbl(st, 14) / 1000.0;
+            p->cur_gpumem += fj_qr_dbl(st, 15);
         }
     }
-    if (rs != FJ_OK || (rs = flush_proc(p)) != FJ_OK || (rs = flush_host(p)) != FJ_OK)
+    if (rs != FJ_OK || (rs = flush_proc(p)) != FJ_OK || (rs = flush_sample(p)) != FJ_OK)
         return rs;
 
     /* names, then series in key order */

@@ -342,12 +342,14 @@ static fj_status apply_migrations(fj_store *s, int *applied, fj_err *err)
         }
         ++*applied;
     }
-    /* Roll-ups a migration listed (0006's backfill) are computed in C, in a transaction of their
+    /* Roll-ups and job CPU a migration listed (0006's and 0008's backfills) are computed in C, in a transaction of their
      * own: should it not finish, queries read samples meanwhile and the writer completes it. */
     if (*applied > 0) {
         if ((st = exec(s, "BEGIN IMMEDIATE", err)) != FJ_OK)
             return st;
         st = fj_sq_load_rollup_drain(s, err);
+        if (st == FJ_OK)
+            st = fj_sq_jcpu_drain(s, err); /* 0008's backfill of job CPU */
         if (st == FJ_OK)
             st = exec(s, "COMMIT", err);
         if (st != FJ_OK)

@@ -87,14 +87,35 @@ void fj_sq_map_clear(fj_sq_map *m);
                 "gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb) "                                    \
                 "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                                     \
     X(RJOB_UPD, "UPDATE jobs SET user_id=coalesce(user_id,?2),first_seen=?3,last_seen=?4,n_samples=?5,"  \
-                "nproc_sum=?6,nproc_peak=?7,cpu_sum_m=?8,cpu_peak_m=?9,mem_sum_kb=?10,mem_peak_kb=?11,"  \
+                "nproc_sum=?6,nproc_peak=?7,mem_sum_kb=?10,mem_peak_kb=?11,"                            \
                 "gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,gpumem_peak_kb=?15 WHERE id=?1")         \
     /* RJOB_UPD without first_seen (?3 unused): first_seen is in the index jobs_first_seen, and      \
      * setting it, even to its old value, rewrites the index entry. */                                \
     X(RJOB_UPD_LAST, "UPDATE jobs SET user_id=coalesce(user_id,?2),last_seen=?4,n_samples=?5,"          \
-                     "nproc_sum=?6,nproc_peak=?7,cpu_sum_m=?8,cpu_peak_m=?9,mem_sum_kb=?10,"           \
+                     "nproc_sum=?6,nproc_peak=?7,mem_sum_kb=?10,"                                   \
                      "mem_peak_kb=?11,gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,"                  \
                      "gpumem_peak_kb=?15 WHERE id=?1")                                                   \
+    /* The job CPU upkeep (storage/jobcpu.h; RJOB_UPD leaves the CPU columns to it). */               \
+    X(JCPU_ROWS, "SELECT time,cpu_m,coalesce(cpu_win_m,-1) FROM job_samples WHERE rjob_id=?1 AND "       \
+                 "node_id=?2 AND time>=?3 AND time<=?4 ORDER BY time")                                   \
+    X(JCPU_BEFORE, "SELECT time FROM job_samples WHERE rjob_id=?1 AND node_id=?2 AND time<=?3 "          \
+                   "ORDER BY time DESC LIMIT 1")                                                         \
+    X(JCPU_AFTER, "SELECT time FROM job_samples WHERE rjob_id=?1 AND node_id=?2 AND time>?3 "            \
+                  "ORDER BY time LIMIT 1")                                                               \
+    X(JCPU_PLACE, "SELECT proc_first,n_procs FROM job_samples WHERE rjob_id=?1 AND node_id=?2 AND time=?3") \
+    X(JCPU_PROCS, "SELECT pid,ppid,cmd_id,cpu_time,cpu_avg_m,cpu_util_m,num_threads,rolledup "           \
+                  "FROM sample_procs WHERE id>=?1 AND id<?2")                                            \
+    X(JCPU_PRODUCER, "SELECT producer FROM envelopes WHERE cluster_id=?1 AND node_id=?2 AND "            \
+                     "kind='sample' AND time=?3")                                                        \
+    X(JCPU_SET, "UPDATE job_samples SET cpu_m=?4,cpu_win_m=nullif(?5,-1) WHERE rjob_id=?1 AND "          \
+                "node_id=?2 AND time=?3")                                                                \
+    X(JCPU_JOB, "SELECT job,pid,ppid,cmd_id,cluster_id,cpu_sum_m,n_samples,coalesce(cpu_win_peak_m,-1) " \
+                "FROM jobs WHERE id=?1")                                                                 \
+    X(JCPU_ALL, "SELECT coalesce(sum(cpu_m),0),coalesce(max(cpu_win_m),-1) FROM job_samples "            \
+                "WHERE rjob_id=?1")                                                                      \
+    X(JCPU_JOB_SET, "UPDATE jobs SET cpu_sum_m=?2,cpu_win_peak_m=nullif(?3,-1),cpu_peak_m=?4 WHERE id=?1") \
+    X(JCPU_TODO, "SELECT rjob_id,node_id FROM job_cpu_todo ORDER BY rjob_id,node_id")                    \
+    X(JCPU_TODO_DEL, "DELETE FROM job_cpu_todo")                                                         \
     X(RJOB_DEL, "DELETE FROM jobs WHERE id=?1")                                                          \
     X(RJS_MOVE, "UPDATE OR IGNORE job_samples SET rjob_id=?1 WHERE rjob_id=?2")                          \
     X(RJS_DEL, "DELETE FROM job_samples WHERE rjob_id=?1")                                               \
@@ -209,6 +230,7 @@ struct fj_store {
     fj_sq_map rj_pairs;      /* (rjob id, tag + id) -> 1, for instances whose own list is full */
     struct fj_sq_rjpend *rj_pend; /* cached instances whose summary awaits its UPDATE */
     size_t rj_pend_n, rj_pend_cap;
+    struct fj_sq_jcpu *jcpu;      /* new job_samples rows of the transaction (sqlite_jobcpu.c) */
     fj_sq_val upd_bound[2][15];   /* what RJOB_UPD / RJOB_UPD_LAST have bound (type 0: nothing) */
     /* Checkpoints of a writer handle (sqlite.c): the thread is started when the WAL first grows. */
     struct fj_sq_ckpt *ckpt;
@@ -270,6 +292,16 @@ fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err);
  * up to date from the samples (appending or recomputing) and empties the list. Inside a write
  * transaction, after the buffered rows went in; also completes the backfill of migration 0006. */
 fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err);
+
+/* Job CPU upkeep (sqlite_jobcpu.c, storage/jobcpu.h). The writer notes each new job_samples row
+ * (and, with node -1, a job whose rows a merge joined); before COMMIT, with the rows flushed,
+ * fj_sq_jcpu_drain computes their figures and the jobs' CPU summaries, then works off
+ * job_cpu_todo (the backfill migration 0008 lists). A failed transaction clears the notes. */
+fj_status fj_sq_jcpu_note(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj_err *err);
+void fj_sq_jcpu_moved(fj_store *s, int64_t to, int64_t from);
+fj_status fj_sq_jcpu_drain(fj_store *s, fj_err *err);
+void fj_sq_jcpu_clear(fj_store *s);
+void fj_sq_jcpu_free(fj_store *s);
 /* Finalizes the statements the drain keeps prepared (at close). */
 void fj_sq_load_rollup_free(fj_store *s);
 void fj_sq_ts_end(fj_store *s, bool committed);

@@ -128,7 +128,7 @@ fj_status fj_sq_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     if ((rs = fj_sqb_prepare(&x, &b, &st)) != FJ_OK ||
         (rs = fj_sqq_prepare(&x,
                              "SELECT js.node_id, count(*), min(js.time), max(js.time), max(js.nproc),"
-                             " sum(js.cpu_m), max(js.cpu_m), sum(js.mem_kb), max(js.mem_kb), sum(js.gpu_m),"
+                             " sum(js.cpu_m), coalesce(max(js.cpu_win_m), sum(js.cpu_m) / count(*)), sum(js.mem_kb), max(js.mem_kb), sum(js.gpu_m),"
                              " max(js.gpu_m), sum(js.gpumem_kb), max(js.gpumem_kb)"
                              " FROM job_samples js WHERE js.rjob_id = ?1 GROUP BY js.node_id",
                              &hs)) != FJ_OK)
@@ -165,21 +165,25 @@ fj_status fj_sq_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     if ((rs = fj_qprofile_begin(&e, &job, &p)) != FJ_OK || !p)
         goto out;
 
-    /* One pass over the job's node-samples in the window and their process rows (and GPU rows
-     * when the job used a GPU); CROSS JOIN fixes the loop order: job_samples by its key, which
-     * carries the node, time and process range (migration 0007), then one range seek into
-     * sample_procs. Rows of one process are adjacent. The range is the sample's whole job; for a
+    /* One pass over the job's node-samples and their process rows (and GPU rows when the job used
+     * a GPU), in node and time order (a process's CPU needs the node's sample before); CROSS JOIN
+     * fixes the loop order: job_samples, which carries the node, time and process range
+     * (migration 0007), then one range seek into sample_procs. Rows of one process are adjacent. The range is the sample's whole job; for a
      * job of one process (job 0) its pid, ppid and cmd pick it out. ?3 (the epoch) is not needed. */
     bool gpu = fj_qprofile_gpu(p);
-    char sql[1200];
+    char sql[1600];
     snprintf(sql, sizeof sql,
              "SELECT js.node_id, js.time, js.sample_id, p.id, p.pid, p.ppid, p.cmd_id, p.resident_kb,"
-             " p.cpu_util_m, p.rolledup%s"
+             " p.cpu_util_m, p.rolledup, p.cpu_time, p.cpu_avg_m, p.num_threads,"
+             " coalesce((SELECT e.producer = 'fjord-push' FROM jobs j CROSS JOIN envelopes e"
+             " ON e.cluster_id = j.cluster_id AND e.node_id = js.node_id AND e.kind = 'sample'"
+             " AND e.time = js.time WHERE j.id = ?1), 0)%s"
              " FROM job_samples js"
              " CROSS JOIN sample_procs p ON p.id >= js.proc_first AND p.id < js.proc_first + js.n_procs"
              "%s"
              " WHERE js.rjob_id = ?1 AND js.time >= ?7 AND js.time <= ?8"
-             " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))",
+             " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))"
+             " ORDER BY js.node_id, js.time, p.id",
              gpu ? ", g.gpu_util_m, g.gpu_memory_kb" : "",
              gpu ? " LEFT JOIN sample_proc_gpus g ON g.proc_id = p.id" : "");
     if ((rs = fj_sqq_prepare(&x, sql, &st)) != FJ_OK ||

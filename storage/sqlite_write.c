@@ -495,6 +495,7 @@ void fj_sq_write_free(fj_store *s)
             s->bufs[b].bound[k] = NULL;
         }
     fj_sq_rj_clear(s);
+    fj_sq_jcpu_free(s);
     fj_free(s->rj);
     fj_free(s->rj_slots);
     fj_free(s->rj_pend);
@@ -816,9 +817,11 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         for (size_t i = 1; i < m; i++) {
             fj_jobsum_merge(&sum, &inst[match[i]]);
             TRY(move_rjob(w, rid, ids[match[i]]));
+            fj_sq_jcpu_moved(s, rid, ids[match[i]]);
         }
         /* pairs of the merged ids are gone, and a deleted id may be handed out again */
         fj_sq_map_clear(&s->rj_pairs);
+        TRY(fj_sq_jcpu_note(s, rid, -1, t, w->err)); /* its CPU totals are read again */
         fj_jobsum_add(&sum, t, c);
         TRY(rj_update(w, rid, user_id, &sum, true));
         if (ent->valid) {
@@ -846,6 +849,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     v_int(&v[8], t);
     v_id(&v[9], at->proc_first);
     v_int(&v[10], at->n_procs);
+    TRY(fj_sq_jcpu_note(s, rid, w->node_id, t, w->err)); /* its CPU comes before COMMIT */
 
     TRY(rj_pair(w, in, true, rid, w->node_id));
     for (size_t i = 0; i < n_cmds; i++)
@@ -1549,6 +1553,8 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         st = rj_flush(&w);
     if (st == FJ_OK)
         st = buf_flush_all(&w);
+    if (st == FJ_OK)
+        st = fj_sq_jcpu_drain(s, err); /* the new node-samples' CPU, from the flushed rows */
     if (st == FJ_OK && w.rollups)
         st = fj_sq_load_rollup_drain(s, err); /* reads the flushed sample rows */
     if (st == FJ_OK)
@@ -1571,6 +1577,7 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     fj_sq_map_clear(&s->names);
     fj_sq_rj_clear(s);
+    fj_sq_jcpu_clear(s);
     s->next_proc_id = 0;
     if (counts)
         memset(counts, 0, n_counts * sizeof *counts);

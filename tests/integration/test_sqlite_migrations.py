@@ -71,13 +71,16 @@ def test_job_samples_place():
         con.close()
         check(version >= 7, "schema version %d" % version)
 
-        # The database as fjord left it before 0007 (and any later migration).
-        f.execute("".join("ALTER TABLE job_samples DROP COLUMN %s;" % c for c in PLACE) +
+        # The database as fjord left it before 0007 (and any later migration: 0008's index on
+        # job_samples names node_id and time).
+        f.execute("DROP INDEX job_samples_time; DROP TABLE job_cpu_todo;"
+                  "ALTER TABLE job_samples DROP COLUMN cpu_win_m; ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;" +
+                  "".join("ALTER TABLE job_samples DROP COLUMN %s;" % c for c in PLACE) +
                   "DELETE FROM schema_migrations WHERE version >= 7;")
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("7" in out, "migrate up applies 0007: %r" % out)
+        check("applied 2 migrations" in out, "migrate up applies 0007 and 0008: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
 
         f.start()

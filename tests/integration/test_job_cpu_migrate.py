@@ -1,0 +1,86 @@
+"""Job CPU on a database an older fjord left (SQLite migration 0008, PostgreSQL 0005): synthetic
+series are stored by a running fjord, then the database is put back as the older fjord left it
+(no new columns, index or backfill list; every node-sample's CPU the sum of its processes'
+cpu_util, the job's cpu_avg and cpu_peak from those), one job's raw process rows are deleted (as
+retention would), and `fjord migrate up` runs: the jobs with raw rows get the figures the writer
+gives (the synthetic truth), the job without keeps its stored ones."""
+import random
+
+from harness import Fjord, check, finish, run_cli
+from test_job_cpu import N, STEP, T0, Series, envelopes_for, job_row, post_all, profile
+
+PG_VERSION, SQLITE_VERSION = 5, 8
+
+
+def to_older(f, pg):
+    """The schema and figures of the fjord before job CPU from cpu_time."""
+    if pg:
+        f.execute(
+            "DROP TABLE job_cpu_todo; ALTER TABLE job_samples DROP COLUMN cpu_win_m;"
+            "ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;"
+            "UPDATE job_samples js SET cpu_m = (SELECT coalesce(sum(p.cpu_util_m), 0) FROM sample_procs p"
+            " JOIN jobs j ON j.id = js.rjob_id WHERE p.node_id = js.node_id AND p.time = js.time"
+            " AND p.job = j.job AND p.epoch = j.epoch);"
+            "DELETE FROM schema_migrations WHERE version >= %d;" % PG_VERSION)
+    else:
+        f.execute(
+            "DROP INDEX job_samples_time; DROP TABLE job_cpu_todo; ALTER TABLE job_samples DROP COLUMN cpu_win_m;"
+            "ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;"
+            "UPDATE job_samples SET cpu_m = (SELECT coalesce(sum(p.cpu_util_m), 0) FROM sample_procs p"
+            " WHERE p.id >= job_samples.proc_first AND p.id < job_samples.proc_first + job_samples.n_procs);"
+            "DELETE FROM schema_migrations WHERE version >= %d;" % SQLITE_VERSION)
+    f.execute("UPDATE jobs SET cpu_sum_m = (SELECT sum(cpu_m) FROM job_samples WHERE rjob_id = jobs.id),"
+              " cpu_peak_m = (SELECT max(cpu_m) FROM job_samples WHERE rjob_id = jobs.id)")
+
+
+def expire_raw_rows(f, pg, rjob):
+    if pg:
+        f.execute("DELETE FROM sample_procs p USING jobs j, job_samples js WHERE j.id = %d AND js.rjob_id = j.id"
+                  " AND p.node_id = js.node_id AND p.time = js.time AND p.job = j.job AND p.epoch = j.epoch" % rjob)
+    else:
+        f.execute("DELETE FROM sample_procs WHERE id IN (SELECT p.id FROM job_samples js JOIN sample_procs p"
+                  " ON p.id >= js.proc_first AND p.id < js.proc_first + js.n_procs WHERE js.rjob_id = %d)" % rjob)
+
+
+def main():
+    f = Fjord()
+    try:
+        pg = f.db.startswith("postgres")
+        tok = f.token("cpu.test")
+        reader = f.token("reader", "--read-only")
+        f.start()
+        rng = random.Random(7)
+        times = [T0 + STEP * k for k in range(N)]
+        post_all(f, tok, envelopes_for("n1", 201, [Series(100, 1, "busy", 0.485, T0)], times, rng))
+        post_all(f, tok, envelopes_for("n2", 202, [Series(100, 1, "busy", 0.737, T0)], times, rng))
+        new = {j: job_row(f, reader, j) for j in (201, 202)}
+        new_profile = profile(f, reader, new[201]["id"], "process")
+        check(abs(new[201]["cpu_avg"] - 48.5) < 0.485, "the writer's figure is the truth: %s" % new[201])
+        check(f.stop() == 0, "SIGTERM exits 0")
+
+        to_older(f, pg)
+        expire_raw_rows(f, pg, new[202]["id"])
+        r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
+        check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
+        old_202 = f.query("SELECT cpu_sum_m, cpu_peak_m, n_samples FROM jobs WHERE id = ?", new[202]["id"])[0]
+        old_201 = f.query("SELECT cpu_sum_m, n_samples FROM jobs WHERE id = ?", new[201]["id"])[0]
+        check(abs(old_201[0] / 1000.0 / old_201[1] - 48.5) > 2, "the older figure is off: %s" % (old_201,))
+
+        out = run_cli("migrate", "up", db=f.db).stdout
+        check("applied 1 migration" in out, "migrate up applies the job CPU migration: %r" % out)
+        check(f.query("SELECT count(*) FROM job_cpu_todo")[0][0] == 0, "the backfill is done")
+        f.start()
+        got = job_row(f, reader, 201)
+        for k in ("cpu_avg", "cpu_peak"):
+            check(got.get(k) == new[201].get(k), "job 201 %s after the migration: %s, writer %s"
+                  % (k, got.get(k), new[201].get(k)))
+        check(profile(f, reader, new[201]["id"], "process") == new_profile, "profile as the writer's")
+        kept = f.query("SELECT cpu_sum_m, cpu_peak_m, n_samples FROM jobs WHERE id = ?", new[202]["id"])[0]
+        check(kept == old_202, "job 202 (raw rows expired) keeps its figures: %s, before %s" % (kept, old_202))
+    finally:
+        f.cleanup()
+    finish()
+
+
+if __name__ == "__main__":
+    main()
