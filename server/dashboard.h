@@ -11,6 +11,7 @@
 #ifndef FJ_DASHBOARD_H
 #define FJ_DASHBOARD_H
 
+#include "dashboard_files.h"
 #include "http.h"
 
 #include <stdbool.h>
@@ -23,6 +24,6 @@ bool fj_dash_accepts_gzip(const char *accept_encoding);
 
 /* The embedded file a request path names ("/ui/assets/app-1A2B.js" -> "assets/app-1A2B.js"), the
  * page for "/" and for /ui/ paths outside assets/ that name no file, or NULL (a missing asset). */
-const struct fj_dash_file *fj_dash_lookup(const char *path);
+const fj_dash_file *fj_dash_lookup(const char *path);
 
 #endif

@@ -5,12 +5,16 @@
 // The output depends only on the sources and the locked packages, so a rebuild from the lockfile
 // gives the same bytes (scripts/test.sh checks that; docs/dashboard.md).
 // `node build.mjs --tests` instead bundles test/*.test.ts for node's test runner into build-test/.
+// `--outdir DIR` writes to DIR instead of dist/ (or build-test/): the check that a rebuild gives the
+// committed bytes builds beside them and compares.
 import * as esbuild from "esbuild";
 import { readFileSync, writeFileSync, rmSync, mkdirSync, readdirSync, existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
+const outArg = process.argv.indexOf("--outdir");
+const outdir = outArg > 0 ? resolve(process.argv[outArg + 1]) : null;
 const common = {
   bundle: true,
   jsx: "automatic",
@@ -21,7 +25,7 @@ const common = {
 };
 
 if (process.argv.includes("--tests")) {
-  const out = join(here, "build-test");
+  const out = outdir ?? join(here, "build-test");
   rmSync(out, { recursive: true, force: true });
   const tests = readdirSync(join(here, "test")).filter((f) => f.endsWith(".test.ts"));
   await esbuild.build({
@@ -36,7 +40,7 @@ if (process.argv.includes("--tests")) {
   process.exit(0);
 }
 
-const dist = join(here, "dist");
+const dist = outdir ?? join(here, "dist");
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(join(dist, "assets"), { recursive: true });
 const result = await esbuild.build({
@@ -64,6 +68,7 @@ writeFileSync(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>fjord</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/assets/${css}">
 <script type="module" src="/ui/assets/${js}"></script>
 </head>
