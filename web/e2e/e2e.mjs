@@ -64,7 +64,13 @@ page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
 page.on("pageerror", (e) => consoleErrors.push(String(e)));
 page.setDefaultTimeout(15000);
 
-const shot = (name) => page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+// Full-page screenshots as the test's artefacts; with FJ_E2E_DOCS, also the first screen of each view
+// there (docs/dashboard/ is made so).
+const DOCS = process.env.FJ_E2E_DOCS;
+const shot = async (name) => {
+  await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+  if (DOCS && !name.startsWith("failed-")) await page.screenshot({ path: join(DOCS, `${name}.png`) });
+};
 const texts = (sel) => page.$$eval(sel, (els) => els.map((e) => e.textContent.trim()));
 const idle = async () => {
   await page.waitForLoadState("networkidle");
