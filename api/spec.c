@@ -352,6 +352,16 @@ static const fj_endpoint ep_chimbuko_in =
          "Provenance records, one or many per request. See docs/chimbuko.md.", chimbuko_in_params, FJ_EP_POST,
          "application/json");
 
+/* --- the web dashboard (server/dashboard.c; docs/dashboard.md) ------------------------------ */
+static const fj_endpoint ep_dashboard =
+    EXT("/", "Web dashboard", "The dashboard's page (HTML). No credential; it asks for one. See docs/dashboard.md.",
+        none, FJ_EP_NOAUTH, "text/html");
+static const fj_endpoint ep_dashboard_files =
+    EXTP("/ui/{path}", "path", "assets/NAME (a hashed bundle file, cached as immutable), another bundle file, "
+         "or a view's address (answered with the page)", "Web dashboard files",
+         "The dashboard's bundle and views. No credential. See docs/dashboard.md.", none, FJ_EP_NOAUTH,
+         "text/html");
+
 const fj_endpoint *const fj_endpoints[] = {
     &fj_ep_clusters,     &fj_ep_nodes,        &fj_ep_node_sysinfo,     &fj_ep_node_topology,
     &fj_ep_node_measurements, &fj_ep_jobs,    &fj_ep_job,              &fj_ep_job_profile,
@@ -361,6 +371,7 @@ const fj_endpoint *const fj_endpoints[] = {
     &ep_ingest_any,      &ep_ccms_write,      &ep_influx1,             &ep_influx2,
     &ep_ccms_query,      &ep_ccms_health,     &ep_events,              &ep_start_job,
     &ep_stop_job,        &ep_cc_jobs,         &ep_anomalydata,         &ep_chimbuko_in,
+    &ep_dashboard,       &ep_dashboard_files,
     NULL,
 };
 

@@ -9,7 +9,12 @@ build_pkgs=(build-essential cmake pkg-config
   libcurl4-openssl-dev libhwloc-dev libyaml-dev
   libnats-dev)
 test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev
-  nats-server openssl dpkg-dev systemd)
+  nats-server openssl dpkg-dev systemd chromium)
+# The dashboard's tests (web/) need node and npm: Debian's, unless some node is installed already
+# (a newer one from elsewhere is left alone).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  test_pkgs+=(nodejs npm)
+fi
 bench_pkgs=(influxdb victoria-metrics)
 
 pkgs=("${build_pkgs[@]}")

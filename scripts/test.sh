@@ -7,6 +7,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 "$root/scripts/install-deps.sh" test
+echo "== web dashboard packages (web/package-lock.json)"
+(cd "$root/web" && npm ci --no-audit --no-fund --loglevel=error)
 
 jobs=$(nproc 2>/dev/null || echo 2)
 

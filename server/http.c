@@ -269,7 +269,9 @@ static enum MHD_Result send_answer(fj_http_req *r)
     }
     if ((r->status == 503 || r->status == 429) && !retry_after)
         MHD_add_response_header(resp, "Retry-After", "5");
-    if (r->status == 401)
+    /* A script that says so (the dashboard: X-Requested-With) gets no Basic challenge, so the
+     * browser does not put its own login dialog over the page's. */
+    if (r->status == 401 && !fj_http_header(r, "X-Requested-With"))
         MHD_add_response_header(resp, "WWW-Authenticate", "Basic realm=\"fjord\"");
     enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
     MHD_destroy_response(resp);

@@ -9,6 +9,7 @@
 #include "api.h"
 #include "chimbuko_api.h"
 #include "chimbuko_routes.h"
+#include "dashboard.h"
 #include "ingest_routes.h"
 #include "measure_routes.h"
 #include "metrics_routes.h"
@@ -55,5 +56,9 @@ const fj_route fj_routes[] = {
     {"GET", "/api/v1/export/sss/nodes/*", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_sss_node},
     {"GET", "/api/v1/openapi.json", FJ_ACCESS_NONE, FJ_NO_BODY, fj_api_openapi},
     {"GET", "/api/v1/health", FJ_ACCESS_NONE, FJ_NO_BODY, fj_api_health},
+    /* The web dashboard (server/dashboard.c): its page and bundle, open (the page asks for a
+     * credential and sends it with its API calls); under /ui/ only, so it shadows no API path. */
+    {"GET", "/", FJ_ACCESS_NONE, FJ_NO_BODY, fj_route_dashboard},
+    {"GET", "/ui/*", FJ_ACCESS_NONE, FJ_NO_BODY, fj_route_dashboard},
     {0},
 };

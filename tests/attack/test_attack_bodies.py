@@ -96,7 +96,7 @@ def main():
         base = vm(pid, "VmHWM")
 
         # A body announced on an open route: 413 from the headers alone, connection closed.
-        for path in ("/api/v1/health", "/api/v1/openapi.json"):
+        for path in ("/api/v1/health", "/api/v1/openapi.json", "/", "/ui/assets/app.js"):
             st, closed, took, _ = headers_only(
                 f.port, ("GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 61865984\r\n\r\n" % path).encode())
             check(st == 413 and closed, "%s with a 59 MiB body announced: 413 and closed at once (%s, %s, %.2f s)"

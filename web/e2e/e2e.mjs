@@ -1,0 +1,383 @@
+// The dashboard in a real browser (Debian's chromium, driven by playwright-core) against a real
+// fjord that run_e2e.py started and loaded: every view opens and shows what the API answers, filters,
+// sorts, paging, links and the CSV download work, a bad credential is refused. Screenshots of every
+// view go to $FJ_E2E_OUT. Exits non-zero on any failed check.
+//   FJ_URL, FJ_READER (a read-only secret): the server; FJ_E2E_OUT: where screenshots go.
+import { chromium } from "playwright-core";
+import { mkdtempSync, mkdirSync, rmSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const BASE = process.env.FJ_URL;
+const SECRET = process.env.FJ_READER;
+const OUT = process.env.FJ_E2E_OUT ?? "e2e-out";
+const CHROMIUM = process.env.FJ_CHROMIUM ?? "/usr/bin/chromium";
+if (!BASE || !SECRET) throw new Error("FJ_URL and FJ_READER are needed (run_e2e.py sets them)");
+mkdirSync(OUT, { recursive: true });
+
+let passed = 0;
+let failed = 0;
+function check(cond, what) {
+  if (cond) passed++;
+  else {
+    failed++;
+    console.log(`FAIL: ${what}`);
+  }
+}
+
+const AUTH = { Authorization: `Basic ${Buffer.from(`reader:${SECRET}`).toString("base64")}` };
+async function api(path, headers = {}) {
+  const r = await fetch(BASE + path, { headers: { ...AUTH, ...headers } });
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+  return (headers.Accept ?? "").includes("csv") ? r.text() : r.json();
+}
+const enc = encodeURIComponent;
+const pct = (v) => (v === null || v === undefined ? "" : `${Number(v.toFixed(1))}%`);
+
+// Independent of the dashboard's code: a node is down by its Slurm states, silent when its last
+// sample is more than 15 minutes older than the cluster's latest, else up.
+const DOWN = /^(DOWN|DRAIN|DRAINED|DRAINING|FAIL|FAILING|NOT_RESPONDING|POWERED_DOWN|INVALID|UNKNOWN)/;
+function expectedStates(nodes, clusterLast) {
+  const c = { up: 0, down: 0, silent: 0 };
+  for (const n of nodes) {
+    if ((n.states ?? []).some((s) => DOWN.test(s.toUpperCase()))) c.down++;
+    else if (!n.last_seen) c.silent++;
+    else if (Date.parse(clusterLast ?? n.last_seen) - Date.parse(n.last_seen) > 900e3) c.silent++;
+    else c.up++;
+  }
+  return c;
+}
+
+const profile = mkdtempSync(join(tmpdir(), "fjord-e2e-chromium-"));
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1280, height: 900 },
+  acceptDownloads: true,
+  timezoneId: "Europe/Oslo",
+});
+const page = ctx.pages()[0] ?? (await ctx.newPage());
+const consoleErrors = [];
+page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
+page.on("pageerror", (e) => consoleErrors.push(String(e)));
+page.setDefaultTimeout(15000);
+
+// Full-page screenshots as the test's artefacts; with FJ_E2E_DOCS, also the first screen of each view
+// there (docs/dashboard/ is made so).
+const DOCS = process.env.FJ_E2E_DOCS;
+const shot = async (name) => {
+  await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+  if (DOCS && !name.startsWith("failed-")) await page.screenshot({ path: join(DOCS, `${name}.png`) });
+};
+const texts = (sel) => page.$$eval(sel, (els) => els.map((e) => e.textContent.trim()));
+const idle = async () => {
+  await page.waitForLoadState("networkidle");
+  await page.waitForFunction(() => !document.querySelector(".loading"));
+};
+async function step(name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    failed++;
+    console.log(`FAIL: ${name}: ${e.stack ?? e}`);
+    await shot(`failed-${name}`).catch(() => {});
+  }
+}
+
+try {
+  await step("open routes", async () => {
+    // The page and its assets need no credential; the API does.
+    const r = await fetch(BASE + "/", { headers: { "Accept-Encoding": "gzip" } });
+    const html = await r.text();
+    check(r.status === 200 && r.headers.get("content-type").startsWith("text/html"), "/ is the page");
+    const csp = r.headers.get("content-security-policy") ?? "";
+    check(csp.includes("script-src 'self'") && !csp.includes("unsafe-inline"), `strict CSP: ${csp}`);
+    check(!/<script>|<script [^>]*>[^<]/.test(html), "no inline script in the page");
+    const js = /src="(\/ui\/assets\/app-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+    check(js, "the page names a hashed script");
+    const a = await fetch(BASE + js, { headers: { "Accept-Encoding": "gzip" } });
+    check(a.status === 200 && /immutable/.test(a.headers.get("cache-control") ?? ""), "hashed asset cached as immutable");
+    check(a.headers.get("content-encoding") === "gzip", "asset sent gzip-compressed");
+    const stale = await fetch(BASE + "/ui/assets/app-OLDHASH.js");
+    check(stale.status === 404, `a missing asset is 404, not the page: ${stale.status}`);
+    const view = await fetch(BASE + "/ui/jobs?cluster=x");
+    check(view.status === 200 && (await view.text()) === (await (await fetch(BASE + "/")).text()), "a view's address is the page");
+    const lic = await fetch(BASE + "/ui/licenses.txt");
+    const lt = await lic.text();
+    check(lic.status === 200 && lt.includes("preact") && lt.includes("uplot"), "licence notices served");
+    const noauth = await fetch(BASE + "/api/v1/clusters");
+    check(noauth.status === 401, `the API still needs a credential: ${noauth.status}`);
+    const body = await fetch(BASE + "/ui/x", { method: "GET", headers: { "Content-Length": "0" } });
+    check(body.status === 200, "a GET without a body is served");
+  });
+
+  await step("bad credential", async () => {
+    await page.goto(BASE + "/");
+    await page.waitForSelector("form[aria-label=login]");
+    await shot("login");
+    await page.fill("input[name=user]", "reader");
+    await page.fill("input[name=secret]", "not-the-secret");
+    await page.click("button[type=submit]");
+    await page.waitForSelector(".error");
+    check((await page.textContent(".error")).includes("refused"), "a wrong secret is refused");
+    check(await page.evaluate(() => sessionStorage.length === 0), "a refused credential is not kept");
+    await page.click("text=Token");
+    await page.fill("input[name=token]", "bogus");
+    await page.click("button[type=submit]");
+    await page.waitForSelector(".error");
+    check(await page.isVisible("form[aria-label=login]"), "a wrong token is refused");
+  });
+
+  await step("token login", async () => {
+    await page.fill("input[name=token]", SECRET);
+    await page.click("button[type=submit]");
+    await page.waitForSelector("#clusters");
+    check(true, "a token signs in");
+    await page.click("button.forget");
+    await page.waitForSelector("form[aria-label=login]");
+    check(await page.evaluate(() => sessionStorage.length === 0), "forget removes the credential");
+  });
+
+  await step("clusters", async () => {
+    await page.click("text=Cluster (or reader) and secret");
+    await page.fill("input[name=user]", "reader");
+    await page.fill("input[name=secret]", SECRET);
+    await page.click("button[type=submit]");
+    await page.waitForSelector("#clusters");
+    await idle();
+    const want = (await api("/api/v1/clusters")).clusters;
+    const rows = await page.$$("#clusters tbody tr");
+    check(rows.length === want.length, `clusters: ${rows.length} rows, API ${want.length}`);
+    for (const c of want) {
+      const row = `#clusters tr[data-cluster="${c.cluster}"]`;
+      const got = Number(await page.textContent(`${row} [data-k=nodes]`));
+      check(got === c.nodes, `${c.cluster}: ${got} nodes, API ${c.nodes}`);
+      const nodes = c.nodes ? (await api(`/api/v1/nodes?cluster=${enc(c.cluster)}`)).nodes : [];
+      const e = expectedStates(nodes, c.last_seen);
+      for (const k of ["up", "down", "silent"]) {
+        const v = Number(await page.textContent(`${row} [data-k=${k}]`));
+        check(v === e[k], `${c.cluster}: ${k} ${v}, expected ${e[k]}`);
+      }
+    }
+    const title = await page.getAttribute("#clusters time", "title");
+    check(/ UTC$/.test(title ?? ""), `times show UTC on hover: ${title}`);
+    await shot("clusters");
+  });
+
+  await step("nodes", async () => {
+    await page.click('#clusters a:text-is("mlx.hpc.uio.no")');
+    await page.waitForSelector("#nodes");
+    await idle();
+    check(page.url().includes("/ui/nodes?cluster=mlx.hpc.uio.no"), `cluster link opens its nodes: ${page.url()}`);
+    const nodes = (await api("/api/v1/nodes?cluster=mlx.hpc.uio.no")).nodes;
+    const rows = await texts("#nodes tbody tr td:first-child");
+    check(rows.length === nodes.length && nodes.every((n) => rows.includes(n.node)), `node table: ${rows}`);
+    check(Number(await page.getAttribute("#heatmap", "data-rows")) === nodes.length, "a heatmap row per node");
+    // The window in the URL: the same numbers the API gives for it.
+    const from = "2025-11-25T00:00:00Z", to = "2025-11-25T12:00:00Z";
+    await page.goto(`${BASE}/ui/nodes?cluster=mlx.hpc.uio.no&from=${from}&to=${to}`);
+    await page.waitForSelector("#nodes");
+    await idle();
+    const load = (await api(`/api/v1/load/nodes?cluster=mlx.hpc.uio.no&from=${from}&to=${to}&bucket=600`)).load;
+    let compared = 0;
+    for (const l of load) {
+      const last = l.points[l.points.length - 1];
+      const got = await page.textContent(`#nodes tr[data-node="${l.node}"] [data-k=cpu_now]`);
+      check(got === pct(last.cpu_util), `${l.node} CPU now: page ${got}, API ${pct(last.cpu_util)}`);
+      compared++;
+    }
+    check(compared > 0, `nodes with load compared: ${compared}`);
+    await page.click("button:text('GPU %')");
+    await page.waitForURL(/metric=gpu/);
+    check(page.url().includes(`from=${enc(from)}`) || page.url().includes(`from=${from}`), "the metric switch keeps the window");
+    await shot("nodes");
+  });
+
+  await step("node page", async () => {
+    await page.click('#nodes a:text-is("ml1")');
+    await page.waitForSelector("#node-facts");
+    await idle();
+    check(page.url().includes("/ui/node/ml1"), `node link: ${page.url()}`);
+    const n = (await api("/api/v1/nodes?cluster=mlx.hpc.uio.no&host=ml1")).nodes.find((x) => x.node === "ml1");
+    check((await page.textContent("#node-facts [data-k=cores]")) === String(n.cores), "node cores");
+    check((await page.textContent("#node-facts [data-k=gpus]")) === String(n.gpus), "node GPUs");
+    check((await page.$$("#gpu-cards tbody tr")).length === n.gpu_cards.length, "a row per GPU card");
+    const plots = await page.$$eval(".plot", (els) => els.map((e) => e.dataset.title));
+    check(plots.includes("CPU utilisation") && plots.includes("GPU utilisation per card"), `node plots: ${plots}`);
+    const sys = (await api("/api/v1/nodes/ml1/sysinfo?cluster=mlx.hpc.uio.no")).sysinfo;
+    check((await page.$$("#sysinfo tbody tr")).length === sys.length, "sysinfo history rows");
+    const topo = await fetch(`${BASE}/api/v1/nodes/ml1/topology?cluster=mlx.hpc.uio.no`, { headers: AUTH });
+    if (topo.status === 200) {
+      await page.waitForSelector("img.topology");
+      const ok = await page.$eval("img.topology", (img) => img.complete && img.naturalWidth > 0);
+      check(ok, "topology SVG shown");
+    }
+    await shot("node");
+  });
+
+  await step("jobs", async () => {
+    const cluster = "mlx.hpc.uio.no";
+    await page.goto(`${BASE}/ui/jobs?cluster=${cluster}`);
+    await page.waitForSelector("#jobs");
+    await idle();
+    const all = (await api(`/api/v1/jobs?cluster=${cluster}&limit=100`)).jobs;
+    const ids = await page.$$eval("#jobs tbody tr", (r) => r.map((x) => Number(x.dataset.id)));
+    check(JSON.stringify(ids) === JSON.stringify(all.map((j) => j.id)), `job list = API's first page (${ids.length} jobs)`);
+    await shot("jobs");
+    // a filter
+    const user = all.find((j) => j.user)?.user;
+    await page.fill("#job-filters input[name=user]", user);
+    await page.click("#job-filters button[type=submit]");
+    await page.waitForURL(/user=/);
+    await idle();
+    const mine = (await api(`/api/v1/jobs?cluster=${cluster}&user=${enc(user)}&limit=100`)).jobs;
+    const users = await texts("#jobs tbody td[data-k=user]");
+    check(users.length === mine.length && users.every((u) => u === user), `user filter: ${users.length} rows, API ${mine.length}`);
+    // a sort, by clicking its column
+    await page.goto(`${BASE}/ui/jobs?cluster=${cluster}`);
+    await page.waitForSelector("#jobs");
+    await page.click("a[data-sort=cpu_avg]");
+    await page.waitForURL(/sort=cpu_avg/);
+    await idle();
+    check(page.url().includes("order=desc"), "a sort starts descending");
+    const sorted = (await api(`/api/v1/jobs?cluster=${cluster}&sort=cpu_avg&order=desc&limit=100`)).jobs;
+    const sids = await page.$$eval("#jobs tbody tr", (r) => r.map((x) => Number(x.dataset.id)));
+    check(JSON.stringify(sids) === JSON.stringify(sorted.map((j) => j.id)), "sorted by CPU, as the API sorts");
+    // paging with the cursor, and back
+    await page.goto(`${BASE}/ui/jobs?cluster=${cluster}&limit=5`);
+    await page.waitForSelector("#jobs");
+    await idle();
+    const p1 = await api(`/api/v1/jobs?cluster=${cluster}&limit=5`);
+    await page.click("#next");
+    await page.waitForURL(/cursor=/);
+    await idle();
+    const p2 = await api(`/api/v1/jobs?cluster=${cluster}&limit=5&cursor=${enc(p1.next)}`);
+    const p2ids = await page.$$eval("#jobs tbody tr", (r) => r.map((x) => Number(x.dataset.id)));
+    check(JSON.stringify(p2ids) === JSON.stringify(p2.jobs.map((j) => j.id)), "page 2 = the API's page 2");
+    await page.click("#prev");
+    await page.waitForFunction(() => !location.search.includes("cursor="));
+    await idle();
+    const back = await page.$$eval("#jobs tbody tr", (r) => r.map((x) => Number(x.dataset.id)));
+    check(JSON.stringify(back) === JSON.stringify(p1.jobs.map((j) => j.id)), "previous goes back to page 1");
+    // CSV download of the filtered list
+    const [dl] = await Promise.all([page.waitForEvent("download"), page.click("#csv")]);
+    const csv = readFileSync(await dl.path(), "utf8");
+    const want = await api(`/api/v1/jobs?cluster=${cluster}&limit=100000`, { Accept: "text/csv" });
+    check(dl.suggestedFilename() === `jobs-${cluster}.csv` && csv === want, `CSV download = the API's CSV (${csv.length} bytes)`);
+  });
+
+  await step("job page", async () => {
+    const cluster = "mlx.hpc.uio.no";
+    const list = (await api(`/api/v1/jobs?cluster=${cluster}&sort=cpu_avg&order=desc&limit=1`)).jobs;
+    await page.goto(`${BASE}/ui/jobs?cluster=${cluster}&sort=cpu_avg&order=desc`);
+    await page.waitForSelector("#jobs");
+    await page.click(`#jobs tr[data-id="${list[0].id}"] td[data-k=id] a`);
+    await page.waitForSelector("#job-facts");
+    await idle();
+    const d = await api(`/api/v1/jobs/${list[0].id}?cluster=${cluster}`);
+    check(page.url().includes(`/ui/job/${list[0].id}`), "job link");
+    check((await page.textContent("#job-facts [data-k=user]")) === d.job.user, "job user");
+    const hosts = await page.$$eval("#job-hosts tbody tr", (r) => r.map((x) => x.dataset.host));
+    check(JSON.stringify(hosts) === JSON.stringify(d.hosts.map((h) => h.host)), "a row per host");
+    for (const h of d.hosts) {
+      const got = await page.textContent(`#job-hosts tr[data-host="${h.host}"] [data-k=cpu_avg]`);
+      check(got === String(Number(h.cpu_avg.toFixed(1))), `${h.host} CPU avg ${got} = API ${h.cpu_avg}`);
+    }
+    const prof = (await api(`/api/v1/jobs/${list[0].id}/profile?cluster=${cluster}&by=host`)).profile;
+    check(Number(await page.getAttribute("#profile", "data-series")) === prof.length, "a profile series per host");
+    check((await page.$$("#profile .plot")).length === 4, "CPU, memory, GPU and GPU memory plots");
+    if (d.job.epoch !== 0) {
+      check(await page.isVisible("#no-slurm"), "a job without Slurm says what is unknown");
+      check((await page.textContent("#slurm [data-k=state]")) === "unknown", "its Slurm state is unknown");
+    }
+    await shot("job");
+    await page.click("a:text('per process')");
+    await page.waitForURL(/by=process/);
+    await idle();
+    const pp = (await api(`/api/v1/jobs/${list[0].id}/profile?cluster=${cluster}&by=process`)).profile;
+    check(Number(await page.getAttribute("#profile", "data-series")) === pp.length, "a profile series per process");
+  });
+
+  await step("slurm job", async () => {
+    const jobs = (await api("/api/v1/jobs?cluster=fox.educloud.no&limit=1000")).jobs.filter((j) => j.epoch === 0 && j.state);
+    if (!jobs.length) return;
+    await page.goto(`${BASE}/ui/job/${jobs[0].id}?cluster=fox.educloud.no`);
+    await page.waitForSelector("#job-facts");
+    await idle();
+    check((await page.textContent("#slurm [data-k=state]")) === jobs[0].state, "Slurm state shown");
+    check(!(await page.isVisible("#no-slurm")), "a Slurm job has no 'unknown' notice");
+  });
+
+  await step("metrics", async () => {
+    const from = 1700000000, to = 1700000400;
+    await page.goto(`${BASE}/ui/metrics?cluster=fritz&metric=cpu_load,mem_used&from=${from}&to=${to}`);
+    await page.waitForSelector("section.metric");
+    await idle();
+    const ans = await (await fetch(BASE + "/api/query", { method: "POST", headers: { ...AUTH, "Content-Type": "application/json" },
+      body: JSON.stringify({ cluster: "fritz", from, to, queries: [], "for-all-nodes": ["cpu_load"] }) })).json();
+    for (let i = 0; i < ans.queries.length; i++) {
+      const h = ans.queries[i].host;
+      const got = await page.textContent(`section[data-metric=cpu_load] tr[data-host="${h}"] [data-k=avg]`);
+      check(got === String(Number(ans.results[i][0].avg.toFixed(3))), `cpu_load avg of ${h}: ${got}`);
+    }
+    check((await page.$$("section.metric .plot")).length === 2, "a chart per metric");
+    await shot("metrics");
+  });
+
+  await step("errors", async () => {
+    await page.goto(`${BASE}/ui/errors?cluster=fox.educloud.no`);
+    await page.waitForSelector("#errors");
+    const want = (await api("/api/v1/errors?cluster=fox.educloud.no&limit=200")).errors;
+    check((await page.$$("#errors tbody tr")).length === want.length, `errors: ${want.length} rows`);
+    await shot("errors");
+  });
+
+  await step("uptime", async () => {
+    const from = "2025-11-25T09:00:00Z", to = "2025-11-25T10:30:00Z";
+    await page.goto(`${BASE}/ui/uptime?cluster=mlx.hpc.uio.no&from=${from}&to=${to}`);
+    await page.waitForSelector("#uptime");
+    await idle();
+    const up = (await api(`/api/v1/uptime?cluster=mlx.hpc.uio.no&from=${from}&to=${to}`)).uptime;
+    const keys = new Set(up.map((u) => `${u.node}/${u.device}`));
+    check((await page.$$("#uptime tbody tr")).length === keys.size, `uptime: a row per node and device (${keys.size})`);
+    check((await page.$$("#uptime .iv")).length === up.length, "a bar per interval");
+    await shot("uptime");
+  });
+
+  await step("chimbuko", async () => {
+    await page.goto(`${BASE}/ui/chimbuko?cluster=hpc1`);
+    await page.waitForSelector("#chimbuko-runs");
+    await idle();
+    const runs = (await api("/api/v1/chimbuko/runs?cluster=hpc1")).runs;
+    check((await page.textContent("#chimbuko-runs [data-k=packets]")) === String(runs[0].packets), "Chimbuko packets");
+    const top = await api("/api/v1/chimbuko/top?cluster=hpc1&from=0&to=now&limit=20");
+    check((await texts("#chimbuko-ranks [data-k=anomalies]")).join() === top.ranks.map((r) => r.anomalies).join(), "ranks' anomalies");
+    await shot("chimbuko");
+    await page.goto(`${BASE}/ui/chimbuko?cluster=mlx.hpc.uio.no`);
+    await page.waitForSelector("#no-chimbuko");
+    check(true, "a cluster without Chimbuko says so");
+  });
+
+  await step("dark theme", async () => {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto(`${BASE}/ui/node/ml1?cluster=mlx.hpc.uio.no`);
+    await page.waitForSelector("#node-facts");
+    await idle();
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    check(bg === "rgb(21, 23, 26)", `dark background follows the system: ${bg}`);
+    await shot("node-dark");
+    await page.emulateMedia({ colorScheme: "light" });
+  });
+
+  // Answers refused on purpose (the wrong credentials) and missing topologies show as failed loads;
+  // anything else in the console is a script error.
+  const scriptErrors = consoleErrors.filter((e) => !/^Failed to load resource: the server responded with a status of (401|404)/.test(e));
+  check(scriptErrors.length === 0, `no script errors: ${scriptErrors.join(" | ")}`);
+} finally {
+  await ctx.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

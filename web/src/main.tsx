@@ -1,0 +1,68 @@
+// The dashboard's entry: the login form until a credential is given, then the views (router.ts).
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import "uplot/dist/uPlot.min.css";
+import "./style.css";
+import { forgetCredential, loadCredential, setUnauthorizedHandler } from "./api";
+import { href, navigate, useRoute } from "./router";
+import { Login } from "./views/login";
+import { Clusters } from "./views/clusters";
+import { Nodes, NodePage } from "./views/nodes";
+import { Jobs, JobPage } from "./views/jobs";
+import { Metrics } from "./views/metrics";
+import { Errors, Uptime } from "./views/health";
+import { Chimbuko } from "./views/chimbuko";
+
+const VIEWS: [string, string][] = [["clusters", "Clusters"], ["nodes", "Nodes"], ["jobs", "Jobs"],
+  ["metrics", "Metrics"], ["errors", "Errors"], ["uptime", "Uptime"], ["chimbuko", "Chimbuko"]];
+
+function App() {
+  const route = useRoute();
+  const [authed, setAuthed] = useState(() => loadCredential() !== null);
+  useEffect(() => setUnauthorizedHandler(() => {
+    forgetCredential();
+    setAuthed(false);
+  }), []);
+  if (!authed) return <Login onDone={() => setAuthed(true)} />;
+  const p = route.params;
+  const cluster = p.cluster;
+  const view = () => {
+    switch (route.view) {
+      case "nodes": return <Nodes p={p} />;
+      case "node": return <NodePage p={p} node={route.id ?? ""} />;
+      case "jobs": return <Jobs p={p} />;
+      case "job": return <JobPage p={p} id={route.id ?? ""} />;
+      case "metrics": return <Metrics p={p} />;
+      case "errors": return <Errors p={p} />;
+      case "uptime": return <Uptime p={p} />;
+      case "chimbuko": return <Chimbuko p={p} />;
+      default: return <Clusters />;
+    }
+  };
+  const current = route.view === "node" ? "nodes" : route.view === "job" ? "jobs" : route.view;
+  return (
+    <>
+      <header>
+        <a class="brand" href={href("clusters")}>fjord</a>
+        <nav>
+          {VIEWS.map(([v, label]) => (
+            <a href={href(v, v === "clusters" ? {} : { cluster })} aria-current={current === v ? "page" : undefined}>{label}</a>
+          ))}
+        </nav>
+        {cluster && <span class="cluster-name" title="cluster">{cluster}</span>}
+        <button type="button" class="forget" onClick={() => {
+          forgetCredential();
+          setAuthed(false);
+          navigate(href("clusters"));
+        }}>Forget credential</button>
+      </header>
+      <main>{view()}</main>
+      <footer>
+        Times in your time zone ({Intl.DateTimeFormat().resolvedOptions().timeZone}); hover for UTC.{" "}
+        <a href="/ui/licenses.txt" target="_blank" rel="noopener">Licences</a>
+      </footer>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

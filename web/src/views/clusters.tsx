@@ -1,0 +1,71 @@
+// Clusters: each cluster's nodes, how many are up, down or silent, the latest sample, partitions.
+import { getJson } from "../api";
+import { Status, Time, useLoad } from "../components";
+import { fmtAgo } from "../lib/format";
+import { countStates, nodeState } from "../lib/nodes";
+import { href } from "../router";
+import { ClusterRow, getClusters } from "./common";
+
+interface Row extends ClusterRow {
+  up: number;
+  down: number;
+  silent: number;
+}
+
+async function load(): Promise<Row[]> {
+  const list = await getClusters();
+  return Promise.all(list.map(async (c) => {
+    const nodes = c.nodes ? (await getJson(`/api/v1/nodes?cluster=${encodeURIComponent(c.cluster)}`)).nodes : [];
+    const n = countStates(nodes.map((x: any) => nodeState(x.states, x.last_seen, c.last_seen)));
+    return { ...c, ...n };
+  }));
+}
+
+export function Clusters() {
+  const s = useLoad("clusters", load);
+  const now = Date.now();
+  return (
+    <>
+      <h1>Clusters</h1>
+      <Status s={s} />
+      {s.data && (
+        <table class="data" id="clusters">
+          <thead>
+            <tr><th>cluster</th><th class="num">nodes</th><th class="num">up</th><th class="num">down</th>
+              <th class="num" title="no sample for 15 minutes before the cluster's latest">silent</th>
+              <th>latest sample</th><th>Slurm</th><th>partitions</th><th /></tr>
+          </thead>
+          <tbody>
+            {s.data.map((c) => (
+              <tr data-cluster={c.cluster}>
+                <td><a href={href("nodes", { cluster: c.cluster })}>{c.cluster}</a></td>
+                <td class="num" data-k="nodes">{c.nodes}</td>
+                <td class="num up" data-k="up">{c.up}</td>
+                <td class="num down" data-k="down">{c.down}</td>
+                <td class="num silent" data-k="silent">{c.silent}</td>
+                <td data-k="last_seen"><Time t={c.last_seen} /> <span class="muted">{c.last_seen ? fmtAgo(c.last_seen, now) : ""}</span></td>
+                <td>{c.slurm === null ? "" : c.slurm ? "yes" : "no"}</td>
+                <td class="partitions">{c.partitions.map((p) => (
+                  <a href={href("jobs", { cluster: c.cluster, partition: p })}>{p}</a>
+                ))}</td>
+                <td><a href={href("jobs", { cluster: c.cluster })}>jobs</a></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+/** Shown by views that need a cluster when the URL names none. */
+export function PickCluster({ view }: { view: string }) {
+  const s = useLoad("clusters-pick", getClusters);
+  return (
+    <>
+      <p>Choose a cluster:</p>
+      <Status s={s} />
+      <ul class="pick">{s.data?.map((c) => <li><a href={href(view, { cluster: c.cluster })}>{c.cluster}</a></li>)}</ul>
+    </>
+  );
+}
