@@ -1,6 +1,6 @@
 /* chimbuko.c — GET /api/v1/chimbuko/...: parameters declared per endpoint and parsed by the query
  * API's parser (params.h, through fj_api_begin), turned into an fj_cb_query, and one store op
- * (store_chimbuko.h) written by the query API's JSON or CSV writer. */
+ * (storage/core/store_chimbuko.h) written by the query API's JSON or CSV writer. */
 #include "chimbuko_api.h"
 
 #include "api_int.h"

@@ -1,4 +1,4 @@
-/* out.h — JSON and CSV writers for the query API, as row sinks (store_query.h): one store query
+/* out.h — JSON and CSV writers for the query API, as row sinks (storage/core/store_query.h): one store query
  * feeds either format from the same rows. JSON: {"<meta>":..., "<table>":[{row}...], "next":...};
  * a grouped table (n_key > 0) nests each key's other columns under "points". CSV (RFC 4180): a
  * header line of column names, then one line per row; several tables are separated by a blank
@@ -8,7 +8,7 @@
 #define FJ_OUT_H
 
 #include "buf.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <stdbool.h>
 

@@ -7,7 +7,7 @@
 
 #include "arena.h"
 #include "fj_status.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* spec.c — the query API's endpoints, their parameters, and the OpenAPI document built from them.
  * A parameter added here is accepted by its handler and documented at once; a column added to
- * storage/query_cols.c shows up in the document. */
+ * storage/query/cols.c shows up in the document. */
 #include "spec.h"
 
 #include "chimbuko_api.h"

@@ -1,13 +1,13 @@
 /* spec.h — the query API's endpoints as data: path, parameters, result tables and documentation.
  * Handlers parse their parameters with these declarations, and GET /api/v1/openapi.json is
- * generated from them (with the column lists of store_query.h), so the document describes exactly
+ * generated from them (with the column lists of storage/core/store_query.h), so the document describes exactly
  * what the code accepts and answers. Pure: unit-tested directly. */
 #ifndef FJ_SPEC_H
 #define FJ_SPEC_H
 
 #include "buf.h"
 #include "params.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 enum {
     FJ_EP_PAGED = 1,    /* answers carry a "next" cursor (JSON member and Fjord-Next-Cursor header) */

@@ -1,8 +1,8 @@
-# fj_embed_migrations(DIR PREFIX OUT): at configure time, every DIR/NNNN_name.sql becomes a
+# fj_embed_migrations(DIR PREFIX HEADER OUT): at configure time, every DIR/NNNN_name.sql becomes a
 # NUL-terminated byte array in the generated C file OUT, with a table
 #   const <PREFIX>_migration <PREFIX>_migrations[];  const size_t <PREFIX>_n_migrations;
-# declared by storage/<PREFIX-without-fj_>_migrations.h. Editing or adding a .sql file re-runs the
-# configure step; OUT is only rewritten when its content changes. (The SQLite block in
+# declared by HEADER (for PostgreSQL, storage/pg/migrations.h). Editing or adding a .sql file
+# re-runs the configure step; OUT is only rewritten when its content changes. (The SQLite block in
 # CMakeLists.txt does the same inline.)
 function(fj_embed_migrations dir prefix header out)
   file(GLOB files CONFIGURE_DEPENDS ${dir}/*.sql)

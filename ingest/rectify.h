@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Default rectification gap, 6 hours (same definition as in store.h; identical redefinition is
+/* Default rectification gap, 6 hours (same definition as in storage/core/store.h; identical redefinition is
  * allowed, so either header may come first). */
 #define FJ_JOB_GAP_DEFAULT_S (6 * 3600)
 
@@ -58,7 +58,7 @@ int64_t fj_jobkey_gap(const fj_jobkey *k, int64_t job_gap_s);
 typedef struct fj_jobcontrib {
     int64_t nproc;     /* processes: each record counts rolledup + 1 */
     int64_t cpu_m;     /* 1/1000 %: not set here; CPU needs the job's previous node-sample, so the
-                        * backends compute it from cpu_time before COMMIT (storage/jobcpu.h) */
+                        * backends compute it from cpu_time before COMMIT (storage/core/jobcpu.h) */
     int64_t mem_kb;    /* sum of resident memory */
     int64_t gpu_m;     /* sum of per-process gpu_util over the process's GPUs, 1/1000 % */
     int64_t gpumem_kb; /* sum of per-process gpu_memory */

@@ -6,7 +6,7 @@
 #include "arena.h"
 #include "json.h"
 #include "log.h"
-#include "store.h"
+#include "storage/core/store.h"
 #include "timefmt.h"
 
 #include <pthread.h>

@@ -11,7 +11,7 @@
 #include "auth.h"
 #include "buf.h"
 #include "config.h"
-#include "store.h"
+#include "storage/core/store.h"
 #include "writer.h"
 
 #include <stdbool.h>
@@ -53,7 +53,7 @@ const fj_config *fj_http_config(const fj_http_req *r);
 /* A read-only store handle for this thread (opened on first use), or NULL with err filled. */
 fj_store *fj_http_reader(fj_http_req *r, fj_err *err);
 /* The writer store's time-series engine, for reading unsealed points (NULL when the backend has
- * none). Safe from any thread (ts_engine.h's "any thread" functions). */
+ * none). Safe from any thread (storage/ts/engine.h's "any thread" functions). */
 fj_ts_engine *fj_http_ts_engine(fj_http_req *r);
 
 /* Answers with status and a body (copied); content_type NULL means application/json. */

@@ -9,7 +9,7 @@
 #include "redact.h"
 #include "routes.h"
 #include "sonar.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -189,7 +189,7 @@ static int cmd_serve(const fj_config *cfg)
     return 0;
 }
 
-/* fjord migrate compact: the file's free pages back to the file system (store.h, compact). */
+/* fjord migrate compact: the file's free pages back to the file system (storage/core/store.h, compact). */
 static int migrate_compact(fj_store *s, const fj_store_ops *ops)
 {
     if (!ops->compact) {

@@ -5,7 +5,7 @@
  * and a subtype with subtype-ids. Without a type the answer is node level. Series are read from
  * the catalog, merged with the live engine's unsealed points (ts_read_many: the series of all
  * results of a query together, so PostgreSQL reads them with a few statements), averaged into
- * buckets of `resolution` seconds and combined by sum or average (ts_agg.h) — one result per query when
+ * buckets of `resolution` seconds and combined by sum or average (storage/ts/agg.h) — one result per query when
  * `aggreg` is set or no type is given, else one per type-id (and subtype-id). Where the requested
  * level has no series of its own, finer series are aggregated up hwthread -> core -> socket ->
  * node: with the topology of a cc-backend cluster.json (--cc-cluster-config) when the host
@@ -24,7 +24,7 @@
 #include "alloc.h"
 #include "json.h"
 #include "noderange.h"
-#include "ts_agg.h"
+#include "storage/ts/agg.h"
 
 #include <math.h>
 #include <stdio.h>

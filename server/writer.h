@@ -7,7 +7,7 @@
 #ifndef FJ_WRITER_H
 #define FJ_WRITER_H
 
-#include "store.h"
+#include "storage/core/store.h"
 
 typedef struct fj_writer fj_writer;
 

@@ -11,7 +11,7 @@
  */
 #include "alloc.h"
 #include "arena.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -24,9 +24,9 @@
 #define _GNU_SOURCE
 #include "alloc.h"
 #include "buf.h"
-#include "ts_codec.h"
+#include "storage/ts/codec.h"
 #ifndef TS_BENCH_CODEC_ONLY
-#include "ts_engine.h"
+#include "storage/ts/engine.h"
 #endif
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* libFuzzer harness: any bytes given to fj_ts_log_decode are refused or decoded without reading out
  * of bounds; what decodes, encoded again, decodes to the same points bit for bit. Aborts otherwise. */
-#include "ts_log.h"
+#include "storage/ts/request_log.h"
 
 #include <stdint.h>
 #include <stdlib.h>

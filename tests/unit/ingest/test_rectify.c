@@ -268,7 +268,7 @@ Test(rectify, contribution_of_processes)
     fj_jobcontrib_add_proc(&c, &p[0]);
     fj_jobcontrib_add_proc(&c, &p[1]);
     cr_assert_eq(c.nproc, 101, "a rolled-up record counts rolledup + 1 processes");
-    cr_assert_eq(c.cpu_m, 0, "CPU needs the previous sample: the backends compute it (storage/jobcpu.h)");
+    cr_assert_eq(c.cpu_m, 0, "CPU needs the previous sample: the backends compute it (storage/core/jobcpu.h)");
     cr_assert_eq(c.mem_kb, 150);
     cr_assert_eq(c.gpu_m, 75750);
     cr_assert_eq(c.gpumem_kb, 4000);

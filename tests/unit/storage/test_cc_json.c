@@ -1,7 +1,7 @@
-/* test_cc_json.c — what both backends share of ClusterCockpit records (cc_json.h): the object a
+/* test_cc_json.c — what both backends share of ClusterCockpit records (storage/ts/cc_json.h): the object a
  * Sonar job's detail carries for its joined cc-backend job, cc-backend's job rules and their
  * answers, and an event's deduplication key. */
-#include "cc_json.h"
+#include "storage/ts/cc_json.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
-/* Tests of storage/jobcpu.c: a process's CPU from cpu_time differences (continuation, a new
+/* Tests of storage/core/jobcpu.c: a process's CPU from cpu_time differences (continuation, a new
  * series, a counter that went down, a rolled-up group that changed, no cpu_time), reaped children
  * under Sonar's and fjord-push's definitions, and the peak window (at least 120 s, weighted by
  * intervals, capped at the threads). */
-#include "jobcpu.h"
+#include "storage/core/jobcpu.h"
 
 #include <criterion/criterion.h>
 

@@ -1,6 +1,6 @@
-/* Tests of storage/loadagg.c: a roll-up row gives back the bucket the queries read (averages and
+/* Tests of storage/query/loadagg.c: a roll-up row gives back the bucket the queries read (averages and
  * maxima), merging two hours gives what one pass over both gives, and fj_la_hour floors. */
-#include "loadagg.h"
+#include "storage/query/loadagg.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

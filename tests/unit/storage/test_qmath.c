@@ -1,7 +1,7 @@
-/* Tests of storage/qmath.c: bucket grids, CPU utilisation from cumulative counters (a decreasing
+/* Tests of storage/query/qmath.c: bucket grids, CPU utilisation from cumulative counters (a decreasing
  * counter is never negative use, a duplicate timestamp is no interval, a reboot ends the
  * interval), accumulators and varints. */
-#include "qmath.h"
+#include "storage/query/qmath.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

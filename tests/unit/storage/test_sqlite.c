@@ -2,9 +2,9 @@
  * checked with plain sqlite3 queries on the file. */
 #include "alloc.h"
 #include "rectify.h"
-#include "sqlite_migrations.h"
+#include "storage/sqlite/migrations.h"
 #include "sqlite_test_db.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <criterion/criterion.h>
 #include <sqlite3.h>
@@ -361,7 +361,7 @@ Test(sqlite, rollback_after_page_splits_leaves_a_sound_database)
 {
     /* Page splits renumber pages through one past the end of the file, and a rolled-back group
      * that grew the file must drop its pages from the cache: both go through the page cache
-     * wrapper in sqlite.c. */
+     * wrapper in storage/sqlite/backend.c. */
     fj_store *s = open_w();
     fj_write_count c[4];
     for (int i = 0; i < 20; i++) {

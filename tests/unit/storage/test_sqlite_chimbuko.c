@@ -1,10 +1,10 @@
-/* Tests of storage/sqlite_chimbuko.c where SQLite differs from the other backends. Counts,
+/* Tests of storage/sqlite/chimbuko.c where SQLite differs from the other backends. Counts,
  * re-sending, points only on change, all-or-nothing and the query ops are the contract suite's
  * (tests/unit/storage/test_store_contract.c, chimbuko_*), run on every backend. */
 #include "../fj_test.h"
 #include "chimbuko.h"
 #include "sqlite_test_db.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <criterion/criterion.h>
 #include <sqlite3.h>

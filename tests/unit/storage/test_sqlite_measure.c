@@ -1,8 +1,8 @@
-/* Tests of storage/sqlite_measure.c: aicr snapshots through fj_store_write (the group-commit path)
+/* Tests of storage/sqlite/measure.c: aicr snapshots through fj_store_write (the group-commit path)
  * and back through the measurement_latest op, checked with plain sqlite3 queries on the file. */
 #include "aicr.h"
 #include "sqlite_test_db.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <criterion/criterion.h>
 #include <sqlite3.h>

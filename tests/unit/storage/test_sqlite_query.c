@@ -5,7 +5,7 @@
  * cursor without loss. Answers are compared as CSV text (api/out.c). */
 #include "out.h"
 #include "sqlite_test_db.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
-/* Tests of storage/sqlite_ts.c: line-protocol batches through fj_store_write (request log, engine,
+/* Tests of storage/sqlite/ts.c: line-protocol batches through fj_store_write (request log, engine,
  * chunks, messages, jobs), reads merging the live engine with stored chunks, a clean close that
  * seals everything, replay of the request log after a "crash" (a copy of the database files taken
  * while the writer is open), retention and request-log trimming. */
 #include "cc.h"
 #include "sqlite_test_db.h"
-#include "store.h"
+#include "storage/core/store.h"
 
 #include <criterion/criterion.h>
 #include <sqlite3.h>

@@ -10,11 +10,11 @@
 #include "chimbuko.h"
 #include "out.h"
 #include "rectify.h"
-#include "sqlite_migrations.h"
+#include "storage/sqlite/migrations.h"
 #include "sqlite_test_db.h"
-#include "store.h"
+#include "storage/core/store.h"
 #ifdef FJ_HAVE_PG
-#include "pg_migrations.h"
+#include "storage/pg/migrations.h"
 #include <libpq-fe.h>
 #endif
 
@@ -977,7 +977,7 @@ typedef struct expect_sum {
 
 /* j's node-sample; windowed: a node-sample of the job on that node came >= 120 s before. The
  * processes here send no cpu_time (as from a container): their figure is cpu_util, and the peak is
- * the highest over 120 s windows (storage/jobcpu.h), here one interval long. */
+ * the highest over 120 s windows (storage/core/jobcpu.h), here one interval long. */
 static void expect_add(expect_sum *x, const fj_sample_job *j, bool windowed)
 {
     int64_t cpu = 0, mem = 0, gpu = 0, gm = 0, np = 0;

@@ -1,6 +1,6 @@
-/* Tests of storage/ts_agg.c: grids, bucket averages with NaN as missing, series combined by sum
+/* Tests of storage/ts/agg.c: grids, bucket averages with NaN as missing, series combined by sum
  * and average, summaries. */
-#include "ts_agg.h"
+#include "storage/ts/agg.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -1,8 +1,8 @@
-/* Tests of storage/ts_codec.c: every chunk round-trips bit for bit, sizes stay small on the data
+/* Tests of storage/ts/codec.c: every chunk round-trips bit for bit, sizes stay small on the data
  * collectors send, and corrupt blobs are refused without reading out of bounds. */
 #include "alloc.h"
 #include "buf.h"
-#include "ts_codec.h"
+#include "storage/ts/codec.h"
 
 #include <criterion/criterion.h>
 #include <float.h>

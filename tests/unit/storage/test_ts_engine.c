@@ -1,8 +1,8 @@
-/* Tests of storage/ts_engine.c with a fake backend (an in-memory table of chunk rows): appends,
+/* Tests of storage/ts/engine.c with a fake backend (an in-memory table of chunk rows): appends,
  * sealing, emit/commit/rollback, reads merged across chunks and buffer with last write winning,
  * catalog loading, many series, and a reader racing the writer. */
 #include "alloc.h"
-#include "ts_engine.h"
+#include "storage/ts/engine.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -1,6 +1,6 @@
-/* Tests of storage/ts_log.c: point records round-trip bit for bit (extreme ids, times and values
+/* Tests of storage/ts/request_log.c: point records round-trip bit for bit (extreme ids, times and values
  * included), stay small for what collectors send, and corrupt records are refused. */
-#include "ts_log.h"
+#include "storage/ts/request_log.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

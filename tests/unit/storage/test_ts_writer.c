@@ -1,6 +1,6 @@
-/* Tests of storage/ts_writer.c: the metrics writer's schedule (pure functions), the maintenance
+/* Tests of storage/ts/writer.c: the metrics writer's schedule (pure functions), the maintenance
  * pass and its clean-up callbacks, point records, and the replay of request-log rows. */
-#include "ts_writer.h"
+#include "storage/ts/writer.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* Tests of storage/write_values.c: what record fields become as stored values, the same for both
+/* Tests of storage/core/write_values.c: what record fields become as stored values, the same for both
  * writers (absent numbers, ExtendedUint, note details cut at a UTF-8 boundary, varints, the NUMA
  * distance matrix, blobs, repeated processes of a job, Slurm array and het fields). */
-#include "write_values.h"
+#include "storage/core/write_values.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

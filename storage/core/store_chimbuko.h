@@ -1,0 +1,57 @@
+/* storage/core/store_chimbuko.h — the query half of the storage interface for Chimbuko data (docs/chimbuko.md)
+ * and for the node usage the SSS export reads (docs/sss.md): query descriptions and result
+ * tables whose column lists (storage/chimbuko/cols.c) every backend emits, through the row sink of
+ * storage/core/store_query.h and under its contract. storage/core/store.h includes this header and holds the ops. */
+#ifndef FJ_STORE_CHIMBUKO_H
+#define FJ_STORE_CHIMBUKO_H
+
+#include "records.h"
+#include "storage/core/store_query.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The series of cb_series, each grouped (n_key) so that the API nests points under their key. */
+typedef enum fj_cb_series {
+    FJ_CBS_RANKS = 0, /* fj_qt_cb_ranks: anomalies per IO step of each (run, app, rank) */
+    FJ_CBS_FUNCTIONS, /* fj_qt_cb_functions: cumulative profile of each (run, app, function) */
+    FJ_CBS_METRICS,   /* fj_qt_cb_metrics: anomaly metrics of each (run, app, rank, function) */
+    FJ_CBS_COUNTERS   /* fj_qt_cb_counters: cumulative statistics of each (run, app, counter) */
+} fj_cb_series;
+
+/* Every Chimbuko query takes one of these; each op's comment in storage/core/store.h says which fields it
+ * reads. Times are microseconds since 1970 (Chimbuko's resolution); packet times (created_at, in
+ * milliseconds) are compared at that resolution. */
+typedef struct fj_cb_query {
+    const char *cluster;          /* required: FJ_EINVAL without, FJ_ENOTFOUND when unknown */
+    const char *run;              /* a run label; NULL: every run */
+    int64_t app, rank, fid, idx;  /* -1: any (idx: the third part of an event label) */
+    const char *func;             /* a function name, exact; NULL: any */
+    int64_t step_from, step_to;   /* IO steps, inclusive; -1: open */
+    int64_t from_us, to_us;       /* time window, inclusive; 0: open */
+    fj_cb_series series;          /* cb_series */
+    fj_cb_collection collection;  /* cb_records: FJ_CB_ANOMALIES, FJ_CB_NORMALEXECS, FJ_CB_METADATA,
+                                   * FJ_CB_FUNC_STATS, FJ_CB_COUNTER_STATS; FJ_CB_PACKET selects the
+                                   * events of both event collections */
+    bool brief;                   /* cb_records events: null for the large JSON columns (call_stack,
+                                   * counter_events, event_window, node_state, algo_params, gpu_parent) */
+    size_t limit;                 /* rows (per table for cb_top); 0: no limit */
+    fj_qpos after;                /* cb_records events: rows after this (v: entry_us, id: row) */
+    /* out */
+    fj_qpos next;                 /* set when more rows follow: the position of the last row sent */
+} fj_cb_query;
+
+/* A cb_query that filters nothing. */
+void fj_cb_query_init(fj_cb_query *q);
+
+/* The result tables (storage/chimbuko/cols.c). */
+extern const fj_qtable fj_qt_cb_runs, fj_qt_cb_ranks, fj_qt_cb_functions, fj_qt_cb_metrics, fj_qt_cb_counters,
+    fj_qt_cb_top_ranks, fj_qt_cb_top_functions, fj_qt_cb_events, fj_qt_cb_metadata, fj_qt_cb_profiles,
+    fj_qt_cb_final_counters;
+
+/* The latest utilisation of nodes (q_node_usage), for the SSS export's Available and Utilized
+ * categories. */
+extern const fj_qtable fj_qt_node_usage;
+
+#endif

@@ -1,0 +1,632 @@
+/* storage/pg/chimbuko.c — Chimbuko in the PostgreSQL backend (schema: migrations/postgres/0003_chimbuko.sql),
+ * the counterpart of storage/sqlite/chimbuko.c with the same rows, counts and answers: the write of a
+ * group's Chimbuko envelopes inside the writer's transaction, and the query ops (runs, series, top,
+ * records) into the row sinks of storage/core/store_query.h with the columns of storage/chimbuko/cols.c.
+ *
+ * Writes are batched: a table's rows of the whole group go in one prepared statement,
+ * INSERT ... SELECT FROM unnest($1::bigint[], ...) WITH ORDINALITY ... ON CONFLICT DO NOTHING,
+ * which answers the ordinals of the rows it inserted, so every envelope's rows are counted as
+ * inserted or duplicate (the first copy of a row repeated within the group wins, as in SQLite).
+ * Two rules are sequential in SQLite and stay so here: a packet's rows are written only when the
+ * packet itself is new, and a function profile or counter point only when it differs from the
+ * point before it, which may have arrived earlier in the same group: those two statements run
+ * packet by packet, in arrival order.
+ *
+ * What goes in which column and what a query means are shared with SQLite (storage/chimbuko/rows.h,
+ * storage/chimbuko/query.h); this file holds the SQL, the batching and the statements. */
+#include "storage/chimbuko/query.h"
+#include "storage/chimbuko/rows.h"
+#include "storage/pg/int.h"
+#include "storage/pg/query_int.h"
+
+#include "alloc.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TRY(expr)                                                                                        \
+    do {                                                                                                 \
+        fj_status try_st_ = (expr);                                                                      \
+        if (try_st_ != FJ_OK)                                                                            \
+            return try_st_;                                                                              \
+    } while (0)
+
+/* --- statements ------------------------------------------------------------------------------ */
+
+/* One batched insert into a table of storage/chimbuko/rows.h: rows are added column by column in its
+ * order, each column an array parameter of its type. */
+typedef struct cb_spec cb_spec;
+struct cb_spec {
+    fj_pg_stmt_id id;
+    fj_cb_table table;
+    /* Insert in key order, so that concurrent writers take row locks in one order. Events go in
+     * arrival order instead: their id breaks ties of entry time in listings, as SQLite's rowid. */
+    bool by_key;
+    const char *filter; /* NULL, or a condition on u.* that a row must meet to be inserted */
+};
+
+/* The previous point of a function (of a counter) at or before the new one's packet time: a point
+ * equal to it adds nothing (the pserver repeats every profile in every packet). */
+#define FUNC_UNCHANGED                                                                                   \
+    "NOT EXISTS (SELECT 1 FROM (SELECT p.name_id, p.anomaly_stats, p.inclusive, p.exclusive FROM "         \
+    "chimbuko_func_stats p WHERE p.cluster_id = u.cluster_id AND p.run_id = u.run_id AND p.app = u.app "   \
+    "AND p.fid = u.fid AND p.created_at_ms <= u.created_at_ms ORDER BY p.created_at_ms DESC LIMIT 1) prev " \
+    "WHERE prev.name_id = u.name_id AND prev.anomaly_stats = u.anomaly_stats AND prev.inclusive = "        \
+    "u.inclusive AND prev.exclusive = u.exclusive)"
+#define COUNTER_UNCHANGED                                                                                \
+    "NOT EXISTS (SELECT 1 FROM (SELECT p.stats FROM chimbuko_counter_stats p WHERE p.cluster_id = "        \
+    "u.cluster_id AND p.run_id = u.run_id AND p.app = u.app AND p.counter_id = u.counter_id AND "          \
+    "p.created_at_ms <= u.created_at_ms ORDER BY p.created_at_ms DESC LIMIT 1) prev WHERE prev.stats = "   \
+    "u.stats)"
+
+static const cb_spec specs[] = {
+    {FJ_PG_CB_PACKET_INS, FJ_CBT_PACKETS, true, NULL},
+    {FJ_PG_CB_RANK_INS, FJ_CBT_RANK_STATS, true, NULL},
+    {FJ_PG_CB_STEP_INS, FJ_CBT_RANK_STEPS, true, NULL},
+    {FJ_PG_CB_FUNC_INS, FJ_CBT_FUNC_STATS, true, FUNC_UNCHANGED},
+    {FJ_PG_CB_COUNTER_INS, FJ_CBT_COUNTER_STATS, true, COUNTER_UNCHANGED},
+    {FJ_PG_CB_METRICS_INS, FJ_CBT_FUNC_METRICS, true, NULL},
+    {FJ_PG_CB_EVENT_INS, FJ_CBT_EVENTS, false, NULL},
+    {FJ_PG_CB_META_INS, FJ_CBT_METADATA, true, NULL},
+    {FJ_PG_CB_PROFILE_INS, FJ_CBT_PROFILES, true, NULL},
+    {FJ_PG_CB_FINAL_COUNTER_INS, FJ_CBT_COUNTERS, true, NULL},
+};
+#define N_SPECS (sizeof specs / sizeof specs[0])
+
+/* Built once per process into static storage (part of the program, not of a request: no
+ * allocation to fail). An entry that does not fit stays empty and fails cleanly when used. */
+#define SPEC_SQL_MAX 8192
+static char spec_sql[N_SPECS][SPEC_SQL_MAX];
+static pthread_once_t spec_once = PTHREAD_ONCE_INIT;
+
+static const char *type_name(char t)
+{
+    switch (t) {
+    case 't': return "text";
+    case 'f': return "float8";
+    case 'o': return "boolean";
+    default: return "bigint";
+    }
+}
+
+/* WITH u AS (the rows with their ordinal o), n AS (those the filter keeps), i AS (INSERT ...
+ * RETURNING the keys inserted): the smallest ordinal of each inserted key, which is the row that
+ * went in (rows are inserted in order, the later copies of a key conflict). */
+static void build_spec(const cb_spec *p, char *out)
+{
+    const fj_cb_tabledef *d = fj_cb_table_def(p->table);
+    char args[2048];
+    size_t off = 0;
+    for (size_t i = 0; d->types[i] && off < sizeof args; i++)
+        off += (size_t)snprintf(args + off, sizeof args - off, "%s$%zu::%s[]", i ? "," : "", i + 1,
+                                type_name(d->types[i]));
+    int n = off < sizeof args
+                ? snprintf(out, SPEC_SQL_MAX,
+                           "WITH u AS (SELECT * FROM unnest(%s) WITH ORDINALITY AS u(%s,o)), "
+                           "n AS (SELECT * FROM u%s%s), "
+                           "i AS (INSERT INTO %s(%s) SELECT %s FROM n ORDER BY %s%so ON CONFLICT DO NOTHING "
+                           "RETURNING %s) SELECT min(n.o) FROM n JOIN i USING (%s) GROUP BY %s",
+                           args, d->cols, p->filter ? " WHERE " : "", p->filter ? p->filter : "", d->name, d->cols,
+                           d->cols, p->by_key ? d->key : "", p->by_key ? "," : "", d->key, d->key, d->key)
+                : -1;
+    if (n < 0 || n >= SPEC_SQL_MAX)
+        out[0] = '\0';
+}
+
+static void build_all(void)
+{
+    for (size_t i = 0; i < N_SPECS; i++)
+        build_spec(&specs[i], spec_sql[i]);
+}
+
+static const cb_spec *spec_of(fj_pg_stmt_id id, size_t *index)
+{
+    for (size_t i = 0; i < N_SPECS; i++)
+        if (specs[i].id == id) {
+            *index = i;
+            return &specs[i];
+        }
+    return NULL;
+}
+
+const char *fj_pg_chimbuko_sql(fj_pg_stmt_id id)
+{
+    size_t k;
+    if (!spec_of(id, &k))
+        return NULL;
+    pthread_once(&spec_once, build_all);
+    return spec_sql[k][0] ? spec_sql[k] : NULL;
+}
+
+/* --- writing --------------------------------------------------------------------------------- */
+
+typedef struct cw {
+    fj_store *s;
+    fj_err *err;
+    const fj_pg_cb_env *envs;
+    size_t n;
+    int64_t *run_ids; /* per envelope */
+    bool *fresh;      /* per envelope: a packet not stored before */
+    fj_pg_cols t;     /* the rows of the statement being built */
+    bool *added;      /* per row of the last statement: inserted */
+    size_t cap_added;
+} cw;
+
+static fj_status oom(cw *w)
+{
+    return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+}
+
+static fj_status cols_fail(cw *w)
+{
+    if (w->t.st == FJ_ETOOBIG)
+        return fj_err_set(w->err, FJ_ETOOBIG, "db", "a group commit holds more rows than one statement takes");
+    return oom(w);
+}
+
+static void begin_rows(cw *w, fj_pg_stmt_id id)
+{
+    size_t k;
+    const cb_spec *p = spec_of(id, &k);
+    fj_pg_cols_reset(&w->t);
+    w->t.ncols = p ? (int)strlen(fj_cb_table_def(p->table)->types) : 0;
+}
+
+/* Runs statement id over the rows of w->t: marks which were inserted (w->added) and, when count
+ * is set, counts every row for its envelope. */
+static fj_status run_counted(cw *w, fj_pg_stmt_id id, const char *what, bool count)
+{
+    size_t n = w->t.nrows;
+    if (!n)
+        return w->t.st == FJ_OK ? FJ_OK : cols_fail(w);
+    if (n > w->cap_added) {
+        bool *a = fj_realloc(w->added, n * sizeof *a);
+        if (!a)
+            return oom(w);
+        w->added = a;
+        w->cap_added = n;
+    }
+    memset(w->added, 0, n * sizeof *w->added);
+    const char *vals[FJ_PG_MAXCOLS];
+    if (fj_pg_cols_finish(&w->t, vals) != FJ_OK)
+        return cols_fail(w);
+    PGresult *r;
+    TRY(fj_pg_run(w->s, id, w->t.ncols, vals, &r, what, w->err));
+    for (int i = 0; i < PQntuples(r); i++) {
+        int64_t o = fj_pg_int(r, i, 0);
+        if (o >= 1 && (size_t)o <= n)
+            w->added[o - 1] = true;
+    }
+    PQclear(r);
+    if (count)
+        for (size_t i = 0; i < n; i++)
+            fj_cb_count(w->envs[w->t.env[i]].cnt, w->added[i]);
+    return FJ_OK;
+}
+
+/* The column writer of storage/chimbuko/rows.h over the rows being built (w->t). */
+static void col_null(void *t, int c)
+{
+    fj_pg_null(t, c);
+}
+
+static void col_i64(void *t, int c, int64_t v)
+{
+    fj_pg_i64(t, c, v);
+}
+
+static void col_u64(void *t, int c, uint64_t v)
+{
+    fj_pg_u64(t, c, v);
+}
+
+static void col_real(void *t, int c, double v)
+{
+    fj_pg_f64(t, c, v);
+}
+
+static void col_text(void *t, int c, const char *s)
+{
+    fj_pg_text(t, c, s);
+}
+
+static void col_bool(void *t, int c, bool v)
+{
+    fj_pg_text(t, c, v ? "t" : "f");
+}
+
+static const fj_cb_colw_ops cols_ops = {col_null, col_i64, col_u64, col_real, col_text, col_bool};
+
+/* The column writer filling w->t. */
+#define COLS(w) (&(fj_cb_colw){&cols_ops, &(w)->t})
+
+/* --- interned strings ----------------------------------------------------------------------- */
+
+/* Marks s (NULL: "") as needed: a name missing from the handle's cache becomes a row of w->t and
+ * pending (-1) in the cache until resolve_strings. */
+static void need(cw *w, const char *s)
+{
+    if (!s)
+        s = "";
+    size_t len = strlen(s);
+    if (fj_pg_map_get(&w->s->names, FJ_PG_NS_STRING, s, len))
+        return;
+    if (fj_pg_map_put(&w->s->names, FJ_PG_NS_STRING, s, len, -1) != FJ_OK) {
+        w->t.st = FJ_ENOMEM;
+        return;
+    }
+    fj_pg_text(&w->t, 0, s);
+    fj_pg_row(&w->t, 0);
+}
+
+static void need_all(cw *w, const fj_chimbuko *cb)
+{
+    need(w, fj_cb_run_label(cb));
+    const fj_cb_packet *p = &cb->packet;
+    for (size_t i = 0; i < p->n_funcs; i++)
+        need(w, p->funcs[i].name);
+    for (size_t i = 0; i < p->n_counters; i++)
+        need(w, p->counters[i].counter);
+    for (size_t i = 0; i < p->n_metrics; i++)
+        need(w, p->metrics[i].fname);
+    for (size_t i = 0; i < cb->n_events; i++) {
+        need(w, cb->events[i].func);
+        if (cb->events[i].hostname)
+            need(w, cb->events[i].hostname);
+    }
+    for (size_t i = 0; i < cb->n_meta; i++)
+        need(w, cb->meta[i].descr);
+    for (size_t i = 0; i < cb->n_profiles; i++)
+        need(w, cb->profiles[i].fname);
+    for (size_t i = 0; i < cb->n_counters; i++)
+        need(w, cb->counters[i].counter);
+}
+
+/* Interns every string of the group's envelopes: the missing ones in two statements. (A failed
+ * transaction clears the whole cache: ids created in it are gone.) */
+static fj_status resolve_strings(cw *w)
+{
+    fj_pg_cols_reset(&w->t);
+    w->t.ncols = 1;
+    for (size_t k = 0; k < w->n; k++)
+        need_all(w, &w->envs[k].e->u.chimbuko);
+    if (w->t.st != FJ_OK)
+        return cols_fail(w);
+    if (!w->t.nrows)
+        return FJ_OK;
+    const char *vals[1];
+    if (fj_pg_cols_finish(&w->t, vals) != FJ_OK)
+        return cols_fail(w);
+    TRY(fj_pg_run(w->s, FJ_PG_STRING_INS, 1, vals, NULL, "intern names", w->err));
+    PGresult *r;
+    TRY(fj_pg_run(w->s, FJ_PG_STRING_GET, 1, vals, &r, "look up names", w->err));
+    fj_status st = FJ_OK;
+    for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
+        const char *name = PQgetvalue(r, i, 1);
+        if (fj_pg_map_put(&w->s->names, FJ_PG_NS_STRING, name, strlen(name), fj_pg_int(r, i, 0)) != FJ_OK)
+            st = oom(w);
+    }
+    if (st == FJ_OK && (size_t)PQntuples(r) != w->t.nrows)
+        st = fj_err_set(w->err, FJ_EINTERNAL, "db", "postgres: %zu names interned, %d found", w->t.nrows,
+                        PQntuples(r));
+    PQclear(r);
+    return st;
+}
+
+/* The id of an interned string (NULL: ""). */
+static int64_t sid(cw *w, const char *s)
+{
+    if (!s)
+        s = "";
+    int64_t id = fj_pg_map_get(&w->s->names, FJ_PG_NS_STRING, s, strlen(s));
+    return id > 0 ? id : 0;
+}
+
+/* --- packets --------------------------------------------------------------------------------- */
+
+static bool is_packet(const fj_pg_cb_env *v)
+{
+    return v->e->u.chimbuko.collection == FJ_CB_PACKET;
+}
+
+/* The key columns of envelope k. */
+static fj_cb_key key_of(const cw *w, size_t k)
+{
+    return (fj_cb_key){w->envs[k].cluster_id, w->run_ids[k]};
+}
+
+/* The packet rows: which packets are new (w->fresh). A packet stored before was committed with
+ * everything in it, so all of its rows count as duplicates. */
+static fj_status write_packet_rows(cw *w)
+{
+    fj_pg_cols *t = &w->t;
+    begin_rows(w, FJ_PG_CB_PACKET_INS);
+    fj_time now = fj_time_now();
+    for (size_t k = 0; k < w->n; k++) {
+        if (!is_packet(&w->envs[k]))
+            continue;
+        fj_cb_row_packet(COLS(w), key_of(w, k), &w->envs[k].e->u.chimbuko.packet, now);
+        fj_pg_row(t, k);
+    }
+    TRY(run_counted(w, FJ_PG_CB_PACKET_INS, "insert chimbuko packets", false));
+    for (size_t i = 0; i < t->nrows; i++) {
+        size_t k = t->env[i];
+        fj_write_count *c = w->envs[k].cnt;
+        w->fresh[k] = w->added[i];
+        if (w->added[i])
+            fj_cb_count(c, true);
+        else
+            c->duplicates += fj_cb_packet_rows(&w->envs[k].e->u.chimbuko.packet);
+    }
+    return FJ_OK;
+}
+
+/* Rank statistics, IO steps and function metrics of the new packets, one statement each. */
+static fj_status write_packet_tables(cw *w)
+{
+    fj_pg_cols *t = &w->t;
+    begin_rows(w, FJ_PG_CB_RANK_INS);
+    for (size_t k = 0; k < w->n; k++) {
+        if (!w->fresh[k])
+            continue;
+        const fj_cb_packet *p = &w->envs[k].e->u.chimbuko.packet;
+        for (size_t i = 0; i < p->n_ranks; i++) {
+            fj_cb_row_rank(COLS(w), key_of(w, k), p->created_at_ms, &p->ranks[i]);
+            fj_pg_row(t, k);
+        }
+    }
+    TRY(run_counted(w, FJ_PG_CB_RANK_INS, "insert chimbuko rank stats", true));
+
+    begin_rows(w, FJ_PG_CB_STEP_INS);
+    for (size_t k = 0; k < w->n; k++) {
+        if (!w->fresh[k])
+            continue;
+        const fj_cb_packet *p = &w->envs[k].e->u.chimbuko.packet;
+        for (size_t i = 0; i < p->n_ranks; i++)
+            for (size_t j = 0; j < p->ranks[i].n_steps; j++) {
+                fj_cb_row_step(COLS(w), key_of(w, k), p->created_at_ms, &p->ranks[i].steps[j]);
+                fj_pg_row(t, k);
+            }
+    }
+    TRY(run_counted(w, FJ_PG_CB_STEP_INS, "insert chimbuko rank steps", true));
+
+    begin_rows(w, FJ_PG_CB_METRICS_INS);
+    for (size_t k = 0; k < w->n; k++) {
+        if (!w->fresh[k])
+            continue;
+        const fj_cb_packet *p = &w->envs[k].e->u.chimbuko.packet;
+        for (size_t i = 0; i < p->n_metrics; i++) {
+            const fj_cb_func_metrics *m = &p->metrics[i];
+            fj_cb_row_metrics(COLS(w), key_of(w, k), p->created_at_ms, m, sid(w, m->fname));
+            fj_pg_row(t, k);
+        }
+    }
+    return run_counted(w, FJ_PG_CB_METRICS_INS, "insert chimbuko function metrics", true);
+}
+
+/* The function profiles and counters of one new packet (envelope k): each compared with the point
+ * before it, which an earlier packet of this group may have written. */
+static fj_status write_packet_points(cw *w, size_t k)
+{
+    fj_pg_cols *t = &w->t;
+    const fj_cb_packet *p = &w->envs[k].e->u.chimbuko.packet;
+    begin_rows(w, FJ_PG_CB_FUNC_INS);
+    for (size_t i = 0; i < p->n_funcs; i++) {
+        const fj_cb_func *f = &p->funcs[i];
+        fj_cb_row_func(COLS(w), key_of(w, k), p->created_at_ms, f, sid(w, f->name));
+        fj_pg_row(t, k);
+    }
+    TRY(run_counted(w, FJ_PG_CB_FUNC_INS, "insert chimbuko function points", true));
+
+    begin_rows(w, FJ_PG_CB_COUNTER_INS);
+    for (size_t i = 0; i < p->n_counters; i++) {
+        const fj_cb_counter *c = &p->counters[i];
+        fj_cb_row_counter_point(COLS(w), key_of(w, k), p->created_at_ms, c, sid(w, c->counter));
+        fj_pg_row(t, k);
+    }
+    return run_counted(w, FJ_PG_CB_COUNTER_INS, "insert chimbuko counter points", true);
+}
+
+/* --- provenance records ---------------------------------------------------------------------- */
+
+/* The records of every provenance envelope of the group, one statement per table. */
+static fj_status write_records(cw *w)
+{
+    fj_pg_cols *t = &w->t;
+    begin_rows(w, FJ_PG_CB_EVENT_INS);
+    for (size_t k = 0; k < w->n; k++) {
+        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
+        for (size_t i = 0; i < cb->n_events; i++) {
+            const fj_cb_event *e = &cb->events[i];
+            fj_cb_row_event(COLS(w), key_of(w, k), cb->collection == FJ_CB_ANOMALIES, e, sid(w, e->func),
+                            e->hostname ? sid(w, e->hostname) : 0);
+            fj_pg_row(t, k);
+        }
+    }
+    TRY(run_counted(w, FJ_PG_CB_EVENT_INS, "insert chimbuko events", true));
+
+    begin_rows(w, FJ_PG_CB_META_INS);
+    for (size_t k = 0; k < w->n; k++) {
+        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
+        for (size_t i = 0; i < cb->n_meta; i++) {
+            fj_cb_row_meta(COLS(w), key_of(w, k), &cb->meta[i], sid(w, cb->meta[i].descr));
+            fj_pg_row(t, k);
+        }
+    }
+    TRY(run_counted(w, FJ_PG_CB_META_INS, "insert chimbuko metadata", true));
+
+    begin_rows(w, FJ_PG_CB_PROFILE_INS);
+    for (size_t k = 0; k < w->n; k++) {
+        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
+        for (size_t i = 0; i < cb->n_profiles; i++) {
+            fj_cb_row_profile(COLS(w), key_of(w, k), &cb->profiles[i], sid(w, cb->profiles[i].fname));
+            fj_pg_row(t, k);
+        }
+    }
+    TRY(run_counted(w, FJ_PG_CB_PROFILE_INS, "insert chimbuko profiles", true));
+
+    begin_rows(w, FJ_PG_CB_FINAL_COUNTER_INS);
+    for (size_t k = 0; k < w->n; k++) {
+        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
+        for (size_t i = 0; i < cb->n_counters; i++) {
+            fj_cb_row_counter(COLS(w), key_of(w, k), &cb->counters[i], sid(w, cb->counters[i].counter));
+            fj_pg_row(t, k);
+        }
+    }
+    return run_counted(w, FJ_PG_CB_FINAL_COUNTER_INS, "insert chimbuko counters", true);
+}
+
+static fj_status write_group(cw *w)
+{
+    TRY(resolve_strings(w));
+    for (size_t k = 0; k < w->n; k++) {
+        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
+        w->run_ids[k] = sid(w, fj_cb_run_label(cb));
+    }
+    TRY(write_packet_rows(w));
+    TRY(write_packet_tables(w));
+    for (size_t k = 0; k < w->n; k++)
+        if (w->fresh[k])
+            TRY(write_packet_points(w, k));
+    return write_records(w);
+}
+
+fj_status fj_pg_write_chimbuko(fj_store *s, const fj_pg_cb_env *envs, size_t n, fj_err *err)
+{
+    if (!n)
+        return FJ_OK;
+    cw w = {.s = s, .err = err, .envs = envs, .n = n};
+    fj_pg_cols_init(&w.t, 0);
+    w.run_ids = fj_calloc(n, sizeof *w.run_ids);
+    w.fresh = fj_calloc(n, sizeof *w.fresh);
+    fj_status st = w.run_ids && w.fresh ? write_group(&w) : oom(&w);
+    fj_pg_cols_free(&w.t);
+    fj_free(w.added);
+    fj_free(w.run_ids);
+    fj_free(w.fresh);
+    return st;
+}
+
+/* --- queries: the backend's half ------------------------------------------------------------- */
+
+/* The SQL of the shared queries (storage/chimbuko/query.c). Text is compared and sorted byte-wise
+ * (COLLATE "C") and NULL sorts low (NULLS LAST in descending orders), as in SQLite, so that both
+ * backends answer alike. */
+static const fj_cb_sql cb_sql = {
+    .runs = {" UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = $1"
+             " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = $1"
+             " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = $1"
+             " UNION SELECT run_id FROM chimbuko_counters WHERE cluster_id = $1)"
+             " SELECT r.s,"
+             " (SELECT count(*) FROM chimbuko_packets p WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
+             " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p"
+             "  WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
+             " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p"
+             "  WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
+             " (SELECT count(*) FROM chimbuko_events e"
+             "  WHERE e.cluster_id = $1 AND e.run_id = runs.run_id AND e.anomaly),"
+             " (SELECT count(*) FROM chimbuko_events e"
+             "  WHERE e.cluster_id = $1 AND e.run_id = runs.run_id AND NOT e.anomaly),"
+             " (SELECT count(*) FROM (SELECT DISTINCT app, rank FROM chimbuko_rank_steps t WHERE t.cluster_id = $1"
+             "  AND t.run_id = runs.run_id) d)"
+             " FROM runs JOIN strings r ON r.id = runs.run_id",
+             " ORDER BY r.s COLLATE \"C\""},
+    .ranks = {"SELECT r.s, t.app, t.rank, t.step, t.max_ts_us / 1000000, t.min_ts_us, t.max_ts_us, t.n_anomalies,"
+              " t.score_max, t.score_mean, t.scores FROM chimbuko_rank_steps t JOIN strings r ON r.id = t.run_id",
+              " ORDER BY r.s COLLATE \"C\", t.app, t.rank, t.step"},
+    /* round() of numeric, not of float8: half away from zero, as SQLite rounds */
+    .functions = {"SELECT r.s, t.app, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
+                  " round(t.anomalies::numeric)::bigint, t.calls, t.anomaly_stats, t.inclusive, t.exclusive"
+                  " FROM chimbuko_func_stats t JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                  " ORDER BY r.s COLLATE \"C\", t.app, t.fid, t.created_at_ms"},
+    .metrics = {"SELECT r.s, t.app, t.rank, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
+                " round(t.anomalies::numeric)::bigint, t.score_max, t.severity_total, t.first_io_step,"
+                " t.last_io_step, t.new_data, t.all_data FROM chimbuko_func_metrics t"
+                " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                " ORDER BY r.s COLLATE \"C\", t.app, t.rank, t.fid, t.created_at_ms"},
+    .counters = {"SELECT r.s, t.app, n.s, t.created_at_ms / 1000, t.created_at_ms, t.count, t.total, t.stats"
+                 " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id"
+                 " JOIN strings n ON n.id = t.counter_id",
+                 " ORDER BY r.s COLLATE \"C\", t.app, n.s COLLATE \"C\", t.created_at_ms"},
+    .top_ranks = {"SELECT r.s, t.app, t.rank, sum(t.n_anomalies)::bigint, count(*), max(t.score_max),"
+                  " min(t.min_ts_us) / 1000000, max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t"
+                  " JOIN strings r ON r.id = t.run_id",
+                  " GROUP BY r.s, t.app, t.rank ORDER BY 4 DESC NULLS LAST, 6 DESC NULLS LAST, r.s COLLATE \"C\","
+                  " t.app, t.rank"},
+    .top_functions = {"SELECT r.s, t.app, t.fid, max(n.s COLLATE \"C\"), round(sum(t.anomalies)::numeric)::bigint,"
+                      " count(DISTINCT t.rank), max(t.score_max), sum(t.severity_total) FROM chimbuko_func_metrics t"
+                      " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                      " GROUP BY r.s, t.app, t.fid ORDER BY 5 DESC NULLS LAST, 7 DESC NULLS LAST, r.s COLLATE \"C\","
+                      " t.app, t.fid"},
+    .metadata = {"SELECT r.s, t.pid, t.rid, t.tid, d.s, t.value FROM chimbuko_metadata t JOIN strings r ON"
+                 " r.id = t.run_id JOIN strings d ON d.id = t.descr_id",
+                 " ORDER BY r.s COLLATE \"C\", t.pid, t.rid, t.tid, d.s COLLATE \"C\""},
+    .profiles = {"SELECT r.s, t.app, t.fid, n.s, round(t.anomalies::numeric)::bigint, t.exclusive_total_us,"
+                 " t.inclusive, t.exclusive, t.anomaly_metrics FROM chimbuko_profiles t JOIN strings r ON"
+                 " r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                 " ORDER BY r.s COLLATE \"C\", t.app, t.fid"},
+    .final_counters = {"SELECT r.s, t.app, n.s, t.count, t.total, t.stats FROM chimbuko_counters t JOIN strings r ON"
+                       " r.id = t.run_id JOIN strings n ON n.id = t.counter_id",
+                       " ORDER BY r.s COLLATE \"C\", t.app, n.s COLLATE \"C\""},
+    .event_is_anomaly = {" AND NOT e.anomaly", " AND e.anomaly"},
+};
+
+/* The statements and read transaction (fj_pgq: one REPEATABLE READ snapshot) the shared queries
+ * run on. */
+static fj_status cbq_begin(void *x, fj_store *s, fj_query *fq, fj_sink *k, fj_err *err)
+{
+    return fj_pgq_begin(x, s, fq, k, err);
+}
+
+static fj_status cbq_cluster(void *x, int64_t *cluster_id)
+{
+    fj_pgq *px = x;
+    fj_status rs = fj_pgq_cluster(px);
+    *cluster_id = px->cluster_id;
+    return rs;
+}
+
+static fj_status cbq_end(void *x, fj_status st)
+{
+    return fj_pgq_end(x, st);
+}
+
+static fj_status cbq_prepare(void *x, fj_qb *b, fj_qrows *r)
+{
+    fj_pgs *st = NULL;
+    fj_status rs = fj_pgb_prepare(x, b, &st);
+    *r = fj_pgq_rows(x, st);
+    return rs;
+}
+
+static void cbq_finalize(const fj_qrows *r)
+{
+    fj_pgs_finalize(r->st);
+}
+
+static const fj_cb_backend cb_backend = {&cb_sql, '$', cbq_begin, cbq_cluster, cbq_end, cbq_prepare, cbq_finalize};
+
+fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_pgq x;
+    return fj_cbq_runs(&cb_backend, &x, s, q, k, err);
+}
+
+fj_status fj_pg_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_pgq x;
+    return fj_cbq_series(&cb_backend, &x, s, q, k, err);
+}
+
+fj_status fj_pg_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_pgq x;
+    return fj_cbq_top(&cb_backend, &x, s, q, k, err);
+}
+
+fj_status fj_pg_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_pgq x;
+    return fj_cbq_records(&cb_backend, &x, s, q, k, err);
+}

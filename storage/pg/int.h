@@ -1,0 +1,401 @@
+/* storage/pg/int.h — what the files of the PostgreSQL backend share: the handle, the prepared statements,
+ * the error mapping, column arrays for batched writes and the name cache. Not a public header:
+ * only storage/pg*.c include it. */
+#ifndef FJ_PG_INT_H
+#define FJ_PG_INT_H
+
+#include "buf.h"
+#include "storage/core/store.h"
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* --- name cache: (namespace, string) -> id ----------------------------------------------------- */
+
+typedef struct fj_pg_map_ent {
+    uint64_t hash; /* 0 = empty slot */
+    int64_t ns;
+    int64_t id;
+    char *key;
+    size_t len;
+} fj_pg_map_ent;
+
+typedef struct fj_pg_map {
+    fj_pg_map_ent *slots;
+    size_t cap, n;
+} fj_pg_map;
+
+/* The id for (ns, key), or 0 when absent. */
+int64_t fj_pg_map_get(const fj_pg_map *m, int64_t ns, const char *key, size_t len);
+/* FJ_OK or FJ_ENOMEM. Keys are copied. */
+fj_status fj_pg_map_put(fj_pg_map *m, int64_t ns, const char *key, size_t len, int64_t id);
+void fj_pg_map_clear(fj_pg_map *m);
+
+#define FJ_PG_NS_CLUSTER (-1)
+#define FJ_PG_NS_STRING 0 /* ns > 0: the nodes of cluster ns */
+
+/* --- prepared statements ----------------------------------------------------------------------- */
+
+/* Every statement fjord sends with data in it, prepared once per connection on first use. The
+ * SQL of the long batched ones is built in storage/pg/write.c (sql NULL here). Parameters are text; the
+ * SQL casts them. */
+#define FJ_PG_STMTS(X)                                                                                   \
+    X(CLUSTER_INS, "INSERT INTO clusters(name) SELECT v FROM unnest($1::text[]) v ORDER BY v "           \
+                   "ON CONFLICT DO NOTHING")                                                             \
+    X(CLUSTER_GET, "SELECT c.id, c.name FROM clusters c JOIN unnest($1::text[]) v ON c.name = v")        \
+    X(NODE_INS, "INSERT INTO nodes(cluster_id,name) SELECT c, n FROM unnest($1::bigint[],$2::text[]) "   \
+                "u(c,n) ORDER BY c, n ON CONFLICT DO NOTHING")                                           \
+    X(NODE_GET, "SELECT x.id, x.cluster_id, x.name FROM nodes x JOIN unnest($1::bigint[],$2::text[]) "   \
+                "u(c,n) ON x.cluster_id = u.c AND x.name = u.n")                                         \
+    X(STRING_INS, "INSERT INTO strings(s) SELECT v FROM unnest($1::text[]) v ORDER BY v "                \
+                  "ON CONFLICT DO NOTHING")                                                              \
+    X(STRING_GET, "SELECT x.id, x.s FROM strings x JOIN unnest($1::text[]) v ON x.s = v")               \
+    X(ENSURE_WEEK, "SELECT fj_ensure_partitions($1::bigint)")                                            \
+    X(DROP_BEFORE, "SELECT fj_drop_partitions($1::bigint)")                                              \
+    X(LOCK_NODES, "SELECT id FROM nodes WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE")            \
+    X(ENV_INS, NULL)                                                                                     \
+    X(ERROR_INS, NULL)                                                                                   \
+    X(NOTE_INS, NULL)                                                                                    \
+    X(SAMPLE_INS, NULL)                                                                                  \
+    X(SGPU_INS, NULL)                                                                                    \
+    X(SDISK_INS, NULL)                                                                                   \
+    X(SJOB_INS, NULL)                                                                                    \
+    X(PROC_INS, NULL)                                                                                    \
+    X(PGPU_INS, NULL)                                                                                    \
+    X(RJ_SLURM_PLACE, NULL)                                                                              \
+    X(RJ_SLURM_LOCK, NULL)                                                                               \
+    X(RJ_FIND, NULL)                                                                                     \
+    X(RJ_IDS, "SELECT nextval(pg_get_serial_sequence('jobs','id')) FROM generate_series(1, $1::int)")    \
+    X(RJ_INS, NULL)                                                                                      \
+    X(RJ_UPD, NULL)                                                                                      \
+    X(RJ_MOVE_JS, "INSERT INTO job_samples(rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb,"     \
+                  "cpu_win_m) SELECT m.t, x.node_id, x.time, x.nproc, x.cpu_m, x.mem_kb, x.gpu_m, "      \
+                  "x.gpumem_kb, x.cpu_win_m "                                                            \
+                  "FROM job_samples x JOIN unnest($1::bigint[],$2::bigint[]) m(f,t) ON x.rjob_id = m.f " \
+                  "ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING")                                             \
+    X(RJ_DEL_JS, "DELETE FROM job_samples WHERE rjob_id = ANY($1::bigint[])")                            \
+    X(RJ_MOVE_JH, "INSERT INTO job_hosts(rjob_id,node_id) SELECT m.t, x.node_id FROM job_hosts x "       \
+                  "JOIN unnest($1::bigint[],$2::bigint[]) m(f,t) ON x.rjob_id = m.f ORDER BY 1, 2 "      \
+                  "ON CONFLICT DO NOTHING")                                                              \
+    X(RJ_DEL_JH, "DELETE FROM job_hosts WHERE rjob_id = ANY($1::bigint[])")                              \
+    X(RJ_MOVE_JC, "INSERT INTO job_cmds(rjob_id,cmd_id) SELECT m.t, x.cmd_id FROM job_cmds x "           \
+                  "JOIN unnest($1::bigint[],$2::bigint[]) m(f,t) ON x.rjob_id = m.f ORDER BY 1, 2 "      \
+                  "ON CONFLICT DO NOTHING")                                                              \
+    X(RJ_DEL_JC, "DELETE FROM job_cmds WHERE rjob_id = ANY($1::bigint[])")                               \
+    X(RJ_DEL, "DELETE FROM jobs WHERE id = ANY($1::bigint[])")                                           \
+    /* The job CPU upkeep (storage/core/jobcpu.h, storage/pg/jobcpu.c). */                                          \
+    X(JCPU_ROWS, "SELECT time, cpu_m, coalesce(cpu_win_m, -1) FROM job_samples WHERE rjob_id = $1 AND "  \
+                 "node_id = $2 AND time >= $3 AND time <= $4 ORDER BY time")                             \
+    X(JCPU_BEFORE, "SELECT time FROM job_samples WHERE rjob_id = $1 AND node_id = $2 AND time <= $3 "    \
+                   "ORDER BY time DESC LIMIT 1")                                                         \
+    X(JCPU_AFTER, "SELECT time FROM job_samples WHERE rjob_id = $1 AND node_id = $2 AND time > $3 "      \
+                  "ORDER BY time LIMIT 1")                                                               \
+    X(JCPU_PROCS, "SELECT pid, ppid, cmd_id, coalesce(cpu_time, 0), coalesce(cpu_avg_m, 0), "            \
+                  "coalesce(cpu_util_m, 0), coalesce(num_threads, 0), coalesce(rolledup, 0) "            \
+                  "FROM sample_procs WHERE node_id = $1 AND time = $2 AND job = $3 AND epoch = $4")      \
+    X(JCPU_PRODUCER, "SELECT producer FROM envelopes WHERE cluster_id = $1 AND node_id = $2 AND "        \
+                     "kind = 'sample' AND time = $3")                                                    \
+    X(JCPU_SET, "UPDATE job_samples SET cpu_m = $4, cpu_win_m = nullif($5::bigint, -1) WHERE "           \
+                "rjob_id = $1 AND node_id = $2 AND time = $3")                                           \
+    X(JCPU_JOB, "SELECT job, epoch, pid, ppid, cmd_id, cluster_id, cpu_sum_m, n_samples, "               \
+                "coalesce(cpu_win_peak_m, -1) FROM jobs WHERE id = $1")                                  \
+    X(JCPU_ALL, "SELECT coalesce(sum(cpu_m), 0), coalesce(max(cpu_win_m), -1) FROM job_samples "         \
+                "WHERE rjob_id = $1")                                                                    \
+    X(JCPU_JOB_SET, "UPDATE jobs SET cpu_sum_m = $2, cpu_win_peak_m = nullif($3::bigint, -1), "          \
+                    "cpu_peak_m = $4 WHERE id = $1")                                                     \
+    X(JCPU_TODO, "SELECT rjob_id, node_id FROM job_cpu_todo ORDER BY rjob_id, node_id")                  \
+    X(JCPU_TODO_DEL, "DELETE FROM job_cpu_todo")                                                         \
+    X(RJS_INS, NULL)                                                                               \
+    X(RJH_INS, NULL)                                                                               \
+    X(RJC_INS, NULL)                                                                               \
+    X(BLOB_FIND, "SELECT id, codec, data FROM blobs WHERE hash = $1::bigint AND size = $2::bigint "      \
+                 "ORDER BY id")                                                                          \
+    X(BLOB_INS, "INSERT INTO blobs(hash,size,codec,data) VALUES($1::bigint,$2::bigint,$3::text,"         \
+                "$4::bytea) RETURNING id")                                                               \
+    X(SYSINFO_INS, "INSERT INTO sysinfo(node_id,time,os_name,os_release,architecture,cpu_model,"         \
+                   "numa_nodes,sockets,cores_per_socket,threads_per_core,memory_kb,n_gpus,"              \
+                   "topo_svg_blob,topo_text_blob,distances) VALUES($1::bigint,$2::bigint,$3::text,"      \
+                   "$4::text,$5::text,$6::text,$7::bigint,$8::bigint,$9::bigint,$10::bigint,"            \
+                   "$11::bigint,$12::bigint,$13::bigint,$14::bigint,$15::text) ON CONFLICT DO NOTHING "  \
+                   "RETURNING 1")                                                                        \
+    X(SYSGPU_INS, "INSERT INTO sysinfo_gpus(node_id,time,idx,uuid,address,manufacturer,model,"           \
+                  "architecture,driver,firmware,memory_kb,power_limit,max_power_limit,min_power_limit,"  \
+                  "max_ce_clock,max_memory_clock) VALUES($1::bigint,$2::bigint,$3::bigint,$4::text,"     \
+                  "$5::text,$6::text,$7::text,$8::text,$9::text,$10::text,$11::bigint,$12::bigint,"      \
+                  "$13::bigint,$14::bigint,$15::bigint,$16::bigint) ON CONFLICT DO NOTHING RETURNING 1") \
+    X(SLURM_INS, NULL)                                                                                   \
+    X(SLURM_CUR_PLACE, "INSERT INTO slurm_jobs_current(cluster_id,job_id,job_step,time) "                \
+                       "SELECT c, j, s, 0 FROM unnest($1::bigint[],$2::bigint[],$3::text[]) u(c,j,s) "   \
+                       "ORDER BY c, j, s ON CONFLICT DO NOTHING")                                        \
+    X(SLURM_CUR_LOCK, "SELECT 1 FROM slurm_jobs_current x JOIN unnest($1::bigint[],$2::bigint[],"        \
+                      "$3::text[]) u(c,j,s) ON x.cluster_id = u.c AND x.job_id = u.j AND "               \
+                      "x.job_step = u.s ORDER BY x.cluster_id, x.job_id, x.job_step FOR UPDATE OF x")    \
+    X(SLURM_CUR_RECOMPUTE, NULL)                                                                         \
+    X(SLURM_NODE_INS, NULL)                                                                        \
+    X(CINFO_INS, NULL)                                                                                   \
+    X(PART_INS, NULL)                                                                                    \
+    X(PNODE_INS, NULL)                                                                                   \
+    X(NSTATE_INS, NULL)                                                                                  \
+    X(MS_LATEST, "SELECT time, hash, snapshot FROM measurement_snapshots WHERE cluster_id = $1::bigint " \
+                 "AND node_id = $2::bigint ORDER BY time DESC LIMIT 1")                                  \
+    X(MS_SNAP_INS, "INSERT INTO measurement_snapshots(cluster_id,node_id,time,hash,n_measurements,"      \
+                   "n_subtypes,snapshot) VALUES($1::bigint,$2::bigint,$3::bigint,$4::bigint,$5::bigint," \
+                   "$6::bigint,$7::text) ON CONFLICT DO NOTHING RETURNING 1")                            \
+    X(MS_SUB_INS, "INSERT INTO measurements(cluster_id,node_id,time,type,instance,subtype,data) "        \
+                  "VALUES($1::bigint,$2::bigint,$3::bigint,$4::text,$5::bigint,$6::text,$7::text) "      \
+                  "ON CONFLICT DO NOTHING RETURNING 1")                                                  \
+    X(CB_PACKET_INS, NULL)                                                                               \
+    X(CB_RANK_INS, NULL)                                                                                 \
+    X(CB_STEP_INS, NULL)                                                                                 \
+    X(CB_FUNC_INS, NULL)                                                                                 \
+    X(CB_COUNTER_INS, NULL)                                                                              \
+    X(CB_METRICS_INS, NULL)                                                                              \
+    X(CB_EVENT_INS, NULL)                                                                                \
+    X(CB_META_INS, NULL)                                                                                 \
+    X(CB_PROFILE_INS, NULL)                                                                              \
+    X(CB_FINAL_COUNTER_INS, NULL)                                                                        \
+    X(MS_ENV_INS, "INSERT INTO envelopes(cluster_id,node_id,kind,time,producer,version,format,"          \
+                  "unknown_fields) VALUES($1::bigint,$2::bigint,$3::text,$4::bigint,$5::text,$6::text,"  \
+                  "$7::bigint,$8::bigint) ON CONFLICT DO NOTHING")                                       \
+    X(TOKEN_PUT, "INSERT INTO tokens(cluster,hash,read_only,created) VALUES($1::text,$2::text,"          \
+                 "$3::boolean,$4::bigint) ON CONFLICT (cluster) DO UPDATE SET hash = excluded.hash, "    \
+                 "read_only = excluded.read_only, created = excluded.created")                           \
+    X(TOKEN_GET, "SELECT cluster, hash, read_only, created FROM tokens WHERE cluster = $1::text")        \
+    X(TOKEN_LIST, "SELECT cluster, hash, read_only, created FROM tokens ORDER BY cluster COLLATE \"C\"") \
+    X(TOKEN_DEL, "DELETE FROM tokens WHERE cluster = $1::text")                                          \
+    X(TS_INST_ADD, "INSERT INTO ts_instances(name) SELECT $1::text WHERE NOT EXISTS (SELECT 1 FROM "     \
+                   "ts_instances WHERE name = $1::text) ON CONFLICT DO NOTHING")                         \
+    X(TS_INST_GET, "SELECT i.id, i.durable_lsn, i.next_lsn, i.chunk_seq, (SELECT coalesce(max(lsn), 0) " \
+                   "FROM request_log WHERE instance_id = i.id) FROM ts_instances i WHERE i.name = "      \
+                   "$1::text")                                                                           \
+    X(TS_INST_LOCK, "SELECT pg_try_advisory_lock(1718252659, $1::integer), pg_backend_pid()")            \
+    X(TS_INST_PUT, "UPDATE ts_instances SET durable_lsn = $2::bigint, next_lsn = $3::bigint, chunk_seq = " \
+                   "greatest(chunk_seq, $4::bigint) WHERE id = $1::integer")                             \
+    X(TS_SERIES_ALL, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series")  \
+    X(TS_SERIES_ADD, "INSERT INTO ts_series(cluster,host,metric,type,type_id,stype,stype_id) SELECT u.* " \
+                     "FROM "                                                                             \
+                     "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]) " \
+                     "u(c,h,m,t,ti,s,si) WHERE NOT EXISTS (SELECT 1 FROM ts_series x WHERE x.cluster = u.c " \
+                     "AND x.host = u.h AND x.metric = u.m AND x.type = u.t AND x.type_id = u.ti AND "    \
+                     "x.stype = u.s AND x.stype_id = u.si) ORDER BY 1, 2, 3, 4, 5, 6, 7 ON CONFLICT DO " \
+                     "NOTHING")                                                                          \
+    X(TS_SERIES_GET, "SELECT x.id, x.cluster, x.host, x.metric, x.type, x.type_id, x.stype, x.stype_id " \
+                     "FROM ts_series x JOIN "                                                            \
+                     "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]) " \
+                     "u(c,h,m,t,ti,s,si) ON x.cluster = u.c AND x.host = u.h AND x.metric = u.m AND x.type " \
+                     "= u.t AND x.type_id = u.ti AND x.stype = u.s AND x.stype_id = u.si")               \
+    X(TS_SERIES_LIST, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series " \
+                      "WHERE cluster = $1::text AND ($2::text = '' OR host = $2::text) AND ($3::text = '' " \
+                      "OR metric = $3::text) ORDER BY host COLLATE \"C\", metric COLLATE \"C\", type "   \
+                      "COLLATE \"C\", type_id COLLATE \"C\", stype COLLATE \"C\", stype_id COLLATE \"C\"") \
+    X(TS_CHUNK_INS, "INSERT INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) SELECT * FROM "       \
+                    "unnest($1::integer[],$2::bigint[],$3::bigint[],$4::bigint[],$5::integer[],$6::bytea[]) " \
+                    "ON CONFLICT DO NOTHING")                                                            \
+    X(TS_CHUNKS, "SELECT u.o, c.count, c.t_first, c.t_last, c.seq, c.blob FROM unnest($1::integer[]) "  \
+                 "WITH ORDINALITY u(id, o) CROSS JOIN LATERAL (SELECT count, t_first, t_last, seq, blob " \
+                 "FROM ts_chunk WHERE series_id = u.id AND t_last >= $2::bigint AND t_first <= "         \
+                 "$3::bigint OFFSET 0) c ORDER BY u.o")                                                  \
+    X(TS_RETENTION, "DELETE FROM ts_chunk WHERE t_last < $1::bigint")                                    \
+    X(TS_LOG_INS, "INSERT INTO "                                                                         \
+                  "request_log(instance_id,lsn,received,cluster,unit_ns,max_future_ns,size,body) SELECT " \
+                  "$1::integer, u.* FROM "                                                               \
+                  "unnest($2::bigint[],$3::bigint[],$4::text[],$5::bigint[],$6::bigint[],$7::bigint[],$8::bytea[]) " \
+                  "u")                                                                                   \
+    X(TS_LOG_READ, "SELECT lsn, received, cluster, unit_ns, max_future_ns, size, body FROM request_log " \
+                   "WHERE instance_id = $1::integer AND lsn >= $2::bigint ORDER BY lsn LIMIT 64")        \
+    X(TS_LOG_TRIM, "DELETE FROM request_log WHERE instance_id = $1::integer AND lsn < $2::bigint AND "   \
+                   "received < $3::bigint")                                                              \
+    X(CC_MSG_INS, "WITH u AS (SELECT * FROM "                                                            \
+                  "unnest($1::bigint[],$2::bigint[],$3::text[],$4::text[],$5::text[],$6::bigint[],$7::text[],$8::text[]) " \
+                  "WITH ORDINALITY u(c,t,k,n,h,x,g,p,o)), ins AS (INSERT INTO "                          \
+                  "cc_messages(cluster_id,time,kind,name,host,hash,tags,payload) SELECT c, t, k, n, h, " \
+                  "x, g, p FROM u ORDER BY c, t, k, n, h, x ON CONFLICT DO NOTHING RETURNING "           \
+                  "cluster_id, time, kind, name, host, hash) SELECT min(u.o) FROM ins JOIN u ON u.c = "  \
+                  "ins.cluster_id AND u.t = ins.time AND u.k = ins.kind AND u.n = ins.name AND u.h = "   \
+                  "ins.host AND u.x = ins.hash GROUP BY ins.cluster_id, ins.time, ins.kind, ins.name, "  \
+                  "ins.host, ins.hash")                                                                  \
+    X(CC_MSG_LIST, "SELECT m.kind, m.name, m.host, m.time, m.tags, m.payload FROM cc_messages m JOIN "   \
+                   "clusters c ON c.id = m.cluster_id WHERE c.name = $1::text AND m.time >= $2::bigint " \
+                   "AND m.time <= $3::bigint AND ($4::text IS NULL OR m.kind = $4::text) AND ($5::text " \
+                   "IS NULL OR m.name = $5::text) AND ($6::text IS NULL OR m.host = $6::text) ORDER BY " \
+                   "m.time LIMIT $7::bigint")                                                            \
+    X(CC_JOB_DUP, "SELECT id FROM cc_jobs WHERE cluster_id = $1::bigint AND job_id = $2::bigint AND "    \
+                  "start_time > $3::bigint - 86400 LIMIT 1")                                             \
+    X(CC_JOB_INS, "INSERT INTO "                                                                         \
+                  "cc_jobs(cluster_id,job_id,start_time,state,\"user\",project,partition,subcluster,num_nodes,num_hwthreads,num_acc,hosts,payload) " \
+                  "VALUES($1::bigint,$2::bigint,$3::bigint,'running',$4::text,$5::text,$6::text,$7::text,$8::bigint,$9::bigint,$10::bigint,$11::text,$12::text) " \
+                  "ON CONFLICT DO NOTHING RETURNING id")                                                 \
+    X(CC_JOB_FIND, "SELECT id, start_time, state FROM cc_jobs WHERE cluster_id = $1::bigint AND job_id = " \
+                   "$2::bigint AND ($3::bigint = 0 OR start_time = $3::bigint) ORDER BY start_time DESC " \
+                   "LIMIT 1")                                                                            \
+    X(CC_JOB_STOP, "UPDATE cc_jobs SET stop_time = $2::bigint, state = $3::text WHERE id = $1::bigint "  \
+                   "AND state = 'running' RETURNING 1")                                                  \
+    X(CC_JOB_LIST, "SELECT c.id, c.job_id, c.start_time, c.stop_time, c.state, c.\"user\", c.project, "  \
+                   "c.partition, c.num_nodes, c.hosts, s.n, s.first, s.last, s.samples, x.job_state, "   \
+                   "x.job_id IS NOT NULL FROM cc_jobs c JOIN clusters k ON k.id = c.cluster_id LEFT JOIN " \
+                   "LATERAL (SELECT count(*) AS n, min(first_seen) AS first, max(last_seen) AS last, "   \
+                   "sum(n_samples) AS samples FROM jobs j WHERE j.cluster_id = c.cluster_id AND j.job = " \
+                   "c.job_id AND j.epoch = 0) s ON true LEFT JOIN slurm_jobs_current x ON x.cluster_id = " \
+                   "c.cluster_id AND x.job_id = c.job_id AND x.job_step = '' WHERE k.name = $1::text AND " \
+                   "($2::bigint = 0 OR coalesce(c.stop_time, 9223372036) >= $2::bigint) AND ($3::bigint " \
+                   "= 0 OR c.start_time <= $3::bigint) ORDER BY c.start_time, c.id LIMIT $4::bigint")    \
+    X(Q_MEASURE_LATEST, "SELECT m.time, m.snapshot FROM measurement_snapshots m JOIN clusters c ON "     \
+                        "c.id = m.cluster_id JOIN nodes n ON n.id = m.node_id AND n.cluster_id = c.id "  \
+                        "WHERE c.name = $1::text AND n.name = $2::text ORDER BY m.time DESC LIMIT 1")
+
+typedef enum fj_pg_stmt_id {
+#define FJ_PG_ENUM(name, sql) FJ_PG_##name,
+    FJ_PG_STMTS(FJ_PG_ENUM)
+#undef FJ_PG_ENUM
+    FJ_PG__COUNT
+} fj_pg_stmt_id;
+
+/* The SQL of the statements whose text is NULL in FJ_PG_STMTS (storage/pg/write.c, storage/pg/chimbuko.c). */
+const char *fj_pg_built_sql(fj_pg_stmt_id id);
+const char *fj_pg_chimbuko_sql(fj_pg_stmt_id id); /* storage/pg/chimbuko.c: the CB_* statements */
+
+/* --- column arrays for batched writes ---------------------------------------------------------- */
+
+/* One column of a batch, as the text of a PostgreSQL array literal ("{1,NULL,\"x\"}"), or (COPY
+ * mode) all rows of the batch in COPY's text format in the first column's buffer. */
+typedef struct fj_pg_arr {
+    fj_buf b;
+    size_t n; /* elements */
+} fj_pg_arr;
+
+#define FJ_PG_MAXCOLS 48
+
+/* The rows of one table for one statement: ncols arrays, and for each row the index of the
+ * envelope it belongs to (for the inserted/duplicate counts). Appends after an allocation
+ * failure do nothing; st keeps the failure. */
+typedef struct fj_pg_cols {
+    fj_pg_arr c[FJ_PG_MAXCOLS];
+    int ncols;
+    bool copy;     /* rows in COPY text format (c[0].b), each ended by its ordinal when ord */
+    bool ord;
+    int in_row;    /* COPY mode: values of the current row so far */
+    size_t nrows;
+    size_t *env;
+    size_t env_cap;
+    fj_status st;
+} fj_pg_cols;
+
+void fj_pg_cols_init(fj_pg_cols *t, int ncols);
+void fj_pg_cols_reset(fj_pg_cols *t); /* empties, keeping memory; back to array mode */
+/* Switches an empty batch to COPY mode (ord: end every row with its 1-based ordinal). */
+void fj_pg_cols_copy(fj_pg_cols *t, bool ord);
+void fj_pg_cols_free(fj_pg_cols *t);
+void fj_pg_null(fj_pg_cols *t, int col);
+void fj_pg_i64(fj_pg_cols *t, int col, int64_t v);
+void fj_pg_u64(fj_pg_cols *t, int col, uint64_t v); /* saturates at INT64_MAX */
+void fj_pg_f64(fj_pg_cols *t, int col, double v);
+void fj_pg_text(fj_pg_cols *t, int col, const char *s); /* NULL -> SQL NULL */
+void fj_pg_textn(fj_pg_cols *t, int col, const char *s, size_t n);
+void fj_pg_bytea(fj_pg_cols *t, int col, const unsigned char *p, size_t n);
+/* Ends a row that belongs to envelope env. */
+void fj_pg_row(fj_pg_cols *t, size_t env);
+/* Closes the arrays and points vals[0..ncols) at them. FJ_ENOMEM after a failed append. */
+fj_status fj_pg_cols_finish(fj_pg_cols *t, const char **vals);
+
+/* --- the handle -------------------------------------------------------------------------------- */
+
+struct fj_store {
+    const fj_store_ops *ops; /* first: storage/core/store.c finds the ops table through it */
+    PGconn *conn;
+    char *url;               /* as given (passwords included): for reconnecting */
+    char *shown;             /* the URL without its password, for messages */
+    fj_store_mode mode;
+    bool migrating;
+    int64_t job_gap_s;
+    int64_t retention_s;     /* 0: keep forever */
+    bool prepared[FJ_PG__COUNT];
+    bool staged[FJ_PG__COUNT]; /* the statement's staging table exists in this session */
+    fj_pg_map names;         /* interned names: see FJ_PG_NS_* */
+    /* Week partitions known to exist (week start times). */
+    int64_t *weeks;
+    size_t n_weeks, cap_weeks;
+    fj_time retention_ran;   /* when retention last ran (writer) */
+    struct fj_pg_wstate *w;  /* the write path's reusable scratch (storage/pg/write.c) */
+    struct fj_pg_ts *ts;     /* line-protocol metrics (storage/pg/ts.h), NULL until used */
+};
+
+/* Maps a failed result (or a failed connection when r is NULL) to fj_status and fills err with
+ * "postgres: what: message". Connection failures give FJ_EBUSY and mark the handle for
+ * reconnection; lock timeouts, deadlocks and serialization failures give FJ_EBUSY; data errors
+ * FJ_EINVAL; anything else FJ_EIO. */
+fj_status fj_pg_fail(fj_store *s, const PGresult *r, const char *what, fj_err *err);
+
+/* Runs the prepared statement id with n text parameters (a NULL value is SQL NULL). On success
+ * *res (when res is not NULL) holds the result, to be freed with PQclear. */
+fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *vals, PGresult **res,
+                    const char *what, fj_err *err);
+
+/* Runs SQL without parameters (transaction control, SET LOCAL). */
+fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err);
+
+/* Hourly load roll-ups (storage/pg/query_load.c): recomputes every (node, hour) listed in
+ * load_hourly_todo from the samples and empties the list. Inside the writer's transaction, after
+ * the group's sample rows; also completes the backfill of migration 0004. */
+fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err);
+
+/* Job CPU upkeep (storage/pg/jobcpu.c, storage/core/jobcpu.h): the figures of the new node-samples noted
+ * (rjob, node, time each; the rows written), the jobs' CPU summaries, then job_cpu_todo (the
+ * backfill of migration 0005). Inside the writer's transaction. */
+fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node, const int64_t *t, size_t n,
+                           fj_err *err);
+
+/* Makes sure the connection is up: reconnects when it was lost. FJ_EBUSY when the server cannot
+ * be reached. */
+fj_status fj_pg_connect(fj_store *s, fj_err *err);
+
+/* BEGIN (read-only snapshot when read_only), reconnecting once first when the connection turns
+ * out to have been lost since the last use: a restarted server costs no failed request. */
+fj_status fj_pg_begin(fj_store *s, bool read_only, fj_err *err);
+/* ROLLBACK when a transaction is open (errors ignored). */
+void fj_pg_rollback(fj_store *s);
+
+/* Makes sure the week partitions holding times[0..n) exist (in its own transaction when
+ * in_tx is false). */
+fj_status fj_pg_ensure_weeks(fj_store *s, const fj_time *times, size_t n, bool in_tx, fj_err *err);
+/* The Monday 00:00 UTC on or before t. */
+int64_t fj_pg_week_of(fj_time t);
+/* Forgets which partitions exist (after one was found missing). */
+void fj_pg_weeks_forget(fj_store *s);
+
+/* Drops the week partitions older than the retention setting, at most once an hour. */
+fj_status fj_pg_retention(fj_store *s, bool force, fj_err *err);
+
+/* Parses a decimal integer column value (0 for NULL or garbage). */
+int64_t fj_pg_int(const PGresult *r, int row, int col);
+
+/* The write path (storage/pg/write.c) and the read of a node's latest aicr snapshot (storage/pg/measure.c). */
+fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
+                      fj_err *err);
+void fj_pg_write_free(fj_store *s);
+fj_status fj_pg_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
+                                   fj_err *err);
+
+/* --- Chimbuko (storage/pg/chimbuko.c; schema migrations/postgres/0003_chimbuko.sql) --------------------- */
+
+/* One FJ_KIND_CHIMBUKO envelope of a group commit, with its cluster's id and its counts. */
+typedef struct fj_pg_cb_env {
+    const fj_envelope *e;
+    int64_t cluster_id;
+    fj_write_count *cnt;
+} fj_pg_cb_env;
+
+/* Writes the Chimbuko envelopes of a group inside the writer's open transaction (storage/pg/write.c calls
+ * it after the Sonar tables; their notes are written with the other envelopes'). Counts as SQLite
+ * does (a function profile or counter equal to its previous point counts as a duplicate). The
+ * records of every envelope go in one statement per table; a packet's profiles and counters are
+ * compared with the points before them, so those go packet by packet in arrival order. */
+fj_status fj_pg_write_chimbuko(fj_store *s, const fj_pg_cb_env *envs, size_t n, fj_err *err);
+
+/* The Chimbuko query ops of storage/core/store.h (docs/chimbuko.md), one read snapshot each. */
+fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_status fj_pg_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_status fj_pg_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_status fj_pg_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+
+#endif

@@ -1,0 +1,890 @@
+/* storage/pg/ts.c — line-protocol metrics in the PostgreSQL backend, writer side: this server's instance
+ * (identity, advisory lock, request log, durable lsn), the time-series engine fed with series ids
+ * from the database, the metrics part of a group commit, startup replay and maintenance. Reads are
+ * in storage/pg/ts_read.c; the schema in migrations/postgres/0002_metrics.sql. The backend-neutral
+ * bookkeeping (lsn, when maintenance is due, request-log records, replay of a logged request) is
+ * storage/ts/writer.h's, cc-backend's job rules storage/ts/cc_json.h's.
+ *
+ * Durability is storage/sqlite/ts.c's: a request's points go to request_log as a point record (rows of
+ * this instance; storage/ts/request_log.h) in the same transaction as they enter the engine, so an acknowledged point is in a committed
+ * chunk or in a committed log row at or after this instance's durable lsn, which startup replays.
+ * A rolled-back group leaves its points in the engine (there is no undo); its clients got 503.
+ *
+ * What sharing the database with other servers changes:
+ * - Series ids: fj_pg_ts_prepare looks up each point's key in the engine; the keys it does not
+ *   know are inserted in one statement (ON CONFLICT DO NOTHING: another server may add the same
+ *   key at once), read back with their ids and loaded into the engine, all before the group's
+ *   BEGIN and committed on their own (an orphan series row without points is harmless). Points
+ *   are then appended by id, so the engine never creates an id itself.
+ * - Chunk seq: (instance id << 40) + n, continued from ts_instances.chunk_seq, so two servers'
+ *   chunks never collide; for one series, a later write through the same server wins.
+ * - The instance's session advisory lock, held on the writer connection (taken again after a
+ *   reconnection), keeps a second server with the same identity from writing the same log. */
+#include "storage/pg/ts.h"
+
+#include "alloc.h"
+#include "cc.h"
+#include "storage/ts/cc_json.h"
+#include "log.h"
+#include "timefmt.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NS FJ_TSW_NS
+#define SEQ_SHIFT 40        /* chunk seq = (instance id << SEQ_SHIFT) + n */
+#define MAX_INSTANCE_ID ((int64_t)1 << 22)
+#define CHUNK_BATCH_BYTES ((size_t)32 << 20) /* hex of sealed chunks sent per statement, at most */
+#define LOG_PAGE 64         /* request-log rows per replay query (TS_LOG_READ's LIMIT) */
+
+#define TRY(expr)                                                                                        \
+    do {                                                                                                 \
+        fj_status try_st_ = (expr);                                                                      \
+        if (try_st_ != FJ_OK)                                                                            \
+            return try_st_;                                                                              \
+    } while (0)
+
+static fj_status oom(fj_err *err)
+{
+    return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+}
+
+static const char *num(char buf[24], int64_t v)
+{
+    snprintf(buf, 24, "%lld", (long long)v);
+    return buf;
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static struct fj_pg_ts *ts_of(fj_store *s)
+{
+    if (!s->ts && (s->ts = fj_calloc(1, sizeof *s->ts))) {
+        fj_pg_cols_init(&s->ts->cols, 0);
+        fj_buf_init(&s->ts->kbuf, FJ_TS_KEY_MAX + 64);
+    }
+    return s->ts;
+}
+
+static fj_status cols_failed(const fj_pg_cols *c, fj_err *err)
+{
+    if (c->st == FJ_ETOOBIG)
+        return fj_err_set(err, FJ_ETOOBIG, "db", "a group commit holds more metrics data than one statement takes");
+    return oom(err);
+}
+
+fj_status fj_pg_ts_run1(fj_store *s, fj_pg_stmt_id id, int n, const char *const *vals, PGresult **res,
+                        const char *what, fj_err *err)
+{
+    if (res)
+        *res = NULL;
+    fj_status st = fj_pg_connect(s, err);
+    if (st == FJ_OK)
+        st = fj_pg_run(s, id, n, vals, res, what, err);
+    if (st == FJ_EBUSY && PQstatus(s->conn) != CONNECTION_OK && fj_pg_connect(s, err) == FJ_OK)
+        st = fj_pg_run(s, id, n, vals, res, what, err);
+    return st;
+}
+
+/* --- the instance ---------------------------------------------------------------------------- */
+
+/* Takes this instance's advisory lock on the current session unless it holds it already (a new
+ * session after a reconnection does not). fail: the status when another session holds it. */
+static fj_status ensure_lock(fj_store *s, fj_status fail, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    int pid = s->conn ? PQbackendPID(s->conn) : 0;
+    if (pid && pid == t->lock_pid)
+        return FJ_OK;
+    char b[24];
+    const char *vals[] = {num(b, t->instance_id)};
+    PGresult *r;
+    TRY(fj_pg_run(s, FJ_PG_TS_INST_LOCK, 1, vals, &r, "take the instance lock", err));
+    bool got = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+    int holder = PQntuples(r) == 1 ? (int)fj_pg_int(r, 0, 1) : 0;
+    PQclear(r);
+    if (!got)
+        return fj_err_set(err, fail, "instance",
+                          "metrics instance '%s' is in use by another fjord server on this database: give every "
+                          "server its own `instance`",
+                          t->instance);
+    t->lock_pid = holder;
+    return FJ_OK;
+}
+
+/* --- series ids from the database ------------------------------------------------------------ */
+
+static fj_ts_key key_of(const fj_metric_point *q)
+{
+    return (fj_ts_key){{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n},       {q->metric.p, q->metric.n},
+                       {q->type.p, q->type.n},       {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
+                       {q->stype_id.p, q->stype_id.n}};
+}
+
+/* Loads rows (id, cluster, host, metric, type, type_id, stype, stype_id) into the engine. */
+static fj_status load_rows(struct fj_pg_ts *t, const PGresult *r, fj_err *err)
+{
+    for (int i = 0; i < PQntuples(r); i++) {
+        fj_ts_str f[7];
+        for (int k = 0; k < 7; k++)
+            f[k] = (fj_ts_str){PQgetvalue(r, i, k + 1), (size_t)PQgetlength(r, i, k + 1)};
+        fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+        fj_status st = fj_ts_engine_load_series(t->w.eng, (uint32_t)fj_pg_int(r, i, 0), &key);
+        if (st != FJ_OK)
+            return fj_err_set(err, st, "db", "loading series %lld failed", (long long)fj_pg_int(r, i, 0));
+    }
+    return FJ_OK;
+}
+
+/* First pass: ids[i] for the points the engine knows, 0 for the others, whose distinct keys are
+ * added as rows of t->cols (7 text columns, reset by the caller). */
+static fj_status collect_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size_t n, uint32_t *ids,
+                                 size_t *n_unknown, fj_err *err)
+{
+    fj_pg_cols *c = &t->cols;
+    for (size_t i = 0; i < n; i++) {
+        fj_ts_key k = key_of(&p[i]);
+        if (fj_ts_series_find(t->w.eng, &k, &ids[i]) == FJ_OK)
+            continue;
+        ids[i] = 0;
+        const fj_ts_str *f = &k.cluster;
+        size_t total = 0;
+        fj_buf_reset(&t->kbuf);
+        for (int j = 0; j < 7; j++) {
+            unsigned char len[2] = {(unsigned char)(f[j].n >> 8), (unsigned char)f[j].n};
+            total += f[j].n;
+            if (total > FJ_TS_KEY_MAX)
+                return fj_err_set(err, FJ_EINVAL, "db", "the series key of metric '%.*s' is longer than %d bytes",
+                                  (int)(k.metric.n > 64 ? 64 : k.metric.n), k.metric.p, FJ_TS_KEY_MAX);
+            if (fj_buf_append(&t->kbuf, len, 2) != FJ_OK || (f[j].n && fj_buf_append(&t->kbuf, f[j].p, f[j].n) != FJ_OK))
+                return oom(err);
+        }
+        if (fj_pg_map_get(&t->keys, 0, t->kbuf.data, t->kbuf.len))
+            continue;
+        if (fj_pg_map_put(&t->keys, 0, t->kbuf.data, t->kbuf.len, 1) != FJ_OK)
+            return oom(err);
+        for (int j = 0; j < 7; j++)
+            fj_pg_textn(c, j, f[j].n ? f[j].p : "", f[j].n);
+        fj_pg_row(c, 0);
+        ++*n_unknown;
+    }
+    return c->st == FJ_OK ? FJ_OK : cols_failed(c, err);
+}
+
+/* Adds the keys collected in t->cols (committed on their own: outside any transaction), reads
+ * their ids back, whoever added them, and loads them into the engine. */
+static fj_status fetch_unknown(fj_store *s, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    const char *vals[7];
+    if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
+        return cols_failed(&t->cols, err);
+    TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ADD, 7, vals, NULL, "add series", err));
+    PGresult *r;
+    TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_GET, 7, vals, &r, "look up series", err));
+    fj_status st = load_rows(t, r, err);
+    PQclear(r);
+    return st;
+}
+
+/* Second pass: the ids of the points that were unknown. */
+static fj_status fill_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size_t n, uint32_t *ids, fj_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        fj_ts_key k = key_of(&p[i]);
+        if (!ids[i] && fj_ts_series_find(t->w.eng, &k, &ids[i]) != FJ_OK)
+            return fj_err_set(err, FJ_EINTERNAL, "db", "series of metric '%.*s' not found after adding it",
+                              (int)(k.metric.n > 64 ? 64 : k.metric.n), k.metric.p);
+    }
+    return FJ_OK;
+}
+
+/* ids for the points of one decoded body (replay). */
+static fj_status resolve_points(fj_store *s, const fj_metric_point *p, size_t n, uint32_t *ids, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    size_t unknown = 0;
+    fj_pg_cols_reset(&t->cols);
+    t->cols.ncols = 7;
+    fj_pg_map_clear(&t->keys);
+    TRY(collect_unknown(t, p, n, ids, &unknown, err));
+    if (unknown)
+        TRY(fetch_unknown(s, err));
+    return unknown ? fill_unknown(t, p, n, ids, err) : FJ_OK;
+}
+
+static fj_status grow_ids(struct fj_pg_ts *t, size_t need, fj_err *err)
+{
+    if (need <= t->cap_ids)
+        return FJ_OK;
+    size_t cap = t->cap_ids ? t->cap_ids : 1024;
+    while (cap < need)
+        cap *= 2;
+    uint32_t *v = fj_realloc(t->ids, cap * sizeof *v);
+    if (!v)
+        return oom(err);
+    t->ids = v;
+    t->cap_ids = cap;
+    return FJ_OK;
+}
+
+/* --- clusters of messages and jobs ----------------------------------------------------------- */
+
+static int64_t cluster_id(fj_store *s, const char *name)
+{
+    return fj_pg_map_get(&s->names, FJ_PG_NS_CLUSTER, name, strlen(name));
+}
+
+static void need_cluster(fj_store *s, const char *name)
+{
+    struct fj_pg_ts *t = s->ts;
+    size_t len = strlen(name);
+    if (cluster_id(s, name) || fj_pg_map_get(&t->keys, FJ_PG_NS_CLUSTER, name, len))
+        return;
+    if (fj_pg_map_put(&t->keys, FJ_PG_NS_CLUSTER, name, len, 1) != FJ_OK) {
+        t->cols.st = FJ_ENOMEM;
+        return;
+    }
+    fj_pg_textn(&t->cols, 0, name, len);
+    fj_pg_row(&t->cols, 0);
+}
+
+/* Interns the clusters that messages and jobs name, outside the group's transaction (as series:
+ * an unused cluster row is harmless), into the handle's name cache. */
+static fj_status intern_clusters(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    fj_pg_cols_reset(&t->cols);
+    t->cols.ncols = 1;
+    fj_pg_map_clear(&t->keys);
+    for (size_t b = 0; b < n_batches; b++)
+        for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++) {
+            const fj_envelope *e = &batches[b]->envs[i];
+            if (e->kind != FJ_KIND_METRICS)
+                continue;
+            for (size_t k = 0; k < e->u.metrics.n_messages; k++)
+                need_cluster(s, e->u.metrics.messages[k].cluster);
+            for (size_t k = 0; k < e->u.metrics.n_jobs; k++)
+                need_cluster(s, e->u.metrics.jobs[k].cluster);
+        }
+    if (t->cols.st != FJ_OK)
+        return cols_failed(&t->cols, err);
+    if (!t->cols.nrows)
+        return FJ_OK;
+    const char *vals[1];
+    if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
+        return cols_failed(&t->cols, err);
+    TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_INS, 1, vals, NULL, "intern clusters", err));
+    PGresult *r;
+    TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_GET, 1, vals, &r, "look up clusters", err));
+    fj_status st = FJ_OK;
+    for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
+        const char *name = PQgetvalue(r, i, 1);
+        if (fj_pg_map_put(&s->names, FJ_PG_NS_CLUSTER, name, strlen(name), fj_pg_int(r, i, 0)) != FJ_OK)
+            st = oom(err);
+    }
+    PQclear(r);
+    return st;
+}
+
+/* --- the group commit ------------------------------------------------------------------------ */
+
+static bool has_metrics(fj_batch *const *batches, size_t n_batches, size_t *n_points)
+{
+    bool any = false;
+    *n_points = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++)
+            if (batches[b]->envs[i].kind == FJ_KIND_METRICS) {
+                any = true;
+                *n_points += batches[b]->envs[i].u.metrics.n_points;
+            }
+    return any;
+}
+
+fj_status fj_pg_ts_prepare(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_err *err)
+{
+    size_t n_points;
+    if (!has_metrics(batches, n_batches, &n_points))
+        return FJ_OK;
+    TRY(fj_pg_ts_start(s, NULL, err));
+    struct fj_pg_ts *t = s->ts;
+    t->n_ids = 0;
+    TRY(grow_ids(t, n_points + 1, err));
+    TRY(intern_clusters(s, batches, n_batches, err));
+    /* Every unknown key of the group in one statement. */
+    fj_pg_cols_reset(&t->cols);
+    t->cols.ncols = 7;
+    fj_pg_map_clear(&t->keys);
+    size_t unknown = 0, off = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++) {
+            const fj_envelope *e = &batches[b]->envs[i];
+            if (e->kind != FJ_KIND_METRICS)
+                continue;
+            TRY(collect_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, &unknown, err));
+            off += e->u.metrics.n_points;
+        }
+    if (unknown) {
+        TRY(fetch_unknown(s, err));
+        off = 0;
+        for (size_t b = 0; b < n_batches; b++)
+            for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++) {
+                const fj_envelope *e = &batches[b]->envs[i];
+                if (e->kind != FJ_KIND_METRICS)
+                    continue;
+                TRY(fill_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, err));
+                off += e->u.metrics.n_points;
+            }
+    }
+    t->n_ids = n_points;
+    return FJ_OK;
+}
+
+/* Adds one request-log row to t->cols (7 columns) under the next lsn: by default a point record of
+ * the envelope's points and their series ids (storage/ts/request_log.h; size holds the number of points), with
+ * request-log-keep the raw body (an archive that can be decoded again). As in storage/sqlite/ts.c. */
+static fj_status log_row(struct fj_pg_ts *t, const fj_metrics *m, const uint32_t *ids, uint64_t *lsn,
+                         fj_err *err)
+{
+    fj_ts_writer *w = &t->w;
+    fj_pg_cols *c = &t->cols;
+    if (!(w->keep_ns && m->raw)) {
+        const void *rec;
+        size_t len;
+        TRY(fj_tsw_record_begin(w, err));
+        TRY(fj_tsw_record_add(w, ids, m->points, m->n_points, err));
+        TRY(fj_tsw_record_finish(w, &rec, &len, err));
+        *lsn = w->next_lsn++;
+        fj_pg_u64(c, 0, *lsn);
+        fj_pg_i64(c, 1, m->arrival_ns);
+        fj_pg_text(c, 2, NULL);
+        fj_pg_i64(c, 3, FJ_TSW_POINT_RECORD);
+        fj_pg_i64(c, 4, 0);
+        fj_pg_u64(c, 5, m->n_points);
+        fj_pg_bytea(c, 6, rec, len);
+        fj_pg_row(c, 0);
+        return c->st == FJ_OK ? FJ_OK : cols_failed(c, err);
+    }
+    const void *z;
+    size_t zn;
+    TRY(fj_tsw_compress(w, m, &z, &zn, err));
+    *lsn = w->next_lsn++;
+    fj_pg_u64(c, 0, *lsn);
+    fj_pg_i64(c, 1, m->arrival_ns);
+    fj_pg_text(c, 2, m->default_cluster);
+    fj_pg_i64(c, 3, m->unit_ns);
+    fj_pg_i64(c, 4, m->max_future_ns);
+    fj_pg_u64(c, 5, m->raw_len);
+    fj_pg_bytea(c, 6, z, zn);
+    fj_pg_row(c, 0);
+    return c->st == FJ_OK ? FJ_OK : cols_failed(c, err);
+}
+
+/* One statement for every message of the group; each envelope counts the rows it added (the
+ * first copy of a message repeated in the group adds it) and the rest as duplicates. */
+static fj_status write_messages(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
+                                fj_err *err)
+{
+    static const char *const kinds[] = {"event", "log", "control"};
+    fj_pg_cols *c = &s->ts->cols;
+    fj_pg_cols_reset(c);
+    c->ncols = 8;
+    size_t k = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++, k++) {
+            const fj_envelope *e = &batches[b]->envs[i];
+            if (e->kind != FJ_KIND_METRICS)
+                continue;
+            for (size_t j = 0; j < e->u.metrics.n_messages; j++) {
+                const fj_cc_message *msg = &e->u.metrics.messages[j];
+                uint64_t h = fj_cc_message_hash(msg);
+                int64_t cid = cluster_id(s, msg->cluster);
+                if (!cid)
+                    return fj_err_set(err, FJ_EINTERNAL, "db", "cluster '%s' was not interned", msg->cluster);
+                fj_pg_i64(c, 0, cid);
+                fj_pg_i64(c, 1, msg->time);
+                fj_pg_text(c, 2, kinds[msg->kind]);
+                fj_pg_text(c, 3, msg->name);
+                fj_pg_text(c, 4, msg->host);
+                fj_pg_i64(c, 5, (int64_t)h);
+                fj_pg_text(c, 6, msg->tags);
+                /* text cannot hold NUL: stored up to the first one (SQLite answers the same) */
+                fj_pg_textn(c, 7, msg->payload, strnlen(msg->payload, msg->payload_len));
+                fj_pg_row(c, k);
+                counts[k].duplicates++;
+            }
+        }
+    if (!c->nrows)
+        return FJ_OK;
+    const char *vals[8];
+    if (fj_pg_cols_finish(c, vals) != FJ_OK)
+        return cols_failed(c, err);
+    PGresult *r;
+    TRY(fj_pg_run(s, FJ_PG_CC_MSG_INS, 8, vals, &r, "insert events", err));
+    for (int i = 0; i < PQntuples(r); i++) {
+        int64_t o = fj_pg_int(r, i, 0);
+        if (o >= 1 && (size_t)o <= c->nrows) {
+            fj_write_count *cnt = &counts[c->env[o - 1]];
+            cnt->duplicates--;
+            cnt->inserted++;
+        }
+    }
+    PQclear(r);
+    return FJ_OK;
+}
+
+/* cc-backend's rules (fj_cc_job_apply) on this database. Statement by statement: a stop may
+ * follow its start in the same group. Two servers starting one job at once: the unique key takes
+ * one, the other is a duplicate; a stop racing another is refused by the state check of the
+ * UPDATE. */
+typedef struct job_ctx {
+    fj_store *s;
+    char cid[24]; /* the cluster's id */
+} job_ctx;
+
+static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
+{
+    job_ctx *x = ud;
+    char bj[24], bt[24];
+    const char *vals[] = {x->cid, num(bj, (int64_t)j->job_id), num(bt, j->start_time)};
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_DUP, 3, vals, &r, "find job", err));
+    *id = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    return FJ_OK;
+}
+
+static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
+{
+    job_ctx *x = ud;
+    char bj[24], bt[24], b1[24], b2[24], b3[24];
+    const char *vals[] = {x->cid, num(bj, (int64_t)j->job_id), num(bt, j->start_time), j->user, j->project,
+                          j->partition, j->subcluster, num(b1, (int64_t)j->num_nodes),
+                          num(b2, (int64_t)j->num_hwthreads), num(b3, (int64_t)j->num_acc), j->hosts, j->payload};
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_INS, 12, vals, &r, "insert job", err));
+    *id = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    return FJ_OK;
+}
+
+static fj_status job_find(void *ud, const fj_cc_job *j, int64_t *id, int64_t *start, char state[32], fj_err *err)
+{
+    job_ctx *x = ud;
+    char bj[24], bt[24];
+    const char *vals[] = {x->cid, num(bj, (int64_t)j->job_id), num(bt, j->start_time)};
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_FIND, 3, vals, &r, "find job", err));
+    if (PQntuples(r)) {
+        *id = fj_pg_int(r, 0, 0);
+        *start = fj_pg_int(r, 0, 1);
+        snprintf(state, 32, "%s", PQgetvalue(r, 0, 2));
+    }
+    PQclear(r);
+    return FJ_OK;
+}
+
+static fj_status job_stop(void *ud, const fj_cc_job *j, int64_t id, bool *stopped, fj_err *err)
+{
+    job_ctx *x = ud;
+    char bi[24], bs[24];
+    const char *vals[] = {num(bi, id), num(bs, j->stop_time), j->state};
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_STOP, 3, vals, &r, "stop job", err));
+    *stopped = PQntuples(r) == 1;
+    PQclear(r);
+    return FJ_OK;
+}
+
+static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt, fj_err *err)
+{
+    static const fj_cc_job_ops ops = {job_find_recent, job_insert, job_find, job_stop};
+    int64_t cid = cluster_id(s, j->cluster);
+    if (!cid)
+        return fj_err_set(err, FJ_EINTERNAL, "db", "cluster '%s' was not interned", j->cluster);
+    job_ctx x = {.s = s};
+    num(x.cid, cid);
+    bool added;
+    TRY(fj_cc_job_apply(j, &ops, &x, &added, err));
+    if (added)
+        cnt->inserted++;
+    else
+        cnt->duplicates++;
+    return FJ_OK;
+}
+
+/* --- sealed chunks and the instance's state, right before COMMIT ----------------------------- */
+
+static fj_status send_chunks(fj_store *s, fj_err *err)
+{
+    fj_pg_cols *c = &s->ts->cols;
+    if (!c->nrows)
+        return FJ_OK;
+    const char *vals[6];
+    if (fj_pg_cols_finish(c, vals) != FJ_OK)
+        return cols_failed(c, err);
+    fj_status st = fj_pg_run(s, FJ_PG_TS_CHUNK_INS, 6, vals, NULL, "insert chunks", err);
+    fj_pg_cols_reset(c);
+    c->ncols = 6;
+    return st;
+}
+
+typedef struct sink_ctx {
+    fj_store *s;
+    fj_err *err;
+} sink_ctx;
+
+static fj_status sink_series(void *ud, uint32_t id, const fj_ts_key *k)
+{
+    (void)k;
+    sink_ctx *x = ud;
+    return fj_err_set(x->err, FJ_EINTERNAL, "db", "the engine created series %u itself", id);
+}
+
+static fj_status sink_chunk(void *ud, const fj_ts_chunk *ch)
+{
+    sink_ctx *x = ud;
+    struct fj_pg_ts *t = x->s->ts;
+    fj_pg_cols *c = &t->cols;
+    fj_pg_i64(c, 0, ch->series_id);
+    fj_pg_i64(c, 1, ch->t_last);
+    fj_pg_u64(c, 2, ch->seq);
+    fj_pg_i64(c, 3, ch->t_first);
+    fj_pg_i64(c, 4, ch->count);
+    fj_pg_bytea(c, 5, ch->blob, ch->len);
+    fj_pg_row(c, 0);
+    if (c->st != FJ_OK)
+        return cols_failed(c, x->err);
+    if (ch->seq > t->seq_max)
+        t->seq_max = ch->seq;
+    return c->c[5].b.len >= CHUNK_BATCH_BYTES ? send_chunks(x->s, x->err) : FJ_OK;
+}
+
+static fj_status precommit(fj_store *s, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    if (!t || !t->w.eng || (!t->w.dirty && !t->w.own))
+        return FJ_OK; /* nothing of ours changed */
+    fj_ts_writer *w = &t->w;
+    if (w->dirty) {
+        fj_pg_cols_reset(&t->cols);
+        t->cols.ncols = 6;
+        sink_ctx x = {s, err};
+        fj_ts_sink sink = {sink_series, sink_chunk, &x};
+        TRY(fj_ts_engine_emit(w->eng, &sink));
+        TRY(send_chunks(s, err));
+    }
+    /* Conservative: chunks handed in this transaction still count until committed. */
+    uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
+    if (d == w->durable_saved && w->next_lsn == w->next_saved && t->seq_max == t->seq_saved)
+        return FJ_OK;
+    char b0[24], b1[24], b2[24], b3[24];
+    const char *vals[] = {num(b0, t->instance_id), num(b1, (int64_t)d), num(b2, (int64_t)w->next_lsn),
+                          num(b3, (int64_t)t->seq_max)};
+    TRY(fj_pg_run(s, FJ_PG_TS_INST_PUT, 4, vals, NULL, "save the durable lsn", err));
+    w->durable_saved = d;
+    w->next_saved = w->next_lsn;
+    t->seq_saved = t->seq_max;
+    return FJ_OK;
+}
+
+fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
+                         fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    size_t n_points;
+    if (!has_metrics(batches, n_batches, &n_points)) {
+        if (!t || !t->w.started || !t->w.dirty)
+            return FJ_OK;
+        /* chunks sealed by a group that rolled back: they go with this one */
+        TRY(ensure_lock(s, FJ_EBUSY, err));
+        return precommit(s, err);
+    }
+    if (!t || !t->w.started || t->n_ids != n_points)
+        return fj_err_set(err, FJ_EINTERNAL, "db", "metrics written without fj_pg_ts_prepare");
+    TRY(ensure_lock(s, FJ_EBUSY, err));
+    t->w.dirty = true;
+    /* Request-log rows of the whole group in one statement; points into the engine, each
+     * envelope's tagged with its row's lsn. */
+    fj_pg_cols_reset(&t->cols);
+    t->cols.ncols = 7;
+    size_t k = 0, off = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++, k++) {
+            const fj_envelope *e = &batches[b]->envs[i];
+            if (e->kind != FJ_KIND_METRICS)
+                continue;
+            const fj_metrics *m = &e->u.metrics;
+            if (m->n_points) {
+                uint64_t lsn = 0;
+                TRY(log_row(t, m, t->ids + off, &lsn, err));
+                fj_ts_engine_set_lsn(t->w.eng, lsn);
+            }
+            TRY(fj_tsw_append_ids(&t->w, m->points, t->ids + off, m->n_points, err));
+            off += m->n_points;
+            counts[k].inserted += m->n_points;
+        }
+    if (t->cols.nrows) {
+        const char *vals[8];
+        char bi[24];
+        vals[0] = num(bi, t->instance_id);
+        if (fj_pg_cols_finish(&t->cols, vals + 1) != FJ_OK)
+            return cols_failed(&t->cols, err);
+        TRY(fj_pg_run(s, FJ_PG_TS_LOG_INS, 8, vals, NULL, "request log", err));
+    }
+    TRY(write_messages(s, batches, n_batches, counts, err));
+    k = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++, k++) {
+            const fj_envelope *e = &batches[b]->envs[i];
+            for (size_t j = 0; e->kind == FJ_KIND_METRICS && j < e->u.metrics.n_jobs; j++)
+                TRY(write_job(s, &e->u.metrics.jobs[j], &counts[k], err));
+        }
+    return precommit(s, err);
+}
+
+void fj_pg_ts_end(fj_store *s, bool committed)
+{
+    struct fj_pg_ts *t = s->ts;
+    if (!t || !t->w.eng)
+        return;
+    t->n_ids = 0;
+    fj_tsw_end(&t->w, committed);
+    if (!committed)
+        t->seq_saved = 0; /* unknown: write it again */
+}
+
+/* One transaction of the writer's own: emit what is sealed, optionally more work in between. */
+static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err), fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    fj_status st = fj_pg_begin(s, false, err);
+    if (st == FJ_OK)
+        st = ensure_lock(s, FJ_EBUSY, err);
+    if (st == FJ_OK) {
+        t->w.own = true;
+        st = precommit(s, err);
+        t->w.own = false;
+    }
+    if (st == FJ_OK && more)
+        st = more(s, err);
+    if (st == FJ_OK)
+        st = fj_pg_exec(s, "COMMIT", "commit", err);
+    if (st != FJ_OK)
+        fj_pg_rollback(s);
+    fj_pg_ts_end(s, st == FJ_OK);
+    return st;
+}
+
+/* --- startup: instance, catalog, replay ------------------------------------------------------ */
+
+/* A logged request's decoded points: their series ids from the database (point records need
+ * none: their series were committed before them, fj_pg_ts_prepare, and loaded with the catalog). */
+static fj_status replay_append(void *ud, const fj_metrics *m, fj_err *err)
+{
+    fj_store *s = ud;
+    struct fj_pg_ts *t = s->ts;
+    TRY(grow_ids(t, m->n_points + 1, err));
+    TRY(resolve_points(s, m->points, m->n_points, t->ids, err));
+    return fj_tsw_append_ids(&t->w, m->points, t->ids, m->n_points, err);
+}
+
+/* One request-log row back into the engine under its lsn. */
+static fj_status replay_row(fj_store *s, fj_tsw_replay *rp, const PGresult *r, int i, const char *where,
+                            fj_err *err)
+{
+    size_t zlen = 0;
+    unsigned char *z = PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 6), &zlen);
+    if (!z)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
+    fj_tsw_logrow row = {.lsn = (uint64_t)fj_pg_int(r, i, 0),
+                         .received = fj_pg_int(r, i, 1),
+                         .cluster = PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2),
+                         .unit_ns = fj_pg_int(r, i, 3),
+                         .max_future_ns = fj_pg_int(r, i, 4),
+                         .size = (size_t)fj_pg_int(r, i, 5),
+                         .body = z,
+                         .body_len = zlen};
+    fj_status st = fj_tsw_replay_row(&s->ts->w, rp, &row, where, replay_append, s, NULL, err);
+    PQfreemem(z);
+    return st;
+}
+
+static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    size_t wn = strlen(t->instance) + sizeof " of instance ''";
+    char *where = fj_malloc(wn);
+    if (!where)
+        return oom(err);
+    snprintf(where, wn, " of instance '%s'", t->instance);
+    fj_tsw_replay rp = {0};
+    fj_status st = FJ_OK;
+    for (uint64_t lsn = from_lsn; st == FJ_OK;) {
+        char b0[24], b1[24];
+        const char *vals[] = {num(b0, t->instance_id), num(b1, (int64_t)lsn)};
+        PGresult *r;
+        if ((st = fj_pg_ts_run1(s, FJ_PG_TS_LOG_READ, 2, vals, &r, "replay", err)) != FJ_OK)
+            break;
+        int rows = PQntuples(r);
+        for (int i = 0; st == FJ_OK && i < rows; i++) {
+            st = replay_row(s, &rp, r, i, where, err);
+            lsn = (uint64_t)fj_pg_int(r, i, 0) + 1;
+            ++*n_req;
+        }
+        PQclear(r);
+        if (rows < LOG_PAGE)
+            break;
+    }
+    *n_pts += rp.n_pts;
+    fj_tsw_replay_done(&rp);
+    fj_free(where);
+    return st;
+}
+
+/* Registers the instance (first start) and reads its state; takes its lock. */
+static fj_status open_instance(fj_store *s, int64_t *durable, int64_t *next, int64_t *seq, int64_t *max_lsn,
+                               fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    const char *vals[] = {t->instance};
+    TRY(fj_pg_ts_run1(s, FJ_PG_TS_INST_ADD, 1, vals, NULL, "register the instance", err));
+    PGresult *r;
+    TRY(fj_pg_ts_run1(s, FJ_PG_TS_INST_GET, 1, vals, &r, "read the instance", err));
+    if (PQntuples(r) != 1) {
+        PQclear(r);
+        return fj_err_set(err, FJ_EIO, "db", "metrics instance '%s' vanished", t->instance);
+    }
+    t->instance_id = fj_pg_int(r, 0, 0);
+    *durable = fj_pg_int(r, 0, 1);
+    *next = fj_pg_int(r, 0, 2);
+    *seq = fj_pg_int(r, 0, 3);
+    *max_lsn = fj_pg_int(r, 0, 4);
+    PQclear(r);
+    if (t->instance_id < 1 || t->instance_id >= MAX_INSTANCE_ID)
+        return fj_err_set(err, FJ_EINVAL, "instance", "metrics instance id %lld is out of range",
+                          (long long)t->instance_id);
+    return ensure_lock(s, FJ_ECONFLICT, err);
+}
+
+static char *default_instance(void)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+        snprintf(host, sizeof host, "localhost");
+    return fj_strdup(host);
+}
+
+fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "metrics need a writable handle");
+    struct fj_pg_ts *t = ts_of(s);
+    if (!t)
+        return oom(err);
+    if (t->w.started)
+        return FJ_OK;
+    fj_free(t->instance);
+    t->instance = o && o->ts_instance && *o->ts_instance ? fj_strdup(o->ts_instance) : default_instance();
+    if (!t->instance)
+        return oom(err);
+    t->lock_pid = 0;
+    int64_t durable = 0, next = 0, seq = 0, max_lsn = 0;
+    TRY(open_instance(s, &durable, &next, &seq, &max_lsn, err));
+    int64_t base = t->instance_id << SEQ_SHIFT;
+    TRY(fj_tsw_open(&t->w, o, (uint64_t)(seq > base ? seq : base) + 1, durable, next, max_lsn, fj_mono_ns(), err));
+    t->seq_max = t->seq_saved = (uint64_t)seq;
+    PGresult *r = NULL;
+    size_t n_req = 0, n_pts = 0;
+    fj_status st;
+    if ((st = fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ALL, 0, NULL, &r, "load series", err)) != FJ_OK ||
+        (st = load_rows(t, r, err)) != FJ_OK)
+        goto fail;
+    PQclear(r);
+    r = NULL;
+    if ((st = replay(s, (uint64_t)durable, &n_req, &n_pts, err)) != FJ_OK)
+        goto fail;
+    t->w.started = true;
+    t->w.dirty = true;
+    if ((st = own_txn(s, NULL, err)) != FJ_OK)
+        goto fail;
+    fj_ts_stats ss;
+    fj_ts_engine_stats(t->w.eng, &ss);
+    fj_info("metrics: instance '%s' (%lld); %zu series; replayed %zu logged requests (%zu points) from lsn %lld",
+            t->instance, (long long)t->instance_id, ss.series, n_req, n_pts, (long long)durable);
+    return FJ_OK;
+fail:
+    PQclear(r);
+    fj_tsw_abort(&t->w);
+    return st;
+}
+
+fj_ts_engine *fj_pg_ts_engine(fj_store *s)
+{
+    return s->ts && s->ts->w.started ? s->ts->w.eng : NULL;
+}
+
+/* --- maintenance ----------------------------------------------------------------------------- */
+
+/* Retention drops every server's old chunks (any server may: the DELETE is idempotent); the
+ * request log is trimmed for this instance only. */
+static fj_status retention(void *ud, int64_t before_ns, fj_err *err)
+{
+    char b0[24];
+    const char *vals[] = {num(b0, before_ns)};
+    return fj_pg_run(ud, FJ_PG_TS_RETENTION, 1, vals, NULL, "retention", err);
+}
+
+static fj_status trim(void *ud, uint64_t below_lsn, int64_t received_before, fj_err *err)
+{
+    fj_store *s = ud;
+    char b0[24], b1[24], b2[24];
+    const char *vals[] = {num(b0, s->ts->instance_id), num(b1, (int64_t)below_lsn), num(b2, received_before)};
+    return fj_pg_run(s, FJ_PG_TS_LOG_TRIM, 3, vals, NULL, "trim request log", err);
+}
+
+static fj_status retention_and_trim(fj_store *s, fj_err *err)
+{
+    static const fj_tsw_cleanup_ops ops = {retention, trim};
+    return fj_tsw_cleanup(&s->ts->w, &ops, s, wall_ns(), fj_mono_ns(), err);
+}
+
+fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), false))
+        return FJ_OK;
+    return own_txn(s, retention_and_trim, err);
+}
+
+void fj_pg_ts_close(fj_store *s)
+{
+    struct fj_pg_ts *t = s->ts;
+    if (!t)
+        return;
+    if (t->w.eng && t->w.started) {
+        fj_err err = {0};
+        fj_ts_engine_flush(t->w.eng);
+        t->w.dirty = true;
+        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK)
+            fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
+    }
+    fj_tsw_free(&t->w);
+    fj_pg_map_clear(&t->keys);
+    fj_pg_cols_free(&t->cols);
+    fj_buf_free(&t->kbuf);
+    fj_free(t->ids);
+    fj_free(t->instance);
+    fj_ts_codec_destroy(t->codec);
+    fj_free(t->blob);
+    fj_free(t);
+    s->ts = NULL;
+}

@@ -1,0 +1,2018 @@
+/* storage/pg/write.c — the PostgreSQL write path. One call is one transaction (group commit) with the
+ * results and counts of the SQLite backend (docs/storage.md), written table by table: the rows of
+ * every envelope of the group for one table go in one statement, INSERT ... SELECT FROM
+ * unnest($1::bigint[], ...) ON CONFLICT DO NOTHING on the natural key. Counted tables return the
+ * ordinals of the rows they inserted, so each envelope's rows are counted as inserted or duplicate
+ * (the first copy of a row repeated within the group wins, as in SQLite). All statements are
+ * prepared once per connection.
+ *
+ * Order of a transaction: names (clusters, nodes, strings), envelope meta, errors, notes, samples
+ * and their children, processes of new sample jobs, rectification, sysinfo, Slurm, cluster,
+ * aicr snapshots. Within a statement rows are sorted by key, and every writer takes the tables in
+ * this order, so two fjord processes writing at once wait for each other at worst, without
+ * deadlocking (PostgreSQL would break a deadlock anyway: the write answers 503 and is retried).
+ *
+ * Rectification with several writers: the instances of a job key are read, merged and updated by
+ * one transaction at a time. Keys of one node (local jobs, job 0 processes) are serialised by
+ * locking the node's row (SELECT ... FOR UPDATE on nodes); a Slurm job, which spans nodes and so
+ * writers, has exactly one row (partial unique index jobs_slurm_key), created empty if needed with
+ * INSERT ... ON CONFLICT DO NOTHING and then locked with SELECT ... FOR UPDATE. Instances are read
+ * after the locks are held, in READ COMMITTED, so they include everything other writers committed;
+ * the summaries are then computed in memory with ingest/rectify.h and written back in batches.
+ * The Slurm current view is recomputed from history under the lock of its row, likewise. */
+#include "storage/pg/int.h"
+#include "storage/pg/ts.h"
+
+#include "alloc.h"
+#include "rectify.h"
+#include "storage/core/write_values.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- generated SQL --------------------------------------------------------------------------- */
+
+/* The Slurm record fields after (cluster_id, job_id, job_step), with their types (t text,
+ * b bigint), in the order of the columns and of add_slurm below. */
+#define SLURM_FIELDS(X)                                                                                  \
+    X(job_name, t) X(job_state, t) X(job_state_raw, t) X(array_job_id, b) X(array_task_id, b)            \
+    X(het_job_id, b) X(het_job_offset, b) X(user_name, t) X(account, t) X(partition, t)                  \
+    X(reservation, t) X(distribution, t) X(submit_time, b) X(start_time, b) X(end_time, b)               \
+    X(time_limit_s, b) X(priority, b) X(nodes, t) X(requested_resources, t) X(allocated_resources, t)    \
+    X(requested_cpus, b) X(requested_memory_per_node_kb, b) X(requested_node_count, b)                   \
+    X(minimum_cpus_per_node, b) X(suspend_time_s, b) X(exit_code, b) X(sacct_alloc_tres, t)              \
+    X(sacct_ave_cpu, b) X(sacct_ave_disk_read, b) X(sacct_ave_disk_write, b) X(sacct_ave_rss, b)         \
+    X(sacct_ave_vmsize, b) X(sacct_elapsed_raw, b) X(sacct_max_rss, b) X(sacct_max_vmsize, b)            \
+    X(sacct_min_cpu, b) X(sacct_system_cpu, b) X(sacct_user_cpu, b)
+
+#define SF_COL(f, t) "," #f
+#define SF_TYPE(f, t) #t
+#define SF_ONE(f, t) +1
+#define SF_SET(f, t) "," #f "=r." #f
+#define SF_LATEST(f, t) ",(array_agg(h." #f " ORDER BY h.time DESC) FILTER (WHERE h." #f " IS NOT NULL))[1] AS " #f
+
+enum { SLURM_NF = 0 SLURM_FIELDS(SF_ONE), SLURM_NCOLS = SLURM_NF + 4 };
+_Static_assert(FJ_WV_SLURM_N == SLURM_NF + 2, "fj_wv_slurm gives job_id, job_step and the fields");
+
+#define JOB_SUM_COLS                                                                                     \
+    "first_seen,last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,cpu_peak_m,mem_sum_kb,mem_peak_kb,"   \
+    "gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb"
+#define JOB_COLS "id,cluster_id,job,node_id,epoch,pid,ppid,cmd_id,user_id," JOB_SUM_COLS
+#define JOB_XCOLS                                                                                        \
+    "x.id,x.cluster_id,x.job,x.node_id,x.epoch,x.pid,x.ppid,x.cmd_id,x.user_id,x.first_seen,x.last_seen," \
+    "x.n_samples,x.nproc_sum,x.nproc_peak,x.cpu_sum_m,x.cpu_peak_m,x.mem_sum_kb,x.mem_peak_kb,"          \
+    "x.gpu_sum_m,x.gpu_peak_m,x.gpumem_sum_kb,x.gpumem_peak_kb"
+
+/* One batched statement. The high-volume ones send their rows with COPY (text format), which
+ * PostgreSQL parses several times faster than array parameters: straight into the table (DIRECT,
+ * plain inserts), or into a temporary staging table of the session (ON COMMIT DELETE ROWS) from
+ * which a prepared INSERT ... SELECT ... ON CONFLICT DO NOTHING takes them (ORDERED), counting the
+ * inserted rows (COUNTED: the statement returns their ordinals). ARRAY statements take their rows
+ * as array parameters, INSERT ... SELECT FROM unnest($1::bigint[], ...): used where the rows are
+ * joined with a big table, since the planner's estimate for unnest (not for a staging table whose
+ * size it only learns when planning) keeps that join an index lookup per row. Rows go in sorted by
+ * order, then by arrival, so the first copy of a row repeated within a group wins. */
+typedef enum { SP_ARRAY, SP_DIRECT, SP_ORDERED, SP_COUNTED } sp_kind;
+
+typedef struct spec {
+    fj_pg_stmt_id id;
+    sp_kind kind;
+    const char *table;
+    const char *stage; /* ORDERED, COUNTED: the staging table */
+    const char *cols;  /* comma-separated, no spaces */
+    const char *types; /* one letter per column: b bigint, t text, f float8, y bytea, i integer */
+    const char *order; /* ORDERED, COUNTED */
+    const char *keys;  /* COUNTED: the natural key */
+} spec;
+
+static const spec specs[] = {
+    {FJ_PG_ENV_INS, SP_ORDERED, "envelopes", "fjs_envelopes",
+     "cluster_id,node_id,kind,time,producer,version,format,unknown_fields", "bbtbttbb", "cluster_id,node_id,kind,time",
+     NULL},
+    {FJ_PG_ERROR_INS, SP_COUNTED, "errors", "fjs_errors", "cluster_id,node_id,time,source,kind,detail", "bbbttt",
+     "cluster_id,node_id,time,source,md5(detail)", "cluster_id,node_id,time,source,detail"},
+    {FJ_PG_NOTE_INS, SP_ORDERED, "notes", "fjs_notes", "cluster_id,node_id,kind,time,path,note,detail", "bbtbttt",
+     "cluster_id,node_id,kind,time,path,note", NULL},
+    {FJ_PG_SAMPLE_INS, SP_COUNTED, "samples", "fjs_samples",
+     "node_id,time,boot,used_memory_kb,load1,load5,load15,runnable_entities,existing_entities,cpus", "bbbbfffbby",
+     "node_id,time", "node_id,time"},
+    {FJ_PG_SGPU_INS, SP_COUNTED, "sample_gpus", "fjs_sample_gpus",
+     "node_id,time,idx,uuid_id,failing,fan,compute_mode_id,performance_state,memory_kb,ce_util,memory_util,"
+     "temperature,power,power_limit,ce_clock,memory_clock",
+     "bbbbbbbbbbbbbbbb", "node_id,time,idx", "node_id,time,idx"},
+    {FJ_PG_SDISK_INS, SP_COUNTED, "sample_disks", "fjs_sample_disks", "node_id,time,name_id,major,minor,stats",
+     "bbbbby", "node_id,time,name_id", "node_id,time,name_id"},
+    {FJ_PG_SJOB_INS, SP_COUNTED, "sample_jobs", "fjs_sample_jobs", "node_id,time,job,epoch,user_id,n_procs", "bbbbbb",
+     "node_id,time,job,epoch", "node_id,time,job,epoch"},
+    {FJ_PG_PROC_INS, SP_DIRECT, "sample_procs", NULL,
+     "node_id,time,job,epoch,seq,pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,cpu_avg_m,cpu_util_m,cpu_time,"
+     "data_read_kb,data_written_kb,data_cancelled_kb,rolledup,flags",
+     "bbbbibbbbbbbbbbbbbi", NULL, NULL},
+    {FJ_PG_PGPU_INS, SP_DIRECT, "sample_proc_gpus", NULL,
+     "node_id,time,job,epoch,seq,idx,uuid_id,gpu_util_m,gpu_memory_kb,gpu_memory_util_m", "bbbbibbbbb", NULL, NULL},
+    {FJ_PG_RJ_INS, SP_DIRECT, "jobs", NULL, JOB_COLS, "bbbbbbbbbbbbbbbbbbbbbb", NULL, NULL},
+    {FJ_PG_RJ_FIND, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbb", NULL, NULL},
+    {FJ_PG_RJ_UPD, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbbbbbbbb", NULL, NULL},
+    {FJ_PG_RJS_INS, SP_ORDERED, "job_samples", "fjs_job_samples", "rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb",
+     "bbbbbbbb", "rjob_id,node_id,time", NULL},
+    {FJ_PG_RJH_INS, SP_ORDERED, "job_hosts", "fjs_job_hosts", "rjob_id,node_id", "bb", "rjob_id,node_id", NULL},
+    {FJ_PG_RJC_INS, SP_ORDERED, "job_cmds", "fjs_job_cmds", "rjob_id,cmd_id", "bb", "rjob_id,cmd_id", NULL},
+    {FJ_PG_SLURM_INS, SP_COUNTED, "slurm_jobs", "fjs_slurm_jobs", "cluster_id,job_id,job_step" SLURM_FIELDS(SF_COL) ",time",
+     "bbt" SLURM_FIELDS(SF_TYPE) "b", "cluster_id,job_id,job_step,time", "cluster_id,job_id,job_step,time"},
+    {FJ_PG_SLURM_NODE_INS, SP_ORDERED, "slurm_job_nodes", "fjs_slurm_job_nodes", "cluster_id,job_id,job_step,node_id",
+     "bbtb", "cluster_id,job_id,job_step,node_id", NULL},
+    {FJ_PG_CINFO_INS, SP_COUNTED, "cluster_info", "fjs_cluster_info", "cluster_id,time,slurm", "bbi", "cluster_id,time",
+     "cluster_id,time"},
+    {FJ_PG_PART_INS, SP_COUNTED, "partitions", "fjs_partitions", "cluster_id,time,name_id,n_nodes", "bbbb",
+     "cluster_id,time,name_id", "cluster_id,time,name_id"},
+    {FJ_PG_PNODE_INS, SP_COUNTED, "partition_nodes", "fjs_partition_nodes", "cluster_id,time,name_id,node_id", "bbbb",
+     "cluster_id,time,name_id,node_id", "cluster_id,time,name_id,node_id"},
+    {FJ_PG_NSTATE_INS, SP_COUNTED, "node_states", "fjs_node_states", "node_id,time,state_id", "bbb",
+     "node_id,time,state_id", "node_id,time,state_id"},
+};
+#define N_SPECS (sizeof specs / sizeof specs[0])
+#define NONE_SPEC ((size_t)-1)
+
+static const char rj_slurm_place_sql[] =
+    "INSERT INTO jobs(cluster_id,job,epoch,node_id,pid,ppid,cmd_id," JOB_SUM_COLS ") "
+    "SELECT c, j, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 FROM unnest($1::bigint[],$2::bigint[]) u(c,j) "
+    "ORDER BY c, j ON CONFLICT (cluster_id, job) WHERE epoch = 0 AND job <> 0 DO NOTHING";
+static const char rj_slurm_lock_sql[] =
+    "SELECT " JOB_XCOLS " FROM jobs x JOIN unnest($1::bigint[],$2::bigint[]) u(c,j) ON x.cluster_id = u.c AND "
+    "x.job = u.j WHERE x.epoch = 0 AND x.job <> 0 ORDER BY x.cluster_id, x.job FOR UPDATE OF x";
+static const char rj_find_sql[] =
+    "SELECT " JOB_XCOLS " FROM jobs x JOIN unnest($1::bigint[],$2::bigint[],$3::bigint[],$4::bigint[],"
+    "$5::bigint[],$6::bigint[],$7::bigint[],$8::bigint[],$9::bigint[]) u(c,jb,n,e,p,pp,cm,lo,hi) "
+    "ON x.cluster_id = u.c AND x.job = u.jb AND x.node_id = u.n AND x.epoch = u.e AND x.pid = u.p AND "
+    "x.ppid = u.pp AND x.cmd_id = u.cm WHERE x.first_seen <= u.hi AND x.last_seen >= u.lo ORDER BY x.id";
+static const char rj_upd_sql[] =
+    "UPDATE jobs x SET user_id = u.user_id, first_seen = u.first_seen, last_seen = u.last_seen, n_samples = "
+    "u.n_samples, nproc_sum = u.nproc_sum, nproc_peak = u.nproc_peak, cpu_sum_m = u.cpu_sum_m, cpu_peak_m = "
+    "u.cpu_peak_m, mem_sum_kb = u.mem_sum_kb, mem_peak_kb = u.mem_peak_kb, gpu_sum_m = u.gpu_sum_m, gpu_peak_m = "
+    "u.gpu_peak_m, gpumem_sum_kb = u.gpumem_sum_kb, gpumem_peak_kb = u.gpumem_peak_kb FROM unnest($1::bigint[],"
+    "$2::bigint[],$3::bigint[],$4::bigint[],$5::bigint[],$6::bigint[],$7::bigint[],$8::bigint[],$9::bigint[],"
+    "$10::bigint[],$11::bigint[],$12::bigint[],$13::bigint[],$14::bigint[],$15::bigint[]) u(id,user_id," JOB_SUM_COLS
+    ") WHERE x.id = u.id";
+static const char slurm_recompute_sql[] =
+    "UPDATE slurm_jobs_current x SET time = r.time" SLURM_FIELDS(SF_SET) " FROM (SELECT h.cluster_id, h.job_id, "
+    "h.job_step, max(h.time) AS time" SLURM_FIELDS(SF_LATEST) " FROM slurm_jobs h JOIN unnest($1::bigint[],"
+    "$2::bigint[],$3::text[]) u(c,j,s) ON h.cluster_id = u.c AND h.job_id = u.j AND h.job_step = u.s "
+    "GROUP BY h.cluster_id, h.job_id, h.job_step) r WHERE x.cluster_id = r.cluster_id AND x.job_id = r.job_id AND "
+    "x.job_step = r.job_step";
+
+/* Built once per process into static storage, without the allocation wrapper: they are part of
+ * the program, not of a request, and must not be lost to an injected allocation failure. An entry
+ * that does not fit stays empty, and using it fails cleanly. */
+#define SPEC_SQL_MAX 8192
+static char spec_sql[N_SPECS][SPEC_SQL_MAX];   /* the prepared statement (not for DIRECT) */
+static char spec_copy[N_SPECS][SPEC_SQL_MAX];  /* COPY ... FROM STDIN */
+static char spec_stage[N_SPECS][SPEC_SQL_MAX]; /* CREATE TEMP TABLE of the staging table */
+static pthread_once_t spec_once = PTHREAD_ONCE_INIT;
+
+static const char *type_name(char t)
+{
+    switch (t) {
+    case 't': return "text";
+    case 'f': return "float8";
+    case 'y': return "bytea";
+    case 'i': return "integer";
+    default: return "bigint";
+    }
+}
+
+static bool fits(int len)
+{
+    return len >= 0 && len < SPEC_SQL_MAX;
+}
+
+static void build_spec(const spec *p, size_t k)
+{
+    if (p->kind == SP_ARRAY)
+        return;
+    char *sql = spec_sql[k], *copy = spec_copy[k], *stage = spec_stage[k];
+    bool ok;
+    if (p->kind == SP_DIRECT) {
+        ok = fits(snprintf(copy, SPEC_SQL_MAX, "COPY %s(%s) FROM STDIN", p->table, p->cols));
+    } else {
+        /* the staging table: the columns with their types, then the ordinal */
+        char decl[SPEC_SQL_MAX / 2];
+        size_t off = 0;
+        const char *c = p->cols;
+        for (size_t i = 0; p->types[i] && off < sizeof decl; i++) {
+            size_t len = strcspn(c, ",");
+            off += (size_t)snprintf(decl + off, sizeof decl - off, "%.*s %s,", (int)len, c, type_name(p->types[i]));
+            c += len + (c[len] == ',');
+        }
+        ok = off < sizeof decl &&
+             fits(snprintf(stage, SPEC_SQL_MAX, "CREATE TEMP TABLE IF NOT EXISTS %s (%so bigint) ON COMMIT DELETE ROWS",
+                           p->stage, decl)) &&
+             fits(snprintf(copy, SPEC_SQL_MAX, "COPY %s(%s,o) FROM STDIN", p->stage, p->cols));
+        if (ok && p->kind == SP_COUNTED)
+            ok = fits(snprintf(sql, SPEC_SQL_MAX,
+                               "WITH i AS (INSERT INTO %s(%s) SELECT %s FROM %s ORDER BY %s,o ON CONFLICT DO NOTHING "
+                               "RETURNING %s) SELECT min(u.o) FROM %s u JOIN i USING (%s) GROUP BY %s",
+                               p->table, p->cols, p->cols, p->stage, p->order, p->keys, p->stage, p->keys, p->keys));
+        else if (ok)
+            ok = fits(snprintf(sql, SPEC_SQL_MAX,
+                               "INSERT INTO %s(%s) SELECT %s FROM %s ORDER BY %s,o ON CONFLICT DO NOTHING", p->table,
+                               p->cols, p->cols, p->stage, p->order));
+    }
+    if (!ok)
+        sql[0] = copy[0] = stage[0] = '\0';
+}
+
+static void build_all(void)
+{
+    for (size_t i = 0; i < N_SPECS; i++)
+        build_spec(&specs[i], i);
+}
+
+static size_t spec_index(fj_pg_stmt_id id)
+{
+    for (size_t i = 0; i < N_SPECS; i++)
+        if (specs[i].id == id)
+            return i;
+    return NONE_SPEC;
+}
+
+const char *fj_pg_built_sql(fj_pg_stmt_id id)
+{
+    switch (id) {
+    case FJ_PG_RJ_SLURM_PLACE: return rj_slurm_place_sql;
+    case FJ_PG_RJ_SLURM_LOCK: return rj_slurm_lock_sql;
+    case FJ_PG_RJ_FIND: return rj_find_sql;
+    case FJ_PG_RJ_UPD: return rj_upd_sql;
+    case FJ_PG_SLURM_CUR_RECOMPUTE: return slurm_recompute_sql;
+    default: break;
+    }
+    pthread_once(&spec_once, build_all);
+    size_t k = spec_index(id);
+    return k != NONE_SPEC && spec_sql[k][0] ? spec_sql[k] : NULL;
+}
+
+/* --- write state ------------------------------------------------------------------------------ */
+
+typedef struct wenv {
+    const fj_envelope *e;
+    fj_write_count *cnt;
+    int64_t cluster_id, node_id;
+} wenv;
+
+/* A sample job of the group: its sorted process keys are pk[pk0 .. pk0 + n). */
+typedef struct sjrow {
+    size_t env;
+    const fj_sample_job *j;
+    int64_t user_id;
+    size_t pk0, n, n_unique;
+} sjrow;
+
+typedef struct rkey {
+    int64_t cluster_id, job, node_id, epoch, pid, ppid, cmd_id;
+} rkey;
+
+/* A distinct job key of the group; its live instances form a list in id order. */
+typedef struct rk {
+    rkey k;
+    int64_t gap;
+    fj_time lo, hi;
+    bool slurm;
+    size_t head, tail;
+} rk;
+
+/* An instance of a key: loaded (existing) or created in this group (id 0 until written). */
+typedef struct ri {
+    int64_t id;
+    size_t key, next;
+    fj_jobsum sum;
+    int64_t user_id;
+    bool existing, dirty, dead;
+    size_t into; /* dead: merged into this one */
+} ri;
+
+/* A node-sample's (or, for job 0, a process's) contribution to its job. */
+typedef struct rc {
+    size_t key;
+    fj_time t;
+    int64_t node_id, user_id;
+    fj_jobcontrib c;
+    size_t cmd0, ncmd;
+    size_t inst;
+} rc;
+
+#define NONE ((size_t)-1)
+
+struct fj_pg_wstate {
+    fj_pg_cols t;
+    wenv *envs;
+    size_t n_envs, cap_envs;
+    bool *flags; /* per row of the last counted statement: inserted */
+    size_t cap_flags;
+    fj_wv_pkey *pk;
+    size_t n_pk, cap_pk;
+    sjrow *sj;
+    size_t n_sj, cap_sj;
+    fj_pg_map keymap; /* rkey -> 1 + index into keys */
+    rk *keys;
+    size_t n_keys, cap_keys;
+    ri *inst;
+    size_t n_inst, cap_inst;
+    rc *con;
+    size_t n_con, cap_con;
+    int64_t *cmds;
+    size_t n_cmds, cap_cmds;
+    size_t *scratch; /* live instances of one key, and which of them a time matches */
+    size_t cap_scratch;
+    fj_jobsum *sums;
+    size_t cap_sums;
+    unsigned char *bytes; /* packed varints */
+    size_t cap_bytes;
+    fj_time *times;
+    size_t cap_times;
+};
+
+typedef struct wctx {
+    fj_store *s;
+    struct fj_pg_wstate *w;
+    fj_err *err;
+    bool rollups; /* load_hourly_todo has rows to recompute before COMMIT */
+} wctx;
+
+#define TRY(expr)                                                                                        \
+    do {                                                                                                 \
+        fj_status try_st_ = (expr);                                                                      \
+        if (try_st_ != FJ_OK)                                                                            \
+            return try_st_;                                                                              \
+    } while (0)
+
+static fj_status oom(wctx *x)
+{
+    return fj_err_set(x->err, FJ_ENOMEM, "db", "out of memory");
+}
+
+/* Grows *v (of elements of size sz) to hold at least need. */
+static fj_status grow(void **v, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return FJ_OK;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *p = fj_realloc(*v, c * sz);
+    if (!p)
+        return FJ_ENOMEM;
+    *v = p;
+    *cap = c;
+    return FJ_OK;
+}
+#define GROW(x, arr, cap, need) (grow((void **)&(arr), &(cap), (need), sizeof *(arr)) == FJ_OK ? FJ_OK : oom(x))
+
+void fj_pg_write_free(fj_store *s)
+{
+    struct fj_pg_wstate *w = s->w;
+    if (!w)
+        return;
+    fj_pg_cols_free(&w->t);
+    fj_free(w->envs);
+    fj_free(w->flags);
+    fj_free(w->pk);
+    fj_free(w->sj);
+    fj_pg_map_clear(&w->keymap);
+    fj_free(w->keys);
+    fj_free(w->inst);
+    fj_free(w->con);
+    fj_free(w->cmds);
+    fj_free(w->scratch);
+    fj_free(w->sums);
+    fj_free(w->bytes);
+    fj_free(w->times);
+    fj_free(w);
+    s->w = NULL;
+}
+
+/* --- running batched statements --------------------------------------------------------------- */
+
+/* Starts the rows of a batched statement (a spec): COPY text or arrays as the spec says. */
+static void begin_rows(wctx *x, fj_pg_stmt_id id)
+{
+    fj_pg_cols *t = &x->w->t;
+    fj_pg_cols_reset(t);
+    size_t k = spec_index(id);
+    t->ncols = k == NONE_SPEC ? 0 : (int)strlen(specs[k].types);
+    if (k != NONE_SPEC && specs[k].kind != SP_ARRAY)
+        fj_pg_cols_copy(t, specs[k].kind != SP_DIRECT);
+}
+
+static fj_status cols_status(wctx *x)
+{
+    fj_status st = x->w->t.st;
+    if (st == FJ_ETOOBIG)
+        return fj_err_set(x->err, FJ_ETOOBIG, "db", "a group commit holds more rows than one statement takes");
+    return st == FJ_OK ? FJ_OK : oom(x);
+}
+
+/* Sends the rows of x->w->t (COPY text) with COPY ... FROM STDIN. */
+static fj_status copy_in(wctx *x, const char *copy_sql, const char *what)
+{
+    PGconn *c = x->s->conn;
+    if (!copy_sql[0])
+        return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: %s: statement too long", what);
+    if (!c || PQstatus(c) != CONNECTION_OK)
+        return fj_pg_fail(x->s, NULL, what, x->err);
+    PGresult *r = PQexec(c, copy_sql);
+    if (!r || PQresultStatus(r) != PGRES_COPY_IN) {
+        fj_status st = fj_pg_fail(x->s, r, what, x->err);
+        PQclear(r);
+        return st;
+    }
+    PQclear(r);
+    const fj_buf *b = &x->w->t.c[0].b;
+    bool sent = true;
+    for (size_t off = 0; sent && off < b->len;) { /* in pieces: PQputCopyData takes an int */
+        size_t n = b->len - off < ((size_t)1 << 20) ? b->len - off : (size_t)1 << 20;
+        sent = PQputCopyData(c, b->data + off, (int)n) == 1;
+        off += n;
+    }
+    bool ended = PQputCopyEnd(c, sent ? NULL : "fjord: sending rows failed") == 1;
+    fj_status st = FJ_OK;
+    while ((r = PQgetResult(c))) {
+        if (st == FJ_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
+            st = fj_pg_fail(x->s, r, what, x->err);
+        PQclear(r);
+    }
+    if (st == FJ_OK && (!sent || !ended))
+        st = fj_pg_fail(x->s, NULL, what, x->err);
+    return st;
+}
+
+/* Runs a batched statement over the rows of x->w->t (nothing when there are none). */
+static fj_status run_rows(wctx *x, fj_pg_stmt_id id, PGresult **res, const char *what)
+{
+    if (res)
+        *res = NULL;
+    if (!x->w->t.nrows)
+        return FJ_OK;
+    const char *vals[FJ_PG_MAXCOLS];
+    if (fj_pg_cols_finish(&x->w->t, vals) != FJ_OK)
+        return cols_status(x);
+    if (!x->w->t.copy)
+        return fj_pg_run(x->s, id, x->w->t.ncols, vals, res, what, x->err);
+    pthread_once(&spec_once, build_all);
+    size_t k = spec_index(id);
+    if (k == NONE_SPEC)
+        return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: %s: not a batched statement", what);
+    const spec *p = &specs[k];
+    if (p->kind != SP_DIRECT && !x->s->staged[id]) { /* once per session */
+        if (!spec_stage[k][0])
+            return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: %s: statement too long", what);
+        TRY(fj_pg_exec(x->s, spec_stage[k], what, x->err));
+        x->s->staged[id] = true;
+    }
+    TRY(copy_in(x, spec_copy[k], what));
+    if (p->kind == SP_DIRECT)
+        return FJ_OK;
+    return fj_pg_run(x->s, id, 0, NULL, res, what, x->err);
+}
+
+/* A counted insert: marks which rows were inserted (x->w->flags) and, when count is set, counts
+ * every row for its envelope. */
+static fj_status run_counted(wctx *x, fj_pg_stmt_id id, const char *what, bool count)
+{
+    struct fj_pg_wstate *w = x->w;
+    size_t n = w->t.nrows;
+    TRY(GROW(x, w->flags, w->cap_flags, n + 1));
+    memset(w->flags, 0, (n + 1) * sizeof *w->flags);
+    PGresult *r;
+    TRY(run_rows(x, id, &r, what));
+    if (!r)
+        return FJ_OK;
+    for (int i = 0; i < PQntuples(r); i++) {
+        int64_t o = fj_pg_int(r, i, 0);
+        if (o >= 1 && (size_t)o <= n)
+            w->flags[o - 1] = true;
+    }
+    PQclear(r);
+    if (count)
+        for (size_t i = 0; i < n; i++) {
+            fj_write_count *c = w->envs[w->t.env[i]].cnt;
+            if (w->flags[i])
+                c->inserted++;
+            else
+                c->duplicates++;
+        }
+    return FJ_OK;
+}
+
+/* --- values ----------------------------------------------------------------------------------- */
+
+/* Sets the columns from col on to the values v[0 .. n) (storage/core/write_values.h). */
+static void put_vals(fj_pg_cols *t, int col, const fj_wval *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++, col++) {
+        switch (v[k].type) {
+        case FJ_WV_INT: fj_pg_i64(t, col, v[k].u.i); break;
+        case FJ_WV_U64: fj_pg_u64(t, col, v[k].u.u); break;
+        case FJ_WV_REAL: fj_pg_f64(t, col, v[k].u.r); break;
+        case FJ_WV_TEXT: fj_pg_textn(t, col, v[k].u.s.p, v[k].u.s.n); break;
+        case FJ_WV_BLOB: fj_pg_bytea(t, col, (const unsigned char *)v[k].u.s.p, v[k].u.s.n); break;
+        default: fj_pg_null(t, col); break;
+        }
+    }
+}
+
+/* The first two columns of most rows: their node (or cluster) and the envelope's time. */
+static void put_at(fj_pg_cols *t, int64_t id, fj_time time)
+{
+    fj_pg_i64(t, 0, id);
+    fj_pg_i64(t, 1, time);
+}
+
+static void col_id(fj_pg_cols *t, int col, int64_t id) /* 0 = none */
+{
+    if (id)
+        fj_pg_i64(t, col, id);
+    else
+        fj_pg_null(t, col);
+}
+
+static int64_t u64_i64(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* The scratch for packed varints, grown to hold FJ_WV_VARINTS_MAX(n) bytes. */
+static fj_status varint_bytes(wctx *x, size_t n, unsigned char **out)
+{
+    TRY(GROW(x, x->w->bytes, x->w->cap_bytes, FJ_WV_VARINTS_MAX(n)));
+    *out = x->w->bytes;
+    return FJ_OK;
+}
+
+/* --- names ------------------------------------------------------------------------------------ */
+
+/* Names are collected in three passes (clusters, then nodes, which need cluster ids, then strings);
+ * each name missing from the cache is marked pending (id -1) and inserted and read back with the
+ * others of its kind in two statements. The cache is cleared when a transaction fails, since ids
+ * created in it are gone. */
+typedef struct names {
+    wctx *x;
+    fj_pg_cols *t; /* col 0 (cluster ids, for nodes) and col 1 (names) */
+    int64_t ns;    /* for strings and clusters; nodes take theirs per call */
+} names;
+
+static void need(names *nm, int64_t ns, const char *s)
+{
+    if (!s)
+        return;
+    fj_store *st = nm->x->s;
+    size_t len = strlen(s);
+    if (fj_pg_map_get(&st->names, ns, s, len))
+        return;
+    if (fj_pg_map_put(&st->names, ns, s, len, -1) != FJ_OK) {
+        nm->t->st = FJ_ENOMEM;
+        return;
+    }
+    if (ns > 0)
+        fj_pg_i64(nm->t, 0, ns);
+    else
+        fj_pg_i64(nm->t, 0, 0);
+    fj_pg_text(nm->t, 1, s);
+    fj_pg_row(nm->t, 0);
+}
+
+static int64_t name_id(fj_store *s, int64_t ns, const char *str)
+{
+    int64_t id = fj_pg_map_get(&s->names, ns, str, strlen(str));
+    return id > 0 ? id : 0;
+}
+
+static int64_t cluster_of(fj_store *s, const char *name)
+{
+    return name_id(s, FJ_PG_NS_CLUSTER, name ? name : "");
+}
+
+static int64_t node_of(fj_store *s, int64_t cluster_id, const char *name)
+{
+    return name_id(s, cluster_id, name ? name : "");
+}
+
+/* NULL gives 0 when allow_null, else the id of "". */
+static int64_t string_of(fj_store *s, const char *str, bool allow_null)
+{
+    if (!str && allow_null)
+        return 0;
+    return name_id(s, FJ_PG_NS_STRING, str ? str : "");
+}
+
+/* Inserts and reads back the pending names in nm->t: kind 0 clusters, 1 nodes, 2 strings. */
+static fj_status resolve(wctx *x, int kind)
+{
+    static const fj_pg_stmt_id ins[] = {FJ_PG_CLUSTER_INS, FJ_PG_NODE_INS, FJ_PG_STRING_INS};
+    static const fj_pg_stmt_id get[] = {FJ_PG_CLUSTER_GET, FJ_PG_NODE_GET, FJ_PG_STRING_GET};
+    fj_pg_cols *t = &x->w->t;
+    TRY(cols_status(x));
+    if (!t->nrows)
+        return FJ_OK;
+    const char *vals[2];
+    TRY(fj_pg_cols_finish(t, vals) == FJ_OK ? FJ_OK : cols_status(x));
+    const char *const *args = kind == 1 ? vals : vals + 1;
+    int nargs = kind == 1 ? 2 : 1;
+    TRY(fj_pg_run(x->s, ins[kind], nargs, args, NULL, "intern names", x->err));
+    PGresult *r;
+    TRY(fj_pg_run(x->s, get[kind], nargs, args, &r, "look up names", x->err));
+    fj_status st = FJ_OK;
+    for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
+        int64_t id = fj_pg_int(r, i, 0);
+        int64_t ns = kind == 0 ? FJ_PG_NS_CLUSTER : kind == 1 ? fj_pg_int(r, i, 1) : FJ_PG_NS_STRING;
+        const char *name = PQgetvalue(r, i, kind == 1 ? 2 : 1);
+        if (fj_pg_map_put(&x->s->names, ns, name, strlen(name), id) != FJ_OK)
+            st = oom(x);
+    }
+    if (st == FJ_OK && (size_t)PQntuples(r) != t->nrows)
+        st = fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: %zu names interned, %d found", t->nrows, PQntuples(r));
+    PQclear(r);
+    return st;
+}
+
+static fj_status intern_all(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_store *s = x->s;
+    fj_pg_cols *t = &w->t;
+    names nm = {x, t, 0};
+
+    fj_pg_cols_reset(t);
+    t->ncols = 2;
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const fj_envelope *e = w->envs[k].e;
+        need(&nm, FJ_PG_NS_CLUSTER, e->cluster ? e->cluster : "");
+        for (size_t i = 0; i < e->n_errors; i++)
+            need(&nm, FJ_PG_NS_CLUSTER, e->errors[i].cluster);
+    }
+    TRY(resolve(x, 0));
+
+    fj_pg_cols_reset(t);
+    t->ncols = 2;
+    for (size_t k = 0; k < w->n_envs; k++) {
+        wenv *we = &w->envs[k];
+        const fj_envelope *e = we->e;
+        int64_t cid = we->cluster_id = cluster_of(s, e->cluster);
+        if (e->node)
+            need(&nm, cid, e->node);
+        for (size_t i = 0; i < e->n_errors; i++) {
+            const fj_error_rec *r = &e->errors[i];
+            int64_t ecid = cid;
+            if (r->cluster && (!e->cluster || strcmp(r->cluster, e->cluster) != 0))
+                ecid = cluster_of(s, r->cluster);
+            if (r->node && (ecid != cid || !e->node || strcmp(r->node, e->node) != 0))
+                need(&nm, ecid, r->node);
+        }
+        if (e->is_error)
+            continue;
+        if (e->kind == FJ_KIND_JOB) {
+            for (size_t j = 0; j < e->u.jobs.n_jobs; j++)
+                for (size_t n = 0; n < e->u.jobs.jobs[j].n_nodes; n++)
+                    need(&nm, cid, e->u.jobs.jobs[j].nodes[n]);
+        } else if (e->kind == FJ_KIND_CLUSTER) {
+            const fj_cluster_info *ci = &e->u.cluster_info;
+            for (size_t p = 0; p < ci->n_partitions; p++)
+                for (size_t n = 0; n < ci->partitions[p].n_nodes; n++)
+                    need(&nm, cid, ci->partitions[p].nodes[n]);
+            for (size_t n = 0; n < ci->n_nodes; n++)
+                need(&nm, cid, ci->nodes[n].node ? ci->nodes[n].node : "");
+        }
+    }
+    TRY(resolve(x, 1));
+
+    fj_pg_cols_reset(t);
+    t->ncols = 2;
+    for (size_t k = 0; k < w->n_envs; k++) {
+        wenv *we = &w->envs[k];
+        const fj_envelope *e = we->e;
+        we->node_id = e->node ? node_of(s, we->cluster_id, e->node) : 0;
+        if (e->is_error)
+            continue;
+        if (e->kind == FJ_KIND_SAMPLE) {
+            const fj_sample *sm = &e->u.sample;
+            for (size_t i = 0; i < sm->n_gpus; i++) {
+                need(&nm, FJ_PG_NS_STRING, sm->gpus[i].uuid);
+                need(&nm, FJ_PG_NS_STRING, sm->gpus[i].compute_mode);
+            }
+            for (size_t i = 0; i < sm->n_disks; i++)
+                need(&nm, FJ_PG_NS_STRING, sm->disks[i].name ? sm->disks[i].name : "");
+            for (size_t i = 0; i < sm->n_jobs; i++) {
+                const fj_sample_job *j = &sm->jobs[i];
+                need(&nm, FJ_PG_NS_STRING, j->user);
+                for (size_t p = 0; p < j->n_procs; p++) {
+                    need(&nm, FJ_PG_NS_STRING, j->procs[p].cmd ? j->procs[p].cmd : "");
+                    for (size_t g = 0; g < j->procs[p].n_gpus; g++)
+                        need(&nm, FJ_PG_NS_STRING, j->procs[p].gpus[g].uuid);
+                }
+            }
+        } else if (e->kind == FJ_KIND_CLUSTER) {
+            const fj_cluster_info *ci = &e->u.cluster_info;
+            for (size_t p = 0; p < ci->n_partitions; p++)
+                need(&nm, FJ_PG_NS_STRING, ci->partitions[p].name ? ci->partitions[p].name : "");
+            for (size_t n = 0; n < ci->n_nodes; n++)
+                for (size_t i = 0; i < ci->nodes[n].n_states; i++)
+                    need(&nm, FJ_PG_NS_STRING, ci->nodes[n].states[i] ? ci->nodes[n].states[i] : "");
+        }
+    }
+    return resolve(x, 2);
+}
+
+/* --- envelope meta, errors, notes -------------------------------------------------------------- */
+
+/* aicr snapshots write their own meta and nothing else here (as in SQLite). */
+static bool plain_kind(const fj_envelope *e)
+{
+    return e->kind != FJ_KIND_MEASUREMENTS;
+}
+
+static fj_status write_meta(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
+    begin_rows(x, FJ_PG_ENV_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        const fj_envelope *e = we->e;
+        if (!plain_kind(e) || e->kind == FJ_KIND_CHIMBUKO) /* Chimbuko: notes only, as in SQLite */
+            continue;
+        fj_wval v[FJ_WV_ENVELOPE_N];
+        fj_wv_envelope(v, e);
+        fj_pg_i64(t, 0, we->cluster_id);
+        fj_pg_i64(t, 1, we->node_id);
+        put_vals(t, 2, v, FJ_WV_ENVELOPE_N);
+        fj_pg_row(t, k);
+    }
+    TRY(run_rows(x, FJ_PG_ENV_INS, NULL, "insert envelopes"));
+
+    begin_rows(x, FJ_PG_ERROR_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        const fj_envelope *e = we->e;
+        if (!plain_kind(e))
+            continue;
+        for (size_t i = 0; i < e->n_errors; i++) {
+            const fj_error_rec *r = &e->errors[i];
+            int64_t cid = we->cluster_id, nid = we->node_id;
+            if (r->cluster && (!e->cluster || strcmp(r->cluster, e->cluster) != 0))
+                cid = cluster_of(x->s, r->cluster);
+            if (r->node && (cid != we->cluster_id || !e->node || strcmp(r->node, e->node) != 0))
+                nid = node_of(x->s, cid, r->node);
+            fj_wval v[FJ_WV_ERROR_N];
+            fj_wv_error(v, e, r);
+            fj_pg_i64(t, 0, cid);
+            fj_pg_i64(t, 1, nid);
+            put_vals(t, 2, v, FJ_WV_ERROR_N);
+            fj_pg_row(t, k);
+        }
+    }
+    TRY(run_counted(x, FJ_PG_ERROR_INS, "insert errors", true));
+
+    begin_rows(x, FJ_PG_NOTE_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        const fj_envelope *e = we->e;
+        if (!plain_kind(e))
+            continue;
+        for (size_t i = 0; i < e->n_notes; i++) {
+            fj_wval v[FJ_WV_NOTE_N];
+            fj_wv_note(v, e, &e->notes[i]);
+            fj_pg_i64(t, 0, we->cluster_id);
+            fj_pg_i64(t, 1, we->node_id);
+            put_vals(t, 2, v, FJ_WV_NOTE_N);
+            fj_pg_row(t, k);
+        }
+    }
+    return run_rows(x, FJ_PG_NOTE_INS, NULL, "insert notes");
+}
+
+/* --- samples ---------------------------------------------------------------------------------- */
+
+static bool sample_env(const fj_envelope *e)
+{
+    return !e->is_error && e->kind == FJ_KIND_SAMPLE;
+}
+
+/* The hourly load roll-ups the group's new samples change (the rows the last counted statement
+ * inserted), listed in load_hourly_todo for fj_pg_load_rollup_drain before COMMIT: each new
+ * sample's hour and, for one with counters, the hour of the node's next sample with counters (a
+ * late sample starts that one's CPU interval). One statement for the group. */
+static fj_status list_rollups(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_buf nodes, times, cpus;
+    fj_buf_init(&nodes, SIZE_MAX);
+    fj_buf_init(&times, SIZE_MAX);
+    fj_buf_init(&cpus, SIZE_MAX);
+    fj_status st = FJ_OK;
+    size_t n = 0;
+    for (size_t i = 0; st == FJ_OK && i < w->t.nrows; i++) {
+        if (!w->flags[i])
+            continue;
+        const wenv *we = &w->envs[w->t.env[i]];
+        const fj_sample *sm = &we->e->u.sample;
+        const char *sep = n++ ? "," : "{";
+        if ((st = fj_buf_printf(&nodes, "%s%lld", sep, (long long)we->node_id)) == FJ_OK &&
+            (st = fj_buf_printf(&times, "%s%lld", sep, (long long)we->e->time)) == FJ_OK)
+            st = fj_buf_printf(&cpus, "%s%s", sep, sm->has_system && sm->n_cpus ? "t" : "f");
+    }
+    if (st == FJ_OK && n && (st = fj_buf_puts(&nodes, "}")) == FJ_OK && (st = fj_buf_puts(&times, "}")) == FJ_OK)
+        st = fj_buf_puts(&cpus, "}");
+    if (st == FJ_OK && n) {
+        const char *v[3] = {nodes.data, times.data, cpus.data};
+        PGresult *r = PQexecParams(
+            x->s->conn,
+            "WITH f AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[]) AS f(node_id, time, cpus))"
+            " INSERT INTO load_hourly_todo (node_id, hour)"
+            " SELECT node_id, h FROM (SELECT node_id, time - (time % 3600 + 3600) % 3600 AS h FROM f"
+            " UNION SELECT f.node_id, n.time - (n.time % 3600 + 3600) % 3600 FROM f CROSS JOIN LATERAL"
+            " (SELECT s.time FROM samples s WHERE s.node_id = f.node_id AND s.time > f.time AND s.cpus IS NOT NULL"
+            " ORDER BY s.time LIMIT 1) n WHERE f.cpus) u ON CONFLICT DO NOTHING",
+            3, NULL, v, NULL, NULL, 0);
+        if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
+            st = fj_pg_fail(x->s, r, "list load roll-ups", x->err);
+        PQclear(r);
+        x->rollups = true;
+    } else if (st != FJ_OK) {
+        st = oom(x);
+    }
+    fj_buf_free(&nodes);
+    fj_buf_free(&times);
+    fj_buf_free(&cpus);
+    return st;
+}
+
+static fj_status write_samples(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
+    fj_store *s = x->s;
+
+    begin_rows(x, FJ_PG_SAMPLE_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!sample_env(we->e))
+            continue;
+        const fj_sample *sm = &we->e->u.sample;
+        unsigned char *bytes;
+        TRY(varint_bytes(x, sm->n_cpus, &bytes));
+        fj_wval v[FJ_WV_SAMPLE_N];
+        fj_wv_sample(v, sm, bytes);
+        put_at(t, we->node_id, we->e->time);
+        put_vals(t, 2, v, FJ_WV_SAMPLE_N);
+        fj_pg_row(t, k);
+    }
+    TRY(run_counted(x, FJ_PG_SAMPLE_INS, "insert samples", true));
+    TRY(list_rollups(x));
+
+    begin_rows(x, FJ_PG_SGPU_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!sample_env(we->e))
+            continue;
+        const fj_sample *sm = &we->e->u.sample;
+        for (size_t i = 0; i < sm->n_gpus; i++) {
+            const fj_sample_gpu *g = &sm->gpus[i];
+            fj_wval v[FJ_WV_SAMPLE_GPU_N];
+            fj_wv_sample_gpu(v, g, string_of(s, g->uuid, true), string_of(s, g->compute_mode, true));
+            put_at(t, we->node_id, we->e->time);
+            put_vals(t, 2, v, FJ_WV_SAMPLE_GPU_N);
+            fj_pg_row(t, k);
+        }
+    }
+    TRY(run_counted(x, FJ_PG_SGPU_INS, "insert sample gpus", true));
+    TRY(list_rollups(x)); /* a card that a re-sent sample adds changes its hour too */
+
+    begin_rows(x, FJ_PG_SDISK_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!sample_env(we->e))
+            continue;
+        const fj_sample *sm = &we->e->u.sample;
+        for (size_t i = 0; i < sm->n_disks; i++) {
+            const fj_sample_disk *d = &sm->disks[i];
+            unsigned char *bytes;
+            TRY(varint_bytes(x, d->n_stats, &bytes));
+            fj_wval v[FJ_WV_SAMPLE_DISK_N];
+            fj_wv_sample_disk(v, d, string_of(s, d->name, false), bytes);
+            put_at(t, we->node_id, we->e->time);
+            put_vals(t, 2, v, FJ_WV_SAMPLE_DISK_N);
+            fj_pg_row(t, k);
+        }
+    }
+    return run_counted(x, FJ_PG_SDISK_INS, "insert sample disks", true);
+}
+
+static uint64_t proc_rows(const fj_sample_proc *p)
+{
+    return 1 + (uint64_t)p->n_gpus;
+}
+
+/* --- rectification: keys, instances, contributions -------------------------------------------- */
+
+static fj_status key_index(wctx *x, const rkey *k, bool slurm, int64_t gap, fj_time t, size_t *out)
+{
+    struct fj_pg_wstate *w = x->w;
+    int64_t v = fj_pg_map_get(&w->keymap, 0, (const char *)k, sizeof *k);
+    if (v) {
+        rk *e = &w->keys[v - 1];
+        if (t < e->lo)
+            e->lo = t;
+        if (t > e->hi)
+            e->hi = t;
+        *out = (size_t)v - 1;
+        return FJ_OK;
+    }
+    TRY(GROW(x, w->keys, w->cap_keys, w->n_keys + 1));
+    if (fj_pg_map_put(&w->keymap, 0, (const char *)k, sizeof *k, (int64_t)w->n_keys + 1) != FJ_OK)
+        return oom(x);
+    w->keys[w->n_keys] = (rk){*k, gap, t, t, slurm, NONE, NONE};
+    *out = w->n_keys++;
+    return FJ_OK;
+}
+
+static fj_status add_contrib(wctx *x, const wenv *we, const fj_sample_job *j, const fj_sample_proc *p,
+                             int64_t proc_cmd_id, const fj_jobcontrib *c, int64_t user_id, const int64_t *cmds,
+                             size_t n_cmds)
+{
+    struct fj_pg_wstate *w = x->w;
+    const fj_envelope *e = we->e;
+    fj_jobkey jk = fj_jobkey_of(e->cluster, e->node, j, p);
+    bool group = jk.kind == FJ_JOBKEY_PROCESS && (p->pid == 0 || p->synthetic_pid);
+    rkey k = {we->cluster_id,
+              u64_i64(jk.job),
+              jk.kind == FJ_JOBKEY_SLURM ? 0 : we->node_id,
+              u64_i64(jk.epoch),
+              u64_i64(jk.pid),
+              group ? u64_i64(p->ppid) : 0,
+              group ? proc_cmd_id : 0};
+    size_t key = 0;
+    TRY(key_index(x, &k, jk.kind == FJ_JOBKEY_SLURM, fj_jobkey_gap(&jk, x->s->job_gap_s), e->time, &key));
+    TRY(GROW(x, w->con, w->cap_con, w->n_con + 1));
+    TRY(GROW(x, w->cmds, w->cap_cmds, w->n_cmds + n_cmds + 1));
+    memcpy(w->cmds + w->n_cmds, cmds, n_cmds * sizeof *cmds);
+    w->con[w->n_con++] = (rc){key, e->time, we->node_id, user_id, *c, w->n_cmds, n_cmds, NONE};
+    w->n_cmds += n_cmds;
+    return FJ_OK;
+}
+
+/* --- sample jobs and processes ---------------------------------------------------------------- */
+
+/* The first five columns of a process's rows: node, time, job, epoch and its place in the job. */
+static void put_proc_at(fj_pg_cols *t, const wenv *we, const fj_sample_job *j, int seq)
+{
+    put_at(t, we->node_id, we->e->time);
+    fj_pg_u64(t, 2, j->job);
+    fj_pg_u64(t, 3, j->epoch);
+    fj_pg_i64(t, 4, seq);
+}
+
+static fj_status write_sample_jobs(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
+    fj_store *s = x->s;
+
+    /* Process keys of every sample job, sorted, so repeated (pid, ppid, cmd) can be dropped. */
+    w->n_sj = w->n_pk = 0;
+    begin_rows(x, FJ_PG_SJOB_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!sample_env(we->e))
+            continue;
+        const fj_sample *sm = &we->e->u.sample;
+        for (size_t i = 0; i < sm->n_jobs; i++) {
+            const fj_sample_job *j = &sm->jobs[i];
+            TRY(GROW(x, w->sj, w->cap_sj, w->n_sj + 1));
+            TRY(GROW(x, w->pk, w->cap_pk, w->n_pk + j->n_procs + 1));
+            sjrow *r = &w->sj[w->n_sj++];
+            *r = (sjrow){k, j, string_of(s, j->user, true), w->n_pk, j->n_procs, 0};
+            fj_wv_pkey *pk = w->pk + r->pk0;
+            for (size_t p = 0; p < j->n_procs; p++)
+                pk[p] = (fj_wv_pkey){j->procs[p].pid, j->procs[p].ppid, string_of(s, j->procs[p].cmd, false), p};
+            r->n_unique = fj_wv_pkeys_sort(pk, r->n);
+            w->n_pk += r->n;
+            fj_wval v[FJ_WV_SAMPLE_JOB_N];
+            fj_wv_sample_job(v, j, r->user_id);
+            put_at(t, we->node_id, we->e->time);
+            put_vals(t, 2, v, FJ_WV_SAMPLE_JOB_N);
+            fj_pg_i64(t, 5, (int64_t)r->n_unique);
+            fj_pg_row(t, k);
+        }
+    }
+    TRY(run_counted(x, FJ_PG_SJOB_INS, "insert sample jobs", true));
+
+    /* Processes only with a new sample job (a re-sent sample is a duplicate as a whole), and
+     * each new sample job's contribution to its rectified job: exactly once per node-sample. The
+     * inserted flags are copied first: the next statements reuse them. */
+    bool *is_new = fj_malloc((w->n_sj ? w->n_sj : 1) * sizeof *is_new);
+    if (!is_new)
+        return oom(x);
+    memcpy(is_new, w->flags, w->n_sj * sizeof *is_new);
+    fj_status st = FJ_OK;
+    begin_rows(x, FJ_PG_PROC_INS);
+    for (size_t q = 0; st == FJ_OK && q < w->n_sj; q++) {
+        const sjrow *r = &w->sj[q];
+        const wenv *we = &w->envs[r->env];
+        const fj_sample_job *j = r->j;
+        if (!is_new[q]) {
+            for (size_t p = 0; p < j->n_procs; p++)
+                we->cnt->duplicates += proc_rows(&j->procs[p]);
+            continue;
+        }
+        const fj_wv_pkey *pk = w->pk + r->pk0;
+        int seq = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            const fj_sample_proc *p = &j->procs[pk[i].idx];
+            if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1])) {
+                we->cnt->duplicates += proc_rows(p); /* the same process twice in one job */
+                continue;
+            }
+            fj_wval v[FJ_WV_PROC_N];
+            fj_wv_proc(v, p, pk[i].cmd_id);
+            put_proc_at(t, we, j, seq++);
+            put_vals(t, 5, v, FJ_WV_PROC_N);
+            fj_pg_row(t, r->env);
+            we->cnt->inserted += proc_rows(p);
+        }
+    }
+    if (st == FJ_OK)
+        st = run_rows(x, FJ_PG_PROC_INS, NULL, "insert processes");
+
+    if (st == FJ_OK)
+        begin_rows(x, FJ_PG_PGPU_INS);
+    for (size_t q = 0; st == FJ_OK && q < w->n_sj; q++) {
+        const sjrow *r = &w->sj[q];
+        if (!is_new[q])
+            continue;
+        const wenv *we = &w->envs[r->env];
+        const fj_sample_job *j = r->j;
+        const fj_wv_pkey *pk = w->pk + r->pk0;
+        int seq = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1]))
+                continue;
+            const fj_sample_proc *p = &j->procs[pk[i].idx];
+            for (size_t g = 0; g < p->n_gpus; g++) {
+                const fj_proc_gpu *pg = &p->gpus[g];
+                fj_wval v[FJ_WV_PROC_GPU_N];
+                fj_wv_proc_gpu(v, pg, string_of(s, pg->uuid, true));
+                put_proc_at(t, we, j, seq);
+                put_vals(t, 5, v, FJ_WV_PROC_GPU_N);
+                fj_pg_row(t, r->env);
+            }
+            seq++;
+        }
+    }
+    if (st == FJ_OK)
+        st = run_rows(x, FJ_PG_PGPU_INS, NULL, "insert process gpus");
+
+    /* Contributions, in the order the SQLite backend applies them. */
+    for (size_t q = 0; st == FJ_OK && q < w->n_sj; q++) {
+        const sjrow *r = &w->sj[q];
+        if (!is_new[q])
+            continue;
+        const wenv *we = &w->envs[r->env];
+        const fj_sample_job *j = r->j;
+        const fj_wv_pkey *pk = w->pk + r->pk0;
+        fj_jobcontrib c;
+        memset(&c, 0, sizeof c);
+        /* distinct commands of the job, in order of first appearance: room for n */
+        size_t mark = w->n_cmds, n_cmds = 0;
+        if ((st = GROW(x, w->cmds, w->cap_cmds, mark + r->n + 1)) != FJ_OK)
+            break;
+        for (size_t i = 0; st == FJ_OK && i < r->n; i++) {
+            if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1]))
+                continue;
+            const fj_sample_proc *p = &j->procs[pk[i].idx];
+            if (j->job == 0) { /* job 0: every process is its own rectified job */
+                fj_jobcontrib pc;
+                memset(&pc, 0, sizeof pc);
+                fj_jobcontrib_add_proc(&pc, p);
+                st = add_contrib(x, we, j, p, pk[i].cmd_id, &pc, r->user_id, &pk[i].cmd_id, 1);
+                continue;
+            }
+            fj_jobcontrib_add_proc(&c, p);
+            size_t m = 0;
+            while (m < n_cmds && w->cmds[mark + m] != pk[i].cmd_id)
+                m++;
+            if (m == n_cmds)
+                w->cmds[mark + n_cmds++] = pk[i].cmd_id;
+        }
+        if (st == FJ_OK && j->job != 0) {
+            /* add_contrib copies the command list to the end of cmds: copy it out first */
+            int64_t small[16], *list = n_cmds <= 16 ? small : fj_malloc(n_cmds * sizeof *list);
+            if (!list) {
+                st = oom(x);
+                break;
+            }
+            memcpy(list, w->cmds + mark, n_cmds * sizeof *list);
+            st = add_contrib(x, we, j, NULL, 0, &c, r->user_id, list, n_cmds);
+            if (list != small)
+                fj_free(list);
+        }
+    }
+    fj_free(is_new);
+    return st;
+}
+
+/* --- rectification: locks, instances, summaries, write-back ----------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static fj_status add_inst(wctx *x, size_t key, int64_t id, const fj_jobsum *sum, int64_t user_id, bool existing,
+                          size_t *out)
+{
+    struct fj_pg_wstate *w = x->w;
+    TRY(GROW(x, w->inst, w->cap_inst, w->n_inst + 1));
+    size_t i = w->n_inst++;
+    w->inst[i] = (ri){id, key, NONE, *sum, user_id, existing, !existing, false, NONE};
+    rk *k = &w->keys[key];
+    if (k->tail == NONE)
+        k->head = i;
+    else
+        w->inst[k->tail].next = i;
+    k->tail = i;
+    if (out)
+        *out = i;
+    return FJ_OK;
+}
+
+/* Loads instances from a RJ_FIND / RJ_SLURM_LOCK result (columns JOB_XCOLS). */
+static fj_status load_instances(wctx *x, PGresult *r)
+{
+    struct fj_pg_wstate *w = x->w;
+    for (int i = 0; i < PQntuples(r); i++) {
+        rkey k;
+        int c = 1;
+        k.cluster_id = fj_pg_int(r, i, c++);
+        k.job = fj_pg_int(r, i, c++);
+        k.node_id = fj_pg_int(r, i, c++);
+        k.epoch = fj_pg_int(r, i, c++);
+        k.pid = fj_pg_int(r, i, c++);
+        k.ppid = fj_pg_int(r, i, c++);
+        k.cmd_id = fj_pg_int(r, i, c++);
+        int64_t user_id = fj_pg_int(r, i, c++);
+        fj_jobsum s;
+        s.first_seen = fj_pg_int(r, i, c++);
+        s.last_seen = fj_pg_int(r, i, c++);
+        s.n_samples = fj_pg_int(r, i, c++);
+        s.sum.nproc = fj_pg_int(r, i, c++);
+        s.peak.nproc = fj_pg_int(r, i, c++);
+        s.sum.cpu_m = fj_pg_int(r, i, c++);
+        s.peak.cpu_m = fj_pg_int(r, i, c++);
+        s.sum.mem_kb = fj_pg_int(r, i, c++);
+        s.peak.mem_kb = fj_pg_int(r, i, c++);
+        s.sum.gpu_m = fj_pg_int(r, i, c++);
+        s.peak.gpu_m = fj_pg_int(r, i, c++);
+        s.sum.gpumem_kb = fj_pg_int(r, i, c++);
+        s.peak.gpumem_kb = fj_pg_int(r, i, c++);
+        int64_t v = fj_pg_map_get(&w->keymap, 0, (const char *)&k, sizeof k);
+        if (!v)
+            return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: a job instance of an unknown key");
+        TRY(add_inst(x, (size_t)v - 1, fj_pg_int(r, i, 0), &s, user_id, true, NULL));
+    }
+    return FJ_OK;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
+}
+
+/* Takes the locks and reads the instances every contribution may join. */
+static fj_status lock_and_load(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
+
+    /* Node-scoped keys: the rows of their nodes, in id order. */
+    int64_t *nodes = fj_malloc((w->n_keys ? w->n_keys : 1) * sizeof *nodes);
+    if (!nodes)
+        return oom(x);
+    size_t n_nodes = 0;
+    for (size_t i = 0; i < w->n_keys; i++)
+        if (!w->keys[i].slurm)
+            nodes[n_nodes++] = w->keys[i].k.node_id;
+    qsort(nodes, n_nodes, sizeof *nodes, cmp_i64);
+    fj_pg_cols_reset(t);
+    t->ncols = 1;
+    for (size_t i = 0; i < n_nodes; i++)
+        if (i == 0 || nodes[i] != nodes[i - 1]) {
+            fj_pg_i64(t, 0, nodes[i]);
+            fj_pg_row(t, 0);
+        }
+    fj_free(nodes);
+    TRY(run_rows(x, FJ_PG_LOCK_NODES, NULL, "lock nodes"));
+
+    /* Slurm keys: their one row, created empty when new, then locked. */
+    fj_pg_cols_reset(t);
+    t->ncols = 2;
+    for (size_t i = 0; i < w->n_keys; i++)
+        if (w->keys[i].slurm) {
+            fj_pg_i64(t, 0, w->keys[i].k.cluster_id);
+            fj_pg_i64(t, 1, w->keys[i].k.job);
+            fj_pg_row(t, 0);
+        }
+    if (t->nrows) {
+        const char *vals[2];
+        if (fj_pg_cols_finish(t, vals) != FJ_OK)
+            return cols_status(x);
+        TRY(fj_pg_run(x->s, FJ_PG_RJ_SLURM_PLACE, 2, vals, NULL, "create Slurm jobs", x->err));
+        PGresult *r;
+        TRY(fj_pg_run(x->s, FJ_PG_RJ_SLURM_LOCK, 2, vals, &r, "lock Slurm jobs", x->err));
+        fj_status st = load_instances(x, r);
+        PQclear(r);
+        TRY(st);
+    }
+
+    /* Node-scoped keys: the instances within the gap of this group's times. */
+    fj_pg_cols_reset(t);
+    t->ncols = 9;
+    for (size_t i = 0; i < w->n_keys; i++) {
+        const rk *k = &w->keys[i];
+        if (k->slurm)
+            continue;
+        fj_pg_i64(t, 0, k->k.cluster_id);
+        fj_pg_i64(t, 1, k->k.job);
+        fj_pg_i64(t, 2, k->k.node_id);
+        fj_pg_i64(t, 3, k->k.epoch);
+        fj_pg_i64(t, 4, k->k.pid);
+        fj_pg_i64(t, 5, k->k.ppid);
+        fj_pg_i64(t, 6, k->k.cmd_id);
+        fj_pg_i64(t, 7, sat_add(k->lo, -k->gap));
+        fj_pg_i64(t, 8, sat_add(k->hi, k->gap));
+        fj_pg_row(t, 0);
+    }
+    PGresult *r;
+    TRY(run_rows(x, FJ_PG_RJ_FIND, &r, "find jobs"));
+    if (!r)
+        return FJ_OK;
+    fj_status st = load_instances(x, r);
+    PQclear(r);
+    return st;
+}
+
+static size_t final_of(const struct fj_pg_wstate *w, size_t i)
+{
+    while (w->inst[i].dead)
+        i = w->inst[i].into;
+    return i;
+}
+
+/* Applies the contributions in order, in memory (fj_rect_match, fj_jobsum_add, fj_jobsum_merge):
+ * the same steps the SQLite backend takes one statement at a time. */
+static fj_status apply(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    for (size_t q = 0; q < w->n_con; q++) {
+        rc *c = &w->con[q];
+        rk *k = &w->keys[c->key];
+        size_t n = 0;
+        for (size_t i = k->head; i != NONE; i = w->inst[i].next)
+            n++;
+        TRY(GROW(x, w->scratch, w->cap_scratch, 2 * n + 2)); /* the instances, then the matches */
+        TRY(GROW(x, w->sums, w->cap_sums, n + 1));
+        size_t *live = w->scratch, *match = w->scratch + n + 1;
+        n = 0;
+        for (size_t i = k->head; i != NONE; i = w->inst[i].next) {
+            live[n] = i;
+            w->sums[n++] = w->inst[i].sum;
+        }
+        size_t m = fj_rect_match(w->sums, n, c->t, k->gap, match);
+        if (m == 0) {
+            fj_jobsum s;
+            memset(&s, 0, sizeof s);
+            fj_jobsum_add(&s, c->t, &c->c);
+            TRY(add_inst(x, c->key, 0, &s, c->user_id, false, &c->inst));
+            continue;
+        }
+        size_t surv = live[match[0]];
+        for (size_t i = 1; i < m; i++) { /* a bridge: the later instances merge into the first */
+            size_t d = live[match[i]];
+            fj_jobsum_merge(&w->inst[surv].sum, &w->inst[d].sum);
+            w->inst[d].dead = true;
+            w->inst[d].into = surv;
+        }
+        if (m > 1) { /* relink the key's live instances without the merged ones */
+            k->head = k->tail = NONE;
+            for (size_t i = 0; i < n; i++) {
+                size_t v = live[i];
+                if (w->inst[v].dead)
+                    continue;
+                w->inst[v].next = NONE;
+                if (k->tail == NONE)
+                    k->head = v;
+                else
+                    w->inst[k->tail].next = v;
+                k->tail = v;
+            }
+        }
+        ri *sv = &w->inst[surv];
+        fj_jobsum_add(&sv->sum, c->t, &c->c);
+        if (!sv->user_id)
+            sv->user_id = c->user_id;
+        sv->dirty = true;
+        c->inst = surv;
+    }
+    return FJ_OK;
+}
+
+static void add_sum_cols(fj_pg_cols *t, int col, const fj_jobsum *s)
+{
+    fj_wval v[FJ_WV_JOBSUM_N];
+    fj_wv_jobsum(v, s);
+    put_vals(t, col, v, FJ_WV_JOBSUM_N);
+}
+
+static fj_status write_back(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
+
+    /* ids for the instances created here that survived */
+    size_t n_new = 0;
+    for (size_t i = 0; i < w->n_inst; i++)
+        n_new += !w->inst[i].existing && !w->inst[i].dead;
+    if (n_new) {
+        char nv[24];
+        snprintf(nv, sizeof nv, "%zu", n_new);
+        const char *vals[] = {nv};
+        PGresult *r;
+        TRY(fj_pg_run(x->s, FJ_PG_RJ_IDS, 1, vals, &r, "allocate job ids", x->err));
+        if ((size_t)PQntuples(r) != n_new) {
+            PQclear(r);
+            return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: job id allocation returned too few ids");
+        }
+        int row = 0;
+        for (size_t i = 0; i < w->n_inst; i++)
+            if (!w->inst[i].existing && !w->inst[i].dead)
+                w->inst[i].id = fj_pg_int(r, row++, 0);
+        PQclear(r);
+    }
+
+    begin_rows(x, FJ_PG_RJ_INS);
+    for (size_t i = 0; i < w->n_inst; i++) {
+        const ri *in = &w->inst[i];
+        if (in->existing || in->dead)
+            continue;
+        const rkey *k = &w->keys[in->key].k;
+        fj_pg_i64(t, 0, in->id);
+        fj_pg_i64(t, 1, k->cluster_id);
+        fj_pg_i64(t, 2, k->job);
+        fj_pg_i64(t, 3, k->node_id);
+        fj_pg_i64(t, 4, k->epoch);
+        fj_pg_i64(t, 5, k->pid);
+        fj_pg_i64(t, 6, k->ppid);
+        fj_pg_i64(t, 7, k->cmd_id);
+        col_id(t, 8, in->user_id);
+        add_sum_cols(t, 9, &in->sum);
+        fj_pg_row(t, 0);
+    }
+    TRY(run_rows(x, FJ_PG_RJ_INS, NULL, "insert jobs"));
+
+    fj_pg_cols_reset(t);
+    t->ncols = 15;
+    for (size_t i = 0; i < w->n_inst; i++) {
+        const ri *in = &w->inst[i];
+        if (!in->existing || in->dead || !in->dirty)
+            continue;
+        fj_pg_i64(t, 0, in->id);
+        col_id(t, 1, in->user_id);
+        add_sum_cols(t, 2, &in->sum);
+        fj_pg_row(t, 0);
+    }
+    TRY(run_rows(x, FJ_PG_RJ_UPD, NULL, "update jobs"));
+
+    /* Stored instances merged into another: their rows move to the survivor, then go. */
+    fj_pg_cols_reset(t);
+    t->ncols = 2;
+    for (size_t i = 0; i < w->n_inst; i++) {
+        const ri *in = &w->inst[i];
+        if (!in->existing || !in->dead)
+            continue;
+        fj_pg_i64(t, 0, in->id);
+        fj_pg_i64(t, 1, w->inst[final_of(w, i)].id);
+        fj_pg_row(t, 0);
+    }
+    if (t->nrows) {
+        const char *vals[2];
+        if (fj_pg_cols_finish(t, vals) != FJ_OK)
+            return cols_status(x);
+        static const fj_pg_stmt_id moves[][2] = {
+            {FJ_PG_RJ_MOVE_JS, FJ_PG_RJ_DEL_JS}, {FJ_PG_RJ_MOVE_JH, FJ_PG_RJ_DEL_JH}, {FJ_PG_RJ_MOVE_JC, FJ_PG_RJ_DEL_JC}};
+        for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
+            TRY(fj_pg_run(x->s, moves[i][0], 2, vals, NULL, "merge jobs", x->err));
+            TRY(fj_pg_run(x->s, moves[i][1], 1, vals, NULL, "merge jobs", x->err));
+        }
+        TRY(fj_pg_run(x->s, FJ_PG_RJ_DEL, 1, vals, NULL, "merge jobs", x->err));
+    }
+
+    begin_rows(x, FJ_PG_RJS_INS);
+    for (size_t q = 0; q < w->n_con; q++) {
+        const rc *c = &w->con[q];
+        fj_pg_i64(t, 0, w->inst[final_of(w, c->inst)].id);
+        fj_pg_i64(t, 1, c->node_id);
+        fj_pg_i64(t, 2, c->t);
+        fj_pg_i64(t, 3, c->c.nproc);
+        fj_pg_i64(t, 4, c->c.cpu_m);
+        fj_pg_i64(t, 5, c->c.mem_kb);
+        fj_pg_i64(t, 6, c->c.gpu_m);
+        fj_pg_i64(t, 7, c->c.gpumem_kb);
+        fj_pg_row(t, 0);
+    }
+    TRY(run_rows(x, FJ_PG_RJS_INS, NULL, "insert job samples"));
+
+    begin_rows(x, FJ_PG_RJH_INS);
+    for (size_t q = 0; q < w->n_con; q++) {
+        fj_pg_i64(t, 0, w->inst[final_of(w, w->con[q].inst)].id);
+        fj_pg_i64(t, 1, w->con[q].node_id);
+        fj_pg_row(t, 0);
+    }
+    TRY(run_rows(x, FJ_PG_RJH_INS, NULL, "insert job hosts"));
+
+    begin_rows(x, FJ_PG_RJC_INS);
+    for (size_t q = 0; q < w->n_con; q++) {
+        const rc *c = &w->con[q];
+        int64_t id = w->inst[final_of(w, c->inst)].id;
+        for (size_t i = 0; i < c->ncmd; i++) {
+            fj_pg_i64(t, 0, id);
+            fj_pg_i64(t, 1, w->cmds[c->cmd0 + i]);
+            fj_pg_row(t, 0);
+        }
+    }
+    return run_rows(x, FJ_PG_RJC_INS, NULL, "insert job commands");
+}
+
+/* The new node-samples' CPU and their jobs' CPU summaries (storage/core/jobcpu.h), from the rows just
+ * written. A stored job merged into another: the survivor's largest candidate is read again (its
+ * summed figures came with the merged sums). */
+static fj_status job_cpu(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    size_t n = w->n_con + w->n_inst;
+    int64_t *v = fj_malloc((3 * n + 1) * sizeof *v);
+    if (!v)
+        return oom(x);
+    int64_t *rjob = v, *node = v + n, *t = v + 2 * n;
+    size_t k = 0;
+    for (size_t q = 0; q < w->n_con; q++, k++) {
+        rjob[k] = w->inst[final_of(w, w->con[q].inst)].id;
+        node[k] = w->con[q].node_id;
+        t[k] = w->con[q].t;
+    }
+    for (size_t i = 0; i < w->n_inst; i++)
+        if (w->inst[i].existing && w->inst[i].dead) {
+            rjob[k] = w->inst[final_of(w, i)].id;
+            node[k] = -1;
+            t[k++] = INT64_MAX;
+        }
+    fj_status st = fj_pg_jcpu_drain(x->s, rjob, node, t, k, x->err);
+    fj_free(v);
+    return st;
+}
+
+static fj_status rectify(wctx *x)
+{
+    if (!x->w->n_con)
+        return FJ_OK;
+    TRY(lock_and_load(x));
+    TRY(apply(x));
+    TRY(write_back(x));
+    return job_cpu(x);
+}
+
+/* --- sysinfo (one envelope at a time: one per node and day) ------------------------------------ */
+
+/* Text parameters of one single-row statement. */
+typedef struct params {
+    char num[24][24];
+    const char *v[24];
+    int n;
+} params;
+
+static void p_null(params *p)
+{
+    p->v[p->n++] = NULL;
+}
+
+static void p_i64(params *p, int64_t v)
+{
+    snprintf(p->num[p->n], sizeof p->num[0], "%lld", (long long)v);
+    p->v[p->n] = p->num[p->n];
+    p->n++;
+}
+
+static void p_u64(params *p, uint64_t v)
+{
+    p_i64(p, u64_i64(v));
+}
+
+static void p_text(params *p, const char *s)
+{
+    p->v[p->n++] = s;
+}
+
+/* The values v[0 .. n) (storage/core/write_values.h) as parameters: numbers and whole (terminated) texts. */
+static void p_vals(params *p, const fj_wval *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        switch (v[k].type) {
+        case FJ_WV_INT: p_i64(p, v[k].u.i); break;
+        case FJ_WV_U64: p_u64(p, v[k].u.u); break;
+        case FJ_WV_TEXT: p_text(p, v[k].u.s.p); break;
+        default: p_null(p); break;
+        }
+    }
+}
+
+/* The blobs.id holding text (stored once per distinct content, zstd-compressed when smaller). */
+static fj_status blob_id(wctx *x, const char *text, int64_t *id)
+{
+    *id = 0;
+    if (!text)
+        return FJ_OK;
+    size_t n = strlen(text);
+    params p = {.n = 0};
+    p_i64(&p, (int64_t)fj_wv_hash(text, n));
+    p_i64(&p, (int64_t)n);
+    PGresult *r;
+    TRY(fj_pg_run(x->s, FJ_PG_BLOB_FIND, 2, p.v, &r, "find blob", x->err));
+    for (int i = 0; i < PQntuples(r) && !*id; i++) {
+        size_t dlen = 0;
+        unsigned char *data = PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 2), &dlen);
+        if (data && fj_wv_blob_equals(PQgetvalue(r, i, 1), data, dlen, text, n))
+            *id = fj_pg_int(r, i, 0);
+        PQfreemem(data);
+    }
+    PQclear(r);
+    if (*id)
+        return FJ_OK;
+
+    fj_wv_blob b;
+    if (fj_wv_blob_pack(&b, text, n) != FJ_OK)
+        return oom(x);
+    char *hex = fj_malloc(2 * b.len + 3);
+    if (!hex) {
+        fj_wv_blob_free(&b);
+        return oom(x);
+    }
+    static const char digits[] = "0123456789abcdef";
+    hex[0] = '\\';
+    hex[1] = 'x';
+    for (size_t i = 0; i < b.len; i++) {
+        hex[2 + 2 * i] = digits[b.data[i] >> 4];
+        hex[3 + 2 * i] = digits[b.data[i] & 15];
+    }
+    hex[2 + 2 * b.len] = '\0';
+    p_text(&p, b.codec);
+    fj_wv_blob_free(&b);
+    p_text(&p, hex);
+    fj_status st = fj_pg_run(x->s, FJ_PG_BLOB_INS, 4, p.v, &r, "insert blob", x->err);
+    fj_free(hex);
+    if (st == FJ_OK) {
+        *id = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
+        PQclear(r);
+    }
+    return st;
+}
+
+static fj_status count_returning(wctx *x, fj_pg_stmt_id id, params *p, const char *what, fj_write_count *cnt,
+                                 bool *added)
+{
+    PGresult *r;
+    TRY(fj_pg_run(x->s, id, p->n, p->v, &r, what, x->err));
+    bool a = PQntuples(r) > 0;
+    PQclear(r);
+    if (cnt) {
+        if (a)
+            cnt->inserted++;
+        else
+            cnt->duplicates++;
+    }
+    if (added)
+        *added = a;
+    return FJ_OK;
+}
+
+static fj_status write_sysinfo(wctx *x, const wenv *we)
+{
+    const fj_envelope *e = we->e;
+    const fj_sysinfo *si = &e->u.sysinfo;
+    int64_t svg_id, text_id;
+    TRY(blob_id(x, si->topo_svg, &svg_id));
+    TRY(blob_id(x, si->topo_text, &text_id));
+
+    fj_buf dist;
+    TRY(fj_wv_distances_json(si, &dist, x->err));
+    fj_wval v[FJ_WV_SYSINFO_N];
+    fj_wv_sysinfo(v, si, svg_id, text_id, &dist);
+    params p = {.n = 0};
+    p_i64(&p, we->node_id);
+    p_i64(&p, e->time);
+    p_vals(&p, v, FJ_WV_SYSINFO_N);
+    fj_status st = count_returning(x, FJ_PG_SYSINFO_INS, &p, "insert sysinfo", we->cnt, NULL);
+    fj_buf_free(&dist);
+    TRY(st);
+
+    for (size_t k = 0; k < si->n_cards; k++) {
+        fj_wval gv[FJ_WV_SYSINFO_GPU_N];
+        fj_wv_sysinfo_gpu(gv, &si->cards[k]);
+        p.n = 0;
+        p_i64(&p, we->node_id);
+        p_i64(&p, e->time);
+        p_vals(&p, gv, FJ_WV_SYSINFO_GPU_N);
+        TRY(count_returning(x, FJ_PG_SYSGPU_INS, &p, "insert sysinfo gpu", we->cnt, NULL));
+    }
+    return FJ_OK;
+}
+
+/* --- Slurm jobs ------------------------------------------------------------------------------- */
+
+/* The key of a Slurm record's rows: cluster, job, step. */
+static void put_slurm_key(fj_pg_cols *t, int64_t cluster_id, const fj_slurm_job *j)
+{
+    fj_pg_i64(t, 0, cluster_id);
+    fj_pg_u64(t, 1, j->job_id);
+    fj_pg_text(t, 2, fj_wv_job_step(j));
+}
+
+static void add_slurm(fj_pg_cols *t, int64_t cluster_id, fj_time time, const fj_slurm_job *j)
+{
+    fj_wval v[FJ_WV_SLURM_N];
+    fj_wv_slurm(v, j);
+    fj_pg_i64(t, 0, cluster_id);
+    put_vals(t, 1, v, FJ_WV_SLURM_N);
+    fj_pg_i64(t, 1 + FJ_WV_SLURM_N, time);
+}
+
+static bool jobs_env(const fj_envelope *e)
+{
+    return !e->is_error && e->kind == FJ_KIND_JOB;
+}
+
+static fj_status write_slurm(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
+    begin_rows(x, FJ_PG_SLURM_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!jobs_env(we->e))
+            continue;
+        for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++) {
+            add_slurm(t, we->cluster_id, we->e->time, &we->e->u.jobs.jobs[i]);
+            fj_pg_row(t, k);
+        }
+    }
+    if (!t->nrows)
+        return FJ_OK;
+    TRY(run_counted(x, FJ_PG_SLURM_INS, "insert Slurm jobs", true));
+
+    /* The current view of every job step that got a new record: recomputed from the history,
+     * field by field (the latest record that set each field), under the row's lock so that two
+     * writers cannot interleave. The rows that got no new record are left alone. */
+    bool *added = fj_malloc(w->t.nrows * sizeof *added + 1);
+    if (!added)
+        return oom(x);
+    memcpy(added, w->flags, w->t.nrows * sizeof *added);
+    size_t row = 0;
+    fj_pg_cols_reset(t);
+    t->ncols = 3;
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!jobs_env(we->e))
+            continue;
+        for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++, row++) {
+            if (!added[row])
+                continue;
+            put_slurm_key(t, we->cluster_id, &we->e->u.jobs.jobs[i]);
+            fj_pg_row(t, k);
+        }
+    }
+    fj_free(added);
+    if (t->nrows) {
+        const char *vals[3];
+        if (fj_pg_cols_finish(t, vals) != FJ_OK)
+            return cols_status(x);
+        TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_PLACE, 3, vals, NULL, "create current Slurm jobs", x->err));
+        TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_LOCK, 3, vals, NULL, "lock current Slurm jobs", x->err));
+        TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_RECOMPUTE, 3, vals, NULL, "update current Slurm jobs", x->err));
+    }
+
+    begin_rows(x, FJ_PG_SLURM_NODE_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!jobs_env(we->e))
+            continue;
+        for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++) {
+            const fj_slurm_job *j = &we->e->u.jobs.jobs[i];
+            for (size_t n = 0; n < j->n_nodes; n++) {
+                put_slurm_key(t, we->cluster_id, j);
+                fj_pg_i64(t, 3, node_of(x->s, we->cluster_id, j->nodes[n]));
+                fj_pg_row(t, k);
+            }
+        }
+    }
+    return run_rows(x, FJ_PG_SLURM_NODE_INS, NULL, "insert Slurm job nodes");
+}
+
+/* --- cluster ---------------------------------------------------------------------------------- */
+
+static bool cluster_env(const fj_envelope *e)
+{
+    return !e->is_error && e->kind == FJ_KIND_CLUSTER;
+}
+
+static fj_status write_clusters(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
+    fj_store *s = x->s;
+    begin_rows(x, FJ_PG_CINFO_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!cluster_env(we->e))
+            continue;
+        put_at(t, we->cluster_id, we->e->time);
+        fj_pg_i64(t, 2, we->e->u.cluster_info.slurm ? 1 : 0);
+        fj_pg_row(t, k);
+    }
+    TRY(run_counted(x, FJ_PG_CINFO_INS, "insert cluster", true));
+
+    begin_rows(x, FJ_PG_PART_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!cluster_env(we->e))
+            continue;
+        const fj_cluster_info *ci = &we->e->u.cluster_info;
+        for (size_t p = 0; p < ci->n_partitions; p++) {
+            put_at(t, we->cluster_id, we->e->time);
+            fj_pg_i64(t, 2, string_of(s, ci->partitions[p].name, false));
+            fj_pg_i64(t, 3, (int64_t)ci->partitions[p].n_nodes);
+            fj_pg_row(t, k);
+        }
+    }
+    TRY(run_counted(x, FJ_PG_PART_INS, "insert partitions", true));
+
+    begin_rows(x, FJ_PG_PNODE_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!cluster_env(we->e))
+            continue;
+        const fj_cluster_info *ci = &we->e->u.cluster_info;
+        for (size_t p = 0; p < ci->n_partitions; p++) {
+            int64_t name_id = string_of(s, ci->partitions[p].name, false);
+            for (size_t n = 0; n < ci->partitions[p].n_nodes; n++) {
+                put_at(t, we->cluster_id, we->e->time);
+                fj_pg_i64(t, 2, name_id);
+                fj_pg_i64(t, 3, node_of(s, we->cluster_id, ci->partitions[p].nodes[n]));
+                fj_pg_row(t, k);
+            }
+        }
+    }
+    TRY(run_counted(x, FJ_PG_PNODE_INS, "insert partition nodes", true));
+
+    begin_rows(x, FJ_PG_NSTATE_INS);
+    for (size_t k = 0; k < w->n_envs; k++) {
+        const wenv *we = &w->envs[k];
+        if (!cluster_env(we->e))
+            continue;
+        const fj_cluster_info *ci = &we->e->u.cluster_info;
+        for (size_t n = 0; n < ci->n_nodes; n++) {
+            int64_t nid = node_of(s, we->cluster_id, ci->nodes[n].node);
+            for (size_t i = 0; i < ci->nodes[n].n_states; i++) {
+                put_at(t, nid, we->e->time);
+                fj_pg_i64(t, 2, string_of(s, ci->nodes[n].states[i], false));
+                fj_pg_row(t, k);
+            }
+        }
+    }
+    return run_counted(x, FJ_PG_NSTATE_INS, "insert node states", true);
+}
+
+/* --- aicr snapshots (rare: one statement per row) ---------------------------------------------- */
+
+/* As storage/sqlite/measure.c: the snapshot (1) and each subtype are counted. A snapshot without its own
+ * time is a duplicate when it equals the node's latest; otherwise it is stored at its arrival time
+ * or one second after the node's newest, whichever is later. */
+static fj_status write_measurements(wctx *x, const wenv *we)
+{
+    const fj_envelope *e = we->e;
+    const fj_measurements *m = &e->u.measurements;
+    const uint64_t rows = 1 + (uint64_t)m->n_rows;
+    const int64_t hash = (int64_t)fj_wv_hash(m->json, strlen(m->json));
+    fj_time t = e->time;
+    params p = {.n = 0};
+
+    if (m->arrival_time) {
+        p_i64(&p, we->cluster_id);
+        p_i64(&p, we->node_id);
+        PGresult *r;
+        TRY(fj_pg_run(x->s, FJ_PG_MS_LATEST, 2, p.v, &r, "find latest snapshot", x->err));
+        bool have = PQntuples(r) > 0;
+        fj_time newest = have ? fj_pg_int(r, 0, 0) : 0;
+        bool same = have && fj_pg_int(r, 0, 1) == hash && strcmp(PQgetvalue(r, 0, 2), m->json) == 0;
+        PQclear(r);
+        if (same) {
+            we->cnt->duplicates += rows;
+            if (m->stored_time)
+                *m->stored_time = newest;
+            return FJ_OK;
+        }
+        if (have && newest >= t)
+            t = newest + 1;
+    }
+    if (m->stored_time)
+        *m->stored_time = t;
+    /* t may have moved into a week no partition was made for yet (envelope meta is partitioned) */
+    TRY(fj_pg_ensure_weeks(x->s, &t, 1, true, x->err));
+
+    p.n = 0;
+    p_i64(&p, we->cluster_id);
+    p_i64(&p, we->node_id);
+    p_i64(&p, t);
+    p_i64(&p, hash);
+    p_u64(&p, m->n_measurements);
+    p_u64(&p, m->n_rows);
+    p_text(&p, m->json);
+    bool added;
+    TRY(count_returning(x, FJ_PG_MS_SNAP_INS, &p, "insert snapshot", NULL, &added));
+    if (!added) { /* this node's snapshot of that time is stored: nothing of this one is written */
+        we->cnt->duplicates += rows;
+        return FJ_OK;
+    }
+    we->cnt->inserted++;
+    for (size_t i = 0; i < m->n_rows; i++) {
+        const fj_measure_row *row = &m->rows[i];
+        p.n = 0;
+        p_i64(&p, we->cluster_id);
+        p_i64(&p, we->node_id);
+        p_i64(&p, t);
+        p_text(&p, row->type);
+        p_i64(&p, row->instance);
+        p_text(&p, row->subtype);
+        p_text(&p, row->json);
+        TRY(count_returning(x, FJ_PG_MS_SUB_INS, &p, "insert measurement", we->cnt, NULL));
+    }
+    p.n = 0;
+    p_i64(&p, we->cluster_id);
+    p_i64(&p, we->node_id);
+    p_text(&p, fj_kind_name(e->kind));
+    p_i64(&p, t);
+    p_text(&p, e->producer && *e->producer ? e->producer : NULL);
+    p_text(&p, e->version && *e->version ? e->version : NULL);
+    p_null(&p);
+    p_u64(&p, e->unknown_fields);
+    return fj_pg_run(x->s, FJ_PG_MS_ENV_INS, p.n, p.v, NULL, "insert envelope", x->err);
+}
+
+/* --- Chimbuko (storage/pg/chimbuko.c) ---------------------------------------------------------------- */
+
+static fj_status write_chimbuko(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    size_t n = 0;
+    for (size_t k = 0; k < w->n_envs; k++)
+        n += !w->envs[k].e->is_error && w->envs[k].e->kind == FJ_KIND_CHIMBUKO;
+    if (!n)
+        return FJ_OK;
+    fj_pg_cb_env *v = fj_malloc(n * sizeof *v);
+    if (!v)
+        return oom(x);
+    n = 0;
+    for (size_t k = 0; k < w->n_envs; k++)
+        if (!w->envs[k].e->is_error && w->envs[k].e->kind == FJ_KIND_CHIMBUKO)
+            v[n++] = (fj_pg_cb_env){w->envs[k].e, w->envs[k].cluster_id, w->envs[k].cnt};
+    fj_status st = fj_pg_write_chimbuko(x->s, v, n, x->err);
+    fj_free(v);
+    return st;
+}
+
+/* --- transaction ------------------------------------------------------------------------------ */
+
+static fj_status write_all(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    for (size_t k = 0; k < w->n_envs; k++) {
+        fj_kind kind = w->envs[k].e->kind;
+        if (w->envs[k].e->is_error) /* meta and errors only, whatever the kind it names */
+            continue;
+        if (kind >= FJ_KIND__COUNT)
+            return fj_err_set(x->err, FJ_EINTERNAL, "db", "unknown envelope kind %d", (int)kind);
+        /* Not stored by this backend yet; the routes that produce them check the ops table
+         * (ts_start) and answer 501 before anything reaches the writer. */
+        if (kind != FJ_KIND_SAMPLE && kind != FJ_KIND_SYSINFO && kind != FJ_KIND_JOB && kind != FJ_KIND_CLUSTER &&
+            kind != FJ_KIND_MEASUREMENTS && kind != FJ_KIND_CHIMBUKO)
+            return fj_err_set(x->err, FJ_EUNSUPPORTED, "db", "the postgres backend does not store %s data",
+                              fj_kind_name(kind));
+    }
+    TRY(intern_all(x));
+    TRY(write_meta(x));
+    TRY(write_samples(x));
+    TRY(write_sample_jobs(x));
+    TRY(rectify(x));
+    for (size_t k = 0; k < w->n_envs; k++)
+        if (!w->envs[k].e->is_error && w->envs[k].e->kind == FJ_KIND_SYSINFO)
+            TRY(write_sysinfo(x, &w->envs[k]));
+    TRY(write_slurm(x));
+    TRY(write_clusters(x));
+    for (size_t k = 0; k < w->n_envs; k++)
+        if (w->envs[k].e->kind == FJ_KIND_MEASUREMENTS)
+            TRY(write_measurements(x, &w->envs[k]));
+    TRY(write_chimbuko(x));
+    if (x->rollups) /* after the samples' GPU rows */
+        TRY(fj_pg_load_rollup_drain(x->s, x->err));
+    return FJ_OK;
+}
+
+static void reset_group(struct fj_pg_wstate *w)
+{
+    w->n_envs = w->n_sj = w->n_pk = 0;
+    fj_pg_map_clear(&w->keymap);
+    w->n_keys = w->n_inst = w->n_con = w->n_cmds = 0;
+}
+
+fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts, fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "write on a read-only handle");
+    size_t n_counts = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        n_counts += batches[b] ? batches[b]->n_envs : 0;
+    if (counts)
+        memset(counts, 0, n_counts * sizeof *counts);
+    if (!s->w) {
+        s->w = fj_calloc(1, sizeof *s->w);
+        if (!s->w)
+            return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+        fj_pg_cols_init(&s->w->t, 0);
+    }
+    struct fj_pg_wstate *w = s->w;
+    wctx x = {s, w, err, false};
+    reset_group(w);
+
+    fj_write_count *scratch = counts ? NULL : fj_calloc(n_counts ? n_counts : 1, sizeof *scratch);
+    fj_status st = counts || scratch ? GROW(&x, w->envs, w->cap_envs, n_counts + 1) : oom(&x);
+    if (st == FJ_OK)
+        st = GROW(&x, w->times, w->cap_times, n_counts + 1);
+    size_t k = 0, n = 0;
+    for (size_t b = 0; st == FJ_OK && b < n_batches; b++) {
+        if (!batches[b])
+            continue;
+        for (size_t i = 0; i < batches[b]->n_envs; i++, k++) {
+            if (batches[b]->envs[i].kind == FJ_KIND_METRICS)
+                continue; /* line protocol: storage/pg/ts.c writes it, after the other tables */
+            w->envs[n] = (wenv){&batches[b]->envs[i], counts ? &counts[k] : &scratch[k], 0, 0};
+            /* Chimbuko rows are not partitioned (their envelope time may be 0): this week's
+             * partition, which is ensured anyway, stands in for theirs. */
+            w->times[n++] = batches[b]->envs[i].kind == FJ_KIND_CHIMBUKO ? fj_time_now() : batches[b]->envs[i].time;
+        }
+    }
+    w->n_envs = n;
+
+    /* Old partitions go and the weeks this group writes get theirs, each in a short transaction
+     * of its own, before the group's transaction takes any lock. */
+    if (st == FJ_OK)
+        st = fj_pg_retention(s, false, err);
+    if (st == FJ_OK)
+        st = fj_pg_ensure_weeks(s, w->times, w->n_envs, false, err);
+    if (st == FJ_OK) /* metric series ids, committed on their own before the group takes locks */
+        st = fj_pg_ts_prepare(s, batches, n_batches, err);
+    if (st == FJ_OK)
+        st = fj_pg_begin(s, false, err);
+    if (st == FJ_OK)
+        st = write_all(&x);
+    if (st == FJ_OK)
+        st = fj_pg_ts_write(s, batches, n_batches, counts ? counts : scratch, err);
+    if (st == FJ_OK)
+        st = fj_pg_exec(s, "COMMIT", "commit", err);
+    fj_pg_ts_end(s, st == FJ_OK);
+    fj_free(scratch);
+    reset_group(w);
+    if (st == FJ_OK)
+        return FJ_OK;
+
+    /* Nothing half-written: the whole group is undone, names interned in it are forgotten (their
+     * ids are gone), and so are partitions and staging tables it may have created; the counts are
+     * zeroed. */
+    fj_pg_rollback(s);
+    fj_pg_map_clear(&s->names);
+    fj_pg_weeks_forget(s);
+    memset(s->staged, 0, sizeof s->staged); /* staging tables created in the group are gone too */
+    if (counts)
+        memset(counts, 0, n_counts * sizeof *counts);
+    return st;
+}

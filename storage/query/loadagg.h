@@ -1,0 +1,49 @@
+/* storage/query/loadagg.h — one node's load figures in one time bucket, shared by both backends' load queries
+ * and by the hourly per-node roll-ups (table load_hourly, docs/storage.md). A bucket is a set of
+ * accumulators; two buckets of the same node over adjacent spans merge into the bucket of their
+ * union, which is what lets a query answer a multi-hour bucket from hourly roll-ups.
+ *
+ * A roll-up row stores the FJ_LA_NCOLS values of fj_la_to_row, in the column order of
+ * FJ_LA_COLS_SQL; fj_la_from_row reads them back. Only the parts of a bucket that node and cluster
+ * load answer from are kept (the maxima nobody reads are not). Pure functions: thread-safe. */
+#ifndef FJ_LOADAGG_H
+#define FJ_LOADAGG_H
+
+#include "storage/query/qmath.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct fj_la_bucket {
+    int64_t samples, cores, gpus;
+    fj_qm_acc cpu_util, cpu_cores; /* weighted by interval seconds */
+    fj_qm_acc mem, load1, load5, load15;
+    fj_qm_acc gpu_util, gpu_util_card_max, gpu_mem, gpu_power, gpu_temp, gpu_temp_card_max;
+} fj_la_bucket;
+
+/* Adds b into `into` (the same node, a disjoint span of samples). */
+void fj_la_merge(fj_la_bucket *into, const fj_la_bucket *b);
+
+/* The roll-up's width in seconds; roll-ups are aligned to multiples of it. */
+#define FJ_LA_ROLLUP_S 3600
+
+/* The start of the roll-up holding t. */
+static inline int64_t fj_la_hour(int64_t t)
+{
+    int64_t r = t % FJ_LA_ROLLUP_S;
+    return t - (r < 0 ? r + FJ_LA_ROLLUP_S : r);
+}
+
+/* The value columns of a roll-up row, in order. */
+#define FJ_LA_COLS_SQL                                                                            \
+    "samples,cores,gpus,cpu_n,cpu_s,cpu_util_sum,cpu_util_max,cpu_cores_sum,mem_n,mem_sum,mem_max," \
+    "load_n,load1_sum,load1_max,load5_sum,load15_sum,gpu_n,gpu_util_sum,gpu_util_max,gpu_mem_sum,"  \
+    "gpu_mem_max,gpu_power_sum,gpu_power_max,gpu_temp_sum,gpu_temp_max"
+#define FJ_LA_NCOLS 25
+
+/* Whether value i of a row is an integer column (the others are real). */
+bool fj_la_col_is_int(int i);
+void fj_la_to_row(const fj_la_bucket *b, double v[FJ_LA_NCOLS]);
+void fj_la_from_row(fj_la_bucket *b, const double v[FJ_LA_NCOLS]);
+
+#endif

@@ -1,0 +1,122 @@
+/* storage/query/sqlbuf.c — the SQL builder every backend's query code uses (storage/query/sqlbuf.h). */
+#include "storage/query/sqlbuf.h"
+
+#include "alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void fj_qb_init(fj_qb *b, char mark)
+{
+    memset(b, 0, sizeof *b);
+    fj_buf_init(&b->sql, (size_t)16 << 20);
+    b->mark = mark;
+}
+
+void fj_qb_free(fj_qb *b)
+{
+    fj_buf_free(&b->sql);
+    fj_free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+void fj_qb_put(fj_qb *b, const char *text)
+{
+    if (b->st == FJ_OK)
+        b->st = fj_buf_puts(&b->sql, text);
+}
+
+void fj_qb_printf(fj_qb *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        if (b->st == FJ_OK)
+            b->st = FJ_EINTERNAL;
+        return;
+    }
+    fj_qb_put(b, tmp);
+}
+
+static fj_qb_param *add_param(fj_qb *b)
+{
+    if (b->st != FJ_OK)
+        return NULL;
+    if (b->n == b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 16;
+        fj_qb_param *p = fj_realloc(b->p, nc * sizeof *p);
+        if (!p) {
+            b->st = FJ_ENOMEM;
+            return NULL;
+        }
+        b->p = p;
+        b->cap = nc;
+    }
+    fj_qb_param *p = &b->p[b->n++];
+    memset(p, 0, sizeof *p);
+    fj_qb_printf(b, "%c%zu", b->mark, b->n);
+    return p;
+}
+
+void fj_qb_int(fj_qb *b, int64_t v)
+{
+    fj_qb_param *p = add_param(b);
+    if (p)
+        p->t = 0, p->i = v;
+}
+
+void fj_qb_real(fj_qb *b, double v)
+{
+    fj_qb_param *p = add_param(b);
+    if (p)
+        p->t = 1, p->d = v;
+}
+
+void fj_qb_text(fj_qb *b, const char *s)
+{
+    fj_qb_param *p = add_param(b);
+    if (p)
+        p->t = 2, p->s = s;
+}
+
+void fj_qb_text_list(fj_qb *b, const fj_strlist *l)
+{
+    if (!l->n) {
+        fj_qb_put(b, "(NULL)");
+        return;
+    }
+    fj_qb_put(b, "(");
+    for (size_t i = 0; i < l->n; i++) {
+        if (i)
+            fj_qb_put(b, ",");
+        fj_qb_text(b, l->v[i]);
+    }
+    fj_qb_put(b, ")");
+}
+
+void fj_qb_int_list(fj_qb *b, const int64_t *v, size_t n)
+{
+    if (!n) {
+        fj_qb_put(b, "(NULL)");
+        return;
+    }
+    fj_qb_put(b, "(");
+    for (size_t i = 0; i < n; i++)
+        fj_qb_printf(b, i ? ",%lld" : "%lld", (long long)v[i]);
+    fj_qb_put(b, ")");
+}
+
+void fj_qb_node_list(fj_qb *b, const fj_qnodes *nodes)
+{
+    size_t k = 0;
+    fj_qb_put(b, "(");
+    for (size_t i = 0; i < nodes->n; i++)
+        if (nodes->want[i])
+            fj_qb_printf(b, k++ ? ",%lld" : "%lld", (long long)nodes->ids[i]);
+    fj_qb_put(b, k ? ")" : "NULL)");
+}

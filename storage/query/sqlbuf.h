@@ -1,0 +1,42 @@
+/* storage/query/sqlbuf.h — the SQL builder of the query code: SQL text with numbered placeholders and
+ * the values bound to them, kept apart (values are never pasted into SQL; integer lists of ids,
+ * numbers we format, excepted). Backends differ only in the placeholder's mark (SQLite ?N,
+ * PostgreSQL $N) and in how they bind, which their *_prepare does. Not a public header. */
+#ifndef FJ_QUERY_SQLBUF_H
+#define FJ_QUERY_SQLBUF_H
+
+#include "buf.h"
+#include "storage/query/backend.h"
+
+typedef struct fj_qb_param {
+    int t; /* 0 int, 1 real, 2 text */
+    int64_t i;
+    double d;
+    const char *s;
+} fj_qb_param;
+
+typedef struct fj_qb {
+    fj_buf sql;     /* at most 16 MiB */
+    fj_qb_param *p; /* p[i] is placeholder i + 1 */
+    size_t n, cap;
+    fj_status st; /* first failure; later appends are ignored */
+    char mark;    /* what starts a placeholder: '?' or '$' */
+} fj_qb;
+
+void fj_qb_init(fj_qb *b, char mark);
+void fj_qb_free(fj_qb *b);
+void fj_qb_put(fj_qb *b, const char *text);
+/* Formatted text of at most 1023 bytes; longer fails the builder, never cuts the text. */
+void fj_qb_printf(fj_qb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a placeholder bound to the value. */
+void fj_qb_int(fj_qb *b, int64_t v);
+void fj_qb_real(fj_qb *b, double v);
+void fj_qb_text(fj_qb *b, const char *s); /* s must outlive the statement's use */
+/* "(p,p,...)" of the strings as parameters; "(NULL)" for none. */
+void fj_qb_text_list(fj_qb *b, const fj_strlist *l);
+/* "(1,2,...)" as literals (numbers we format, never input text); "(NULL)" for none. */
+void fj_qb_int_list(fj_qb *b, const int64_t *v, size_t n);
+/* The wanted node ids as a literal list, "(NULL)" for none. */
+void fj_qb_node_list(fj_qb *b, const fj_qnodes *nodes);
+
+#endif

@@ -1,0 +1,55 @@
+/* storage/query/value.c — the result values every backend builds (storage/query/value.h). */
+#include "storage/query/value.h"
+
+fj_value fj_v_null(void)
+{
+    fj_value v = {0};
+    return v;
+}
+
+fj_value fj_v_int(int64_t i)
+{
+    fj_value v = {.t = FJ_VT_INT, .i = i};
+    return v;
+}
+
+fj_value fj_v_real(double d)
+{
+    fj_value v = {.t = FJ_VT_REAL, .d = d};
+    return v;
+}
+
+fj_value fj_v_bool(bool b)
+{
+    fj_value v = {.t = FJ_VT_BOOL, .i = b ? 1 : 0};
+    return v;
+}
+
+fj_value fj_v_text(const char *s)
+{
+    fj_value v = {.t = s ? FJ_VT_TEXT : FJ_VT_NULL, .s = s};
+    return v;
+}
+
+fj_value fj_v_time(int64_t t)
+{
+    fj_value v = {.t = t ? FJ_VT_TIME : FJ_VT_NULL, .i = t};
+    return v;
+}
+
+fj_value fj_v_list(const char *const *l, size_t n)
+{
+    fj_value v = {.t = FJ_VT_LIST, .list = l, .n = n};
+    return v;
+}
+
+fj_value fj_v_json(const char *s)
+{
+    fj_value v = {.t = s ? FJ_VT_JSON : FJ_VT_NULL, .s = s};
+    return v;
+}
+
+fj_value fj_v_avg(double sum, double n)
+{
+    return n > 0 ? fj_v_real(sum / n) : fj_v_null();
+}

@@ -1,0 +1,24 @@
+/* storage/query/value.h — the values of result rows (fj_value, storage/core/store_query.h) as every backend's query
+ * code builds them, so that a null, a time or a list means the same whichever backend answers.
+ * Not a public header. */
+#ifndef FJ_QUERY_VALUE_H
+#define FJ_QUERY_VALUE_H
+
+#include "storage/core/store_query.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+fj_value fj_v_null(void);
+fj_value fj_v_int(int64_t v);
+fj_value fj_v_real(double v);
+fj_value fj_v_bool(bool v);
+fj_value fj_v_text(const char *s);    /* NULL gives null */
+fj_value fj_v_time(int64_t t);        /* 0 gives null */
+fj_value fj_v_list(const char *const *l, size_t n);
+fj_value fj_v_json(const char *s);    /* NULL gives null */
+/* An average of accumulated values, null when empty. */
+fj_value fj_v_avg(double sum, double n);
+
+#endif

@@ -1,0 +1,1053 @@
+/* storage/sqlite/backend.c — the SQLite backend: opening (WAL, pragmas, schema check), embedded migrations, the
+ * statement cache, name interning and tokens. The write path is in storage/sqlite/write.c, the queries in
+ * sqlite_query_*.c; the schema in migrations/sqlite/. */
+#include "storage/sqlite/chimbuko.h"
+#include "storage/sqlite/int.h"
+#include "storage/sqlite/migrations.h"
+#include "storage/sqlite/query_int.h"
+
+#include "alloc.h"
+#include "redact.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define BUSY_TIMEOUT_MS 5000
+
+/* --- errors ------------------------------------------------------------------------------- */
+
+fj_status fj_sq_status(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return FJ_EBUSY;
+    case SQLITE_NOMEM:
+        return FJ_ENOMEM;
+    default:
+        return FJ_EIO;
+    }
+}
+
+fj_status fj_sq_fail(fj_store *s, int rc, const char *what, fj_err *err)
+{
+    return fj_err_set(err, fj_sq_status(rc), "db", "sqlite: %s: %s", what,
+                      s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+}
+
+/* --- name map ----------------------------------------------------------------------------- */
+
+#define MAP_MAX_ENTRIES (1u << 20) /* a cache: past this it starts over */
+
+/* Eight bytes at a time (a multiply-xorshift mix per word): names are hashed for every process
+ * record, so byte-wise FNV showed up in profiles. */
+static uint64_t map_hash(int64_t ns, const char *key, size_t len)
+{
+    uint64_t h = ((uint64_t)ns * 0x9E3779B97F4A7C15ull) ^ (uint64_t)len;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, key, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        key += 8;
+        len -= 8;
+    }
+    if (len) {
+        uint64_t w = 0;
+        memcpy(&w, key, len);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 32;
+    }
+    h ^= h >> 29;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    return h ? h : 1;
+}
+
+int64_t fj_sq_map_get(const fj_sq_map *m, int64_t ns, const char *key, size_t len)
+{
+    if (!m->cap)
+        return 0;
+    uint64_t h = map_hash(ns, key, len);
+    for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        const fj_sq_map_ent *e = &m->slots[i];
+        if (!e->hash)
+            return 0;
+        if (e->hash == h && e->ns == ns && e->len == len && memcmp(e->key, key, len) == 0)
+            return e->id;
+    }
+}
+
+void fj_sq_map_clear(fj_sq_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        fj_free(m->slots[i].key);
+    fj_free(m->slots);
+    m->slots = NULL;
+    m->cap = m->n = 0;
+}
+
+static void map_insert_slot(fj_sq_map_ent *slots, size_t cap, const fj_sq_map_ent *e)
+{
+    size_t i = (size_t)e->hash & (cap - 1);
+    while (slots[i].hash)
+        i = (i + 1) & (cap - 1);
+    slots[i] = *e;
+}
+
+fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, int64_t id)
+{
+    if (m->n >= MAP_MAX_ENTRIES)
+        fj_sq_map_clear(m);
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        fj_sq_map_ent *slots = fj_calloc(cap, sizeof *slots);
+        if (!slots)
+            return FJ_ENOMEM;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].hash)
+                map_insert_slot(slots, cap, &m->slots[i]);
+        fj_free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
+    }
+    char *k = fj_malloc(len + 1);
+    if (!k)
+        return FJ_ENOMEM;
+    memcpy(k, key, len);
+    k[len] = '\0';
+    fj_sq_map_ent e = {map_hash(ns, key, len), ns, id, k, len};
+    map_insert_slot(m->slots, m->cap, &e);
+    m->n++;
+    return FJ_OK;
+}
+
+/* --- statements --------------------------------------------------------------------------- */
+
+static const char *const stmt_sql[FJ_SQ__COUNT] = {
+#define FJ_SQ_TEXT(name, sql) sql,
+    FJ_SQ_STMTS(FJ_SQ_TEXT)
+#undef FJ_SQ_TEXT
+};
+
+sqlite3_stmt *fj_sq_stmt(fj_store *s, fj_sq_stmt_id id, fj_err *err)
+{
+    if (s->stmts[id])
+        return s->stmts[id];
+    const char *sql = stmt_sql[id] ? stmt_sql[id] : fj_sq_built_sql(id);
+    int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->stmts[id], NULL);
+    if (rc != SQLITE_OK) {
+        fj_sq_fail(s, rc, "prepare", err);
+        s->stmts[id] = NULL;
+        return NULL;
+    }
+    return s->stmts[id];
+}
+
+fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fj_sq_fail(s, rc, what, err);
+    return FJ_OK;
+}
+
+/* One-off statements (pragmas, schema checks). */
+static fj_status exec(fj_store *s, const char *sql, fj_err *err)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+/* The single integer a query returns (0 when no row), or an error. */
+static fj_status query_int(fj_store *s, const char *sql, int64_t *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, sql, err);
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, sql, err);
+    return FJ_OK;
+}
+
+/* --- interning ---------------------------------------------------------------------------- */
+
+/* Looks up (ns, name) in the cache, then with get (bound by bind), else inserts with ins. */
+static fj_status intern(fj_store *s, int64_t ns, const char *name, fj_sq_stmt_id get, fj_sq_stmt_id ins,
+                        int64_t *id, fj_err *err)
+{
+    size_t len = strlen(name);
+    if ((*id = fj_sq_map_get(&s->names, ns, name, len)) != 0)
+        return FJ_OK;
+    sqlite3_stmt *st = fj_sq_stmt(s, get, err);
+    if (!st)
+        return FJ_EIO;
+    int i = 1;
+    if (ns > 0)
+        sqlite3_bind_int64(st, i++, ns);
+    sqlite3_bind_text(st, i, name, (int)len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "intern lookup", err);
+    if (rc == SQLITE_DONE) {
+        st = fj_sq_stmt(s, ins, err);
+        if (!st)
+            return FJ_EIO;
+        i = 1;
+        if (ns > 0)
+            sqlite3_bind_int64(st, i++, ns);
+        sqlite3_bind_text(st, i, name, (int)len, SQLITE_STATIC);
+        fj_status fs = fj_sq_done(s, st, "intern insert", err);
+        if (fs != FJ_OK)
+            return fs;
+        *id = sqlite3_last_insert_rowid(s->db);
+    }
+    if (fj_sq_map_put(&s->names, ns, name, len, *id) != FJ_OK)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory interning a name");
+    return FJ_OK;
+}
+
+fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *err)
+{
+    return intern(s, FJ_SQ_NS_CLUSTER, name ? name : "", FJ_SQ_CLUSTER_GET, FJ_SQ_CLUSTER_INS, id, err);
+}
+
+fj_status fj_sq_node_id(fj_store *s, int64_t cluster_id, const char *name, int64_t *id, fj_err *err)
+{
+    return intern(s, cluster_id, name ? name : "", FJ_SQ_NODE_GET, FJ_SQ_NODE_INS, id, err);
+}
+
+fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t *id, fj_err *err)
+{
+    if (!str && allow_null) {
+        *id = 0;
+        return FJ_OK;
+    }
+    return intern(s, FJ_SQ_NS_STRING, str ? str : "", FJ_SQ_STRING_GET, FJ_SQ_STRING_INS, id, err);
+}
+
+/* --- URL ---------------------------------------------------------------------------------- */
+
+static bool sq_accepts(const char *url)
+{
+    if (!url || !*url)
+        return false;
+    return strncmp(url, "postgres://", 11) != 0 && strncmp(url, "postgresql://", 13) != 0;
+}
+
+/* The file name to hand to sqlite3_open_v2, and whether it is a URI. "sqlite://PATH" and
+ * "sqlite:PATH" name PATH; "file:..." is passed on as an SQLite URI. */
+static const char *url_path(const char *url, bool *uri)
+{
+    *uri = false;
+    if (strncmp(url, "sqlite://", 9) == 0)
+        return url + 9;
+    if (strncmp(url, "sqlite:", 7) == 0)
+        return url + 7;
+    if (strncmp(url, "file:", 5) == 0)
+        *uri = true;
+    return url;
+}
+
+/* --- migrations --------------------------------------------------------------------------- */
+
+static int latest_version(void)
+{
+    return fj_sqlite_n_migrations ? fj_sqlite_migrations[fj_sqlite_n_migrations - 1].version : 0;
+}
+
+/* Highest applied version, 0 when schema_migrations does not exist or is empty; *tracked tells
+ * whether it exists (may be NULL). */
+static fj_status current_version2(fj_store *s, int *out, bool *tracked, fj_err *err)
+{
+    int64_t has = 0, v = 0;
+    fj_status st = query_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+                                "name='schema_migrations'", &has, err);
+    if (st == FJ_OK && has)
+        st = query_int(s, "SELECT coalesce(max(version),0) FROM schema_migrations", &v, err);
+    *out = (int)v;
+    if (tracked)
+        *tracked = has != 0;
+    return st;
+}
+
+static fj_status current_version(fj_store *s, int *out, fj_err *err)
+{
+    return current_version2(s, out, NULL, err);
+}
+
+static fj_status apply_migrations(fj_store *s, int *applied, fj_err *err)
+{
+    *applied = 0;
+    for (size_t i = 0; i < fj_sqlite_n_migrations; i++)
+        if (fj_sqlite_migrations[i].version != (int)i + 1)
+            return fj_err_set(err, FJ_EINTERNAL, "db", "embedded SQLite migrations are not numbered 1..n");
+    int cur;
+    fj_status st = current_version(s, &cur, err);
+    if (st != FJ_OK)
+        return st;
+    if (cur > latest_version())
+        return fj_err_set(err, FJ_ESCHEMA, "db",
+                          "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur,
+                          latest_version());
+    for (size_t i = (size_t)cur; i < fj_sqlite_n_migrations; i++) {
+        const fj_sqlite_migration *m = &fj_sqlite_migrations[i];
+        /* One transaction per migration, schema_migrations included, so a failed migration leaves
+         * the database at the previous version. */
+        if ((st = exec(s, "BEGIN IMMEDIATE", err)) != FJ_OK)
+            return st;
+        st = exec(s, "CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, "
+                     "name TEXT, applied_at INTEGER)", err);
+        if (st == FJ_OK) {
+            char *msg = NULL;
+            int rc = sqlite3_exec(s->db, m->sql, NULL, NULL, &msg);
+            if (rc != SQLITE_OK)
+                st = fj_err_set(err, fj_sq_status(rc), "db", "migration %04d_%s failed: %s", m->version, m->name,
+                                msg ? msg : sqlite3_errstr(rc));
+            sqlite3_free(msg);
+        }
+        if (st == FJ_OK) {
+            sqlite3_stmt *ins = NULL;
+            int rc = sqlite3_prepare_v2(s->db, "INSERT INTO schema_migrations(version,name,applied_at) VALUES(?,?,?)",
+                                        -1, &ins, NULL);
+            if (rc == SQLITE_OK) {
+                sqlite3_bind_int(ins, 1, m->version);
+                sqlite3_bind_text(ins, 2, m->name, -1, SQLITE_STATIC);
+                sqlite3_bind_int64(ins, 3, fj_time_now());
+                rc = sqlite3_step(ins);
+                rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+            }
+            sqlite3_finalize(ins);
+            if (rc != SQLITE_OK)
+                st = fj_sq_fail(s, rc, "record migration", err);
+        }
+        if (st == FJ_OK)
+            st = exec(s, "COMMIT", err);
+        if (st != FJ_OK) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return st;
+        }
+        ++*applied;
+    }
+    /* Roll-ups and job CPU a migration listed (0006's and 0008's backfills) are computed in C, in a transaction of their
+     * own: should it not finish, queries read samples meanwhile and the writer completes it. */
+    if (*applied > 0) {
+        if ((st = exec(s, "BEGIN IMMEDIATE", err)) != FJ_OK)
+            return st;
+        st = fj_sq_load_rollup_drain(s, err);
+        if (st == FJ_OK)
+            st = fj_sq_jcpu_drain(s, err); /* 0008's backfill of job CPU */
+        if (st == FJ_OK)
+            st = exec(s, "COMMIT", err);
+        if (st != FJ_OK)
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return st;
+}
+
+static fj_status check_schema(fj_store *s, const fj_store_opts *opts, fj_err *err)
+{
+    int cur, latest = latest_version();
+    bool tracked;
+    fj_status st = current_version2(s, &cur, &tracked, err);
+    if (st != FJ_OK)
+        return st;
+    if (cur == 0 && !tracked) {
+        int64_t ntables = 0;
+        st = query_int(s, "SELECT count(*) FROM sqlite_master WHERE type IN ('table','view') AND "
+                          "name NOT LIKE 'sqlite_%'", &ntables, err);
+        if (st != FJ_OK)
+            return st;
+        if (ntables > 0)
+            return fj_err_set(err, FJ_ESCHEMA, "db",
+                              "%s has tables but no schema_migrations: not an fjord database", s->path);
+        if (opts->mode == FJ_STORE_WRITE && opts->create) {
+            int applied;
+            return apply_migrations(s, &applied, err);
+        }
+    }
+    if (cur == latest || opts->migrating)
+        return FJ_OK;
+    if (cur > latest)
+        return fj_err_set(err, FJ_ESCHEMA, "db",
+                          "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur,
+                          latest);
+    return fj_err_set(err, FJ_ESCHEMA, "db",
+                      "database schema is at version %d, this fjord needs %d: run `fjord migrate up --db %s`", cur,
+                      latest, s->path);
+}
+
+/* --- open / close ------------------------------------------------------------------------- */
+
+/* --- checkpoints --------------------------------------------------------------------------- */
+
+/* A writer handle does not checkpoint inside its commits (SQLite's autocheckpoint would copy the
+ * WAL into the database and fsync twice within the COMMIT of whichever group crossed 1000 pages,
+ * and the requests of that group wait). Instead its WAL hook wakes a thread that checkpoints with
+ * its own connection, PASSIVE (it never blocks the writer or readers), each time CKPT_FRAMES
+ * pages have accumulated. SQLite starts the WAL over only when every frame has been copied, which
+ * a checkpoint running beside a busy writer never sees; so past CKPT_RESTART_FRAMES the writer
+ * copies the remainder itself, right after its commit (little is left: the thread has done the
+ * rest), and its next transaction rewinds the WAL. */
+#define CKPT_FRAMES 1000
+#define CKPT_RESTART_FRAMES 4000
+#define CKPT_WAL_LIMIT (64 << 20) /* journal_size_limit: the WAL file is cut back to this on rewind */
+
+struct fj_sq_ckpt {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+    int frames; /* the WAL's length after the writer's last commit */
+    int copied; /* frames of it already in the database, as the thread last saw */
+};
+
+/* Enough new frames for a checkpoint (called with mu held). */
+static bool ckpt_due(const struct fj_sq_ckpt *c)
+{
+    return c->frames - c->copied >= CKPT_FRAMES;
+}
+
+static void *ckpt_main(void *arg)
+{
+    fj_store *s = arg;
+    struct fj_sq_ckpt *c = s->ckpt;
+    prctl(PR_SET_NAME, "fj-checkpoint", 0, 0, 0);
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(s->path, &db, (s->open_flags & ~SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", s->sync); /* the checkpoint's fsyncs */
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!ckpt_due(c) && !c->stop)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (c->stop)
+            break;
+        pthread_mutex_unlock(&c->mu);
+        int wal = 0, copied = 0;
+        if (rc == SQLITE_OK)
+            sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &wal, &copied);
+        pthread_mutex_lock(&c->mu);
+        /* BUSY (the writer is copying the rest itself) counts as done: wait for new frames. A
+         * count past the writer's latest is from before a rewind. */
+        c->copied = copied > 0 && copied <= c->frames ? copied : c->frames;
+    }
+    pthread_mutex_unlock(&c->mu);
+    sqlite3_close_v2(db);
+    return NULL;
+}
+
+/* Wakes the checkpoint thread when CKPT_FRAMES frames wait to be copied, starting it the first
+ * time; false when there is no thread (it could not be started). */
+static bool ckpt_wake(fj_store *s, int frames)
+{
+    struct fj_sq_ckpt *c = s->ckpt;
+    if (!c) {
+        if (frames < CKPT_FRAMES)
+            return true;
+        if (!(c = fj_calloc(1, sizeof *c)))
+            return false;
+        pthread_mutex_init(&c->mu, NULL);
+        pthread_cond_init(&c->cv, NULL);
+        s->ckpt = c;
+        if (pthread_create(&c->thread, NULL, ckpt_main, s) != 0) {
+            pthread_mutex_destroy(&c->mu);
+            pthread_cond_destroy(&c->cv);
+            fj_free(c);
+            s->ckpt = NULL;
+            return false;
+        }
+    }
+    pthread_mutex_lock(&c->mu);
+    if (frames < c->frames || frames < c->copied) /* the WAL was rewound since */
+        c->copied = 0;
+    c->frames = frames;
+    if (ckpt_due(c))
+        pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return true;
+}
+
+/* sqlite3_wal_hook: runs in the writer after each commit; frames is the WAL's length. */
+static int ckpt_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+    fj_store *s = arg;
+    if (frames >= CKPT_RESTART_FRAMES || !ckpt_wake(s, frames))
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL); /* BUSY: next time */
+    return SQLITE_OK;
+}
+
+static void ckpt_stop(fj_store *s)
+{
+    struct fj_sq_ckpt *c = s->ckpt;
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->stop = true;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->thread, NULL);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    fj_free(c);
+    s->ckpt = NULL;
+}
+
+static void sq_close(fj_store *s)
+{
+    if (!s)
+        return;
+    fj_sq_ts_close(s); /* seals and commits buffered metrics while the connection is open */
+    ckpt_stop(s); /* its connection goes first: the writer's close then checkpoints and drops the WAL */
+    fj_sq_load_rollup_free(s);
+    for (int i = 0; i < FJ_SQ__COUNT; i++)
+        sqlite3_finalize(s->stmts[i]);
+    fj_sq_write_free(s);
+    /* No PRAGMA optimize here: on SQLite 3.40 it may ANALYZE a big table and stall shutdown; the
+     * queries use explicit indexes and need no statistics. */
+    if (s->db)
+        sqlite3_close_v2(s->db);
+    fj_sq_map_clear(&s->names);
+    fj_free(s->path);
+    fj_free(s);
+}
+
+/* --- page cache -------------------------------------------------------------------------- */
+
+/* A thin wrapper around SQLite's default page cache (pcache1). pcache1 remembers the largest page
+ * number it ever held (iMaxKey) and, at the end of every write transaction, truncates to the
+ * database size; when iMaxKey is far past that size the truncation walks the whole hash table, one
+ * cache miss per cached page. B-tree balancing swaps page numbers through a temporary one past the
+ * end of the file (the lock-byte page), so after any page split iMaxKey stays huge and every
+ * COMMIT walked every cached page: with the 64 MB cache, about 7% of the writer's time. The wrapper
+ * keeps its own bound on the cached page numbers and lets pcache1 truncate only when there may be
+ * something to drop; every other call goes straight through. */
+#define PC_HIGH_MAX 8
+
+typedef struct pc_wrap {
+    sqlite3_pcache *inner;
+    unsigned max_key;             /* no cached page has a larger number, except those in high */
+    unsigned high[PC_HIGH_MAX];   /* numbers past max_key that pages were moved to */
+    int n_high;
+    bool unknown;                 /* high overflowed: truncate for real */
+} pc_wrap;
+
+static sqlite3_pcache_methods2 pc_default;
+
+static int pc_init(void *arg)
+{
+    return pc_default.xInit ? pc_default.xInit(pc_default.pArg) : SQLITE_OK;
+}
+
+static void pc_shutdown(void *arg)
+{
+    if (pc_default.xShutdown)
+        pc_default.xShutdown(pc_default.pArg);
+}
+
+static sqlite3_pcache *pc_create(int page_size, int extra, int purgeable)
+{
+    /* sqlite3_malloc: SQLite's own allocations are not part of fjord's failure injection */
+    pc_wrap *p = sqlite3_malloc(sizeof *p);
+    if (!p)
+        return NULL;
+    memset(p, 0, sizeof *p);
+    p->inner = pc_default.xCreate(page_size, extra, purgeable);
+    if (!p->inner) {
+        sqlite3_free(p);
+        return NULL;
+    }
+    return (sqlite3_pcache *)p;
+}
+
+static void pc_cachesize(sqlite3_pcache *c, int n)
+{
+    pc_default.xCachesize(((pc_wrap *)c)->inner, n);
+}
+
+static int pc_pagecount(sqlite3_pcache *c)
+{
+    return pc_default.xPagecount(((pc_wrap *)c)->inner);
+}
+
+static sqlite3_pcache_page *pc_fetch(sqlite3_pcache *c, unsigned key, int create)
+{
+    pc_wrap *p = (pc_wrap *)c;
+    sqlite3_pcache_page *pg = pc_default.xFetch(p->inner, key, create);
+    if (pg && create && key > p->max_key) { /* a lookup without create adds nothing */
+        for (int i = 0; i < p->n_high; i++)
+            if (p->high[i] == key)
+                return pg; /* already accounted for */
+        p->max_key = key;
+    }
+    return pg;
+}
+
+static void pc_unpin(sqlite3_pcache *c, sqlite3_pcache_page *pg, int discard)
+{
+    pc_default.xUnpin(((pc_wrap *)c)->inner, pg, discard);
+}
+
+static void pc_rekey(sqlite3_pcache *c, sqlite3_pcache_page *pg, unsigned old_key, unsigned new_key)
+{
+    pc_wrap *p = (pc_wrap *)c;
+    pc_default.xRekey(p->inner, pg, old_key, new_key);
+    for (int i = 0; i < p->n_high; i++)
+        if (p->high[i] == old_key) {
+            p->high[i] = p->high[--p->n_high];
+            break;
+        }
+    if (new_key <= p->max_key)
+        return;
+    if (p->n_high < PC_HIGH_MAX)
+        p->high[p->n_high++] = new_key;
+    else
+        p->unknown = true;
+}
+
+static void pc_truncate(sqlite3_pcache *c, unsigned limit)
+{
+    pc_wrap *p = (pc_wrap *)c;
+    bool needed = p->unknown || p->max_key >= limit;
+    for (int i = 0; !needed && i < p->n_high; i++)
+        needed = p->high[i] >= limit;
+    if (!needed) /* no cached page has a number >= limit: nothing to drop */
+        return;
+    pc_default.xTruncate(p->inner, limit);
+    /* every cached page is now below limit */
+    if (limit && p->max_key >= limit)
+        p->max_key = limit - 1;
+    int n = 0;
+    for (int i = 0; i < p->n_high; i++)
+        if (p->high[i] < limit)
+            p->high[n++] = p->high[i];
+    p->n_high = n;
+    if (p->unknown) {
+        p->unknown = false;
+        p->n_high = 0;
+        p->max_key = limit ? limit - 1 : 0;
+    }
+}
+
+static void pc_destroy(sqlite3_pcache *c)
+{
+    pc_wrap *p = (pc_wrap *)c;
+    pc_default.xDestroy(p->inner);
+    sqlite3_free(p);
+}
+
+static void pc_shrink(sqlite3_pcache *c)
+{
+    pc_default.xShrink(((pc_wrap *)c)->inner);
+}
+
+static const sqlite3_pcache_methods2 pc_methods = {
+    1, NULL, pc_init, pc_shutdown, pc_create, pc_cachesize, pc_pagecount, pc_fetch, pc_unpin, pc_rekey,
+    pc_truncate, pc_destroy, pc_shrink,
+};
+
+/* Process-wide SQLite settings, applied once before the library initialises. Debian's SQLite is
+ * built without lookaside, so every small allocation of a statement goes to malloc, and with
+ * memory statistics on (the default) each one takes a global mutex: turning the statistics off
+ * removes those locks from the write path (fjord never reads sqlite3_memory_used). Then the page
+ * cache wrapper above. When SQLite was already initialised (by another user in the process)
+ * sqlite3_config refuses and nothing changes. */
+static pthread_once_t sq_global_once = PTHREAD_ONCE_INIT;
+
+static void sq_global_init(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_pcache_methods2 def;
+    memset(&def, 0, sizeof def);
+    if (sqlite3_config(SQLITE_CONFIG_GETPCACHE2, &def) == SQLITE_OK && def.iVersion >= 1 && def.xCreate &&
+        def.xTruncate && def.xRekey) {
+        pc_default = def;
+        if (sqlite3_config(SQLITE_CONFIG_PCACHE2, &pc_methods) != SQLITE_OK)
+            memset(&pc_default, 0, sizeof pc_default);
+    }
+}
+
+static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err)
+{
+    pthread_once(&sq_global_once, sq_global_init);
+    static const fj_store_opts defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    *out = NULL;
+    const char *sync = opts->synchronous && *opts->synchronous ? opts->synchronous : "NORMAL";
+    if (strcmp(sync, "OFF") && strcmp(sync, "NORMAL") && strcmp(sync, "FULL"))
+        return fj_err_set(err, FJ_EINVAL, "synchronous", "synchronous must be OFF, NORMAL or FULL, not '%s'", sync);
+
+    fj_store *s = fj_calloc(1, sizeof *s);
+    if (!s)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    s->ops = &fj_store_sqlite_ops;
+    s->mode = opts->mode;
+    s->migrating = opts->migrating;
+    s->job_gap_s = opts->job_gap_s > 0 ? opts->job_gap_s : FJ_JOB_GAP_DEFAULT_S;
+    bool uri;
+    const char *path = url_path(url, &uri);
+    s->path = fj_strdup(path);
+    if (!s->path) {
+        sq_close(s);
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    }
+
+    int flags = SQLITE_OPEN_NOMUTEX | (uri ? SQLITE_OPEN_URI : 0);
+    if (opts->mode == FJ_STORE_READ)
+        flags |= SQLITE_OPEN_READONLY;
+    else
+        flags |= SQLITE_OPEN_READWRITE | (opts->create ? SQLITE_OPEN_CREATE : 0);
+    s->open_flags = flags;
+    snprintf(s->sync, sizeof s->sync, "%s", sync);
+    int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        /* a mistyped PostgreSQL URL ends up here, credentials and all */
+        char shown[1024];
+        fj_status st = fj_err_set(err, rc == SQLITE_CANTOPEN ? FJ_EIO : fj_sq_status(rc), "db",
+                                  "cannot open database %s: %s", fj_redact_conn(path, shown, sizeof shown),
+                                  s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        sq_close(s);
+        return st;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+
+    fj_status st = FJ_OK;
+    char sql[128];
+    if (opts->mode == FJ_STORE_WRITE) {
+        /* WAL: readers never block the writer nor the writer them; a commit is one append to the
+         * WAL, made durable per the synchronous setting (NORMAL survives a process crash, FULL
+         * also power loss). */
+        /* A new database gives freed pages back to the file system on request (the request log
+         * is deleted about as fast as it is written; see release_free_pages in storage/sqlite/ts.c).
+         * SQLite takes this only before the first table and before the switch to WAL; on an older
+         * database it changes nothing until a VACUUM. */
+        st = exec(s, "PRAGMA auto_vacuum=INCREMENTAL", err);
+        int64_t dummy;
+        if (st == FJ_OK)
+            st = query_int(s, "PRAGMA journal_mode=WAL", &dummy, err);
+        if (st == FJ_OK) {
+            snprintf(sql, sizeof sql, "PRAGMA synchronous=%s; PRAGMA journal_size_limit=%d", sync, CKPT_WAL_LIMIT);
+            st = exec(s, sql, err);
+        }
+        /* checkpoints off the commit path (see ckpt_hook); replaces the autocheckpoint hook */
+        if (st == FJ_OK)
+            sqlite3_wal_hook(s->db, ckpt_hook, s);
+    }
+    /* A 64 MB page cache keeps the hot ends of the sample tables and their indexes in memory;
+     * mmap saves a copy on reads. Foreign keys are not declared (see the migration). */
+    if (st == FJ_OK)
+        st = exec(s, "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY; PRAGMA mmap_size=268435456", err);
+    if (st == FJ_OK)
+        st = check_schema(s, opts, err);
+    if (st != FJ_OK) {
+        sq_close(s);
+        return st;
+    }
+    *out = s;
+    return FJ_OK;
+}
+
+static fj_status sq_migrate_status(fj_store *s, fj_migration_info *out, fj_err *err)
+{
+    out->latest = latest_version();
+    return current_version(s, &out->current, err);
+}
+
+static fj_status sq_migrate_up(fj_store *s, int *applied, fj_err *err)
+{
+    int dummy;
+    if (!applied)
+        applied = &dummy;
+    *applied = 0;
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "migrate up needs a writable handle");
+    return apply_migrations(s, applied, err);
+}
+
+/* Databases made before fjord set auto_vacuum=INCREMENTAL (at open, before the first table) keep
+ * every page they ever freed: the request log of line-protocol metrics is deleted about as fast
+ * as it is written, so such a file grows far past its data. SQLite changes auto_vacuum of an
+ * existing file only by a VACUUM, which rewrites the whole file (it needs that much free disk and
+ * the database to itself); a file that already has it only needs its free pages released. The
+ * WAL is checkpointed after, so the main file shrinks now and not at the next checkpoint. */
+static fj_status sq_compact(fj_store *s, fj_compact_info *out, fj_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "compact needs a writable handle");
+    int64_t pages, page_size, mode;
+    fj_status st = query_int(s, "PRAGMA page_count", &pages, err);
+    if (st == FJ_OK)
+        st = query_int(s, "PRAGMA page_size", &page_size, err);
+    if (st == FJ_OK)
+        st = query_int(s, "PRAGMA auto_vacuum", &mode, err);
+    if (st != FJ_OK)
+        return st;
+    out->bytes_before = pages * page_size;
+    out->rewritten = mode == 0; /* NONE; 1 (FULL) and 2 (INCREMENTAL) can release pages */
+    if (out->rewritten)
+        st = exec(s, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM", err);
+    else
+        st = exec(s, "PRAGMA incremental_vacuum", err);
+    if (st == FJ_OK)
+        st = exec(s, "PRAGMA wal_checkpoint(TRUNCATE)", err);
+    if (st == FJ_OK)
+        st = query_int(s, "PRAGMA page_count", &pages, err);
+    out->bytes_after = pages * page_size;
+    return st;
+}
+
+/* from becomes to on disk: its data first, then the name, then the directory that holds it, so a
+ * crash leaves either no dest or a whole one. */
+static fj_status durable_rename(const char *from, const char *to, fj_err *err)
+{
+    int fd = open(from, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return fj_err_set(err, FJ_EIO, "dest", "%s: %s", from, strerror(errno));
+    }
+    close(fd);
+    if (rename(from, to) != 0)
+        return fj_err_set(err, FJ_EIO, "dest", "rename to %s: %s", to, strerror(errno));
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", to);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash == dir ? (void)(dir[1] = '\0') : (void)(*slash = '\0');
+    else
+        snprintf(dir, sizeof dir, ".");
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    return FJ_OK;
+}
+
+/* SQLite's online backup API, all pages in one step: one read transaction, so the copy is the
+ * database as of its start (every commit acknowledged before it is in), and in WAL mode the
+ * server's writer goes on meanwhile. A copy made in steps would restart whenever the writer
+ * committed between two of them, which under steady ingest is always. */
+static fj_status sq_backup(fj_store *s, const char *dest, fj_backup_info *out, fj_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (access(dest, F_OK) == 0)
+        return fj_err_set(err, FJ_EINVAL, "dest", "%s exists: a backup is written to a new file", dest);
+    size_t n = strlen(dest);
+    char *partial = fj_malloc(n + sizeof ".partial");
+    if (!partial)
+        return fj_err_set(err, FJ_ENOMEM, "dest", "out of memory");
+    memcpy(partial, dest, n);
+    memcpy(partial + n, ".partial", sizeof ".partial");
+    unlink(partial); /* left by an interrupted backup */
+    sqlite3 *copy = NULL;
+    fj_status st = FJ_OK;
+    int rc = sqlite3_open_v2(partial, &copy, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(copy, "main", s->db, "main") : NULL;
+    if (b) {
+        sqlite3_busy_timeout(copy, BUSY_TIMEOUT_MS);
+        rc = sqlite3_backup_step(b, -1);
+        int pages = sqlite3_backup_pagecount(b);
+        int finish = sqlite3_backup_finish(b);
+        if (rc == SQLITE_DONE)
+            rc = finish;
+        int64_t page_size = 0;
+        sqlite3_stmt *q = NULL;
+        if (rc == SQLITE_OK && sqlite3_prepare_v2(copy, "PRAGMA page_size", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW)
+            page_size = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+        out->bytes = (int64_t)pages * page_size;
+    } else if (rc == SQLITE_OK) {
+        rc = sqlite3_errcode(copy);
+    }
+    if (rc != SQLITE_OK)
+        st = fj_err_set(err, FJ_EIO, "dest", "backup to %s failed: %s", dest,
+                        copy ? sqlite3_errmsg(copy) : sqlite3_errstr(rc));
+    if (sqlite3_close(copy) != SQLITE_OK && st == FJ_OK)
+        st = fj_err_set(err, FJ_EIO, "dest", "closing %s failed", partial);
+    if (st == FJ_OK)
+        st = durable_rename(partial, dest, err);
+    if (st != FJ_OK)
+        unlink(partial);
+    fj_free(partial);
+    return st;
+}
+
+/* --- tokens ------------------------------------------------------------------------------- */
+
+static fj_status prepare(fj_store *s, const char *sql, sqlite3_stmt **st, fj_err *err)
+{
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, "prepare", err);
+}
+
+static void copy_str(char *dst, size_t cap, const unsigned char *src)
+{
+    snprintf(dst, cap, "%s", src ? (const char *)src : "");
+}
+
+static void token_from_row(sqlite3_stmt *st, fj_token_rec *t)
+{
+    memset(t, 0, sizeof *t);
+    copy_str(t->cluster, sizeof t->cluster, sqlite3_column_text(st, 0));
+    copy_str(t->hash, sizeof t->hash, sqlite3_column_text(st, 1));
+    t->read_only = sqlite3_column_int(st, 2) != 0;
+    t->created = sqlite3_column_int64(st, 3);
+}
+
+static fj_status sq_token_put(fj_store *s, const fj_token_rec *t, fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "token_put needs a writable handle");
+    sqlite3_stmt *st;
+    fj_status fs = prepare(s,
+                           "INSERT INTO tokens(cluster,hash,read_only,created) VALUES(?,?,?,?) "
+                           "ON CONFLICT(cluster) DO UPDATE SET hash=excluded.hash, "
+                           "read_only=excluded.read_only, created=excluded.created",
+                           &st, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_bind_text(st, 1, t->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, t->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, t->read_only);
+    sqlite3_bind_int64(st, 4, t->created);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "token_put", err);
+}
+
+static fj_status sq_token_get(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err)
+{
+    sqlite3_stmt *st;
+    fj_status fs = prepare(s, "SELECT cluster,hash,read_only,created FROM tokens WHERE cluster=?", &st, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        token_from_row(st, out);
+    else if (rc == SQLITE_DONE)
+        fs = fj_err_set(err, FJ_ENOTFOUND, "cluster", "no token for cluster '%s'", cluster);
+    else
+        fs = fj_sq_fail(s, rc, "token_get", err);
+    sqlite3_finalize(st);
+    return fs;
+}
+
+static fj_status sq_token_list(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    fj_status fs = prepare(s, "SELECT cluster,hash,read_only,created FROM tokens ORDER BY cluster", &st, err);
+    if (fs != FJ_OK)
+        return fs;
+    fj_token_rec *v = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            fj_token_rec *nv = fj_realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        token_from_row(st, &v[len++]);
+    }
+    if (fs == FJ_OK && rc != SQLITE_DONE)
+        fs = fj_sq_fail(s, rc, "token_list", err);
+    sqlite3_finalize(st);
+    if (fs != FJ_OK) {
+        fj_free(v);
+        return fs;
+    }
+    *out = v;
+    *n = len;
+    return FJ_OK;
+}
+
+static fj_status sq_token_revoke(fj_store *s, const char *cluster, fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "token_revoke needs a writable handle");
+    sqlite3_stmt *st;
+    fj_status fs = prepare(s, "DELETE FROM tokens WHERE cluster=?", &st, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "token_revoke", err);
+    if (sqlite3_changes(s->db) == 0)
+        return fj_err_set(err, FJ_ENOTFOUND, "cluster", "no token for cluster '%s'", cluster);
+    return FJ_OK;
+}
+
+const fj_store_ops fj_store_sqlite_ops = {
+    .version = FJ_STORE_OPS_VERSION,
+    .name = "sqlite",
+    .accepts = sq_accepts,
+    .open = sq_open,
+    .close = sq_close,
+    .migrate_status = sq_migrate_status,
+    .migrate_up = sq_migrate_up,
+    .compact = sq_compact,
+    .backup = sq_backup,
+    .write = fj_sq_write,
+    .token_put = sq_token_put,
+    .token_get = sq_token_get,
+    .token_list = sq_token_list,
+    .token_revoke = sq_token_revoke,
+    .q_clusters = fj_sq_q_clusters,
+    .q_nodes = fj_sq_q_nodes,
+    .q_sysinfo = fj_sq_q_sysinfo,
+    .q_topology = fj_sq_q_topology,
+    .q_jobs = fj_sq_q_jobs,
+    .q_job = fj_sq_q_job,
+    .q_profile = fj_sq_q_profile,
+    .q_node_load = fj_sq_q_node_load,
+    .q_cluster_load = fj_sq_q_cluster_load,
+    .q_gpu_load = fj_sq_q_gpu_load,
+    .q_slurm_jobs = fj_sq_q_slurm_jobs,
+    .q_partitions = fj_sq_q_partitions,
+    .q_node_states = fj_sq_q_node_states,
+    .q_uptime = fj_sq_q_uptime,
+    .q_errors = fj_sq_q_errors,
+    .measurement_latest = fj_sq_measurement_latest,
+    .ts_start = fj_sq_ts_start,
+    .ts_engine = fj_sq_ts_engine,
+    .maintain = fj_sq_ts_maintain,
+    .ts_series = fj_sq_ts_series,
+    .ts_read = fj_sq_ts_read,
+    .cc_messages = fj_sq_cc_messages,
+    .cc_jobs = fj_sq_cc_jobs,
+    .cb_runs = fj_sq_cb_runs,
+    .cb_series = fj_sq_cb_series,
+    .cb_top = fj_sq_cb_top,
+    .cb_records = fj_sq_cb_records,
+    .q_node_usage = fj_sq_q_node_usage,
+};

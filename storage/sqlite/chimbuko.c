@@ -1,0 +1,448 @@
+/* storage/sqlite/chimbuko.c — Chimbuko in the SQLite backend (schema: migrations/sqlite/0005_chimbuko.sql):
+ * the write of one envelope (a pserver packet, or provenance records of one collection) inside
+ * the writer's group-commit transaction, and the query ops (runs, series, top, records). What goes
+ * in which column and what a query means are shared with PostgreSQL (storage/chimbuko/rows.h,
+ * storage/chimbuko/query.h); this file holds the SQL and the statements. Statements are prepared once per
+ * envelope or query: a packet a second does not need a cache. */
+#include "storage/sqlite/chimbuko.h"
+
+#include "storage/chimbuko/query.h"
+#include "storage/chimbuko/rows.h"
+#include "storage/sqlite/query_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* --- writing ------------------------------------------------------------------------------- */
+
+/* Statements: an insert per table of storage/chimbuko/rows.h (FJ_CBT_*), then these. */
+enum { W_NOTE = FJ_CBT__COUNT, W_FUNC_PREV, W_COUNTER_PREV, W__COUNT };
+
+static const char *const wsql[W__COUNT] = {
+    [W_NOTE] = "INSERT OR IGNORE INTO notes(cluster_id,node_id,kind,time,path,note,detail) VALUES(?,0,?,?,?,?,?)",
+    [W_FUNC_PREV] = "SELECT name_id,anomaly_stats,inclusive,exclusive FROM chimbuko_func_stats WHERE cluster_id=?1 "
+                    "AND run_id=?2 AND app=?3 AND fid=?4 AND created_at_ms<=?5 ORDER BY created_at_ms DESC LIMIT 1",
+    [W_COUNTER_PREV] = "SELECT stats FROM chimbuko_counter_stats WHERE cluster_id=?1 AND run_id=?2 AND app=?3 AND "
+                       "counter_id=?4 AND created_at_ms<=?5 ORDER BY created_at_ms DESC LIMIT 1",
+};
+
+enum { NOTE_DETAIL_MAX = 200 };
+
+typedef struct cw {
+    fj_store *s;
+    fj_err *err;
+    fj_write_count *cnt;
+    fj_cb_key key;
+    sqlite3_stmt *st[W__COUNT];
+} cw;
+
+/* "INSERT OR IGNORE INTO table(cols) VALUES(?,...)" of a table of storage/chimbuko/rows.h. */
+static bool insert_sql(fj_cb_table t, char *out, size_t cap)
+{
+    const fj_cb_tabledef *d = fj_cb_table_def(t);
+    int n = snprintf(out, cap, "INSERT OR IGNORE INTO %s(%s) VALUES(", d->name, d->cols);
+    for (size_t i = 0; n > 0 && (size_t)n < cap && d->types[i]; i++)
+        n += snprintf(out + n, cap - (size_t)n, i ? ",?" : "?");
+    if (n > 0 && (size_t)n < cap)
+        n += snprintf(out + n, cap - (size_t)n, ")");
+    return n > 0 && (size_t)n < cap;
+}
+
+static sqlite3_stmt *stmt(cw *w, int id)
+{
+    if (!w->st[id]) {
+        char ins[2048];
+        const char *sql = wsql[id];
+        if (id < FJ_CBT__COUNT) {
+            if (!insert_sql((fj_cb_table)id, ins, sizeof ins)) {
+                fj_err_set(w->err, FJ_EINTERNAL, "db", "chimbuko statement too long");
+                return NULL;
+            }
+            sql = ins;
+        }
+        int rc = sqlite3_prepare_v2(w->s->db, sql, -1, &w->st[id], NULL);
+        if (rc != SQLITE_OK) {
+            fj_sq_fail(w->s, rc, "prepare chimbuko statement", w->err);
+            return NULL;
+        }
+    }
+    sqlite3_reset(w->st[id]);
+    sqlite3_clear_bindings(w->st[id]);
+    return w->st[id];
+}
+
+#define STMT(var, id)                                                                                  \
+    sqlite3_stmt *var = stmt(w, id);                                                                   \
+    if (!var)                                                                                          \
+        return FJ_EIO
+
+#define TRY(x)                                                                                         \
+    do {                                                                                               \
+        fj_status st_ = (x);                                                                           \
+        if (st_ != FJ_OK)                                                                              \
+            return st_;                                                                                \
+    } while (0)
+
+/* Unsigned values past 2^63-1 are stored as REAL, as everywhere in the schema. */
+static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        sqlite3_bind_int64(st, i, (int64_t)v);
+    else
+        sqlite3_bind_double(st, i, (double)v);
+}
+
+/* The column writer of storage/chimbuko/rows.h over a statement: its columns are the parameters. */
+static void col_null(void *st, int c)
+{
+    sqlite3_bind_null(st, c + 1);
+}
+
+static void col_i64(void *st, int c, int64_t v)
+{
+    sqlite3_bind_int64(st, c + 1, v);
+}
+
+static void col_u64(void *st, int c, uint64_t v)
+{
+    bind_u64(st, c + 1, v);
+}
+
+static void col_real(void *st, int c, double v)
+{
+    sqlite3_bind_double(st, c + 1, v);
+}
+
+static void col_text(void *st, int c, const char *s)
+{
+    sqlite3_bind_text(st, c + 1, s, -1, SQLITE_STATIC);
+}
+
+static void col_bool(void *st, int c, bool v)
+{
+    sqlite3_bind_int(st, c + 1, v ? 1 : 0);
+}
+
+static const fj_cb_colw_ops bind_ops = {col_null, col_i64, col_u64, col_real, col_text, col_bool};
+
+/* The column writer binding st's parameters. */
+#define BIND(st) (&(fj_cb_colw){&bind_ops, (st)})
+
+/* Steps an insert; counts the row (counted: a row of the sender's records). */
+static fj_status run_ins(cw *w, sqlite3_stmt *st, const char *what, bool counted, bool *added)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(w->s, rc, what, w->err);
+    bool a = sqlite3_changes(w->s->db) > 0;
+    if (counted)
+        fj_cb_count(w->cnt, a);
+    if (added)
+        *added = a;
+    return FJ_OK;
+}
+
+static fj_status string_id(cw *w, const char *s, int64_t *id)
+{
+    return fj_sq_string_id(w->s, s ? s : "", false, id, w->err);
+}
+
+static fj_status write_notes(cw *w, const fj_envelope *e)
+{
+    for (size_t i = 0; i < e->n_notes; i++) {
+        const fj_note *n = &e->notes[i];
+        STMT(st, W_NOTE);
+        sqlite3_bind_int64(st, 1, w->key.cluster_id);
+        sqlite3_bind_text(st, 2, fj_kind_name(e->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, e->time);
+        sqlite3_bind_text(st, 4, n->path ? n->path : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, n->kind ? n->kind : "", -1, SQLITE_STATIC);
+        if (n->detail) {
+            size_t len = strlen(n->detail);
+            if (len > NOTE_DETAIL_MAX) { /* cut at a UTF-8 character boundary */
+                len = NOTE_DETAIL_MAX;
+                while (len > 0 && ((unsigned char)n->detail[len] & 0xC0) == 0x80)
+                    len--;
+            }
+            sqlite3_bind_text(st, 6, n->detail, (int)len, SQLITE_STATIC);
+        }
+        TRY(run_ins(w, st, "insert note", false, NULL));
+    }
+    return FJ_OK;
+}
+
+/* Is the text in column col of st equal to s? */
+static bool same_text(sqlite3_stmt *st, int col, const char *s)
+{
+    const char *t = (const char *)sqlite3_column_text(st, col);
+    return t && s && strcmp(t, s) == 0;
+}
+
+/* Runs a W_*_PREV statement bound to (cluster, run, app, id, at): *found and the row in prev. */
+static fj_status find_prev(cw *w, sqlite3_stmt *prev, uint64_t app, uint64_t id, int64_t at, const char *what,
+                           bool *found)
+{
+    sqlite3_bind_int64(prev, 1, w->key.cluster_id);
+    sqlite3_bind_int64(prev, 2, w->key.run_id);
+    bind_u64(prev, 3, app);
+    bind_u64(prev, 4, id);
+    sqlite3_bind_int64(prev, 5, at);
+    int rc = sqlite3_step(prev);
+    *found = rc == SQLITE_ROW;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        sqlite3_reset(prev);
+        return fj_sq_fail(w->s, rc, what, w->err);
+    }
+    return FJ_OK;
+}
+
+static fj_status write_func(cw *w, int64_t at, const fj_cb_func *f)
+{
+    int64_t name_id;
+    TRY(string_id(w, f->name, &name_id));
+    /* Every packet repeats every function's cumulative profile: keep a point only when it
+     * changed since the point before it. */
+    STMT(prev, W_FUNC_PREV);
+    bool found;
+    TRY(find_prev(w, prev, f->app, f->fid, at, "find previous function point", &found));
+    bool same = found && sqlite3_column_int64(prev, 0) == name_id && same_text(prev, 1, f->anomalies.json) &&
+                same_text(prev, 2, f->inclusive.json) && same_text(prev, 3, f->exclusive.json);
+    sqlite3_reset(prev);
+    if (same) {
+        fj_cb_count(w->cnt, false);
+        return FJ_OK;
+    }
+    STMT(st, FJ_CBT_FUNC_STATS);
+    fj_cb_row_func(BIND(st), w->key, at, f, name_id);
+    return run_ins(w, st, "insert chimbuko function point", true, NULL);
+}
+
+static fj_status write_counter_point(cw *w, int64_t at, const fj_cb_counter *c)
+{
+    int64_t counter_id;
+    TRY(string_id(w, c->counter, &counter_id));
+    STMT(prev, W_COUNTER_PREV);
+    bool found;
+    TRY(find_prev(w, prev, c->app, (uint64_t)counter_id, at, "find previous counter point", &found));
+    bool same = found && same_text(prev, 0, c->stats.json);
+    sqlite3_reset(prev);
+    if (same) {
+        fj_cb_count(w->cnt, false);
+        return FJ_OK;
+    }
+    STMT(st, FJ_CBT_COUNTER_STATS);
+    fj_cb_row_counter_point(BIND(st), w->key, at, c, counter_id);
+    return run_ins(w, st, "insert chimbuko counter point", true, NULL);
+}
+
+static fj_status write_packet(cw *w, const fj_cb_packet *p)
+{
+    const int64_t at = p->created_at_ms;
+    STMT(pk, FJ_CBT_PACKETS);
+    fj_cb_row_packet(BIND(pk), w->key, p, fj_time_now());
+    bool added;
+    TRY(run_ins(w, pk, "insert chimbuko packet", false, &added));
+    if (!added) { /* this packet was committed before, with everything in it */
+        w->cnt->duplicates += fj_cb_packet_rows(p);
+        return FJ_OK;
+    }
+    fj_cb_count(w->cnt, true);
+
+    for (size_t i = 0; i < p->n_ranks; i++) {
+        const fj_cb_rank *r = &p->ranks[i];
+        STMT(rs, FJ_CBT_RANK_STATS);
+        fj_cb_row_rank(BIND(rs), w->key, at, r);
+        TRY(run_ins(w, rs, "insert chimbuko rank stats", true, NULL));
+        for (size_t j = 0; j < r->n_steps; j++) {
+            STMT(ss, FJ_CBT_RANK_STEPS);
+            fj_cb_row_step(BIND(ss), w->key, at, &r->steps[j]);
+            TRY(run_ins(w, ss, "insert chimbuko rank step", true, NULL));
+        }
+    }
+    for (size_t i = 0; i < p->n_funcs; i++)
+        TRY(write_func(w, at, &p->funcs[i]));
+    for (size_t i = 0; i < p->n_counters; i++)
+        TRY(write_counter_point(w, at, &p->counters[i]));
+    for (size_t i = 0; i < p->n_metrics; i++) {
+        const fj_cb_func_metrics *m = &p->metrics[i];
+        int64_t name_id;
+        TRY(string_id(w, m->fname, &name_id));
+        STMT(ms, FJ_CBT_FUNC_METRICS);
+        fj_cb_row_metrics(BIND(ms), w->key, at, m, name_id);
+        TRY(run_ins(w, ms, "insert chimbuko function metrics", true, NULL));
+    }
+    return FJ_OK;
+}
+
+static fj_status write_records(cw *w, const fj_chimbuko *cb)
+{
+    for (size_t i = 0; i < cb->n_events; i++) {
+        const fj_cb_event *e = &cb->events[i];
+        int64_t func_id, host_id = 0;
+        TRY(string_id(w, e->func, &func_id));
+        if (e->hostname)
+            TRY(string_id(w, e->hostname, &host_id));
+        STMT(st, FJ_CBT_EVENTS);
+        fj_cb_row_event(BIND(st), w->key, cb->collection == FJ_CB_ANOMALIES, e, func_id, host_id);
+        TRY(run_ins(w, st, "insert chimbuko event", true, NULL));
+    }
+    for (size_t i = 0; i < cb->n_meta; i++) {
+        const fj_cb_meta *m = &cb->meta[i];
+        int64_t descr_id;
+        TRY(string_id(w, m->descr, &descr_id));
+        STMT(st, FJ_CBT_METADATA);
+        fj_cb_row_meta(BIND(st), w->key, m, descr_id);
+        TRY(run_ins(w, st, "insert chimbuko metadata", true, NULL));
+    }
+    for (size_t i = 0; i < cb->n_profiles; i++) {
+        const fj_cb_profile *p = &cb->profiles[i];
+        int64_t name_id;
+        TRY(string_id(w, p->fname, &name_id));
+        STMT(st, FJ_CBT_PROFILES);
+        fj_cb_row_profile(BIND(st), w->key, p, name_id);
+        TRY(run_ins(w, st, "insert chimbuko profile", true, NULL));
+    }
+    for (size_t i = 0; i < cb->n_counters; i++) {
+        const fj_cb_counter *c = &cb->counters[i];
+        int64_t counter_id;
+        TRY(string_id(w, c->counter, &counter_id));
+        STMT(st, FJ_CBT_COUNTERS);
+        fj_cb_row_counter(BIND(st), w->key, c, counter_id);
+        TRY(run_ins(w, st, "insert chimbuko counter", true, NULL));
+    }
+    return FJ_OK;
+}
+
+fj_status fj_sq_write_chimbuko(fj_store *s, const fj_envelope *e, int64_t cluster_id, fj_write_count *cnt,
+                               fj_err *err)
+{
+    const fj_chimbuko *cb = &e->u.chimbuko;
+    cw w = {.s = s, .err = err, .cnt = cnt, .key.cluster_id = cluster_id};
+    fj_status st = string_id(&w, fj_cb_run_label(cb), &w.key.run_id);
+    if (st == FJ_OK)
+        st = write_notes(&w, e);
+    if (st == FJ_OK)
+        st = cb->collection == FJ_CB_PACKET ? write_packet(&w, &cb->packet) : write_records(&w, cb);
+    for (int i = 0; i < W__COUNT; i++)
+        sqlite3_finalize(w.st[i]);
+    return st;
+}
+
+/* --- queries: the backend's half ---------------------------------------------------------- */
+
+/* The SQL of the shared queries (storage/chimbuko/query.c). SQLite compares text byte-wise and sorts NULL
+ * low by itself. */
+static const fj_cb_sql cb_sql = {
+    .runs = {" UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = ?1"
+             " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = ?1"
+             " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = ?1"
+             " UNION SELECT run_id FROM chimbuko_counters WHERE cluster_id = ?1)"
+             " SELECT r.s,"
+             " (SELECT count(*) FROM chimbuko_packets p WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
+             " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p"
+             "  WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
+             " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p"
+             "  WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
+             " (SELECT count(*) FROM chimbuko_events e"
+             "  WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = 1),"
+             " (SELECT count(*) FROM chimbuko_events e"
+             "  WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = 0),"
+             " (SELECT count(*) FROM (SELECT DISTINCT app, rank FROM chimbuko_rank_steps t WHERE t.cluster_id = ?1"
+             "  AND t.run_id = runs.run_id))"
+             " FROM runs JOIN strings r ON r.id = runs.run_id",
+             " ORDER BY r.s"},
+    .ranks = {"SELECT r.s, t.app, t.rank, t.step, t.max_ts_us / 1000000, t.min_ts_us, t.max_ts_us, t.n_anomalies,"
+              " t.score_max, t.score_mean, t.scores FROM chimbuko_rank_steps t JOIN strings r ON r.id = t.run_id",
+              " ORDER BY r.s, t.app, t.rank, t.step"},
+    .functions = {"SELECT r.s, t.app, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
+                  " CAST(round(t.anomalies) AS INTEGER), t.calls, t.anomaly_stats, t.inclusive, t.exclusive"
+                  " FROM chimbuko_func_stats t JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                  " ORDER BY r.s, t.app, t.fid, t.created_at_ms"},
+    .metrics = {"SELECT r.s, t.app, t.rank, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
+                " CAST(round(t.anomalies) AS INTEGER), t.score_max, t.severity_total, t.first_io_step,"
+                " t.last_io_step, t.new_data, t.all_data FROM chimbuko_func_metrics t"
+                " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                " ORDER BY r.s, t.app, t.rank, t.fid, t.created_at_ms"},
+    .counters = {"SELECT r.s, t.app, n.s, t.created_at_ms / 1000, t.created_at_ms, t.count, t.total, t.stats"
+                 " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id"
+                 " JOIN strings n ON n.id = t.counter_id",
+                 " ORDER BY r.s, t.app, n.s, t.created_at_ms"},
+    .top_ranks = {"SELECT r.s, t.app, t.rank, sum(t.n_anomalies), count(*), max(t.score_max),"
+                  " min(t.min_ts_us) / 1000000, max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t"
+                  " JOIN strings r ON r.id = t.run_id",
+                  " GROUP BY t.run_id, t.app, t.rank ORDER BY 4 DESC, 6 DESC, r.s, t.app, t.rank"},
+    .top_functions = {"SELECT r.s, t.app, t.fid, max(n.s), CAST(round(sum(t.anomalies)) AS INTEGER),"
+                      " count(DISTINCT t.rank), max(t.score_max), sum(t.severity_total) FROM chimbuko_func_metrics t"
+                      " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                      " GROUP BY t.run_id, t.app, t.fid ORDER BY 5 DESC, 7 DESC, r.s, t.app, t.fid"},
+    .metadata = {"SELECT r.s, t.pid, t.rid, t.tid, d.s, t.value FROM chimbuko_metadata t JOIN strings r ON"
+                 " r.id = t.run_id JOIN strings d ON d.id = t.descr_id",
+                 " ORDER BY r.s, t.pid, t.rid, t.tid, d.s"},
+    .profiles = {"SELECT r.s, t.app, t.fid, n.s, CAST(round(t.anomalies) AS INTEGER), t.exclusive_total_us,"
+                 " t.inclusive, t.exclusive, t.anomaly_metrics FROM chimbuko_profiles t JOIN strings r ON"
+                 " r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+                 " ORDER BY r.s, t.app, t.fid"},
+    .final_counters = {"SELECT r.s, t.app, n.s, t.count, t.total, t.stats FROM chimbuko_counters t JOIN strings r ON"
+                       " r.id = t.run_id JOIN strings n ON n.id = t.counter_id",
+                       " ORDER BY r.s, t.app, n.s"},
+    .event_is_anomaly = {" AND e.anomaly = 0", " AND e.anomaly = 1"},
+};
+
+/* The statements and read transaction (fj_sqq: one snapshot) the shared queries run on. */
+static fj_status cbq_begin(void *x, fj_store *s, fj_query *fq, fj_sink *k, fj_err *err)
+{
+    return fj_sqq_begin(x, s, fq, k, err);
+}
+
+static fj_status cbq_cluster(void *x, int64_t *cluster_id)
+{
+    fj_sqq *sx = x;
+    fj_status rs = fj_sqq_cluster(sx);
+    *cluster_id = sx->cluster_id;
+    return rs;
+}
+
+static fj_status cbq_end(void *x, fj_status st)
+{
+    return fj_sqq_end(x, st);
+}
+
+static fj_status cbq_prepare(void *x, fj_qb *b, fj_qrows *r)
+{
+    sqlite3_stmt *st = NULL;
+    fj_status rs = fj_sqb_prepare(x, b, &st);
+    *r = fj_sqq_rows(x, st);
+    return rs;
+}
+
+static void cbq_finalize(const fj_qrows *r)
+{
+    sqlite3_finalize(r->st);
+}
+
+static const fj_cb_backend cb_backend = {&cb_sql, '?', cbq_begin, cbq_cluster, cbq_end, cbq_prepare, cbq_finalize};
+
+fj_status fj_sq_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_sqq x;
+    return fj_cbq_runs(&cb_backend, &x, s, q, k, err);
+}
+
+fj_status fj_sq_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_sqq x;
+    return fj_cbq_series(&cb_backend, &x, s, q, k, err);
+}
+
+fj_status fj_sq_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_sqq x;
+    return fj_cbq_top(&cb_backend, &x, s, q, k, err);
+}
+
+fj_status fj_sq_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    fj_sqq x;
+    return fj_cbq_records(&cb_backend, &x, s, q, k, err);
+}

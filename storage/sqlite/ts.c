@@ -1,0 +1,890 @@
+/* storage/sqlite/ts.c — line-protocol metrics in the SQLite backend: the request log, the time-series
+ * engine (storage/ts/engine.h) and its tables, ClusterCockpit messages and jobs, startup replay, periodic
+ * maintenance and the metric reads. The backend-neutral bookkeeping (lsn, when maintenance is due,
+ * request-log records, replay of a logged request) is storage/ts/writer.h's; cc-backend's job rules and
+ * the ClusterCockpit answers are storage/ts/cc_json.h's. Here: the SQL, and series ids made by the engine.
+ *
+ * Durability: a request's points go to request_log as one point record (storage/ts/request_log.h; the raw body
+ * when request-log-keep archives them) in the same transaction as they are appended to the
+ * engine, so an acknowledged point is either in a committed chunk or in a committed log row at or
+ * after the durable lsn (ts_state), which startup replays. Order inside a write transaction, as the
+ * engine asks: BEGIN; set_lsn; append; emit (series rows, then chunk rows); COMMIT then
+ * committed(), or ROLLBACK then rolled_back(). A rolled-back group leaves its
+ * points in the engine's buffers (there is no undo): reads may see them, a crash loses them, and
+ * their client was answered 503 and retries. */
+#include "storage/sqlite/int.h"
+
+#include "alloc.h"
+#include "storage/ts/cc_json.h"
+#include "log.h"
+#include "storage/ts/writer.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define NS FJ_TSW_NS
+#define APPEND_SLICE FJ_TSW_SLICE
+/* Freed pages given back to the file system per maintenance pass: 8 MB of 4 KiB pages, a few
+ * milliseconds of work, so a big trim never stalls ingest. */
+#define RELEASE_PAGES_PER_PASS 2048
+
+enum {
+    ST_LOG_INS,
+    ST_SERIES_INS,
+    ST_CHUNK_INS,
+    ST_STATE_PUT,
+    ST_MSG_INS,
+    ST_JOB_DUP,
+    ST_JOB_INS,
+    ST_JOB_FIND,
+    ST_JOB_STOP,
+    ST_CHUNKS, /* reader */
+    ST_SERIES, /* reader: ts_series by cluster, +1 with host, +2 with metric, +3 with both */
+    ST_SERIES_HOST,
+    ST_SERIES_METRIC,
+    ST_SERIES_HOST_METRIC,
+    ST__COUNT
+};
+
+static const char *const st_sql[ST__COUNT] = {
+    [ST_LOG_INS] = "INSERT INTO request_log(lsn,received,cluster,unit_ns,max_future_ns,size,body) "
+                   "VALUES(?,?,?,?,?,?,?)",
+    [ST_SERIES_INS] = "INSERT OR REPLACE INTO ts_series(id,cluster,host,metric,type,type_id,stype,stype_id) "
+                      "VALUES(?,?,?,?,?,?,?,?)",
+    [ST_CHUNK_INS] = "INSERT OR REPLACE INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) VALUES(?,?,?,?,?,?)",
+    [ST_STATE_PUT] = "INSERT INTO ts_state(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value=?2",
+    [ST_MSG_INS] = "INSERT OR IGNORE INTO cc_messages(cluster_id,time,kind,name,host,hash,tags,payload) "
+                   "VALUES(?,?,?,?,?,?,?,?)",
+    [ST_JOB_DUP] = "SELECT id FROM cc_jobs WHERE cluster_id=?1 AND job_id=?2 AND start_time>?3-86400 LIMIT 1",
+    [ST_JOB_INS] = "INSERT INTO cc_jobs(cluster_id,job_id,start_time,state,user,project,partition,subcluster,"
+                   "num_nodes,num_hwthreads,num_acc,hosts,payload) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_JOB_FIND] = "SELECT id,start_time,state FROM cc_jobs WHERE cluster_id=?1 AND job_id=?2 AND "
+                    "(?3=0 OR start_time=?3) ORDER BY start_time DESC LIMIT 1",
+    [ST_JOB_STOP] = "UPDATE cc_jobs SET stop_time=?2, state=?3 WHERE id=?1",
+    [ST_CHUNKS] = "SELECT count,t_first,t_last,seq,blob FROM ts_chunk WHERE series_id=?1 AND t_last>=?2 "
+                  "AND t_first<=?3",
+#define SERIES_SQL(from, where)                                                                             \
+    "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM " from " WHERE cluster=?1" where           \
+    " ORDER BY host,metric,type,type_id,stype,stype_id"
+    [ST_SERIES] = SERIES_SQL("ts_series", ""),
+    [ST_SERIES_HOST] = SERIES_SQL("ts_series", " AND host=?2"),
+    /* by metric: without INDEXED BY the planner walks the whole cluster in host order (to save a
+     * sort) instead of the few rows of one metric; for-all-nodes asks this on every query */
+    [ST_SERIES_METRIC] = SERIES_SQL("ts_series INDEXED BY ts_series_metric", " AND metric=?3"),
+    [ST_SERIES_HOST_METRIC] = SERIES_SQL("ts_series", " AND host=?2 AND metric=?3"),
+#undef SERIES_SQL
+};
+
+struct fj_sq_ts {
+    sqlite3_stmt *st[ST__COUNT];
+    /* writer: the bookkeeping (storage/ts/writer.h; w.own: in one of our own transactions, always
+     * refresh ts_state) */
+    fj_ts_writer w;
+    bool incremental;      /* the database has auto_vacuum=INCREMENTAL (every database created by migrations) */
+    bool free_pages_left;  /* the last release left freed pages in the file */
+    fj_ts_point pts[APPEND_SLICE];
+    uint32_t ids[APPEND_SLICE]; /* the series of pts, as the engine resolved them */
+    /* reader */
+    fj_ts_codec *codec;
+};
+
+/* --- helpers ------------------------------------------------------------------------------- */
+
+static struct fj_sq_ts *ts_of(fj_store *s)
+{
+    if (!s->ts)
+        s->ts = fj_calloc(1, sizeof *s->ts);
+    return s->ts;
+}
+
+static sqlite3_stmt *stmt(fj_store *s, int id, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (t->st[id])
+        return t->st[id];
+    int rc = sqlite3_prepare_v3(s->db, st_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &t->st[id], NULL);
+    if (rc != SQLITE_OK) {
+        fj_sq_fail(s, rc, "prepare", err);
+        t->st[id] = NULL;
+    }
+    return t->st[id];
+}
+
+static fj_status exec(fj_store *s, const char *sql, fj_err *err)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+static fj_status query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, sql, err);
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static void bind_mstr(sqlite3_stmt *st, int i, fj_ts_str v)
+{
+    sqlite3_bind_text(st, i, v.n ? v.p : "", (int)v.n, SQLITE_STATIC);
+}
+
+/* --- engine's sink -------------------------------------------------------------------------- */
+
+static fj_status sink_series(void *ud, uint32_t id, const fj_ts_key *k)
+{
+    fj_store *s = ud;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_SERIES_INS, &err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, id);
+    bind_mstr(st, 2, k->cluster);
+    bind_mstr(st, 3, k->host);
+    bind_mstr(st, 4, k->metric);
+    bind_mstr(st, 5, k->type);
+    bind_mstr(st, 6, k->type_id);
+    bind_mstr(st, 7, k->stype);
+    bind_mstr(st, 8, k->stype_id);
+    return fj_sq_done(s, st, "insert series", &err);
+}
+
+static fj_status sink_chunk(void *ud, const fj_ts_chunk *c)
+{
+    fj_store *s = ud;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_CHUNK_INS, &err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, c->series_id);
+    sqlite3_bind_int64(st, 2, c->t_last);
+    sqlite3_bind_int64(st, 3, (int64_t)c->seq);
+    sqlite3_bind_int64(st, 4, c->t_first);
+    sqlite3_bind_int64(st, 5, c->count);
+    sqlite3_bind_blob(st, 6, c->blob, (int)c->len, SQLITE_STATIC);
+    return fj_sq_done(s, st, "insert chunk", &err);
+}
+
+static fj_status put_state(fj_store *s, const char *key, int64_t v, fj_err *err)
+{
+    sqlite3_stmt *st = stmt(s, ST_STATE_PUT, err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, v);
+    return fj_sq_done(s, st, "ts_state", err);
+}
+
+fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
+{
+    fj_ts_writer *w = s->ts ? &s->ts->w : NULL;
+    if (!w || !w->eng || (!w->dirty && !w->own))
+        return FJ_OK; /* a group without metrics: nothing of ours changed */
+    fj_ts_sink sink = {sink_series, sink_chunk, s};
+    fj_status st = w->dirty ? fj_ts_engine_emit(w->eng, &sink) : FJ_OK;
+    if (st != FJ_OK)
+        return fj_err_set(err, st, "db", "storing sealed chunks failed: %s", sqlite3_errmsg(s->db));
+    /* Conservative: chunks handed in this transaction still count until committed. */
+    uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
+    if (d != w->durable_saved && (st = put_state(s, "durable_lsn", (int64_t)d, err)) != FJ_OK)
+        return st;
+    if (w->next_lsn != w->next_saved && (st = put_state(s, "next_lsn", (int64_t)w->next_lsn, err)) != FJ_OK)
+        return st;
+    w->durable_saved = d;
+    w->next_saved = w->next_lsn;
+    return FJ_OK;
+}
+
+void fj_sq_ts_end(fj_store *s, bool committed)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t || !t->w.eng)
+        return;
+    fj_tsw_end(&t->w, committed);
+    if (!committed)
+        for (int i = 0; i < ST__COUNT; i++)
+            if (t->st[i])
+                sqlite3_reset(t->st[i]);
+}
+
+/* --- the write path ------------------------------------------------------------------------- */
+
+/* Appends the points to the engine; with record, also adds them, as the engine resolved them, to
+ * the point record begun by the caller. */
+static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, size_t n, bool record, fj_err *err)
+{
+    for (size_t off = 0; off < n; off += APPEND_SLICE) {
+        size_t k = n - off < APPEND_SLICE ? n - off : APPEND_SLICE;
+        for (size_t i = 0; i < k; i++) {
+            const fj_metric_point *q = &p[off + i];
+            t->pts[i] = (fj_ts_point){
+                .key = {{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n}, {q->metric.p, q->metric.n},
+                        {q->type.p, q->type.n}, {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
+                        {q->stype_id.p, q->stype_id.n}},
+                .t = q->t,
+                .v = q->v};
+        }
+        fj_status st = fj_ts_append(t->w.eng, t->pts, k, t->ids, NULL, err);
+        if (st != FJ_OK)
+            return st;
+        if (record && (st = fj_tsw_record_add(&t->w, t->ids, p + off, k, err)) != FJ_OK)
+            return st;
+    }
+    return FJ_OK;
+}
+
+/* request-log-keep set: the raw body is logged, an archive that can be decoded again. */
+static fj_status log_body(fj_store *s, const fj_metrics *m, fj_err *err)
+{
+    fj_ts_writer *w = &s->ts->w;
+    const void *z;
+    size_t zn;
+    fj_status fs = fj_tsw_compress(w, m, &z, &zn, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_stmt *st = stmt(s, ST_LOG_INS, err);
+    if (!st)
+        return FJ_EIO;
+    uint64_t lsn = w->next_lsn++;
+    sqlite3_bind_int64(st, 1, (int64_t)lsn);
+    sqlite3_bind_int64(st, 2, m->arrival_ns);
+    if (m->default_cluster)
+        sqlite3_bind_text(st, 3, m->default_cluster, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, m->unit_ns);
+    sqlite3_bind_int64(st, 5, m->max_future_ns);
+    sqlite3_bind_int64(st, 6, (int64_t)m->raw_len);
+    sqlite3_bind_blob(st, 7, z, (int)zn, SQLITE_STATIC);
+    fs = fj_sq_done(s, st, "request log", err);
+    if (fs == FJ_OK)
+        fj_ts_engine_set_lsn(w->eng, lsn);
+    return fs;
+}
+
+/* The default: the points are appended and logged as one point record (storage/ts/request_log.h: ~5 bytes a
+ * point, nothing to compress). size holds the number of points. */
+static fj_status append_and_log_points(fj_store *s, const fj_metrics *m, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    fj_status fs = fj_tsw_record_begin(&t->w, err);
+    if (fs != FJ_OK)
+        return fs;
+    uint64_t lsn = t->w.next_lsn++;
+    fj_ts_engine_set_lsn(t->w.eng, lsn);
+    fs = append_points(t, m->points, m->n_points, true, err);
+    const void *rec = NULL;
+    size_t len = 0;
+    if (fs == FJ_OK)
+        fs = fj_tsw_record_finish(&t->w, &rec, &len, err);
+    sqlite3_stmt *st = fs == FJ_OK ? stmt(s, ST_LOG_INS, err) : NULL;
+    if (!st)
+        return fs == FJ_OK ? FJ_EIO : fs;
+    sqlite3_bind_int64(st, 1, (int64_t)lsn);
+    sqlite3_bind_int64(st, 2, m->arrival_ns);
+    sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, FJ_TSW_POINT_RECORD);
+    sqlite3_bind_int64(st, 5, 0);
+    sqlite3_bind_int64(st, 6, (int64_t)fj_ts_log_count(t->w.rec));
+    sqlite3_bind_blob(st, 7, rec, (int)len, SQLITE_STATIC);
+    return fj_sq_done(s, st, "request log", err);
+}
+
+static fj_status write_message(fj_store *s, const fj_cc_message *msg, fj_write_count *cnt, fj_err *err)
+{
+    static const char *const kinds[] = {"event", "log", "control"};
+    int64_t cid;
+    fj_status fs = fj_sq_cluster_id(s, msg->cluster, &cid, err);
+    if (fs != FJ_OK)
+        return fs;
+    sqlite3_stmt *st = stmt(s, ST_MSG_INS, err);
+    if (!st)
+        return FJ_EIO;
+    uint64_t h = fj_cc_message_hash(msg);
+    sqlite3_bind_int64(st, 1, cid);
+    sqlite3_bind_int64(st, 2, msg->time);
+    sqlite3_bind_text(st, 3, kinds[msg->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, msg->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, msg->host, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (int64_t)h);
+    sqlite3_bind_text(st, 7, msg->tags, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, msg->payload, (int)msg->payload_len, SQLITE_STATIC);
+    if ((fs = fj_sq_done(s, st, "insert message", err)) != FJ_OK)
+        return fs;
+    if (sqlite3_changes(s->db) > 0)
+        cnt->inserted++;
+    else
+        cnt->duplicates++;
+    return FJ_OK;
+}
+
+static void bind_opt(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* cc-backend's rules (fj_cc_job_apply) on this database. */
+typedef struct job_ctx {
+    fj_store *s;
+    int64_t cid; /* the cluster's id */
+} job_ctx;
+
+static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
+{
+    job_ctx *x = ud;
+    sqlite3_stmt *dup = stmt(x->s, ST_JOB_DUP, err);
+    if (!dup)
+        return FJ_EIO;
+    sqlite3_bind_int64(dup, 1, x->cid);
+    sqlite3_bind_int64(dup, 2, (int64_t)j->job_id);
+    sqlite3_bind_int64(dup, 3, j->start_time);
+    int rc = sqlite3_step(dup);
+    *id = rc == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
+    sqlite3_reset(dup);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(x->s, rc, "find job", err);
+}
+
+static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
+{
+    job_ctx *x = ud;
+    sqlite3_stmt *ins = stmt(x->s, ST_JOB_INS, err);
+    if (!ins)
+        return FJ_EIO;
+    sqlite3_bind_int64(ins, 1, x->cid);
+    sqlite3_bind_int64(ins, 2, (int64_t)j->job_id);
+    sqlite3_bind_int64(ins, 3, j->start_time);
+    sqlite3_bind_text(ins, 4, "running", -1, SQLITE_STATIC);
+    bind_opt(ins, 5, j->user);
+    bind_opt(ins, 6, j->project);
+    bind_opt(ins, 7, j->partition);
+    bind_opt(ins, 8, j->subcluster);
+    sqlite3_bind_int64(ins, 9, (int64_t)j->num_nodes);
+    sqlite3_bind_int64(ins, 10, (int64_t)j->num_hwthreads);
+    sqlite3_bind_int64(ins, 11, (int64_t)j->num_acc);
+    bind_opt(ins, 12, j->hosts);
+    bind_opt(ins, 13, j->payload);
+    fj_status fs = fj_sq_done(x->s, ins, "insert job", err);
+    if (fs == FJ_OK)
+        *id = sqlite3_last_insert_rowid(x->s->db);
+    return fs;
+}
+
+static fj_status job_find(void *ud, const fj_cc_job *j, int64_t *id, int64_t *start, char state[32], fj_err *err)
+{
+    job_ctx *x = ud;
+    sqlite3_stmt *find = stmt(x->s, ST_JOB_FIND, err);
+    if (!find)
+        return FJ_EIO;
+    sqlite3_bind_int64(find, 1, x->cid);
+    sqlite3_bind_int64(find, 2, (int64_t)j->job_id);
+    sqlite3_bind_int64(find, 3, j->start_time);
+    int rc = sqlite3_step(find);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(find, 0);
+        *start = sqlite3_column_int64(find, 1);
+        snprintf(state, 32, "%s", (const char *)sqlite3_column_text(find, 2));
+    }
+    sqlite3_reset(find);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(x->s, rc, "find job", err);
+}
+
+static fj_status job_stop(void *ud, const fj_cc_job *j, int64_t id, bool *stopped, fj_err *err)
+{
+    job_ctx *x = ud;
+    sqlite3_stmt *upd = stmt(x->s, ST_JOB_STOP, err);
+    if (!upd)
+        return FJ_EIO;
+    sqlite3_bind_int64(upd, 1, id);
+    sqlite3_bind_int64(upd, 2, j->stop_time);
+    sqlite3_bind_text(upd, 3, j->state, -1, SQLITE_STATIC);
+    fj_status fs = fj_sq_done(x->s, upd, "stop job", err);
+    *stopped = fs == FJ_OK; /* the single writer: still running since the lookup */
+    return fs;
+}
+
+static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt, fj_err *err)
+{
+    static const fj_cc_job_ops ops = {job_find_recent, job_insert, job_find, job_stop};
+    job_ctx x = {.s = s};
+    fj_status fs = fj_sq_cluster_id(s, j->cluster, &x.cid, err);
+    if (fs != FJ_OK)
+        return fs;
+    bool added;
+    if ((fs = fj_cc_job_apply(j, &ops, &x, &added, err)) != FJ_OK)
+        return fs;
+    if (added)
+        cnt->inserted++;
+    else
+        cnt->duplicates++;
+    return FJ_OK;
+}
+
+fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count *cnt, fj_err *err)
+{
+    fj_status st = fj_sq_ts_start(s, NULL, err);
+    if (st != FJ_OK)
+        return st;
+    struct fj_sq_ts *t = s->ts;
+    const fj_metrics *m = &e->u.metrics;
+    t->w.dirty = true;
+    if (m->n_points) {
+        if (t->w.keep_ns && m->raw) {
+            if ((st = log_body(s, m, err)) != FJ_OK ||
+                (st = append_points(t, m->points, m->n_points, false, err)) != FJ_OK)
+                return st;
+        } else if ((st = append_and_log_points(s, m, err)) != FJ_OK) {
+            return st;
+        }
+        cnt->inserted += m->n_points;
+    }
+    for (size_t i = 0; i < m->n_messages; i++)
+        if ((st = write_message(s, &m->messages[i], cnt, err)) != FJ_OK)
+            return st;
+    for (size_t i = 0; i < m->n_jobs; i++)
+        if ((st = write_job(s, &m->jobs[i], cnt, err)) != FJ_OK)
+            return st;
+    return FJ_OK;
+}
+
+/* --- startup: catalog, sequence, replay ------------------------------------------------------ */
+
+static fj_status load_catalog(fj_store *s, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM ts_series",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "load series", err);
+    fj_status fs = FJ_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fj_ts_str f[7];
+        for (int i = 0; i < 7; i++)
+            f[i] = (fj_ts_str){(const char *)sqlite3_column_text(st, i + 1), (size_t)sqlite3_column_bytes(st, i + 1)};
+        fj_ts_key k = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+        fs = fj_ts_engine_load_series(s->ts->w.eng, (uint32_t)sqlite3_column_int64(st, 0), &k);
+        if (fs != FJ_OK) {
+            fj_err_set(err, fs, "db", "loading series %lld failed", (long long)sqlite3_column_int64(st, 0));
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    if (fs == FJ_OK && rc != SQLITE_DONE)
+        fs = fj_sq_fail(s, rc, "load series", err);
+    return fs;
+}
+
+/* A logged request's decoded points: the engine finds (or creates) their series. */
+static fj_status replay_append(void *ud, const fj_metrics *m, fj_err *err)
+{
+    return append_points(ud, m->points, m->n_points, false, err);
+}
+
+static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT lsn,received,cluster,unit_ns,max_future_ns,size,body FROM request_log "
+                                "WHERE lsn>=?1 ORDER BY lsn",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "replay", err);
+    sqlite3_bind_int64(st, 1, (int64_t)from_lsn);
+    fj_status fs = FJ_OK;
+    fj_tsw_replay r = {0};
+    while (fs == FJ_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fj_tsw_logrow row = {.lsn = (uint64_t)sqlite3_column_int64(st, 0),
+                             .received = sqlite3_column_int64(st, 1),
+                             .cluster = (const char *)sqlite3_column_text(st, 2),
+                             .unit_ns = sqlite3_column_int64(st, 3),
+                             .max_future_ns = sqlite3_column_int64(st, 4),
+                             .size = (size_t)sqlite3_column_int64(st, 5),
+                             .body = sqlite3_column_blob(st, 6),
+                             .body_len = (size_t)sqlite3_column_bytes(st, 6)};
+        bool skipped = false;
+        fs = fj_tsw_replay_row(&t->w, &r, &row, "", replay_append, t, &skipped, err);
+        if (fs == FJ_OK && !skipped)
+            (*n_req)++;
+    }
+    if (fs == FJ_OK && rc != SQLITE_DONE)
+        fs = fj_sq_fail(s, rc, "replay", err);
+    sqlite3_finalize(st);
+    *n_pts += r.n_pts;
+    fj_tsw_replay_done(&r);
+    return fs;
+}
+
+/* One transaction of the writer's own: emit what is sealed, optionally more work in between. */
+static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err), fj_err *err)
+{
+    fj_status st = exec(s, "BEGIN IMMEDIATE", err);
+    if (st != FJ_OK)
+        return st;
+    s->ts->w.own = true;
+    st = fj_sq_ts_precommit(s, err);
+    s->ts->w.own = false;
+    if (st == FJ_OK && more)
+        st = more(s, err);
+    if (st == FJ_OK)
+        st = exec(s, "COMMIT", err);
+    if (st != FJ_OK && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    fj_sq_ts_end(s, st == FJ_OK);
+    return st;
+}
+
+fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
+{
+    if (s->mode != FJ_STORE_WRITE)
+        return fj_err_set(err, FJ_EINVAL, "db", "metrics need a writable handle");
+    struct fj_sq_ts *t = ts_of(s);
+    if (!t)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    if (t->w.started)
+        return FJ_OK;
+    int64_t max_seq = 0, durable = 0, next = 0, max_lsn = 0, auto_vacuum = 0;
+    fj_status st;
+    if ((st = query_i64(s, "SELECT coalesce(max(seq),0) FROM ts_chunk", &max_seq, err)) != FJ_OK ||
+        (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='durable_lsn'),0)", &durable,
+                        err)) != FJ_OK ||
+        (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='next_lsn'),0)", &next, err)) !=
+            FJ_OK ||
+        (st = query_i64(s, "SELECT coalesce(max(lsn),0) FROM request_log", &max_lsn, err)) != FJ_OK ||
+        (st = query_i64(s, "PRAGMA auto_vacuum", &auto_vacuum, err)) != FJ_OK)
+        return st;
+    t->incremental = auto_vacuum == 2;
+    if ((st = fj_tsw_open(&t->w, o, (uint64_t)max_seq + 1, durable, next, max_lsn, fj_mono_ns(), err)) != FJ_OK)
+        return st;
+    if ((st = load_catalog(s, err)) != FJ_OK)
+        goto fail;
+    size_t n_req = 0, n_pts = 0;
+    if ((st = replay(s, (uint64_t)durable, &n_req, &n_pts, err)) != FJ_OK)
+        goto fail;
+    t->w.started = true;
+    t->w.dirty = true;
+    if ((st = own_txn(s, NULL, err)) != FJ_OK)
+        goto fail;
+    fj_ts_stats ss;
+    fj_ts_engine_stats(t->w.eng, &ss);
+    fj_info("metrics: %zu series; replayed %zu logged requests (%zu points) from lsn %lld", ss.series, n_req, n_pts,
+            (long long)durable);
+    return FJ_OK;
+fail:
+    fj_tsw_abort(&t->w);
+    return st;
+}
+
+fj_ts_engine *fj_sq_ts_engine(fj_store *s)
+{
+    return s->ts && s->ts->w.started ? s->ts->w.eng : NULL;
+}
+
+/* --- maintenance ----------------------------------------------------------------------------- */
+
+/* The request log is deleted about as fast as it is written, and SQLite keeps freed pages in the
+ * file for reuse: without this the file stays at the log's high-water mark (several times the
+ * size of the chunks). With auto_vacuum=INCREMENTAL, moves up to max_pages freed pages (0: all)
+ * to the end of the file and truncates it. */
+static fj_status release_free_pages(fj_store *s, int64_t max_pages, fj_err *err)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%lld)", (long long)max_pages);
+    int64_t left = 0;
+    fj_status st = exec(s, sql, err);
+    if (st == FJ_OK)
+        st = query_i64(s, "PRAGMA freelist_count", &left, err);
+    s->ts->free_pages_left = left > 0;
+    return st;
+}
+
+/* One DELETE with one or two int64 parameters (n). */
+static fj_status delete_before(fj_store *s, const char *sql, int n, int64_t a, int64_t b, const char *what,
+                               fj_err *err)
+{
+    sqlite3_stmt *del = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &del, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(del, 1, a);
+        if (n > 1)
+            sqlite3_bind_int64(del, 2, b);
+        rc = sqlite3_step(del);
+    }
+    sqlite3_finalize(del);
+    return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, what, err);
+}
+
+static fj_status retention(void *ud, int64_t before_ns, fj_err *err)
+{
+    return delete_before(ud, "DELETE FROM ts_chunk WHERE t_last<?1", 1, before_ns, 0, "retention", err);
+}
+
+static fj_status trim(void *ud, uint64_t below_lsn, int64_t received_before, fj_err *err)
+{
+    return delete_before(ud, "DELETE FROM request_log WHERE lsn<?1 AND received<?2", 2, (int64_t)below_lsn,
+                         received_before, "trim request log", err);
+}
+
+static fj_status retention_and_trim(fj_store *s, fj_err *err)
+{
+    static const fj_tsw_cleanup_ops ops = {retention, trim};
+    struct fj_sq_ts *t = s->ts;
+    fj_status st = fj_tsw_cleanup(&t->w, &ops, s, wall_ns(), fj_mono_ns(), err);
+    if (st == FJ_OK && t->incremental)
+        st = release_free_pages(s, RELEASE_PAGES_PER_PASS, err);
+    return st;
+}
+
+static fj_status release_all_free_pages(fj_store *s, fj_err *err)
+{
+    return s->ts->incremental ? release_free_pages(s, 0, err) : FJ_OK;
+}
+
+fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), t->free_pages_left))
+        return FJ_OK;
+    return own_txn(s, retention_and_trim, err);
+}
+
+void fj_sq_ts_close(fj_store *s)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t)
+        return;
+    if (t->w.eng && t->w.started) {
+        fj_err err = {0};
+        fj_ts_engine_flush(t->w.eng);
+        t->w.dirty = true;
+        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK ||
+            own_txn(s, release_all_free_pages, &err) != FJ_OK)
+            fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
+    }
+    fj_tsw_free(&t->w);
+    for (int i = 0; i < ST__COUNT; i++)
+        sqlite3_finalize(t->st[i]);
+    fj_ts_codec_destroy(t->codec);
+    fj_free(t);
+    s->ts = NULL;
+}
+
+/* --- reads ------------------------------------------------------------------------------------ */
+
+typedef struct series_row {
+    uint32_t id;
+    size_t off[7], len[7];
+} series_row;
+
+fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
+                          fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err)
+{
+    if (!sel || !sel->cluster)
+        return fj_err_set(err, FJ_EINVAL, "cluster", "a cluster is required");
+    bool host = sel->host && *sel->host, metric = sel->metric && *sel->metric;
+    if (!ts_of(s))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    sqlite3_stmt *st = stmt(s, ST_SERIES + host + 2 * metric, err);
+    if (!st)
+        return FJ_EIO;
+    int rc;
+    sqlite3_bind_text(st, 1, sel->cluster, -1, SQLITE_STATIC);
+    if (host)
+        sqlite3_bind_text(st, 2, sel->host, -1, SQLITE_STATIC);
+    if (metric)
+        sqlite3_bind_text(st, 3, sel->metric, -1, SQLITE_STATIC);
+    /* Rows are collected first: the callback may read chunks, which must not share this
+     * statement's snapshot. */
+    fj_buf strs, rows;
+    fj_buf_init(&strs, (size_t)1 << 30);
+    fj_buf_init(&rows, (size_t)1 << 30);
+    fj_status fs = FJ_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        series_row r = {.id = (uint32_t)sqlite3_column_int64(st, 0)};
+        for (int i = 0; i < 7; i++) {
+            r.off[i] = strs.len;
+            r.len[i] = (size_t)sqlite3_column_bytes(st, i + 1);
+            const void *p = sqlite3_column_text(st, i + 1);
+            if ((fs = fj_buf_append(&strs, p ? p : "", r.len[i])) != FJ_OK)
+                break;
+        }
+        if (fs == FJ_OK)
+            fs = fj_buf_append(&rows, &r, sizeof r);
+        if (fs != FJ_OK)
+            break;
+    }
+    if (fs == FJ_OK && rc != SQLITE_DONE)
+        fs = fj_sq_fail(s, rc, "list series", err);
+    else if (fs != FJ_OK)
+        fj_err_set(err, fs, NULL, "too many series");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    size_t n = rows.len / sizeof(series_row);
+    for (size_t i = 0; fs == FJ_OK && i < n; i++) {
+        series_row r;
+        memcpy(&r, rows.data + i * sizeof r, sizeof r);
+        fj_ts_str f[7];
+        for (int k = 0; k < 7; k++)
+            f[k] = (fj_ts_str){strs.data ? strs.data + r.off[k] : "", r.len[k]};
+        fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+        fs = cb(ud, r.id, &key);
+    }
+    fj_buf_free(&strs);
+    fj_buf_free(&rows);
+    return fs;
+}
+
+typedef struct chunk_iter {
+    fj_store *s;
+    sqlite3_stmt *st;
+    uint32_t id;
+    int64_t from, to;
+    bool started;
+} chunk_iter;
+
+static fj_status next_chunk(void *ud, fj_ts_chunk *out)
+{
+    chunk_iter *it = ud;
+    if (!it->started) { /* the snapshot starts here, after the engine's part was copied */
+        sqlite3_bind_int64(it->st, 1, it->id);
+        sqlite3_bind_int64(it->st, 2, it->from);
+        sqlite3_bind_int64(it->st, 3, it->to);
+        it->started = true;
+    }
+    int rc = sqlite3_step(it->st);
+    if (rc == SQLITE_DONE)
+        return FJ_ENOTFOUND;
+    if (rc != SQLITE_ROW)
+        return fj_sq_status(rc);
+    *out = (fj_ts_chunk){.series_id = it->id,
+                         .count = (uint32_t)sqlite3_column_int64(it->st, 0),
+                         .t_first = sqlite3_column_int64(it->st, 1),
+                         .t_last = sqlite3_column_int64(it->st, 2),
+                         .seq = (uint64_t)sqlite3_column_int64(it->st, 3),
+                         .blob = sqlite3_column_blob(it->st, 4),
+                         .len = (size_t)sqlite3_column_bytes(it->st, 4)};
+    return FJ_OK;
+}
+
+fj_status fj_sq_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
+                        fj_ts_points *out, fj_err *err)
+{
+    struct fj_sq_ts *t = ts_of(s);
+    if (!t)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    if (!t->codec && !(t->codec = fj_ts_codec_create()))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    chunk_iter it = {.s = s, .st = stmt(s, ST_CHUNKS, err), .id = series_id, .from = from, .to = to};
+    if (!it.st)
+        return FJ_EIO;
+    fj_status st = fj_ts_read(live, t->codec, series_id, from, to, next_chunk, &it, out, err);
+    sqlite3_reset(it.st);
+    if (st == FJ_EIO && err && !err->message[0])
+        fj_err_set(err, FJ_EIO, "db", "reading chunks of series %u failed", series_id);
+    return st;
+}
+
+/* --- ClusterCockpit records ----------------------------------------------------------------- */
+
+fj_status fj_sq_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT m.kind,m.name,m.host,m.time,m.tags,m.payload FROM cc_messages m "
+                                "JOIN clusters c ON c.id=m.cluster_id WHERE c.name=?1 AND m.time>=?2 AND m.time<=?3 "
+                                "AND (?4 IS NULL OR m.kind=?4) AND (?5 IS NULL OR m.name=?5) "
+                                "AND (?6 IS NULL OR m.host=?6) ORDER BY m.time LIMIT ?7",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "list events", err);
+    sqlite3_bind_text(st, 1, q->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, q->from_ns ? q->from_ns : INT64_MIN);
+    sqlite3_bind_int64(st, 3, q->to_ns ? q->to_ns : INT64_MAX);
+    bind_opt(st, 4, q->kind);
+    bind_opt(st, 5, q->name);
+    bind_opt(st, 6, q->host);
+    sqlite3_bind_int64(st, 7, q->limit ? (int64_t)q->limit : -1);
+    fj_buf_puts(out, "{\"events\":[");
+    size_t n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fj_cc_event_row row = {.kind = (const char *)sqlite3_column_text(st, 0),
+                               .name = (const char *)sqlite3_column_text(st, 1),
+                               .host = (const char *)sqlite3_column_text(st, 2),
+                               .time_ns = sqlite3_column_int64(st, 3),
+                               .tags = (const char *)sqlite3_column_text(st, 4),
+                               .payload = (const char *)sqlite3_column_text(st, 5)};
+        fj_cc_event_json(out, n++ == 0, &row);
+    }
+    fj_status fs = rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "list events", err);
+    sqlite3_finalize(st);
+    if (fs == FJ_OK && fj_buf_puts(out, "]}\n") != FJ_OK)
+        fs = fj_err_set(err, FJ_ETOOBIG, NULL, "the answer is too large; narrow from/to or set limit");
+    return fs;
+}
+
+fj_status fj_sq_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(
+        s->db,
+        "SELECT c.id,c.job_id,c.start_time,c.stop_time,c.state,c.user,c.project,c.partition,c.num_nodes,c.hosts,"
+        " (SELECT count(*) FROM jobs j WHERE j.cluster_id=c.cluster_id AND j.job=c.job_id AND j.epoch=0),"
+        " (SELECT min(first_seen) FROM jobs j WHERE j.cluster_id=c.cluster_id AND j.job=c.job_id AND j.epoch=0),"
+        " (SELECT max(last_seen) FROM jobs j WHERE j.cluster_id=c.cluster_id AND j.job=c.job_id AND j.epoch=0),"
+        " (SELECT sum(n_samples) FROM jobs j WHERE j.cluster_id=c.cluster_id AND j.job=c.job_id AND j.epoch=0),"
+        " (SELECT job_state FROM slurm_jobs_current x WHERE x.cluster_id=c.cluster_id AND x.job_id=c.job_id AND"
+        "  x.job_step='')"
+        " FROM cc_jobs c JOIN clusters k ON k.id=c.cluster_id WHERE k.name=?1"
+        " AND (?2=0 OR coalesce(c.stop_time, 9223372036) >= ?2) AND (?3=0 OR c.start_time <= ?3)"
+        " ORDER BY c.start_time, c.id LIMIT ?4",
+        -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "list cc jobs", err);
+    sqlite3_bind_text(st, 1, q->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, q->from_ns / NS);
+    sqlite3_bind_int64(st, 3, q->to_ns / NS);
+    sqlite3_bind_int64(st, 4, q->limit ? (int64_t)q->limit : -1);
+    fj_buf_puts(out, "{\"jobs\":[");
+    size_t n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        /* types first: before any value of the row is read (and maybe converted) */
+        bool stopped = sqlite3_column_type(st, 3) != SQLITE_NULL, slurm = sqlite3_column_type(st, 14) != SQLITE_NULL;
+        fj_cc_job_row row = {.id = sqlite3_column_int64(st, 0),
+                             .job_id = sqlite3_column_int64(st, 1),
+                             .start_time = sqlite3_column_int64(st, 2),
+                             .stopped = stopped,
+                             .stop_time = sqlite3_column_int64(st, 3),
+                             .state = (const char *)sqlite3_column_text(st, 4),
+                             .user = (const char *)sqlite3_column_text(st, 5),
+                             .project = (const char *)sqlite3_column_text(st, 6),
+                             .partition = (const char *)sqlite3_column_text(st, 7),
+                             .num_nodes = sqlite3_column_int64(st, 8),
+                             .hosts = (const char *)sqlite3_column_text(st, 9),
+                             .sonar_instances = sqlite3_column_int64(st, 10),
+                             .sonar_first = sqlite3_column_int64(st, 11),
+                             .sonar_last = sqlite3_column_int64(st, 12),
+                             .sonar_samples = sqlite3_column_int64(st, 13),
+                             .has_slurm = slurm,
+                             .slurm_state = (const char *)sqlite3_column_text(st, 14)};
+        fj_cc_job_json(out, n++ == 0, q->cluster, &row);
+    }
+    fj_status fs = rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "list cc jobs", err);
+    sqlite3_finalize(st);
+    if (fs == FJ_OK && fj_buf_puts(out, "]}\n") != FJ_OK)
+        fs = fj_err_set(err, FJ_ETOOBIG, NULL, "the answer is too large; narrow from/to or set limit");
+    return fs;
+}

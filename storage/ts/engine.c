@@ -1,0 +1,1243 @@
+/* storage/ts/engine.c — series catalog, append buffers, sealing and merged reads (see storage/ts/engine.h).
+ *
+ * Memory: a series is one 64-byte struct in an array indexed by id, its key bytes in one shared
+ * store, and a 16-byte (t, v) pair per buffered point in an array that doubles up to the seal
+ * target and is freed on seal. The catalog index is open addressing over (id, 32-bit hash) slots,
+ * so growing it never touches the keys. */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
+#include "storage/ts/engine.h"
+
+#include "alloc.h"
+#include "buf.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SEAL_POINTS 720
+#define DEFAULT_SEAL_AGE_NS (INT64_C(12) * 3600 * 1000000000)
+#define LOCK_SLICE 4096   /* points appended per hold of the exclusive lock */
+#define BUF_KEEP 64       /* a sealed buffer keeps its memory up to this capacity */
+#define PRESSURE_STEPS 64 /* series visited per point when over max_buffered_points */
+#define N_KEY_FIELDS 7
+
+typedef struct pt {
+    int64_t t;
+    double v;
+} pt;
+
+/* A sealed chunk not yet committed by the caller. Linked in seal order twice: globally (for emit
+ * and commit) and per series (for reads). */
+typedef struct pending {
+    struct pending *next;        /* global FIFO */
+    struct pending *next_series; /* this series' chunks, oldest first */
+    fj_ts_chunk c;               /* c.blob points at data */
+    uint64_t lsn_min;
+    unsigned char data[];
+} pending;
+
+typedef struct series {
+    pt *buf;
+    uint32_t n, cap;
+    uint32_t target;  /* seal when n reaches it */
+    uint32_t tag;     /* high half of the key hash */
+    uint64_t key_off; /* into the key store; key_len 0 means no series has this id */
+    uint16_t key_len;
+    uint8_t sorted;   /* buf is in strictly increasing time */
+    uint32_t next;    /* the series appended right after this one last time (a guess) */
+    int64_t t_open;   /* data time when the buffer got its first point */
+    uint64_t lsn_min; /* lsn of the first buffered point */
+    pending *pend;    /* unsealed chunks, oldest first */
+} series;
+
+_Static_assert(sizeof(series) == 64, "a series is one cache line");
+
+typedef struct slot {
+    uint32_t id; /* 0: empty */
+    uint32_t tag;
+} slot;
+
+struct fj_ts_engine {
+    pthread_rwlock_t lock;
+    fj_ts_opts o;
+
+    series *s; /* indexed by id; s[0] unused */
+    size_t s_cap;
+    uint32_t next_id;
+    size_t n_series;
+
+    slot *tab;
+    size_t tab_mask;
+
+    char *keys;
+    size_t keys_len, keys_cap;
+
+    int64_t t_newest; /* data time */
+    bool have_time;
+    uint64_t lsn;
+    /* The smallest lsn_min of the buffers and pending chunks, kept up to date cheaply: appends
+     * only lower it (lsn never decreases, so only a first point into an empty engine can), seals
+     * carry lsn_min from buffer to chunk, and only a commit that frees chunks can raise it — that
+     * marks it stale and the next fj_ts_engine_durable_lsn recomputes it. */
+    uint64_t durable_min;
+    bool durable_stale;
+    uint64_t next_seq;
+    size_t buffered;
+    size_t buffer_cap_points;
+    uint32_t sweep;    /* age check cursor */
+    uint32_t pressure; /* round-robin seal cursor */
+
+    /* waiting for emit / commit */
+    uint32_t *newids;
+    size_t n_new, new_cap, new_emitted;
+    pending *p_head, *p_tail, *p_emit; /* p_emit: first chunk not handed to the sink yet */
+    size_t n_pending, pending_bytes;
+
+    uint64_t sealed_chunks, sealed_points, sealed_bytes;
+
+    /* writer scratch */
+    fj_ts_codec *codec;
+    fj_buf blob;
+    int64_t *st;
+    double *sv;
+    pt *sort_tmp;
+    size_t scratch_cap;
+};
+
+/* ---- keys ------------------------------------------------------------------------------- */
+
+static inline uint64_t mix(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t rd64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint64_t rd32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* 16 bytes per multiply, the tail read with overlapping loads (the wyhash construction). */
+static uint64_t hash_bytes(const unsigned char *p, size_t n)
+{
+    const uint64_t s0 = 0xa0761d6478bd642full, s1 = 0xe7037ed1a0b428dbull;
+    uint64_t h = mix(n ^ s0, 0x8ebc6af09c88c6e3ull), a, b;
+    size_t m = n;
+    while (m > 16) {
+        h = mix(rd64(p) ^ s0, rd64(p + 8) ^ h);
+        p += 16;
+        m -= 16;
+    }
+    if (m >= 8) {
+        a = rd64(p);
+        b = rd64(p + m - 8);
+    } else if (m >= 4) {
+        a = rd32(p);
+        b = rd32(p + m - 4);
+    } else {
+        a = m ? (uint64_t)p[0] << 16 | (uint64_t)p[m >> 1] << 8 | p[m - 1] : 0;
+        b = 0;
+    }
+    return mix(mix(a ^ s0, b ^ s1 ^ h), n ^ s1);
+}
+
+/* A key as stored: each field as a 2-byte length and its bytes. Returns the length, or 0 when the
+ * key is longer than FJ_TS_KEY_MAX. */
+#define ENC_KEY_MAX (FJ_TS_KEY_MAX + 2 * N_KEY_FIELDS)
+
+static size_t encode_key(const fj_ts_key *k, unsigned char *out)
+{
+    const fj_ts_str *f[N_KEY_FIELDS] = {&k->cluster, &k->host,  &k->metric,  &k->type,
+                                        &k->type_id, &k->stype, &k->stype_id};
+    size_t total = 0, len = 0;
+    for (int i = 0; i < N_KEY_FIELDS; i++) {
+        total += f[i]->n;
+        if (total > FJ_TS_KEY_MAX)
+            return 0;
+    }
+    for (int i = 0; i < N_KEY_FIELDS; i++) {
+        out[len++] = (unsigned char)(f[i]->n & 0xff);
+        out[len++] = (unsigned char)(f[i]->n >> 8);
+        if (f[i]->n)
+            memcpy(out + len, f[i]->p, f[i]->n);
+        len += f[i]->n;
+    }
+    return len;
+}
+
+static void decode_key(const char *p, fj_ts_key *k)
+{
+    fj_ts_str *f[N_KEY_FIELDS] = {&k->cluster, &k->host,  &k->metric,  &k->type,
+                                  &k->type_id, &k->stype, &k->stype_id};
+    const unsigned char *q = (const unsigned char *)p;
+    for (int i = 0; i < N_KEY_FIELDS; i++) {
+        f[i]->n = (size_t)q[0] | (size_t)q[1] << 8;
+        f[i]->p = (const char *)q + 2;
+        q += 2 + f[i]->n;
+    }
+}
+
+/* The id of the encoded key, or 0; *pos is the slot where it would go. */
+static uint32_t tab_find(const fj_ts_engine *e, const unsigned char *k, size_t len, uint32_t tag,
+                         size_t *pos)
+{
+    size_t i = tag & e->tab_mask;
+    for (;; i = (i + 1) & e->tab_mask) {
+        const slot *sl = &e->tab[i];
+        if (!sl->id) {
+            *pos = i;
+            return 0;
+        }
+        if (sl->tag == tag) {
+            const series *s = &e->s[sl->id];
+            if (s->key_len == len && !memcmp(e->keys + s->key_off, k, len)) {
+                *pos = i;
+                return sl->id;
+            }
+        }
+    }
+}
+
+static bool tab_grow(fj_ts_engine *e)
+{
+    size_t ncap = (e->tab_mask + 1) * 2;
+    slot *nt = fj_calloc(ncap, sizeof *nt);
+    if (!nt)
+        return false;
+    for (size_t i = 0; i <= e->tab_mask; i++) {
+        slot sl = e->tab[i];
+        if (!sl.id)
+            continue;
+        size_t j = sl.tag & (ncap - 1);
+        while (nt[j].id)
+            j = (j + 1) & (ncap - 1);
+        nt[j] = sl;
+    }
+    fj_free(e->tab);
+    e->tab = nt;
+    e->tab_mask = ncap - 1;
+    return true;
+}
+
+/* The initial seal target: between half and all of seal_points, by hash, so that series created
+ * at the same time spread their seals. */
+static uint32_t first_target(const fj_ts_engine *e, uint32_t tag)
+{
+    uint32_t sp = e->o.seal_points, half = sp / 2;
+    return sp - (uint32_t)((uint64_t)tag * (half + 1) >> 32);
+}
+
+/* Adds series id with the encoded key at table position pos (from tab_find). Exclusive lock held. */
+static fj_status add_series(fj_ts_engine *e, uint32_t id, const unsigned char *k, size_t len,
+                            uint32_t tag, size_t pos)
+{
+    if (id >= e->s_cap) {
+        size_t nc = e->s_cap ? e->s_cap : 1024;
+        while (nc <= id)
+            nc *= 2;
+        series *ns = fj_realloc(e->s, nc * sizeof *ns);
+        if (!ns)
+            return FJ_ENOMEM;
+        memset(ns + e->s_cap, 0, (nc - e->s_cap) * sizeof *ns);
+        e->s = ns;
+        e->s_cap = nc;
+    }
+    if (e->keys_len + len > e->keys_cap) {
+        size_t nc = e->keys_cap ? e->keys_cap : 65536;
+        while (nc < e->keys_len + len)
+            nc *= 2;
+        char *nk = fj_realloc(e->keys, nc);
+        if (!nk)
+            return FJ_ENOMEM;
+        e->keys = nk;
+        e->keys_cap = nc;
+    }
+    if ((e->n_series + 1) * 2 > e->tab_mask + 1) {
+        if (!tab_grow(e))
+            return FJ_ENOMEM;
+        size_t i = tag & e->tab_mask;
+        while (e->tab[i].id)
+            i = (i + 1) & e->tab_mask;
+        pos = i;
+    }
+    series *s = &e->s[id];
+    memset(s, 0, sizeof *s);
+    memcpy(e->keys + e->keys_len, k, len);
+    s->key_off = e->keys_len;
+    s->key_len = (uint16_t)len;
+    s->tag = tag;
+    s->target = first_target(e, tag);
+    e->keys_len += len;
+    e->tab[pos].id = id;
+    e->tab[pos].tag = tag;
+    e->n_series++;
+    return FJ_OK;
+}
+
+/* Lookup or create under the exclusive lock. hint: a likely id (0: none), checked first:
+ * collectors send a host's metrics in the same order every interval, so the series that followed
+ * the previous one last time is usually right, and checking it costs no hash and no random
+ * access into the index. */
+static fj_status get_locked(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t hint,
+                            uint32_t *id)
+{
+    unsigned char k[ENC_KEY_MAX];
+    size_t len = encode_key(key, k);
+    if (!len)
+        return FJ_EINVAL;
+    if (hint && hint < e->s_cap && e->s[hint].key_len == len &&
+        !memcmp(e->keys + e->s[hint].key_off, k, len)) {
+        *id = hint;
+        return FJ_OK;
+    }
+    uint64_t h = hash_bytes(k, len);
+    uint32_t tag = (uint32_t)(h >> 32);
+    size_t pos;
+    uint32_t found = tab_find(e, k, len, tag, &pos);
+    if (found) {
+        *id = found;
+        return FJ_OK;
+    }
+    if (!create)
+        return FJ_ENOTFOUND;
+    if (e->next_id == 0) /* wrapped: 4 billion series */
+        return FJ_ENOMEM;
+    if (e->n_new == e->new_cap) {
+        size_t nc = e->new_cap ? e->new_cap * 2 : 256;
+        uint32_t *nn = fj_realloc(e->newids, nc * sizeof *nn);
+        if (!nn)
+            return FJ_ENOMEM;
+        e->newids = nn;
+        e->new_cap = nc;
+    }
+    uint32_t nid = e->next_id;
+    fj_status st = add_series(e, nid, k, len, tag, pos);
+    if (st != FJ_OK)
+        return st;
+    e->next_id++;
+    e->newids[e->n_new++] = nid;
+    *id = nid;
+    return FJ_OK;
+}
+
+/* ---- open / close ----------------------------------------------------------------------- */
+
+fj_status fj_ts_engine_open(const fj_ts_opts *opts, fj_ts_engine **out)
+{
+    *out = NULL;
+    fj_ts_opts o = opts ? *opts : (fj_ts_opts){0};
+    if (!o.seal_points)
+        o.seal_points = DEFAULT_SEAL_POINTS;
+    if (!o.seal_age_ns)
+        o.seal_age_ns = DEFAULT_SEAL_AGE_NS;
+    if (!o.seq_start)
+        o.seq_start = 1;
+    if (o.seal_age_ns < 0)
+        o.seal_age_ns = -1; /* never */
+    if (o.seal_points > FJ_TS_CHUNK_MAX_POINTS || o.seq_start >= UINT64_C(1) << 62)
+        return FJ_EINVAL;
+    fj_ts_engine *e = fj_calloc(1, sizeof *e);
+    if (!e)
+        return FJ_ENOMEM;
+    e->o = o;
+    e->next_id = 1;
+    e->next_seq = o.seq_start;
+    e->durable_min = UINT64_MAX; /* nothing buffered yet */
+    e->tab_mask = 1023;
+    e->tab = fj_calloc(e->tab_mask + 1, sizeof *e->tab);
+    e->codec = fj_ts_codec_create();
+    fj_buf_init(&e->blob, SIZE_MAX);
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    int rc = pthread_rwlock_init(&e->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    if (rc != 0 || !e->tab || !e->codec) {
+        if (rc == 0)
+            pthread_rwlock_destroy(&e->lock);
+        fj_free(e->tab);
+        fj_ts_codec_destroy(e->codec);
+        fj_free(e);
+        return FJ_ENOMEM;
+    }
+    *out = e;
+    return FJ_OK;
+}
+
+void fj_ts_engine_close(fj_ts_engine *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->s_cap; i++)
+        fj_free(e->s[i].buf);
+    for (pending *p = e->p_head, *nx; p; p = nx) {
+        nx = p->next;
+        fj_free(p);
+    }
+    fj_free(e->s);
+    fj_free(e->tab);
+    fj_free(e->keys);
+    fj_free(e->newids);
+    fj_free(e->st);
+    fj_free(e->sv);
+    fj_free(e->sort_tmp);
+    fj_buf_free(&e->blob);
+    fj_ts_codec_destroy(e->codec);
+    pthread_rwlock_destroy(&e->lock);
+    fj_free(e);
+}
+
+/* ---- catalog ---------------------------------------------------------------------------- */
+
+fj_status fj_ts_engine_load_series(fj_ts_engine *e, uint32_t id, const fj_ts_key *key)
+{
+    if (id == 0 || id == UINT32_MAX)
+        return FJ_EINVAL;
+    unsigned char k[ENC_KEY_MAX];
+    size_t len = encode_key(key, k);
+    if (!len)
+        return FJ_EINVAL;
+    uint32_t tag = (uint32_t)(hash_bytes(k, len) >> 32);
+    pthread_rwlock_wrlock(&e->lock);
+    size_t pos;
+    fj_status st;
+    if (tab_find(e, k, len, tag, &pos) || (id < e->s_cap && e->s[id].key_len)) {
+        st = FJ_ECONFLICT;
+    } else {
+        st = add_series(e, id, k, len, tag, pos);
+        if (st == FJ_OK && id >= e->next_id)
+            e->next_id = id + 1;
+    }
+    pthread_rwlock_unlock(&e->lock);
+    return st;
+}
+
+fj_status fj_ts_series_get(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t *id)
+{
+    pthread_rwlock_wrlock(&e->lock);
+    fj_status st = get_locked(e, key, create, 0, id);
+    pthread_rwlock_unlock(&e->lock);
+    return st;
+}
+
+fj_status fj_ts_series_find(fj_ts_engine *e, const fj_ts_key *key, uint32_t *id)
+{
+    unsigned char k[ENC_KEY_MAX];
+    size_t len = encode_key(key, k);
+    if (!len)
+        return FJ_ENOTFOUND;
+    uint32_t tag = (uint32_t)(hash_bytes(k, len) >> 32);
+    size_t pos;
+    pthread_rwlock_rdlock(&e->lock);
+    uint32_t found = tab_find(e, k, len, tag, &pos);
+    pthread_rwlock_unlock(&e->lock);
+    if (!found)
+        return FJ_ENOTFOUND;
+    *id = found;
+    return FJ_OK;
+}
+
+fj_status fj_ts_series_key(fj_ts_engine *e, uint32_t id, char *buf, size_t cap, fj_ts_key *out)
+{
+    fj_status st = FJ_OK;
+    pthread_rwlock_rdlock(&e->lock);
+    if (id == 0 || id >= e->s_cap || !e->s[id].key_len) {
+        st = FJ_ENOTFOUND;
+        goto out;
+    }
+    fj_ts_key k;
+    decode_key(e->keys + e->s[id].key_off, &k);
+    fj_ts_str *src[N_KEY_FIELDS] = {&k.cluster, &k.host,  &k.metric,  &k.type,
+                                    &k.type_id, &k.stype, &k.stype_id};
+    fj_ts_str *dst[N_KEY_FIELDS] = {&out->cluster, &out->host,  &out->metric,  &out->type,
+                                    &out->type_id, &out->stype, &out->stype_id};
+    size_t need = 0;
+    for (int i = 0; i < N_KEY_FIELDS; i++)
+        need += src[i]->n + 1;
+    if (need > cap) {
+        st = FJ_ETOOBIG;
+        goto out;
+    }
+    for (int i = 0; i < N_KEY_FIELDS; i++) {
+        memcpy(buf, src[i]->p, src[i]->n);
+        buf[src[i]->n] = '\0';
+        dst[i]->p = buf;
+        dst[i]->n = src[i]->n;
+        buf += src[i]->n + 1;
+    }
+out:
+    pthread_rwlock_unlock(&e->lock);
+    return st;
+}
+
+/* ---- sealing ---------------------------------------------------------------------------- */
+
+static bool scratch(fj_ts_engine *e, size_t n)
+{
+    if (n <= e->scratch_cap)
+        return true;
+    size_t nc = e->scratch_cap ? e->scratch_cap : 1024;
+    while (nc < n)
+        nc *= 2;
+    int64_t *st = fj_realloc(e->st, nc * sizeof *st);
+    if (st)
+        e->st = st;
+    double *sv = fj_realloc(e->sv, nc * sizeof *sv);
+    if (sv)
+        e->sv = sv;
+    pt *tmp = fj_realloc(e->sort_tmp, nc * sizeof *tmp);
+    if (tmp)
+        e->sort_tmp = tmp;
+    if (!st || !sv || !tmp)
+        return false;
+    e->scratch_cap = nc;
+    return true;
+}
+
+/* Stable sort by time (bottom-up merge sort), then keep the last of equal times. Returns the new
+ * length. tmp has room for n. */
+static size_t sort_dedup(pt *a, size_t n, pt *tmp)
+{
+    pt *src = a, *dst = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = src[j].t < src[i].t ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        pt *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && a[m - 1].t == a[i].t)
+            a[m - 1] = a[i];
+        else
+            a[m++] = a[i];
+    }
+    return m;
+}
+
+/* Encodes a[0..n) of series id as one pending chunk. Exclusive lock held. */
+static fj_status seal_run(fj_ts_engine *e, uint32_t id, const pt *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        e->st[i] = a[i].t;
+        e->sv[i] = a[i].v;
+    }
+    fj_buf_reset(&e->blob);
+    fj_status st = fj_ts_chunk_encode(e->codec, e->st, e->sv, n, &e->blob);
+    if (st != FJ_OK)
+        return st;
+    pending *p = fj_malloc(sizeof *p + e->blob.len);
+    if (!p)
+        return FJ_ENOMEM;
+    series *s = &e->s[id];
+    memcpy(p->data, e->blob.data, e->blob.len);
+    p->next = p->next_series = NULL;
+    p->c = (fj_ts_chunk){.series_id = id, .count = (uint32_t)n, .t_first = a[0].t,
+                         .t_last = a[n - 1].t, .seq = e->next_seq++, .blob = p->data,
+                         .len = e->blob.len};
+    p->lsn_min = s->lsn_min;
+    if (e->p_tail)
+        e->p_tail->next = p;
+    else
+        e->p_head = p;
+    e->p_tail = p;
+    if (!e->p_emit)
+        e->p_emit = p;
+    pending **tail = &s->pend; /* short: chunks leave at the next commit */
+    while (*tail)
+        tail = &(*tail)->next_series;
+    *tail = p;
+    e->n_pending++;
+    e->pending_bytes += e->blob.len;
+    e->sealed_chunks++;
+    e->sealed_points += n;
+    e->sealed_bytes += e->blob.len;
+    return FJ_OK;
+}
+
+/* Seals the buffer of series id into one chunk per stretch without a gap over seal_age_ns.
+ * Exclusive lock held. On failure the unsealed points stay buffered. */
+static fj_status seal(fj_ts_engine *e, uint32_t id)
+{
+    series *s = &e->s[id];
+    if (s->n == 0)
+        return FJ_OK;
+    if (!scratch(e, s->n))
+        return FJ_ENOMEM;
+    size_t before = s->n, n = s->n;
+    if (!s->sorted) {
+        n = sort_dedup(s->buf, n, e->sort_tmp);
+        s->n = (uint32_t)n;
+        s->sorted = 1;
+    }
+    uint64_t gap = e->o.seal_age_ns > 0 ? (uint64_t)e->o.seal_age_ns : UINT64_MAX;
+    size_t start = 0;
+    fj_status st = FJ_OK;
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && (uint64_t)s->buf[i].t - (uint64_t)s->buf[i - 1].t <= gap)
+            continue;
+        st = seal_run(e, id, s->buf + start, i - start);
+        if (st != FJ_OK)
+            break;
+        start = i;
+    }
+    e->buffered -= before - (n - start);
+    if (start < n) { /* failed part way: keep the rest */
+        memmove(s->buf, s->buf + start, (n - start) * sizeof *s->buf);
+        s->n = (uint32_t)(n - start);
+        return st;
+    }
+    s->n = 0;
+    s->target = e->o.seal_points;
+    if (s->cap > BUF_KEEP) {
+        e->buffer_cap_points -= s->cap;
+        fj_free(s->buf);
+        s->buf = NULL;
+        s->cap = 0;
+    }
+    return FJ_OK;
+}
+
+/* ---- appends ---------------------------------------------------------------------------- */
+
+/* Lets waiting readers in during a long write: without the yield the writer would usually take
+ * the lock back before a woken reader runs. */
+static void relock(fj_ts_engine *e)
+{
+    pthread_rwlock_unlock(&e->lock);
+    sched_yield();
+    pthread_rwlock_wrlock(&e->lock);
+}
+
+static inline bool aged(const fj_ts_engine *e, const series *s)
+{
+    return e->o.seal_age_ns > 0 && (uint64_t)e->t_newest - (uint64_t)s->t_open >= (uint64_t)e->o.seal_age_ns;
+}
+
+/* The per-point share of the background work: one series checked for age, and round-robin seals
+ * while over the memory limit. A failed seal here is left for later. */
+static void housekeeping(fj_ts_engine *e)
+{
+    if (e->next_id > 1) {
+        uint32_t i = e->sweep + 1 < e->next_id ? e->sweep + 1 : 1;
+        e->sweep = i;
+        if (i < e->s_cap && e->s[i].n && aged(e, &e->s[i]))
+            (void)seal(e, i);
+    }
+    if (e->o.max_buffered_points && e->buffered > e->o.max_buffered_points) {
+        for (int k = 0; k < PRESSURE_STEPS && e->buffered > e->o.max_buffered_points; k++) {
+            uint32_t i = e->pressure + 1 < e->next_id ? e->pressure + 1 : 1;
+            e->pressure = i;
+            if (i < e->s_cap && e->s[i].n)
+                (void)seal(e, i);
+        }
+    }
+}
+
+static fj_status append_one(fj_ts_engine *e, uint32_t id, int64_t t, double v)
+{
+    series *s = &e->s[id];
+    if (!e->have_time || t > e->t_newest) {
+        e->t_newest = t;
+        e->have_time = true;
+    }
+    if (s->n == 0) {
+        s->t_open = e->t_newest;
+        s->lsn_min = e->lsn;
+        if (e->lsn < e->durable_min)
+            e->durable_min = e->lsn;
+        s->sorted = 1;
+    } else {
+        int64_t last = s->buf[s->n - 1].t;
+        if (t == last) { /* the common duplicate: replace in place */
+            s->buf[s->n - 1].v = v;
+            return FJ_OK;
+        }
+        if (t < last)
+            s->sorted = 0;
+    }
+    if (s->n == s->cap) {
+        uint32_t nc = s->cap ? s->cap * 2 : 8;
+        if (s->cap < s->target && nc > s->target)
+            nc = s->target;
+        if (nc <= s->cap) /* target below 8, or overflowing it after failed seals */
+            nc = s->cap + 8;
+        pt *nb = fj_realloc(s->buf, (size_t)nc * sizeof *nb);
+        if (!nb)
+            return FJ_ENOMEM;
+        e->buffer_cap_points += nc - s->cap;
+        s->buf = nb;
+        s->cap = nc;
+    }
+    s->buf[s->n++] = (pt){t, v};
+    e->buffered++;
+    /* a seal that fails keeps the points and is retried by the next append here; if memory
+     * stays short, the buffer's own growth reports it */
+    if (s->n >= s->target || aged(e, s))
+        (void)seal(e, id);
+    return FJ_OK;
+}
+
+/* Points resolved to series before any of them is appended. Consecutive points almost always go
+ * to different series, and the newest point of each buffer is read by append_one: resolving a
+ * batch first lets those cache misses overlap (prefetch) instead of stalling one by one, which
+ * was most of the writer's time at a few tens of thousands of series. */
+enum { RESOLVE_BATCH = 32 }; /* divides LOCK_SLICE */
+
+fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32_t *ids_out, size_t *n_done,
+                       fj_err *err)
+{
+    fj_status st = FJ_OK;
+    size_t i = 0;
+    uint32_t prev = 0;
+    pthread_rwlock_wrlock(&e->lock);
+    while (i < n && st == FJ_OK) {
+        if (i && i % LOCK_SLICE == 0) {
+            relock(e);
+        }
+        size_t m = n - i < RESOLVE_BATCH ? n - i : RESOLVE_BATCH, got = 0;
+        uint32_t ids[RESOLVE_BATCH];
+        for (; got < m; got++) {
+            st = get_locked(e, &pts[i + got].key, true, prev ? e->s[prev].next : 0, &ids[got]);
+            if (st != FJ_OK)
+                break;
+            if (prev)
+                e->s[prev].next = ids[got];
+            prev = ids[got];
+            const series *s = &e->s[prev];
+            if (s->n)
+                __builtin_prefetch(&s->buf[s->n - 1], 1);
+        }
+        size_t done = 0;
+        for (; done < got; done++) {
+            const fj_ts_point *p = &pts[i + done];
+            fj_status as = append_one(e, ids[done], p->t, p->v);
+            if (as != FJ_OK) {
+                st = as;
+                break;
+            }
+            if (ids_out)
+                ids_out[i + done] = ids[done];
+            housekeeping(e);
+        }
+        i += done;
+    }
+    if (st != FJ_OK)
+        fj_err_set(err, st, NULL, "point %zu: %s", i,
+                   st == FJ_EINVAL ? "series key longer than 1024 bytes" : "out of memory");
+    pthread_rwlock_unlock(&e->lock);
+    if (n_done)
+        *n_done = i;
+    return st;
+}
+
+fj_status fj_ts_append_ids(fj_ts_engine *e, const uint32_t *ids, const int64_t *t,
+                           const double *v, size_t n, size_t *n_done)
+{
+    fj_status st = FJ_OK;
+    size_t i = 0;
+    pthread_rwlock_wrlock(&e->lock);
+    for (; i < n; i++) {
+        if (i && i % LOCK_SLICE == 0) {
+            relock(e);
+        }
+        uint32_t id = ids[i];
+        if (id == 0 || id >= e->s_cap || !e->s[id].key_len) {
+            st = FJ_ENOTFOUND;
+            break;
+        }
+        st = append_one(e, id, t[i], v[i]);
+        if (st != FJ_OK)
+            break;
+        housekeeping(e);
+    }
+    pthread_rwlock_unlock(&e->lock);
+    if (n_done)
+        *n_done = i;
+    return st;
+}
+
+fj_status fj_ts_engine_flush(fj_ts_engine *e)
+{
+    fj_status st = FJ_OK;
+    pthread_rwlock_wrlock(&e->lock);
+    for (uint32_t i = 1; i < e->next_id && i < e->s_cap; i++) {
+        if (i % LOCK_SLICE == 0) {
+            relock(e);
+        }
+        if (e->s[i].n) {
+            fj_status r = seal(e, i);
+            if (r != FJ_OK)
+                st = r;
+        }
+    }
+    pthread_rwlock_unlock(&e->lock);
+    return st;
+}
+
+/* ---- emit / commit ---------------------------------------------------------------------- */
+
+void fj_ts_engine_set_lsn(fj_ts_engine *e, uint64_t lsn)
+{
+    e->lsn = lsn;
+}
+
+uint64_t fj_ts_engine_durable_lsn(fj_ts_engine *e)
+{
+    if (!e->durable_stale)
+        return e->durable_min;
+    uint64_t m = UINT64_MAX;
+    for (size_t i = 1; i < e->s_cap && i < e->next_id; i++)
+        if (e->s[i].n && e->s[i].lsn_min < m)
+            m = e->s[i].lsn_min;
+    for (const pending *p = e->p_head; p; p = p->next)
+        if (p->lsn_min < m)
+            m = p->lsn_min;
+    e->durable_min = m;
+    e->durable_stale = false;
+    return m;
+}
+
+fj_status fj_ts_engine_emit(fj_ts_engine *e, const fj_ts_sink *sink)
+{
+    /* only the writer changes these lists, so no lock is needed to walk them */
+    while (e->new_emitted < e->n_new) {
+        uint32_t id = e->newids[e->new_emitted];
+        fj_ts_key k;
+        decode_key(e->keys + e->s[id].key_off, &k);
+        fj_status st = sink->series ? sink->series(sink->ud, id, &k) : FJ_OK;
+        if (st != FJ_OK)
+            return st;
+        e->new_emitted++;
+    }
+    while (e->p_emit) {
+        fj_status st = sink->chunk ? sink->chunk(sink->ud, &e->p_emit->c) : FJ_OK;
+        if (st != FJ_OK)
+            return st;
+        e->p_emit = e->p_emit->next;
+    }
+    return FJ_OK;
+}
+
+void fj_ts_engine_committed(fj_ts_engine *e)
+{
+    pthread_rwlock_wrlock(&e->lock);
+    if (e->new_emitted) /* newids is NULL until the first series is created */
+        memmove(e->newids, e->newids + e->new_emitted, (e->n_new - e->new_emitted) * sizeof *e->newids);
+    e->n_new -= e->new_emitted;
+    e->new_emitted = 0;
+    while (e->p_head && e->p_head != e->p_emit) {
+        pending *p = e->p_head;
+        series *s = &e->s[p->c.series_id];
+        /* chunks are committed in seal order, so p is the oldest of its series */
+        s->pend = p->next_series;
+        e->p_head = p->next;
+        e->n_pending--;
+        e->pending_bytes -= p->c.len;
+        fj_free(p);
+        e->durable_stale = true;
+    }
+    if (!e->p_head)
+        e->p_tail = NULL;
+    pthread_rwlock_unlock(&e->lock);
+}
+
+void fj_ts_engine_rolled_back(fj_ts_engine *e)
+{
+    e->new_emitted = 0;
+    e->p_emit = e->p_head;
+}
+
+void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st)
+{
+    *st = (fj_ts_stats){.series = e->n_series, .buffered_points = e->buffered,
+                        .pending_chunks = e->n_pending,
+                        .pending_bytes = e->pending_bytes, .sealed_chunks = e->sealed_chunks,
+                        .sealed_points = e->sealed_points, .sealed_bytes = e->sealed_bytes};
+    st->buffer_bytes = e->buffer_cap_points * sizeof(pt) + e->s_cap * sizeof(series) +
+                       (e->tab_mask + 1) * sizeof(slot) + e->keys_cap;
+}
+
+/* ---- reads ------------------------------------------------------------------------------ */
+
+/* One time-ordered run of points of the read, with its precedence: a chunk's is 2 seq + 1; the
+ * buffer copy's is 2 next_seq at the time of the copy, so it beats every chunk sealed before
+ * the copy and loses to any sealed after it (which holds writes at least as new). */
+typedef struct run {
+    uint64_t prio;
+    size_t off, n;
+} run;
+
+typedef struct rctx {
+    fj_ts_codec *c;
+    int64_t *t; /* pool of all runs' points */
+    double *v;
+    size_t n, cap;
+    run *runs;
+    size_t n_runs, runs_cap;
+    int64_t *dt; /* chunk decode scratch */
+    double *dv;
+    size_t dcap;
+} rctx;
+
+static bool pool_room(rctx *r, size_t more)
+{
+    if (r->n + more <= r->cap)
+        return true;
+    size_t nc = r->cap ? r->cap : 1024;
+    while (nc < r->n + more)
+        nc *= 2;
+    int64_t *t = fj_realloc(r->t, nc * sizeof *t);
+    if (!t)
+        return false;
+    r->t = t;
+    double *v = fj_realloc(r->v, nc * sizeof *v);
+    if (!v)
+        return false;
+    r->v = v;
+    r->cap = nc;
+    return true;
+}
+
+static bool add_run(rctx *r, uint64_t prio, size_t off, size_t n)
+{
+    if (n == 0)
+        return true;
+    if (r->n_runs == r->runs_cap) {
+        size_t nc = r->runs_cap ? r->runs_cap * 2 : 16;
+        run *nr = fj_realloc(r->runs, nc * sizeof *nr);
+        if (!nr)
+            return false;
+        r->runs = nr;
+        r->runs_cap = nc;
+    }
+    r->runs[r->n_runs++] = (run){prio, off, n};
+    return true;
+}
+
+/* Decodes a chunk and adds its points within [from, to] as a run. */
+static fj_status add_chunk(rctx *r, const fj_ts_chunk *ch, int64_t from, int64_t to)
+{
+    fj_ts_chunk_hdr h;
+    if (fj_ts_chunk_header(ch->blob, ch->len, &h) != FJ_OK)
+        return FJ_EIO;
+    if (h.n == 0 || h.t_last < from || h.t_first > to)
+        return FJ_OK;
+    if (h.n > r->dcap) {
+        int64_t *dt = fj_realloc(r->dt, h.n * sizeof *dt);
+        if (!dt)
+            return FJ_ENOMEM;
+        r->dt = dt;
+        double *dv = fj_realloc(r->dv, h.n * sizeof *dv);
+        if (!dv)
+            return FJ_ENOMEM;
+        r->dv = dv;
+        r->dcap = h.n;
+    }
+    size_t n;
+    fj_status st = fj_ts_chunk_decode(r->c, ch->blob, ch->len, r->dt, r->dv, r->dcap, &n);
+    if (st == FJ_ENOMEM)
+        return st;
+    if (st != FJ_OK)
+        return FJ_EIO;
+    size_t i0 = 0, i1 = n;
+    while (i0 < n && r->dt[i0] < from)
+        i0++;
+    while (i1 > i0 && r->dt[i1 - 1] > to)
+        i1--;
+    if (!pool_room(r, i1 - i0))
+        return FJ_ENOMEM;
+    memcpy(r->t + r->n, r->dt + i0, (i1 - i0) * sizeof *r->t);
+    memcpy(r->v + r->n, r->dv + i0, (i1 - i0) * sizeof *r->v);
+    if (!add_run(r, 2 * ch->seq + 1, r->n, i1 - i0))
+        return FJ_ENOMEM;
+    r->n += i1 - i0;
+    return FJ_OK;
+}
+
+/* Copies the engine's part of the series under the shared lock. *seqs gets the seqs of the
+ * unsealed chunks copied, so the same chunks from the database are skipped. */
+static fj_status copy_memory(fj_ts_engine *e, rctx *r, uint32_t id, int64_t from, int64_t to,
+                             uint64_t **seqs, size_t *n_seqs)
+{
+    fj_status st = FJ_OK;
+    bool unsorted = false;
+    pthread_rwlock_rdlock(&e->lock);
+    if (id == 0 || id >= e->s_cap || !e->s[id].key_len)
+        goto out; /* unknown here: perhaps another process's series, stored chunks only */
+    const series *s = &e->s[id];
+    size_t np = 0;
+    for (const pending *p = s->pend; p; p = p->next_series)
+        np++;
+    if (np) {
+        *seqs = fj_malloc(np * sizeof **seqs);
+        if (!*seqs) {
+            st = FJ_ENOMEM;
+            goto out;
+        }
+        for (const pending *p = s->pend; p; p = p->next_series) {
+            (*seqs)[(*n_seqs)++] = p->c.seq;
+            if ((st = add_chunk(r, &p->c, from, to)) != FJ_OK)
+                goto out;
+        }
+    }
+    if (s->n) {
+        if (!pool_room(r, s->n)) {
+            st = FJ_ENOMEM;
+            goto out;
+        }
+        size_t off = r->n, k = 0;
+        for (uint32_t i = 0; i < s->n; i++) {
+            if (s->buf[i].t >= from && s->buf[i].t <= to) {
+                r->t[off + k] = s->buf[i].t;
+                r->v[off + k] = s->buf[i].v;
+                k++;
+            }
+        }
+        if (!add_run(r, 2 * e->next_seq, off, k)) {
+            st = FJ_ENOMEM;
+            goto out;
+        }
+        r->n += k;
+        unsorted = k && !s->sorted;
+    }
+out:
+    pthread_rwlock_unlock(&e->lock);
+    if (st == FJ_OK && unsorted) {
+        /* the buffer's run is the last one added: stable sort, keep the last of equal times */
+        run *b = &r->runs[r->n_runs - 1];
+        pt *a = fj_malloc(2 * b->n * sizeof *a);
+        if (!a)
+            return FJ_ENOMEM;
+        for (size_t i = 0; i < b->n; i++)
+            a[i] = (pt){r->t[b->off + i], r->v[b->off + i]};
+        b->n = sort_dedup(a, b->n, a + b->n);
+        for (size_t i = 0; i < b->n; i++) {
+            r->t[b->off + i] = a[i].t;
+            r->v[b->off + i] = a[i].v;
+        }
+        fj_free(a);
+    }
+    return st;
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+    const run *x = a, *y = b;
+    return x->prio < y->prio ? -1 : x->prio > y->prio;
+}
+
+/* Merges the runs into out: runs by increasing precedence, each merged over the result so far
+ * with the newer one winning equal times. */
+static fj_status merge_runs(rctx *r, fj_ts_points *out)
+{
+    out->n = 0;
+    if (r->n_runs == 0)
+        return FJ_OK;
+    qsort(r->runs, r->n_runs, sizeof *r->runs, run_cmp);
+    size_t total = 0;
+    for (size_t i = 0; i < r->n_runs; i++)
+        total += r->runs[i].n;
+    /* out holds the result so far; tt/tv take the next merge */
+    if (total > out->cap) {
+        int64_t *t = fj_realloc(out->t, total * sizeof *t);
+        if (!t)
+            return FJ_ENOMEM;
+        out->t = t;
+        double *v = fj_realloc(out->v, total * sizeof *v);
+        if (!v)
+            return FJ_ENOMEM;
+        out->v = v;
+        out->cap = total;
+    }
+    int64_t *tt = NULL;
+    double *tv = NULL;
+    if (r->n_runs > 1) {
+        tt = fj_malloc(total * sizeof *tt);
+        tv = fj_malloc(total * sizeof *tv);
+        if (!tt || !tv) {
+            fj_free(tt);
+            fj_free(tv);
+            return FJ_ENOMEM;
+        }
+    }
+    memcpy(out->t, r->t + r->runs[0].off, r->runs[0].n * sizeof *out->t);
+    memcpy(out->v, r->v + r->runs[0].off, r->runs[0].n * sizeof *out->v);
+    out->n = r->runs[0].n;
+    for (size_t k = 1; k < r->n_runs; k++) {
+        const int64_t *bt = r->t + r->runs[k].off;
+        const double *bv = r->v + r->runs[k].off;
+        size_t bn = r->runs[k].n, i = 0, j = 0, m = 0;
+        if (out->t[out->n - 1] < bt[0]) { /* the common case: the newer run is later */
+            memcpy(out->t + out->n, bt, bn * sizeof *bt);
+            memcpy(out->v + out->n, bv, bn * sizeof *bv);
+            out->n += bn;
+            continue;
+        }
+        while (i < out->n && j < bn) {
+            if (out->t[i] < bt[j]) {
+                tt[m] = out->t[i];
+                tv[m++] = out->v[i++];
+            } else {
+                if (out->t[i] == bt[j])
+                    i++; /* the newer run wins */
+                tt[m] = bt[j];
+                tv[m++] = bv[j++];
+            }
+        }
+        for (; i < out->n; i++, m++) {
+            tt[m] = out->t[i];
+            tv[m] = out->v[i];
+        }
+        for (; j < bn; j++, m++) {
+            tt[m] = bt[j];
+            tv[m] = bv[j];
+        }
+        memcpy(out->t, tt, m * sizeof *tt);
+        memcpy(out->v, tv, m * sizeof *tv);
+        out->n = m;
+    }
+    fj_free(tt);
+    fj_free(tv);
+    return FJ_OK;
+}
+
+/* A read between its two steps: the engine's part copied, the stored chunks still to come. */
+struct fj_ts_read_part {
+    rctx r;
+    fj_ts_codec *own; /* the codec when the caller gave none */
+    uint32_t id;
+    int64_t from, to;
+    uint64_t *seqs; /* the unsealed chunks copied, skipped when the database yields them too */
+    size_t n_seqs;
+};
+
+static void part_free(fj_ts_read_part *p)
+{
+    fj_free(p->seqs);
+    fj_free(p->r.t);
+    fj_free(p->r.v);
+    fj_free(p->r.runs);
+    fj_free(p->r.dt);
+    fj_free(p->r.dv);
+    fj_ts_codec_destroy(p->own);
+}
+
+static fj_status part_copy(fj_ts_read_part *p, fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from,
+                           int64_t to, fj_err *err)
+{
+    *p = (fj_ts_read_part){.id = series_id, .from = from, .to = to};
+    if (from > to)
+        return fj_err_set(err, FJ_EINVAL, NULL, "time range ends before it starts");
+    if (!c && !(c = p->own = fj_ts_codec_create()))
+        return FJ_ENOMEM;
+    p->r.c = c;
+    return e ? copy_memory(e, &p->r, series_id, from, to, &p->seqs, &p->n_seqs) : FJ_OK;
+}
+
+/* Adds the stored chunks next yields (those already copied from the engine skipped) and merges. */
+static fj_status part_merge(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err)
+{
+    while (next) {
+        fj_ts_chunk ch;
+        fj_status st = next(ud, &ch);
+        if (st == FJ_ENOTFOUND)
+            break;
+        if (st != FJ_OK)
+            return st;
+        if (ch.series_id != p->id)
+            return fj_err_set(err, FJ_EIO, NULL, "chunk seq %llu belongs to series %u, not %u",
+                              (unsigned long long)ch.seq, ch.series_id, p->id);
+        bool dup = false;
+        for (size_t i = 0; i < p->n_seqs && !dup; i++)
+            dup = p->seqs[i] == ch.seq;
+        if (dup)
+            continue;
+        if ((st = add_chunk(&p->r, &ch, p->from, p->to)) != FJ_OK) {
+            if (st == FJ_EIO)
+                fj_err_set(err, st, NULL, "chunk seq %llu of series %u is corrupt", (unsigned long long)ch.seq,
+                           p->id);
+            return st;
+        }
+    }
+    return merge_runs(&p->r, out);
+}
+
+fj_status fj_ts_read(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from, int64_t to,
+                     fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err)
+{
+    out->n = 0;
+    fj_ts_read_part p;
+    fj_status st = part_copy(&p, e, c, series_id, from, to, err);
+    if (st == FJ_OK)
+        st = part_merge(&p, next, ud, out, err);
+    if (st != FJ_OK)
+        out->n = 0;
+    part_free(&p);
+    return st;
+}
+
+fj_status fj_ts_read_begin(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from, int64_t to,
+                           fj_ts_read_part **out, fj_err *err)
+{
+    *out = NULL;
+    fj_ts_read_part *p = fj_malloc(sizeof *p);
+    if (!p)
+        return FJ_ENOMEM;
+    fj_status st = part_copy(p, e, c, series_id, from, to, err);
+    if (st != FJ_OK) {
+        part_free(p);
+        fj_free(p);
+        return st;
+    }
+    *out = p;
+    return FJ_OK;
+}
+
+fj_status fj_ts_read_end(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err)
+{
+    out->n = 0;
+    fj_status st = part_merge(p, next, ud, out, err);
+    if (st != FJ_OK)
+        out->n = 0;
+    fj_ts_read_discard(p);
+    return st;
+}
+
+void fj_ts_read_discard(fj_ts_read_part *p)
+{
+    if (!p)
+        return;
+    part_free(p);
+    fj_free(p);
+}
+
+void fj_ts_points_free(fj_ts_points *p)
+{
+    fj_free(p->t);
+    fj_free(p->v);
+    p->t = NULL;
+    p->v = NULL;
+    p->n = p->cap = 0;
+}

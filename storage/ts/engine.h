@@ -1,0 +1,201 @@
+/* storage/ts/engine.h — the in-memory side of line-protocol metric storage: a catalog of series (key →
+ * uint32 id), an append buffer of (time, value) per series, sealing of buffers into compressed
+ * chunks (storage/ts/codec.h), and reads that merge stored chunks with what is still in memory.
+ *
+ * Persistence belongs to the caller (the storage backend). It loads the catalog at startup
+ * (fj_ts_engine_load_series) and, inside each write transaction, takes what changed through a
+ * sink: new series and sealed chunks (fj_ts_engine_emit); after the commit it calls
+ * fj_ts_engine_committed, after a rollback fj_ts_engine_rolled_back (the same items are handed
+ * again by the next emit). Until committed, sealed chunks stay in memory and reads see them, so a
+ * reader never misses points between "left the buffer" and "visible in the database".
+ *
+ * Last write wins: within a buffer a later append at the same time replaces the earlier one. Every
+ * sealed chunk gets the next number of a sequence that only grows (opts.seq_start continues it
+ * after a restart); for one series, every point of a chunk was written after every point of the
+ * chunks with smaller seq, so a read resolves equal times across chunks by the larger seq, and the
+ * unsealed buffer beats every chunk. Late and out-of-order points of any age are accepted; they are
+ * sealed into new chunks that may overlap older ones.
+ *
+ * Sealing: a buffer is sealed when it holds opts.seal_points points (the first fill of each series
+ * stops at a pseudo-random point between half and all of it, so series created together do not all
+ * seal in the same batch), when it has been open for opts.seal_age_ns of data time (data time is
+ * the newest point time seen by the engine: a late backlog does not seal point by point), when all
+ * buffers together exceed opts.max_buffered_points (buffers are then sealed round-robin), or on
+ * fj_ts_engine_flush. A chunk never spans a gap longer than seal_age_ns between two points.
+ * Points in the future move data time forward, so the caller should refuse timestamps far ahead
+ * of the wall clock at ingest.
+ *
+ * Durability of unsealed points comes from the caller's request log: fj_ts_engine_set_lsn tags the
+ * points that follow with a log position, and fj_ts_engine_durable_lsn tells up to where the log
+ * is no longer needed.
+ *
+ * Thread-safety: one writer thread owns the engine: every function not marked "any thread" must be
+ * called from it (or under the caller's own mutual exclusion). Functions marked "any thread" may
+ * run concurrently with the writer and with each other: they take a shared lock only to look up a
+ * series or copy its buffer and unsealed chunks (microseconds). The writer takes the exclusive lock
+ * per append call (letting readers in every 4096 points), for flush and for commits; seals run
+ * inside the append that triggers them (tens of microseconds each). The lock prefers the writer,
+ * so readers cannot starve ingest. */
+#ifndef FJ_TS_ENGINE_H
+#define FJ_TS_ENGINE_H
+
+#include "fj_status.h"
+#include "storage/ts/codec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fj_ts_engine fj_ts_engine;
+
+typedef struct fj_ts_str {
+    const char *p; /* need not be NUL-terminated; may be NULL when n == 0 */
+    size_t n;
+} fj_ts_str;
+
+/* A series key. An absent tag is the empty string (line-protocol tag values are never empty). */
+typedef struct fj_ts_key {
+    fj_ts_str cluster, host, metric, type, type_id, stype, stype_id;
+} fj_ts_key;
+
+/* Most bytes of the seven strings of one key together. */
+#define FJ_TS_KEY_MAX 1024
+
+typedef struct fj_ts_opts {
+    uint32_t seal_points;       /* default 720 (12 h at 60 s); at most FJ_TS_CHUNK_MAX_POINTS */
+    int64_t seal_age_ns;        /* default 12 h; negative: never by age */
+    size_t max_buffered_points; /* default 0: no limit (a point takes 16 bytes plus slack) */
+    uint64_t seq_start;         /* first chunk seq: 1 + the largest stored seq (default 1) */
+} fj_ts_opts;
+
+/* One point to append. */
+typedef struct fj_ts_point {
+    fj_ts_key key;
+    int64_t t; /* nanoseconds */
+    double v;
+} fj_ts_point;
+
+/* A sealed chunk, as the sink receives it and as a chunk iterator yields it. */
+typedef struct fj_ts_chunk {
+    uint32_t series_id;
+    uint32_t count;
+    int64_t t_first, t_last;
+    uint64_t seq;
+    const void *blob; /* fj_ts_chunk_decode format */
+    size_t len;
+} fj_ts_chunk;
+
+/* Where the caller persists what the engine reports. Each callback returns FJ_OK or an error
+ * (which stops fj_ts_engine_emit). Pointers are valid during the call only. Callbacks must not
+ * call engine functions other than the "any thread" ones. */
+typedef struct fj_ts_sink {
+    fj_status (*series)(void *ud, uint32_t id, const fj_ts_key *key);
+    fj_status (*chunk)(void *ud, const fj_ts_chunk *c);
+    void *ud;
+} fj_ts_sink;
+
+/* A new engine; opts may be NULL for the defaults (zero fields also mean the default).
+ * FJ_EINVAL on bad options, FJ_ENOMEM. */
+fj_status fj_ts_engine_open(const fj_ts_opts *opts, fj_ts_engine **out);
+
+/* Frees everything, including points never sealed or committed (flush, emit and commit first).
+ * NULL is a no-op. No other thread may be using the engine. */
+void fj_ts_engine_close(fj_ts_engine *e);
+
+/* Catalog row from the database: the series keeps its id and is not reported to the sink.
+ * FJ_EINVAL (id 0, key too long), FJ_ECONFLICT (id or key already present), FJ_ENOMEM. */
+fj_status fj_ts_engine_load_series(fj_ts_engine *e, uint32_t id, const fj_ts_key *key);
+
+/* The id of key, created (and queued for the sink) if new and create is set. FJ_OK,
+ * FJ_ENOTFOUND (absent and !create), FJ_EINVAL (key too long), FJ_ENOMEM. */
+fj_status fj_ts_series_get(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t *id);
+
+/* Any thread: the id of an existing key; FJ_OK or FJ_ENOTFOUND (also for a key too long). */
+fj_status fj_ts_series_find(fj_ts_engine *e, const fj_ts_key *key, uint32_t *id);
+
+/* Any thread: the key of id, its strings copied into buf (each NUL-terminated). FJ_OK,
+ * FJ_ENOTFOUND, FJ_ETOOBIG (buf smaller than the key's bytes plus 7). */
+fj_status fj_ts_series_key(fj_ts_engine *e, uint32_t id, char *buf, size_t cap, fj_ts_key *out);
+
+/* Points appended from now on come from request-log position lsn (non-decreasing). */
+void fj_ts_engine_set_lsn(fj_ts_engine *e, uint64_t lsn);
+
+/* The smallest lsn whose points are not all in committed chunks; UINT64_MAX when nothing is
+ * waiting. Log records below it can be dropped. O(1), except O(number of series) after a commit
+ * that freed chunks. */
+uint64_t fj_ts_engine_durable_lsn(fj_ts_engine *e);
+
+/* Appends pts[0..n) in order, creating series as needed, sealing as the policy says; ids (may be
+ * NULL) receives the series id of every point appended. Returns FJ_OK, or the first failure:
+ * FJ_EINVAL (a key too long), FJ_ENOMEM; *n_done (may be NULL) is then the number of points
+ * appended before it, and err names the point. A seal that fails for lack of memory keeps its
+ * points buffered and is retried by later appends. */
+fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32_t *ids, size_t *n_done,
+                       fj_err *err);
+
+/* The same for points of series already known by id (e.g. resolved with fj_ts_series_get).
+ * FJ_ENOTFOUND for an unknown id. */
+fj_status fj_ts_append_ids(fj_ts_engine *e, const uint32_t *ids, const int64_t *t,
+                           const double *v, size_t n, size_t *n_done);
+
+/* Seals every non-empty buffer (shutdown, or to make everything durable). FJ_OK or FJ_ENOMEM
+ * (what could not be sealed stays buffered). */
+fj_status fj_ts_engine_flush(fj_ts_engine *e);
+
+/* Hands the sink every series created and every chunk sealed since the last commit that it has
+ * not been handed yet: series first (a chunk's series is always handed before it), each in the
+ * order of creation or sealing. Call inside the write transaction. On a sink error stops and
+ * returns it; what was not handed is handed by the next call. */
+fj_status fj_ts_engine_emit(fj_ts_engine *e, const fj_ts_sink *sink);
+
+/* The transaction holding everything handed so far committed: the engine forgets those chunks. */
+void fj_ts_engine_committed(fj_ts_engine *e);
+
+/* That transaction rolled back: the next emit hands the same series and chunks again. */
+void fj_ts_engine_rolled_back(fj_ts_engine *e);
+
+/* The caller's stored chunks of one series, one per call: FJ_OK with *out filled (valid until
+ * the next call), FJ_ENOTFOUND when there are no more, or an error that fj_ts_read returns. It
+ * must yield every stored chunk of the series overlapping the range (more is harmless). */
+typedef fj_status (*fj_ts_chunk_iter)(void *ud, fj_ts_chunk *out);
+
+/* Points of a read, time-ordered, times unique. Owned by the caller; reusable across reads. */
+typedef struct fj_ts_points {
+    int64_t *t;
+    double *v;
+    size_t n, cap;
+} fj_ts_points;
+
+void fj_ts_points_free(fj_ts_points *p);
+
+/* Any thread: the points of series_id with from <= t <= to, merged from the chunks `next` yields
+ * (may be NULL), the engine's unsealed chunks and its buffer (e may be NULL: stored chunks only);
+ * equal times resolved by last write. The engine's part is copied before `next` is first called,
+ * and `next` must not take its database snapshot earlier than that first call: then no point is
+ * missed by a seal and commit running concurrently. c (per-thread scratch) may be NULL.
+ * Returns FJ_OK, FJ_EINVAL (from > to; err says), FJ_EIO (a stored chunk is corrupt or of
+ * another series), FJ_ENOMEM, or the iterator's error. out->n is 0 on failure. */
+fj_status fj_ts_read(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from, int64_t to,
+                     fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err);
+
+/* fj_ts_read in two steps, for a caller that fetches the stored chunks of many series with one
+ * database statement: fj_ts_read_begin copies the engine's part of one series (as fj_ts_read does
+ * first), fj_ts_read_end merges it with the chunks `next` yields into out and frees the part. The
+ * snapshot rule becomes: begin every series of the statement, then run it. c (may be NULL) must
+ * outlive the part and be used by one thread. fj_ts_read_discard frees a part not ended (NULL is
+ * a no-op). Same results and errors as fj_ts_read. */
+typedef struct fj_ts_read_part fj_ts_read_part;
+fj_status fj_ts_read_begin(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from, int64_t to,
+                           fj_ts_read_part **out, fj_err *err);
+fj_status fj_ts_read_end(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err);
+void fj_ts_read_discard(fj_ts_read_part *p);
+
+typedef struct fj_ts_stats {
+    size_t series, buffered_points, buffer_bytes, pending_chunks, pending_bytes;
+    uint64_t sealed_chunks, sealed_points, sealed_bytes; /* since open */
+} fj_ts_stats;
+
+/* Counters for monitoring and benchmarks. */
+void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st);
+
+#endif

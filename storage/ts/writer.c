@@ -1,0 +1,302 @@
+/* storage/ts/writer.c — the metrics writer's backend-neutral bookkeeping (storage/ts/writer.h). */
+#include "storage/ts/writer.h"
+
+#include "alloc.h"
+#include "cc.h"
+#include "log.h"
+
+#define NS FJ_TSW_NS
+#define DEFAULT_FLUSH_S (12 * 3600)
+#define DEFAULT_MAX_BUFFERED ((size_t)16 << 20)
+#define ZSTD_LEVEL 1 /* archived raw bodies (request-log-keep), compressed by the writer: speed first */
+
+static fj_status oom(fj_err *err)
+{
+    return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+}
+
+static fj_status replay_oom(fj_err *err)
+{
+    return fj_err_set(err, FJ_ENOMEM, "db", "out of memory replaying the request log");
+}
+
+/* --- the schedule ---------------------------------------------------------------------------- */
+
+int64_t fj_tsw_retention_every(int64_t retention_ns)
+{
+    int64_t every = retention_ns / 4;
+    return every > 600 * NS ? 600 * NS : every < NS ? NS : every;
+}
+
+uint64_t fj_tsw_first_lsn(int64_t next_saved, int64_t max_lsn)
+{
+    uint64_t lsn = (uint64_t)(next_saved > max_lsn ? next_saved : max_lsn + 1);
+    return lsn < 1 ? 1 : lsn;
+}
+
+uint64_t fj_tsw_durable_of(const fj_ts_writer *w, uint64_t engine_durable)
+{
+    return engine_durable == UINT64_MAX ? w->next_lsn : engine_durable;
+}
+
+bool fj_tsw_flush_due(const fj_ts_writer *w, int64_t now)
+{
+    return now - w->last_flush >= w->flush_ns;
+}
+
+bool fj_tsw_retention_due(const fj_ts_writer *w, int64_t now)
+{
+    return w->retention_ns && now - w->last_retention >= fj_tsw_retention_every(w->retention_ns);
+}
+
+bool fj_tsw_trim_due(const fj_ts_writer *w, int64_t now)
+{
+    return w->durable_saved > w->trimmed_below && (!w->keep_ns || now - w->last_trim >= FJ_TSW_TRIM_EVERY);
+}
+
+bool fj_tsw_txn_due(const fj_ts_writer *w, uint64_t durable, int64_t now, bool extra)
+{
+    bool keep_due = w->keep_ns && now - w->last_trim >= FJ_TSW_TRIM_EVERY;
+    return w->dirty || durable != w->durable_saved || (!w->keep_ns && w->durable_saved > w->trimmed_below) ||
+           fj_tsw_retention_due(w, now) || keep_due || extra;
+}
+
+/* --- lifecycle ------------------------------------------------------------------------------- */
+
+fj_status fj_tsw_open(fj_ts_writer *w, const fj_store_opts *o, uint64_t seq_start, int64_t durable, int64_t next,
+                      int64_t max_lsn, int64_t now, fj_err *err)
+{
+    static const fj_store_opts defaults = {0};
+    if (!o)
+        o = &defaults;
+    fj_ts_opts eo = {
+        .seal_points = o->ts_seal_points,
+        .seal_age_ns = o->ts_seal_age_s > 0 ? o->ts_seal_age_s * NS : 0,
+        .max_buffered_points = o->ts_max_buffered_points ? o->ts_max_buffered_points : DEFAULT_MAX_BUFFERED,
+        .seq_start = seq_start,
+    };
+    fj_status st = fj_ts_engine_open(&eo, &w->eng);
+    if (st != FJ_OK)
+        return fj_err_set(err, st, "metrics", "cannot open the time-series engine (bad options?)");
+    w->retention_ns = o->ts_retention_s > 0 ? o->ts_retention_s * NS : 0;
+    w->flush_ns = (o->ts_flush_interval_s > 0 ? o->ts_flush_interval_s : DEFAULT_FLUSH_S) * NS;
+    w->keep_ns = o->ts_log_keep_s > 0 ? o->ts_log_keep_s * NS : 0;
+    w->next_lsn = fj_tsw_first_lsn(next, max_lsn);
+    w->durable_saved = (uint64_t)durable;
+    w->next_saved = (uint64_t)next;
+    w->last_maint = w->last_flush = w->last_retention = now;
+    return FJ_OK;
+}
+
+void fj_tsw_abort(fj_ts_writer *w)
+{
+    w->started = false;
+    fj_ts_engine_close(w->eng);
+    w->eng = NULL;
+}
+
+void fj_tsw_end(fj_ts_writer *w, bool committed)
+{
+    if (committed) {
+        if (w->dirty)
+            fj_ts_engine_committed(w->eng);
+        w->dirty = false;
+    } else {
+        fj_ts_engine_rolled_back(w->eng);
+        w->durable_saved = w->next_saved = 0; /* unknown: write them again */
+    }
+}
+
+void fj_tsw_free(fj_ts_writer *w)
+{
+    fj_ts_engine_close(w->eng);
+    w->eng = NULL;
+    ZSTD_freeCCtx(w->zc);
+    ZSTD_freeDCtx(w->zd);
+    fj_ts_log_destroy(w->rec);
+    fj_free(w->zbuf);
+    w->zc = NULL;
+    w->zd = NULL;
+    w->rec = NULL;
+    w->zbuf = NULL;
+    w->zcap = 0;
+}
+
+/* --- maintenance ----------------------------------------------------------------------------- */
+
+bool fj_tsw_maintain(fj_ts_writer *w, int64_t now, bool extra)
+{
+    if (!w->started || now - w->last_maint < NS)
+        return false;
+    w->last_maint = now;
+    if (fj_tsw_flush_due(w, now)) {
+        w->last_flush = now;
+        fj_ts_engine_flush(w->eng); /* what could not be sealed for lack of memory stays buffered */
+        w->dirty = true;
+    }
+    /* Nothing sealed, the durable lsn unchanged and nothing due: no transaction at all. */
+    return fj_tsw_txn_due(w, fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng)), now, extra);
+}
+
+fj_status fj_tsw_cleanup(fj_ts_writer *w, const fj_tsw_cleanup_ops *ops, void *ud, int64_t wall, int64_t mono,
+                         fj_err *err)
+{
+    fj_status st;
+    if (fj_tsw_retention_due(w, mono)) {
+        w->last_retention = mono;
+        if ((st = ops->retention(ud, wall - w->retention_ns, err)) != FJ_OK)
+            return st;
+    }
+    if (fj_tsw_trim_due(w, mono)) {
+        w->last_trim = mono;
+        if ((st = ops->trim(ud, w->durable_saved, w->keep_ns ? wall - w->keep_ns : INT64_MAX, err)) != FJ_OK)
+            return st;
+        if (!w->keep_ns)
+            w->trimmed_below = w->durable_saved;
+    }
+    return FJ_OK;
+}
+
+/* --- the request log's rows ------------------------------------------------------------------ */
+
+fj_status fj_tsw_record_begin(fj_ts_writer *w, fj_err *err)
+{
+    if (!w->rec && !(w->rec = fj_ts_log_create()))
+        return oom(err);
+    fj_ts_log_begin(w->rec);
+    return FJ_OK;
+}
+
+fj_status fj_tsw_record_add(fj_ts_writer *w, const uint32_t *ids, const fj_metric_point *p, size_t n, fj_err *err)
+{
+    for (size_t off = 0; off < n; off += FJ_TSW_SLICE) {
+        size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE;
+        for (size_t i = 0; i < k; i++) {
+            w->t[i] = p[off + i].t;
+            w->v[i] = p[off + i].v;
+        }
+        if (fj_ts_log_add(w->rec, ids + off, w->t, w->v, k) != FJ_OK)
+            return oom(err);
+    }
+    return FJ_OK;
+}
+
+fj_status fj_tsw_record_finish(fj_ts_writer *w, const void **rec, size_t *len, fj_err *err)
+{
+    return fj_ts_log_finish(w->rec, rec, len) == FJ_OK ? FJ_OK : oom(err);
+}
+
+fj_status fj_tsw_compress(fj_ts_writer *w, const fj_metrics *m, const void **z, size_t *zn, fj_err *err)
+{
+    size_t bound = ZSTD_compressBound(m->raw_len);
+    if (bound > w->zcap) {
+        void *nb = fj_realloc(w->zbuf, bound);
+        if (!nb)
+            return oom(err);
+        w->zbuf = nb;
+        w->zcap = bound;
+    }
+    if (!w->zc && !(w->zc = ZSTD_createCCtx()))
+        return oom(err);
+    size_t n = ZSTD_compressCCtx(w->zc, w->zbuf, w->zcap, m->raw, m->raw_len, ZSTD_LEVEL);
+    if (ZSTD_isError(n))
+        return fj_err_set(err, FJ_EINTERNAL, "db", "zstd: %s", ZSTD_getErrorName(n));
+    *z = w->zbuf;
+    *zn = n;
+    return FJ_OK;
+}
+
+fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uint32_t *ids, size_t n,
+                            fj_err *err)
+{
+    for (size_t off = 0; off < n; off += FJ_TSW_SLICE) {
+        size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE;
+        for (size_t i = 0; i < k; i++) {
+            w->t[i] = p[off + i].t;
+            w->v[i] = p[off + i].v;
+        }
+        fj_status st = fj_ts_append_ids(w->eng, ids + off, w->t, w->v, k, NULL);
+        if (st != FJ_OK)
+            return fj_err_set(err, st, "db", "appending metric points failed");
+    }
+    return FJ_OK;
+}
+
+/* --- replay ---------------------------------------------------------------------------------- */
+
+/* A point record: its series are in the catalog, written in (or before) the transaction that
+ * wrote the record. */
+static fj_status replay_points(fj_ts_writer *w, fj_tsw_replay *r, const fj_tsw_logrow *row, const char *where,
+                               fj_err *err)
+{
+    if (!w->rec && !(w->rec = fj_ts_log_create()))
+        return replay_oom(err);
+    const uint32_t *ids;
+    const int64_t *times;
+    const double *values;
+    size_t n = 0, done = 0;
+    fj_status st = fj_ts_log_decode(w->rec, row->body, row->body_len, &ids, &times, &values, &n);
+    if (st == FJ_ENOMEM)
+        return replay_oom(err);
+    fj_ts_engine_set_lsn(w->eng, row->lsn);
+    if (st == FJ_OK)
+        st = fj_ts_append_ids(w->eng, ids, times, values, n, &done);
+    r->n_pts += done;
+    if (st == FJ_ENOMEM)
+        return replay_oom(err);
+    if (st != FJ_OK)
+        fj_warn("metrics: request log entry %llu%s is corrupt or names an unknown series; %zu of its points "
+                "replayed",
+                (unsigned long long)row->lsn, where, done);
+    return FJ_OK;
+}
+
+fj_status fj_tsw_replay_row(fj_ts_writer *w, fj_tsw_replay *r, const fj_tsw_logrow *row, const char *where,
+                            fj_tsw_append_fn append, void *ud, bool *skipped, fj_err *err)
+{
+    if (skipped)
+        *skipped = false;
+    if (row->lsn >= w->next_lsn)
+        w->next_lsn = row->lsn + 1;
+    if (row->unit_ns == FJ_TSW_POINT_RECORD)
+        return replay_points(w, r, row, where, err);
+    if (!w->zd && !(w->zd = ZSTD_createDCtx()))
+        return oom(err);
+    if (row->size + 1 > r->cap) {
+        char *nb = fj_realloc(r->buf, row->size + 1);
+        if (!nb)
+            return replay_oom(err);
+        r->buf = nb;
+        r->cap = row->size + 1;
+    }
+    size_t got = ZSTD_decompressDCtx(w->zd, r->buf, r->cap, row->body, row->body_len);
+    if (ZSTD_isError(got) || got != row->size) {
+        fj_warn("metrics: request log entry %llu%s is corrupt; skipped", (unsigned long long)row->lsn, where);
+        if (skipped)
+            *skipped = true;
+        return FJ_OK;
+    }
+    fj_cc_opts o = {.default_cluster = row->cluster,
+                    .unit_ns = row->unit_ns,
+                    .arrival_ns = row->received,
+                    .max_future_ns = row->max_future_ns,
+                    .points_only = true};
+    fj_batch *b = fj_batch_new();
+    if (!b || fj_cc_decode(r->buf, got, &o, b, NULL, NULL, NULL, err) != FJ_OK) {
+        fj_batch_free(b);
+        return replay_oom(err);
+    }
+    const fj_metrics *m = &b->envs[0].u.metrics;
+    fj_ts_engine_set_lsn(w->eng, row->lsn);
+    fj_status st = append(ud, m, err);
+    r->n_pts += m->n_points;
+    fj_batch_free(b);
+    return st;
+}
+
+void fj_tsw_replay_done(fj_tsw_replay *r)
+{
+    fj_free(r->buf);
+    r->buf = NULL;
+    r->cap = 0;
+}
