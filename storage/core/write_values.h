@@ -14,7 +14,7 @@
 
 #include "buf.h"
 #include "records.h"
-#include "rectify.h"
+#include "storage/core/rectify.h"
 
 #include <stdbool.h>
 #include <stddef.h>
