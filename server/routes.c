@@ -7,6 +7,7 @@
 #include "routes.h"
 
 #include "api.h"
+#include "api/ccms_query.h"
 #include "chimbuko_api.h"
 #include "chimbuko_routes.h"
 #include "ingest_routes.h"
@@ -21,7 +22,8 @@ const fj_route fj_routes[] = {
     {"POST", "/api/v1/ingest/measurements", FJ_ACCESS_WRITE, FJ_BODY, fj_route_measurements_ingest},
     {"POST", "/ingest", FJ_ACCESS_WRITE, FJ_BODY, fj_route_ingest_any},
     /* Line protocol (server/metrics_routes.c): cc-metric-store, InfluxDB 1.x and 2.x write paths;
-     * cc-metric-store's query and health check; ClusterCockpit events; cc-backend's job API. */
+     * cc-metric-store's query and health check (api/ccms_query.c); ClusterCockpit events;
+     * cc-backend's job API. */
     {"POST", "/api/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_ccms_write},
     {"POST", "/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_influx1_write},
     {"POST", "/api/v2/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_influx2_write},
