@@ -1,4 +1,4 @@
-/* main.c — the fjord command line: serve, migrate, token, import, check, version. */
+/* app/main.c — the fjord command line: serve, migrate, token, import, check, version. */
 #include "alloc.h"
 #include "api/ccms_query.h"
 #include "auth.h"

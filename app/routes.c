@@ -1,4 +1,6 @@
-/* routes.c — the route table: method, path, access needed, whether a body is taken, handler.
+/* app/routes.c — the route table: method, path, access needed, whether a body is taken, handler.
+ * It sits above both the write routes (server/) and the query endpoints (api/), which know
+ * only server/http.h's route type, so neither folder includes the other's handlers.
  *
  * FJ_NO_BODY routes answer a request that carries a body (Content-Length > 0 or any
  * Transfer-Encoding) at once, without reading it: the open routes must never buffer or decode
