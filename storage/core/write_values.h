@@ -13,7 +13,7 @@
 #define FJ_WRITE_VALUES_H
 
 #include "buf.h"
-#include "records.h"
+#include "ingest/records/batch.h"
 #include "storage/core/rectify.h"
 
 #include <stdbool.h>
