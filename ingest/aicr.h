@@ -15,7 +15,7 @@
 #include "arena.h"
 #include "buf.h"
 #include "fj_status.h"
-#include "records.h"
+#include "ingest/records/measurements.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -25,7 +25,7 @@
 
 #include "fj_status.h"
 #include "lp.h"
-#include "records.h"
+#include "ingest/records/batch.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* chimbuko.h — decoding, validation and normalisation of Chimbuko's output (schema: the shared
- * data's chimbuko/SCHEMA.md, from Chimbuko 7's code) into the records of records.h: the
- * parameter server's packets (POST /api/anomalydata) and the provenance database's records
- * (anomalies, normalexecs, metadata, func_stats, counter_stats).
+ * data's chimbuko/SCHEMA.md, from Chimbuko 7's code) into the records of
+ * ingest/records/chimbuko.h: the parameter server's packets (POST /api/anomalydata) and the
+ * provenance database's records (anomalies, normalexecs, metadata, func_stats, counter_stats).
  *
  * Checked: JSON types of every field the schema lists (unsigned integers, int64 timestamps,
  * finite numbers, booleans, strings without NUL), event labels "rank:io_step:idx" (parent labels
@@ -11,7 +11,7 @@
  * the fourth record of a body; "anomaly_stats.anomaly[0].data[1].step" in a packet).
  *
  * What Chimbuko really sends that departs from the documented schema is accepted, normalised,
- * and noted (records.h fj_note; at most FJ_CHIMBUKO_MAX_NOTES per body):
+ * and noted (fj_note, ingest/records/batch.h; at most FJ_CHIMBUKO_MAX_NOTES per body):
  *  - "histogram_keys": a model histogram with the documented "Histogram Bin Counts"/"Histogram Bin
  *    Edges" keys instead of the code's "Bin Counts"/"First edge"/"Bin width"/"Min"/"Max": stored
  *    with the code's names ("Bin Edges" kept; first edge, width, min and max derived from it).
@@ -39,7 +39,7 @@
 #ifndef FJ_CHIMBUKO_H
 #define FJ_CHIMBUKO_H
 
-#include "records.h"
+#include "ingest/records/batch.h"
 
 #include <stddef.h>
 

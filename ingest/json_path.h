@@ -11,8 +11,9 @@
  *
  * Errors: the first failure ends a decode. fj_jpath_fail and its kin fill the walk's fj_err with
  * the current path and return the status, so a decoder writes `return fj_jpath_fail(...)`.
- * Notes: what a decoder accepted but changed or ignored (records.h fj_note), at most max_notes of
- * them; later ones are counted and fj_jpath_end_notes adds one "notes_truncated" note for them.
+ * Notes: what a decoder accepted but changed or ignored (fj_note, ingest/records/batch.h), at
+ * most max_notes of them; later ones are counted and fj_jpath_end_notes adds one
+ * "notes_truncated" note for them.
  * Keys and kinds are kept by pointer: keys must outlive the walk (the parsed tree), kinds must be
  * string literals. Not thread-safe: one walk per decode. Not a public header. */
 #ifndef FJ_JSON_PATH_H
@@ -21,7 +22,7 @@
 #include "arena.h"
 #include "fj_status.h"
 #include "json.h"
-#include "records.h"
+#include "ingest/records/batch.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -425,7 +425,7 @@ enum { ID_ATTRS = 1 };
 
 static fj_status meta_custom(dec *d, int id, const fj_json *v, void *base)
 {
-    /* attrs: validated; records.h has no place for them (the spec: metadata can be thrown away). */
+    /* attrs: validated; the records have no place for them (the spec: metadata can be thrown away). */
     if (v->type != FJ_JSON_ARRAY)
         return fj_jpath_type_error(&d->jp, "array", v);
     for (size_t i = 0; i < v->len; i++) {

@@ -1,5 +1,5 @@
 /* sonar.h — decoding, validation and normalisation of Sonar JSON envelopes (spec: Sonar's
- * util/formats/newfmt/types.go, "NEW-FORMAT.md") into the typed records of records.h.
+ * util/formats/newfmt/types.go, "NEW-FORMAT.md") into the typed records of ingest/records/sonar.h.
  *
  * Everything the spec states is checked: types (unsigned fields must be non-negative JSON integers;
  * float64 fields accept any finite number; temperature is a signed integer), Timestamps with real
@@ -8,7 +8,7 @@
  * the field. What real producers send that departs from the spec but whose meaning is clear is
  * accepted, normalised and recorded as an fj_note on the envelope (kinds below).
  *
- * Decoding conventions (records.h states what the values mean):
+ * Decoding conventions (ingest/records/sonar.h states what the values mean):
  *  - JSON null for a member is the same as an absent member (Go's encoding/json, which Sonar's own
  *    tools use, does the same; Python producers such as slurm-monitor emit null for "no value").
  *    Inside arrays null is a type error.
@@ -33,7 +33,7 @@
 #define FJ_SONAR_H
 
 #include "json.h"
-#include "records.h"
+#include "ingest/records/batch.h"
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /* metrics_routes.h — HTTP handlers for line-protocol metrics and ClusterCockpit: the write paths of
- * cc-metric-store, InfluxDB 1.x and 2.x (and /ingest's line-protocol branch), cc-metric-store's
- * query and health check, ClusterCockpit events, and cc-backend's job start/stop API.
- * docs/metrics.md describes the answers. */
+ * cc-metric-store, InfluxDB 1.x and 2.x (and /ingest's line-protocol branch), ClusterCockpit
+ * events, and cc-backend's job start/stop API. cc-metric-store's query and health check are in
+ * api/ccms_query.h. docs/metrics.md describes the answers. */
 #ifndef FJ_METRICS_ROUTES_H
 #define FJ_METRICS_ROUTES_H
 
@@ -16,12 +16,6 @@ void fj_route_influx2_write(fj_http_req *r);
 /* /ingest with a line-protocol body: as /api/write. */
 void fj_route_lp_ingest(fj_http_req *r);
 
-/* GET|POST /api/query: cc-metric-store's query (metrics_query.c). */
-void fj_route_ccms_query(fj_http_req *r);
-/* GET /api/healthcheck: with cc-backend's JSON body {"cluster","nodes","metric-names"} a map from
- * node to {"State","HealthMetrics"} (docs/metrics.md); else [?cluster=&node=] as before. Takes a
- * body, as /api/query does. */
-void fj_route_ccms_health(fj_http_req *r);
 /* GET /api/v1/events?cluster=&from=&to=&kind=&name=&host=&limit= */
 void fj_route_cc_events(fj_http_req *r);
 /* GET /api/v1/cc/jobs?cluster=&from=&to=&limit=: ClusterCockpit jobs joined with Sonar's Slurm jobs. */
@@ -30,10 +24,5 @@ void fj_route_cc_jobs(fj_http_req *r);
  * not running; 404 unknown; 400 stop before start). */
 void fj_route_cc_start_job(fj_http_req *r);
 void fj_route_cc_stop_job(fj_http_req *r);
-
-/* Loads a cc-backend cluster.json (metricConfig: timestep, aggregation; subClusters: nodes,
- * topology) or a cc-metric-store config.json (metrics: frequency, aggregation) for the query
- * path. Call once before serving. */
-fj_status fj_ccq_load_config(const char *path, fj_err *err);
 
 #endif

@@ -6,7 +6,7 @@
 #ifndef FJ_CHIMBUKO_ROWS_H
 #define FJ_CHIMBUKO_ROWS_H
 
-#include "records.h"
+#include "ingest/records/chimbuko.h"
 #include "storage/core/store.h"
 
 #include <stdbool.h>

@@ -13,7 +13,7 @@
 #define FJ_STORE_H
 
 #include "fj_status.h"
-#include "records.h"
+#include "ingest/records/batch.h"
 
 #include "buf.h"
 #include "storage/core/store_chimbuko.h"

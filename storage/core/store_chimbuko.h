@@ -5,7 +5,7 @@
 #ifndef FJ_STORE_CHIMBUKO_H
 #define FJ_STORE_CHIMBUKO_H
 
-#include "records.h"
+#include "ingest/records/chimbuko.h"
 #include "storage/core/store_query.h"
 
 #include <stdbool.h>

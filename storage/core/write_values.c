@@ -2,7 +2,7 @@
 #include "storage/core/write_values.h"
 
 #include "alloc.h"
-#include "rectify.h"
+#include "storage/core/rectify.h"
 
 #include <stdlib.h>
 #include <string.h>

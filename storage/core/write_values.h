@@ -13,8 +13,8 @@
 #define FJ_WRITE_VALUES_H
 
 #include "buf.h"
-#include "records.h"
-#include "rectify.h"
+#include "ingest/records/batch.h"
+#include "storage/core/rectify.h"
 
 #include <stdbool.h>
 #include <stddef.h>

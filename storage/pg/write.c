@@ -18,13 +18,13 @@
  * writers, has exactly one row (partial unique index jobs_slurm_key), created empty if needed with
  * INSERT ... ON CONFLICT DO NOTHING and then locked with SELECT ... FOR UPDATE. Instances are read
  * after the locks are held, in READ COMMITTED, so they include everything other writers committed;
- * the summaries are then computed in memory with ingest/rectify.h and written back in batches.
+ * the summaries are then computed in memory with storage/core/rectify.h and written back in batches.
  * The Slurm current view is recomputed from history under the lock of its row, likewise. */
 #include "storage/pg/int.h"
 #include "storage/pg/ts.h"
 
 #include "alloc.h"
-#include "rectify.h"
+#include "storage/core/rectify.h"
 #include "storage/core/write_values.h"
 
 #include <pthread.h>

@@ -12,7 +12,7 @@
 
 #include "alloc.h"
 #include "storage/query/loadagg.h"
-#include "rectify.h"
+#include "storage/core/rectify.h"
 #include "storage/core/write_values.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #define FJ_CC_JSON_H
 
 #include "buf.h"
-#include "records.h"
+#include "ingest/records/metrics.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -17,7 +17,7 @@
 #ifndef FJ_TS_WRITER_H
 #define FJ_TS_WRITER_H
 
-#include "records.h"
+#include "ingest/records/metrics.h"
 #include "storage/core/store.h"
 #include "storage/ts/engine.h"
 #include "storage/ts/request_log.h"

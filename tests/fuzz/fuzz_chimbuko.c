@@ -2,7 +2,7 @@
  * /api/anomalydata) and as provenance records of each collection (POST
  * /api/v1/ingest/chimbuko/{collection}). The first byte picks the collection. */
 #include "chimbuko.h"
-#include "records.h"
+#include "ingest/records/batch.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* libFuzzer harness: any body through the Sonar decoder (JSON parse, validation, normalisation),
  * as /api/v1/ingest/sonar receives it. */
-#include "records.h"
+#include "ingest/records/batch.h"
 #include "sonar.h"
 
 #include <stddef.h>

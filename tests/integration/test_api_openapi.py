@@ -1,4 +1,4 @@
-"""GET /api/v1/openapi.json matches the implementation: every route of server/routes.c is in it,
+"""GET /api/v1/openapi.json matches the implementation: every route of app/routes.c is in it,
 every path in it is served (probed over HTTP), every documented query parameter is accepted, and
 the rows the endpoints answer have exactly the documented columns. Endpoints whose parameters
 fjord's query layer parses (x-fjord-strict-parameters) accept every documented parameter and refuse
@@ -14,8 +14,8 @@ SAMPLE = {"node": "vm", "id": None, "topic": "sample", "collection": "anomalies"
 
 
 def routes():
-    """(methods, path) of every entry of the route table in server/routes.c."""
-    text = open(os.path.join(SOURCE, "server", "routes.c")).read()
+    """(methods, path) of every entry of the route table in app/routes.c."""
+    text = open(os.path.join(SOURCE, "app", "routes.c")).read()
     return re.findall(r'\{\s*"([A-Z,]+)"\s*,\s*"([^"]+)"\s*,\s*FJ_ACCESS_\w+\s*,\s*FJ_(?:NO_)?BODY\s*,\s*\w+\s*\}', text)
 
 
@@ -64,7 +64,7 @@ def main():
 
         # every route is documented, with its methods
         table = routes()
-        check(len(table) >= 15, "routes parsed from server/routes.c: %d" % len(table))
+        check(len(table) >= 15, "routes parsed from app/routes.c: %d" % len(table))
         for methods, route in table:
             docd = [p for p in paths if covers(route, p)]
             check(docd, "route %s %s is in the OpenAPI document" % (methods, route))

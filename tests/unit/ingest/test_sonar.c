@@ -5,7 +5,7 @@
 #include "alloc.h"
 #include "arena.h"
 #include "json.h"
-#include "records.h"
+#include "ingest/records/batch.h"
 #include "sonar.h"
 
 #include <criterion/criterion.h>

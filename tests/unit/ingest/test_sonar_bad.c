@@ -9,7 +9,7 @@
 #include "arena.h"
 #include "buf.h"
 #include "json.h"
-#include "records.h"
+#include "ingest/records/batch.h"
 #include "sonar.h"
 
 #include <criterion/criterion.h>

@@ -1,7 +1,7 @@
 /* Tests of storage/sqlite*.c: batches built by hand go through fj_store_write, and the rows are
  * checked with plain sqlite3 queries on the file. */
 #include "alloc.h"
-#include "rectify.h"
+#include "storage/core/rectify.h"
 #include "storage/sqlite/migrations.h"
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"

@@ -9,7 +9,7 @@
 #include "cc.h"
 #include "chimbuko.h"
 #include "out.h"
-#include "rectify.h"
+#include "storage/core/rectify.h"
 #include "storage/sqlite/migrations.h"
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"

@@ -1,5 +1,5 @@
-/* storage/ts/agg.c — bucket resampling and cross-series aggregation for metric queries (see storage/ts/agg.h). */
-#include "storage/ts/agg.h"
+/* api/ccms_agg.c — bucket resampling and cross-series aggregation for cc-metric-store's query (see api/ccms_agg.h). */
+#include "api/ccms_agg.h"
 
 #include <math.h>
 
@@ -10,8 +10,8 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
-fj_status fj_ts_grid_make(int64_t from, int64_t to, int64_t step, size_t max_buckets,
-                          fj_ts_grid *g)
+fj_status fj_agg_grid_make(int64_t from, int64_t to, int64_t step, size_t max_buckets,
+                          fj_agg_grid *g)
 {
     if (step <= 0 || from > to)
         return FJ_EINVAL;
@@ -28,7 +28,7 @@ fj_status fj_ts_grid_make(int64_t from, int64_t to, int64_t step, size_t max_buc
     return FJ_OK;
 }
 
-void fj_ts_resample_avg(const fj_ts_grid *g, const int64_t *t, const double *v, size_t n,
+void fj_agg_resample_avg(const fj_agg_grid *g, const int64_t *t, const double *v, size_t n,
                         double *out)
 {
     size_t i = 0;
@@ -50,7 +50,7 @@ void fj_ts_resample_avg(const fj_ts_grid *g, const int64_t *t, const double *v, 
     }
 }
 
-void fj_ts_acc_add(double *sum, uint32_t *cnt, const double *x, size_t n)
+void fj_agg_acc_add(double *sum, uint32_t *cnt, const double *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (!isnan(x[i])) {
@@ -60,14 +60,14 @@ void fj_ts_acc_add(double *sum, uint32_t *cnt, const double *x, size_t n)
     }
 }
 
-void fj_ts_acc_finish(fj_ts_aggr op, const double *sum, const uint32_t *cnt, size_t n,
+void fj_agg_acc_finish(fj_agg_op op, const double *sum, const uint32_t *cnt, size_t n,
                       double *out)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = cnt[i] == 0 ? NAN : op == FJ_TS_AVG ? sum[i] / cnt[i] : sum[i];
+        out[i] = cnt[i] == 0 ? NAN : op == FJ_AGG_AVG ? sum[i] / cnt[i] : sum[i];
 }
 
-void fj_ts_combine(fj_ts_aggr op, const double *const *in, size_t n_series, size_t n,
+void fj_agg_combine(fj_agg_op op, const double *const *in, size_t n_series, size_t n,
                    double *out)
 {
     for (size_t i = 0; i < n; i++) {
@@ -80,11 +80,11 @@ void fj_ts_combine(fj_ts_aggr op, const double *const *in, size_t n_series, size
                 cnt++;
             }
         }
-        out[i] = cnt == 0 ? NAN : op == FJ_TS_AVG ? sum / (double)cnt : sum;
+        out[i] = cnt == 0 ? NAN : op == FJ_AGG_AVG ? sum / (double)cnt : sum;
     }
 }
 
-void fj_ts_summary(const double *v, size_t n, double *avg, double *min, double *max)
+void fj_agg_summary(const double *v, size_t n, double *avg, double *min, double *max)
 {
     double sum = 0, mn = NAN, mx = NAN;
     size_t cnt = 0;

@@ -1,7 +1,7 @@
-/* Tests of ingest/rectify.c: job keys, gap splitting, bridging merges and running summaries,
+/* Tests of storage/core/rectify.c: job keys, gap splitting, bridging merges and running summaries,
  * without a database. An in-memory "store" of instances per key applies the rules the way the
  * storage backends do (match, merge the bridged instances, add). */
-#include "rectify.h"
+#include "storage/core/rectify.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
-/* metrics_query.c — cc-metric-store's query API on fjord's time-series storage: GET|POST /api/query
+/* api/ccms_query.c — cc-metric-store's query API on fjord's time-series storage: GET|POST /api/query
  * and GET /api/healthcheck.
  *
  * A query names a metric of a host, optionally a type (hwthread, core, socket, ...) with type-ids
  * and a subtype with subtype-ids. Without a type the answer is node level. Series are read from
  * the catalog, merged with the live engine's unsealed points (ts_read_many: the series of all
  * results of a query together, so PostgreSQL reads them with a few statements), averaged into
- * buckets of `resolution` seconds and combined by sum or average (storage/ts/agg.h) — one result per query when
+ * buckets of `resolution` seconds and combined by sum or average (api/ccms_agg.h) — one result per query when
  * `aggreg` is set or no type is given, else one per type-id (and subtype-id). Where the requested
  * level has no series of its own, finer series are aggregated up hwthread -> core -> socket ->
  * node: with the topology of a cc-backend cluster.json (--cc-cluster-config) when the host
@@ -19,12 +19,12 @@
  *
  * The health check (cc-backend's body form) judges each requested metric of a node by the age of
  * the newest point of each of its series, with cc-metric-store's allowance of 5 missed intervals. */
-#include "metrics_routes.h"
+#include "api/ccms_query.h"
 
 #include "alloc.h"
+#include "api/ccms_agg.h"
 #include "json.h"
 #include "noderange.h"
-#include "storage/ts/agg.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -405,7 +405,7 @@ typedef struct result {
     const sel *s;
     int64_t step;
     bool too_many; /* the grid would exceed MAX_BUCKETS */
-    fj_ts_grid g;
+    fj_agg_grid g;
     double *sum;
     uint32_t *cnt;
 } result;
@@ -425,7 +425,7 @@ static fj_status result_start(qctx *c, const char *metric, const sel *s, int64_t
         return FJ_OK;
     r->step = res_s > 0 ? res_s : native_step(c, metric, s);
     int64_t to_ns = c->to_s * NS - 1;
-    if (fj_ts_grid_make(c->from_s * NS, to_ns < c->from_s * NS ? c->from_s * NS : to_ns, r->step * NS, MAX_BUCKETS,
+    if (fj_agg_grid_make(c->from_s * NS, to_ns < c->from_s * NS ? c->from_s * NS : to_ns, r->step * NS, MAX_BUCKETS,
                         &r->g) != FJ_OK) {
         r->too_many = true;
         return FJ_OK;
@@ -444,7 +444,7 @@ static bool has_buckets(const result *r)
     return r->s->n && !r->too_many;
 }
 
-static bool same_grid(const fj_ts_grid *a, const fj_ts_grid *b)
+static bool same_grid(const fj_agg_grid *a, const fj_agg_grid *b)
 {
     return a->from == b->from && a->step == b->step && a->n == b->n;
 }
@@ -462,10 +462,10 @@ static void result_put(qctx *c, const char *metric, result *r, double scale, boo
         put_error_result(c, "too many buckets: raise resolution or narrow from/to", r->step);
         return;
     }
-    const fj_ts_grid g = r->g;
+    const fj_agg_grid g = r->g;
     double *sum = r->sum;
     const metric_cfg *mc = metric_conf(metric);
-    fj_ts_acc_finish(mc && mc->agg == AGG_SUM ? FJ_TS_SUM : FJ_TS_AVG, sum, r->cnt, g.n, sum);
+    fj_agg_acc_finish(mc && mc->agg == AGG_SUM ? FJ_AGG_SUM : FJ_AGG_AVG, sum, r->cnt, g.n, sum);
     size_t lo = 0, hi = g.n;
     if (!c->with_padding) {
         while (lo < hi && isnan(sum[lo]))
@@ -474,7 +474,7 @@ static void result_put(qctx *c, const char *metric, result *r, double scale, boo
             hi--;
     }
     double avg, mn, mx;
-    fj_ts_summary(sum + lo, hi - lo, &avg, &mn, &mx);
+    fj_agg_summary(sum + lo, hi - lo, &avg, &mn, &mx);
     if (scale != 0 && scale != 1) {
         for (size_t i = lo; i < hi; i++)
             sum[i] *= scale;
@@ -521,8 +521,8 @@ static fj_status add_series_points(void *ud, size_t i, const fj_ts_points *pts)
 {
     group_read *gr = ud;
     result *r = &gr->r[gr->owner[i]];
-    fj_ts_resample_avg(&r->g, pts->t, pts->v, pts->n, gr->tmp);
-    fj_ts_acc_add(r->sum, r->cnt, gr->tmp, r->g.n);
+    fj_agg_resample_avg(&r->g, pts->t, pts->v, pts->n, gr->tmp);
+    fj_agg_acc_add(r->sum, r->cnt, gr->tmp, r->g.n);
     return FJ_OK;
 }
 
@@ -533,7 +533,7 @@ static fj_status add_series_points(void *ud, size_t i, const fj_ts_points *pts)
 static fj_status read_group(qctx *c, result *r, size_t n)
 {
     size_t total = 0;
-    const fj_ts_grid *g = NULL;
+    const fj_agg_grid *g = NULL;
     for (size_t i = 0; i < n; i++)
         if (has_buckets(&r[i])) {
             total += r[i].s->n;
@@ -565,7 +565,7 @@ static fj_status read_group(qctx *c, result *r, size_t n)
 static fj_status start_group(qctx *c, const char *metric, const sel *sels, size_t n, int64_t res_s, result *r,
                              size_t i, size_t *end)
 {
-    const fj_ts_grid *grid = NULL;
+    const fj_agg_grid *grid = NULL;
     size_t buckets = 0, k = i;
     fj_status st = FJ_OK;
     for (; k < n; k++) {

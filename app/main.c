@@ -1,10 +1,10 @@
-/* main.c — the fjord command line: serve, migrate, token, import, check, version. */
+/* app/main.c — the fjord command line: serve, migrate, token, import, check, version. */
 #include "alloc.h"
+#include "api/ccms_query.h"
 #include "auth.h"
 #include "config.h"
 #include "http.h"
 #include "log.h"
-#include "metrics_routes.h"
 #include "nats.h"
 #include "redact.h"
 #include "routes.h"

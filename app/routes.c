@@ -1,4 +1,6 @@
-/* routes.c — the route table: method, path, access needed, whether a body is taken, handler.
+/* app/routes.c — the route table: method, path, access needed, whether a body is taken, handler.
+ * It sits above both the write routes (server/) and the query endpoints (api/), which know
+ * only server/http.h's route type, so neither folder includes the other's handlers.
  *
  * FJ_NO_BODY routes answer a request that carries a body (Content-Length > 0 or any
  * Transfer-Encoding) at once, without reading it: the open routes must never buffer or decode
@@ -7,6 +9,7 @@
 #include "routes.h"
 
 #include "api.h"
+#include "api/ccms_query.h"
 #include "chimbuko_api.h"
 #include "chimbuko_routes.h"
 #include "dashboard.h"
@@ -22,7 +25,8 @@ const fj_route fj_routes[] = {
     {"POST", "/api/v1/ingest/measurements", FJ_ACCESS_WRITE, FJ_BODY, fj_route_measurements_ingest},
     {"POST", "/ingest", FJ_ACCESS_WRITE, FJ_BODY, fj_route_ingest_any},
     /* Line protocol (server/metrics_routes.c): cc-metric-store, InfluxDB 1.x and 2.x write paths;
-     * cc-metric-store's query and health check; ClusterCockpit events; cc-backend's job API. */
+     * cc-metric-store's query and health check (api/ccms_query.c); ClusterCockpit events;
+     * cc-backend's job API. */
     {"POST", "/api/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_ccms_write},
     {"POST", "/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_influx1_write},
     {"POST", "/api/v2/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_influx2_write},

@@ -1,5 +1,5 @@
-/* rectify.c — job keys, gap matching and running job summaries (see rectify.h). */
-#include "rectify.h"
+/* storage/core/rectify.c — job keys, gap matching and running job summaries (see storage/core/rectify.h). */
+#include "storage/core/rectify.h"
 
 #include <math.h>
 #include <string.h>

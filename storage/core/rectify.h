@@ -1,7 +1,8 @@
-/* rectify.h — the pure rules that turn Sonar's per-node job records into rectified jobs: which
- * records belong to one job (the job key and the time gap), and the running summary of a job.
- * No storage here: the backends apply these rules inside their write transaction, and the unit
- * tests check them without a database.
+/* storage/core/rectify.h — the pure rules that turn Sonar's per-node job records into rectified
+ * jobs: which records belong to one job (the job key and the time gap), and the running summary
+ * of a job.
+ * No database here: both writers (storage/sqlite/write.c, storage/pg/write.c) apply these rules
+ * inside their write transaction, and the unit tests check them without a database.
  *
  * Identity (NOTES.md, NEW-FORMAT.md "The meaning of a Job ID"):
  *  - Slurm job (epoch 0, job != 0): key (cluster, job); one job across nodes and time, never split.
@@ -18,7 +19,7 @@
 #ifndef FJ_RECTIFY_H
 #define FJ_RECTIFY_H
 
-#include "records.h"
+#include "ingest/records/sonar.h"
 
 #include <stdbool.h>
 #include <stddef.h>

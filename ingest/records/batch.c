@@ -1,5 +1,5 @@
-/* records.c — batch bookkeeping. */
-#include "records.h"
+/* ingest/records/batch.c — batch bookkeeping (ingest/records/batch.h). */
+#include "ingest/records/batch.h"
 
 #include "alloc.h"
 

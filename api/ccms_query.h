@@ -1,0 +1,23 @@
+/* api/ccms_query.h — cc-metric-store's read side on fjord's time-series storage: the query
+ * (GET|POST /api/query) and the health check (GET /api/healthcheck), and the cluster
+ * configuration that says how a metric is aggregated and how a node's hardware threads nest.
+ * The series are read through the store's time-series ops; the aggregation is api/ccms_agg.h.
+ * docs/metrics.md describes the answers. */
+#ifndef FJ_CCMS_QUERY_H
+#define FJ_CCMS_QUERY_H
+
+#include "server/http.h"
+
+/* GET|POST /api/query: cc-metric-store's query. */
+void fj_route_ccms_query(fj_http_req *r);
+/* GET /api/healthcheck: with cc-backend's JSON body {"cluster","nodes","metric-names"} a map from
+ * node to {"State","HealthMetrics"} (docs/metrics.md); else [?cluster=&node=] as before. Takes a
+ * body, as /api/query does. */
+void fj_route_ccms_health(fj_http_req *r);
+
+/* Loads a cc-backend cluster.json (metricConfig: timestep, aggregation; subClusters: nodes,
+ * topology) or a cc-metric-store config.json (metrics: frequency, aggregation) for the query
+ * path. Call once before serving. */
+fj_status fj_ccq_load_config(const char *path, fj_err *err);
+
+#endif

@@ -1,9 +1,0 @@
-/* routes.h — the table of every HTTP endpoint fjord serves. One place to read them all. */
-#ifndef FJ_ROUTES_H
-#define FJ_ROUTES_H
-
-#include "http.h"
-
-extern const fj_route fj_routes[];
-
-#endif
