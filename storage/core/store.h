@@ -106,6 +106,9 @@ typedef struct fj_token_rec {
 typedef struct fj_store_ops {
     int version; /* FJ_STORE_OPS_VERSION */
     const char *name;
+    /* The backend's thin SQL driver (storage/core/driver.h), on which the queries written once
+     * (storage/query/) run. */
+    const struct fj_driver *driver;
     /* Does this backend handle the URL? ("postgres://", a file path, ...) */
     bool (*accepts)(const char *url);
     fj_status (*open)(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err);

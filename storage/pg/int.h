@@ -309,7 +309,10 @@ struct fj_store {
     bool migrating;
     int64_t job_gap_s;
     int64_t retention_s;     /* 0: keep forever */
-    bool prepared[FJ_PG__COUNT];
+    bool prepared[FJ_PG__COUNT]; /* the driver's statements of this session (storage/pg/driver.c) */
+    /* The SQL of a statement, set at open by the ops table (storage/pg/backend.c): the driver below
+     * asks the top for texts instead of calling up into the writers. */
+    const char *(*stmt_text)(fj_pg_stmt_id id);
     bool staged[FJ_PG__COUNT]; /* the statement's staging table exists in this session */
     fj_pg_map names;         /* interned names: see FJ_PG_NS_* */
     /* Week partitions known to exist (week start times). */
@@ -344,6 +347,15 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err);
  * backfill of migration 0005). Inside the writer's transaction. */
 fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node, const int64_t *t, size_t n,
                            fj_err *err);
+
+/* A statement waits at most this long for a lock (session setting; DDL too, with SET LOCAL): behind
+ * a long query it gives up (the write answers 503 and is retried) instead of queueing every other
+ * request behind it, as SQLite's busy timeout. */
+#define FJ_PG_LOCK_TIMEOUT "5s"
+
+/* Connects afresh (closing the old connection, forgetting its prepared statements) with the
+ * session settings fjord relies on. FJ_EBUSY when the server cannot be reached. */
+fj_status fj_pg_reconnect(fj_store *s, fj_err *err);
 
 /* Makes sure the connection is up: reconnects when it was lost. FJ_EBUSY when the server cannot
  * be reached. */

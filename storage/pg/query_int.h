@@ -22,17 +22,8 @@
 /* A cluster's nodes (storage/query/backend.h). */
 typedef fj_qnodes fj_pgq_nodes;
 
-typedef struct fj_pgq {
-    fj_store *s;
-    fj_query *q;
-    fj_sink *k;
-    fj_err *err;
-    fj_arena *a;
-    int64_t cluster_id;
-    fj_pgq_nodes nodes;
-    bool in_tx;
-    fj_status fail; /* the status of the last failed statement (err holds its message) */
-} fj_pgq;
+/* A running query (storage/query/backend.h), under the PostgreSQL files' name. */
+typedef fj_qx fj_pgq;
 
 fj_status fj_pgq_begin(fj_pgq *x, fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 /* Ends the transaction (COMMIT after success, ROLLBACK after a failure), frees the arena; returns st. */
@@ -55,6 +46,8 @@ typedef struct fj_pgs fj_pgs;
  * values across fj_pgs_reset. Lives in the query's arena. */
 fj_status fj_pgq_prepare(fj_pgq *x, const char *sql, fj_pgs **st);
 void fj_pgs_bind_int(fj_pgs *st, int i, int64_t v);
+/* How many parameters are bound (fewer than bound when an allocation failed). */
+int fj_pgs_nparams(const fj_pgs *st);
 void fj_pgs_bind_real(fj_pgs *st, int i, double v);
 void fj_pgs_bind_text(fj_pgs *st, int i, const char *s); /* s must outlive the next step */
 /* Runs the statement on the first call after prepare/reset, then walks its rows. */
@@ -71,6 +64,10 @@ bool fj_pgs_is_number(fj_pgs *st, int c);  /* an integer or floating-point colum
 const unsigned char *fj_pgs_blob(fj_pgs *st, int c, size_t *len);
 /* The status of a failed step (err is filled). */
 fj_status fj_pgq_fail(fj_pgq *x, int r, const char *what);
+
+/* The PostgreSQL driver (storage/pg/driver.c, storage/core/driver.h) and its statement reader. */
+extern const fj_driver fj_pg_driver;
+extern const fj_qrows_ops fj_pg_qrows_ops;
 
 /* --- SQL builder: storage/query/sqlbuf.h with PostgreSQL's $N placeholders ---------------------------- */
 
@@ -97,21 +94,11 @@ fj_qrows fj_pgq_rows(fj_pgq *x, fj_pgs *st);
 fj_qenv fj_pgq_env(fj_pgq *x);
 
 /* The query ops (storage/pg_query_*.c). */
-fj_status fj_pg_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
 fj_status fj_pg_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* storage/query/backend.c — the helpers shared query code builds on the reader of storage/query/backend.h: the
  * node set of a query, strings copied into the query's arena. */
 #include "storage/query/backend.h"
+#include "storage/query/sqlbuf.h"
 
 #include <string.h>
 
@@ -99,4 +100,181 @@ fj_status fj_qenv_text_list(const fj_qenv *e, const fj_qrows *r, int64_t id, con
     *out = sv.v;
     *n = sv.n;
     return FJ_OK;
+}
+
+/* --- a running query ---------------------------------------------------------------------------- */
+
+fj_status fj_qx_begin(fj_qx *x, fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    memset(x, 0, sizeof *x);
+    x->s = s;
+    x->d = fj_driver_of(s);
+    x->q = q;
+    x->k = k;
+    x->err = err;
+    q->next.set = false;
+    if (!(x->a = fj_arena_create()))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    fj_status st = x->d->begin_read(x);
+    if (st != FJ_OK) {
+        fj_arena_destroy(x->a);
+        x->a = NULL;
+        return st;
+    }
+    x->in_tx = true;
+    return FJ_OK;
+}
+
+fj_status fj_qx_end(fj_qx *x, fj_status st)
+{
+    if (x->in_tx)
+        x->d->end_read(x, st);
+    x->in_tx = false;
+    fj_arena_destroy(x->a);
+    x->a = NULL;
+    return st;
+}
+
+fj_qenv fj_qx_env(fj_qx *x)
+{
+    return (fj_qenv){x->q, x->k, x->err, x->a, x->cluster_id, &x->nodes};
+}
+
+fj_status fj_qx_one_node(fj_qx *x, int64_t *id)
+{
+    fj_qenv e = fj_qx_env(x);
+    return fj_qenv_one_node(&e, id);
+}
+
+/* Appends the dialect's text of shared SQL to out. Placeholders and tokens are not looked for
+ * inside quoted literals. */
+static fj_status dialect_sql(const fj_dialect *d, const char *sql, fj_buf *out)
+{
+    fj_status st = FJ_OK;
+    bool quoted = false;
+    for (const char *p = sql; *p && st == FJ_OK; p++) {
+        if (*p == '\'')
+            quoted = !quoted;
+        if (!quoted && *p == '?' && p[1] >= '0' && p[1] <= '9')
+            st = fj_buf_append(out, &d->mark, 1);
+        else if (!quoted && strncmp(p, "{bytes}", 7) == 0) {
+            st = fj_buf_puts(out, d->bytewise);
+            p += 6;
+        } else if (!quoted && strncmp(p, "{greatest}", 10) == 0) {
+            st = fj_buf_puts(out, d->greatest);
+            p += 9;
+        } else
+            st = fj_buf_append(out, p, 1);
+    }
+    return st == FJ_OK ? fj_buf_append(out, "", 1) : st;
+}
+
+fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r)
+{
+    r->st = NULL;
+    fj_buf b;
+    fj_buf_init(&b, 1 << 20);
+    fj_status st = dialect_sql(&x->d->dialect, sql, &b);
+    if (st != FJ_OK) {
+        fj_buf_free(&b);
+        return fj_err_set(x->err, st, NULL, "building the query failed");
+    }
+    st = x->d->prepare(x, b.data, r);
+    fj_buf_free(&b);
+    return st;
+}
+
+fj_status fj_qx_prepare_qb(fj_qx *x, fj_qb *b, fj_qrows *r)
+{
+    r->st = NULL;
+    if (b->st != FJ_OK)
+        return fj_err_set(x->err, b->st, NULL, "building the query failed");
+    fj_status rs = x->d->prepare(x, b->sql.data ? b->sql.data : "", r);
+    if (rs != FJ_OK)
+        return rs;
+    for (size_t i = 0; i < b->n; i++) {
+        const fj_qb_param *p = &b->p[i];
+        int j = (int)i + 1;
+        if (p->t == 0)
+            r->ops->bind_int(r, j, p->i);
+        else if (p->t == 1)
+            r->ops->bind_real(r, j, p->d);
+        else
+            r->ops->bind_text(r, j, p->s);
+    }
+    return FJ_OK;
+}
+
+void fj_qx_finalize(fj_qx *x, const fj_qrows *r)
+{
+    if (r->st)
+        x->d->finalize(r);
+}
+
+fj_status fj_qx_cluster(fj_qx *x)
+{
+    const char *name = x->q->cluster;
+    if (!name || !*name)
+        return fj_err_set(x->err, FJ_EINVAL, "cluster", "parameter 'cluster': required");
+    fj_qrows r;
+    fj_status rs = fj_qx_prepare(x, "SELECT id FROM clusters WHERE name = ?1", &r);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qr_bind_text(&r, 1, name);
+    bool row = false;
+    rs = fj_qr_step(&r, "find cluster", &row);
+    if (rs == FJ_OK && row)
+        x->cluster_id = fj_qr_i64(&r, 0);
+    fj_qx_finalize(x, &r);
+    if (rs != FJ_OK)
+        return rs;
+    if (!row)
+        return fj_err_set(x->err, FJ_ENOTFOUND, "cluster", "no data for cluster '%s'", name);
+    return FJ_OK;
+}
+
+fj_status fj_qx_load_nodes(fj_qx *x)
+{
+    fj_qrows r;
+    fj_status rs = fj_qx_prepare(x, "SELECT id, name FROM nodes WHERE cluster_id = ?1 ORDER BY id", &r);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qr_bind(&r, 1, x->cluster_id);
+    size_t cap = 0;
+    fj_qnodes *nd = &x->nodes;
+    nd->filtered = x->q->host_match != NULL;
+    bool row = false;
+    while ((rs = fj_qr_step(&r, "list nodes", &row)) == FJ_OK && row) {
+        if (nd->n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            int64_t *ids = fj_arena_alloc(x->a, nc * sizeof *ids);
+            const char **names = fj_arena_alloc(x->a, nc * sizeof *names);
+            bool *want = fj_arena_alloc(x->a, nc * sizeof *want);
+            if (!ids || !names || !want) {
+                rs = fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
+                break;
+            }
+            if (nd->n) {
+                memcpy(ids, nd->ids, nd->n * sizeof *ids);
+                memcpy(names, nd->names, nd->n * sizeof *names);
+                memcpy(want, nd->want, nd->n * sizeof *want);
+            }
+            nd->ids = ids;
+            nd->names = names;
+            nd->want = want;
+            cap = nc;
+        }
+        const char *name = fj_arena_strdup(x->a, fj_qr_text(&r, 1));
+        if (!name) {
+            rs = fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        nd->ids[nd->n] = fj_qr_i64(&r, 0);
+        nd->names[nd->n] = name;
+        nd->want[nd->n] = !x->q->host_match || x->q->host_match(x->q->host_ctx, name);
+        nd->n_want += nd->want[nd->n];
+        nd->n++;
+    }
+    fj_qx_finalize(x, &r);
+    return rs;
 }

@@ -1,89 +1,25 @@
-/* storage/query/backend.h — what the backend-neutral query code (storage/chimbuko/query.c, query_*.c) asks of a
- * backend: a statement reader over the backend's own statement type, and the part of a running
- * query that does not depend on the backend (its answer, scratch arena, cluster and node set).
- * Each backend implements the reader once, in its *_query_common.c; SQL is built with the shared
- * builder of storage/query/sqlbuf.h. The shared code holds what a query means (filters, row assembly,
- * maths) and the backend keeps its SQL, statements and transactions. Not a public header. */
+/* storage/query/backend.h — a running query over a backend's thin driver (storage/core/driver.h):
+ * its read transaction, answer, scratch arena, cluster and node set, and its statements, written
+ * once for every backend. Query ops written once (storage/query/{nodes,slurm,misc,usage}.c)
+ * begin an fj_qx, prepare SQL written with ?N placeholders and the dialect's tokens, hand the
+ * readers to the shared row code and end it. A backend's own query files (its load and job SQL,
+ * Chimbuko) use the same fj_qx under their own names (fj_sqq, fj_pgq). Not a public header. */
 #ifndef FJ_QUERY_BACKEND_H
 #define FJ_QUERY_BACKEND_H
 
 #include "arena.h"
 #include "buf.h"
 #include "fj_status.h"
+#include "storage/core/driver.h"
 #include "storage/core/store_query.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* --- a backend's statement reader ------------------------------------------------------------- */
-
-/* Over one prepared statement st of the backend's query x, used by one thread.
- * - step moves to the next row: *row false at the end; a failure is mapped at the backend's edge
- *   (what names the query in the message). reset lets the statement run again.
- * - bind_int binds parameter i (1-based), which keeps its value across reset. Shared code binds
- *   the parameters its statement contracts name; SQL that does not need one may leave it out
- *   only where binding it is harmless (SQLite ignores it; PostgreSQL counts it).
- * - The column functions read the current row by 0-based index. text stays valid until the next
- *   step (NULL for NULL); value gives a column as an fj_value of type t or null, with the
- *   backend's own conversions; blob gives a binary column's bytes (NULL and 0 for NULL), valid
- *   until the next step or blob call; json appends a column to out as a JSON null, number or
- *   string as the backend stores it (failing as out does). */
-typedef struct fj_qrows fj_qrows;
-typedef struct fj_qrows_ops {
-    fj_status (*step)(const fj_qrows *r, const char *what, bool *row);
-    void (*reset)(const fj_qrows *r);
-    void (*bind_int)(const fj_qrows *r, int i, int64_t v);
-    bool (*is_null)(const fj_qrows *r, int col);
-    int64_t (*i64)(const fj_qrows *r, int col);
-    double (*dbl)(const fj_qrows *r, int col);
-    const char *(*text)(const fj_qrows *r, int col);
-    fj_value (*value)(const fj_qrows *r, int col, fj_vtype t);
-    const unsigned char *(*blob)(const fj_qrows *r, int col, size_t *len);
-    fj_status (*json)(const fj_qrows *r, int col, fj_buf *out);
-} fj_qrows_ops;
-
-struct fj_qrows {
-    const fj_qrows_ops *ops;
-    void *x;  /* the backend's query (fj_sqq, fj_pgq) */
-    void *st; /* the backend's statement */
-};
-
-/* Shorthands for the shared code. */
-static inline fj_status fj_qr_step(const fj_qrows *r, const char *what, bool *row)
-{
-    return r->ops->step(r, what, row);
-}
-static inline void fj_qr_reset(const fj_qrows *r)
-{
-    r->ops->reset(r);
-}
-static inline void fj_qr_bind(const fj_qrows *r, int i, int64_t v)
-{
-    r->ops->bind_int(r, i, v);
-}
-static inline bool fj_qr_null(const fj_qrows *r, int col)
-{
-    return r->ops->is_null(r, col);
-}
-static inline int64_t fj_qr_i64(const fj_qrows *r, int col)
-{
-    return r->ops->i64(r, col);
-}
-static inline double fj_qr_dbl(const fj_qrows *r, int col)
-{
-    return r->ops->dbl(r, col);
-}
-static inline const char *fj_qr_text(const fj_qrows *r, int col)
-{
-    return r->ops->text(r, col);
-}
-static inline fj_value fj_qr_value(const fj_qrows *r, int col, fj_vtype t)
-{
-    return r->ops->value(r, col, t);
-}
-
 /* --- a running query, backend aside ------------------------------------------------------------ */
+
+typedef struct fj_qb fj_qb; /* storage/query/sqlbuf.h */
 
 /* A cluster's nodes, sorted by id; `want` marks those the query's host filter accepts. */
 typedef struct fj_qnodes {
@@ -126,5 +62,42 @@ fj_status fj_qstrv_push(const fj_qenv *e, fj_qstrv *sv, const char *s);
 /* The strings of a one-column text query with parameter 1 bound to id, copied into the arena
  * (NULLs skipped); the statement is reset after. */
 fj_status fj_qenv_text_list(const fj_qenv *e, const fj_qrows *r, int64_t id, const char ***out, size_t *n);
+
+/* --- a running query -------------------------------------------------------------------------- */
+
+struct fj_qx {
+    fj_store *s;
+    const fj_driver *d;
+    fj_query *q;
+    fj_sink *k;
+    fj_err *err;
+    fj_arena *a;         /* the query's scratch: freed by fj_qx_end */
+    int64_t cluster_id;  /* 0 until fj_qx_cluster */
+    fj_qnodes nodes;     /* loaded by fj_qx_load_nodes */
+    bool in_tx;
+    fj_status fail;      /* PostgreSQL: the status of the last failed statement (err holds its message) */
+};
+
+/* Starts a query on s: its read transaction (one snapshot) and arena; clears q->next. */
+fj_status fj_qx_begin(fj_qx *x, fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* Ends the transaction (committed after success, rolled back after a failure), frees the arena;
+ * returns st. */
+fj_status fj_qx_end(fj_qx *x, fj_status st);
+/* Looks up q->cluster: FJ_EINVAL when absent, FJ_ENOTFOUND when unknown. */
+fj_status fj_qx_cluster(fj_qx *x);
+/* Loads the cluster's nodes (sorted by id) and applies q->host_match. */
+fj_status fj_qx_load_nodes(fj_qx *x);
+/* The node named q->node (storage/query/backend.h's fj_qenv_one_node). */
+fj_status fj_qx_one_node(fj_qx *x, int64_t *id);
+/* The shared env of x (after fj_qx_cluster and fj_qx_load_nodes). */
+fj_qenv fj_qx_env(fj_qx *x);
+
+/* Prepares shared SQL: ?N placeholders become the dialect's, {bytes} and {greatest} its texts
+ * (storage/core/driver.h). On failure r->st is NULL, which fj_qx_finalize accepts. */
+fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r);
+/* Prepares a builder's SQL (storage/query/sqlbuf.h, made with the dialect's mark) and binds its
+ * parameters. */
+fj_status fj_qx_prepare_qb(fj_qx *x, fj_qb *b, fj_qrows *r);
+void fj_qx_finalize(fj_qx *x, const fj_qrows *r);
 
 #endif

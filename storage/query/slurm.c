@@ -1,5 +1,7 @@
 /* storage/query/slurm.c — the Slurm view every backend shares (storage/query/slurm.h). */
 #include "storage/query/slurm.h"
+#include "storage/query/ops.h"
+#include "storage/query/sqlbuf.h"
 
 #include "storage/query/value.h"
 
@@ -196,4 +198,79 @@ fj_status fj_qslurm_node_states_rows(const fj_qenv *e, const fj_qrows *latest, c
             return rs;
     }
     return FJ_OK;
+}
+
+/* --- the ops of storage/core/store.h, written once over the driver (storage/query/backend.h) ------ */
+
+fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qb b;
+    fj_qb_init(&b, x.d->dialect.mark);
+    fj_qrows st = {0};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    fj_qslurm_jobs_sql(&b, &e, x.d->dialect.bytewise);
+    if ((rs = fj_qx_prepare_qb(&x, &b, &st)) != FJ_OK)
+        goto out;
+    fj_qrows r = st;
+    rs = fj_qslurm_jobs_rows(&e, &r);
+out:
+    fj_qx_finalize(&x, &st);
+    fj_qb_free(&b);
+    return fj_qx_end(&x, rs);
+}
+
+fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qrows pt = {0}, pn = {0};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x,
+                             "SELECT p.name_id, x.s, p.time, p.n_nodes FROM partitions p JOIN strings x ON x.id = p.name_id"
+                             " WHERE p.cluster_id = ?1 AND p.time = (SELECT max(time) FROM partitions"
+                             " WHERE cluster_id = ?1 AND time <= ?2) ORDER BY x.s{bytes}",
+                             &pt)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x,
+                             "SELECT node_id FROM partition_nodes WHERE cluster_id = ?1 AND time = ?2 AND name_id = ?3",
+                             &pn)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    fj_qrows parts = pt, nodes = pn;
+    rs = fj_qslurm_partitions_rows(&e, &parts, &nodes);
+out:
+    fj_qx_finalize(&x, &pt);
+    fj_qx_finalize(&x, &pn);
+    return fj_qx_end(&x, rs);
+}
+
+fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qrows tt = {0}, sts = {0};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, "SELECT max(time) FROM node_states WHERE node_id = ?1 AND time <= ?2", &tt)) !=
+            FJ_OK ||
+        (rs = fj_qx_prepare(&x,
+                             "SELECT x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id"
+                             " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s{bytes}",
+                             &sts)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    fj_qrows latest = tt, states = sts;
+    rs = fj_qslurm_node_states_rows(&e, &latest, &states);
+out:
+    fj_qx_finalize(&x, &tt);
+    fj_qx_finalize(&x, &sts);
+    return fj_qx_end(&x, rs);
 }

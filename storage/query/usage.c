@@ -1,5 +1,7 @@
 /* storage/query/usage.c — the latest utilisation of each node as every backend answers it (storage/query/usage.h). */
 #include "storage/query/usage.h"
+#include "storage/query/ops.h"
+#include "storage/query/sqlbuf.h"
 
 #include "storage/query/qmath.h"
 #include "storage/query/value.h"
@@ -101,4 +103,26 @@ fj_status fj_qusage_rows(const fj_qenv *e, const fj_qrows *samples, const fj_qro
     for (size_t k = 0; k < n && rs == FJ_OK; k++)
         rs = node_row(e, samples, gpus, r, order[k]);
     return rs;
+}
+
+/* --- the ops of storage/core/store.h, written once over the driver (storage/query/backend.h) ------ */
+
+fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qrows ss = {0}, gs = {0};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, x.d->layout->usage_samples, &ss)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, x.d->layout->usage_gpus, &gs)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    fj_qrows samples = ss, gpus = gs;
+    rs = fj_qusage_rows(&e, &samples, &gpus);
+out:
+    fj_qx_finalize(&x, &ss);
+    fj_qx_finalize(&x, &gs);
+    return fj_qx_end(&x, rs);
 }

@@ -1,8 +1,11 @@
-/* storage/sqlite/backend.c — the SQLite backend: opening (WAL, pragmas, schema check), embedded migrations, the
- * statement cache, name interning and tokens. The write path is in storage/sqlite/write.c, the queries in
+/* storage/sqlite/backend.c — the SQLite backend's top: its ops table, opening (WAL, pragmas, schema
+ * check), embedded migrations, checkpoints, compact, backup and tokens. It calls down into the
+ * other files of storage/sqlite/, which call down into the driver (storage/sqlite/driver.c) and the
+ * name interning (storage/sqlite/intern.c), never back up. The write path is in storage/sqlite/write.c, the queries in
  * sqlite_query_*.c; the schema in migrations/sqlite/. */
 #include "storage/sqlite/chimbuko.h"
 #include "storage/sqlite/int.h"
+#include "storage/query/ops.h"
 #include "storage/sqlite/migrations.h"
 #include "storage/sqlite/query_int.h"
 
@@ -19,114 +22,6 @@
 
 #define BUSY_TIMEOUT_MS 5000
 
-/* --- errors ------------------------------------------------------------------------------- */
-
-fj_status fj_sq_status(int rc)
-{
-    switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return FJ_EBUSY;
-    case SQLITE_NOMEM:
-        return FJ_ENOMEM;
-    default:
-        return FJ_EIO;
-    }
-}
-
-fj_status fj_sq_fail(fj_store *s, int rc, const char *what, fj_err *err)
-{
-    return fj_err_set(err, fj_sq_status(rc), "db", "sqlite: %s: %s", what,
-                      s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-}
-
-/* --- name map ----------------------------------------------------------------------------- */
-
-#define MAP_MAX_ENTRIES (1u << 20) /* a cache: past this it starts over */
-
-/* Eight bytes at a time (a multiply-xorshift mix per word): names are hashed for every process
- * record, so byte-wise FNV showed up in profiles. */
-static uint64_t map_hash(int64_t ns, const char *key, size_t len)
-{
-    uint64_t h = ((uint64_t)ns * 0x9E3779B97F4A7C15ull) ^ (uint64_t)len;
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, key, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-        key += 8;
-        len -= 8;
-    }
-    if (len) {
-        uint64_t w = 0;
-        memcpy(&w, key, len);
-        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 32;
-    }
-    h ^= h >> 29;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-    return h ? h : 1;
-}
-
-int64_t fj_sq_map_get(const fj_sq_map *m, int64_t ns, const char *key, size_t len)
-{
-    if (!m->cap)
-        return 0;
-    uint64_t h = map_hash(ns, key, len);
-    for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        const fj_sq_map_ent *e = &m->slots[i];
-        if (!e->hash)
-            return 0;
-        if (e->hash == h && e->ns == ns && e->len == len && memcmp(e->key, key, len) == 0)
-            return e->id;
-    }
-}
-
-void fj_sq_map_clear(fj_sq_map *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        fj_free(m->slots[i].key);
-    fj_free(m->slots);
-    m->slots = NULL;
-    m->cap = m->n = 0;
-}
-
-static void map_insert_slot(fj_sq_map_ent *slots, size_t cap, const fj_sq_map_ent *e)
-{
-    size_t i = (size_t)e->hash & (cap - 1);
-    while (slots[i].hash)
-        i = (i + 1) & (cap - 1);
-    slots[i] = *e;
-}
-
-fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, int64_t id)
-{
-    if (m->n >= MAP_MAX_ENTRIES)
-        fj_sq_map_clear(m);
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        fj_sq_map_ent *slots = fj_calloc(cap, sizeof *slots);
-        if (!slots)
-            return FJ_ENOMEM;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->slots[i].hash)
-                map_insert_slot(slots, cap, &m->slots[i]);
-        fj_free(m->slots);
-        m->slots = slots;
-        m->cap = cap;
-    }
-    char *k = fj_malloc(len + 1);
-    if (!k)
-        return FJ_ENOMEM;
-    memcpy(k, key, len);
-    k[len] = '\0';
-    fj_sq_map_ent e = {map_hash(ns, key, len), ns, id, k, len};
-    map_insert_slot(m->slots, m->cap, &e);
-    m->n++;
-    return FJ_OK;
-}
-
 /* --- statements --------------------------------------------------------------------------- */
 
 static const char *const stmt_sql[FJ_SQ__COUNT] = {
@@ -135,27 +30,11 @@ static const char *const stmt_sql[FJ_SQ__COUNT] = {
 #undef FJ_SQ_TEXT
 };
 
-sqlite3_stmt *fj_sq_stmt(fj_store *s, fj_sq_stmt_id id, fj_err *err)
+/* The SQL of statement id for the driver's cache: the fixed texts above, or the ones the writer
+ * builds from its column lists. */
+static const char *stmt_text(fj_sq_stmt_id id)
 {
-    if (s->stmts[id])
-        return s->stmts[id];
-    const char *sql = stmt_sql[id] ? stmt_sql[id] : fj_sq_built_sql(id);
-    int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->stmts[id], NULL);
-    if (rc != SQLITE_OK) {
-        fj_sq_fail(s, rc, "prepare", err);
-        s->stmts[id] = NULL;
-        return NULL;
-    }
-    return s->stmts[id];
-}
-
-fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *err)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        return fj_sq_fail(s, rc, what, err);
-    return FJ_OK;
+    return stmt_sql[id] ? stmt_sql[id] : fj_sq_built_sql(id);
 }
 
 /* One-off statements (pragmas, schema checks). */
@@ -178,65 +57,6 @@ static fj_status query_int(fj_store *s, const char *sql, int64_t *out, fj_err *e
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return fj_sq_fail(s, rc, sql, err);
     return FJ_OK;
-}
-
-/* --- interning ---------------------------------------------------------------------------- */
-
-/* Looks up (ns, name) in the cache, then with get (bound by bind), else inserts with ins. */
-static fj_status intern(fj_store *s, int64_t ns, const char *name, fj_sq_stmt_id get, fj_sq_stmt_id ins,
-                        int64_t *id, fj_err *err)
-{
-    size_t len = strlen(name);
-    if ((*id = fj_sq_map_get(&s->names, ns, name, len)) != 0)
-        return FJ_OK;
-    sqlite3_stmt *st = fj_sq_stmt(s, get, err);
-    if (!st)
-        return FJ_EIO;
-    int i = 1;
-    if (ns > 0)
-        sqlite3_bind_int64(st, i++, ns);
-    sqlite3_bind_text(st, i, name, (int)len, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *id = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return fj_sq_fail(s, rc, "intern lookup", err);
-    if (rc == SQLITE_DONE) {
-        st = fj_sq_stmt(s, ins, err);
-        if (!st)
-            return FJ_EIO;
-        i = 1;
-        if (ns > 0)
-            sqlite3_bind_int64(st, i++, ns);
-        sqlite3_bind_text(st, i, name, (int)len, SQLITE_STATIC);
-        fj_status fs = fj_sq_done(s, st, "intern insert", err);
-        if (fs != FJ_OK)
-            return fs;
-        *id = sqlite3_last_insert_rowid(s->db);
-    }
-    if (fj_sq_map_put(&s->names, ns, name, len, *id) != FJ_OK)
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory interning a name");
-    return FJ_OK;
-}
-
-fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *err)
-{
-    return intern(s, FJ_SQ_NS_CLUSTER, name ? name : "", FJ_SQ_CLUSTER_GET, FJ_SQ_CLUSTER_INS, id, err);
-}
-
-fj_status fj_sq_node_id(fj_store *s, int64_t cluster_id, const char *name, int64_t *id, fj_err *err)
-{
-    return intern(s, cluster_id, name ? name : "", FJ_SQ_NODE_GET, FJ_SQ_NODE_INS, id, err);
-}
-
-fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t *id, fj_err *err)
-{
-    if (!str && allow_null) {
-        *id = 0;
-        return FJ_OK;
-    }
-    return intern(s, FJ_SQ_NS_STRING, str ? str : "", FJ_SQ_STRING_GET, FJ_SQ_STRING_INS, id, err);
 }
 
 /* --- URL ---------------------------------------------------------------------------------- */
@@ -698,6 +518,7 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     if (!s)
         return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
     s->ops = &fj_store_sqlite_ops;
+    s->stmt_text = stmt_text;
     s->mode = opts->mode;
     s->migrating = opts->migrating;
     s->job_gap_s = opts->job_gap_s > 0 ? opts->job_gap_s : FJ_JOB_GAP_DEFAULT_S;
@@ -1010,6 +831,7 @@ static fj_status sq_token_revoke(fj_store *s, const char *cluster, fj_err *err)
 const fj_store_ops fj_store_sqlite_ops = {
     .version = FJ_STORE_OPS_VERSION,
     .name = "sqlite",
+    .driver = &fj_sqlite_driver,
     .accepts = sq_accepts,
     .open = sq_open,
     .close = sq_close,
@@ -1022,21 +844,21 @@ const fj_store_ops fj_store_sqlite_ops = {
     .token_get = sq_token_get,
     .token_list = sq_token_list,
     .token_revoke = sq_token_revoke,
-    .q_clusters = fj_sq_q_clusters,
-    .q_nodes = fj_sq_q_nodes,
-    .q_sysinfo = fj_sq_q_sysinfo,
-    .q_topology = fj_sq_q_topology,
+    .q_clusters = fj_q_clusters,
+    .q_nodes = fj_q_nodes,
+    .q_sysinfo = fj_q_sysinfo,
+    .q_topology = fj_q_topology,
     .q_jobs = fj_sq_q_jobs,
     .q_job = fj_sq_q_job,
     .q_profile = fj_sq_q_profile,
     .q_node_load = fj_sq_q_node_load,
     .q_cluster_load = fj_sq_q_cluster_load,
     .q_gpu_load = fj_sq_q_gpu_load,
-    .q_slurm_jobs = fj_sq_q_slurm_jobs,
-    .q_partitions = fj_sq_q_partitions,
-    .q_node_states = fj_sq_q_node_states,
-    .q_uptime = fj_sq_q_uptime,
-    .q_errors = fj_sq_q_errors,
+    .q_slurm_jobs = fj_q_slurm_jobs,
+    .q_partitions = fj_q_partitions,
+    .q_node_states = fj_q_node_states,
+    .q_uptime = fj_q_uptime,
+    .q_errors = fj_q_errors,
     .measurement_latest = fj_sq_measurement_latest,
     .ts_start = fj_sq_ts_start,
     .ts_engine = fj_sq_ts_engine,
@@ -1049,5 +871,5 @@ const fj_store_ops fj_store_sqlite_ops = {
     .cb_series = fj_sq_cb_series,
     .cb_top = fj_sq_cb_top,
     .cb_records = fj_sq_cb_records,
-    .q_node_usage = fj_sq_q_node_usage,
+    .q_node_usage = fj_q_node_usage,
 };

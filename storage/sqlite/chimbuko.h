@@ -1,5 +1,4 @@
-/* storage/sqlite/chimbuko.h — the SQLite backend's Chimbuko storage (storage/sqlite/chimbuko.c) and node usage
- * (storage/sqlite/query_usage.c): the write of one FJ_KIND_CHIMBUKO envelope, called inside the group-commit
+/* storage/sqlite/chimbuko.h — the SQLite backend's Chimbuko storage (storage/sqlite/chimbuko.c): the write of one FJ_KIND_CHIMBUKO envelope, called inside the group-commit
  * transaction of storage/sqlite/write.c, and the query ops of storage/core/store.h. Not a public header. */
 #ifndef FJ_SQLITE_CHIMBUKO_H
 #define FJ_SQLITE_CHIMBUKO_H
@@ -16,6 +15,5 @@ fj_status fj_sq_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 
-fj_status fj_sq_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef FJ_SQLITE_INT_H
 #define FJ_SQLITE_INT_H
 
+#include "storage/core/driver.h"
 #include "storage/core/store.h"
 
 #include <sqlite3.h>
@@ -204,7 +205,10 @@ struct fj_store {
     bool migrating;
     int64_t job_gap_s;
     char *path;              /* as given, for messages */
-    sqlite3_stmt *stmts[FJ_SQ__COUNT];
+    sqlite3_stmt *stmts[FJ_SQ__COUNT]; /* the driver's statement cache (storage/sqlite/driver.c) */
+    /* The SQL of a cached statement, set at open by the ops table (storage/sqlite/backend.c): the
+     * driver below asks the top for texts instead of calling up into the writers. */
+    const char *(*stmt_text)(fj_sq_stmt_id id);
     fj_sq_map names;         /* ns -1: clusters, ns 0: strings, ns > 0: nodes of cluster ns */
     unsigned char *bytes;    /* reusable scratch for packed varints (write path) */
     size_t bytes_cap;
@@ -237,6 +241,12 @@ struct fj_store {
     int open_flags;               /* as the handle was opened, for the checkpoint connection */
     char sync[8];                 /* PRAGMA synchronous of the handle */
 };
+
+/* The SQLite driver (storage/sqlite/driver.c, storage/core/driver.h) and its statement reader. */
+extern const fj_driver fj_sqlite_driver;
+extern const fj_qrows_ops fj_sq_qrows_ops;
+/* Column i of st: null, or the given type (INT, REAL, TEXT, TIME). */
+fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t);
 
 #define FJ_SQ_NS_CLUSTER (-1)
 #define FJ_SQ_NS_STRING 0

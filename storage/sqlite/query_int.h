@@ -16,16 +16,8 @@
 /* A cluster's nodes (storage/query/backend.h). */
 typedef fj_qnodes fj_sqq_nodes;
 
-typedef struct fj_sqq {
-    fj_store *s;
-    fj_query *q;
-    fj_sink *k;
-    fj_err *err;
-    fj_arena *a;        /* freed by fj_sqq_end */
-    int64_t cluster_id; /* 0 until fj_sqq_cluster */
-    fj_sqq_nodes nodes; /* loaded by fj_sqq_load_nodes */
-    bool in_tx;
-} fj_sqq;
+/* A running query (storage/query/backend.h), under the SQLite files' name. */
+typedef fj_qx fj_sqq;
 
 /* Starts a query: a read transaction (one snapshot) and an arena. */
 fj_status fj_sqq_begin(fj_sqq *x, fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
@@ -56,8 +48,6 @@ void fj_sqb_node_list(fj_sqb *b, const fj_sqq *x);
 fj_status fj_sqb_prepare(fj_sqq *x, fj_sqb *b, sqlite3_stmt **st);
 
 /* --- values -------------------------------------------------------------------------------- */
-/* Column i of st: null, or the given type (INT, REAL, TEXT, TIME). */
-fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t);
 
 /* Strings of a one-column text query bound to one id, copied into the arena. */
 fj_status fj_sqq_text_list(fj_sqq *x, sqlite3_stmt *st, int64_t id, const char ***out, size_t *n);
@@ -72,20 +62,11 @@ fj_qrows fj_sqq_rows(fj_sqq *x, sqlite3_stmt *st);
 fj_qenv fj_sqq_env(fj_sqq *x);
 
 /* The query ops (storage/sqlite_query_*.c). */
-fj_status fj_sq_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
 fj_status fj_sq_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 
 #endif

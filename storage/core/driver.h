@@ -1,0 +1,157 @@
+/* storage/core/driver.h — the thin SQL driver each backend implements at its bottom, and all that
+ * the code written once (storage/query/, storage/chimbuko/) asks of a backend: a read transaction,
+ * statements (prepare, bind, step, read a column, reset, finalize) and a small dialect. The
+ * backend's own files (its ops table, writers, bulk readers) call its driver directly, typed; the
+ * shared code reaches it through the ops table (fj_driver_of). Not a public header.
+ *
+ * Writers' batch insert (COPY on PostgreSQL, multi-row INSERT on SQLite) stays with the backend's
+ * writers for now (storage/pg/copy.c); a `batch` entry here is where it would join the contract. */
+#ifndef FJ_STORE_DRIVER_H
+#define FJ_STORE_DRIVER_H
+
+#include "buf.h"
+#include "fj_status.h"
+#include "storage/core/store.h"
+#include "storage/query/value.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* --- the dialect ------------------------------------------------------------------------------ */
+
+/* What differs in the SQL text of the two databases. Shared SQL is written with ?N placeholders
+ * and the tokens below; fj_qx_prepare (storage/query/backend.h) turns it into the backend's text. */
+typedef struct fj_dialect {
+    char mark;            /* placeholders: '?' (?N, SQLite) or '$' ($N, PostgreSQL) */
+    const char *bytewise; /* {bytes}: after a text in ORDER BY, byte-wise order ("" on SQLite,
+                           * whose default collation is byte-wise; COLLATE "C" on PostgreSQL) */
+    const char *greatest; /* {greatest}: the larger of its arguments ("max" or "greatest") */
+    /* For the writers (not used by queries yet): how an insert that ignores a duplicate key is
+     * written, before the table and after the values. */
+    const char *insert_ignore_head; /* "INSERT OR IGNORE INTO" or "INSERT INTO" */
+    const char *insert_ignore_tail; /* "" or " ON CONFLICT DO NOTHING" */
+    const char *blob_type;          /* "BLOB" or "bytea" */
+} fj_dialect;
+
+/* --- a statement's reader --------------------------------------------------------------------- */
+
+/* Over one prepared statement st of the running query x, used by one thread.
+ * - step moves to the next row: *row false at the end; a failure is mapped at the backend's edge
+ *   (what names the query in the message). reset lets the statement run again.
+ * - bind_* bind parameter i (1-based), which keeps its value across reset. text must outlive the
+ *   statement's next step. Shared code binds the parameters its statement contracts name; SQL
+ *   that does not need one may leave it out only where binding it is harmless (SQLite ignores
+ *   it; PostgreSQL counts it).
+ * - The column functions read the current row by 0-based index. text stays valid until the next
+ *   step (NULL for NULL); value gives a column as an fj_value of type t or null, with the
+ *   backend's own conversions; blob gives a binary column's bytes (NULL and 0 for NULL), valid
+ *   until the next step or blob call; json appends a column to out as a JSON null, number or
+ *   string as the backend stores it (failing as out does).
+ * The hot loops of a backend's own bulk readers read their statement directly, not through these
+ * indirect calls (storage/sqlite/query_load.c). */
+typedef struct fj_qrows fj_qrows;
+typedef struct fj_qrows_ops {
+    fj_status (*step)(const fj_qrows *r, const char *what, bool *row);
+    void (*reset)(const fj_qrows *r);
+    void (*bind_int)(const fj_qrows *r, int i, int64_t v);
+    void (*bind_real)(const fj_qrows *r, int i, double v);
+    void (*bind_text)(const fj_qrows *r, int i, const char *s);
+    bool (*is_null)(const fj_qrows *r, int col);
+    int64_t (*i64)(const fj_qrows *r, int col);
+    double (*dbl)(const fj_qrows *r, int col);
+    const char *(*text)(const fj_qrows *r, int col);
+    fj_value (*value)(const fj_qrows *r, int col, fj_vtype t);
+    const unsigned char *(*blob)(const fj_qrows *r, int col, size_t *len);
+    fj_status (*json)(const fj_qrows *r, int col, fj_buf *out);
+} fj_qrows_ops;
+
+struct fj_qrows {
+    const fj_qrows_ops *ops;
+    void *x;  /* the running query (fj_qx) */
+    void *st; /* the backend's statement; NULL when none was prepared */
+};
+
+static inline fj_status fj_qr_step(const fj_qrows *r, const char *what, bool *row)
+{
+    return r->ops->step(r, what, row);
+}
+static inline void fj_qr_reset(const fj_qrows *r)
+{
+    r->ops->reset(r);
+}
+static inline void fj_qr_bind(const fj_qrows *r, int i, int64_t v)
+{
+    r->ops->bind_int(r, i, v);
+}
+static inline void fj_qr_bind_real(const fj_qrows *r, int i, double v)
+{
+    r->ops->bind_real(r, i, v);
+}
+static inline void fj_qr_bind_text(const fj_qrows *r, int i, const char *s)
+{
+    r->ops->bind_text(r, i, s);
+}
+static inline bool fj_qr_null(const fj_qrows *r, int col)
+{
+    return r->ops->is_null(r, col);
+}
+static inline int64_t fj_qr_i64(const fj_qrows *r, int col)
+{
+    return r->ops->i64(r, col);
+}
+static inline double fj_qr_dbl(const fj_qrows *r, int col)
+{
+    return r->ops->dbl(r, col);
+}
+static inline const char *fj_qr_text(const fj_qrows *r, int col)
+{
+    return r->ops->text(r, col);
+}
+static inline fj_value fj_qr_value(const fj_qrows *r, int col, fj_vtype t)
+{
+    return r->ops->value(r, col, t);
+}
+
+/* --- where the layouts differ ---------------------------------------------------------------- */
+
+/* The SQL of the few shared queries that read a table the backends lay out differently (a
+ * sample's GPU cards: SQLite keys them by the sample's id, PostgreSQL by node and time), in the
+ * shared form (?N, tokens). Each gives the columns its query expects. */
+typedef struct fj_layout_sql {
+    const char *uptime_cards;  /* ?1 node, ?2 from, ?3 to: time, idx, failing; by time, idx */
+    const char *usage_samples; /* ?1 node: key, time, boot, used_memory_kb, load1, cpus; the
+                                * latest two, newest first (key: what usage_gpus's ?2 takes) */
+    const char *usage_gpus;    /* ?1 node, ?2 a sample's key: count(*), sum(ce_util), sum(memory_kb) */
+} fj_layout_sql;
+
+/* --- the driver ------------------------------------------------------------------------------- */
+
+typedef struct fj_qx fj_qx; /* a running query (storage/query/backend.h) */
+
+typedef struct fj_driver {
+    const char *name;
+    fj_dialect dialect;
+    const fj_layout_sql *layout;
+    /* Opens x's read transaction on x->s: one snapshot for the whole query, never blocking the
+     * writer. FJ_OK, or x->err filled. */
+    fj_status (*begin_read)(fj_qx *x);
+    /* Ends it: committed after success (st FJ_OK), rolled back after a failure. */
+    void (*end_read)(fj_qx *x, fj_status st);
+    /* Prepares sql (in the backend's own text: its placeholders) as a statement of x into *r,
+     * statements living until finalize or the end of x. FJ_OK, or x->err filled and r->st NULL.
+     * Statements of one query may be stepped interleaved. */
+    fj_status (*prepare)(fj_qx *x, const char *sql, fj_qrows *r);
+    /* Frees r's statement (nothing for NULL). */
+    void (*finalize)(const fj_qrows *r);
+} fj_driver;
+
+/* The driver of a store: every backend's ops table names it (fj_store_ops.driver), and every
+ * backend's handle starts with its ops table (storage/core/store.c). Inline, so that shared code
+ * finds the driver without calling up into storage/core/store.c. */
+static inline const fj_driver *fj_driver_of(const fj_store *s)
+{
+    return (*(const fj_store_ops *const *)(const void *)s)->driver;
+}
+
+#endif

@@ -1,0 +1,20 @@
+/* storage/query/ops.h — the query ops of storage/core/store.h that are written once over the thin
+ * driver (storage/core/driver.h): a backend's ops table names them as they are. Their contracts
+ * are the ops' in storage/core/store.h. Not a public header. */
+#ifndef FJ_QUERY_OPS_H
+#define FJ_QUERY_OPS_H
+
+#include "storage/core/store.h"
+
+fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
+fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+
+#endif

@@ -1,0 +1,213 @@
+/* storage/sqlite/driver.c — the SQLite driver at the bottom of the backend: status mapping of SQLite's
+ * result codes, the cache of the write path's prepared statements (one per id, prepared on first
+ * use with SQLITE_PREPARE_PERSISTENT), and the statement reader of storage/core/driver.h. Every file
+ * of storage/sqlite/ calls down into it; it calls nothing of theirs (statement texts come through
+ * the handle's stmt_text, which the ops table fills at open). */
+#include "storage/query/backend.h"
+#include "storage/sqlite/int.h"
+
+#include <string.h>
+
+/* --- errors ------------------------------------------------------------------------------- */
+
+fj_status fj_sq_status(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return FJ_EBUSY;
+    case SQLITE_NOMEM:
+        return FJ_ENOMEM;
+    default:
+        return FJ_EIO;
+    }
+}
+
+fj_status fj_sq_fail(fj_store *s, int rc, const char *what, fj_err *err)
+{
+    return fj_err_set(err, fj_sq_status(rc), "db", "sqlite: %s: %s", what,
+                      s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+}
+
+/* --- statements --------------------------------------------------------------------------- */
+
+sqlite3_stmt *fj_sq_stmt(fj_store *s, fj_sq_stmt_id id, fj_err *err)
+{
+    if (s->stmts[id])
+        return s->stmts[id];
+    const char *sql = s->stmt_text(id);
+    int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->stmts[id], NULL);
+    if (rc != SQLITE_OK) {
+        fj_sq_fail(s, rc, "prepare", err);
+        s->stmts[id] = NULL;
+        return NULL;
+    }
+    return s->stmts[id];
+}
+
+fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fj_sq_fail(s, rc, what, err);
+    return FJ_OK;
+}
+
+
+/* --- values ------------------------------------------------------------------------------------ */
+
+fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t)
+{
+    int ct = sqlite3_column_type(st, i);
+    if (ct == SQLITE_NULL)
+        return fj_v_null();
+    switch (t) {
+    case FJ_VT_INT:
+        /* unsigned values past 2^63-1 are stored as REAL: show them as numbers all the same */
+        if (ct == SQLITE_FLOAT)
+            return fj_v_real(sqlite3_column_double(st, i));
+        return fj_v_int(sqlite3_column_int64(st, i));
+    case FJ_VT_BOOL: return fj_v_bool(sqlite3_column_int64(st, i) != 0);
+    case FJ_VT_REAL: return fj_v_real(sqlite3_column_double(st, i));
+    case FJ_VT_TIME: return fj_v_time(sqlite3_column_int64(st, i));
+    case FJ_VT_JSON: return fj_v_json((const char *)sqlite3_column_text(st, i));
+    default: return fj_v_text((const char *)sqlite3_column_text(st, i));
+    }
+}
+
+/* --- the reader of storage/core/driver.h ---------------------------------------------------- */
+
+static fj_status qrows_step(const fj_qrows *r, const char *what, bool *row)
+{
+    int rc = sqlite3_step(r->st);
+    *row = rc == SQLITE_ROW;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(((fj_qx *)r->x)->s, rc, what, ((fj_qx *)r->x)->err);
+}
+
+static void qrows_reset(const fj_qrows *r)
+{
+    sqlite3_reset(r->st);
+}
+
+static void qrows_bind_int(const fj_qrows *r, int i, int64_t v)
+{
+    sqlite3_bind_int64(r->st, i, v);
+}
+
+static void qrows_bind_real(const fj_qrows *r, int i, double v)
+{
+    sqlite3_bind_double(r->st, i, v);
+}
+
+static void qrows_bind_text(const fj_qrows *r, int i, const char *s)
+{
+    sqlite3_bind_text(r->st, i, s, -1, SQLITE_STATIC);
+}
+
+static bool qrows_is_null(const fj_qrows *r, int c)
+{
+    return sqlite3_column_type(r->st, c) == SQLITE_NULL;
+}
+
+static int64_t qrows_i64(const fj_qrows *r, int c)
+{
+    return sqlite3_column_int64(r->st, c);
+}
+
+static double qrows_dbl(const fj_qrows *r, int c)
+{
+    return sqlite3_column_double(r->st, c);
+}
+
+static const char *qrows_text(const fj_qrows *r, int c)
+{
+    return (const char *)sqlite3_column_text(r->st, c);
+}
+
+static fj_value qrows_value(const fj_qrows *r, int c, fj_vtype t)
+{
+    return fj_v_col(r->st, c, t);
+}
+
+static const unsigned char *qrows_blob(const fj_qrows *r, int c, size_t *len)
+{
+    const unsigned char *p = sqlite3_column_blob(r->st, c);
+    *len = (size_t)sqlite3_column_bytes(r->st, c);
+    return p;
+}
+
+static fj_status qrows_json(const fj_qrows *r, int c, fj_buf *out)
+{
+    switch (sqlite3_column_type(r->st, c)) {
+    case SQLITE_NULL: return fj_buf_puts(out, "null");
+    case SQLITE_INTEGER: return fj_buf_printf(out, "%lld", (long long)sqlite3_column_int64(r->st, c));
+    case SQLITE_FLOAT: return fj_buf_printf(out, "%.17g", sqlite3_column_double(r->st, c));
+    default: return fj_buf_json_str(out, (const char *)sqlite3_column_text(r->st, c));
+    }
+}
+
+const fj_qrows_ops fj_sq_qrows_ops = {qrows_step,      qrows_reset, qrows_bind_int, qrows_bind_real,
+                                      qrows_bind_text, qrows_is_null, qrows_i64,  qrows_dbl,
+                                      qrows_text,      qrows_value, qrows_blob,     qrows_json};
+
+
+/* --- the driver of storage/core/driver.h ----------------------------------------------------------- */
+
+static fj_status begin_read(fj_qx *x)
+{
+    fj_store *s = x->s;
+    /* Queries over days of samples read far past the 256 MB that sq_open maps; mapping up to
+     * 16 GB on read handles saves a read() and a copy per page. Per connection, and a no-op
+     * when unchanged (SQLite caps it at its compile-time maximum). */
+    if (s->mode == FJ_STORE_READ)
+        sqlite3_exec(s->db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
+    int rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, "begin read", x->err);
+}
+
+/* A read transaction has nothing to undo: it is ended the same way after a failure. */
+static void end_read(fj_qx *x, fj_status st)
+{
+    (void)st;
+    if (!sqlite3_get_autocommit(x->s->db))
+        sqlite3_exec(x->s->db, "COMMIT", NULL, NULL, NULL);
+}
+
+static fj_status prepare(fj_qx *x, const char *sql, fj_qrows *r)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(x->s->db, sql, -1, &st, NULL);
+    *r = (fj_qrows){&fj_sq_qrows_ops, x, rc == SQLITE_OK ? st : NULL};
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(x->s, rc, "prepare query", x->err);
+}
+
+static void finalize(const fj_qrows *r)
+{
+    sqlite3_finalize(r->st);
+}
+
+/* A sample's GPU cards hang off the sample's id. */
+static const fj_layout_sql layout = {
+    .uptime_cards = "SELECT s.time, g.idx, g.failing FROM samples s CROSS JOIN sample_gpus g"
+                    " ON g.sample_id = s.id WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
+                    " ORDER BY s.time, g.idx",
+    .usage_samples = "SELECT id, time, boot, used_memory_kb, load1, cpus FROM samples WHERE node_id = ?1"
+                     " ORDER BY time DESC LIMIT 2",
+    .usage_gpus = "SELECT count(*), sum(ce_util), sum(memory_kb) FROM sample_gpus WHERE sample_id = ?2",
+};
+
+const fj_driver fj_sqlite_driver = {
+    .name = "sqlite",
+    .dialect = {.mark = '?',
+                .bytewise = "",
+                .greatest = "max",
+                .insert_ignore_head = "INSERT OR IGNORE INTO",
+                .insert_ignore_tail = "",
+                .blob_type = "BLOB"},
+    .layout = &layout,
+    .begin_read = begin_read,
+    .end_read = end_read,
+    .prepare = prepare,
+    .finalize = finalize,
+};
