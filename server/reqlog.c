@@ -131,8 +131,8 @@ static void now_rfc3339(char out[32])
     snprintf(out + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000L);
 }
 
-/* Starts a line of kind event ("refused", "request"): logfmt after the log's own prefix, JSON as
- * an object of its own. */
+/* Starts a line of kind event ("refused", "request"): logfmt after the log's own prefix (its time
+ * goes last, in end_line), JSON as an object of its own. */
 static void begin_line(const fj_reqlog *l, fj_buf *b, const char *event)
 {
     char t[32];
@@ -144,14 +144,18 @@ static void begin_line(const fj_reqlog *l, fj_buf *b, const char *event)
         fj_buf_puts(b, event);
         fj_buf_puts(b, "\"");
     } else {
-        fj_buf_puts(b, event);
-        fj_buf_puts(b, " time=");
-        fj_buf_puts(b, t);
+        fj_buf_puts(b, event); /* the time last: "refused client=..." stays what operators grep */
     }
 }
 
 static void end_line(const fj_reqlog *l, fj_buf *b, fj_log_level lvl)
 {
+    if (l->format != FJ_REQLOG_JSON) {
+        char t[32];
+        now_rfc3339(t);
+        fj_buf_puts(b, " time=");
+        fj_buf_puts(b, t);
+    }
     if (l->format == FJ_REQLOG_JSON) {
         fj_buf_puts(b, "}");
         fj_log_raw(lvl, b->data ? b->data : "{}");
