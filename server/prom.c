@@ -173,21 +173,6 @@ void fj_prom_init(const fj_route *routes)
     P.start_s = process_start_s();
 }
 
-void fj_prom_reset(void)
-{
-    memset(P.requests, 0, sizeof P.requests);
-    memset(P.bytes_in, 0, sizeof P.bytes_in);
-    memset(P.bytes_out, 0, sizeof P.bytes_out);
-    memset(P.auth_fail, 0, sizeof P.auth_fail);
-    memset(P.units, 0, sizeof P.units);
-    memset(P.last_accepted, 0, sizeof P.last_accepted);
-    memset(P.last_refused, 0, sizeof P.last_refused);
-    memset(P.commit_size, 0, sizeof P.commit_size);
-    memset(P.commit_latency, 0, sizeof P.commit_latency);
-    P.commits = P.commit_batches = P.commit_seconds_us = 0;
-    P.store_at_ns = 0;
-}
-
 static unsigned status_index(int status)
 {
     for (unsigned i = 0; i < N_STATUS - 1; i++)

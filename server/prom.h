@@ -22,9 +22,6 @@
  * the rest share "other") and notes the start time. Call once before serving. */
 void fj_prom_init(const fj_route *routes);
 
-/* Forgets every counter (tests). */
-void fj_prom_reset(void);
-
 /* One answered request: its route (index into the table given to fj_prom_init; -1 for none),
  * status, body bytes received and answer bytes sent. */
 void fj_prom_request(int route, int status, size_t bytes_in, size_t bytes_out);
