@@ -362,6 +362,15 @@ static const fj_endpoint ep_dashboard_files =
          "The dashboard's bundle and views. No credential. See docs/dashboard.md.", none, FJ_EP_NOAUTH,
          "text/html");
 
+/* --- Prometheus (server/prom.c; docs/deploy.md "Watch it") ---------------------------------- */
+static const fj_endpoint ep_prom_metrics =
+    EXT("/metrics", "Metrics for Prometheus",
+        "fjord's figures in Prometheus's text exposition format 0.0.4: requests, envelopes and points "
+        "accepted and refused, authentication failures, the write queue, group commits, the database, the "
+        "process. Needs a credential that reads every cluster, or the metrics-token setting as a Bearer "
+        "token; an upload credential gets 403. See docs/deploy.md.",
+        none, 0, "text/plain");
+
 const fj_endpoint *const fj_endpoints[] = {
     &fj_ep_clusters,     &fj_ep_nodes,        &fj_ep_node_sysinfo,     &fj_ep_node_topology,
     &fj_ep_node_measurements, &fj_ep_jobs,    &fj_ep_job,              &fj_ep_job_profile,
@@ -371,7 +380,7 @@ const fj_endpoint *const fj_endpoints[] = {
     &ep_ingest_any,      &ep_ccms_write,      &ep_influx1,             &ep_influx2,
     &ep_ccms_query,      &ep_ccms_health,     &ep_events,              &ep_start_job,
     &ep_stop_job,        &ep_cc_jobs,         &ep_anomalydata,         &ep_chimbuko_in,
-    &ep_dashboard,       &ep_dashboard_files,
+    &ep_dashboard,       &ep_dashboard_files, &ep_prom_metrics,
     NULL,
 };
 

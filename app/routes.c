@@ -16,6 +16,7 @@
 #include "ingest_routes.h"
 #include "measure_routes.h"
 #include "metrics_routes.h"
+#include "prom.h"
 #include "sss.h"
 
 const fj_route fj_routes[] = {
@@ -60,6 +61,7 @@ const fj_route fj_routes[] = {
     {"GET", "/api/v1/export/sss/nodes/*", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_sss_node},
     {"GET", "/api/v1/openapi.json", FJ_ACCESS_NONE, FJ_NO_BODY, fj_api_openapi},
     {"GET", "/api/v1/health", FJ_ACCESS_NONE, FJ_NO_BODY, fj_api_health},
+    {"GET", "/metrics", FJ_ACCESS_METRICS, FJ_NO_BODY, fj_route_prom_metrics}, /* Prometheus (server/prom.c) */
     /* The web dashboard (server/dashboard.c): its page and bundle, open (the page asks for a
      * credential and sends it with its API calls); under /ui/ only, so it shadows no API path. */
     {"GET", "/", FJ_ACCESS_NONE, FJ_NO_BODY, fj_route_dashboard},

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static fj_log_level min_level = FJ_LOG_INFO;
@@ -31,5 +32,19 @@ void fj_log(fj_log_level lvl, const char *fmt, ...)
         len = sizeof line - 2;
     line[len++] = '\n';
     ssize_t w = write(2, line, len);
+    (void)w;
+}
+
+void fj_log_raw(fj_log_level lvl, const char *line)
+{
+    if (lvl < min_level)
+        return;
+    char out[4096];
+    size_t len = strlen(line);
+    if (len > sizeof out - 1)
+        len = sizeof out - 1;
+    memcpy(out, line, len);
+    out[len++] = '\n';
+    ssize_t w = write(2, out, len);
     (void)w;
 }

@@ -8,7 +8,7 @@ build_pkgs=(build-essential cmake pkg-config
   libmicrohttpd-dev libsqlite3-dev libpq-dev libzstd-dev zlib1g-dev libinih-dev libsodium-dev
   libcurl4-openssl-dev libhwloc-dev libyaml-dev
   libnats-dev)
-test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev
+test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev prometheus
   nats-server openssl dpkg-dev systemd chromium)
 # The dashboard's tests (web/) need node and npm: Debian's, unless some node is installed already
 # (a newer one from elsewhere is left alone).

@@ -492,3 +492,21 @@ bool fj_auth_may_read(const fj_principal *who, const char *cluster)
         return true;
     return cluster && strcmp(who->name, cluster) == 0;
 }
+
+bool fj_auth_name_known(fj_auth *a, const char *name)
+{
+    bool known = false;
+    pthread_mutex_lock(&a->mu);
+    for (size_t i = 0; i < a->n_tokens && !known; i++)
+        known = strcmp(a->tokens[i].cluster, name) == 0;
+    pthread_mutex_unlock(&a->mu);
+    return known;
+}
+
+bool fj_auth_secret_equal(const char *presented, const char *configured)
+{
+    unsigned char h1[crypto_generichash_BYTES], h2[crypto_generichash_BYTES];
+    crypto_generichash(h1, sizeof h1, (const unsigned char *)presented, strlen(presented), NULL, 0);
+    crypto_generichash(h2, sizeof h2, (const unsigned char *)configured, strlen(configured), NULL, 0);
+    return sodium_memcmp(h1, h2, sizeof h1) == 0;
+}

@@ -90,6 +90,13 @@ fj_status fj_auth_check_from(fj_auth *a, const fj_credential *c, const char *cli
  * FJ_EINVAL for a key that is not base64 of 32 bytes. */
 fj_status fj_auth_set_jwt_key(fj_auth *a, const char *b64, fj_err *err);
 
+/* Whether a credential named `name` exists (in the cached table). Thread-safe. */
+bool fj_auth_name_known(fj_auth *a, const char *name);
+
+/* Constant-time comparison of a presented secret with a configured one (the metrics-token):
+ * both are hashed first, so neither the content nor the length leaks through timing. */
+bool fj_auth_secret_equal(const char *presented, const char *configured);
+
 /* May `who` write data of `cluster`? Read it? */
 bool fj_auth_may_write(const fj_principal *who, const char *cluster);
 bool fj_auth_may_read(const fj_principal *who, const char *cluster);

@@ -52,6 +52,9 @@ static const option_def options[] = {
     NUM("auth-fail-rate", OPT_UINT, auth_fail_rate, SERVE, "N", "then this many a minute; beyond, 429 (0 = no limit)"),
     NUM("auth-fail-delay-ms", OPT_UINT, auth_fail_delay_ms, SERVE, "MS", "how long a failure over the limit waits for its 429"),
     NUM("refusal-log-burst", OPT_UINT, refusal_log_burst, SERVE, "N", "refusal log lines per address and reason a minute (0 = all)"),
+    BOOL("log-requests", log_requests, SERVE, "a request-log line (level info) for every request, not only refusals"),
+    STR("log-request-format", log_request_format, SERVE, "logfmt|json", "the request log's lines: logfmt, or one JSON object a line"),
+    STR("metrics-token", metrics_token, SERVE, "SECRET", "Bearer secret for GET /metrics (Prometheus), besides read credentials"),
     NUM("connection-memory", OPT_SIZE, conn_memory, SERVE, "SIZE", "per-connection buffer for headers"),
     NUM("queue-max", OPT_SIZE, queue_max, SERVE, "N", "queued write batches beyond which ingest answers 503"),
     NUM("group-commit-ms", OPT_UINT, group_commit_ms, SERVE, "MS", "how long the writer gathers requests into one commit"),
@@ -97,6 +100,7 @@ void fj_config_defaults(fj_config *c)
     c->auth_fail_rate = 60;
     c->auth_fail_delay_ms = 1000;
     c->refusal_log_burst = 5;
+    snprintf(c->log_request_format, sizeof c->log_request_format, "logfmt");
     c->conn_memory = 64 * 1024;
     c->queue_max = 256;
     c->group_commit_ms = 2;
@@ -408,6 +412,10 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
         return fj_err_set(err, FJ_EINVAL, "dev-mode",
                           "dev-mode accepts unauthenticated requests and is allowed only on a loopback listener, not '%s'",
                           host);
+    if (strcmp(c->log_request_format, "logfmt") && strcmp(c->log_request_format, "json"))
+        return fj_err_set(err, FJ_EINVAL, "log-request-format", "log-request-format must be logfmt or json");
+    if (c->metrics_token[0] && strlen(c->metrics_token) < 16)
+        return fj_err_set(err, FJ_EINVAL, "metrics-token", "metrics-token must be at least 16 characters");
     if (strcasecmp(c->synchronous, "OFF") && strcasecmp(c->synchronous, "NORMAL") && strcasecmp(c->synchronous, "FULL"))
         return fj_err_set(err, FJ_EINVAL, "synchronous", "synchronous must be OFF, NORMAL or FULL");
     if (c->threads < 1 || c->threads > 256)

@@ -31,6 +31,9 @@ typedef struct fj_config {
     unsigned auth_fail_rate;   /* ...then this many a minute (0 = no limit) */
     unsigned auth_fail_delay_ms; /* a failure over the limit is answered after this long */
     unsigned refusal_log_burst; /* refusal log lines per address and reason a minute (0 = all) */
+    bool log_requests;         /* a request-log line for every request, not only refusals */
+    char log_request_format[16]; /* the request log's lines: logfmt or json */
+    char metrics_token[256];   /* a Bearer secret for GET /metrics besides read credentials; "" = none */
     size_t conn_memory;        /* libmicrohttpd per-connection memory limit */
     size_t queue_max;          /* writer queue length past which ingest answers 503 */
     unsigned group_commit_ms;  /* how long the writer waits to gather more batches */

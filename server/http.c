@@ -7,6 +7,7 @@
 #include "codec.h"
 #include "conn_guard.h"
 #include "log.h"
+#include "prom.h"
 #include "reqlog.h"
 #include "timefmt.h"
 
@@ -55,6 +56,9 @@ struct fj_http_req {
     fj_guard_conn *gc;    /* the guard's record of this connection (may be NULL) */
     fj_principal who;
     const char *cred_name; /* the Basic user presented (arena), for the refusal log */
+    bool cred_known;       /* cred_name has a credential (a failure counts against its name) */
+    int64_t start_ns;      /* headers in (monotonic), for the request log's duration */
+    size_t body_in;        /* body bytes received */
     const char *reason;    /* error code of a refusal (arena), for the refusal log */
     size_t reserved;       /* bytes of the global body budget this request holds */
     unsigned defer_ms;     /* REQ_DEFERRED: how long */
@@ -166,6 +170,16 @@ fj_ts_engine *fj_http_ts_engine(fj_http_req *r)
     return ops->ts_engine ? ops->ts_engine(r->srv->store) : NULL;
 }
 
+void fj_http_server_figures(const fj_http_req *r, fj_server_figures *out)
+{
+    fj_server *s = r->srv;
+    *out = (fj_server_figures){.queued = fj_writer_queued(s->writer),
+                               .queue_max = s->cfg.queue_max,
+                               .connections = fj_guard_live(s->guard),
+                               .in_flight = atomic_load(&s->in_flight),
+                               .body_bytes = atomic_load(&s->body_bytes)};
+}
+
 fj_writer *fj_server_writer(fj_server *s)
 {
     return s->writer;
@@ -233,30 +247,36 @@ static void reply_simple(fj_http_req *r, fj_status st, const char *path, const c
     fj_http_reply_error(r, st, &err);
 }
 
-/* Every answer of 400 or more goes to the refusal log. */
-static void log_refusal(fj_http_req *r)
+/* Every answer goes to the counters and the request log (which writes refusals, and the rest
+ * only with log-requests). */
+static void log_answer(fj_http_req *r)
 {
     char reason[32];
     if (!r->reason)
         snprintf(reason, sizeof reason, "http_%d", r->status);
+    const char *cred = r->who.name[0] ? r->who.name : r->cred_name;
     fj_reqlog_entry e = {
         .client = fj_guard_client(r->gc),
-        .credential = r->who.name[0] ? r->who.name : r->cred_name,
+        .credential = cred,
         .method = r->method,
         .path = r->path,
         .status = r->status,
-        .reason = r->reason ? r->reason : reason,
+        .reason = r->status >= 400 ? (r->reason ? r->reason : reason) : NULL,
         .bytes = r->resp_len,
-        .duration_us = -1,
+        .bytes_in = r->body_in,
+        .duration_us = r->start_ns ? (fj_mono_ns() - r->start_ns) / 1000 : -1,
     };
-    fj_reqlog_refusal(r->srv->reqlog, &e);
+    fj_reqlog_answer(r->srv->reqlog, &e);
+    fj_prom_request(r->route ? (int)(r->route - r->srv->routes) : -1, r->status, r->body_in, r->resp_len);
+    /* Only names that have a credential: an unknown Basic user name must not grow a series. */
+    if (r->status >= 400 && (r->who.name[0] || (r->cred_name && r->cred_known)))
+        fj_prom_credential_refused(cred);
 }
 
 static enum MHD_Result send_answer(fj_http_req *r)
 {
     fj_guard_busy(r->gc);
-    if (r->status >= 400)
-        log_refusal(r);
+    log_answer(r);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(r->resp_len, r->resp ? r->resp : (char *)"", MHD_RESPMEM_MUST_COPY);
     if (!resp)
@@ -430,16 +450,24 @@ static void admit(fj_http_req *r)
             }
         }
         if (st != FJ_OK) {
+            fj_prom_auth_failure("malformed");
             reply_simple(r, FJ_EAUTH, "Authorization", "%s", "malformed Authorization header");
             return;
         }
         if (cred.kind == FJ_CRED_BASIC)
             r->cred_name = fj_arena_strdup(r->arena, cred.user);
+        bool metrics = r->route->access == FJ_ACCESS_METRICS;
         fj_auth_verdict verdict = {0};
-        if (cred.kind == FJ_CRED_NONE && s->cfg.dev_mode) {
+        if (metrics && cred.kind == FJ_CRED_BEARER && s->cfg.metrics_token[0] &&
+            fj_auth_secret_equal(cred.secret, s->cfg.metrics_token)) {
+            snprintf(r->who.name, sizeof r->who.name, "%s", "metrics-token");
+            r->who.read_only = true;
+        } else if (cred.kind == FJ_CRED_NONE && s->cfg.dev_mode && !metrics) {
             r->who.anonymous = true;
         } else if ((st = fj_auth_check_from(s->auth, &cred, fj_guard_client(r->gc), &r->who, &err, &verdict)) !=
                    FJ_OK) {
+            fj_prom_auth_failure(st == FJ_ELIMITED ? "rate_limited" : "unauthorized");
+            r->cred_known = cred.kind == FJ_CRED_BASIC && fj_auth_name_known(s->auth, cred.user);
             fj_http_reply_error(r, st, &err);
             if (st == FJ_ELIMITED) {
                 char retry[16];
@@ -451,6 +479,10 @@ static void admit(fj_http_req *r)
                     r->defer_ms = verdict.delay_ms;
                 }
             }
+            return;
+        }
+        if (metrics && !r->who.read_only && !r->who.any_cluster) {
+            reply_simple(r, FJ_EFORBIDDEN, NULL, "%s", "/metrics needs a read credential or the metrics-token");
             return;
         }
         if (r->route->access == FJ_ACCESS_WRITE && r->who.read_only) {
@@ -611,6 +643,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->method = method;
         r->path = url;
         r->gc = fj_guard_of(conn);
+        r->start_ns = fj_mono_ns();
         fj_buf_init(&r->raw, s->cfg.max_body);
         atomic_fetch_add(&s->in_flight, 1);
         *con_cls = r;
@@ -631,6 +664,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (*upload_size) {
         fj_guard_body_bytes(r->gc, *upload_size);
+        r->body_in += *upload_size;
         if (r->state == REQ_BODY && !r->body_too_big) {
             /* A chunked body takes its share of the budget as it grows; past it the connection
              * is closed (no answer can be queued in the middle of an upload). */
@@ -753,7 +787,12 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, 
     pthread_mutex_init(&s->readers_mu, NULL);
     fj_auth_limits lim = {cfg->auth_fail_burst, cfg->auth_fail_rate, cfg->auth_fail_delay_ms};
     fj_auth_set_limits(auth, &lim);
-    s->reqlog = fj_reqlog_new(cfg->refusal_log_burst, 60);
+    fj_reqlog_opts lo = {.burst = cfg->refusal_log_burst,
+                         .window_s = 60,
+                         .format = strcmp(cfg->log_request_format, "json") ? FJ_REQLOG_LOGFMT : FJ_REQLOG_JSON,
+                         .every_request = cfg->log_requests};
+    s->reqlog = fj_reqlog_new(&lo);
+    fj_prom_init(routes);
     fj_guard_limits glim = {cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, cfg->body_min_rate};
     s->guard = s->reqlog ? fj_guard_start(&glim, s->reqlog, flush_reqlog, s->reqlog) : NULL;
     s->writer = s->guard ? fj_writer_start(store, cfg->queue_max, cfg->group_commit_ms) : NULL;

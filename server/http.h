@@ -19,7 +19,9 @@
 typedef struct fj_server fj_server;
 typedef struct fj_http_req fj_http_req;
 
-typedef enum { FJ_ACCESS_NONE, FJ_ACCESS_READ, FJ_ACCESS_WRITE } fj_access;
+/* FJ_ACCESS_METRICS: a credential that reads every cluster (read-only or a JWT without a
+ * cluster), or the `metrics-token` setting as a Bearer token; never open, not even in dev mode. */
+typedef enum { FJ_ACCESS_NONE, FJ_ACCESS_READ, FJ_ACCESS_WRITE, FJ_ACCESS_METRICS } fj_access;
 
 /* Whether a route reads a request body. A body sent to an FJ_NO_BODY route is answered 413 at
  * once and the connection closed, without reading or decoding it. */
@@ -55,6 +57,15 @@ fj_store *fj_http_reader(fj_http_req *r, fj_err *err);
 /* The writer store's time-series engine, for reading unsealed points (NULL when the backend has
  * none). Safe from any thread (storage/ts/engine.h's "any thread" functions). */
 fj_ts_engine *fj_http_ts_engine(fj_http_req *r);
+
+/* The server's own figures now, for GET /metrics. */
+typedef struct fj_server_figures {
+    size_t queued, queue_max; /* write batches waiting; the limit beyond which ingest answers 503 */
+    unsigned connections;     /* client connections open */
+    int in_flight;            /* requests being read, handled or waiting for a commit */
+    size_t body_bytes;        /* held by request bodies in flight */
+} fj_server_figures;
+void fj_http_server_figures(const fj_http_req *r, fj_server_figures *out);
 
 /* Answers with status and a body (copied); content_type NULL means application/json. */
 void fj_http_reply(fj_http_req *r, int status, const char *content_type, const char *body, size_t len);

@@ -1,6 +1,8 @@
 /* ingest_routes.c — from request body to committed batch, and the answers producers expect. */
 #include "ingest_routes.h"
 
+#include "prom.h"
+
 #include "aicr.h"
 #include "measure_routes.h"
 #include "metrics_routes.h"
@@ -115,9 +117,26 @@ static void put_error(fj_buf *out, const item *it)
     fj_buf_puts(out, "}");
 }
 
+/* Each envelope to the counters: accepted under the cluster it named (one its credential may
+ * write), refused under the credential's and the error's code. */
+static void count_envelopes(const sonar_ctx *c, const fj_write_req *w)
+{
+    const fj_principal *who = fj_http_principal(c->r);
+    for (size_t i = 0; i < c->n_items; i++) {
+        const item *it = &c->items[i];
+        if (it->st == FJ_OK && (!w || w->status == FJ_OK))
+            fj_prom_accepted(FJ_PROM_ENVELOPES, it->cluster, 1);
+        else if (it->st == FJ_OK)
+            fj_prom_refused(FJ_PROM_ENVELOPES, who->name, w->err.code[0] ? w->err.code : fj_status_name(w->status), 1);
+        else
+            fj_prom_refused(FJ_PROM_ENVELOPES, who->name, it->err.code[0] ? it->err.code : fj_status_name(it->st), 1);
+    }
+}
+
 static void answer(sonar_ctx *c, fj_write_req *w)
 {
     fj_http_req *r = c->r;
+    count_envelopes(c, w);
     if (w && w->status != FJ_OK) {
         fj_http_reply_error(r, w->status == FJ_EIO ? FJ_EBUSY : w->status, &w->err);
         return;

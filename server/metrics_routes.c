@@ -3,6 +3,8 @@
  * the points and the messages in one group transaction and only then is the request answered. */
 #include "metrics_routes.h"
 
+#include "prom.h"
+
 #include "cc.h"
 
 #include <stdio.h>
@@ -23,6 +25,7 @@ typedef struct lp_ctx {
     fj_http_req *r;
     lp_flavor fl;
     size_t n_bad, n_good, n_points;
+    const char *cluster; /* the request's cluster parameter, if any (for the counters) */
     bad_line *bad; /* the first MAX_BAD_LISTED */
     fj_write_count count;
 } lp_ctx;
@@ -88,9 +91,24 @@ static void reply_bad_lines(lp_ctx *c, size_t stored)
     fj_buf_free(&out);
 }
 
+/* The credential's cluster, as the points' label: an upload credential's name, else the
+ * request's cluster parameter. */
+static const char *count_cluster(const lp_ctx *c)
+{
+    const fj_principal *who = fj_http_principal(c->r);
+    return who->any_cluster || who->anonymous ? c->cluster : who->name;
+}
+
 static void lp_done(fj_http_req *r, fj_write_req *w)
 {
     lp_ctx *c = fj_http_submit_ctx(r);
+    if (w->status == FJ_OK)
+        fj_prom_accepted(FJ_PROM_POINTS, count_cluster(c), c->n_points);
+    else
+        fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), w->err.code[0] ? w->err.code : fj_status_name(w->status),
+                        c->n_points);
+    if (c->n_bad)
+        fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), "bad_line", c->n_bad);
     if (w->status != FJ_OK) {
         fj_http_reply_error(r, w->status == FJ_EIO ? FJ_EBUSY : w->status, &w->err);
         return;
@@ -162,6 +180,7 @@ static void lp_ingest(fj_http_req *r, lp_flavor fl, const char *cluster, const c
     const fj_principal *who = fj_http_principal(r);
     if ((!cluster || !*cluster) && !who->anonymous && !who->any_cluster)
         cluster = who->name; /* an upload credential is named after its cluster */
+    c->cluster = cluster;
     const fj_config *cfg = fj_http_config(r);
     fj_cc_opts o = {.default_cluster = cluster && *cluster ? cluster : NULL,
                     .unit_ns = unit,
@@ -182,6 +201,8 @@ static void lp_ingest(fj_http_req *r, lp_flavor fl, const char *cluster, const c
     if (!c->n_good) {
         fj_batch_free(b);
         if (c->n_bad)
+            fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), "bad_line", c->n_bad);
+        if (c->n_bad)
             reply_bad_lines(c, 0);
         else if (o.default_cluster && !fj_auth_may_write(who, o.default_cluster))
             reply_not_covered(r, who, o.default_cluster); /* as a line of that cluster would be */
@@ -197,6 +218,7 @@ static void lp_ingest(fj_http_req *r, lp_flavor fl, const char *cluster, const c
             snprintf(where, sizeof where, "line %zu", m->cluster_lines[i]);
             fj_err_set(&err, FJ_EAUTH, where, "credential '%s' may not write data of cluster '%s' (first named on %s); "
                        "nothing stored", who->name, m->clusters[i], where);
+            fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), err.code, c->n_points);
             fj_batch_free(b);
             fj_http_reply_error(r, FJ_EAUTH, &err);
             return;

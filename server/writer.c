@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "log.h"
+#include "prom.h"
 #include "timefmt.h"
 
 #include <pthread.h>
@@ -51,7 +52,9 @@ static fj_status write_group(fj_writer *w, fj_write_req **reqs, size_t n)
 
 static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
 {
+    int64_t t0 = fj_mono_ns();
     fj_status st = write_group(w, reqs, n);
+    fj_prom_commit(n, (double)(fj_mono_ns() - t0) / 1e9);
     if (st != FJ_OK && n > 1) {
         /* The group rolled back. Whatever one batch did wrong must not fail the requests that
          * shared its transaction: write each on its own, so only the culprit is refused. */

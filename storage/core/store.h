@@ -90,6 +90,15 @@ typedef struct fj_compact_info {
     bool rewritten;
 } fj_compact_info;
 
+/* Figures of the database for monitoring (GET /metrics), from a few counting queries: meant to be
+ * read every few seconds at most, on a reader connection. */
+typedef struct fj_store_stats {
+    int64_t db_bytes;                  /* SQLite: the file's pages; PostgreSQL: the database's size */
+    int64_t series, chunks;            /* line-protocol series and stored chunks */
+    int64_t request_log_rows, request_log_bytes; /* the metrics request log: rows, stored bytes */
+    int64_t replay_pending;            /* request-log rows past the durable lsn: what a start replays */
+} fj_store_stats;
+
 /* What `fjord backup` wrote: the copy's size in bytes. */
 typedef struct fj_backup_info {
     int64_t bytes;
@@ -233,6 +242,8 @@ typedef struct fj_store_ops {
     /* fj_qt_node_usage, by node name: cluster, host_match, node (that node only; FJ_ENOTFOUND when
      * unknown). Nodes without samples are left out. */
     fj_status (*q_node_usage)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* Monitoring figures (fj_store_stats); any mode. */
+    fj_status (*stats)(fj_store *s, fj_store_stats *out, fj_err *err);
 } fj_store_ops;
 
 #define FJ_STORE_OPS_VERSION 1

@@ -420,6 +420,7 @@ const fj_store_ops fj_store_pg_ops = {
     .ts_start = fj_pg_ts_start,
     .ts_engine = fj_pg_ts_engine,
     .maintain = fj_pg_ts_maintain,
+    .stats = fj_pg_stats,
     .ts_series = fj_pg_ts_series,
     .ts_read = fj_pg_ts_read,
     .ts_read_many = fj_pg_ts_read_many,

@@ -863,6 +863,7 @@ const fj_store_ops fj_store_sqlite_ops = {
     .ts_start = fj_sq_ts_start,
     .ts_engine = fj_sq_ts_engine,
     .maintain = fj_sq_ts_maintain,
+    .stats = fj_sq_stats,
     .ts_series = fj_sq_ts_series,
     .ts_read = fj_sq_ts_read,
     .cc_messages = fj_sq_cc_messages,
