@@ -100,6 +100,8 @@ static void write_line(const fj_reqlog_entry *e, unsigned long suppressed)
     char num[32];
     fj_buf_puts(&b, "refused");
     put_capped(&b, "client", e->client, 64);
+    if (e->via)
+        put_capped(&b, "via", e->via, 64);
     put_capped(&b, "credential", e->credential, 64);
     put_capped(&b, "method", e->method, 16);
     put_capped(&b, "path", e->path, 200);
