@@ -390,10 +390,7 @@ static void release_body(fj_http_req *r)
 /* The TLS session of an HTTPS request; NULL for plain HTTP. */
 static gnutls_session_t tls_session(const fj_http_req *r)
 {
-    if (!r->srv->daemon_tls)
-        return NULL;
-    const union MHD_ConnectionInfo *d = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_DAEMON);
-    if (!d || d->daemon != r->srv->daemon_tls)
+    if (!r->srv->daemon_tls) /* (a thread pool's connections name their worker, not this daemon) */
         return NULL;
     const union MHD_ConnectionInfo *t = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
     return t ? (gnutls_session_t)t->tls_session : NULL;
