@@ -203,12 +203,12 @@ bool fj_proxies_client(const fj_proxies *p, const char *header, char *out, size_
     for (size_t i = n; i-- > 0;) {
         const char *v = hop[i];
         size_t vn = hop_n[i];
-        if (p->header == FJ_FWD_FORWARDED && !forwarded_for(hop[i], hop_n[i], &v, &vn))
-            return found; /* an element without for=: the chain is unusable from here */
         int f;
         unsigned char b[16];
-        if (!parse_hop(v, vn, &f, b))
-            return found; /* a name we cannot check: the last trusted hop, if any, is the client */
+        /* An element without for=, or a name that is no address ("unknown", "_hidden"): the
+         * chain cannot be checked further, and the last trusted hop, if any, is the client. */
+        if ((p->header == FJ_FWD_FORWARDED && !forwarded_for(hop[i], hop_n[i], &v, &vn)) || !parse_hop(v, vn, &f, b))
+            break;
         family = f;
         memcpy(bin, b, 16);
         found = true;

@@ -53,10 +53,10 @@ bool fj_proxies_trust_sockaddr(const fj_proxies *p, const struct sockaddr *sa);
 /* The client behind a trusted proxy. `header` is the configured header's value as received (all
  * its lines joined with ", "; NULL when absent). Walks its hops from the right: a trusted proxy's
  * address moves on to the next hop to the left, anything else is the client. The client's
- * address is written to out in canonical form (inet_ntop). Returns false when the header names
- * no usable client (absent, empty, or the first untrusted hop is not an address: "unknown",
- * an obfuscated RFC 7239 name, garbage): the caller then names the proxy itself. When every hop
- * is a trusted proxy, the leftmost is the client. */
+ * address is written to out in canonical form (inet_ntop). A hop that is not an address
+ * ("unknown", an obfuscated RFC 7239 name, garbage) ends the walk: the trusted proxy to its right
+ * is then the client, and when there is none, false (absent or empty header too): the caller
+ * names the peer itself. When every hop is a trusted proxy, the leftmost is the client. */
 bool fj_proxies_client(const fj_proxies *p, const char *header, char *out, size_t cap);
 
 #endif
