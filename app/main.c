@@ -142,11 +142,13 @@ static int cmd_serve(const fj_config *cfg)
     fj_err err = {0};
     if (fj_config_check(cfg, &err) != FJ_OK)
         return fail(&err);
-    /* Block the stop signals in every thread; the main thread waits for them with sigwait. */
+    /* Block the stop signals and SIGHUP (reload the HTTPS certificate) in every thread; the main
+     * thread waits for them with sigwait. */
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     /* Upload bodies and their decoded records are a few hundred KB to a few MB per request, freed
@@ -178,8 +180,20 @@ static int cmd_serve(const fj_config *cfg)
     fj_info("listening on %s (port %u), database %s%s", cfg->listen, fj_server_port(srv),
             fj_redact_conn(cfg->db, db_shown, sizeof db_shown),
             cfg->dev_mode ? ", dev-mode: unauthenticated requests accepted" : "");
+    if (cfg->listen_tls[0]) {
+        char tls[512];
+        fj_server_tls_describe(srv, tls, sizeof tls);
+        fj_info("listening for HTTPS on %s (port %u)%s, certificate %s", cfg->listen_tls, fj_server_tls_port(srv),
+                cfg->tls_client_ca[0] ? ", client certificates required" : "", tls);
+    }
     int sig = 0;
-    sigwait(&stop, &sig);
+    while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
+        fj_err herr = {0};
+        if (fj_server_reload_tls(srv, &herr) != FJ_OK)
+            fj_error("tls: SIGHUP: keeping the certificate in force: %s", herr.message);
+        else if (!cfg->listen_tls[0])
+            fj_info("SIGHUP: nothing to reload (no listen-tls)");
+    }
     fj_info("signal %d: draining", sig);
     fj_nats_stop(nats); /* no new messages; what it submitted is committed by the writer */
     fj_server_stop(srv, 30);

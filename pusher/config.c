@@ -34,7 +34,9 @@ static const opt options[] = {
       "aicr measurements URL (default: <url's origin>/api/v1/ingest/measurements)"),
     O("push", "auth_file", OPT_STR, auth_file, "file holding user:password (Basic) or a token (Bearer)"),
     O("push", "auth_type", OPT_AUTH, auth_type, "auto|basic|bearer|none (auto: Basic when the file has a colon)"),
-    O("push", "ca_file", OPT_STR, ca_file, "CA bundle to verify the server's certificate"),
+    O("push", "ca_file", OPT_STR, ca_file, "CA bundle to verify the server's certificate (default: the system's CAs)"),
+    O("push", "client_cert", OPT_STR, client_cert, "PEM client certificate to present over HTTPS (needs client_key)"),
+    O("push", "client_key", OPT_STR, client_key, "PEM private key of client_cert"),
     O("push", "timeout", OPT_DURATION, timeout, "per-request timeout (default 10s)"),
     O("push", "spool_dir", OPT_STR, spool_dir, "directory for unsent data (default /var/lib/fjord-push)"),
     O("push", "spool_max", OPT_SIZE, spool_max, "spool size cap, compressed bytes (default 64M)"),
@@ -407,6 +409,9 @@ fj_status fj_push_config_check(const fj_push_config *c, fj_err *err)
             return fj_err_set(err, FJ_EINVAL, "url", "url is required unless --stdout");
         if (strncmp(c->url, "http://", 7) && strncmp(c->url, "https://", 8))
             return fj_err_set(err, FJ_EINVAL, "url", "url must start with http:// or https://");
+        if (!c->client_cert != !c->client_key || (c->client_cert && !*c->client_cert != !*c->client_key))
+            return fj_err_set(err, FJ_EINVAL, c->client_cert && *c->client_cert ? "client_key" : "client_cert",
+                              "client_cert and client_key go together");
     }
     if (c->sample_interval <= 0 || c->sysinfo_interval <= 0 || c->topology_interval <= 0)
         return fj_err_set(err, FJ_EINVAL, "schedule", "intervals must be positive");

@@ -24,7 +24,9 @@ typedef struct fj_push_config {
     char *measurements_url; /* default: derived from url, /api/v1/ingest/measurements */
     char *auth_file;        /* "user:password" (Basic) or a token (Bearer) */
     fj_auth_type auth_type;
-    char *ca_file;
+    char *ca_file;          /* CA bundle for the server's certificate; NULL: the system's CAs */
+    char *client_cert;      /* PEM certificate presented to the server (its tls-client-ca) */
+    char *client_key;       /* its private key */
     long timeout;           /* seconds per HTTP request */
     char *spool_dir;        /* NULL: unsent data is kept in memory only */
     uint64_t spool_max;     /* bytes, compressed */

@@ -192,14 +192,32 @@ fj_status fj_sender_post(fj_sender *s, fj_item_kind kind, const void *zbody, siz
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    /* The server's certificate is always verified (name and chain), against ca_file or the
+     * system's CAs: there is no switch to turn that off. */
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
     if (cfg->ca_file && *cfg->ca_file)
         curl_easy_setopt(c, CURLOPT_CAINFO, cfg->ca_file);
+    if (cfg->client_cert && *cfg->client_cert) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT, cfg->client_cert);
+        curl_easy_setopt(c, CURLOPT_SSLKEY, cfg->client_key);
+    }
+    char detail[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
     CURLcode rc = curl_easy_perform(c);
     curl_slist_free_all(h);
     memset(auth, 0, sizeof auth);
     if (rc != CURLE_OK) {
         fj_buf_free(&resp);
-        return fj_err_set(err, FJ_EBUSY, fj_sender_url(s, kind), "%s", curl_easy_strerror(rc));
+        const char *why = detail[0] ? detail : curl_easy_strerror(rc);
+        if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+            return fj_err_set(err, FJ_EBUSY, fj_sender_url(s, kind),
+                              "the server's certificate is not trusted (checked against %s): %s; nothing sent",
+                              cfg->ca_file && *cfg->ca_file ? cfg->ca_file : "the system's CAs", why);
+        if (rc == CURLE_SSL_CERTPROBLEM)
+            return fj_err_set(err, FJ_EBUSY, fj_sender_url(s, kind), "client_cert/client_key cannot be used: %s", why);
+        return fj_err_set(err, FJ_EBUSY, fj_sender_url(s, kind), "%s", why);
     }
     long code = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);

@@ -2,6 +2,9 @@
  * exist in one and be missing from the other. */
 #include "config.h"
 
+#include "proxy.h"
+#include "tls.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
@@ -34,6 +37,14 @@ typedef struct option_def {
 
 static const option_def options[] = {
     STR("listen", listen, SERVE, "HOST:PORT", "address and port to listen on (port 0 picks a free one)"),
+    STR("listen-tls", listen_tls, SERVE, "HOST:PORT", "HTTPS listener beside the plain one (needs tls-cert, tls-key)"),
+    STR("tls-cert", tls_cert, SERVE, "FILE", "PEM certificate chain for HTTPS, server certificate first (reloaded on SIGHUP)"),
+    STR("tls-key", tls_key, SERVE, "FILE", "PEM private key of tls-cert (reloaded on SIGHUP)"),
+    STR("tls-client-ca", tls_client_ca, SERVE, "FILE", "HTTPS clients must present a certificate signed by this CA"),
+    STR("tls-priorities", tls_priorities, SERVE, "STRING", "GnuTLS priority string (TLS versions and ciphers)"),
+    STR("trusted-proxies", trusted_proxies, SERVE, "ADDRS",
+        "proxy addresses/CIDR ranges whose forwarded-header names the client"),
+    STR("forwarded-header", forwarded_header, SERVE, "NAME", "X-Forwarded-For or Forwarded: the header trusted proxies set"),
     STR("db", db, OPENS_DB, "PATH|URL", "SQLite file, or a postgres:// URL (docs/postgres.md)"),
     STR("synchronous", synchronous, WRITES, "OFF|NORMAL|FULL", "SQLite durability: FULL also survives power loss"),
     NUM("job-gap", OPT_I64, job_gap_s, WRITES, "DURATION", "records of a non-Slurm job further apart start a new job"),
@@ -84,6 +95,8 @@ void fj_config_defaults(fj_config *c)
     memset(c, 0, sizeof *c);
     snprintf(c->listen, sizeof c->listen, "127.0.0.1:8077");
     snprintf(c->db, sizeof c->db, "./fjord.db");
+    snprintf(c->tls_priorities, sizeof c->tls_priorities, "%s", FJ_TLS_DEFAULT_PRIORITIES);
+    snprintf(c->forwarded_header, sizeof c->forwarded_header, "X-Forwarded-For");
     snprintf(c->synchronous, sizeof c->synchronous, "NORMAL");
     c->job_gap_s = 6 * 3600;
     c->max_body = 64u << 20;
@@ -378,26 +391,69 @@ void fj_config_help(FILE *out, unsigned cmd)
     }
 }
 
-fj_status fj_config_listen_addr(const fj_config *c, char *host, size_t host_len, unsigned *port, fj_err *err)
+fj_status fj_config_split_addr(const char *name, const char *value, char *host, size_t host_len, unsigned *port,
+                               fj_err *err)
 {
-    const char *colon = strrchr(c->listen, ':');
-    if (!colon || colon == c->listen)
-        return fj_err_set(err, FJ_EINVAL, "listen", "listen address '%s' is not HOST:PORT", c->listen);
-    const char *h = c->listen;
+    const char *colon = strrchr(value, ':');
+    if (!colon || colon == value)
+        return fj_err_set(err, FJ_EINVAL, name, "%s address '%s' is not HOST:PORT", name, value);
+    const char *h = value;
     size_t hn = (size_t)(colon - h);
     if (h[0] == '[' && colon[-1] == ']') { /* [::1]:8077 */
         h++;
         hn -= 2;
     }
     if (hn >= host_len)
-        return fj_err_set(err, FJ_EINVAL, "listen", "listen host too long");
+        return fj_err_set(err, FJ_EINVAL, name, "%s host too long", name);
     memcpy(host, h, hn);
     host[hn] = '\0';
     char *end;
     unsigned long p = strtoul(colon + 1, &end, 10);
     if (*end || p > 65535 || end == colon + 1)
-        return fj_err_set(err, FJ_EINVAL, "listen", "listen port in '%s' is not 0-65535", c->listen);
+        return fj_err_set(err, FJ_EINVAL, name, "%s port in '%s' is not 0-65535", name, value);
     *port = (unsigned)p;
+    return FJ_OK;
+}
+
+fj_status fj_config_listen_addr(const fj_config *c, char *host, size_t host_len, unsigned *port, fj_err *err)
+{
+    return fj_config_split_addr("listen", c->listen, host, host_len, port, err);
+}
+
+static bool is_loopback_host(const char *host)
+{
+    return !strcmp(host, "127.0.0.1") || !strcmp(host, "::1") || !strcmp(host, "localhost");
+}
+
+/* HTTPS and proxy options: each needs its partners, and dev mode must stay reachable from this
+ * host only (docs/security.md, "Behind a reverse proxy"). */
+static fj_status check_tls_and_proxies(const fj_config *c, fj_err *err)
+{
+    char host[256];
+    unsigned port;
+    fj_status st;
+    if (c->listen_tls[0]) {
+        if ((st = fj_config_split_addr("listen-tls", c->listen_tls, host, sizeof host, &port, err)) != FJ_OK)
+            return st;
+        if (!c->tls_cert[0] || !c->tls_key[0])
+            return fj_err_set(err, FJ_EINVAL, c->tls_cert[0] ? "tls-key" : "tls-cert",
+                              "listen-tls needs tls-cert (the certificate chain) and tls-key (its private key)");
+        if (c->dev_mode && !is_loopback_host(host))
+            return fj_err_set(err, FJ_EINVAL, "dev-mode",
+                              "dev-mode accepts unauthenticated requests and is allowed only on loopback listeners, "
+                              "not listen-tls '%s'", host);
+    } else if (c->tls_cert[0] || c->tls_key[0] || c->tls_client_ca[0]) {
+        return fj_err_set(err, FJ_EINVAL, "listen-tls",
+                          "tls-cert, tls-key and tls-client-ca are for the HTTPS listener: set listen-tls too");
+    }
+    fj_proxies px = {0};
+    if ((st = fj_proxies_set_header(&px, c->forwarded_header, err)) != FJ_OK ||
+        (st = fj_proxies_parse(c->trusted_proxies, &px, err)) != FJ_OK)
+        return st;
+    if (c->dev_mode && px.n)
+        return fj_err_set(err, FJ_EINVAL, "dev-mode",
+                          "dev-mode cannot be used with trusted-proxies: a proxy would open it to whoever reaches "
+                          "the proxy");
     return FJ_OK;
 }
 
@@ -408,7 +464,7 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
     fj_status st = fj_config_listen_addr(c, host, sizeof host, &port, err);
     if (st != FJ_OK)
         return st;
-    if (c->dev_mode && strcmp(host, "127.0.0.1") && strcmp(host, "::1") && strcmp(host, "localhost"))
+    if (c->dev_mode && !is_loopback_host(host))
         return fj_err_set(err, FJ_EINVAL, "dev-mode",
                           "dev-mode accepts unauthenticated requests and is allowed only on a loopback listener, not '%s'",
                           host);
@@ -426,7 +482,7 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
         return fj_err_set(err, FJ_EINVAL, "body-memory", "body-memory must be at least max-body");
     if (c->auth_fail_rate && c->auth_fail_burst < 1)
         return fj_err_set(err, FJ_EINVAL, "auth-fail-burst", "auth-fail-burst must be at least 1");
-    return FJ_OK;
+    return check_tls_and_proxies(c, err);
 }
 
 void fj_config_instance(const fj_config *c, char *out, size_t cap)

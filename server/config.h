@@ -13,6 +13,13 @@
 
 typedef struct fj_config {
     char listen[256];          /* HOST:PORT */
+    char listen_tls[256];      /* HOST:PORT of the HTTPS listener; "" = none */
+    char tls_cert[1024];       /* PEM certificate chain (server certificate first) */
+    char tls_key[1024];        /* PEM private key of tls_cert */
+    char tls_client_ca[1024];  /* PEM CA: HTTPS clients must present a certificate it signed; "" = not asked */
+    char tls_priorities[512];  /* GnuTLS priority string */
+    char trusted_proxies[1024]; /* addresses and CIDR ranges whose forwarded-client header is believed */
+    char forwarded_header[32]; /* X-Forwarded-For or Forwarded */
     char db[1024];             /* SQLite path or postgres:// URL */
     char synchronous[16];      /* SQLite synchronous: OFF, NORMAL, FULL */
     int64_t job_gap_s;         /* rectification gap for non-Slurm jobs */
@@ -93,10 +100,15 @@ void fj_config_help(FILE *out, unsigned cmd);
  * when set, else "<host name>:<listen port>", stable across restarts as long as both are. */
 void fj_config_instance(const fj_config *c, char *out, size_t cap);
 
-/* Checks cross-option rules (dev mode needs a loopback listener...). */
+/* Checks cross-option rules (dev mode needs loopback listeners and no trusted proxies, TLS
+ * needs a certificate and key...). */
 fj_status fj_config_check(const fj_config *c, fj_err *err);
 
 /* Splits c->listen into host and port. */
 fj_status fj_config_listen_addr(const fj_config *c, char *host, size_t host_len, unsigned *port, fj_err *err);
+
+/* The same for another HOST:PORT option (`name` for the error: "listen-tls"). */
+fj_status fj_config_split_addr(const char *name, const char *value, char *host, size_t host_len, unsigned *port,
+                               fj_err *err);
 
 #endif

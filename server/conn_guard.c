@@ -19,6 +19,8 @@ struct fj_guard_conn {
     struct MHD_Connection *conn;
     int fd;
     char client[INET6_ADDRSTRLEN];
+    char fwd[INET6_ADDRSTRLEN];  /* the forwarded client of the request in progress; "" = none (under g->mu) */
+    fj_guard *g;
     fj_guard_conn *prev, *next; /* the table, under g->mu */
     bool shed;                  /* shut down; waiting for libmicrohttpd to close it (under g->mu) */
     _Atomic int phase;
@@ -52,9 +54,9 @@ static void addr_text(const struct sockaddr *a, char *out, size_t cap)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, out, (socklen_t)cap);
 }
 
-static void log_event(fj_guard *g, const char *client, const char *reason)
+static void log_event(fj_guard *g, const char *client, const char *via, const char *reason)
 {
-    fj_reqlog_entry e = {.client = client, .reason = reason, .duration_us = -1};
+    fj_reqlog_entry e = {.client = client, .via = via, .reason = reason, .duration_us = -1};
     fj_reqlog_refusal(g->log, &e);
 }
 
@@ -67,7 +69,10 @@ static void shed(fj_guard *g, fj_guard_conn *gc, const char *reason)
     gc->shed = true;
     g->live--;
     shutdown(gc->fd, SHUT_RDWR);
-    log_event(g, gc->client, reason);
+    if (gc->fwd[0])
+        log_event(g, gc->fwd, gc->client, reason);
+    else
+        log_event(g, gc->client, NULL, reason);
 }
 
 /* --- libmicrohttpd hooks --------------------------------------------------------------- */
@@ -114,24 +119,52 @@ static bool make_room(fj_guard *g, struct MHD_Connection **resume)
     return false;
 }
 
+/* Live connections from this peer address, or forwarded for this client when fwd; called with
+ * g->mu held. A walk of the table: it is at most max-connections long, and this runs once per
+ * accept or proxied request. */
+static unsigned count_from(const fj_guard *g, const char *addr, bool fwd)
+{
+    unsigned n = 0;
+    for (const fj_guard_conn *gc = g->head; gc; gc = gc->next)
+        n += !gc->shed && !strcmp(fwd ? gc->fwd : gc->client, addr);
+    return n;
+}
+
 enum MHD_Result fj_guard_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
     (void)addrlen;
     fj_guard *g = cls;
     struct MHD_Connection *resume = NULL;
     bool ok = true;
+    const char *reason = "connection_limit";
+    char client[INET6_ADDRSTRLEN];
+    addr_text(addr, client, sizeof client);
+    bool per_ip = g->lim.max_per_ip && !fj_proxies_trust_sockaddr(g->lim.proxies, addr);
     pthread_mutex_lock(&g->mu);
-    if (g->lim.max_connections && g->live >= g->lim.max_connections)
+    if (per_ip && count_from(g, client, false) >= g->lim.max_per_ip) {
+        ok = false;
+        reason = "per_ip_limit";
+    } else if (g->lim.max_connections && g->live >= g->lim.max_connections) {
         ok = make_room(g, &resume);
+    }
     pthread_mutex_unlock(&g->mu);
     if (resume)
         MHD_resume_connection(resume);
-    if (!ok) {
-        char client[INET6_ADDRSTRLEN];
-        addr_text(addr, client, sizeof client);
-        log_event(g, client, "connection_limit");
-    }
+    if (!ok)
+        log_event(g, client, NULL, reason);
     return ok ? MHD_YES : MHD_NO;
+}
+
+bool fj_guard_forwarded(fj_guard *g, fj_guard_conn *gc, const char *client)
+{
+    if (!gc)
+        return true;
+    pthread_mutex_lock(&g->mu);
+    bool ok = !g->lim.max_per_ip || count_from(g, client, true) < g->lim.max_per_ip;
+    if (ok)
+        snprintf(gc->fwd, sizeof gc->fwd, "%s", client);
+    pthread_mutex_unlock(&g->mu);
+    return ok;
 }
 
 void fj_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -144,6 +177,7 @@ void fj_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
         if (!gc)
             return; /* served, just not guarded */
         gc->conn = c;
+        gc->g = g;
         const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         gc->fd = fd ? fd->connect_fd : -1;
@@ -222,6 +256,11 @@ void fj_guard_busy(fj_guard_conn *gc)
 
 void fj_guard_request_done(fj_guard_conn *gc)
 {
+    if (gc && gc->fwd[0]) {
+        pthread_mutex_lock(&gc->g->mu);
+        gc->fwd[0] = '\0';
+        pthread_mutex_unlock(&gc->g->mu);
+    }
     enter(gc, PH_HEADERS);
 }
 

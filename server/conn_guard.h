@@ -18,6 +18,7 @@
 #ifndef FJ_CONN_GUARD_H
 #define FJ_CONN_GUARD_H
 
+#include "proxy.h"
 #include "reqlog.h"
 
 #include <microhttpd.h>
@@ -33,6 +34,10 @@ typedef struct fj_guard_limits {
     unsigned header_timeout_s; /* headers complete within this of accept / previous request; 0 = off */
     unsigned body_timeout_s;   /* whole body within this of the headers; 0 = off */
     size_t body_min_rate;      /* bytes/s averaged over the body, after header_timeout_s; 0 = off */
+    /* Connections from one address; 0 = off. A trusted proxy's connections are not counted
+     * (they carry every client behind it): its clients are limited by fj_guard_forwarded. */
+    unsigned max_per_ip;
+    const fj_proxies *proxies; /* may be NULL; must outlive the guard */
 } fj_guard_limits;
 
 /* Starts the housekeeping thread. tick(tick_ctx) is called from it about once a second (the
@@ -55,8 +60,15 @@ void fj_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
  * connection's CLOSED notification. */
 fj_guard_conn *fj_guard_of(struct MHD_Connection *c);
 
-/* The client's address as text ("127.0.0.5", "::1"). */
+/* The peer's address as text ("127.0.0.5", "::1"): the client, or the proxy it came through. */
 const char *fj_guard_client(const fj_guard_conn *gc);
+
+/* The request now on gc came through a trusted proxy for `client` (its address as text): sheds
+ * and refusals of this connection name it until fj_guard_request_done. false when `client`
+ * already has max_per_ip requests in progress through proxies (the request is then to be
+ * refused, and gc is not marked): behind a proxy a client's requests in progress stand for the
+ * connections it would hold on its own. gc NULL: true. */
+bool fj_guard_forwarded(fj_guard *g, fj_guard_conn *gc, const char *client);
 
 /* Phase changes, from the connection's own thread. gc may be NULL (then they do nothing). */
 void fj_guard_request_started(fj_guard_conn *gc, bool has_body); /* headers are in */

@@ -8,8 +8,10 @@
 #include "conn_guard.h"
 #include "log.h"
 #include "prom.h"
+#include "proxy.h"
 #include "reqlog.h"
 #include "timefmt.h"
+#include "tls.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -26,7 +28,10 @@
 enum { MAX_READERS = 512 };
 
 struct fj_server {
-    struct MHD_Daemon *daemon;
+    struct MHD_Daemon *daemon;     /* plain HTTP (listen) */
+    struct MHD_Daemon *daemon_tls; /* HTTPS (listen-tls); NULL when not configured */
+    fj_tls *tls;                   /* its certificate, reloaded on SIGHUP */
+    fj_proxies proxies;            /* trusted-proxies, forwarded-header */
     fj_config cfg;
     fj_store *store;
     fj_auth *auth;
@@ -37,7 +42,7 @@ struct fj_server {
     fj_guard *guard;          /* deadlines and shedding of slow connections (conn_guard.h) */
     fj_reqlog *reqlog;        /* the refusal log */
     atomic_size_t body_bytes; /* bytes reserved by every request body in flight, together */
-    unsigned port;
+    unsigned port, tls_port;
     pthread_mutex_t readers_mu;
     fj_store *readers[MAX_READERS];
     size_t n_readers;
@@ -54,6 +59,8 @@ struct fj_http_req {
     const char *method, *path, *path_rest;
     req_state state;
     fj_guard_conn *gc;    /* the guard's record of this connection (may be NULL) */
+    const char *client;   /* who sent it: the peer, or the client a trusted proxy names (arena) */
+    const char *via;      /* the trusted proxy it came through; NULL when sent directly */
     fj_principal who;
     const char *cred_name; /* the Basic user presented (arena), for the refusal log */
     bool cred_known;       /* cred_name has a credential (a failure counts against its name) */
@@ -256,7 +263,8 @@ static void log_answer(fj_http_req *r)
         snprintf(reason, sizeof reason, "http_%d", r->status);
     const char *cred = r->who.name[0] ? r->who.name : r->cred_name;
     fj_reqlog_entry e = {
-        .client = fj_guard_client(r->gc),
+        .client = r->client,
+        .via = r->via,
         .credential = cred,
         .method = r->method,
         .path = r->path,
@@ -399,12 +407,96 @@ static void release_body(fj_http_req *r)
  * answer is sent before any body is read, and libmicrohttpd then closes the connection without
  * reading it), deferred (an answer held back: failed authentication over its limit) or in
  * REQ_BODY (admitted). */
+/* The TLS session of an HTTPS request; NULL for plain HTTP. */
+static gnutls_session_t tls_session(const fj_http_req *r)
+{
+    if (!r->srv->daemon_tls) /* (a thread pool's connections name their worker, not this daemon) */
+        return NULL;
+    const union MHD_ConnectionInfo *t = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return t ? (gnutls_session_t)t->tls_session : NULL;
+}
+
+/* Did a proxy relay this request? Any proxy, trusted or not: dev mode's "from this host" must not
+ * extend to whoever a proxy on this host relays for. */
+static bool relayed(const fj_http_req *r)
+{
+    return r->via || fj_http_header(r, "X-Forwarded-For") || fj_http_header(r, "Forwarded") ||
+           fj_http_header(r, "X-Real-IP");
+}
+
+typedef struct header_join {
+    fj_buf *out;
+    const char *name;
+} header_join;
+
+static enum MHD_Result join_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    header_join *j = cls;
+    if (value && !strcasecmp(key, j->name)) {
+        if (j->out->len)
+            fj_buf_puts(j->out, ", ");
+        fj_buf_puts(j->out, value);
+    }
+    return MHD_YES;
+}
+
+/* Names the client: the peer, or, when the peer is a trusted proxy, the client its forwarded
+ * header names (proxy.h). A header repeated on several lines is one list, in order. */
+static void name_client(fj_http_req *r)
+{
+    fj_server *s = r->srv;
+    const union MHD_ConnectionInfo *ad = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    char peer[INET6_ADDRSTRLEN] = "-";
+    const struct sockaddr *sa = ad ? ad->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, peer, sizeof peer);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, peer, sizeof peer);
+    r->client = fj_arena_strdup(r->arena, peer);
+    if (!r->client)
+        r->client = "-";
+    if (!s->proxies.n || !fj_proxies_trust_text(&s->proxies, peer))
+        return;
+    fj_buf joined;
+    fj_buf_init(&joined, s->cfg.conn_memory ? s->cfg.conn_memory : 65536);
+    header_join j = {&joined, s->proxies.header == FJ_FWD_FORWARDED ? "Forwarded" : "X-Forwarded-For"};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, join_header, &j);
+    char client[INET6_ADDRSTRLEN];
+    if (joined.data && fj_proxies_client(&s->proxies, joined.data, client, sizeof client)) {
+        const char *c = fj_arena_strdup(r->arena, client);
+        if (c) {
+            r->via = r->client;
+            r->client = c;
+        }
+    }
+    fj_buf_free(&joined);
+}
+
 static void admit(fj_http_req *r)
 {
     fj_server *s = r->srv;
     if (atomic_load(&s->draining)) {
         reply_simple(r, FJ_EBUSY, NULL, "%s", "server is shutting down; retry later");
         return;
+    }
+    if (r->via && !fj_guard_forwarded(s->guard, r->gc, r->client)) {
+        fj_err err = {0};
+        fj_err_set(&err, FJ_ELIMITED, "client", "%s has %u requests in progress through the proxy (max-per-ip)",
+                   r->client, s->cfg.max_per_ip);
+        snprintf(err.code, sizeof err.code, "per_ip_limit");
+        fj_http_reply_error(r, FJ_ELIMITED, &err);
+        return;
+    }
+    gnutls_session_t tls = tls_session(r);
+    if (tls && fj_tls_wants_client_cert(s->tls)) {
+        fj_err err = {0};
+        fj_status st = fj_tls_verify_client(s->tls, tls, &err);
+        if (st != FJ_OK) {
+            snprintf(err.code, sizeof err.code, "client_certificate");
+            fj_http_reply_error(r, st, &err);
+            return;
+        }
     }
     bool known = false;
     r->route = find_route(s, r->path, r->method, &r->path_rest, &known);
@@ -462,9 +554,14 @@ static void admit(fj_http_req *r)
             fj_auth_secret_equal(cred.secret, s->cfg.metrics_token)) {
             snprintf(r->who.name, sizeof r->who.name, "%s", "metrics-token");
             r->who.read_only = true;
+        } else if (cred.kind == FJ_CRED_NONE && s->cfg.dev_mode && !metrics && relayed(r)) {
+            reply_simple(r, FJ_EAUTH, "Authorization", "%s",
+                         "dev-mode accepts requests without credentials only from this host, and this one was "
+                         "relayed by a proxy (it carries X-Forwarded-For, Forwarded or X-Real-IP)");
+            return;
         } else if (cred.kind == FJ_CRED_NONE && s->cfg.dev_mode && !metrics) {
             r->who.anonymous = true;
-        } else if ((st = fj_auth_check_from(s->auth, &cred, fj_guard_client(r->gc), &r->who, &err, &verdict)) !=
+        } else if ((st = fj_auth_check_from(s->auth, &cred, r->client, &r->who, &err, &verdict)) !=
                    FJ_OK) {
             fj_prom_auth_failure(st == FJ_ELIMITED ? "rate_limited" : "unauthorized");
             r->cred_known = cred.kind == FJ_CRED_BASIC && fj_auth_name_known(s->auth, cred.user);
@@ -644,6 +741,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->path = url;
         r->gc = fj_guard_of(conn);
         r->start_ns = fj_mono_ns();
+        name_client(r);
         fj_buf_init(&r->raw, s->cfg.max_body);
         atomic_fetch_add(&s->in_flight, 1);
         *con_cls = r;
@@ -670,7 +768,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
              * is closed (no answer can be queued in the middle of an upload). */
             size_t need = r->raw.len + *upload_size;
             if (need > r->reserved && need <= s->cfg.max_body && !reserve_body(r, need - r->reserved)) {
-                fj_reqlog_entry e = {.client = fj_guard_client(r->gc), .credential = r->who.name, .method = r->method,
+                fj_reqlog_entry e = {.client = r->client, .via = r->via, .credential = r->who.name, .method = r->method,
                                      .path = r->path, .reason = "body_memory", .duration_us = -1};
                 fj_reqlog_refusal(s->reqlog, &e);
                 return MHD_NO;
@@ -751,32 +849,96 @@ static void raise_fd_limit(unsigned connections)
                 (unsigned long long)rl.rlim_cur, (unsigned long long)want, connections);
 }
 
-fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, const fj_route *routes,
-                          fj_server **out, fj_err *err)
+/* An address as libmicrohttpd binds it; "localhost" is 127.0.0.1. */
+static fj_status bind_addr(const char *opt, const char *value, struct sockaddr_storage *ss, unsigned *flags,
+                           unsigned *port, fj_err *err)
 {
     char host[256];
-    unsigned port;
-    fj_status st = fj_config_listen_addr(cfg, host, sizeof host, &port, err);
+    fj_status st = fj_config_split_addr(opt, value, host, sizeof host, port, err);
     if (st != FJ_OK)
         return st;
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
-    struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
     if (!strcmp(host, "localhost"))
         snprintf(host, sizeof host, "127.0.0.1");
     if (inet_pton(AF_INET, host[0] ? host : "0.0.0.0", &sin->sin_addr) == 1) {
         sin->sin_family = AF_INET;
-        sin->sin_port = htons((uint16_t)port);
+        sin->sin_port = htons((uint16_t)*port);
     } else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
         sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = htons((uint16_t)port);
-        flags |= MHD_USE_IPv6;
+        sin6->sin6_port = htons((uint16_t)*port);
+        *flags |= MHD_USE_IPv6;
     } else {
-        return fj_err_set(err, FJ_EINVAL, "listen", "listen host '%s' is not an IP address", host);
+        return fj_err_set(err, FJ_EINVAL, opt, "%s host '%s' is not an IP address", opt, host);
     }
+    return FJ_OK;
+}
 
+/* One listener. Both share the handlers, the guard (so max-connections counts both) and the
+ * writer; the HTTPS one asks tls.c for its certificate at every handshake. */
+static fj_status start_daemon(fj_server *s, bool tls, unsigned hard_limit, struct MHD_Daemon **out, unsigned *bound,
+                              fj_err *err)
+{
+    const fj_config *cfg = &s->cfg;
+    const char *opt = tls ? "listen-tls" : "listen", *addr = tls ? cfg->listen_tls : cfg->listen;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    struct sockaddr_storage ss;
+    unsigned port;
+    fj_status st = bind_addr(opt, addr, &ss, &flags, &port, err);
+    if (st != FJ_OK)
+        return st;
+    /* The TLS options go in an array, empty for plain HTTP: libmicrohttpd warns about TLS options
+     * given to a daemon without MHD_USE_TLS. MHD_OPTION_HTTPS_MEM_TRUST only makes it ask clients
+     * for a certificate; tls.c verifies it against the client CA in force. */
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)fj_tls_retrieve_cert},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)cfg->tls_priorities},
+        {MHD_OPTION_HTTPS_MEM_TRUST, 0, (void *)fj_tls_client_ca_pem(s->tls)},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (tls) {
+        flags |= MHD_USE_TLS;
+        if (!fj_tls_client_ca_pem(s->tls))
+            tls_opts[2].option = MHD_OPTION_END;
+    }
+    *out = MHD_start_daemon(flags, (uint16_t)port, fj_guard_accept, s->guard, on_request, s,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* first, as MHD asks */
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
+                            MHD_OPTION_CONNECTION_LIMIT, hard_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->conn_memory,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, fj_guard_notify, s->guard,
+                            MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+                            MHD_OPTION_ARRAY, tls ? tls_opts : tls_opts + 3,
+                            MHD_OPTION_END);
+    if (!*out)
+        return fj_err_set(err, FJ_EIO, opt, "cannot listen on %s (in use or not permitted%s)", addr,
+                          tls ? ", or the TLS settings were refused: see the lines above" : "");
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(*out, MHD_DAEMON_INFO_BIND_PORT);
+    *bound = info ? info->port : port;
+    return FJ_OK;
+}
+
+static void free_server(fj_server *s)
+{
+    if (s->daemon_tls)
+        MHD_stop_daemon(s->daemon_tls);
+    if (s->daemon)
+        MHD_stop_daemon(s->daemon);
+    fj_writer_stop(s->writer);
+    fj_guard_free(s->guard); /* after the daemons: their CLOSED notifications empty the guard's table */
+    fj_reqlog_free(s->reqlog);
+    fj_tls_free(s->tls);
+    pthread_mutex_destroy(&s->readers_mu);
+    fj_free(s);
+}
+
+fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, const fj_route *routes,
+                          fj_server **out, fj_err *err)
+{
     fj_server *s = fj_calloc(1, sizeof *s);
     if (!s)
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
@@ -785,6 +947,23 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, 
     s->auth = auth;
     s->routes = routes;
     pthread_mutex_init(&s->readers_mu, NULL);
+    fj_status st;
+    if ((st = fj_proxies_set_header(&s->proxies, cfg->forwarded_header, err)) != FJ_OK ||
+        (st = fj_proxies_parse(cfg->trusted_proxies, &s->proxies, err)) != FJ_OK) {
+        free_server(s);
+        return st;
+    }
+    if (cfg->listen_tls[0]) {
+        if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+            free_server(s);
+            return fj_err_set(err, FJ_EINVAL, "listen-tls", "this libmicrohttpd is built without TLS");
+        }
+        fj_tls_files files = {cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca};
+        if ((st = fj_tls_new(&files, &s->tls, err)) != FJ_OK) {
+            free_server(s);
+            return st;
+        }
+    }
     fj_auth_limits lim = {cfg->auth_fail_burst, cfg->auth_fail_rate, cfg->auth_fail_delay_ms};
     fj_auth_set_limits(auth, &lim);
     fj_reqlog_opts lo = {.burst = cfg->refusal_log_burst,
@@ -793,41 +972,25 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, 
                          .every_request = cfg->log_requests};
     s->reqlog = fj_reqlog_new(&lo);
     fj_prom_init(routes);
-    fj_guard_limits glim = {cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, cfg->body_min_rate};
+    fj_guard_limits glim = {cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, cfg->body_min_rate,
+                            cfg->max_per_ip, &s->proxies};
     s->guard = s->reqlog ? fj_guard_start(&glim, s->reqlog, flush_reqlog, s->reqlog) : NULL;
     s->writer = s->guard ? fj_writer_start(store, cfg->queue_max, cfg->group_commit_ms) : NULL;
     if (!s->writer) {
-        fj_guard_free(s->guard);
-        fj_reqlog_free(s->reqlog);
-        fj_free(s);
+        free_server(s);
         return fj_err_set(err, FJ_ENOMEM, NULL, "cannot start the writer thread");
     }
     /* The guard keeps live connections at max-connections by shedding the oldest idle one for
      * each new one (conn_guard.h); libmicrohttpd's own limit sits above it, for connections shed
-     * but not closed yet, and stops accepting only if those pile up. */
+     * but not closed yet, and stops accepting only if those pile up. The guard also applies
+     * max-per-ip, which libmicrohttpd could not: a trusted proxy's connections are exempt. */
     unsigned hard_limit = cfg->max_connections + (cfg->max_connections / 4 > 16 ? cfg->max_connections / 4 : 16);
-    raise_fd_limit(hard_limit);
-    s->daemon = MHD_start_daemon(flags, (uint16_t)port, fj_guard_accept, s->guard, on_request, s,
-                                 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* first, as MHD asks */
-                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
-                                 MHD_OPTION_CONNECTION_LIMIT, hard_limit,
-                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_per_ip,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->conn_memory,
-                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                                 MHD_OPTION_NOTIFY_CONNECTION, fj_guard_notify, s->guard,
-                                 MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
-                                 MHD_OPTION_END);
-    if (!s->daemon) {
-        fj_writer_stop(s->writer);
-        fj_guard_free(s->guard);
-        fj_reqlog_free(s->reqlog);
-        fj_free(s);
-        return fj_err_set(err, FJ_EIO, "listen", "cannot listen on %s (in use or not permitted)", cfg->listen);
+    raise_fd_limit(cfg->listen_tls[0] ? 2 * hard_limit : hard_limit);
+    if ((st = start_daemon(s, false, hard_limit, &s->daemon, &s->port, err)) != FJ_OK ||
+        (cfg->listen_tls[0] && (st = start_daemon(s, true, hard_limit, &s->daemon_tls, &s->tls_port, err)) != FJ_OK)) {
+        free_server(s);
+        return st;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : port;
     *out = s;
     return FJ_OK;
 }
@@ -843,20 +1006,50 @@ void fj_server_stop(fj_server *s, unsigned timeout_s)
         return;
     atomic_store(&s->draining, true);
     /* Stop accepting new connections; requests already read are finished below. */
-    MHD_socket lsock = MHD_quiesce_daemon(s->daemon);
-    if (lsock != MHD_INVALID_SOCKET)
-        close(lsock);
+    struct MHD_Daemon *daemons[] = {s->daemon, s->daemon_tls};
+    for (size_t i = 0; i < 2; i++) {
+        MHD_socket lsock = daemons[i] ? MHD_quiesce_daemon(daemons[i]) : MHD_INVALID_SOCKET;
+        if (lsock != MHD_INVALID_SOCKET)
+            close(lsock);
+    }
     fj_guard_stop(s->guard); /* deferred answers go out now */
     for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < timeout_s * 100; waited++)
         usleep(10000);
     fj_writer_stop(s->writer); /* commits whatever is still queued and answers it */
     for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < 200; waited++)
         usleep(10000);
-    MHD_stop_daemon(s->daemon);
-    fj_guard_free(s->guard); /* after the daemon: its CLOSED notifications empty the guard's table */
-    fj_reqlog_free(s->reqlog);
+    for (size_t i = 0; i < 2; i++)
+        if (daemons[i])
+            MHD_stop_daemon(daemons[i]);
+    s->daemon = s->daemon_tls = NULL;
+    s->writer = NULL; /* stopped above */
     for (size_t i = 0; i < s->n_readers; i++)
         fj_store_close(s->readers[i]);
-    pthread_mutex_destroy(&s->readers_mu);
-    fj_free(s);
+    free_server(s);
+}
+
+unsigned fj_server_tls_port(const fj_server *s)
+{
+    return s->daemon_tls ? s->tls_port : 0;
+}
+
+fj_status fj_server_reload_tls(fj_server *s, fj_err *err)
+{
+    if (!s->tls)
+        return FJ_OK;
+    fj_status st = fj_tls_reload(s->tls, err);
+    if (st == FJ_OK) {
+        char desc[512];
+        fj_tls_describe(s->tls, desc, sizeof desc);
+        fj_info("tls: certificate reloaded: %s", desc);
+    }
+    return st;
+}
+
+void fj_server_tls_describe(fj_server *s, char *out, size_t cap)
+{
+    if (s->tls)
+        fj_tls_describe(s->tls, out, cap);
+    else if (cap)
+        out[0] = '\0';
 }

@@ -95,6 +95,17 @@ fj_writer *fj_server_writer(fj_server *s);
 /* The port actually bound (useful with port 0). */
 unsigned fj_server_port(const fj_server *s);
 
+/* The HTTPS listener's port actually bound; 0 when there is none. */
+unsigned fj_server_tls_port(const fj_server *s);
+
+/* Reads the HTTPS certificate, key and client CA files again (SIGHUP): new handshakes get the
+ * new certificate, open connections keep theirs, nothing stops listening. On error the old
+ * certificate stays in force and err says what is wrong with the files. FJ_OK without HTTPS. */
+fj_status fj_server_reload_tls(fj_server *s, fj_err *err);
+
+/* The certificate in force, for the log (tls.h, fj_tls_describe); "" without HTTPS. */
+void fj_server_tls_describe(fj_server *s, char *out, size_t cap);
+
 /* Graceful stop: stop accepting, let in-flight requests finish (up to timeout_s), commit what is
  * queued, free everything. */
 void fj_server_stop(fj_server *s, unsigned timeout_s);

@@ -171,6 +171,8 @@ static void write_line(const fj_reqlog *l, const char *event, fj_log_level lvl, 
     fj_buf_init(&b, 2048);
     begin_line(l, &b, event);
     put_capped(l, &b, "client", e->client, 64);
+    if (e->via)
+        put_capped(l, &b, "via", e->via, 64);
     put_capped(l, &b, "credential", e->credential, 64);
     put_capped(l, &b, "method", e->method, 16);
     put_capped(l, &b, "path", e->path, 200);

@@ -26,7 +26,8 @@ typedef struct fj_reqlog_opts {
 /* One request (or dropped connection). Strings may be NULL (written as "-"); they are copied or escaped, never
  * kept. */
 typedef struct fj_reqlog_entry {
-    const char *client;     /* the client's address, as text */
+    const char *client;     /* the client's address, as text (behind a trusted proxy: the forwarded one) */
+    const char *via;        /* the trusted proxy's address when client was forwarded by it; NULL otherwise */
     const char *credential; /* the name presented (Basic user) or checked (principal) */
     const char *method;
     const char *path;
