@@ -4,6 +4,7 @@
 #include "metrics_routes.h"
 
 #include "cc.h"
+#include "storage/core/store_ts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,7 +299,7 @@ static void cc_list(fj_http_req *r, bool jobs)
         return;
     }
     const fj_store_ops *ops = fj_store_ops_of(s);
-    fj_status (*op)(fj_store *, const fj_cc_msg_query *, fj_buf *, fj_err *) = jobs ? ops->cc_jobs : ops->cc_messages;
+    fj_status (*op)(fj_store *, const fj_cc_msg_query *, fj_buf *, fj_err *) = jobs ? ops->ts->cc_jobs : ops->ts->cc_messages;
     if (!op) {
         static const char body[] = "{\"error\":{\"code\":\"not_implemented\",\"message\":\"this storage backend "
                                    "does not keep ClusterCockpit records\"}}\n";

@@ -4,6 +4,7 @@
 #ifndef FJ_QUERY_OPS_H
 #define FJ_QUERY_OPS_H
 
+#include "storage/core/store_query.h"
 #include "storage/core/store.h"
 
 fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);

@@ -6,6 +6,10 @@
 
 #include "storage/core/driver.h"
 #include "storage/core/store.h"
+#include "storage/core/store_chimbuko.h"
+#include "storage/core/store_measure.h"
+#include "storage/core/store_query.h"
+#include "storage/core/store_ts.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>
