@@ -32,6 +32,9 @@ typedef struct fj_cc_msg_query {
     size_t limit;           /* rows; 0: no limit */
 } fj_cc_msg_query;
 
+/* The rows of cc_messages and cc_jobs (storage/query/cols.c). */
+extern const fj_qtable fj_qt_cc_events, fj_qt_cc_jobs;
+
 struct fj_store_ts_ops {
     /* Writer handle, before the writer thread starts: opens the time-series engine with the
      * ts_* options of opts (NULL: defaults), loads the series catalog, continues the chunk
@@ -61,12 +64,14 @@ struct fj_store_ts_ops {
     fj_status (*ts_read_many)(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
                               int64_t to, fj_ts_points *pts,
                               fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err);
-    /* Reader: {"events":[...]} oldest first. */
-    fj_status (*cc_messages)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
-    /* Reader: {"jobs":[...]}: ClusterCockpit jobs of q->cluster running in [from, to] (ns; 0 = open),
-     * oldest first, each joined with Sonar's Slurm job of the same (cluster, job id) ("sonar":
-     * rectified instances, first/last seen, samples; "slurm": the current Slurm record's state). */
-    fj_status (*cc_jobs)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
+    /* --- ClusterCockpit records: rows into a sink under the query API's contract
+     * (storage/core/store_query.h), one read snapshot. */
+    /* fj_qt_cc_events, oldest first: cluster, from, to, kind, name, host, limit. */
+    fj_status (*cc_messages)(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_cc_jobs: the ClusterCockpit jobs of cluster running in [from, to] (ns; 0 = open),
+     * oldest first, each joined with Sonar's Slurm job of the same (cluster, job id) (rectified
+     * instances, first/last seen, samples; the current Slurm record's state): limit. */
+    fj_status (*cc_jobs)(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err);
 };
 
 /* The ts_read_many op, or ts_read series by series where the backend has none. */

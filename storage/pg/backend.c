@@ -407,8 +407,8 @@ static const fj_store_ts_ops ts_ops = {
     .ts_series = fj_pg_ts_series,
     .ts_read = fj_pg_ts_read,
     .ts_read_many = fj_pg_ts_read_many,
-    .cc_messages = fj_pg_cc_messages,
-    .cc_jobs = fj_pg_cc_jobs,
+    .cc_messages = fj_q_cc_messages,
+    .cc_jobs = fj_q_cc_jobs,
 };
 
 static const fj_store_chimbuko_ops chimbuko_ops = {

@@ -853,8 +853,8 @@ static const fj_store_ts_ops ts_ops = {
     .maintain = fj_sq_ts_maintain,
     .ts_series = fj_sq_ts_series,
     .ts_read = fj_sq_ts_read,
-    .cc_messages = fj_sq_cc_messages,
-    .cc_jobs = fj_sq_cc_jobs,
+    .cc_messages = fj_q_cc_messages,
+    .cc_jobs = fj_q_cc_jobs,
 };
 
 static const fj_store_chimbuko_ops chimbuko_ops = {
