@@ -8,6 +8,7 @@
 #include "out.h"
 #include "params.h"
 #include "spec.h"
+#include "storage/core/store_query.h"
 
 typedef struct fj_apiq {
     fj_http_req *r;

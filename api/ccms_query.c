@@ -25,6 +25,7 @@
 #include "api/ccms_agg.h"
 #include "json.h"
 #include "noderange.h"
+#include "storage/core/store_ts.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -385,7 +386,7 @@ static int64_t native_step_uncached(qctx *c, const char *metric, const sel *s)
         return mc->freq_s;
     for (size_t i = 0; i < s->n && i < 4; i++) {
         fj_err err = {0};
-        if (fj_store_ops_of(c->s)->ts_read(c->s, c->live, s->v[i]->id, c->from_s * NS, c->to_s * NS, &c->pts,
+        if (fj_store_ops_of(c->s)->ts->ts_read(c->s, c->live, s->v[i]->id, c->from_s * NS, c->to_s * NS, &c->pts,
                                            &err) != FJ_OK ||
             c->pts.n < 2)
             continue;
@@ -697,7 +698,7 @@ static fj_status run_query(qctx *c, const query *q)
     serlist ms = {0}, all = {0};
     fj_err err = {0};
     fj_ts_sel sl = {c->cluster, q->host, q->metric};
-    fj_status st = ops->ts_series(c->s, &sl, add_series, &ms, &err);
+    fj_status st = ops->ts->ts_series(c->s, &sl, add_series, &ms, &err);
     topo t = {0};
     sel s = {0}, *sels = NULL;
     size_t n_sels = 0;
@@ -705,7 +706,7 @@ static fj_status run_query(qctx *c, const query *q)
     bool node_level = !q->type || !strcmp(q->type, "node");
     if (st == FJ_OK && !node_level) {
         fj_ts_sel sa = {c->cluster, q->host, NULL};
-        st = ops->ts_series(c->s, &sa, add_series, &all, &err);
+        st = ops->ts->ts_series(c->s, &sa, add_series, &all, &err);
     }
     if (st != FJ_OK)
         goto out;
@@ -929,7 +930,7 @@ void fj_route_ccms_query(fj_http_req *r)
         return;
     }
     const fj_store_ops *ops = fj_store_ops_of(c.s);
-    if (!ops->ts_series || !ops->ts_read) {
+    if (!ops->ts->ts_series || !ops->ts->ts_read) {
         reply_501(r);
         return;
     }
@@ -964,7 +965,7 @@ void fj_route_ccms_query(fj_http_req *r)
         hostset hs = {.a = a};
         for (size_t m = 0; m < n_fan; m++) {
             fj_ts_sel sl = {c.cluster, NULL, fan_metrics[m]};
-            if (ops->ts_series(c.s, &sl, add_host, &hs, &err) != FJ_OK) {
+            if (ops->ts->ts_series(c.s, &sl, add_host, &hs, &err) != FJ_OK) {
                 fj_http_reply_error(r, FJ_EIO, &err);
                 return;
             }
@@ -1085,7 +1086,7 @@ static fj_status put_node_health(qctx *c, const char *node, const char **metrics
     serlist all = {0};
     fj_err err = {0};
     fj_ts_sel sl = {c->cluster, node, NULL};
-    fj_status st = ops->ts_series(c->s, &sl, add_series, &all, &err);
+    fj_status st = ops->ts->ts_series(c->s, &sl, add_series, &all, &err);
     fj_buf_json_str(c->out, node);
     if (st == FJ_OK && !all.n) {
         fj_buf_puts(c->out, ":{\"State\":\"failed\",\"HealthMetrics\":\"\"}");
@@ -1164,7 +1165,7 @@ static void health_of_nodes(fj_http_req *r, const char *body, size_t len)
         fj_http_reply_error(r, FJ_EBUSY, &err);
         return;
     }
-    if (!fj_store_ops_of(c.s)->ts_series || !fj_store_ops_of(c.s)->ts_read) {
+    if (!fj_store_ops_of(c.s)->ts->ts_series || !fj_store_ops_of(c.s)->ts->ts_read) {
         reply_501(r);
         return;
     }
@@ -1232,13 +1233,13 @@ void fj_route_ccms_health(fj_http_req *r)
         return;
     }
     const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->ts_series) {
+    if (!ops->ts->ts_series) {
         reply_501(r);
         return;
     }
     size_t n = 0;
     fj_ts_sel sl = {cluster, node, NULL};
-    if (ops->ts_series(s, &sl, count_one, &n, &err) != FJ_OK) {
+    if (ops->ts->ts_series(s, &sl, count_one, &n, &err) != FJ_OK) {
         fj_http_reply_error(r, FJ_EIO, &err);
         return;
     }

@@ -197,10 +197,10 @@ static void run(fj_apiq *a, fj_cb_query *q, op_kind kind)
     if (!s)
         return;
     const fj_store_ops *ops = fj_store_ops_of(s);
-    fj_status (*op)(fj_store *, fj_cb_query *, fj_sink *, fj_err *) = kind == OP_RUNS     ? ops->cb_runs
-                                                                     : kind == OP_SERIES ? ops->cb_series
-                                                                     : kind == OP_TOP    ? ops->cb_top
-                                                                                         : ops->cb_records;
+    fj_status (*op)(fj_store *, fj_cb_query *, fj_sink *, fj_err *) = kind == OP_RUNS     ? ops->chimbuko->cb_runs
+                                                                     : kind == OP_SERIES ? ops->chimbuko->cb_series
+                                                                     : kind == OP_TOP    ? ops->chimbuko->cb_top
+                                                                                         : ops->chimbuko->cb_records;
     if (!op) {
         reply_501(a->r, ops->name);
         return;

@@ -6,6 +6,7 @@
 
 #include "http.h"
 #include "spec.h"
+#include "storage/core/store_chimbuko.h"
 
 /* GET /api/v1/chimbuko/{runs | stats/{ranks,functions,metrics,counters} | top |
  * provenance/{anomalies,normalexecs,events,metadata,func_stats,counter_stats}}?cluster=...

@@ -1,6 +1,7 @@
 /* jobs.c — GET /api/v1/jobs (the job list), /api/v1/jobs/{id} and /api/v1/jobs/{id}/profile. */
 #include "api.h"
 #include "api_int.h"
+#include "storage/core/store_query.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@ void fj_api_jobs(fj_http_req *r)
         q->sort = (int)v->i;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->q_jobs);
+        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_jobs);
 }
 
 static void not_found(fj_http_req *r)
@@ -75,5 +76,5 @@ void fj_api_job_sub(fj_http_req *r)
         a.q.by_host = v->i == 1;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, profile ? fj_store_ops_of(s)->q_profile : fj_store_ops_of(s)->q_job);
+        fj_api_run(&a, s, profile ? fj_store_ops_of(s)->query->q_profile : fj_store_ops_of(s)->query->q_job);
 }

@@ -4,6 +4,7 @@
 #include "measurements.h"
 
 #include "aicr.h"
+#include "storage/core/store_measure.h"
 
 #include <string.h>
 
@@ -51,7 +52,7 @@ void fj_api_node_measurements(fj_http_req *r)
         return;
     }
     const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->measurement_latest) {
+    if (!ops->measure->measurement_latest) {
         reply_err(r, FJ_EINTERNAL, NULL, "the %s backend does not store measurements", ops->name);
         return;
     }
@@ -60,7 +61,7 @@ void fj_api_node_measurements(fj_http_req *r)
     fj_buf_init(&out, (size_t)1 << 30);
     fj_time t = 0;
     char ts[21];
-    if ((st = ops->measurement_latest(s, cluster, node, &t, &snap, &err)) != FJ_OK)
+    if ((st = ops->measure->measurement_latest(s, cluster, node, &t, &snap, &err)) != FJ_OK)
         goto out;
     fj_time_format(t, ts);
     fj_buf_puts(&out, "{\"cluster\":");

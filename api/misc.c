@@ -1,6 +1,7 @@
 /* misc.c — GET /api/v1/clusters, /api/v1/uptime, /api/v1/errors and /api/v1/openapi.json. */
 #include "api.h"
 #include "api_int.h"
+#include "storage/core/store_query.h"
 
 static bool may_read(void *ctx, const char *cluster)
 {
@@ -16,7 +17,7 @@ void fj_api_clusters(fj_http_req *r)
     a.q.cluster_ctx = (void *)fj_http_principal(r);
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->q_clusters);
+        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_clusters);
 }
 
 void fj_api_uptime(fj_http_req *r)
@@ -34,7 +35,7 @@ void fj_api_uptime(fj_http_req *r)
     }
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->q_uptime);
+        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_uptime);
 }
 
 void fj_api_errors(fj_http_req *r)
@@ -45,7 +46,7 @@ void fj_api_errors(fj_http_req *r)
     a.q.sources = fj_api_strlist(&a, "source");
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->q_errors);
+        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_errors);
 }
 
 void fj_api_openapi(fj_http_req *r)

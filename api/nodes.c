@@ -4,6 +4,7 @@
 #include "api.h"
 #include "api_int.h"
 #include "measurements.h"
+#include "storage/core/store_query.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +16,7 @@ void fj_api_nodes(fj_http_req *r)
         return;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->q_nodes);
+        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_nodes);
 }
 
 static void node_sysinfo(fj_http_req *r, const char *node)
@@ -26,7 +27,7 @@ static void node_sysinfo(fj_http_req *r, const char *node)
     a.q.node = node;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->q_sysinfo);
+        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_sysinfo);
 }
 
 static void node_topology(fj_http_req *r, const char *node)
@@ -42,7 +43,7 @@ static void node_topology(fj_http_req *r, const char *node)
         return;
     fj_err err = {0};
     const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->q_topology) {
+    if (!ops->query->q_topology) {
         fj_err_set(&err, FJ_EINTERNAL, NULL, "the %s backend does not store topology", ops->name);
         fj_http_reply_error(r, FJ_EINTERNAL, &err);
         return;
@@ -50,7 +51,7 @@ static void node_topology(fj_http_req *r, const char *node)
     fj_buf out;
     fj_buf_init(&out, (size_t)256 << 20);
     fj_time when = 0;
-    fj_status st = ops->q_topology(s, &a.q, &out, &when, &err);
+    fj_status st = ops->query->q_topology(s, &a.q, &out, &when, &err);
     if (st == FJ_OK) {
         char tb[21];
         fj_time_format(when, tb);

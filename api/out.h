@@ -8,7 +8,7 @@
 #define FJ_OUT_H
 
 #include "buf.h"
-#include "storage/core/store.h"
+#include "storage/core/store_query.h"
 
 #include <stdbool.h>
 

@@ -8,6 +8,7 @@
 #include "arena.h"
 #include "fj_status.h"
 #include "storage/core/store.h"
+#include "storage/core/store_query.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
 
 #include "buf.h"
 #include "params.h"
-#include "storage/core/store.h"
+#include "storage/core/store_query.h"
 
 enum {
     FJ_EP_PAGED = 1,    /* answers carry a "next" cursor (JSON member and Fjord-Next-Cursor header) */

@@ -7,6 +7,7 @@
 #include "api_int.h"
 #include "json.h"
 #include "noderange.h"
+#include "storage/core/store_query.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -571,20 +572,20 @@ static void export(fj_http_req *r, const char *node)
     if (!s)
         return;
     const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->q_nodes || !ops->q_node_usage) {
+    if (!ops->query->q_nodes || !ops->query->q_node_usage) {
         reply_501(r, ops->name);
         return;
     }
     fj_err err = {0};
     collect c = {.sink = {sink_table, sink_row}, .a = fj_http_arena(r)};
-    fj_status st = ops->q_nodes(s, &a.q, &c.sink, &err);
+    fj_status st = ops->query->q_nodes(s, &a.q, &c.sink, &err);
     if (st == FJ_OK)
         st = c.st;
     if (st == FJ_OK && c.n) {
         qsort(c.v, c.n, sizeof *c.v, cmp_node);
         /* usage of the same nodes (the host filter applies alike) */
         fj_query uq = a.q;
-        st = ops->q_node_usage(s, &uq, &c.sink, &err);
+        st = ops->query->q_node_usage(s, &uq, &c.sink, &err);
         if (st == FJ_OK)
             st = c.st;
     }

@@ -10,6 +10,7 @@
 #include "routes.h"
 #include "sonar.h"
 #include "storage/core/store.h"
+#include "storage/core/store_ts.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -120,7 +121,7 @@ static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *a
     if (cfg->cc_cluster_config[0] && (st = fj_ccq_load_config(cfg->cc_cluster_config, err)) != FJ_OK)
         return st;
     const fj_store_ops *ops = fj_store_ops_of(store);
-    if (!ops->ts_start)
+    if (!ops->ts->ts_start)
         return FJ_OK; /* a backend without metrics: the metric endpoints answer 501 */
     char instance[512];
     fj_config_instance(cfg, instance, sizeof instance);
@@ -134,7 +135,7 @@ static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *a
         .ts_max_buffered_points = cfg->metrics_max_buffered,
         .ts_instance = instance,
     };
-    return ops->ts_start(store, &opts, err);
+    return ops->ts->ts_start(store, &opts, err);
 }
 
 static int cmd_serve(const fj_config *cfg)

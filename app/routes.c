@@ -9,6 +9,7 @@
 #include "routes.h"
 
 #include "api.h"
+#include "api/cc_list.h"
 #include "api/ccms_query.h"
 #include "chimbuko_api.h"
 #include "chimbuko_routes.h"
@@ -33,8 +34,8 @@ const fj_route fj_routes[] = {
     {"POST", "/api/v2/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_influx2_write},
     {"GET,POST", "/api/query", FJ_ACCESS_READ, FJ_BODY, fj_route_ccms_query},
     {"GET", "/api/healthcheck", FJ_ACCESS_READ, FJ_BODY, fj_route_ccms_health},
-    {"GET", "/api/v1/events", FJ_ACCESS_READ, FJ_NO_BODY, fj_route_cc_events},
-    {"GET", "/api/v1/cc/jobs", FJ_ACCESS_READ, FJ_NO_BODY, fj_route_cc_jobs},
+    {"GET", "/api/v1/events", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_cc_events},
+    {"GET", "/api/v1/cc/jobs", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_cc_jobs},
     {"POST", "/api/jobs/start_job", FJ_ACCESS_WRITE, FJ_BODY, fj_route_cc_start_job},
     {"POST", "/api/jobs/stop_job", FJ_ACCESS_WRITE, FJ_BODY, fj_route_cc_stop_job},
     /* Chimbuko (server/chimbuko_routes.c): the parameter server's packets, provenance records. */

@@ -12,6 +12,7 @@
 #include "reqlog.h"
 #include "timefmt.h"
 #include "tls.h"
+#include "storage/core/store_ts.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -174,7 +175,7 @@ fj_store *fj_http_reader(fj_http_req *r, fj_err *err)
 fj_ts_engine *fj_http_ts_engine(fj_http_req *r)
 {
     const fj_store_ops *ops = fj_store_ops_of(r->srv->store);
-    return ops->ts_engine ? ops->ts_engine(r->srv->store) : NULL;
+    return ops->ts->ts_engine ? ops->ts->ts_engine(r->srv->store) : NULL;
 }
 
 void fj_http_server_figures(const fj_http_req *r, fj_server_figures *out)

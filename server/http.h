@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "buf.h"
 #include "config.h"
+#include "storage/ts/engine.h"
 #include "storage/core/store.h"
 #include "writer.h"
 

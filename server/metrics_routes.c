@@ -6,6 +6,7 @@
 #include "prom.h"
 
 #include "cc.h"
+#include "storage/core/store_ts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,96 +256,6 @@ void fj_route_influx2_write(fj_http_req *r)
         return;
     }
     lp_ingest(r, LP_V2, bucket, fj_http_arg(r, "precision"));
-}
-
-/* --- events ----------------------------------------------------------------------------------- */
-
-/* The common parameters of the ClusterCockpit listings; false when an answer was sent. */
-static bool list_params(fj_http_req *r, fj_cc_msg_query *q)
-{
-    *q = (fj_cc_msg_query){.cluster = fj_http_arg(r, "cluster"), .limit = 10000};
-    if (!q->cluster || !*q->cluster) {
-        reply_err(r, FJ_EINVAL, "cluster", "parameter 'cluster' is required");
-        return false;
-    }
-    if (!fj_auth_may_read(fj_http_principal(r), q->cluster)) {
-        reply_err(r, FJ_EFORBIDDEN, "cluster", "this credential may not read this cluster");
-        return false;
-    }
-    static const char *const tp[2] = {"from", "to"};
-    for (int i = 0; i < 2; i++) {
-        const char *v = fj_http_arg(r, tp[i]);
-        fj_time t;
-        if (!v)
-            continue;
-        if (fj_time_parse_param(v, &t) != FJ_OK) {
-            reply_err(r, FJ_EINVAL, tp[i], "not an RFC 3339 time or epoch seconds");
-            return false;
-        }
-        /* seconds to ns, saturated: a bound past year 2262 means "from the start" / "to the end" */
-        const int64_t max_s = INT64_MAX / 1000000000 - 1;
-        if (i == 0)
-            q->from_ns = t > max_s ? INT64_MAX : t < -max_s ? INT64_MIN : t * 1000000000;
-        else
-            q->to_ns = t > max_s ? INT64_MAX : t < -max_s ? INT64_MIN : t * 1000000000 + 999999999;
-    }
-    q->kind = fj_http_arg(r, "kind");
-    if (q->kind && strcmp(q->kind, "event") && strcmp(q->kind, "log") && strcmp(q->kind, "control")) {
-        reply_err(r, FJ_EINVAL, "kind", "kind must be event, log or control");
-        return false;
-    }
-    q->name = fj_http_arg(r, "name");
-    q->host = fj_http_arg(r, "host");
-    const char *lim = fj_http_arg(r, "limit");
-    if (lim) {
-        char *end;
-        long long n = strtoll(lim, &end, 10);
-        if (*end || n < 1 || n > 1000000) {
-            reply_err(r, FJ_EINVAL, "limit", "limit must be 1-1000000");
-            return false;
-        }
-        q->limit = (size_t)n;
-    }
-    return true;
-}
-
-static void cc_list(fj_http_req *r, bool jobs)
-{
-    fj_cc_msg_query q;
-    if (!list_params(r, &q))
-        return;
-    fj_err err = {0};
-    fj_store *s = fj_http_reader(r, &err);
-    if (!s) {
-        fj_http_reply_error(r, FJ_EBUSY, &err);
-        return;
-    }
-    const fj_store_ops *ops = fj_store_ops_of(s);
-    fj_status (*op)(fj_store *, const fj_cc_msg_query *, fj_buf *, fj_err *) = jobs ? ops->cc_jobs : ops->cc_messages;
-    if (!op) {
-        static const char body[] = "{\"error\":{\"code\":\"not_implemented\",\"message\":\"this storage backend "
-                                   "does not keep ClusterCockpit records\"}}\n";
-        fj_http_reply(r, 501, NULL, body, sizeof body - 1);
-        return;
-    }
-    fj_buf out;
-    fj_buf_init(&out, (size_t)1 << 30);
-    fj_status st = op(s, &q, &out, &err);
-    if (st == FJ_OK && out.data)
-        fj_http_reply(r, 200, NULL, out.data, out.len);
-    else
-        fj_http_reply_error(r, st == FJ_OK ? FJ_ENOMEM : st, &err);
-    fj_buf_free(&out);
-}
-
-void fj_route_cc_events(fj_http_req *r)
-{
-    cc_list(r, false);
-}
-
-void fj_route_cc_jobs(fj_http_req *r)
-{
-    cc_list(r, true);
 }
 
 /* --- cc-backend's job API --------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* metrics_routes.h — HTTP handlers for line-protocol metrics and ClusterCockpit: the write paths of
  * cc-metric-store, InfluxDB 1.x and 2.x (and /ingest's line-protocol branch), ClusterCockpit
- * events, and cc-backend's job start/stop API. cc-metric-store's query and health check are in
- * api/ccms_query.h. docs/metrics.md describes the answers. */
+ * and cc-backend's job start/stop API. cc-metric-store's query and health check are in
+ * api/ccms_query.h, the events and jobs listings in api/cc_list.h. docs/metrics.md describes the answers. */
 #ifndef FJ_METRICS_ROUTES_H
 #define FJ_METRICS_ROUTES_H
 
@@ -16,10 +16,6 @@ void fj_route_influx2_write(fj_http_req *r);
 /* /ingest with a line-protocol body: as /api/write. */
 void fj_route_lp_ingest(fj_http_req *r);
 
-/* GET /api/v1/events?cluster=&from=&to=&kind=&name=&host=&limit= */
-void fj_route_cc_events(fj_http_req *r);
-/* GET /api/v1/cc/jobs?cluster=&from=&to=&limit=: ClusterCockpit jobs joined with Sonar's Slurm jobs. */
-void fj_route_cc_jobs(fj_http_req *r);
 /* POST /api/jobs/start_job/ (201; 422 duplicate) and /api/jobs/stop_job/ (200 with the job; 422
  * not running; 404 unknown; 400 stop before start). */
 void fj_route_cc_start_job(fj_http_req *r);

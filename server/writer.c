@@ -5,6 +5,7 @@
 #include "log.h"
 #include "prom.h"
 #include "timefmt.h"
+#include "storage/core/store_ts.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -75,7 +76,7 @@ static void maintain(fj_writer *w)
 {
     const fj_store_ops *ops = fj_store_ops_of(w->store);
     fj_err err = {0};
-    if (ops->maintain && ops->maintain(w->store, &err) != FJ_OK)
+    if (ops->ts->maintain && ops->ts->maintain(w->store, &err) != FJ_OK)
         fj_warn("store maintenance failed: %s", err.message);
 }
 

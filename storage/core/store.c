@@ -1,5 +1,5 @@
 /* storage/core/store.c — backend selection by URL and dispatch through the ops table. */
-#include "storage/core/store.h"
+#include "storage/core/store_ts.h"
 
 #include "redact.h"
 
@@ -49,11 +49,11 @@ fj_status fj_store_ts_read_many(fj_store *s, fj_ts_engine *live, const uint32_t 
                                 fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err)
 {
     const fj_store_ops *ops = fj_store_ops_of(s);
-    if (ops->ts_read_many)
-        return ops->ts_read_many(s, live, ids, n, from, to, pts, cb, ud, err);
+    if (ops->ts->ts_read_many)
+        return ops->ts->ts_read_many(s, live, ids, n, from, to, pts, cb, ud, err);
     fj_status st = FJ_OK;
     for (size_t i = 0; st == FJ_OK && i < n; i++)
-        if ((st = ops->ts_read(s, live, ids[i], from, to, pts, err)) == FJ_OK)
+        if ((st = ops->ts->ts_read(s, live, ids[i], from, to, pts, err)) == FJ_OK)
             st = cb(ud, i, pts);
     return st;
 }

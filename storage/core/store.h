@@ -1,5 +1,11 @@
-/* storage/core/store.h — the storage interface: one versioned ops table per backend (SQLite now, PostgreSQL
- * later), chosen by the database URL. Ingest and the API talk only to this header.
+/* storage/core/store.h — the storage interface's core: one versioned ops table per backend (SQLite,
+ * PostgreSQL), chosen by the database URL; opening and closing, schema migrations, upkeep of the
+ * file (compact, backup), upload/read tokens, and the write of a batch. The ops of each other concern
+ * are a table of their own, in a header of their own, which callers include for what they use:
+ *   storage/core/store_query.h     the analysts' queries (rows into a sink)
+ *   storage/core/store_ts.h        line-protocol metrics and ClusterCockpit records
+ *   storage/core/store_chimbuko.h  Chimbuko's queries
+ *   storage/core/store_measure.h   measurements (aicr snapshots)
  *
  * Handles are opaque and belong to one thread at a time. A writer handle is used by the single
  * writer thread; any number of reader handles (FJ_STORE_READ) serve queries and never block the
@@ -15,10 +21,7 @@
 #include "fj_status.h"
 #include "ingest/records/batch.h"
 
-#include "buf.h"
-#include "storage/core/store_chimbuko.h"
-#include "storage/core/store_query.h"
-#include "storage/ts/engine.h"
+#include "timefmt.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,23 +56,6 @@ typedef struct fj_store_opts {
      * drops whole week partitions of the high-volume tables; SQLite ignores it. */
     int64_t retention_s;
 } fj_store_opts;
-
-/* Which series a metric query reads (ts_series): NULL or "" matches any value. */
-typedef struct fj_ts_sel {
-    const char *cluster; /* required */
-    const char *host;
-    const char *metric;
-} fj_ts_sel;
-
-/* ClusterCockpit events, logs and controls for GET /api/v1/events. */
-typedef struct fj_cc_msg_query {
-    const char *cluster;  /* required */
-    int64_t from_ns, to_ns; /* 0 = open */
-    const char *kind;     /* "event", "log", "control" or NULL for all */
-    const char *name;     /* measurement, or NULL */
-    const char *host;     /* or NULL */
-    size_t limit;
-} fj_cc_msg_query;
 
 /* What one envelope's write did. */
 typedef struct fj_write_count {
@@ -112,19 +98,28 @@ typedef struct fj_token_rec {
     fj_time created;
 } fj_token_rec;
 
+typedef struct fj_store_query_ops fj_store_query_ops;       /* storage/core/store_query.h */
+typedef struct fj_store_ts_ops fj_store_ts_ops;             /* storage/core/store_ts.h */
+typedef struct fj_store_chimbuko_ops fj_store_chimbuko_ops; /* storage/core/store_chimbuko.h */
+typedef struct fj_store_measure_ops fj_store_measure_ops;   /* storage/core/store_measure.h */
+
 typedef struct fj_store_ops {
     int version; /* FJ_STORE_OPS_VERSION */
     const char *name;
-    /* The backend's thin SQL driver (storage/core/driver.h), on which the queries written once
-     * (storage/query/) run. */
+    /* The backend's thin SQL driver (storage/core/driver.h), on which the code written once
+     * (storage/query/, storage/chimbuko/, tokens and migrations in storage/core/) runs. */
     const struct fj_driver *driver;
     /* Does this backend handle the URL? ("postgres://", a file path, ...) */
     bool (*accepts)(const char *url);
     fj_status (*open)(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err);
     void (*close)(fj_store *s);
+
+    /* --- schema migrations (the embedded migrations/<backend>/NNNN_name.sql) --- */
     fj_status (*migrate_status)(fj_store *s, fj_migration_info *out, fj_err *err);
-    /* Applies every pending migration; fills applied with how many ran. */
+    /* Applies every pending migration; fills applied with how many ran. A writer handle only. */
     fj_status (*migrate_up)(fj_store *s, int *applied, fj_err *err);
+
+    /* --- the database file (NULL where the database manages them itself) --- */
     /* Gives the database file's free pages back to the file system and leaves it able to do so
      * by itself from then on (SQLite; NULL where the database manages its own space). Meant for
      * a stopped server: a rewrite holds the write lock, so a running one's ingest would wait. */
@@ -134,119 +129,33 @@ typedef struct fj_store_ops {
      * beside a running server: it reads in one read transaction and never blocks its writer.
      * SQLite; NULL where the database has its own tools (PostgreSQL: pg_dump). */
     fj_status (*backup)(fj_store *s, const char *dest, fj_backup_info *out, fj_err *err);
+
+    /* --- writing --- */
     /* One transaction for all batches. counts has one entry per envelope, batch by batch. */
     fj_status (*write)(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                        fj_err *err);
+
+    /* --- tokens: one row per cluster --- */
+    /* Adds or replaces the cluster's token (writer handle). */
     fj_status (*token_put)(fj_store *s, const fj_token_rec *t, fj_err *err);
+    /* FJ_ENOTFOUND (path "cluster") when the cluster has none. */
     fj_status (*token_get)(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err);
+    /* Every token, by cluster name; *out from fj_malloc (the caller frees it), NULL when none. */
     fj_status (*token_list)(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err);
+    /* Deletes the cluster's token (writer handle); FJ_ENOTFOUND when it has none. */
     fj_status (*token_revoke)(fj_store *s, const char *cluster, fj_err *err);
 
-    /* --- The query API (storage/core/store_query.h): rows into a sink; FJ_EINVAL with err->path naming the
-     * query field for a query the backend cannot answer; FJ_ENOTFOUND for an unknown cluster,
-     * node or job where one is named. Each reads the fields listed. */
-    /* fj_qt_clusters; cluster_match (when set) picks the clusters shown. */
-    fj_status (*q_clusters)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_nodes: cluster, host_match. */
-    fj_status (*q_nodes)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_sysinfo, oldest first: cluster, node, from, to. */
-    fj_status (*q_sysinfo)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* The latest topology of a node (cluster, node, to, svg) decoded into out; *when its time. */
-    fj_status (*q_topology)(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
-    /* fj_qt_jobs: cluster, from, to, host_match, users, commands, states, partitions, accounts,
-     * jobs, running, gpu, min_runtime_s, min/max, sort, desc, after, limit; sets next. */
-    fj_status (*q_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_job (one row: fj_qt_jobs's columns and the joined ClusterCockpit job), then
-     * fj_qt_job_hosts: cluster, id. */
-    fj_status (*q_job)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_profile: cluster, id, from, to, host_match, bucket_s, by_host. */
-    fj_status (*q_profile)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_node_load: cluster, host_match, from, to, bucket_s. */
-    fj_status (*q_node_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_cluster_load: cluster, host_match, from, to, bucket_s. */
-    fj_status (*q_cluster_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_gpu_load, per node and card: cluster, host_match, from, to, bucket_s. */
-    fj_status (*q_gpu_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_slurm_jobs: cluster, from, to, users, states, partitions, accounts, jobs, array_jobs,
-     * het_jobs, running, steps, host_match, after, limit; sets next. */
-    fj_status (*q_slurm_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_partitions: cluster, to (the latest cluster envelope at or before it). */
-    fj_status (*q_partitions)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_node_states: cluster, host_match, to. */
-    fj_status (*q_node_states)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_uptime: cluster, host_match, from, to (0: now), interval_s. */
-    fj_status (*q_uptime)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_errors, oldest first: cluster, host_match, from, to, sources, after, limit; sets next. */
-    fj_status (*q_errors)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-
-    /* The latest aicr snapshot of a node: its normalised JSON appended to out and its time in
-     * *time. FJ_ENOTFOUND when the node has none. (Written by write, kind FJ_KIND_MEASUREMENTS.) */
-    fj_status (*measurement_latest)(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
-                                    fj_err *err);
-
-    /* --- Line-protocol metrics and ClusterCockpit records (written by write, kind
-     * FJ_KIND_METRICS). A backend without them leaves these NULL; callers answer 501. */
-    /* Writer handle, before the writer thread starts: opens the time-series engine with the
-     * ts_* options of opts (NULL: defaults), loads the series catalog, continues the chunk
-     * sequence and replays the request log from the durable lsn. The write path calls it with
-     * defaults when it was not called. */
-    fj_status (*ts_start)(fj_store *s, const fj_store_opts *opts, fj_err *err);
-    /* Writer handle: its engine, for readers' unsealed points (ts_read); NULL before ts_start.
-     * Any thread once ts_start returned; the engine's "any thread" functions are safe against
-     * the writer (storage/ts/engine.h). */
-    fj_ts_engine *(*ts_engine)(fj_store *s);
-    /* Writer handle, writer thread, between groups: periodic flush of open buffers, retention,
-     * request-log trimming; cheap when nothing is due. */
-    fj_status (*maintain)(fj_store *s, fj_err *err);
-    /* Reader: cb for every series matching sel (stop with a non-FJ_OK return, which is passed
-     * on). The key's strings are valid during the call only. */
-    fj_status (*ts_series)(fj_store *s, const fj_ts_sel *sel,
-                           fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
-    /* Reader: the points of one series with from <= t <= to (ns), stored chunks merged with the
-     * live engine's unsealed points (live may be NULL). Must not run inside another statement of
-     * the same handle (it takes its snapshot after copying the engine's part). */
-    fj_status (*ts_read)(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
-                         fj_ts_points *out, fj_err *err);
-    /* Reader, optional (NULL: fj_store_ts_read_many calls ts_read series by series): ts_read of
-     * ids[0..n) with one range, each series' points put in *pts and handed to cb(ud, i, pts) in
-     * order (stop with a non-FJ_OK return, which is passed on). For a backend where a statement
-     * is a round trip, so that many series cost a few statements, not one each. */
-    fj_status (*ts_read_many)(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
-                              int64_t to, fj_ts_points *pts,
-                              fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err);
-    /* Reader: {"events":[...]} oldest first. */
-    fj_status (*cc_messages)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
-    /* Reader: {"jobs":[...]}: ClusterCockpit jobs of q->cluster running in [from, to] (ns; 0 = open),
-     * oldest first, each joined with Sonar's Slurm job of the same (cluster, job id) ("sonar":
-     * rectified instances, first/last seen, samples; "slurm": the current Slurm record's state). */
-    fj_status (*cc_jobs)(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
-
-    /* --- Chimbuko (docs/chimbuko.md; storage/core/store_chimbuko.h), written by write (kind FJ_KIND_CHIMBUKO),
-     * and node usage. Query ops follow the query API's contract (storage/core/store_query.h: rows into a sink,
-     * one read snapshot; FJ_ENOTFOUND for an unknown cluster). A backend without them leaves these
-     * NULL; callers answer 501. */
-    /* fj_qt_cb_runs: cluster, run. */
-    fj_status (*cb_runs)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-    /* The table of q->series, ordered by its key then time: cluster, run, app, and per series rank,
-     * step_from/to, from/to (ranks: steps overlapping the window); fid, func (functions, metrics);
-     * rank (metrics); func as the counter name (counters); limit. */
-    fj_status (*cb_series)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_cb_top_ranks then fj_qt_cb_top_functions, most anomalies first: cluster, run, app,
-     * rank, fid, func (functions), from/to, limit (per table). */
-    fj_status (*cb_top)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-    /* The provenance records of q->collection: fj_qt_cb_events (entry order, keyset pages: after,
-     * limit, next; filters run, app, rank, fid, func, idx, step_from/to, from/to, brief),
-     * fj_qt_cb_metadata (run, app, rank), fj_qt_cb_profiles (run, app, fid, func),
-     * fj_qt_cb_final_counters (run, app, func as the counter name). */
-    fj_status (*cb_records)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_node_usage, by node name: cluster, host_match, node (that node only; FJ_ENOTFOUND when
-     * unknown). Nodes without samples are left out. */
-    fj_status (*q_node_usage)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* Monitoring figures (fj_store_stats); any mode. */
+    /* --- the other concerns, each a table of its own (never NULL; an op a backend lacks is NULL
+     * in its table, and callers answer 501) --- */
+    const fj_store_query_ops *query;
+    const fj_store_ts_ops *ts;
+    const fj_store_chimbuko_ops *chimbuko;
+    const fj_store_measure_ops *measure;
+    /* Monitoring figures (fj_store_stats: sizes, row and series counts; GET /metrics); any mode. */
     fj_status (*stats)(fj_store *s, fj_store_stats *out, fj_err *err);
 } fj_store_ops;
 
-#define FJ_STORE_OPS_VERSION 1
+#define FJ_STORE_OPS_VERSION 2
 
 /* The backends compiled in. */
 extern const fj_store_ops fj_store_sqlite_ops;
@@ -265,11 +174,6 @@ void fj_store_close(fj_store *s);
 
 /* Convenience wrappers that dispatch through the ops table. */
 fj_status fj_store_write(fj_store *s, fj_batch *const *batches, size_t n, fj_write_count *counts, fj_err *err);
-/* The ts_read_many op, or ts_read series by series where the backend has none. */
-fj_status fj_store_ts_read_many(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
-                                int64_t to, fj_ts_points *pts,
-                                fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err);
-
 /* Default rectification gap: 6 hours. */
 #define FJ_JOB_GAP_DEFAULT_S (6 * 3600)
 

@@ -1,7 +1,6 @@
-/* storage/core/store_chimbuko.h — the query half of the storage interface for Chimbuko data (docs/chimbuko.md)
- * and for the node usage the SSS export reads (docs/sss.md): query descriptions and result
+/* storage/core/store_chimbuko.h — Chimbuko's part of the storage interface (docs/chimbuko.md): query descriptions and result
  * tables whose column lists (storage/chimbuko/cols.c) every backend emits, through the row sink of
- * storage/core/store_query.h and under its contract. storage/core/store.h includes this header and holds the ops. */
+ * storage/core/store_query.h and under its contract, and their ops table (fj_store_chimbuko_ops). */
 #ifndef FJ_STORE_CHIMBUKO_H
 #define FJ_STORE_CHIMBUKO_H
 
@@ -20,7 +19,7 @@ typedef enum fj_cb_series {
     FJ_CBS_COUNTERS   /* fj_qt_cb_counters: cumulative statistics of each (run, app, counter) */
 } fj_cb_series;
 
-/* Every Chimbuko query takes one of these; each op's comment in storage/core/store.h says which fields it
+/* Every Chimbuko query takes one of these; each op's comment below says which fields it
  * reads. Times are microseconds since 1970 (Chimbuko's resolution); packet times (created_at, in
  * milliseconds) are compared at that resolution. */
 typedef struct fj_cb_query {
@@ -50,8 +49,25 @@ extern const fj_qtable fj_qt_cb_runs, fj_qt_cb_ranks, fj_qt_cb_functions, fj_qt_
     fj_qt_cb_top_ranks, fj_qt_cb_top_functions, fj_qt_cb_events, fj_qt_cb_metadata, fj_qt_cb_profiles,
     fj_qt_cb_final_counters;
 
-/* The latest utilisation of nodes (q_node_usage), for the SSS export's Available and Utilized
- * categories. */
-extern const fj_qtable fj_qt_node_usage;
+/* Chimbuko's query ops (fj_store_ops.chimbuko), written by write (kind FJ_KIND_CHIMBUKO). They
+ * follow the query API's contract (storage/core/store_query.h: rows into a sink, one read
+ * snapshot; FJ_ENOTFOUND for an unknown cluster). A backend without them leaves them NULL; callers
+ * answer 501. */
+struct fj_store_chimbuko_ops {
+    /* fj_qt_cb_runs: cluster, run. */
+    fj_status (*cb_runs)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+    /* The table of q->series, ordered by its key then time: cluster, run, app, and per series rank,
+     * step_from/to, from/to (ranks: steps overlapping the window); fid, func (functions, metrics);
+     * rank (metrics); func as the counter name (counters); limit. */
+    fj_status (*cb_series)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_cb_top_ranks then fj_qt_cb_top_functions, most anomalies first: cluster, run, app,
+     * rank, fid, func (functions), from/to, limit (per table). */
+    fj_status (*cb_top)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+    /* The provenance records of q->collection: fj_qt_cb_events (entry order, keyset pages: after,
+     * limit, next; filters run, app, rank, fid, func, idx, step_from/to, from/to, brief),
+     * fj_qt_cb_metadata (run, app, rank), fj_qt_cb_profiles (run, app, fid, func),
+     * fj_qt_cb_final_counters (run, app, func as the counter name). */
+    fj_status (*cb_records)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+};
 
 #endif

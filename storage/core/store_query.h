@@ -1,10 +1,10 @@
-/* storage/core/store_query.h — the query API's half of the storage interface (storage/core/store.h includes it): one query
- * description (fj_query), result tables whose column lists are fixed and shared by every backend
+/* storage/core/store_query.h — the analysts' queries of the storage interface (storage/core/store.h):
+ * their ops table (fj_store_query_ops, at the end), one query description (fj_query), result tables whose column lists are fixed and shared by every backend
  * (fj_qtable, defined in storage/query/cols.c), and a row sink through which a backend hands over rows.
  * The API layer implements the sink and writes JSON or CSV from the same rows, and builds its
  * OpenAPI document from the same column lists, so a backend cannot drift from the documentation.
  *
- * Contract of every query op (storage/core/store.h, "q_*"): it reads one snapshot (a read transaction), calls
+ * Contract of every query op (fj_store_query_ops below, "q_*"): it reads one snapshot (a read transaction), calls
  * sink->table once per result table, in the order its comment lists them, then sink->row once per
  * row with exactly the table's columns in order. A value is either FJ_VT_NULL or the column's
  * type. Strings and lists in a value are borrowed for the duration of the call. A sink error stops
@@ -13,6 +13,7 @@
 #ifndef FJ_STORE_QUERY_H
 #define FJ_STORE_QUERY_H
 
+#include "buf.h"
 #include "fj_status.h"
 #include "timefmt.h"
 
@@ -57,6 +58,9 @@ typedef struct fj_qtable {
 extern const fj_qtable fj_qt_clusters, fj_qt_nodes, fj_qt_sysinfo, fj_qt_jobs, fj_qt_job, fj_qt_job_hosts,
     fj_qt_profile, fj_qt_node_load, fj_qt_cluster_load, fj_qt_gpu_load, fj_qt_slurm_jobs, fj_qt_partitions,
     fj_qt_node_states, fj_qt_uptime, fj_qt_errors;
+/* The latest utilisation of nodes (q_node_usage), for the SSS export's Available and Utilized
+ * categories. */
+extern const fj_qtable fj_qt_node_usage;
 
 /* The index of a column of t by name, or -1. */
 int fj_qtable_col(const fj_qtable *t, const char *name);
@@ -115,7 +119,7 @@ typedef struct fj_qpos {
     char s[96];
 } fj_qpos;
 
-/* Every query takes one of these; each op's comment in storage/core/store.h says which fields it reads. Unset
+/* Every query takes one of these; each op's comment below says which fields it reads. Unset
  * fields are zero: an empty list or FJ_TRI_ANY filters nothing, time 0 is an open end. */
 typedef struct fj_query {
     const char *cluster;   /* every query but q_clusters */
@@ -152,5 +156,53 @@ typedef struct fj_query {
      * and interval_s they used (defaults resolved) */
     fj_qpos next;          /* set when more rows follow: the position of the last row sent */
 } fj_query;
+
+/* --- the ops ------------------------------------------------------------------------------ */
+
+typedef struct fj_store fj_store; /* storage/core/store.h */
+
+/* The query ops of a backend (fj_store_ops.query): rows into a sink under the contract above;
+ * FJ_EINVAL with err->path naming the query field for a query the backend cannot answer;
+ * FJ_ENOTFOUND for an unknown cluster, node or job where one is named. Each reads the fields of
+ * fj_query listed. A new query adds its op here, its rows and SQL in storage/query/, and its
+ * name in both backends' tables. */
+struct fj_store_query_ops {
+    /* fj_qt_clusters; cluster_match (when set) picks the clusters shown. */
+    fj_status (*q_clusters)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_nodes: cluster, host_match. */
+    fj_status (*q_nodes)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_sysinfo, oldest first: cluster, node, from, to. */
+    fj_status (*q_sysinfo)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* The latest topology of a node (cluster, node, to, svg) decoded into out; *when its time. */
+    fj_status (*q_topology)(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
+    /* fj_qt_jobs: cluster, from, to, host_match, users, commands, states, partitions, accounts,
+     * jobs, running, gpu, min_runtime_s, min/max, sort, desc, after, limit; sets next. */
+    fj_status (*q_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_job (one row: fj_qt_jobs's columns and the joined ClusterCockpit job), then
+     * fj_qt_job_hosts: cluster, id. */
+    fj_status (*q_job)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_profile: cluster, id, from, to, host_match, bucket_s, by_host. */
+    fj_status (*q_profile)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_node_load: cluster, host_match, from, to, bucket_s. */
+    fj_status (*q_node_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_cluster_load: cluster, host_match, from, to, bucket_s. */
+    fj_status (*q_cluster_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_gpu_load, per node and card: cluster, host_match, from, to, bucket_s. */
+    fj_status (*q_gpu_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_slurm_jobs: cluster, from, to, users, states, partitions, accounts, jobs, array_jobs,
+     * het_jobs, running, steps, host_match, after, limit; sets next. */
+    fj_status (*q_slurm_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_partitions: cluster, to (the latest cluster envelope at or before it). */
+    fj_status (*q_partitions)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_node_states: cluster, host_match, to. */
+    fj_status (*q_node_states)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_uptime: cluster, host_match, from, to (0: now), interval_s. */
+    fj_status (*q_uptime)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_errors, oldest first: cluster, host_match, from, to, sources, after, limit; sets next. */
+    fj_status (*q_errors)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_node_usage, by node name: cluster, host_match, node (that node only; FJ_ENOTFOUND when
+     * unknown). Nodes without samples are left out. */
+    fj_status (*q_node_usage)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+};
 
 #endif

@@ -381,21 +381,7 @@ static fj_status pg_token_revoke(fj_store *s, const char *cluster, fj_err *err)
     return FJ_OK;
 }
 
-/* Every op is implemented: line-protocol metrics in storage/pg/ts.c and storage/pg/ts_read.c. */
-const fj_store_ops fj_store_pg_ops = {
-    .version = FJ_STORE_OPS_VERSION,
-    .name = "postgres",
-    .driver = &fj_pg_driver,
-    .accepts = pg_accepts,
-    .open = pg_open,
-    .close = pg_close,
-    .migrate_status = pg_migrate_status,
-    .migrate_up = pg_migrate_up,
-    .write = fj_pg_write,
-    .token_put = pg_token_put,
-    .token_get = pg_token_get,
-    .token_list = pg_token_list,
-    .token_revoke = pg_token_revoke,
+static const fj_store_query_ops query_ops = {
     .q_clusters = fj_q_clusters,
     .q_nodes = fj_q_nodes,
     .q_sysinfo = fj_q_sysinfo,
@@ -411,19 +397,49 @@ const fj_store_ops fj_store_pg_ops = {
     .q_node_states = fj_q_node_states,
     .q_uptime = fj_q_uptime,
     .q_errors = fj_q_errors,
-    .measurement_latest = fj_pg_measurement_latest,
     .q_node_usage = fj_q_node_usage,
+};
+
+static const fj_store_ts_ops ts_ops = {
+    .ts_start = fj_pg_ts_start,
+    .ts_engine = fj_pg_ts_engine,
+    .maintain = fj_pg_ts_maintain,
+    .ts_series = fj_pg_ts_series,
+    .ts_read = fj_pg_ts_read,
+    .ts_read_many = fj_pg_ts_read_many,
+    .cc_messages = fj_q_cc_messages,
+    .cc_jobs = fj_q_cc_jobs,
+};
+
+static const fj_store_chimbuko_ops chimbuko_ops = {
     .cb_runs = fj_pg_cb_runs,
     .cb_series = fj_pg_cb_series,
     .cb_top = fj_pg_cb_top,
     .cb_records = fj_pg_cb_records,
-    .ts_start = fj_pg_ts_start,
-    .ts_engine = fj_pg_ts_engine,
-    .maintain = fj_pg_ts_maintain,
+};
+
+static const fj_store_measure_ops measure_ops = {
+    .measurement_latest = fj_pg_measurement_latest,
+};
+
+/* Every op is implemented: line-protocol metrics in storage/pg/ts.c and storage/pg/ts_read.c. */
+const fj_store_ops fj_store_pg_ops = {
+    .version = FJ_STORE_OPS_VERSION,
+    .name = "postgres",
+    .driver = &fj_pg_driver,
+    .accepts = pg_accepts,
+    .open = pg_open,
+    .close = pg_close,
+    .migrate_status = pg_migrate_status,
+    .migrate_up = pg_migrate_up,
+    .write = fj_pg_write,
+    .token_put = pg_token_put,
+    .token_get = pg_token_get,
+    .token_list = pg_token_list,
+    .token_revoke = pg_token_revoke,
+    .query = &query_ops,
+    .ts = &ts_ops,
+    .chimbuko = &chimbuko_ops,
+    .measure = &measure_ops,
     .stats = fj_pg_stats,
-    .ts_series = fj_pg_ts_series,
-    .ts_read = fj_pg_ts_read,
-    .ts_read_many = fj_pg_ts_read_many,
-    .cc_messages = fj_pg_cc_messages,
-    .cc_jobs = fj_pg_cc_jobs,
 };

@@ -6,6 +6,10 @@
 
 #include "buf.h"
 #include "storage/core/store.h"
+#include "storage/core/store_chimbuko.h"
+#include "storage/core/store_measure.h"
+#include "storage/core/store_query.h"
+#include "storage/core/store_ts.h"
 
 #include <libpq-fe.h>
 #include <stdbool.h>
@@ -215,11 +219,6 @@ void fj_pg_map_clear(fj_pg_map *m);
                   "ins.cluster_id AND u.t = ins.time AND u.k = ins.kind AND u.n = ins.name AND u.h = "   \
                   "ins.host AND u.x = ins.hash GROUP BY ins.cluster_id, ins.time, ins.kind, ins.name, "  \
                   "ins.host, ins.hash")                                                                  \
-    X(CC_MSG_LIST, "SELECT m.kind, m.name, m.host, m.time, m.tags, m.payload FROM cc_messages m JOIN "   \
-                   "clusters c ON c.id = m.cluster_id WHERE c.name = $1::text AND m.time >= $2::bigint " \
-                   "AND m.time <= $3::bigint AND ($4::text IS NULL OR m.kind = $4::text) AND ($5::text " \
-                   "IS NULL OR m.name = $5::text) AND ($6::text IS NULL OR m.host = $6::text) ORDER BY " \
-                   "m.time LIMIT $7::bigint")                                                            \
     X(CC_JOB_DUP, "SELECT id FROM cc_jobs WHERE cluster_id = $1::bigint AND job_id = $2::bigint AND "    \
                   "start_time > $3::bigint - 86400 LIMIT 1")                                             \
     X(CC_JOB_INS, "INSERT INTO "                                                                         \
@@ -231,15 +230,6 @@ void fj_pg_map_clear(fj_pg_map *m);
                    "LIMIT 1")                                                                            \
     X(CC_JOB_STOP, "UPDATE cc_jobs SET stop_time = $2::bigint, state = $3::text WHERE id = $1::bigint "  \
                    "AND state = 'running' RETURNING 1")                                                  \
-    X(CC_JOB_LIST, "SELECT c.id, c.job_id, c.start_time, c.stop_time, c.state, c.\"user\", c.project, "  \
-                   "c.partition, c.num_nodes, c.hosts, s.n, s.first, s.last, s.samples, x.job_state, "   \
-                   "x.job_id IS NOT NULL FROM cc_jobs c JOIN clusters k ON k.id = c.cluster_id LEFT JOIN " \
-                   "LATERAL (SELECT count(*) AS n, min(first_seen) AS first, max(last_seen) AS last, "   \
-                   "sum(n_samples) AS samples FROM jobs j WHERE j.cluster_id = c.cluster_id AND j.job = " \
-                   "c.job_id AND j.epoch = 0) s ON true LEFT JOIN slurm_jobs_current x ON x.cluster_id = " \
-                   "c.cluster_id AND x.job_id = c.job_id AND x.job_step = '' WHERE k.name = $1::text AND " \
-                   "($2::bigint = 0 OR coalesce(c.stop_time, 9223372036) >= $2::bigint) AND ($3::bigint " \
-                   "= 0 OR c.start_time <= $3::bigint) ORDER BY c.start_time, c.id LIMIT $4::bigint")    \
     X(Q_MEASURE_LATEST, "SELECT m.time, m.snapshot FROM measurement_snapshots m JOIN clusters c ON "     \
                         "c.id = m.cluster_id JOIN nodes n ON n.id = m.node_id AND n.cluster_id = c.id "  \
                         "WHERE c.name = $1::text AND n.name = $2::text ORDER BY m.time DESC LIMIT 1")

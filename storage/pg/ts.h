@@ -66,8 +66,6 @@ fj_status fj_pg_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int
 fj_status fj_pg_ts_read_many(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
                              int64_t to, fj_ts_points *pts,
                              fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err);
-fj_status fj_pg_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
-fj_status fj_pg_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
 
 /* A statement outside any transaction, reconnecting once first when the connection turns out to
  * have been lost (storage/pg/ts_read.c; the reads and the write path's own short statements). */

@@ -9,7 +9,6 @@
 #include "storage/pg/ts.h"
 
 #include "alloc.h"
-#include "storage/ts/cc_json.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -186,76 +185,4 @@ fj_status fj_pg_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int
 {
     out->n = 0;
     return fj_pg_ts_read_many(s, live, &series_id, 1, from, to, out, points_stay, NULL, err);
-}
-
-/* --- ClusterCockpit records ----------------------------------------------------------------- */
-
-static const char *opt(const PGresult *r, int i, int col)
-{
-    return PQgetisnull(r, i, col) ? NULL : PQgetvalue(r, i, col);
-}
-
-fj_status fj_pg_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err)
-{
-    char b1[24], b2[24], b3[24];
-    snprintf(b1, sizeof b1, "%lld", (long long)(q->from_ns ? q->from_ns : INT64_MIN));
-    snprintf(b2, sizeof b2, "%lld", (long long)(q->to_ns ? q->to_ns : INT64_MAX));
-    snprintf(b3, sizeof b3, "%zu", q->limit);
-    const char *vals[] = {q->cluster, b1, b2, q->kind, q->name, q->host, q->limit ? b3 : NULL};
-    PGresult *r;
-    fj_status st = fj_pg_ts_run1(s, FJ_PG_CC_MSG_LIST, 7, vals, &r, "list events", err);
-    if (st != FJ_OK)
-        return st;
-    fj_buf_puts(out, "{\"events\":[");
-    for (int i = 0; i < PQntuples(r); i++) {
-        fj_cc_event_row row = {.kind = PQgetvalue(r, i, 0),
-                               .name = PQgetvalue(r, i, 1),
-                               .host = PQgetvalue(r, i, 2),
-                               .time_ns = fj_pg_int(r, i, 3),
-                               .tags = PQgetvalue(r, i, 4),
-                               .payload = PQgetvalue(r, i, 5)};
-        fj_cc_event_json(out, i == 0, &row);
-    }
-    PQclear(r);
-    if (fj_buf_puts(out, "]}\n") != FJ_OK)
-        return fj_err_set(err, FJ_ETOOBIG, NULL, "the answer is too large; narrow from/to or set limit");
-    return FJ_OK;
-}
-
-fj_status fj_pg_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err)
-{
-    char b1[24], b2[24], b3[24];
-    snprintf(b1, sizeof b1, "%lld", (long long)(q->from_ns / NS));
-    snprintf(b2, sizeof b2, "%lld", (long long)(q->to_ns / NS));
-    snprintf(b3, sizeof b3, "%zu", q->limit);
-    const char *vals[] = {q->cluster, b1, b2, q->limit ? b3 : NULL};
-    PGresult *r;
-    fj_status st = fj_pg_ts_run1(s, FJ_PG_CC_JOB_LIST, 4, vals, &r, "list cc jobs", err);
-    if (st != FJ_OK)
-        return st;
-    fj_buf_puts(out, "{\"jobs\":[");
-    for (int i = 0; i < PQntuples(r); i++) {
-        fj_cc_job_row row = {.id = fj_pg_int(r, i, 0),
-                             .job_id = fj_pg_int(r, i, 1),
-                             .start_time = fj_pg_int(r, i, 2),
-                             .stopped = !PQgetisnull(r, i, 3),
-                             .stop_time = fj_pg_int(r, i, 3),
-                             .state = opt(r, i, 4),
-                             .user = opt(r, i, 5),
-                             .project = opt(r, i, 6),
-                             .partition = opt(r, i, 7),
-                             .num_nodes = fj_pg_int(r, i, 8),
-                             .hosts = opt(r, i, 9),
-                             .sonar_instances = fj_pg_int(r, i, 10),
-                             .sonar_first = fj_pg_int(r, i, 11),
-                             .sonar_last = fj_pg_int(r, i, 12),
-                             .sonar_samples = fj_pg_int(r, i, 13),
-                             .has_slurm = PQgetvalue(r, i, 15)[0] == 't',
-                             .slurm_state = opt(r, i, 14)};
-        fj_cc_job_json(out, i == 0, q->cluster, &row);
-    }
-    PQclear(r);
-    if (fj_buf_puts(out, "]}\n") != FJ_OK)
-        return fj_err_set(err, FJ_ETOOBIG, NULL, "the answer is too large; narrow from/to or set limit");
-    return FJ_OK;
 }

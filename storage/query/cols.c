@@ -3,6 +3,7 @@
  * OpenAPI document and docs/api.md), so the one list is the contract. Units are in the names:
  * _kb kibibytes, _s seconds, percentages are plain (398.2 = 3.98 cores). */
 #include "storage/core/store_query.h"
+#include "storage/core/store_ts.h"
 
 #include <string.h>
 
@@ -277,6 +278,37 @@ static const fj_qcol errors_cols[] = {
     {"detail", FJ_VT_TEXT, "the error text"},
 };
 TABLE(fj_qt_errors, "errors", errors_cols, 0);
+
+/* ClusterCockpit records (storage/core/store_ts.h); the API writes them in cc-backend's shape. */
+static const fj_qcol cc_events_cols[] = {
+    {"kind", FJ_VT_TEXT, "event, log or control"},
+    {"name", FJ_VT_TEXT, "the line's measurement"},
+    {"host", FJ_VT_TEXT, "the line's hostname tag"},
+    {"time_ns", FJ_VT_INT, "time, nanoseconds since 1970"},
+    {"tags", FJ_VT_JSON, "the line's other tags, an object"},
+    {"payload", FJ_VT_TEXT, "the event, log or control text"},
+};
+TABLE(fj_qt_cc_events, "events", cc_events_cols, 0);
+
+static const fj_qcol cc_jobs_cols[] = {
+    {"id", FJ_VT_INT, "fjord's id of the ClusterCockpit job"},
+    {"job_id", FJ_VT_INT, "the job id cc-backend gave"},
+    {"start_time", FJ_VT_INT, "start, seconds since 1970"},
+    {"stop_time", FJ_VT_INT, "stop, seconds since 1970 (null while running)"},
+    {"state", FJ_VT_TEXT, "cc-backend's job state"},
+    {"user", FJ_VT_TEXT, "user name"},
+    {"project", FJ_VT_TEXT, "project"},
+    {"partition", FJ_VT_TEXT, "partition"},
+    {"num_nodes", FJ_VT_INT, "nodes"},
+    {"hosts", FJ_VT_JSON, "the job's hosts, an array"},
+    {"sonar_instances", FJ_VT_INT, "rectified Sonar jobs of the same Slurm job id (0: none)"},
+    {"sonar_first", FJ_VT_INT, "their first sample, seconds since 1970"},
+    {"sonar_last", FJ_VT_INT, "their last sample, seconds since 1970"},
+    {"sonar_samples", FJ_VT_INT, "their node-samples"},
+    {"slurm", FJ_VT_BOOL, "Sonar holds a Slurm record of the job"},
+    {"slurm_state", FJ_VT_TEXT, "its current job state"},
+};
+TABLE(fj_qt_cc_jobs, "jobs", cc_jobs_cols, 0);
 
 int fj_qtable_col(const fj_qtable *t, const char *name)
 {

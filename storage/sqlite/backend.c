@@ -828,6 +828,46 @@ static fj_status sq_token_revoke(fj_store *s, const char *cluster, fj_err *err)
     return FJ_OK;
 }
 
+static const fj_store_query_ops query_ops = {
+    .q_clusters = fj_q_clusters,
+    .q_nodes = fj_q_nodes,
+    .q_sysinfo = fj_q_sysinfo,
+    .q_topology = fj_q_topology,
+    .q_jobs = fj_sq_q_jobs,
+    .q_job = fj_sq_q_job,
+    .q_profile = fj_sq_q_profile,
+    .q_node_load = fj_sq_q_node_load,
+    .q_cluster_load = fj_sq_q_cluster_load,
+    .q_gpu_load = fj_sq_q_gpu_load,
+    .q_slurm_jobs = fj_q_slurm_jobs,
+    .q_partitions = fj_q_partitions,
+    .q_node_states = fj_q_node_states,
+    .q_uptime = fj_q_uptime,
+    .q_errors = fj_q_errors,
+    .q_node_usage = fj_q_node_usage,
+};
+
+static const fj_store_ts_ops ts_ops = {
+    .ts_start = fj_sq_ts_start,
+    .ts_engine = fj_sq_ts_engine,
+    .maintain = fj_sq_ts_maintain,
+    .ts_series = fj_sq_ts_series,
+    .ts_read = fj_sq_ts_read,
+    .cc_messages = fj_q_cc_messages,
+    .cc_jobs = fj_q_cc_jobs,
+};
+
+static const fj_store_chimbuko_ops chimbuko_ops = {
+    .cb_runs = fj_sq_cb_runs,
+    .cb_series = fj_sq_cb_series,
+    .cb_top = fj_sq_cb_top,
+    .cb_records = fj_sq_cb_records,
+};
+
+static const fj_store_measure_ops measure_ops = {
+    .measurement_latest = fj_sq_measurement_latest,
+};
+
 const fj_store_ops fj_store_sqlite_ops = {
     .version = FJ_STORE_OPS_VERSION,
     .name = "sqlite",
@@ -844,33 +884,9 @@ const fj_store_ops fj_store_sqlite_ops = {
     .token_get = sq_token_get,
     .token_list = sq_token_list,
     .token_revoke = sq_token_revoke,
-    .q_clusters = fj_q_clusters,
-    .q_nodes = fj_q_nodes,
-    .q_sysinfo = fj_q_sysinfo,
-    .q_topology = fj_q_topology,
-    .q_jobs = fj_sq_q_jobs,
-    .q_job = fj_sq_q_job,
-    .q_profile = fj_sq_q_profile,
-    .q_node_load = fj_sq_q_node_load,
-    .q_cluster_load = fj_sq_q_cluster_load,
-    .q_gpu_load = fj_sq_q_gpu_load,
-    .q_slurm_jobs = fj_q_slurm_jobs,
-    .q_partitions = fj_q_partitions,
-    .q_node_states = fj_q_node_states,
-    .q_uptime = fj_q_uptime,
-    .q_errors = fj_q_errors,
-    .measurement_latest = fj_sq_measurement_latest,
-    .ts_start = fj_sq_ts_start,
-    .ts_engine = fj_sq_ts_engine,
-    .maintain = fj_sq_ts_maintain,
+    .query = &query_ops,
+    .ts = &ts_ops,
+    .chimbuko = &chimbuko_ops,
+    .measure = &measure_ops,
     .stats = fj_sq_stats,
-    .ts_series = fj_sq_ts_series,
-    .ts_read = fj_sq_ts_read,
-    .cc_messages = fj_sq_cc_messages,
-    .cc_jobs = fj_sq_cc_jobs,
-    .cb_runs = fj_sq_cb_runs,
-    .cb_series = fj_sq_cb_series,
-    .cb_top = fj_sq_cb_top,
-    .cb_records = fj_sq_cb_records,
-    .q_node_usage = fj_q_node_usage,
 };

@@ -6,6 +6,10 @@
 
 #include "storage/core/driver.h"
 #include "storage/core/store.h"
+#include "storage/core/store_chimbuko.h"
+#include "storage/core/store_measure.h"
+#include "storage/core/store_query.h"
+#include "storage/core/store_ts.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -324,7 +328,5 @@ fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
                           fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
 fj_status fj_sq_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
                         fj_ts_points *out, fj_err *err);
-fj_status fj_sq_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
-fj_status fj_sq_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_buf *out, fj_err *err);
 
 #endif

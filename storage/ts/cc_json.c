@@ -1,4 +1,4 @@
-/* storage/ts/cc_json.c — ClusterCockpit rows as JSON, cc-backend's job rules and outcomes (storage/ts/cc_json.h). */
+/* storage/ts/cc_json.c — a joined ClusterCockpit job as JSON, cc-backend's job rules and outcomes (storage/ts/cc_json.h). */
 #include "storage/ts/cc_json.h"
 
 #include "timefmt.h"
@@ -6,74 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define NS 1000000000LL
 
-static void opt_str(fj_buf *out, const char *v)
-{
-    if (v)
-        fj_buf_json_str(out, v);
-    else
-        fj_buf_puts(out, "null");
-}
-
-void fj_cc_event_json(fj_buf *out, bool first, const fj_cc_event_row *r)
-{
-    char when[21];
-    fj_time_format(r->time_ns / NS, when);
-    fj_buf_puts(out, first ? "{\"kind\":" : ",{\"kind\":");
-    fj_buf_json_str(out, r->kind);
-    fj_buf_puts(out, ",\"name\":");
-    fj_buf_json_str(out, r->name);
-    fj_buf_puts(out, ",\"host\":");
-    fj_buf_json_str(out, r->host);
-    fj_buf_printf(out, ",\"time\":\"%s\",\"time_ns\":%lld,\"tags\":%s,\"payload\":", when, (long long)r->time_ns,
-                  r->tags);
-    fj_buf_json_str(out, r->payload);
-    fj_buf_puts(out, "}");
-}
-
-void fj_cc_job_json(fj_buf *out, bool first, const char *cluster, const fj_cc_job_row *r)
-{
-    fj_buf_printf(out, "%s{\"id\":%lld,\"cluster\":", first ? "" : ",", (long long)r->id);
-    fj_buf_json_str(out, cluster);
-    fj_buf_printf(out, ",\"jobId\":%lld,\"startTime\":%lld,\"stopTime\":", (long long)r->job_id,
-                  (long long)r->start_time);
-    if (r->stopped)
-        fj_buf_printf(out, "%lld", (long long)r->stop_time);
-    else
-        fj_buf_puts(out, "null");
-    fj_buf_puts(out, ",\"jobState\":");
-    opt_str(out, r->state);
-    fj_buf_puts(out, ",\"user\":");
-    opt_str(out, r->user);
-    fj_buf_puts(out, ",\"project\":");
-    opt_str(out, r->project);
-    fj_buf_puts(out, ",\"partition\":");
-    opt_str(out, r->partition);
-    fj_buf_printf(out, ",\"numNodes\":%lld,\"hosts\":%s,\"sonar\":", (long long)r->num_nodes,
-                  r->hosts ? r->hosts : "[]");
-    if (r->sonar_instances > 0) {
-        char a[21], b[21];
-        fj_time_format(r->sonar_first, a);
-        fj_time_format(r->sonar_last, b);
-        fj_buf_printf(out, "{\"instances\":%lld,\"first_seen\":\"%s\",\"last_seen\":\"%s\",\"samples\":%lld}",
-                      (long long)r->sonar_instances, a, b, (long long)r->sonar_samples);
-    } else {
-        fj_buf_puts(out, "null");
-    }
-    fj_buf_puts(out, ",\"slurm\":");
-    if (r->has_slurm) {
-        fj_buf_puts(out, "{\"job_state\":");
-        opt_str(out, r->slurm_state);
-        fj_buf_puts(out, "}");
-    } else {
-        fj_buf_puts(out, "null");
-    }
-    fj_buf_puts(out, "}");
-}
-
-/* Unlike the listing's appenders this one reports failure: its object becomes a row value that
- * must not be cut short. */
+/* Its object becomes a row value that must not be cut short. */
 fj_status fj_cc_job_ref_json(fj_buf *out, const fj_cc_job_ref *r)
 {
     fj_status st = fj_buf_printf(out, "{\"id\":%lld,\"jobId\":%lld,\"startTime\":%lld,\"stopTime\":",

@@ -1,9 +1,9 @@
-/* storage/ts/cc_json.h — ClusterCockpit records as every backend answers them: the JSON of an event row
- * (GET /api/v1/events), of a job row (GET /api/v1/cc/jobs), cc-backend's rules for job starts and
- * stops (run on a backend's statements) and their outcomes (the messages of its REST answers),
- * and the key an event is deduplicated by. One place for the format and the rules, so backends
- * cannot drift. Strings are NUL-terminated; NULL is JSON null where a field may be absent.
- * Appends ignore buffer failures: the caller checks the final append of its document. */
+/* storage/ts/cc_json.h — ClusterCockpit records as every backend handles them: the JSON of the
+ * ClusterCockpit job a Sonar job joins (a value of GET /api/v1/jobs/{id}), cc-backend's rules for
+ * job starts and stops (run on a backend's statements) and their outcomes (the messages of its
+ * REST answers), and the key an event is deduplicated by. One place for the format and the rules,
+ * so backends cannot drift. The listings (GET /api/v1/events, /api/v1/cc/jobs) are rows
+ * (storage/query/cc.c) that api/cc_list.c writes as JSON. Strings are NUL-terminated. */
 #ifndef FJ_CC_JSON_H
 #define FJ_CC_JSON_H
 
@@ -13,31 +13,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-typedef struct fj_cc_event_row {
-    const char *kind, *name, *host;
-    int64_t time_ns;
-    const char *tags;    /* a JSON object, written as is */
-    const char *payload;
-} fj_cc_event_row;
-
-/* Appends one element of {"events":[...]}; first: no comma before it. */
-void fj_cc_event_json(fj_buf *out, bool first, const fj_cc_event_row *r);
-
-typedef struct fj_cc_job_row {
-    int64_t id, job_id, start_time;
-    bool stopped;
-    int64_t stop_time;
-    const char *state, *user, *project, *partition;
-    int64_t num_nodes;
-    const char *hosts;   /* a JSON array, written as is; NULL: [] */
-    int64_t sonar_instances, sonar_first, sonar_last, sonar_samples; /* instances 0: "sonar":null */
-    bool has_slurm;
-    const char *slurm_state;
-} fj_cc_job_row;
-
-/* Appends one element of {"jobs":[...]}. */
-void fj_cc_job_json(fj_buf *out, bool first, const char *cluster, const fj_cc_job_row *r);
 
 /* The ClusterCockpit job a Sonar job joins, as GET /api/v1/jobs/{id} shows it ("clustercockpit"):
  * cc-backend's field names, times in epoch seconds as cc-backend. A negative count is unknown

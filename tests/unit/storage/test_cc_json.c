@@ -182,21 +182,3 @@ Test(cc_json, message_hash_is_fnv1a_of_tags_nul_payload)
     fj_cc_message m = {.tags = "{\"a\":\"b\"}", .payload = "x\0y", .payload_len = 3};
     cr_assert_eq(fj_cc_message_hash(&m), UINT64_C(0xb6ad1252b0eb1a3b));
 }
-
-/* An event too large for the answer must fail the answer, not leave a hole in it: the tags that
- * did not fit used to be skipped while the closing pieces after them fitted, and the list went
- * out as broken JSON with a 200. */
-Test(cc_json, an_event_over_the_cap_fails_the_whole_answer)
-{
-    fj_buf out;
-    fj_buf_init(&out, 128);
-    char tags[200];
-    memset(tags, 'p', sizeof tags - 1);
-    tags[sizeof tags - 1] = '\0';
-    fj_cc_event_row row = {.kind = "event", .name = "n", .host = "h", .time_ns = 1, .tags = tags, .payload = "x"};
-    fj_buf_puts(&out, "{\"events\":[");
-    fj_cc_event_json(&out, true, &row);
-    cr_assert_eq(fj_buf_puts(&out, "]}\n"), FJ_ETOOBIG, "the closing bracket after a failed event must fail too");
-    cr_assert_eq(fj_buf_status(&out), FJ_ETOOBIG);
-    fj_buf_free(&out);
-}

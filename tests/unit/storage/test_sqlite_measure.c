@@ -3,6 +3,7 @@
 #include "aicr.h"
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"
+#include "storage/core/store_measure.h"
 
 #include <criterion/criterion.h>
 #include <sqlite3.h>
@@ -93,7 +94,7 @@ static char *latest(fj_store *s, const char *cluster, const char *node, fj_time 
     fj_buf b;
     fj_buf_init(&b, 1 << 20);
     fj_err err = {0};
-    *st = fj_store_ops_of(s)->measurement_latest(s, cluster, node, t, &b, &err);
+    *st = fj_store_ops_of(s)->measure->measurement_latest(s, cluster, node, t, &b, &err);
     snprintf(text, sizeof text, "%s", b.data ? b.data : "");
     fj_buf_free(&b);
     return text;

@@ -15,6 +15,9 @@
 #include "storage/core/store.h"
 #ifdef FJ_HAVE_PG
 #include "storage/pg/migrations.h"
+#include "storage/core/store_query.h"
+#include "storage/core/store_ts.h"
+#include "storage/core/store_chimbuko.h"
 #include <libpq-fe.h>
 #endif
 
@@ -1052,7 +1055,7 @@ Test(contract, rectified_slurm_job_summary_across_nodes)
     write_ok(s, &jb, 1, c);
     const fj_store_ops *ops = fj_store_ops_of(s);
     fj_query q = {.cluster = "fox"};
-    char *got_jobs = query_json(s, ops->q_jobs, &q);
+    char *got_jobs = query_json(s, ops->query->q_jobs, &q);
     fj_buf frag;
     fj_buf_init(&frag, 1 << 10);
     real_member(&frag, "cpu_avg", (double)x.cpu_sum / 1000.0 / (double)x.n);
@@ -1073,13 +1076,13 @@ Test(contract, rectified_slurm_job_summary_across_nodes)
               "%s", got_jobs);
     cr_assert(strstr(got_jobs, "\"time_limit_s\":3600"), "%s", got_jobs);
     free(got_jobs);
-    char *got_slurm = query_json(s, ops->q_slurm_jobs, &q);
+    char *got_slurm = query_json(s, ops->query->q_slurm_jobs, &q);
     cr_assert(strstr(got_slurm, "\"job_id\":777,\"step\":\"\",\"updated\":\"2026-01-28T08:22:48Z\","
                                 "\"job_name\":\"train\",\"state\":\"RUNNING\",\"state_raw\":null"),
               "%s", got_slurm);
     free(got_slurm);
     q.from = T0 + 5 * 300; /* after the job */
-    char *none = query_json(s, ops->q_jobs, &q);
+    char *none = query_json(s, ops->query->q_jobs, &q);
     cr_assert_str_eq(none, "{\"jobs\":[]}\n");
     free(none);
     for (int i = 0; i < 10; i++)
@@ -1282,7 +1285,7 @@ Test(contract, read_only_handle_reads_while_writer_holds_the_lock)
                  0);
     const fj_store_ops *ops = fj_store_ops_of(r);
     fj_query q = {.cluster = "fox"};
-    char *got = query_json(r, ops->q_nodes, &q);
+    char *got = query_json(r, ops->query->q_nodes, &q);
     char *c10 = node_row(got, "c1-10");
     cr_assert(strstr(c10, "{\"cluster\":\"fox\",\"node\":\"c1-10\",\"last_seen\":\"2026-01-28T08:22:48Z\","
                           "\"states\":[\"DRAIN\",\"MIXED\"],"),
@@ -1301,7 +1304,7 @@ Test(contract, read_only_handle_reads_while_writer_holds_the_lock)
     free(c11);
     free(got);
     q.limit = 3;
-    got = query_json(r, ops->q_jobs, &q);
+    got = query_json(r, ops->query->q_jobs, &q);
     cr_assert(strstr(got, "\"pid\":77"), "%s", got);
     free(got);
     db_try(db, "ROLLBACK");
@@ -1645,7 +1648,7 @@ Test(contract, pg_connection_loss_is_ebusy_then_reconnects)
     write_ok(w, &b, 1, c);
     cr_assert_eq(c[0].duplicates, 18);
     fj_query q = {.cluster = "fox"};
-    free(query_json(r, fj_store_ops_of(r)->q_nodes, &q));
+    free(query_json(r, fj_store_ops_of(r)->query->q_nodes, &q));
     fj_err err = {0};
     fj_token_rec t;
     cr_assert_eq(fj_store_ops_of(r)->token_get(r, "nobody", &t, &err), FJ_ENOTFOUND);
@@ -1739,7 +1742,7 @@ static void expect_read_many_equals_ts_read(fj_store *r, fj_ts_engine *live, con
     cr_assert_not_null(want);
     fj_err err = {0};
     for (size_t i = 0; i < ids->n; i++) {
-        cr_assert_eq(ops->ts_read(r, live, ids->v[i], 0, INT64_MAX, &want[i], &err), FJ_OK, "%s", err.message);
+        cr_assert_eq(ops->ts->ts_read(r, live, ids->v[i], 0, INT64_MAX, &want[i], &err), FJ_OK, "%s", err.message);
         cr_assert_eq(want[i].n, TS_STEPS);
     }
     many_check m = {want, 0};
@@ -1757,12 +1760,12 @@ Test(contract, ts_read_many_equals_ts_read_series_by_series)
     fj_store *w = open_w();
     fj_store_opts o = {.mode = FJ_STORE_WRITE, .ts_seal_points = 4}; /* a chunk and a buffer per series */
     fj_err err = {0};
-    cr_assert_eq(fj_store_ops_of(w)->ts_start(w, &o, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_ops_of(w)->ts->ts_start(w, &o, &err), FJ_OK, "%s", err.message);
     write_metric_hosts(w);
     fj_store *r = open_store(dbpath, FJ_STORE_READ, false);
     ts_ids ids = {.n = 0};
     fj_ts_sel sel = {"fox", NULL, "cpu_load"};
-    cr_assert_eq(fj_store_ops_of(r)->ts_series(r, &sel, collect_id, &ids, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_ops_of(r)->ts->ts_series(r, &sel, collect_id, &ids, &err), FJ_OK, "%s", err.message);
     cr_assert_eq(ids.n, TS_HOSTS);
     /* in no particular order, one series twice */
     for (size_t i = 0; i < ids.n / 2; i++) {
@@ -1771,7 +1774,7 @@ Test(contract, ts_read_many_equals_ts_read_series_by_series)
         ids.v[ids.n - 1 - i] = x;
     }
     ids.v[ids.n++] = ids.v[7];
-    expect_read_many_equals_ts_read(r, fj_store_ops_of(w)->ts_engine(w), &ids); /* stored and live */
+    expect_read_many_equals_ts_read(r, fj_store_ops_of(w)->ts->ts_engine(w), &ids); /* stored and live */
     fj_store_close(w); /* seals and stores the rest */
     expect_read_many_equals_ts_read(r, NULL, &ids);
     fj_ts_points none = {0};
@@ -2022,20 +2025,20 @@ Test(contract, chimbuko_queries)
     fj_cb_query_init(&q);
     q.cluster = "hpc1";
     cb_capture c = cb_cap("run");
-    cr_assert_eq(ops->cb_runs(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(ops->chimbuko->cb_runs(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 1);
     cr_expect_str_eq(c.rows[0], "r1");
 
     c = cb_cap("step");
     q.series = FJ_CBS_RANKS;
-    cr_assert_eq(ops->cb_series(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(ops->chimbuko->cb_series(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.t, &fj_qt_cb_ranks);
     cr_expect_eq(c.n, 2);
     cr_expect_str_eq(c.rows[0], "11");
     cr_expect_str_eq(c.rows[1], "12");
 
     c = cb_cap("anomalies");
-    cr_assert_eq(ops->cb_top(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(ops->chimbuko->cb_top(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.tables, 2);
     cr_expect_eq(c.n, 2); /* one rank, one function */
     cr_expect_str_eq(c.rows[0], "4");
@@ -2043,18 +2046,18 @@ Test(contract, chimbuko_queries)
 
     c = cb_cap("event");
     q.collection = FJ_CB_PACKET; /* both event collections */
-    cr_assert_eq(ops->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(ops->chimbuko->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 3);
     q.collection = FJ_CB_ANOMALIES;
     q.limit = 1;
     c = cb_cap("event");
-    cr_assert_eq(ops->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(ops->chimbuko->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 1);
     cr_expect_str_eq(c.rows[0], "1:12:4711");
     cr_expect(q.next.set, "a second page exists");
     q.after = q.next;
     c = cb_cap("event");
-    cr_assert_eq(ops->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(ops->chimbuko->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 1);
     cr_expect_str_eq(c.rows[0], "1:12:9001");
     cr_expect(!q.next.set, "the last page");
@@ -2064,14 +2067,14 @@ Test(contract, chimbuko_queries)
     q.collection = FJ_CB_METADATA;
     q.rank = 1;
     c = cb_cap("value");
-    cr_assert_eq(ops->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(ops->chimbuko->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 5);
 
     q.cluster = "nowhere";
     c = cb_cap("run");
-    cr_expect_eq(ops->cb_runs(s, &q, &c.sink, &err), FJ_ENOTFOUND);
+    cr_expect_eq(ops->chimbuko->cb_runs(s, &q, &c.sink, &err), FJ_ENOTFOUND);
     q.cluster = NULL;
-    cr_expect_eq(ops->cb_runs(s, &q, &c.sink, &err), FJ_EINVAL);
+    cr_expect_eq(ops->chimbuko->cb_runs(s, &q, &c.sink, &err), FJ_EINVAL);
     fj_store_close(s);
     fj_store_close(w);
 }
