@@ -300,6 +300,12 @@ typedef struct rc {
 
 #define NONE ((size_t)-1)
 
+/* The group's envelopes that keep() accepts: k the index, we the envelope's state. (The inner
+ * loop runs once per kept envelope, so continue goes on with the next.) */
+#define FOR_ENVS(w, k, we, keep)                                                                         \
+    for (size_t k = 0; k < (w)->n_envs; k++)                                                             \
+        for (const wenv *we = &(w)->envs[k]; we && keep(we->e); we = NULL)
+
 struct fj_pg_wstate {
     fj_pg_cols t;
     wenv *envs;
@@ -843,10 +849,7 @@ static fj_status write_samples(wctx *x)
     fj_store *s = x->s;
 
     begin_rows(x, FJ_PG_SAMPLE_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!sample_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         unsigned char *bytes;
         FJ_TRY(varint_bytes(x, sm->n_cpus, &bytes));
@@ -860,10 +863,7 @@ static fj_status write_samples(wctx *x)
     FJ_TRY(list_rollups(x));
 
     begin_rows(x, FJ_PG_SGPU_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!sample_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_gpus; i++) {
             const fj_sample_gpu *g = &sm->gpus[i];
@@ -878,10 +878,7 @@ static fj_status write_samples(wctx *x)
     FJ_TRY(list_rollups(x)); /* a card that a re-sent sample adds changes its hour too */
 
     begin_rows(x, FJ_PG_SDISK_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!sample_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_disks; i++) {
             const fj_sample_disk *d = &sm->disks[i];
@@ -963,10 +960,7 @@ static fj_status write_sample_jobs(wctx *x)
     /* Process keys of every sample job, sorted, so repeated (pid, ppid, cmd) can be dropped. */
     w->n_sj = w->n_pk = 0;
     begin_rows(x, FJ_PG_SJOB_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!sample_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_jobs; i++) {
             const fj_sample_job *j = &sm->jobs[i];
@@ -1630,10 +1624,7 @@ static fj_status write_slurm(wctx *x)
     struct fj_pg_wstate *w = x->w;
     fj_pg_cols *t = &w->t;
     begin_rows(x, FJ_PG_SLURM_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!jobs_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, jobs_env) {
         for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++) {
             add_slurm(t, we->cluster_id, we->e->time, &we->e->u.jobs.jobs[i]);
             fj_pg_row(t, k);
@@ -1653,10 +1644,7 @@ static fj_status write_slurm(wctx *x)
     size_t row = 0;
     fj_pg_cols_reset(t);
     t->ncols = 3;
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!jobs_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, jobs_env) {
         for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++, row++) {
             if (!added[row])
                 continue;
@@ -1675,10 +1663,7 @@ static fj_status write_slurm(wctx *x)
     }
 
     begin_rows(x, FJ_PG_SLURM_NODE_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!jobs_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, jobs_env) {
         for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++) {
             const fj_slurm_job *j = &we->e->u.jobs.jobs[i];
             for (size_t n = 0; n < j->n_nodes; n++) {
@@ -1704,10 +1689,7 @@ static fj_status write_clusters(wctx *x)
     fj_pg_cols *t = &w->t;
     fj_store *s = x->s;
     begin_rows(x, FJ_PG_CINFO_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!cluster_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, cluster_env) {
         put_at(t, we->cluster_id, we->e->time);
         fj_pg_i64(t, 2, we->e->u.cluster_info.slurm ? 1 : 0);
         fj_pg_row(t, k);
@@ -1715,10 +1697,7 @@ static fj_status write_clusters(wctx *x)
     FJ_TRY(run_counted(x, FJ_PG_CINFO_INS, "insert cluster", true));
 
     begin_rows(x, FJ_PG_PART_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!cluster_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, cluster_env) {
         const fj_cluster_info *ci = &we->e->u.cluster_info;
         for (size_t p = 0; p < ci->n_partitions; p++) {
             put_at(t, we->cluster_id, we->e->time);
@@ -1730,10 +1709,7 @@ static fj_status write_clusters(wctx *x)
     FJ_TRY(run_counted(x, FJ_PG_PART_INS, "insert partitions", true));
 
     begin_rows(x, FJ_PG_PNODE_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!cluster_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, cluster_env) {
         const fj_cluster_info *ci = &we->e->u.cluster_info;
         for (size_t p = 0; p < ci->n_partitions; p++) {
             int64_t name_id = string_of(s, ci->partitions[p].name, false);
@@ -1748,10 +1724,7 @@ static fj_status write_clusters(wctx *x)
     FJ_TRY(run_counted(x, FJ_PG_PNODE_INS, "insert partition nodes", true));
 
     begin_rows(x, FJ_PG_NSTATE_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!cluster_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, cluster_env) {
         const fj_cluster_info *ci = &we->e->u.cluster_info;
         for (size_t n = 0; n < ci->n_nodes; n++) {
             int64_t nid = node_of(s, we->cluster_id, ci->nodes[n].node);
