@@ -88,24 +88,19 @@ void fj_jobcontrib_add_proc(fj_jobcontrib *c, const fj_sample_proc *p)
     }
 }
 
-static void contrib_sum(fj_jobcontrib *a, const fj_jobcontrib *b)
+static int64_t max_i64(int64_t a, int64_t b)
 {
-    a->nproc = fj_sat_add(a->nproc, b->nproc);
-    a->cpu_m = fj_sat_add(a->cpu_m, b->cpu_m);
-    a->mem_kb = fj_sat_add(a->mem_kb, b->mem_kb);
-    a->gpu_m = fj_sat_add(a->gpu_m, b->gpu_m);
-    a->gpumem_kb = fj_sat_add(a->gpumem_kb, b->gpumem_kb);
+    return a > b ? a : b;
 }
 
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-
-static void contrib_max(fj_jobcontrib *a, const fj_jobcontrib *b)
+/* a = op(a, b), field by field: the sums (fj_sat_add) and the peaks (max_i64) of contributions. */
+static void contrib_fold(fj_jobcontrib *a, const fj_jobcontrib *b, int64_t (*op)(int64_t, int64_t))
 {
-    a->nproc = MAX(a->nproc, b->nproc);
-    a->cpu_m = MAX(a->cpu_m, b->cpu_m);
-    a->mem_kb = MAX(a->mem_kb, b->mem_kb);
-    a->gpu_m = MAX(a->gpu_m, b->gpu_m);
-    a->gpumem_kb = MAX(a->gpumem_kb, b->gpumem_kb);
+    a->nproc = op(a->nproc, b->nproc);
+    a->cpu_m = op(a->cpu_m, b->cpu_m);
+    a->mem_kb = op(a->mem_kb, b->mem_kb);
+    a->gpu_m = op(a->gpu_m, b->gpu_m);
+    a->gpumem_kb = op(a->gpumem_kb, b->gpumem_kb);
 }
 
 void fj_jobsum_add(fj_jobsum *s, fj_time t, const fj_jobcontrib *c)
@@ -122,8 +117,8 @@ void fj_jobsum_add(fj_jobsum *s, fj_time t, const fj_jobcontrib *c)
     if (t > s->last_seen)
         s->last_seen = t;
     s->n_samples++;
-    contrib_sum(&s->sum, c);
-    contrib_max(&s->peak, c);
+    contrib_fold(&s->sum, c, fj_sat_add);
+    contrib_fold(&s->peak, c, max_i64);
 }
 
 void fj_jobsum_merge(fj_jobsum *into, const fj_jobsum *from)
@@ -139,8 +134,8 @@ void fj_jobsum_merge(fj_jobsum *into, const fj_jobsum *from)
     if (from->last_seen > into->last_seen)
         into->last_seen = from->last_seen;
     into->n_samples = fj_sat_add(into->n_samples, from->n_samples);
-    contrib_sum(&into->sum, &from->sum);
-    contrib_max(&into->peak, &from->peak);
+    contrib_fold(&into->sum, &from->sum, fj_sat_add);
+    contrib_fold(&into->peak, &from->peak, max_i64);
 }
 
 size_t fj_rect_match(const fj_jobsum *inst, size_t n, fj_time t, int64_t gap, size_t *out)
