@@ -64,7 +64,7 @@ int64_t fj_pct_to_m(double pct)
     return (int64_t)m;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
+int64_t fj_sat_add(int64_t a, int64_t b)
 {
     if (b > 0 && a > INT64_MAX - b)
         return INT64_MAX;
@@ -80,32 +80,27 @@ static int64_t u64_to_i64(uint64_t v)
 
 void fj_jobcontrib_add_proc(fj_jobcontrib *c, const fj_sample_proc *p)
 {
-    c->nproc = sat_add(c->nproc, sat_add(u64_to_i64(p->rolledup), 1));
-    c->mem_kb = sat_add(c->mem_kb, u64_to_i64(p->resident_kb));
+    c->nproc = fj_sat_add(c->nproc, fj_sat_add(u64_to_i64(p->rolledup), 1));
+    c->mem_kb = fj_sat_add(c->mem_kb, u64_to_i64(p->resident_kb));
     for (size_t i = 0; i < p->n_gpus; i++) {
-        c->gpu_m = sat_add(c->gpu_m, fj_pct_to_m(p->gpus[i].gpu_util));
-        c->gpumem_kb = sat_add(c->gpumem_kb, u64_to_i64(p->gpus[i].gpu_memory_kb));
+        c->gpu_m = fj_sat_add(c->gpu_m, fj_pct_to_m(p->gpus[i].gpu_util));
+        c->gpumem_kb = fj_sat_add(c->gpumem_kb, u64_to_i64(p->gpus[i].gpu_memory_kb));
     }
 }
 
-static void contrib_sum(fj_jobcontrib *a, const fj_jobcontrib *b)
+static int64_t max_i64(int64_t a, int64_t b)
 {
-    a->nproc = sat_add(a->nproc, b->nproc);
-    a->cpu_m = sat_add(a->cpu_m, b->cpu_m);
-    a->mem_kb = sat_add(a->mem_kb, b->mem_kb);
-    a->gpu_m = sat_add(a->gpu_m, b->gpu_m);
-    a->gpumem_kb = sat_add(a->gpumem_kb, b->gpumem_kb);
+    return a > b ? a : b;
 }
 
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-
-static void contrib_max(fj_jobcontrib *a, const fj_jobcontrib *b)
+/* a = op(a, b), field by field: the sums (fj_sat_add) and the peaks (max_i64) of contributions. */
+static void contrib_fold(fj_jobcontrib *a, const fj_jobcontrib *b, int64_t (*op)(int64_t, int64_t))
 {
-    a->nproc = MAX(a->nproc, b->nproc);
-    a->cpu_m = MAX(a->cpu_m, b->cpu_m);
-    a->mem_kb = MAX(a->mem_kb, b->mem_kb);
-    a->gpu_m = MAX(a->gpu_m, b->gpu_m);
-    a->gpumem_kb = MAX(a->gpumem_kb, b->gpumem_kb);
+    a->nproc = op(a->nproc, b->nproc);
+    a->cpu_m = op(a->cpu_m, b->cpu_m);
+    a->mem_kb = op(a->mem_kb, b->mem_kb);
+    a->gpu_m = op(a->gpu_m, b->gpu_m);
+    a->gpumem_kb = op(a->gpumem_kb, b->gpumem_kb);
 }
 
 void fj_jobsum_add(fj_jobsum *s, fj_time t, const fj_jobcontrib *c)
@@ -122,8 +117,8 @@ void fj_jobsum_add(fj_jobsum *s, fj_time t, const fj_jobcontrib *c)
     if (t > s->last_seen)
         s->last_seen = t;
     s->n_samples++;
-    contrib_sum(&s->sum, c);
-    contrib_max(&s->peak, c);
+    contrib_fold(&s->sum, c, fj_sat_add);
+    contrib_fold(&s->peak, c, max_i64);
 }
 
 void fj_jobsum_merge(fj_jobsum *into, const fj_jobsum *from)
@@ -138,9 +133,9 @@ void fj_jobsum_merge(fj_jobsum *into, const fj_jobsum *from)
         into->first_seen = from->first_seen;
     if (from->last_seen > into->last_seen)
         into->last_seen = from->last_seen;
-    into->n_samples = sat_add(into->n_samples, from->n_samples);
-    contrib_sum(&into->sum, &from->sum);
-    contrib_max(&into->peak, &from->peak);
+    into->n_samples = fj_sat_add(into->n_samples, from->n_samples);
+    contrib_fold(&into->sum, &from->sum, fj_sat_add);
+    contrib_fold(&into->peak, &from->peak, max_i64);
 }
 
 size_t fj_rect_match(const fj_jobsum *inst, size_t n, fj_time t, int64_t gap, size_t *out)
@@ -156,4 +151,31 @@ size_t fj_rect_match(const fj_jobsum *inst, size_t n, fj_time t, int64_t gap, si
             out[k++] = i;
     }
     return k;
+}
+
+size_t fj_rect_join(const fj_jobsum *inst, size_t n, fj_time t, int64_t gap, const fj_jobcontrib *c, size_t *match,
+                    fj_jobsum *sum)
+{
+    size_t m = fj_rect_match(inst, n, t, gap, match);
+    if (m == 0)
+        memset(sum, 0, sizeof *sum);
+    else
+        *sum = inst[match[0]];
+    for (size_t i = 1; i < m; i++)
+        fj_jobsum_merge(sum, &inst[match[i]]);
+    fj_jobsum_add(sum, t, c);
+    return m;
+}
+
+fj_rjkey fj_rjkey_of(const fj_jobkey *k, const fj_sample_proc *p, int64_t cluster_id, int64_t node_id,
+                     int64_t cmd_id, int64_t (*to_i64)(uint64_t))
+{
+    bool group = k->kind == FJ_JOBKEY_PROCESS && p && (p->pid == 0 || p->synthetic_pid);
+    return (fj_rjkey){cluster_id,
+                      to_i64(k->job),
+                      k->kind == FJ_JOBKEY_SLURM ? 0 : node_id,
+                      to_i64(k->epoch),
+                      to_i64(k->pid),
+                      group ? to_i64(p->ppid) : 0,
+                      group ? cmd_id : 0};
 }

@@ -2,7 +2,10 @@
  * jobs: which records belong to one job (the job key and the time gap), and the running summary
  * of a job.
  * No database here: both writers (storage/sqlite/write.c, storage/pg/write.c) apply these rules
- * inside their write transaction, and the unit tests check them without a database.
+ * inside their write transaction, and the unit tests check them without a database. The writers
+ * differ only in how they keep instances (SQLite: one statement per contribution behind an
+ * in-memory cache; PostgreSQL: a whole group in memory under row locks, written back in batches);
+ * what a contribution does to them is decided here, once (fj_rjkey_of, fj_rect_join).
  *
  * Identity (NOTES.md, NEW-FORMAT.md "The meaning of a Job ID"):
  *  - Slurm job (epoch 0, job != 0): key (cluster, job); one job across nodes and time, never split.
@@ -92,5 +95,31 @@ void fj_jobsum_merge(fj_jobsum *into, const fj_jobsum *from);
  * (room for n) and returns how many. 0: the record starts a new instance; 1: it extends one;
  * more: it bridges them, and they must be merged. */
 size_t fj_rect_match(const fj_jobsum *inst, size_t n, fj_time t, int64_t gap, size_t *out);
+
+/* What one contribution (c at time t) does to the n instances of its key: the instances it joins
+ * (fj_rect_match, indices written to match, room for n) and the summary of the instance it ends
+ * in (*sum). Returns how many it joins:
+ *  0: a new instance, *sum = c alone;
+ *  1: instance match[0] is extended, *sum = inst[match[0]] + c;
+ *  more: a bridge; every matched instance merges into match[0] (the writer moves the rows of the
+ *     others to it and deletes them), *sum = all of them merged + c. */
+size_t fj_rect_join(const fj_jobsum *inst, size_t n, fj_time t, int64_t gap, const fj_jobcontrib *c, size_t *match,
+                    fj_jobsum *sum);
+
+/* a + b, saturating at INT64_MIN / INT64_MAX (the bounds of a gap window around a time). */
+int64_t fj_sat_add(int64_t a, int64_t b);
+
+/* A rectified job's key as the jobs table stores it: names as their interned ids, zero where a
+ * field is not part of the key (node for Slurm jobs; ppid and command unless the pid names a
+ * rolled-up group). Seven int64_t and no padding: it hashes and compares as bytes. */
+typedef struct fj_rjkey {
+    int64_t cluster_id, job, node_id, epoch, pid, ppid, cmd_id;
+} fj_rjkey;
+
+/* The stored key of k (fj_jobkey_of of the same record; p: its process, for job 0), given the ids
+ * of its cluster, node and (for a rolled-up group) the process's command. to_i64 maps the
+ * unsigned numbers (job, epoch, pid, ppid) as the backend stores them. */
+fj_rjkey fj_rjkey_of(const fj_jobkey *k, const fj_sample_proc *p, int64_t cluster_id, int64_t node_id,
+                     int64_t cmd_id, int64_t (*to_i64)(uint64_t));
 
 #endif

@@ -287,6 +287,23 @@ void fj_wv_jobsum(fj_wval *v, const fj_jobsum *s)
     v[12] = fj_wv_int(s->peak.gpumem_kb);
 }
 
+void fj_wv_jobsum_read(fj_jobsum *s, const int64_t *v)
+{
+    s->first_seen = v[0];
+    s->last_seen = v[1];
+    s->n_samples = v[2];
+    s->sum.nproc = v[3];
+    s->peak.nproc = v[4];
+    s->sum.cpu_m = v[5];
+    s->peak.cpu_m = v[6];
+    s->sum.mem_kb = v[7];
+    s->peak.mem_kb = v[8];
+    s->sum.gpu_m = v[9];
+    s->peak.gpu_m = v[10];
+    s->sum.gpumem_kb = v[11];
+    s->peak.gpumem_kb = v[12];
+}
+
 void fj_wv_slurm(fj_wval *v, const fj_slurm_job *j)
 {
     int i = 0;

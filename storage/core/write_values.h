@@ -217,6 +217,8 @@ void fj_wv_sysinfo_gpu(fj_wval *v, const fj_gpu_card *g);
  * peaks of nproc, cpu_m, mem_kb, gpu_m, gpumem_kb (sum, peak, sum, peak, ...) */
 enum { FJ_WV_JOBSUM_N = 13 };
 void fj_wv_jobsum(fj_wval *v, const fj_jobsum *s);
+/* The other way: a summary from the FJ_WV_JOBSUM_N integer columns of a jobs row, in that order. */
+void fj_wv_jobsum_read(fj_jobsum *s, const int64_t *v);
 
 /* A Slurm record's step: "" for the job itself. */
 static inline const char *fj_wv_job_step(const fj_slurm_job *j)

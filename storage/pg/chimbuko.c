@@ -15,6 +15,7 @@
  * What goes in which column and what a query means are shared with SQLite (storage/chimbuko/rows.h,
  * storage/chimbuko/query.h); this file holds the SQL, the batching and the statements. */
 #include "storage/chimbuko/query.h"
+#include "storage/core/try.h"
 #include "storage/chimbuko/rows.h"
 #include "storage/pg/int.h"
 #include "storage/pg/query_int.h"
@@ -24,13 +25,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-
-#define TRY(expr)                                                                                        \
-    do {                                                                                                 \
-        fj_status try_st_ = (expr);                                                                      \
-        if (try_st_ != FJ_OK)                                                                            \
-            return try_st_;                                                                              \
-    } while (0)
 
 /* --- statements ------------------------------------------------------------------------------ */
 
@@ -192,7 +186,7 @@ static fj_status run_counted(cw *w, fj_pg_stmt_id id, const char *what, bool cou
     if (fj_pg_cols_finish(&w->t, vals) != FJ_OK)
         return cols_fail(w);
     PGresult *r;
-    TRY(fj_pg_run(w->s, id, w->t.ncols, vals, &r, what, w->err));
+    FJ_TRY(fj_pg_run(w->s, id, w->t.ncols, vals, &r, what, w->err));
     for (int i = 0; i < PQntuples(r); i++) {
         int64_t o = fj_pg_int(r, i, 0);
         if (o >= 1 && (size_t)o <= n)
@@ -298,9 +292,9 @@ static fj_status resolve_strings(cw *w)
     const char *vals[1];
     if (fj_pg_cols_finish(&w->t, vals) != FJ_OK)
         return cols_fail(w);
-    TRY(fj_pg_run(w->s, FJ_PG_STRING_INS, 1, vals, NULL, "intern names", w->err));
+    FJ_TRY(fj_pg_run(w->s, FJ_PG_STRING_INS, 1, vals, NULL, "intern names", w->err));
     PGresult *r;
-    TRY(fj_pg_run(w->s, FJ_PG_STRING_GET, 1, vals, &r, "look up names", w->err));
+    FJ_TRY(fj_pg_run(w->s, FJ_PG_STRING_GET, 1, vals, &r, "look up names", w->err));
     fj_status st = FJ_OK;
     for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
         const char *name = PQgetvalue(r, i, 1);
@@ -349,7 +343,7 @@ static fj_status write_packet_rows(cw *w)
         fj_cb_row_packet(COLS(w), key_of(w, k), &w->envs[k].e->u.chimbuko.packet, now);
         fj_pg_row(t, k);
     }
-    TRY(run_counted(w, FJ_PG_CB_PACKET_INS, "insert chimbuko packets", false));
+    FJ_TRY(run_counted(w, FJ_PG_CB_PACKET_INS, "insert chimbuko packets", false));
     for (size_t i = 0; i < t->nrows; i++) {
         size_t k = t->env[i];
         fj_write_count *c = w->envs[k].cnt;
@@ -376,7 +370,7 @@ static fj_status write_packet_tables(cw *w)
             fj_pg_row(t, k);
         }
     }
-    TRY(run_counted(w, FJ_PG_CB_RANK_INS, "insert chimbuko rank stats", true));
+    FJ_TRY(run_counted(w, FJ_PG_CB_RANK_INS, "insert chimbuko rank stats", true));
 
     begin_rows(w, FJ_PG_CB_STEP_INS);
     for (size_t k = 0; k < w->n; k++) {
@@ -389,7 +383,7 @@ static fj_status write_packet_tables(cw *w)
                 fj_pg_row(t, k);
             }
     }
-    TRY(run_counted(w, FJ_PG_CB_STEP_INS, "insert chimbuko rank steps", true));
+    FJ_TRY(run_counted(w, FJ_PG_CB_STEP_INS, "insert chimbuko rank steps", true));
 
     begin_rows(w, FJ_PG_CB_METRICS_INS);
     for (size_t k = 0; k < w->n; k++) {
@@ -417,7 +411,7 @@ static fj_status write_packet_points(cw *w, size_t k)
         fj_cb_row_func(COLS(w), key_of(w, k), p->created_at_ms, f, sid(w, f->name));
         fj_pg_row(t, k);
     }
-    TRY(run_counted(w, FJ_PG_CB_FUNC_INS, "insert chimbuko function points", true));
+    FJ_TRY(run_counted(w, FJ_PG_CB_FUNC_INS, "insert chimbuko function points", true));
 
     begin_rows(w, FJ_PG_CB_COUNTER_INS);
     for (size_t i = 0; i < p->n_counters; i++) {
@@ -444,7 +438,7 @@ static fj_status write_records(cw *w)
             fj_pg_row(t, k);
         }
     }
-    TRY(run_counted(w, FJ_PG_CB_EVENT_INS, "insert chimbuko events", true));
+    FJ_TRY(run_counted(w, FJ_PG_CB_EVENT_INS, "insert chimbuko events", true));
 
     begin_rows(w, FJ_PG_CB_META_INS);
     for (size_t k = 0; k < w->n; k++) {
@@ -454,7 +448,7 @@ static fj_status write_records(cw *w)
             fj_pg_row(t, k);
         }
     }
-    TRY(run_counted(w, FJ_PG_CB_META_INS, "insert chimbuko metadata", true));
+    FJ_TRY(run_counted(w, FJ_PG_CB_META_INS, "insert chimbuko metadata", true));
 
     begin_rows(w, FJ_PG_CB_PROFILE_INS);
     for (size_t k = 0; k < w->n; k++) {
@@ -464,7 +458,7 @@ static fj_status write_records(cw *w)
             fj_pg_row(t, k);
         }
     }
-    TRY(run_counted(w, FJ_PG_CB_PROFILE_INS, "insert chimbuko profiles", true));
+    FJ_TRY(run_counted(w, FJ_PG_CB_PROFILE_INS, "insert chimbuko profiles", true));
 
     begin_rows(w, FJ_PG_CB_FINAL_COUNTER_INS);
     for (size_t k = 0; k < w->n; k++) {
@@ -479,16 +473,16 @@ static fj_status write_records(cw *w)
 
 static fj_status write_group(cw *w)
 {
-    TRY(resolve_strings(w));
+    FJ_TRY(resolve_strings(w));
     for (size_t k = 0; k < w->n; k++) {
         const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
         w->run_ids[k] = sid(w, fj_cb_run_label(cb));
     }
-    TRY(write_packet_rows(w));
-    TRY(write_packet_tables(w));
+    FJ_TRY(write_packet_rows(w));
+    FJ_TRY(write_packet_tables(w));
     for (size_t k = 0; k < w->n; k++)
         if (w->fresh[k])
-            TRY(write_packet_points(w, k));
+            FJ_TRY(write_packet_points(w, k));
     return write_records(w);
 }
 

@@ -5,6 +5,7 @@
 #define FJ_PG_INT_H
 
 #include "buf.h"
+#include "storage/core/intern.h"
 #include "storage/core/store.h"
 #include "storage/core/store_chimbuko.h"
 #include "storage/core/store_measure.h"
@@ -17,18 +18,10 @@
 
 /* --- name cache: (namespace, string) -> id ----------------------------------------------------- */
 
-typedef struct fj_pg_map_ent {
-    uint64_t hash; /* 0 = empty slot */
-    int64_t ns;
-    int64_t id;
-    char *key;
-    size_t len;
-} fj_pg_map_ent;
-
-typedef struct fj_pg_map {
-    fj_pg_map_ent *slots;
-    size_t cap, n;
-} fj_pg_map;
+/* The handle's name cache is an fj_intern (storage/core/intern.h); fj_pg_map_* are the backend's
+ * own functions over it, until they give way to fj_intern_* (the writers' other maps use those). */
+typedef fj_intern fj_pg_map; /* storage/core/intern.h */
+typedef fj_intern_ent fj_pg_map_ent;
 
 /* The id for (ns, key), or 0 when absent. */
 int64_t fj_pg_map_get(const fj_pg_map *m, int64_t ns, const char *key, size_t len);

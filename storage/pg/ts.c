@@ -21,6 +21,7 @@
  * - The instance's session advisory lock, held on the writer connection (taken again after a
  *   reconnection), keeps a second server with the same identity from writing the same log. */
 #include "storage/pg/ts.h"
+#include "storage/core/try.h"
 
 #include "alloc.h"
 #include "cc.h"
@@ -38,13 +39,6 @@
 #define MAX_INSTANCE_ID ((int64_t)1 << 22)
 #define CHUNK_BATCH_BYTES ((size_t)32 << 20) /* hex of sealed chunks sent per statement, at most */
 #define LOG_PAGE 64         /* request-log rows per replay query (TS_LOG_READ's LIMIT) */
-
-#define TRY(expr)                                                                                        \
-    do {                                                                                                 \
-        fj_status try_st_ = (expr);                                                                      \
-        if (try_st_ != FJ_OK)                                                                            \
-            return try_st_;                                                                              \
-    } while (0)
 
 static fj_status oom(fj_err *err)
 {
@@ -106,7 +100,7 @@ static fj_status ensure_lock(fj_store *s, fj_status fail, fj_err *err)
     char b[24];
     const char *vals[] = {num(b, t->instance_id)};
     PGresult *r;
-    TRY(fj_pg_run(s, FJ_PG_TS_INST_LOCK, 1, vals, &r, "take the instance lock", err));
+    FJ_TRY(fj_pg_run(s, FJ_PG_TS_INST_LOCK, 1, vals, &r, "take the instance lock", err));
     bool got = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
     int holder = PQntuples(r) == 1 ? (int)fj_pg_int(r, 0, 1) : 0;
     PQclear(r);
@@ -166,9 +160,9 @@ static fj_status collect_unknown(struct fj_pg_ts *t, const fj_metric_point *p, s
             if (fj_buf_append(&t->kbuf, len, 2) != FJ_OK || (f[j].n && fj_buf_append(&t->kbuf, f[j].p, f[j].n) != FJ_OK))
                 return oom(err);
         }
-        if (fj_pg_map_get(&t->keys, 0, t->kbuf.data, t->kbuf.len))
+        if (fj_intern_get(&t->keys, 0, t->kbuf.data, t->kbuf.len))
             continue;
-        if (fj_pg_map_put(&t->keys, 0, t->kbuf.data, t->kbuf.len, 1) != FJ_OK)
+        if (fj_intern_put(&t->keys, 0, t->kbuf.data, t->kbuf.len, 1) != FJ_OK)
             return oom(err);
         for (int j = 0; j < 7; j++)
             fj_pg_textn(c, j, f[j].n ? f[j].p : "", f[j].n);
@@ -186,9 +180,9 @@ static fj_status fetch_unknown(fj_store *s, fj_err *err)
     const char *vals[7];
     if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
         return cols_failed(&t->cols, err);
-    TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ADD, 7, vals, NULL, "add series", err));
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ADD, 7, vals, NULL, "add series", err));
     PGresult *r;
-    TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_GET, 7, vals, &r, "look up series", err));
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_GET, 7, vals, &r, "look up series", err));
     fj_status st = load_rows(t, r, err);
     PQclear(r);
     return st;
@@ -213,10 +207,10 @@ static fj_status resolve_points(fj_store *s, const fj_metric_point *p, size_t n,
     size_t unknown = 0;
     fj_pg_cols_reset(&t->cols);
     t->cols.ncols = 7;
-    fj_pg_map_clear(&t->keys);
-    TRY(collect_unknown(t, p, n, ids, &unknown, err));
+    fj_intern_clear(&t->keys);
+    FJ_TRY(collect_unknown(t, p, n, ids, &unknown, err));
     if (unknown)
-        TRY(fetch_unknown(s, err));
+        FJ_TRY(fetch_unknown(s, err));
     return unknown ? fill_unknown(t, p, n, ids, err) : FJ_OK;
 }
 
@@ -246,9 +240,9 @@ static void need_cluster(fj_store *s, const char *name)
 {
     struct fj_pg_ts *t = s->ts;
     size_t len = strlen(name);
-    if (cluster_id(s, name) || fj_pg_map_get(&t->keys, FJ_PG_NS_CLUSTER, name, len))
+    if (cluster_id(s, name) || fj_intern_get(&t->keys, FJ_PG_NS_CLUSTER, name, len))
         return;
-    if (fj_pg_map_put(&t->keys, FJ_PG_NS_CLUSTER, name, len, 1) != FJ_OK) {
+    if (fj_intern_put(&t->keys, FJ_PG_NS_CLUSTER, name, len, 1) != FJ_OK) {
         t->cols.st = FJ_ENOMEM;
         return;
     }
@@ -263,7 +257,7 @@ static fj_status intern_clusters(fj_store *s, fj_batch *const *batches, size_t n
     struct fj_pg_ts *t = s->ts;
     fj_pg_cols_reset(&t->cols);
     t->cols.ncols = 1;
-    fj_pg_map_clear(&t->keys);
+    fj_intern_clear(&t->keys);
     for (size_t b = 0; b < n_batches; b++)
         for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++) {
             const fj_envelope *e = &batches[b]->envs[i];
@@ -281,9 +275,9 @@ static fj_status intern_clusters(fj_store *s, fj_batch *const *batches, size_t n
     const char *vals[1];
     if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
         return cols_failed(&t->cols, err);
-    TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_INS, 1, vals, NULL, "intern clusters", err));
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_INS, 1, vals, NULL, "intern clusters", err));
     PGresult *r;
-    TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_GET, 1, vals, &r, "look up clusters", err));
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_GET, 1, vals, &r, "look up clusters", err));
     fj_status st = FJ_OK;
     for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
         const char *name = PQgetvalue(r, i, 1);
@@ -314,33 +308,33 @@ fj_status fj_pg_ts_prepare(fj_store *s, fj_batch *const *batches, size_t n_batch
     size_t n_points;
     if (!has_metrics(batches, n_batches, &n_points))
         return FJ_OK;
-    TRY(fj_pg_ts_start(s, NULL, err));
+    FJ_TRY(fj_pg_ts_start(s, NULL, err));
     struct fj_pg_ts *t = s->ts;
     t->n_ids = 0;
-    TRY(grow_ids(t, n_points + 1, err));
-    TRY(intern_clusters(s, batches, n_batches, err));
+    FJ_TRY(grow_ids(t, n_points + 1, err));
+    FJ_TRY(intern_clusters(s, batches, n_batches, err));
     /* Every unknown key of the group in one statement. */
     fj_pg_cols_reset(&t->cols);
     t->cols.ncols = 7;
-    fj_pg_map_clear(&t->keys);
+    fj_intern_clear(&t->keys);
     size_t unknown = 0, off = 0;
     for (size_t b = 0; b < n_batches; b++)
         for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++) {
             const fj_envelope *e = &batches[b]->envs[i];
             if (e->kind != FJ_KIND_METRICS)
                 continue;
-            TRY(collect_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, &unknown, err));
+            FJ_TRY(collect_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, &unknown, err));
             off += e->u.metrics.n_points;
         }
     if (unknown) {
-        TRY(fetch_unknown(s, err));
+        FJ_TRY(fetch_unknown(s, err));
         off = 0;
         for (size_t b = 0; b < n_batches; b++)
             for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++) {
                 const fj_envelope *e = &batches[b]->envs[i];
                 if (e->kind != FJ_KIND_METRICS)
                     continue;
-                TRY(fill_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, err));
+                FJ_TRY(fill_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, err));
                 off += e->u.metrics.n_points;
             }
     }
@@ -359,9 +353,9 @@ static fj_status log_row(struct fj_pg_ts *t, const fj_metrics *m, const uint32_t
     if (!(w->keep_ns && m->raw)) {
         const void *rec;
         size_t len;
-        TRY(fj_tsw_record_begin(w, err));
-        TRY(fj_tsw_record_add(w, ids, m->points, m->n_points, err));
-        TRY(fj_tsw_record_finish(w, &rec, &len, err));
+        FJ_TRY(fj_tsw_record_begin(w, err));
+        FJ_TRY(fj_tsw_record_add(w, ids, m->points, m->n_points, err));
+        FJ_TRY(fj_tsw_record_finish(w, &rec, &len, err));
         *lsn = w->next_lsn++;
         fj_pg_u64(c, 0, *lsn);
         fj_pg_i64(c, 1, m->arrival_ns);
@@ -375,7 +369,7 @@ static fj_status log_row(struct fj_pg_ts *t, const fj_metrics *m, const uint32_t
     }
     const void *z;
     size_t zn;
-    TRY(fj_tsw_compress(w, m, &z, &zn, err));
+    FJ_TRY(fj_tsw_compress(w, m, &z, &zn, err));
     *lsn = w->next_lsn++;
     fj_pg_u64(c, 0, *lsn);
     fj_pg_i64(c, 1, m->arrival_ns);
@@ -428,7 +422,7 @@ static fj_status write_messages(fj_store *s, fj_batch *const *batches, size_t n_
     if (fj_pg_cols_finish(c, vals) != FJ_OK)
         return cols_failed(c, err);
     PGresult *r;
-    TRY(fj_pg_run(s, FJ_PG_CC_MSG_INS, 8, vals, &r, "insert events", err));
+    FJ_TRY(fj_pg_run(s, FJ_PG_CC_MSG_INS, 8, vals, &r, "insert events", err));
     for (int i = 0; i < PQntuples(r); i++) {
         int64_t o = fj_pg_int(r, i, 0);
         if (o >= 1 && (size_t)o <= c->nrows) {
@@ -456,7 +450,7 @@ static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_e
     char bj[24], bt[24];
     const char *vals[] = {x->cid, num(bj, (int64_t)j->job_id), num(bt, j->start_time)};
     PGresult *r;
-    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_DUP, 3, vals, &r, "find job", err));
+    FJ_TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_DUP, 3, vals, &r, "find job", err));
     *id = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
     PQclear(r);
     return FJ_OK;
@@ -470,7 +464,7 @@ static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *e
                           j->partition, j->subcluster, num(b1, (int64_t)j->num_nodes),
                           num(b2, (int64_t)j->num_hwthreads), num(b3, (int64_t)j->num_acc), j->hosts, j->payload};
     PGresult *r;
-    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_INS, 12, vals, &r, "insert job", err));
+    FJ_TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_INS, 12, vals, &r, "insert job", err));
     *id = PQntuples(r) ? fj_pg_int(r, 0, 0) : 0;
     PQclear(r);
     return FJ_OK;
@@ -482,7 +476,7 @@ static fj_status job_find(void *ud, const fj_cc_job *j, int64_t *id, int64_t *st
     char bj[24], bt[24];
     const char *vals[] = {x->cid, num(bj, (int64_t)j->job_id), num(bt, j->start_time)};
     PGresult *r;
-    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_FIND, 3, vals, &r, "find job", err));
+    FJ_TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_FIND, 3, vals, &r, "find job", err));
     if (PQntuples(r)) {
         *id = fj_pg_int(r, 0, 0);
         *start = fj_pg_int(r, 0, 1);
@@ -498,7 +492,7 @@ static fj_status job_stop(void *ud, const fj_cc_job *j, int64_t id, bool *stoppe
     char bi[24], bs[24];
     const char *vals[] = {num(bi, id), num(bs, j->stop_time), j->state};
     PGresult *r;
-    TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_STOP, 3, vals, &r, "stop job", err));
+    FJ_TRY(fj_pg_run(x->s, FJ_PG_CC_JOB_STOP, 3, vals, &r, "stop job", err));
     *stopped = PQntuples(r) == 1;
     PQclear(r);
     return FJ_OK;
@@ -513,7 +507,7 @@ static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt,
     job_ctx x = {.s = s};
     num(x.cid, cid);
     bool added;
-    TRY(fj_cc_job_apply(j, &ops, &x, &added, err));
+    FJ_TRY(fj_cc_job_apply(j, &ops, &x, &added, err));
     if (added)
         cnt->inserted++;
     else
@@ -579,8 +573,8 @@ static fj_status precommit(fj_store *s, fj_err *err)
         t->cols.ncols = 6;
         sink_ctx x = {s, err};
         fj_ts_sink sink = {sink_series, sink_chunk, &x};
-        TRY(fj_ts_engine_emit(w->eng, &sink));
-        TRY(send_chunks(s, err));
+        FJ_TRY(fj_ts_engine_emit(w->eng, &sink));
+        FJ_TRY(send_chunks(s, err));
     }
     /* Conservative: chunks handed in this transaction still count until committed. */
     uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
@@ -589,7 +583,7 @@ static fj_status precommit(fj_store *s, fj_err *err)
     char b0[24], b1[24], b2[24], b3[24];
     const char *vals[] = {num(b0, t->instance_id), num(b1, (int64_t)d), num(b2, (int64_t)w->next_lsn),
                           num(b3, (int64_t)t->seq_max)};
-    TRY(fj_pg_run(s, FJ_PG_TS_INST_PUT, 4, vals, NULL, "save the durable lsn", err));
+    FJ_TRY(fj_pg_run(s, FJ_PG_TS_INST_PUT, 4, vals, NULL, "save the durable lsn", err));
     w->durable_saved = d;
     w->next_saved = w->next_lsn;
     t->seq_saved = t->seq_max;
@@ -605,12 +599,12 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
         if (!t || !t->w.started || !t->w.dirty)
             return FJ_OK;
         /* chunks sealed by a group that rolled back: they go with this one */
-        TRY(ensure_lock(s, FJ_EBUSY, err));
+        FJ_TRY(ensure_lock(s, FJ_EBUSY, err));
         return precommit(s, err);
     }
     if (!t || !t->w.started || t->n_ids != n_points)
         return fj_err_set(err, FJ_EINTERNAL, "db", "metrics written without fj_pg_ts_prepare");
-    TRY(ensure_lock(s, FJ_EBUSY, err));
+    FJ_TRY(ensure_lock(s, FJ_EBUSY, err));
     t->w.dirty = true;
     /* Request-log rows of the whole group in one statement; points into the engine, each
      * envelope's tagged with its row's lsn. */
@@ -625,10 +619,10 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
             const fj_metrics *m = &e->u.metrics;
             if (m->n_points) {
                 uint64_t lsn = 0;
-                TRY(log_row(t, m, t->ids + off, &lsn, err));
+                FJ_TRY(log_row(t, m, t->ids + off, &lsn, err));
                 fj_ts_engine_set_lsn(t->w.eng, lsn);
             }
-            TRY(fj_tsw_append_ids(&t->w, m->points, t->ids + off, m->n_points, err));
+            FJ_TRY(fj_tsw_append_ids(&t->w, m->points, t->ids + off, m->n_points, err));
             off += m->n_points;
             counts[k].inserted += m->n_points;
         }
@@ -638,15 +632,15 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
         vals[0] = num(bi, t->instance_id);
         if (fj_pg_cols_finish(&t->cols, vals + 1) != FJ_OK)
             return cols_failed(&t->cols, err);
-        TRY(fj_pg_run(s, FJ_PG_TS_LOG_INS, 8, vals, NULL, "request log", err));
+        FJ_TRY(fj_pg_run(s, FJ_PG_TS_LOG_INS, 8, vals, NULL, "request log", err));
     }
-    TRY(write_messages(s, batches, n_batches, counts, err));
+    FJ_TRY(write_messages(s, batches, n_batches, counts, err));
     k = 0;
     for (size_t b = 0; b < n_batches; b++)
         for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++, k++) {
             const fj_envelope *e = &batches[b]->envs[i];
             for (size_t j = 0; e->kind == FJ_KIND_METRICS && j < e->u.metrics.n_jobs; j++)
-                TRY(write_job(s, &e->u.metrics.jobs[j], &counts[k], err));
+                FJ_TRY(write_job(s, &e->u.metrics.jobs[j], &counts[k], err));
         }
     return precommit(s, err);
 }
@@ -692,8 +686,8 @@ static fj_status replay_append(void *ud, const fj_metrics *m, fj_err *err)
 {
     fj_store *s = ud;
     struct fj_pg_ts *t = s->ts;
-    TRY(grow_ids(t, m->n_points + 1, err));
-    TRY(resolve_points(s, m->points, m->n_points, t->ids, err));
+    FJ_TRY(grow_ids(t, m->n_points + 1, err));
+    FJ_TRY(resolve_points(s, m->points, m->n_points, t->ids, err));
     return fj_tsw_append_ids(&t->w, m->points, t->ids, m->n_points, err);
 }
 
@@ -756,9 +750,9 @@ static fj_status open_instance(fj_store *s, int64_t *durable, int64_t *next, int
 {
     struct fj_pg_ts *t = s->ts;
     const char *vals[] = {t->instance};
-    TRY(fj_pg_ts_run1(s, FJ_PG_TS_INST_ADD, 1, vals, NULL, "register the instance", err));
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_INST_ADD, 1, vals, NULL, "register the instance", err));
     PGresult *r;
-    TRY(fj_pg_ts_run1(s, FJ_PG_TS_INST_GET, 1, vals, &r, "read the instance", err));
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_INST_GET, 1, vals, &r, "read the instance", err));
     if (PQntuples(r) != 1) {
         PQclear(r);
         return fj_err_set(err, FJ_EIO, "db", "metrics instance '%s' vanished", t->instance);
@@ -798,9 +792,9 @@ fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
         return oom(err);
     t->lock_pid = 0;
     int64_t durable = 0, next = 0, seq = 0, max_lsn = 0;
-    TRY(open_instance(s, &durable, &next, &seq, &max_lsn, err));
+    FJ_TRY(open_instance(s, &durable, &next, &seq, &max_lsn, err));
     int64_t base = t->instance_id << SEQ_SHIFT;
-    TRY(fj_tsw_open(&t->w, o, (uint64_t)(seq > base ? seq : base) + 1, durable, next, max_lsn, fj_mono_ns(), err));
+    FJ_TRY(fj_tsw_open(&t->w, o, (uint64_t)(seq > base ? seq : base) + 1, durable, next, max_lsn, fj_mono_ns(), err));
     t->seq_max = t->seq_saved = (uint64_t)seq;
     PGresult *r = NULL;
     size_t n_req = 0, n_pts = 0;
@@ -878,7 +872,7 @@ void fj_pg_ts_close(fj_store *s)
             fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
     }
     fj_tsw_free(&t->w);
-    fj_pg_map_clear(&t->keys);
+    fj_intern_clear(&t->keys);
     fj_pg_cols_free(&t->cols);
     fj_buf_free(&t->kbuf);
     fj_free(t->ids);

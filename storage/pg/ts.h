@@ -30,7 +30,7 @@ struct fj_pg_ts {
     uint64_t seq_max, seq_saved; /* the largest chunk seq handed to the database, and stored */
     uint32_t *ids;            /* the group's points' series ids, in order (fj_pg_ts_prepare) */
     size_t n_ids, cap_ids;
-    fj_pg_map keys;           /* the group's distinct unknown keys (serialised) */
+    fj_intern keys;           /* the group's distinct unknown keys (serialised) */
     fj_pg_cols cols;          /* batched statements' rows */
     fj_buf kbuf;              /* a serialised key */
     /* reader */

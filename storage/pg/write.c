@@ -21,6 +21,7 @@
  * the summaries are then computed in memory with storage/core/rectify.h and written back in batches.
  * The Slurm current view is recomputed from history under the lock of its row, likewise. */
 #include "storage/pg/int.h"
+#include "storage/core/try.h"
 #include "storage/pg/ts.h"
 
 #include "alloc.h"
@@ -268,13 +269,9 @@ typedef struct sjrow {
     size_t pk0, n, n_unique;
 } sjrow;
 
-typedef struct rkey {
-    int64_t cluster_id, job, node_id, epoch, pid, ppid, cmd_id;
-} rkey;
-
 /* A distinct job key of the group; its live instances form a list in id order. */
 typedef struct rk {
-    rkey k;
+    fj_rjkey k;
     int64_t gap;
     fj_time lo, hi;
     bool slurm;
@@ -303,6 +300,12 @@ typedef struct rc {
 
 #define NONE ((size_t)-1)
 
+/* The group's envelopes that keep() accepts: k the index, we the envelope's state. (The inner
+ * loop runs once per kept envelope, so continue goes on with the next.) */
+#define FOR_ENVS(w, k, we, keep)                                                                         \
+    for (size_t k = 0; k < (w)->n_envs; k++)                                                             \
+        for (const wenv *we = &(w)->envs[k]; we && keep(we->e); we = NULL)
+
 struct fj_pg_wstate {
     fj_pg_cols t;
     wenv *envs;
@@ -313,7 +316,7 @@ struct fj_pg_wstate {
     size_t n_pk, cap_pk;
     sjrow *sj;
     size_t n_sj, cap_sj;
-    fj_pg_map keymap; /* rkey -> 1 + index into keys */
+    fj_intern keymap; /* fj_rjkey -> 1 + index into keys */
     rk *keys;
     size_t n_keys, cap_keys;
     ri *inst;
@@ -338,13 +341,6 @@ typedef struct wctx {
     fj_err *err;
     bool rollups; /* load_hourly_todo has rows to recompute before COMMIT */
 } wctx;
-
-#define TRY(expr)                                                                                        \
-    do {                                                                                                 \
-        fj_status try_st_ = (expr);                                                                      \
-        if (try_st_ != FJ_OK)                                                                            \
-            return try_st_;                                                                              \
-    } while (0)
 
 static fj_status oom(wctx *x)
 {
@@ -378,7 +374,7 @@ void fj_pg_write_free(fj_store *s)
     fj_free(w->flags);
     fj_free(w->pk);
     fj_free(w->sj);
-    fj_pg_map_clear(&w->keymap);
+    fj_intern_clear(&w->keymap);
     fj_free(w->keys);
     fj_free(w->inst);
     fj_free(w->con);
@@ -466,10 +462,10 @@ static fj_status run_rows(wctx *x, fj_pg_stmt_id id, PGresult **res, const char 
     if (p->kind != SP_DIRECT && !x->s->staged[id]) { /* once per session */
         if (!spec_stage[k][0])
             return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: %s: statement too long", what);
-        TRY(fj_pg_exec(x->s, spec_stage[k], what, x->err));
+        FJ_TRY(fj_pg_exec(x->s, spec_stage[k], what, x->err));
         x->s->staged[id] = true;
     }
-    TRY(copy_in(x, spec_copy[k], what));
+    FJ_TRY(copy_in(x, spec_copy[k], what));
     if (p->kind == SP_DIRECT)
         return FJ_OK;
     return fj_pg_run(x->s, id, 0, NULL, res, what, x->err);
@@ -481,10 +477,10 @@ static fj_status run_counted(wctx *x, fj_pg_stmt_id id, const char *what, bool c
 {
     struct fj_pg_wstate *w = x->w;
     size_t n = w->t.nrows;
-    TRY(GROW(x, w->flags, w->cap_flags, n + 1));
+    FJ_TRY(GROW(x, w->flags, w->cap_flags, n + 1));
     memset(w->flags, 0, (n + 1) * sizeof *w->flags);
     PGresult *r;
-    TRY(run_rows(x, id, &r, what));
+    FJ_TRY(run_rows(x, id, &r, what));
     if (!r)
         return FJ_OK;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -544,7 +540,7 @@ static int64_t u64_i64(uint64_t v)
 /* The scratch for packed varints, grown to hold FJ_WV_VARINTS_MAX(n) bytes. */
 static fj_status varint_bytes(wctx *x, size_t n, unsigned char **out)
 {
-    TRY(GROW(x, x->w->bytes, x->w->cap_bytes, FJ_WV_VARINTS_MAX(n)));
+    FJ_TRY(GROW(x, x->w->bytes, x->w->cap_bytes, FJ_WV_VARINTS_MAX(n)));
     *out = x->w->bytes;
     return FJ_OK;
 }
@@ -611,16 +607,16 @@ static fj_status resolve(wctx *x, int kind)
     static const fj_pg_stmt_id ins[] = {FJ_PG_CLUSTER_INS, FJ_PG_NODE_INS, FJ_PG_STRING_INS};
     static const fj_pg_stmt_id get[] = {FJ_PG_CLUSTER_GET, FJ_PG_NODE_GET, FJ_PG_STRING_GET};
     fj_pg_cols *t = &x->w->t;
-    TRY(cols_status(x));
+    FJ_TRY(cols_status(x));
     if (!t->nrows)
         return FJ_OK;
     const char *vals[2];
-    TRY(fj_pg_cols_finish(t, vals) == FJ_OK ? FJ_OK : cols_status(x));
+    FJ_TRY(fj_pg_cols_finish(t, vals) == FJ_OK ? FJ_OK : cols_status(x));
     const char *const *args = kind == 1 ? vals : vals + 1;
     int nargs = kind == 1 ? 2 : 1;
-    TRY(fj_pg_run(x->s, ins[kind], nargs, args, NULL, "intern names", x->err));
+    FJ_TRY(fj_pg_run(x->s, ins[kind], nargs, args, NULL, "intern names", x->err));
     PGresult *r;
-    TRY(fj_pg_run(x->s, get[kind], nargs, args, &r, "look up names", x->err));
+    FJ_TRY(fj_pg_run(x->s, get[kind], nargs, args, &r, "look up names", x->err));
     fj_status st = FJ_OK;
     for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
         int64_t id = fj_pg_int(r, i, 0);
@@ -650,7 +646,7 @@ static fj_status intern_all(wctx *x)
         for (size_t i = 0; i < e->n_errors; i++)
             need(&nm, FJ_PG_NS_CLUSTER, e->errors[i].cluster);
     }
-    TRY(resolve(x, 0));
+    FJ_TRY(resolve(x, 0));
 
     fj_pg_cols_reset(t);
     t->ncols = 2;
@@ -683,7 +679,7 @@ static fj_status intern_all(wctx *x)
                 need(&nm, cid, ci->nodes[n].node ? ci->nodes[n].node : "");
         }
     }
-    TRY(resolve(x, 1));
+    FJ_TRY(resolve(x, 1));
 
     fj_pg_cols_reset(t);
     t->ncols = 2;
@@ -747,7 +743,7 @@ static fj_status write_meta(wctx *x)
         put_vals(t, 2, v, FJ_WV_ENVELOPE_N);
         fj_pg_row(t, k);
     }
-    TRY(run_rows(x, FJ_PG_ENV_INS, NULL, "insert envelopes"));
+    FJ_TRY(run_rows(x, FJ_PG_ENV_INS, NULL, "insert envelopes"));
 
     begin_rows(x, FJ_PG_ERROR_INS);
     for (size_t k = 0; k < w->n_envs; k++) {
@@ -770,7 +766,7 @@ static fj_status write_meta(wctx *x)
             fj_pg_row(t, k);
         }
     }
-    TRY(run_counted(x, FJ_PG_ERROR_INS, "insert errors", true));
+    FJ_TRY(run_counted(x, FJ_PG_ERROR_INS, "insert errors", true));
 
     begin_rows(x, FJ_PG_NOTE_INS);
     for (size_t k = 0; k < w->n_envs; k++) {
@@ -853,27 +849,21 @@ static fj_status write_samples(wctx *x)
     fj_store *s = x->s;
 
     begin_rows(x, FJ_PG_SAMPLE_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!sample_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         unsigned char *bytes;
-        TRY(varint_bytes(x, sm->n_cpus, &bytes));
+        FJ_TRY(varint_bytes(x, sm->n_cpus, &bytes));
         fj_wval v[FJ_WV_SAMPLE_N];
         fj_wv_sample(v, sm, bytes);
         put_at(t, we->node_id, we->e->time);
         put_vals(t, 2, v, FJ_WV_SAMPLE_N);
         fj_pg_row(t, k);
     }
-    TRY(run_counted(x, FJ_PG_SAMPLE_INS, "insert samples", true));
-    TRY(list_rollups(x));
+    FJ_TRY(run_counted(x, FJ_PG_SAMPLE_INS, "insert samples", true));
+    FJ_TRY(list_rollups(x));
 
     begin_rows(x, FJ_PG_SGPU_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!sample_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_gpus; i++) {
             const fj_sample_gpu *g = &sm->gpus[i];
@@ -884,19 +874,16 @@ static fj_status write_samples(wctx *x)
             fj_pg_row(t, k);
         }
     }
-    TRY(run_counted(x, FJ_PG_SGPU_INS, "insert sample gpus", true));
-    TRY(list_rollups(x)); /* a card that a re-sent sample adds changes its hour too */
+    FJ_TRY(run_counted(x, FJ_PG_SGPU_INS, "insert sample gpus", true));
+    FJ_TRY(list_rollups(x)); /* a card that a re-sent sample adds changes its hour too */
 
     begin_rows(x, FJ_PG_SDISK_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!sample_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_disks; i++) {
             const fj_sample_disk *d = &sm->disks[i];
             unsigned char *bytes;
-            TRY(varint_bytes(x, d->n_stats, &bytes));
+            FJ_TRY(varint_bytes(x, d->n_stats, &bytes));
             fj_wval v[FJ_WV_SAMPLE_DISK_N];
             fj_wv_sample_disk(v, d, string_of(s, d->name, false), bytes);
             put_at(t, we->node_id, we->e->time);
@@ -914,10 +901,10 @@ static uint64_t proc_rows(const fj_sample_proc *p)
 
 /* --- rectification: keys, instances, contributions -------------------------------------------- */
 
-static fj_status key_index(wctx *x, const rkey *k, bool slurm, int64_t gap, fj_time t, size_t *out)
+static fj_status key_index(wctx *x, const fj_rjkey *k, bool slurm, int64_t gap, fj_time t, size_t *out)
 {
     struct fj_pg_wstate *w = x->w;
-    int64_t v = fj_pg_map_get(&w->keymap, 0, (const char *)k, sizeof *k);
+    int64_t v = fj_intern_get(&w->keymap, 0, k, sizeof *k);
     if (v) {
         rk *e = &w->keys[v - 1];
         if (t < e->lo)
@@ -927,8 +914,8 @@ static fj_status key_index(wctx *x, const rkey *k, bool slurm, int64_t gap, fj_t
         *out = (size_t)v - 1;
         return FJ_OK;
     }
-    TRY(GROW(x, w->keys, w->cap_keys, w->n_keys + 1));
-    if (fj_pg_map_put(&w->keymap, 0, (const char *)k, sizeof *k, (int64_t)w->n_keys + 1) != FJ_OK)
+    FJ_TRY(GROW(x, w->keys, w->cap_keys, w->n_keys + 1));
+    if (fj_intern_put(&w->keymap, 0, k, sizeof *k, (int64_t)w->n_keys + 1) != FJ_OK)
         return oom(x);
     w->keys[w->n_keys] = (rk){*k, gap, t, t, slurm, NONE, NONE};
     *out = w->n_keys++;
@@ -942,18 +929,11 @@ static fj_status add_contrib(wctx *x, const wenv *we, const fj_sample_job *j, co
     struct fj_pg_wstate *w = x->w;
     const fj_envelope *e = we->e;
     fj_jobkey jk = fj_jobkey_of(e->cluster, e->node, j, p);
-    bool group = jk.kind == FJ_JOBKEY_PROCESS && (p->pid == 0 || p->synthetic_pid);
-    rkey k = {we->cluster_id,
-              u64_i64(jk.job),
-              jk.kind == FJ_JOBKEY_SLURM ? 0 : we->node_id,
-              u64_i64(jk.epoch),
-              u64_i64(jk.pid),
-              group ? u64_i64(p->ppid) : 0,
-              group ? proc_cmd_id : 0};
+    fj_rjkey k = fj_rjkey_of(&jk, p, we->cluster_id, we->node_id, proc_cmd_id, u64_i64);
     size_t key = 0;
-    TRY(key_index(x, &k, jk.kind == FJ_JOBKEY_SLURM, fj_jobkey_gap(&jk, x->s->job_gap_s), e->time, &key));
-    TRY(GROW(x, w->con, w->cap_con, w->n_con + 1));
-    TRY(GROW(x, w->cmds, w->cap_cmds, w->n_cmds + n_cmds + 1));
+    FJ_TRY(key_index(x, &k, jk.kind == FJ_JOBKEY_SLURM, fj_jobkey_gap(&jk, x->s->job_gap_s), e->time, &key));
+    FJ_TRY(GROW(x, w->con, w->cap_con, w->n_con + 1));
+    FJ_TRY(GROW(x, w->cmds, w->cap_cmds, w->n_cmds + n_cmds + 1));
     memcpy(w->cmds + w->n_cmds, cmds, n_cmds * sizeof *cmds);
     w->con[w->n_con++] = (rc){key, e->time, we->node_id, user_id, *c, w->n_cmds, n_cmds, NONE};
     w->n_cmds += n_cmds;
@@ -980,15 +960,12 @@ static fj_status write_sample_jobs(wctx *x)
     /* Process keys of every sample job, sorted, so repeated (pid, ppid, cmd) can be dropped. */
     w->n_sj = w->n_pk = 0;
     begin_rows(x, FJ_PG_SJOB_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!sample_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_jobs; i++) {
             const fj_sample_job *j = &sm->jobs[i];
-            TRY(GROW(x, w->sj, w->cap_sj, w->n_sj + 1));
-            TRY(GROW(x, w->pk, w->cap_pk, w->n_pk + j->n_procs + 1));
+            FJ_TRY(GROW(x, w->sj, w->cap_sj, w->n_sj + 1));
+            FJ_TRY(GROW(x, w->pk, w->cap_pk, w->n_pk + j->n_procs + 1));
             sjrow *r = &w->sj[w->n_sj++];
             *r = (sjrow){k, j, string_of(s, j->user, true), w->n_pk, j->n_procs, 0};
             fj_wv_pkey *pk = w->pk + r->pk0;
@@ -1004,7 +981,7 @@ static fj_status write_sample_jobs(wctx *x)
             fj_pg_row(t, k);
         }
     }
-    TRY(run_counted(x, FJ_PG_SJOB_INS, "insert sample jobs", true));
+    FJ_TRY(run_counted(x, FJ_PG_SJOB_INS, "insert sample jobs", true));
 
     /* Processes only with a new sample job (a re-sent sample is a duplicate as a whole), and
      * each new sample job's contribution to its rectified job: exactly once per node-sample. The
@@ -1132,7 +1109,7 @@ static fj_status add_inst(wctx *x, size_t key, int64_t id, const fj_jobsum *sum,
                           size_t *out)
 {
     struct fj_pg_wstate *w = x->w;
-    TRY(GROW(x, w->inst, w->cap_inst, w->n_inst + 1));
+    FJ_TRY(GROW(x, w->inst, w->cap_inst, w->n_inst + 1));
     size_t i = w->n_inst++;
     w->inst[i] = (ri){id, key, NONE, *sum, user_id, existing, !existing, false, NONE};
     rk *k = &w->keys[key];
@@ -1151,7 +1128,7 @@ static fj_status load_instances(wctx *x, PGresult *r)
 {
     struct fj_pg_wstate *w = x->w;
     for (int i = 0; i < PQntuples(r); i++) {
-        rkey k;
+        fj_rjkey k;
         int c = 1;
         k.cluster_id = fj_pg_int(r, i, c++);
         k.job = fj_pg_int(r, i, c++);
@@ -1161,35 +1138,17 @@ static fj_status load_instances(wctx *x, PGresult *r)
         k.ppid = fj_pg_int(r, i, c++);
         k.cmd_id = fj_pg_int(r, i, c++);
         int64_t user_id = fj_pg_int(r, i, c++);
+        int64_t cols[FJ_WV_JOBSUM_N];
+        for (int f = 0; f < FJ_WV_JOBSUM_N; f++)
+            cols[f] = fj_pg_int(r, i, c++);
         fj_jobsum s;
-        s.first_seen = fj_pg_int(r, i, c++);
-        s.last_seen = fj_pg_int(r, i, c++);
-        s.n_samples = fj_pg_int(r, i, c++);
-        s.sum.nproc = fj_pg_int(r, i, c++);
-        s.peak.nproc = fj_pg_int(r, i, c++);
-        s.sum.cpu_m = fj_pg_int(r, i, c++);
-        s.peak.cpu_m = fj_pg_int(r, i, c++);
-        s.sum.mem_kb = fj_pg_int(r, i, c++);
-        s.peak.mem_kb = fj_pg_int(r, i, c++);
-        s.sum.gpu_m = fj_pg_int(r, i, c++);
-        s.peak.gpu_m = fj_pg_int(r, i, c++);
-        s.sum.gpumem_kb = fj_pg_int(r, i, c++);
-        s.peak.gpumem_kb = fj_pg_int(r, i, c++);
-        int64_t v = fj_pg_map_get(&w->keymap, 0, (const char *)&k, sizeof k);
+        fj_wv_jobsum_read(&s, cols);
+        int64_t v = fj_intern_get(&w->keymap, 0, &k, sizeof k);
         if (!v)
             return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: a job instance of an unknown key");
-        TRY(add_inst(x, (size_t)v - 1, fj_pg_int(r, i, 0), &s, user_id, true, NULL));
+        FJ_TRY(add_inst(x, (size_t)v - 1, fj_pg_int(r, i, 0), &s, user_id, true, NULL));
     }
     return FJ_OK;
-}
-
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b)
-        return INT64_MIN;
-    return a + b;
 }
 
 /* Takes the locks and reads the instances every contribution may join. */
@@ -1215,7 +1174,7 @@ static fj_status lock_and_load(wctx *x)
             fj_pg_row(t, 0);
         }
     fj_free(nodes);
-    TRY(run_rows(x, FJ_PG_LOCK_NODES, NULL, "lock nodes"));
+    FJ_TRY(run_rows(x, FJ_PG_LOCK_NODES, NULL, "lock nodes"));
 
     /* Slurm keys: their one row, created empty when new, then locked. */
     fj_pg_cols_reset(t);
@@ -1230,12 +1189,12 @@ static fj_status lock_and_load(wctx *x)
         const char *vals[2];
         if (fj_pg_cols_finish(t, vals) != FJ_OK)
             return cols_status(x);
-        TRY(fj_pg_run(x->s, FJ_PG_RJ_SLURM_PLACE, 2, vals, NULL, "create Slurm jobs", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_RJ_SLURM_PLACE, 2, vals, NULL, "create Slurm jobs", x->err));
         PGresult *r;
-        TRY(fj_pg_run(x->s, FJ_PG_RJ_SLURM_LOCK, 2, vals, &r, "lock Slurm jobs", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_RJ_SLURM_LOCK, 2, vals, &r, "lock Slurm jobs", x->err));
         fj_status st = load_instances(x, r);
         PQclear(r);
-        TRY(st);
+        FJ_TRY(st);
     }
 
     /* Node-scoped keys: the instances within the gap of this group's times. */
@@ -1252,12 +1211,12 @@ static fj_status lock_and_load(wctx *x)
         fj_pg_i64(t, 4, k->k.pid);
         fj_pg_i64(t, 5, k->k.ppid);
         fj_pg_i64(t, 6, k->k.cmd_id);
-        fj_pg_i64(t, 7, sat_add(k->lo, -k->gap));
-        fj_pg_i64(t, 8, sat_add(k->hi, k->gap));
+        fj_pg_i64(t, 7, fj_sat_add(k->lo, -k->gap));
+        fj_pg_i64(t, 8, fj_sat_add(k->hi, k->gap));
         fj_pg_row(t, 0);
     }
     PGresult *r;
-    TRY(run_rows(x, FJ_PG_RJ_FIND, &r, "find jobs"));
+    FJ_TRY(run_rows(x, FJ_PG_RJ_FIND, &r, "find jobs"));
     if (!r)
         return FJ_OK;
     fj_status st = load_instances(x, r);
@@ -1272,8 +1231,8 @@ static size_t final_of(const struct fj_pg_wstate *w, size_t i)
     return i;
 }
 
-/* Applies the contributions in order, in memory (fj_rect_match, fj_jobsum_add, fj_jobsum_merge):
- * the same steps the SQLite backend takes one statement at a time. */
+/* Applies the contributions in order, in memory (fj_rect_join decides what each does to its key's
+ * instances, as for the SQLite backend, which takes the steps one statement at a time). */
 static fj_status apply(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
@@ -1283,26 +1242,23 @@ static fj_status apply(wctx *x)
         size_t n = 0;
         for (size_t i = k->head; i != NONE; i = w->inst[i].next)
             n++;
-        TRY(GROW(x, w->scratch, w->cap_scratch, 2 * n + 2)); /* the instances, then the matches */
-        TRY(GROW(x, w->sums, w->cap_sums, n + 1));
+        FJ_TRY(GROW(x, w->scratch, w->cap_scratch, 2 * n + 2)); /* the instances, then the matches */
+        FJ_TRY(GROW(x, w->sums, w->cap_sums, n + 1));
         size_t *live = w->scratch, *match = w->scratch + n + 1;
         n = 0;
         for (size_t i = k->head; i != NONE; i = w->inst[i].next) {
             live[n] = i;
             w->sums[n++] = w->inst[i].sum;
         }
-        size_t m = fj_rect_match(w->sums, n, c->t, k->gap, match);
+        fj_jobsum sum;
+        size_t m = fj_rect_join(w->sums, n, c->t, k->gap, &c->c, match, &sum);
         if (m == 0) {
-            fj_jobsum s;
-            memset(&s, 0, sizeof s);
-            fj_jobsum_add(&s, c->t, &c->c);
-            TRY(add_inst(x, c->key, 0, &s, c->user_id, false, &c->inst));
+            FJ_TRY(add_inst(x, c->key, 0, &sum, c->user_id, false, &c->inst));
             continue;
         }
         size_t surv = live[match[0]];
         for (size_t i = 1; i < m; i++) { /* a bridge: the later instances merge into the first */
             size_t d = live[match[i]];
-            fj_jobsum_merge(&w->inst[surv].sum, &w->inst[d].sum);
             w->inst[d].dead = true;
             w->inst[d].into = surv;
         }
@@ -1321,7 +1277,7 @@ static fj_status apply(wctx *x)
             }
         }
         ri *sv = &w->inst[surv];
-        fj_jobsum_add(&sv->sum, c->t, &c->c);
+        sv->sum = sum;
         if (!sv->user_id)
             sv->user_id = c->user_id;
         sv->dirty = true;
@@ -1351,7 +1307,7 @@ static fj_status write_back(wctx *x)
         snprintf(nv, sizeof nv, "%zu", n_new);
         const char *vals[] = {nv};
         PGresult *r;
-        TRY(fj_pg_run(x->s, FJ_PG_RJ_IDS, 1, vals, &r, "allocate job ids", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_RJ_IDS, 1, vals, &r, "allocate job ids", x->err));
         if ((size_t)PQntuples(r) != n_new) {
             PQclear(r);
             return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: job id allocation returned too few ids");
@@ -1368,7 +1324,7 @@ static fj_status write_back(wctx *x)
         const ri *in = &w->inst[i];
         if (in->existing || in->dead)
             continue;
-        const rkey *k = &w->keys[in->key].k;
+        const fj_rjkey *k = &w->keys[in->key].k;
         fj_pg_i64(t, 0, in->id);
         fj_pg_i64(t, 1, k->cluster_id);
         fj_pg_i64(t, 2, k->job);
@@ -1381,7 +1337,7 @@ static fj_status write_back(wctx *x)
         add_sum_cols(t, 9, &in->sum);
         fj_pg_row(t, 0);
     }
-    TRY(run_rows(x, FJ_PG_RJ_INS, NULL, "insert jobs"));
+    FJ_TRY(run_rows(x, FJ_PG_RJ_INS, NULL, "insert jobs"));
 
     fj_pg_cols_reset(t);
     t->ncols = 15;
@@ -1394,7 +1350,7 @@ static fj_status write_back(wctx *x)
         add_sum_cols(t, 2, &in->sum);
         fj_pg_row(t, 0);
     }
-    TRY(run_rows(x, FJ_PG_RJ_UPD, NULL, "update jobs"));
+    FJ_TRY(run_rows(x, FJ_PG_RJ_UPD, NULL, "update jobs"));
 
     /* Stored instances merged into another: their rows move to the survivor, then go. */
     fj_pg_cols_reset(t);
@@ -1414,10 +1370,10 @@ static fj_status write_back(wctx *x)
         static const fj_pg_stmt_id moves[][2] = {
             {FJ_PG_RJ_MOVE_JS, FJ_PG_RJ_DEL_JS}, {FJ_PG_RJ_MOVE_JH, FJ_PG_RJ_DEL_JH}, {FJ_PG_RJ_MOVE_JC, FJ_PG_RJ_DEL_JC}};
         for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
-            TRY(fj_pg_run(x->s, moves[i][0], 2, vals, NULL, "merge jobs", x->err));
-            TRY(fj_pg_run(x->s, moves[i][1], 1, vals, NULL, "merge jobs", x->err));
+            FJ_TRY(fj_pg_run(x->s, moves[i][0], 2, vals, NULL, "merge jobs", x->err));
+            FJ_TRY(fj_pg_run(x->s, moves[i][1], 1, vals, NULL, "merge jobs", x->err));
         }
-        TRY(fj_pg_run(x->s, FJ_PG_RJ_DEL, 1, vals, NULL, "merge jobs", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_RJ_DEL, 1, vals, NULL, "merge jobs", x->err));
     }
 
     begin_rows(x, FJ_PG_RJS_INS);
@@ -1433,7 +1389,7 @@ static fj_status write_back(wctx *x)
         fj_pg_i64(t, 7, c->c.gpumem_kb);
         fj_pg_row(t, 0);
     }
-    TRY(run_rows(x, FJ_PG_RJS_INS, NULL, "insert job samples"));
+    FJ_TRY(run_rows(x, FJ_PG_RJS_INS, NULL, "insert job samples"));
 
     begin_rows(x, FJ_PG_RJH_INS);
     for (size_t q = 0; q < w->n_con; q++) {
@@ -1441,7 +1397,7 @@ static fj_status write_back(wctx *x)
         fj_pg_i64(t, 1, w->con[q].node_id);
         fj_pg_row(t, 0);
     }
-    TRY(run_rows(x, FJ_PG_RJH_INS, NULL, "insert job hosts"));
+    FJ_TRY(run_rows(x, FJ_PG_RJH_INS, NULL, "insert job hosts"));
 
     begin_rows(x, FJ_PG_RJC_INS);
     for (size_t q = 0; q < w->n_con; q++) {
@@ -1488,9 +1444,9 @@ static fj_status rectify(wctx *x)
 {
     if (!x->w->n_con)
         return FJ_OK;
-    TRY(lock_and_load(x));
-    TRY(apply(x));
-    TRY(write_back(x));
+    FJ_TRY(lock_and_load(x));
+    FJ_TRY(apply(x));
+    FJ_TRY(write_back(x));
     return job_cpu(x);
 }
 
@@ -1549,7 +1505,7 @@ static fj_status blob_id(wctx *x, const char *text, int64_t *id)
     p_i64(&p, (int64_t)fj_wv_hash(text, n));
     p_i64(&p, (int64_t)n);
     PGresult *r;
-    TRY(fj_pg_run(x->s, FJ_PG_BLOB_FIND, 2, p.v, &r, "find blob", x->err));
+    FJ_TRY(fj_pg_run(x->s, FJ_PG_BLOB_FIND, 2, p.v, &r, "find blob", x->err));
     for (int i = 0; i < PQntuples(r) && !*id; i++) {
         size_t dlen = 0;
         unsigned char *data = PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 2), &dlen);
@@ -1593,7 +1549,7 @@ static fj_status count_returning(wctx *x, fj_pg_stmt_id id, params *p, const cha
                                  bool *added)
 {
     PGresult *r;
-    TRY(fj_pg_run(x->s, id, p->n, p->v, &r, what, x->err));
+    FJ_TRY(fj_pg_run(x->s, id, p->n, p->v, &r, what, x->err));
     bool a = PQntuples(r) > 0;
     PQclear(r);
     if (cnt) {
@@ -1612,11 +1568,11 @@ static fj_status write_sysinfo(wctx *x, const wenv *we)
     const fj_envelope *e = we->e;
     const fj_sysinfo *si = &e->u.sysinfo;
     int64_t svg_id, text_id;
-    TRY(blob_id(x, si->topo_svg, &svg_id));
-    TRY(blob_id(x, si->topo_text, &text_id));
+    FJ_TRY(blob_id(x, si->topo_svg, &svg_id));
+    FJ_TRY(blob_id(x, si->topo_text, &text_id));
 
     fj_buf dist;
-    TRY(fj_wv_distances_json(si, &dist, x->err));
+    FJ_TRY(fj_wv_distances_json(si, &dist, x->err));
     fj_wval v[FJ_WV_SYSINFO_N];
     fj_wv_sysinfo(v, si, svg_id, text_id, &dist);
     params p = {.n = 0};
@@ -1625,7 +1581,7 @@ static fj_status write_sysinfo(wctx *x, const wenv *we)
     p_vals(&p, v, FJ_WV_SYSINFO_N);
     fj_status st = count_returning(x, FJ_PG_SYSINFO_INS, &p, "insert sysinfo", we->cnt, NULL);
     fj_buf_free(&dist);
-    TRY(st);
+    FJ_TRY(st);
 
     for (size_t k = 0; k < si->n_cards; k++) {
         fj_wval gv[FJ_WV_SYSINFO_GPU_N];
@@ -1634,7 +1590,7 @@ static fj_status write_sysinfo(wctx *x, const wenv *we)
         p_i64(&p, we->node_id);
         p_i64(&p, e->time);
         p_vals(&p, gv, FJ_WV_SYSINFO_GPU_N);
-        TRY(count_returning(x, FJ_PG_SYSGPU_INS, &p, "insert sysinfo gpu", we->cnt, NULL));
+        FJ_TRY(count_returning(x, FJ_PG_SYSGPU_INS, &p, "insert sysinfo gpu", we->cnt, NULL));
     }
     return FJ_OK;
 }
@@ -1668,10 +1624,7 @@ static fj_status write_slurm(wctx *x)
     struct fj_pg_wstate *w = x->w;
     fj_pg_cols *t = &w->t;
     begin_rows(x, FJ_PG_SLURM_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!jobs_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, jobs_env) {
         for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++) {
             add_slurm(t, we->cluster_id, we->e->time, &we->e->u.jobs.jobs[i]);
             fj_pg_row(t, k);
@@ -1679,7 +1632,7 @@ static fj_status write_slurm(wctx *x)
     }
     if (!t->nrows)
         return FJ_OK;
-    TRY(run_counted(x, FJ_PG_SLURM_INS, "insert Slurm jobs", true));
+    FJ_TRY(run_counted(x, FJ_PG_SLURM_INS, "insert Slurm jobs", true));
 
     /* The current view of every job step that got a new record: recomputed from the history,
      * field by field (the latest record that set each field), under the row's lock so that two
@@ -1691,10 +1644,7 @@ static fj_status write_slurm(wctx *x)
     size_t row = 0;
     fj_pg_cols_reset(t);
     t->ncols = 3;
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!jobs_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, jobs_env) {
         for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++, row++) {
             if (!added[row])
                 continue;
@@ -1707,16 +1657,13 @@ static fj_status write_slurm(wctx *x)
         const char *vals[3];
         if (fj_pg_cols_finish(t, vals) != FJ_OK)
             return cols_status(x);
-        TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_PLACE, 3, vals, NULL, "create current Slurm jobs", x->err));
-        TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_LOCK, 3, vals, NULL, "lock current Slurm jobs", x->err));
-        TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_RECOMPUTE, 3, vals, NULL, "update current Slurm jobs", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_PLACE, 3, vals, NULL, "create current Slurm jobs", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_LOCK, 3, vals, NULL, "lock current Slurm jobs", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_SLURM_CUR_RECOMPUTE, 3, vals, NULL, "update current Slurm jobs", x->err));
     }
 
     begin_rows(x, FJ_PG_SLURM_NODE_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!jobs_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, jobs_env) {
         for (size_t i = 0; i < we->e->u.jobs.n_jobs; i++) {
             const fj_slurm_job *j = &we->e->u.jobs.jobs[i];
             for (size_t n = 0; n < j->n_nodes; n++) {
@@ -1742,21 +1689,15 @@ static fj_status write_clusters(wctx *x)
     fj_pg_cols *t = &w->t;
     fj_store *s = x->s;
     begin_rows(x, FJ_PG_CINFO_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!cluster_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, cluster_env) {
         put_at(t, we->cluster_id, we->e->time);
         fj_pg_i64(t, 2, we->e->u.cluster_info.slurm ? 1 : 0);
         fj_pg_row(t, k);
     }
-    TRY(run_counted(x, FJ_PG_CINFO_INS, "insert cluster", true));
+    FJ_TRY(run_counted(x, FJ_PG_CINFO_INS, "insert cluster", true));
 
     begin_rows(x, FJ_PG_PART_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!cluster_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, cluster_env) {
         const fj_cluster_info *ci = &we->e->u.cluster_info;
         for (size_t p = 0; p < ci->n_partitions; p++) {
             put_at(t, we->cluster_id, we->e->time);
@@ -1765,13 +1706,10 @@ static fj_status write_clusters(wctx *x)
             fj_pg_row(t, k);
         }
     }
-    TRY(run_counted(x, FJ_PG_PART_INS, "insert partitions", true));
+    FJ_TRY(run_counted(x, FJ_PG_PART_INS, "insert partitions", true));
 
     begin_rows(x, FJ_PG_PNODE_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!cluster_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, cluster_env) {
         const fj_cluster_info *ci = &we->e->u.cluster_info;
         for (size_t p = 0; p < ci->n_partitions; p++) {
             int64_t name_id = string_of(s, ci->partitions[p].name, false);
@@ -1783,13 +1721,10 @@ static fj_status write_clusters(wctx *x)
             }
         }
     }
-    TRY(run_counted(x, FJ_PG_PNODE_INS, "insert partition nodes", true));
+    FJ_TRY(run_counted(x, FJ_PG_PNODE_INS, "insert partition nodes", true));
 
     begin_rows(x, FJ_PG_NSTATE_INS);
-    for (size_t k = 0; k < w->n_envs; k++) {
-        const wenv *we = &w->envs[k];
-        if (!cluster_env(we->e))
-            continue;
+    FOR_ENVS(w, k, we, cluster_env) {
         const fj_cluster_info *ci = &we->e->u.cluster_info;
         for (size_t n = 0; n < ci->n_nodes; n++) {
             int64_t nid = node_of(s, we->cluster_id, ci->nodes[n].node);
@@ -1821,7 +1756,7 @@ static fj_status write_measurements(wctx *x, const wenv *we)
         p_i64(&p, we->cluster_id);
         p_i64(&p, we->node_id);
         PGresult *r;
-        TRY(fj_pg_run(x->s, FJ_PG_MS_LATEST, 2, p.v, &r, "find latest snapshot", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_MS_LATEST, 2, p.v, &r, "find latest snapshot", x->err));
         bool have = PQntuples(r) > 0;
         fj_time newest = have ? fj_pg_int(r, 0, 0) : 0;
         bool same = have && fj_pg_int(r, 0, 1) == hash && strcmp(PQgetvalue(r, 0, 2), m->json) == 0;
@@ -1838,7 +1773,7 @@ static fj_status write_measurements(wctx *x, const wenv *we)
     if (m->stored_time)
         *m->stored_time = t;
     /* t may have moved into a week no partition was made for yet (envelope meta is partitioned) */
-    TRY(fj_pg_ensure_weeks(x->s, &t, 1, true, x->err));
+    FJ_TRY(fj_pg_ensure_weeks(x->s, &t, 1, true, x->err));
 
     p.n = 0;
     p_i64(&p, we->cluster_id);
@@ -1849,7 +1784,7 @@ static fj_status write_measurements(wctx *x, const wenv *we)
     p_u64(&p, m->n_rows);
     p_text(&p, m->json);
     bool added;
-    TRY(count_returning(x, FJ_PG_MS_SNAP_INS, &p, "insert snapshot", NULL, &added));
+    FJ_TRY(count_returning(x, FJ_PG_MS_SNAP_INS, &p, "insert snapshot", NULL, &added));
     if (!added) { /* this node's snapshot of that time is stored: nothing of this one is written */
         we->cnt->duplicates += rows;
         return FJ_OK;
@@ -1865,7 +1800,7 @@ static fj_status write_measurements(wctx *x, const wenv *we)
         p_i64(&p, row->instance);
         p_text(&p, row->subtype);
         p_text(&p, row->json);
-        TRY(count_returning(x, FJ_PG_MS_SUB_INS, &p, "insert measurement", we->cnt, NULL));
+        FJ_TRY(count_returning(x, FJ_PG_MS_SUB_INS, &p, "insert measurement", we->cnt, NULL));
     }
     p.n = 0;
     p_i64(&p, we->cluster_id);
@@ -1919,29 +1854,29 @@ static fj_status write_all(wctx *x)
             return fj_err_set(x->err, FJ_EUNSUPPORTED, "db", "the postgres backend does not store %s data",
                               fj_kind_name(kind));
     }
-    TRY(intern_all(x));
-    TRY(write_meta(x));
-    TRY(write_samples(x));
-    TRY(write_sample_jobs(x));
-    TRY(rectify(x));
+    FJ_TRY(intern_all(x));
+    FJ_TRY(write_meta(x));
+    FJ_TRY(write_samples(x));
+    FJ_TRY(write_sample_jobs(x));
+    FJ_TRY(rectify(x));
     for (size_t k = 0; k < w->n_envs; k++)
         if (!w->envs[k].e->is_error && w->envs[k].e->kind == FJ_KIND_SYSINFO)
-            TRY(write_sysinfo(x, &w->envs[k]));
-    TRY(write_slurm(x));
-    TRY(write_clusters(x));
+            FJ_TRY(write_sysinfo(x, &w->envs[k]));
+    FJ_TRY(write_slurm(x));
+    FJ_TRY(write_clusters(x));
     for (size_t k = 0; k < w->n_envs; k++)
         if (w->envs[k].e->kind == FJ_KIND_MEASUREMENTS)
-            TRY(write_measurements(x, &w->envs[k]));
-    TRY(write_chimbuko(x));
+            FJ_TRY(write_measurements(x, &w->envs[k]));
+    FJ_TRY(write_chimbuko(x));
     if (x->rollups) /* after the samples' GPU rows */
-        TRY(fj_pg_load_rollup_drain(x->s, x->err));
+        FJ_TRY(fj_pg_load_rollup_drain(x->s, x->err));
     return FJ_OK;
 }
 
 static void reset_group(struct fj_pg_wstate *w)
 {
     w->n_envs = w->n_sj = w->n_pk = 0;
-    fj_pg_map_clear(&w->keymap);
+    fj_intern_clear(&w->keymap);
     w->n_keys = w->n_inst = w->n_con = w->n_cmds = 0;
 }
 

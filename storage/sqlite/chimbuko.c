@@ -5,6 +5,7 @@
  * storage/chimbuko/query.h); this file holds the SQL and the statements. Statements are prepared once per
  * envelope or query: a packet a second does not need a cache. */
 #include "storage/sqlite/chimbuko.h"
+#include "storage/core/try.h"
 
 #include "storage/chimbuko/query.h"
 #include "storage/chimbuko/rows.h"
@@ -75,13 +76,6 @@ static sqlite3_stmt *stmt(cw *w, int id)
     sqlite3_stmt *var = stmt(w, id);                                                                   \
     if (!var)                                                                                          \
         return FJ_EIO
-
-#define TRY(x)                                                                                         \
-    do {                                                                                               \
-        fj_status st_ = (x);                                                                           \
-        if (st_ != FJ_OK)                                                                              \
-            return st_;                                                                                \
-    } while (0)
 
 /* Unsigned values past 2^63-1 are stored as REAL, as everywhere in the schema. */
 static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
@@ -167,7 +161,7 @@ static fj_status write_notes(cw *w, const fj_envelope *e)
             }
             sqlite3_bind_text(st, 6, n->detail, (int)len, SQLITE_STATIC);
         }
-        TRY(run_ins(w, st, "insert note", false, NULL));
+        FJ_TRY(run_ins(w, st, "insert note", false, NULL));
     }
     return FJ_OK;
 }
@@ -200,12 +194,12 @@ static fj_status find_prev(cw *w, sqlite3_stmt *prev, uint64_t app, uint64_t id,
 static fj_status write_func(cw *w, int64_t at, const fj_cb_func *f)
 {
     int64_t name_id;
-    TRY(string_id(w, f->name, &name_id));
+    FJ_TRY(string_id(w, f->name, &name_id));
     /* Every packet repeats every function's cumulative profile: keep a point only when it
      * changed since the point before it. */
     STMT(prev, W_FUNC_PREV);
     bool found;
-    TRY(find_prev(w, prev, f->app, f->fid, at, "find previous function point", &found));
+    FJ_TRY(find_prev(w, prev, f->app, f->fid, at, "find previous function point", &found));
     bool same = found && sqlite3_column_int64(prev, 0) == name_id && same_text(prev, 1, f->anomalies.json) &&
                 same_text(prev, 2, f->inclusive.json) && same_text(prev, 3, f->exclusive.json);
     sqlite3_reset(prev);
@@ -221,10 +215,10 @@ static fj_status write_func(cw *w, int64_t at, const fj_cb_func *f)
 static fj_status write_counter_point(cw *w, int64_t at, const fj_cb_counter *c)
 {
     int64_t counter_id;
-    TRY(string_id(w, c->counter, &counter_id));
+    FJ_TRY(string_id(w, c->counter, &counter_id));
     STMT(prev, W_COUNTER_PREV);
     bool found;
-    TRY(find_prev(w, prev, c->app, (uint64_t)counter_id, at, "find previous counter point", &found));
+    FJ_TRY(find_prev(w, prev, c->app, (uint64_t)counter_id, at, "find previous counter point", &found));
     bool same = found && same_text(prev, 0, c->stats.json);
     sqlite3_reset(prev);
     if (same) {
@@ -242,7 +236,7 @@ static fj_status write_packet(cw *w, const fj_cb_packet *p)
     STMT(pk, FJ_CBT_PACKETS);
     fj_cb_row_packet(BIND(pk), w->key, p, fj_time_now());
     bool added;
-    TRY(run_ins(w, pk, "insert chimbuko packet", false, &added));
+    FJ_TRY(run_ins(w, pk, "insert chimbuko packet", false, &added));
     if (!added) { /* this packet was committed before, with everything in it */
         w->cnt->duplicates += fj_cb_packet_rows(p);
         return FJ_OK;
@@ -253,24 +247,24 @@ static fj_status write_packet(cw *w, const fj_cb_packet *p)
         const fj_cb_rank *r = &p->ranks[i];
         STMT(rs, FJ_CBT_RANK_STATS);
         fj_cb_row_rank(BIND(rs), w->key, at, r);
-        TRY(run_ins(w, rs, "insert chimbuko rank stats", true, NULL));
+        FJ_TRY(run_ins(w, rs, "insert chimbuko rank stats", true, NULL));
         for (size_t j = 0; j < r->n_steps; j++) {
             STMT(ss, FJ_CBT_RANK_STEPS);
             fj_cb_row_step(BIND(ss), w->key, at, &r->steps[j]);
-            TRY(run_ins(w, ss, "insert chimbuko rank step", true, NULL));
+            FJ_TRY(run_ins(w, ss, "insert chimbuko rank step", true, NULL));
         }
     }
     for (size_t i = 0; i < p->n_funcs; i++)
-        TRY(write_func(w, at, &p->funcs[i]));
+        FJ_TRY(write_func(w, at, &p->funcs[i]));
     for (size_t i = 0; i < p->n_counters; i++)
-        TRY(write_counter_point(w, at, &p->counters[i]));
+        FJ_TRY(write_counter_point(w, at, &p->counters[i]));
     for (size_t i = 0; i < p->n_metrics; i++) {
         const fj_cb_func_metrics *m = &p->metrics[i];
         int64_t name_id;
-        TRY(string_id(w, m->fname, &name_id));
+        FJ_TRY(string_id(w, m->fname, &name_id));
         STMT(ms, FJ_CBT_FUNC_METRICS);
         fj_cb_row_metrics(BIND(ms), w->key, at, m, name_id);
-        TRY(run_ins(w, ms, "insert chimbuko function metrics", true, NULL));
+        FJ_TRY(run_ins(w, ms, "insert chimbuko function metrics", true, NULL));
     }
     return FJ_OK;
 }
@@ -280,36 +274,36 @@ static fj_status write_records(cw *w, const fj_chimbuko *cb)
     for (size_t i = 0; i < cb->n_events; i++) {
         const fj_cb_event *e = &cb->events[i];
         int64_t func_id, host_id = 0;
-        TRY(string_id(w, e->func, &func_id));
+        FJ_TRY(string_id(w, e->func, &func_id));
         if (e->hostname)
-            TRY(string_id(w, e->hostname, &host_id));
+            FJ_TRY(string_id(w, e->hostname, &host_id));
         STMT(st, FJ_CBT_EVENTS);
         fj_cb_row_event(BIND(st), w->key, cb->collection == FJ_CB_ANOMALIES, e, func_id, host_id);
-        TRY(run_ins(w, st, "insert chimbuko event", true, NULL));
+        FJ_TRY(run_ins(w, st, "insert chimbuko event", true, NULL));
     }
     for (size_t i = 0; i < cb->n_meta; i++) {
         const fj_cb_meta *m = &cb->meta[i];
         int64_t descr_id;
-        TRY(string_id(w, m->descr, &descr_id));
+        FJ_TRY(string_id(w, m->descr, &descr_id));
         STMT(st, FJ_CBT_METADATA);
         fj_cb_row_meta(BIND(st), w->key, m, descr_id);
-        TRY(run_ins(w, st, "insert chimbuko metadata", true, NULL));
+        FJ_TRY(run_ins(w, st, "insert chimbuko metadata", true, NULL));
     }
     for (size_t i = 0; i < cb->n_profiles; i++) {
         const fj_cb_profile *p = &cb->profiles[i];
         int64_t name_id;
-        TRY(string_id(w, p->fname, &name_id));
+        FJ_TRY(string_id(w, p->fname, &name_id));
         STMT(st, FJ_CBT_PROFILES);
         fj_cb_row_profile(BIND(st), w->key, p, name_id);
-        TRY(run_ins(w, st, "insert chimbuko profile", true, NULL));
+        FJ_TRY(run_ins(w, st, "insert chimbuko profile", true, NULL));
     }
     for (size_t i = 0; i < cb->n_counters; i++) {
         const fj_cb_counter *c = &cb->counters[i];
         int64_t counter_id;
-        TRY(string_id(w, c->counter, &counter_id));
+        FJ_TRY(string_id(w, c->counter, &counter_id));
         STMT(st, FJ_CBT_COUNTERS);
         fj_cb_row_counter(BIND(st), w->key, c, counter_id);
-        TRY(run_ins(w, st, "insert chimbuko counter", true, NULL));
+        FJ_TRY(run_ins(w, st, "insert chimbuko counter", true, NULL));
     }
     return FJ_OK;
 }

@@ -5,6 +5,7 @@
 #define FJ_SQLITE_INT_H
 
 #include "storage/core/driver.h"
+#include "storage/core/intern.h"
 #include "storage/core/store.h"
 #include "storage/core/store_chimbuko.h"
 #include "storage/core/store_measure.h"
@@ -19,18 +20,10 @@
  * names without a query per use. Keys are copied. Rows of the interning tables are never deleted,
  * so a cached id stays right as long as the transaction that created it committed (caches are
  * cleared on rollback). */
-typedef struct fj_sq_map_ent {
-    uint64_t hash;   /* 0 = empty slot */
-    int64_t ns;
-    int64_t id;
-    char *key;
-    size_t len;
-} fj_sq_map_ent;
-
-typedef struct fj_sq_map {
-    fj_sq_map_ent *slots;
-    size_t cap, n;
-} fj_sq_map;
+/* The handle's name cache is an fj_intern (storage/core/intern.h); fj_sq_map_* are the backend's
+ * own functions over it, until they give way to fj_intern_* (the writers' other maps use those). */
+typedef fj_intern fj_sq_map; /* storage/core/intern.h */
+typedef fj_intern_ent fj_sq_map_ent;
 
 /* The id for (ns, key), or 0 when absent. */
 int64_t fj_sq_map_get(const fj_sq_map *m, int64_t ns, const char *key, size_t len);
@@ -235,7 +228,7 @@ struct fj_store {
     size_t rj_n, rj_cap;
     uint32_t *rj_slots;      /* open addressing over rj: 1 + index, 0 = empty */
     size_t rj_slots_cap;
-    fj_sq_map rj_pairs;      /* (rjob id, tag + id) -> 1, for instances whose own list is full */
+    fj_intern rj_pairs;       /* (rjob id, tag + id) -> 1, for instances whose own list is full */
     struct fj_sq_rjpend *rj_pend; /* cached instances whose summary awaits its UPDATE */
     size_t rj_pend_n, rj_pend_cap;
     struct fj_sq_jcpu *jcpu;      /* new job_samples rows of the transaction (storage/sqlite/jobcpu.c) */

@@ -8,6 +8,7 @@
  * (1), its partitions, partition memberships and node states; each error object. Interned names,
  * notes, envelope meta, Slurm "current" rows and rectification rows are bookkeeping, not counted. */
 #include "storage/sqlite/int.h"
+#include "storage/core/try.h"
 #include "storage/sqlite/chimbuko.h"
 
 #include "alloc.h"
@@ -31,13 +32,6 @@ typedef struct wctx {
     sqlite3_stmt *var = fj_sq_stmt(w->s, FJ_SQ_##id, w->err);                                            \
     if (!var)                                                                                            \
         return FJ_EIO;
-
-#define TRY(expr)                                                                                        \
-    do {                                                                                                 \
-        fj_status try_st_ = (expr);                                                                      \
-        if (try_st_ != FJ_OK)                                                                            \
-            return try_st_;                                                                              \
-    } while (0)
 
 /* --- binding ------------------------------------------------------------------------------ */
 
@@ -142,16 +136,16 @@ static fj_status write_errors(wctx *w)
         const fj_error_rec *r = &e->errors[i];
         int64_t cid = w->cluster_id, nid = w->node_id;
         if (r->cluster && (!e->cluster || strcmp(r->cluster, e->cluster) != 0))
-            TRY(fj_sq_cluster_id(w->s, r->cluster, &cid, w->err));
+            FJ_TRY(fj_sq_cluster_id(w->s, r->cluster, &cid, w->err));
         if (r->node && (cid != w->cluster_id || !e->node || strcmp(r->node, e->node) != 0))
-            TRY(fj_sq_node_id(w->s, cid, r->node, &nid, w->err));
+            FJ_TRY(fj_sq_node_id(w->s, cid, r->node, &nid, w->err));
         fj_wval v[FJ_WV_ERROR_N];
         fj_wv_error(v, e, r);
         STMT(st, ERROR_INS);
         sqlite3_bind_int64(st, 1, cid);
         sqlite3_bind_int64(st, 2, nid);
         bind_vals(st, 3, v, FJ_WV_ERROR_N);
-        TRY(run_ins(w, st, "insert error", true, NULL));
+        FJ_TRY(run_ins(w, st, "insert error", true, NULL));
     }
     return FJ_OK;
 }
@@ -166,7 +160,7 @@ static fj_status write_notes(wctx *w)
         sqlite3_bind_int64(st, 1, w->cluster_id);
         sqlite3_bind_int64(st, 2, w->node_id);
         bind_vals(st, 3, v, FJ_WV_NOTE_N);
-        TRY(run_ins(w, st, "insert note", false, NULL));
+        FJ_TRY(run_ins(w, st, "insert note", false, NULL));
     }
     return FJ_OK;
 }
@@ -298,7 +292,7 @@ static fj_status buf_flush(wctx *w, fj_sq_buf_id b)
             k--;
         size_t rows = (size_t)1 << k;
         sqlite3_stmt *st;
-        TRY(buf_stmt(w, b, k, &st));
+        FJ_TRY(buf_stmt(w, b, k, &st));
         fj_sq_val *bound = bf->bound[k];
         int i = 1;
         for (size_t r = 0; r < rows; r++) {
@@ -330,7 +324,7 @@ static fj_status buf_flush(wctx *w, fj_sq_buf_id b)
 static fj_status buf_flush_all(wctx *w)
 {
     for (int b = 0; b < FJ_SQ_BUF__COUNT; b++)
-        TRY(buf_flush(w, (fj_sq_buf_id)b));
+        FJ_TRY(buf_flush(w, (fj_sq_buf_id)b));
     return FJ_OK;
 }
 
@@ -339,7 +333,7 @@ static fj_status buf_row(wctx *w, fj_sq_buf_id b, fj_sq_val **row)
 {
     fj_sq_buf *bf = &w->s->bufs[b];
     if (bf->n == FJ_SQ_BUF_ROWS)
-        TRY(buf_flush(w, b));
+        FJ_TRY(buf_flush(w, b));
     *row = &bf->v[bf->n++ * (size_t)(buf_def[b].rowid + buf_def[b].ncol)];
     return FJ_OK;
 }
@@ -347,15 +341,6 @@ static fj_status buf_row(wctx *w, fj_sq_buf_id b, fj_sq_val **row)
 /* --- rectification ------------------------------------------------------------------------- */
 
 #define MAX_INSTANCES 8 /* at most 2 instances of a key can match one time (see rectify.h) */
-
-static int64_t sat_add_i64(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b)
-        return INT64_MIN;
-    return a + b;
-}
 
 static void bind_sum(sqlite3_stmt *st, int i, const fj_jobsum *s)
 {
@@ -366,20 +351,10 @@ static void bind_sum(sqlite3_stmt *st, int i, const fj_jobsum *s)
 
 static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
 {
-    int i = 1;
-    s->first_seen = sqlite3_column_int64(st, i++);
-    s->last_seen = sqlite3_column_int64(st, i++);
-    s->n_samples = sqlite3_column_int64(st, i++);
-    s->sum.nproc = sqlite3_column_int64(st, i++);
-    s->peak.nproc = sqlite3_column_int64(st, i++);
-    s->sum.cpu_m = sqlite3_column_int64(st, i++);
-    s->peak.cpu_m = sqlite3_column_int64(st, i++);
-    s->sum.mem_kb = sqlite3_column_int64(st, i++);
-    s->peak.mem_kb = sqlite3_column_int64(st, i++);
-    s->sum.gpu_m = sqlite3_column_int64(st, i++);
-    s->peak.gpu_m = sqlite3_column_int64(st, i++);
-    s->sum.gpumem_kb = sqlite3_column_int64(st, i++);
-    s->peak.gpumem_kb = sqlite3_column_int64(st, i);
+    int64_t v[FJ_WV_JOBSUM_N];
+    for (int i = 0; i < FJ_WV_JOBSUM_N; i++)
+        v[i] = sqlite3_column_int64(st, 1 + i);
+    fj_wv_jobsum_read(s, v);
 }
 
 /* Writes a job's summary; first_changed: first_seen differs from the stored row. Values the
@@ -420,13 +395,13 @@ static fj_status move_rjob(wctx *w, int64_t to, int64_t from)
             return FJ_EIO;
         sqlite3_bind_int64(mv, 1, to);
         sqlite3_bind_int64(mv, 2, from);
-        TRY(fj_sq_done(w->s, mv, "merge jobs", w->err));
+        FJ_TRY(fj_sq_done(w->s, mv, "merge jobs", w->err));
         /* rows that already existed under `to` (same host, same command) stay behind: drop them */
         sqlite3_stmt *del = fj_sq_stmt(w->s, moves[i][1], w->err);
         if (!del)
             return FJ_EIO;
         sqlite3_bind_int64(del, 1, from);
-        TRY(fj_sq_done(w->s, del, "merge jobs", w->err));
+        FJ_TRY(fj_sq_done(w->s, del, "merge jobs", w->err));
     }
     STMT(del, RJOB_DEL);
     sqlite3_bind_int64(del, 1, from);
@@ -440,10 +415,6 @@ static fj_status move_rjob(wctx *w, int64_t to, int64_t from)
 #define RJ_PAIRS 6           /* (host / command) pairs an instance remembers itself; more go to rj_pairs */
 #define RJ_PAIRS_MAX 262144
 
-typedef struct rj_key {
-    int64_t cluster_id, job, node_id, epoch, pid, ppid, cmd_id;
-} rj_key;
-
 typedef struct rj_inst {
     int64_t id;
     fj_jobsum sum;           /* as it will be stored once the pending UPDATE (if any) ran */
@@ -453,7 +424,7 @@ typedef struct rj_inst {
 } rj_inst;
 
 struct fj_sq_rjent {
-    rj_key key;
+    fj_rjkey key;
     uint64_t hash;
     bool valid; /* false: the key has more than RJ_MAX instances, ask the database */
     size_t n;
@@ -473,7 +444,7 @@ static void rj_forget(fj_store *s)
 {
     if (s->rj_slots)
         memset(s->rj_slots, 0, s->rj_slots_cap * sizeof *s->rj_slots);
-    fj_sq_map_clear(&s->rj_pairs);
+    fj_intern_clear(&s->rj_pairs);
     s->rj_n = 0;
 }
 
@@ -532,7 +503,7 @@ static fj_status rj_flush(wctx *w)
     for (size_t i = 0; i < s->rj_pend_n; i++) {
         const struct fj_sq_rjpend *p = &s->rj_pend[i];
         rj_inst *in = &s->rj[p->ent].in[p->slot];
-        TRY(rj_update(w, p->rid, p->user_id, &in->sum, p->first_changed));
+        FJ_TRY(rj_update(w, p->rid, p->user_id, &in->sum, p->first_changed));
         in->pend = 0;
     }
     s->rj_pend_n = 0;
@@ -564,7 +535,7 @@ static fj_status rj_defer(wctx *w, size_t ent, size_t slot, int64_t user_id, boo
     return FJ_OK;
 }
 
-static void bind_key(sqlite3_stmt *st, const rj_key *k)
+static void bind_key(sqlite3_stmt *st, const fj_rjkey *k)
 {
     sqlite3_bind_int64(st, 1, k->cluster_id);
     sqlite3_bind_int64(st, 2, k->job);
@@ -597,11 +568,11 @@ static fj_status read_instances(wctx *w, sqlite3_stmt *st, size_t cap, int64_t *
     return FJ_OK;
 }
 
-static uint64_t rj_hash(const rj_key *k)
+static uint64_t rj_hash(const fj_rjkey *k)
 {
     const int64_t *v = &k->cluster_id;
     uint64_t h = 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < 7; i++) { /* rj_key is seven int64_t, no padding */
+    for (int i = 0; i < 7; i++) { /* fj_rjkey is seven int64_t, no padding */
         h = (h ^ (uint64_t)v[i]) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
     }
@@ -609,7 +580,7 @@ static uint64_t rj_hash(const rj_key *k)
 }
 
 /* The slot of s->rj_slots where k is, or the empty one where it would go. */
-static uint32_t *rj_slot(fj_store *s, const rj_key *k, uint64_t h)
+static uint32_t *rj_slot(fj_store *s, const fj_rjkey *k, uint64_t h)
 {
     size_t mask = s->rj_slots_cap - 1;
     for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
@@ -627,7 +598,7 @@ static uint32_t *rj_slot(fj_store *s, const rj_key *k, uint64_t h)
  * compares the key stored in the entry: one cache miss for the slot, one for the entry. No
  * pending summary can concern a key that is not cached (see struct fj_sq_rjpend), so the rows
  * read here are current. */
-static fj_status rj_lookup(wctx *w, const rj_key *k, size_t *out)
+static fj_status rj_lookup(wctx *w, const fj_rjkey *k, size_t *out)
 {
     fj_store *s = w->s;
     uint64_t h = rj_hash(k);
@@ -639,7 +610,7 @@ static fj_status rj_lookup(wctx *w, const rj_key *k, size_t *out)
         }
     }
     if (s->rj_n >= RJ_CACHE_MAX) {
-        TRY(rj_flush(w));
+        FJ_TRY(rj_flush(w));
         rj_forget(s);
     }
     if (!s->rj_slots) {
@@ -664,7 +635,7 @@ static fj_status rj_lookup(wctx *w, const rj_key *k, size_t *out)
     bool more;
     int64_t ids[RJ_MAX];
     fj_jobsum sums[RJ_MAX];
-    TRY(read_instances(w, find, RJ_MAX, ids, sums, &e->n, &more));
+    FJ_TRY(read_instances(w, find, RJ_MAX, ids, sums, &e->n, &more));
     e->valid = !more;
     for (size_t i = 0; i < e->n; i++) {
         e->in[i].id = ids[i];
@@ -690,10 +661,10 @@ static fj_status rj_pair(wctx *w, rj_inst *in, bool host, int64_t rid, int64_t v
     key[0] = host ? 'h' : 'c';
     memcpy(key + 1, &val, sizeof val);
     bool own = in && in->n_pairs < RJ_PAIRS;
-    if (!own && fj_sq_map_get(&w->s->rj_pairs, rid, key, sizeof key))
+    if (!own && fj_intern_get(&w->s->rj_pairs, rid, key, sizeof key))
         return FJ_OK;
     fj_sq_val *v;
-    TRY(buf_row(w, host ? FJ_SQ_BUF_JHOSTS : FJ_SQ_BUF_JCMDS, &v));
+    FJ_TRY(buf_row(w, host ? FJ_SQ_BUF_JHOSTS : FJ_SQ_BUF_JCMDS, &v));
     v_int(&v[0], rid);
     v_int(&v[1], val);
     if (own) {
@@ -701,8 +672,8 @@ static fj_status rj_pair(wctx *w, rj_inst *in, bool host, int64_t rid, int64_t v
         return FJ_OK;
     }
     if (w->s->rj_pairs.n >= RJ_PAIRS_MAX)
-        fj_sq_map_clear(&w->s->rj_pairs);
-    if (fj_sq_map_put(&w->s->rj_pairs, rid, key, sizeof key, 1) != FJ_OK)
+        fj_intern_clear(&w->s->rj_pairs);
+    if (fj_intern_put(&w->s->rj_pairs, rid, key, sizeof key, 1) != FJ_OK)
         return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     return FJ_OK;
 }
@@ -712,6 +683,12 @@ static fj_status rj_pair(wctx *w, rj_inst *in, bool host, int64_t rid, int64_t v
 typedef struct sj_place {
     int64_t sample_id, proc_first, n_procs;
 } sj_place;
+
+/* The jobs table holds job, epoch and pid as SQLite integers: two's complement past 2^63 - 1. */
+static int64_t stored_key(uint64_t v)
+{
+    return (int64_t)v;
+}
 
 /* Adds one new node-sample contribution to its rectified job: find the instances of the key the
  * time joins (fj_rect_match), create one or merge the bridged ones, update the summary, record
@@ -724,18 +701,11 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     const fj_envelope *e = w->e;
     fj_jobkey k = fj_jobkey_of(e->cluster, e->node, j, p);
     int64_t gap = fj_jobkey_gap(&k, s->job_gap_s);
-    bool group = k.kind == FJ_JOBKEY_PROCESS && (p->pid == 0 || p->synthetic_pid);
-    rj_key key = {w->cluster_id,
-                  (int64_t)k.job,
-                  k.kind == FJ_JOBKEY_SLURM ? 0 : w->node_id,
-                  (int64_t)k.epoch,
-                  (int64_t)k.pid,
-                  group ? (int64_t)p->ppid : 0,
-                  group ? proc_cmd_id : 0};
+    fj_rjkey key = fj_rjkey_of(&k, p, w->cluster_id, w->node_id, proc_cmd_id, stored_key);
     fj_time t = e->time;
 
     size_t ei = 0;
-    TRY(rj_lookup(w, &key, &ei));
+    FJ_TRY(rj_lookup(w, &key, &ei));
     /* s->rj is not reallocated below (only rj_lookup grows it), so ent stays valid */
     struct fj_sq_rjent *ent = &s->rj[ei];
     int64_t ids[MAX_INSTANCES];
@@ -751,23 +721,21 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         /* many instances: only those near t can match (at most two, see rectify.h) */
         STMT(find, RJOB_FIND);
         bind_key(find, &key);
-        sqlite3_bind_int64(find, 8, sat_add_i64(t, gap));
-        sqlite3_bind_int64(find, 9, sat_add_i64(t, -gap));
+        sqlite3_bind_int64(find, 8, fj_sat_add(t, gap));
+        sqlite3_bind_int64(find, 9, fj_sat_add(t, -gap));
         bool more;
-        TRY(read_instances(w, find, MAX_INSTANCES, ids, inst, &n, &more));
+        FJ_TRY(read_instances(w, find, MAX_INSTANCES, ids, inst, &n, &more));
         if (more)
             return fj_err_set(w->err, FJ_EINTERNAL, "db", "more than %d instances of job %llu overlap",
                               MAX_INSTANCES, (unsigned long long)k.job);
     }
 
     size_t match[MAX_INSTANCES];
-    size_t m = fj_rect_match(inst, n, t, gap, match);
-    int64_t rid;
     fj_jobsum sum;
+    size_t m = fj_rect_join(inst, n, t, gap, c, match, &sum);
+    int64_t rid;
     rj_inst *in = NULL; /* the cached instance, when there is one */
     if (m == 0) {
-        memset(&sum, 0, sizeof sum);
-        fj_jobsum_add(&sum, t, c);
         STMT(ins, RJOB_INS);
         int i = 1;
         sqlite3_bind_int64(ins, i++, key.cluster_id);
@@ -779,7 +747,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         sqlite3_bind_int64(ins, i++, key.cmd_id);
         bind_id(ins, i++, user_id);
         bind_sum(ins, i, &sum);
-        TRY(fj_sq_done(s, ins, "insert job", w->err));
+        FJ_TRY(fj_sq_done(s, ins, "insert job", w->err));
         rid = sqlite3_last_insert_rowid(s->db);
         if (ent->valid) {
             if (ent->n < RJ_MAX) {
@@ -790,40 +758,35 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
                 in->n_pairs = 0;
             } else {
                 /* from now on RJOB_FIND reads this key's rows: they must be current */
-                TRY(rj_flush(w));
+                FJ_TRY(rj_flush(w));
                 ent->valid = false;
             }
         }
     } else if (m == 1) {
         size_t x = match[0];
         rid = ids[x];
-        sum = inst[x];
-        fj_jobsum_add(&sum, t, c);
         bool first_changed = sum.first_seen != inst[x].first_seen;
         if (ent->valid) {
             in = &ent->in[x];
             in->sum = sum;
-            TRY(rj_defer(w, ei, x, user_id, first_changed));
+            FJ_TRY(rj_defer(w, ei, x, user_id, first_changed));
         } else {
-            TRY(rj_update(w, rid, user_id, &sum, first_changed));
+            FJ_TRY(rj_update(w, rid, user_id, &sum, first_changed));
         }
     } else {
         /* A bridging merge rewrites rows of the jobs and their job_* tables: write everything
          * pending first. Rare (out-of-order arrival), so simple beats fast here. */
-        TRY(rj_flush(w));
-        TRY(buf_flush_all(w));
+        FJ_TRY(rj_flush(w));
+        FJ_TRY(buf_flush_all(w));
         rid = ids[match[0]];
-        sum = inst[match[0]];
         for (size_t i = 1; i < m; i++) {
-            fj_jobsum_merge(&sum, &inst[match[i]]);
-            TRY(move_rjob(w, rid, ids[match[i]]));
+            FJ_TRY(move_rjob(w, rid, ids[match[i]]));
             fj_sq_jcpu_moved(s, rid, ids[match[i]]);
         }
         /* pairs of the merged ids are gone, and a deleted id may be handed out again */
-        fj_sq_map_clear(&s->rj_pairs);
-        TRY(fj_sq_jcpu_note(s, rid, -1, t, w->err)); /* its CPU totals are read again */
-        fj_jobsum_add(&sum, t, c);
-        TRY(rj_update(w, rid, user_id, &sum, true));
+        fj_intern_clear(&s->rj_pairs);
+        FJ_TRY(fj_sq_jcpu_note(s, rid, -1, t, w->err)); /* its CPU totals are read again */
+        FJ_TRY(rj_update(w, rid, user_id, &sum, true));
         if (ent->valid) {
             for (size_t i = m; i-- > 1;) {
                 size_t x = match[i];
@@ -837,7 +800,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     }
 
     fj_sq_val *v;
-    TRY(buf_row(w, FJ_SQ_BUF_JSAMPLES, &v));
+    FJ_TRY(buf_row(w, FJ_SQ_BUF_JSAMPLES, &v));
     v_int(&v[0], rid);
     v_int(&v[1], at->sample_id);
     v_int(&v[2], c->nproc);
@@ -849,11 +812,11 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     v_int(&v[8], t);
     v_id(&v[9], at->proc_first);
     v_int(&v[10], at->n_procs);
-    TRY(fj_sq_jcpu_note(s, rid, w->node_id, t, w->err)); /* its CPU comes before COMMIT */
+    FJ_TRY(fj_sq_jcpu_note(s, rid, w->node_id, t, w->err)); /* its CPU comes before COMMIT */
 
-    TRY(rj_pair(w, in, true, rid, w->node_id));
+    FJ_TRY(rj_pair(w, in, true, rid, w->node_id));
     for (size_t i = 0; i < n_cmds; i++)
-        TRY(rj_pair(w, in, false, rid, cmds[i]));
+        FJ_TRY(rj_pair(w, in, false, rid, cmds[i]));
     return FJ_OK;
 }
 
@@ -901,14 +864,14 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
         fj_wval pv[FJ_WV_PROC_N];
         fj_wv_proc(pv, p, pk[i].cmd_id);
         fj_sq_val *v;
-        TRY(buf_row(w, FJ_SQ_BUF_PROCS, &v));
+        FJ_TRY(buf_row(w, FJ_SQ_BUF_PROCS, &v));
         v_int(&v[0], proc_id); /* the rowid SQLite assigns: max + 1, as next_proc_id counts */
         buf_vals(&v[1], pv, FJ_WV_PROC_N);
         w->cnt->inserted++;
         for (size_t g = 0; g < p->n_gpus; g++) {
             const fj_proc_gpu *pg = &p->gpus[g];
             int64_t uuid_id;
-            TRY(fj_sq_string_id(w->s, pg->uuid, true, &uuid_id, w->err));
+            FJ_TRY(fj_sq_string_id(w->s, pg->uuid, true, &uuid_id, w->err));
             size_t h = 0;
             while (h < g && !same_u64(p->gpus[h].index, pg->index))
                 h++;
@@ -918,7 +881,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
             }
             fj_wval gv[FJ_WV_PROC_GPU_N];
             fj_wv_proc_gpu(gv, pg, uuid_id);
-            TRY(buf_row(w, FJ_SQ_BUF_PGPUS, &v));
+            FJ_TRY(buf_row(w, FJ_SQ_BUF_PGPUS, &v));
             v_int(&v[0], proc_id);
             buf_vals(&v[1], gv, FJ_WV_PROC_GPU_N);
             w->cnt->inserted++;
@@ -927,7 +890,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
             fj_jobcontrib pc;
             memset(&pc, 0, sizeof pc);
             fj_jobcontrib_add_proc(&pc, p);
-            TRY(rectify(w, j, p, pk[i].cmd_id, at, &pc, user_id, &pk[i].cmd_id, 1));
+            FJ_TRY(rectify(w, j, p, pk[i].cmd_id, at, &pc, user_id, &pk[i].cmd_id, 1));
             continue;
         }
         fj_jobcontrib_add_proc(&c, p);
@@ -938,7 +901,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
             w->s->ids[n_cmds++] = pk[i].cmd_id;
     }
     if (j->job != 0)
-        TRY(rectify(w, j, NULL, 0, at, &c, user_id, w->s->ids, n_cmds));
+        FJ_TRY(rectify(w, j, NULL, 0, at, &c, user_id, w->s->ids, n_cmds));
     return FJ_OK;
 }
 
@@ -1038,7 +1001,7 @@ static fj_status seen_load(wctx *w, seen_set *set, int64_t sample_id, bool fresh
         if (rc != SQLITE_DONE)
             return fj_sq_fail(s, rc, "find sample jobs", w->err);
     }
-    TRY(seen_init(w, set, n + n_jobs));
+    FJ_TRY(seen_init(w, set, n + n_jobs));
     for (size_t i = 0; i < n; i++)
         seen_add_key(set, (uint64_t)s->ids[2 * i], (uint64_t)s->ids[2 * i + 1]);
     return FJ_OK;
@@ -1053,7 +1016,7 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
 {
     fj_store *s = w->s;
     int64_t user_id;
-    TRY(fj_sq_string_id(s, j->user, true, &user_id, w->err));
+    FJ_TRY(fj_sq_string_id(s, j->user, true, &user_id, w->err));
     size_t n = j->n_procs;
     if (n + 1 > s->pkeys_cap) {
         fj_wv_pkey *v = fj_realloc(s->pkeys, (n + 1) * sizeof *v);
@@ -1075,19 +1038,19 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
         pk[i].pid = p->pid;
         pk[i].ppid = p->ppid;
         pk[i].idx = i;
-        TRY(fj_sq_string_id(s, p->cmd, false, &pk[i].cmd_id, w->err));
+        FJ_TRY(fj_sq_string_id(s, p->cmd, false, &pk[i].cmd_id, w->err));
     }
     size_t n_unique = fj_wv_pkeys_sort(pk, n);
 
     int64_t first = 0;
     if (n_unique)
-        TRY(next_proc_id(w, &first));
+        FJ_TRY(next_proc_id(w, &first));
     bool sj_new = seen_add(seen, j->job, j->epoch);
     if (sj_new) {
         fj_wval jv[FJ_WV_SAMPLE_JOB_N];
         fj_wv_sample_job(jv, j, user_id);
         fj_sq_val *v;
-        TRY(buf_row(w, FJ_SQ_BUF_SJOBS, &v));
+        FJ_TRY(buf_row(w, FJ_SQ_BUF_SJOBS, &v));
         v_int(&v[0], sample_id);
         buf_vals(&v[1], jv, FJ_WV_SAMPLE_JOB_N);
         v_id(&v[4], first);
@@ -1127,7 +1090,7 @@ static fj_status rollup_mark(wctx *w, fj_time t, bool counters, bool changed)
     sqlite3_bind_int64(mark, 1, w->node_id);
     sqlite3_bind_int64(mark, 2, fj_la_hour(t));
     sqlite3_bind_int(mark, 3, late);
-    TRY(fj_sq_done(w->s, mark, "list load roll-up", w->err));
+    FJ_TRY(fj_sq_done(w->s, mark, "list load roll-up", w->err));
     w->rollups = true;
     if (!counters || !late)
         return FJ_OK;
@@ -1152,7 +1115,7 @@ static fj_status write_sample(wctx *w)
     const fj_envelope *e = w->e;
     const fj_sample *sm = &e->u.sample;
     unsigned char *bytes;
-    TRY(varint_bytes(w, sm->n_cpus, &bytes));
+    FJ_TRY(varint_bytes(w, sm->n_cpus, &bytes));
     fj_wval sv[FJ_WV_SAMPLE_N];
     fj_wv_sample(sv, sm, bytes);
     STMT(st, SAMPLE_INS);
@@ -1164,25 +1127,25 @@ static fj_status write_sample(wctx *w)
      * perhaps earlier in this very transaction) its GPUs go row by row with INSERT OR IGNORE and
      * its stored (job, epoch) pairs are read; both must see this transaction's rows. */
     bool fresh;
-    TRY(run_ins(w, st, "insert sample", true, &fresh));
+    FJ_TRY(run_ins(w, st, "insert sample", true, &fresh));
     int64_t sample_id = 0;
     if (fresh) {
         sample_id = sqlite3_last_insert_rowid(w->s->db);
-        TRY(rollup_mark(w, e->time, sm->has_system && sm->n_cpus, false));
+        FJ_TRY(rollup_mark(w, e->time, sm->has_system && sm->n_cpus, false));
     } else {
-        TRY(buf_flush(w, FJ_SQ_BUF_SGPUS));
-        TRY(buf_flush(w, FJ_SQ_BUF_SJOBS));
+        FJ_TRY(buf_flush(w, FJ_SQ_BUF_SGPUS));
+        FJ_TRY(buf_flush(w, FJ_SQ_BUF_SJOBS));
         STMT(get, SAMPLE_GET);
         sqlite3_bind_int64(get, 1, w->node_id);
         sqlite3_bind_int64(get, 2, e->time);
-        TRY(get_id(w, get, "find sample", &sample_id));
+        FJ_TRY(get_id(w, get, "find sample", &sample_id));
     }
 
     for (size_t i = 0; i < sm->n_gpus; i++) {
         const fj_sample_gpu *g = &sm->gpus[i];
         int64_t uuid_id, mode_id;
-        TRY(fj_sq_string_id(w->s, g->uuid, true, &uuid_id, w->err));
-        TRY(fj_sq_string_id(w->s, g->compute_mode, true, &mode_id, w->err));
+        FJ_TRY(fj_sq_string_id(w->s, g->uuid, true, &uuid_id, w->err));
+        FJ_TRY(fj_sq_string_id(w->s, g->compute_mode, true, &mode_id, w->err));
         fj_wval gv[FJ_WV_SAMPLE_GPU_N];
         fj_wv_sample_gpu(gv, g, uuid_id, mode_id);
         if (fresh) {
@@ -1194,7 +1157,7 @@ static fj_status write_sample(wctx *w)
                 continue;
             }
             fj_sq_val *v;
-            TRY(buf_row(w, FJ_SQ_BUF_SGPUS, &v));
+            FJ_TRY(buf_row(w, FJ_SQ_BUF_SGPUS, &v));
             v_int(&v[0], sample_id);
             buf_vals(&v[1], gv, FJ_WV_SAMPLE_GPU_N);
             w->cnt->inserted++;
@@ -1204,31 +1167,31 @@ static fj_status write_sample(wctx *w)
         sqlite3_bind_int64(gs, 1, sample_id);
         bind_vals(gs, 2, gv, FJ_WV_SAMPLE_GPU_N);
         bool added;
-        TRY(run_ins(w, gs, "insert sample gpu", true, &added));
+        FJ_TRY(run_ins(w, gs, "insert sample gpu", true, &added));
         if (added) /* a card the first sending lacked */
-            TRY(rollup_mark(w, e->time, false, true));
+            FJ_TRY(rollup_mark(w, e->time, false, true));
     }
 
     for (size_t i = 0; i < sm->n_disks; i++) {
         const fj_sample_disk *d = &sm->disks[i];
         int64_t name_id;
-        TRY(fj_sq_string_id(w->s, d->name, false, &name_id, w->err));
+        FJ_TRY(fj_sq_string_id(w->s, d->name, false, &name_id, w->err));
         unsigned char *stats;
-        TRY(varint_bytes(w, d->n_stats, &stats));
+        FJ_TRY(varint_bytes(w, d->n_stats, &stats));
         fj_wval dv[FJ_WV_SAMPLE_DISK_N];
         fj_wv_sample_disk(dv, d, name_id, stats);
         STMT(ds, SDISK_INS);
         sqlite3_bind_int64(ds, 1, sample_id);
         bind_vals(ds, 2, dv, FJ_WV_SAMPLE_DISK_N);
-        TRY(run_ins(w, ds, "insert sample disk", true, NULL));
+        FJ_TRY(run_ins(w, ds, "insert sample disk", true, NULL));
     }
 
     if (!sm->n_jobs)
         return FJ_OK;
     seen_set seen = {NULL, 0};
-    TRY(seen_load(w, &seen, sample_id, fresh, sm->n_jobs));
+    FJ_TRY(seen_load(w, &seen, sample_id, fresh, sm->n_jobs));
     for (size_t i = 0; i < sm->n_jobs; i++)
-        TRY(write_sample_job(w, sample_id, &sm->jobs[i], &seen));
+        FJ_TRY(write_sample_job(w, sample_id, &sm->jobs[i], &seen));
     return FJ_OK;
 }
 
@@ -1286,11 +1249,11 @@ static fj_status write_sysinfo(wctx *w)
     const fj_envelope *e = w->e;
     const fj_sysinfo *si = &e->u.sysinfo;
     int64_t svg_id, text_id;
-    TRY(blob_id(w, si->topo_svg, &svg_id));
-    TRY(blob_id(w, si->topo_text, &text_id));
+    FJ_TRY(blob_id(w, si->topo_svg, &svg_id));
+    FJ_TRY(blob_id(w, si->topo_text, &text_id));
 
     fj_buf dist;
-    TRY(fj_wv_distances_json(si, &dist, w->err));
+    FJ_TRY(fj_wv_distances_json(si, &dist, w->err));
 
     sqlite3_stmt *ins = fj_sq_stmt(w->s, FJ_SQ_SYSINFO_INS, w->err);
     if (!ins) {
@@ -1314,7 +1277,7 @@ static fj_status write_sysinfo(wctx *w)
         sqlite3_bind_int64(gs, 1, w->node_id);
         sqlite3_bind_int64(gs, 2, e->time);
         bind_vals(gs, 3, gv, FJ_WV_SYSINFO_GPU_N);
-        TRY(run_ins(w, gs, "insert sysinfo gpu", true, NULL));
+        FJ_TRY(run_ins(w, gs, "insert sysinfo gpu", true, NULL));
     }
     return FJ_OK;
 }
@@ -1390,12 +1353,12 @@ static fj_status write_jobs(wctx *w)
             return fj_err_set(w->err, FJ_EINTERNAL, "db", "Slurm column list and binding disagree");
         }
         bool added;
-        TRY(run_ins(w, ins, "insert slurm job", true, &added));
+        FJ_TRY(run_ins(w, ins, "insert slurm job", true, &added));
         if (added) {
             STMT(up, SLURM_CUR_UPSERT);
             bind_slurm(up, w->cluster_id, e->time, j);
             bool changed;
-            TRY(run_ins(w, up, "update current slurm job", false, &changed));
+            FJ_TRY(run_ins(w, up, "update current slurm job", false, &changed));
             if (!changed) {
                 /* An older record than the current one arrived late: rebuild the row from history
                  * so the result is what in-order arrival would have given. */
@@ -1403,18 +1366,18 @@ static fj_status write_jobs(wctx *w)
                 sqlite3_bind_int64(re, 1, w->cluster_id);
                 bind_u64(re, 2, j->job_id);
                 sqlite3_bind_text(re, 3, fj_wv_job_step(j), -1, SQLITE_STATIC);
-                TRY(fj_sq_done(w->s, re, "recompute current slurm job", w->err));
+                FJ_TRY(fj_sq_done(w->s, re, "recompute current slurm job", w->err));
             }
         }
         for (size_t n = 0; n < j->n_nodes; n++) {
             int64_t nid;
-            TRY(fj_sq_node_id(w->s, w->cluster_id, j->nodes[n], &nid, w->err));
+            FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, j->nodes[n], &nid, w->err));
             STMT(sn, SLURM_NODE_INS);
             sqlite3_bind_int64(sn, 1, w->cluster_id);
             bind_u64(sn, 2, j->job_id);
             sqlite3_bind_text(sn, 3, fj_wv_job_step(j), -1, SQLITE_STATIC);
             sqlite3_bind_int64(sn, 4, nid);
-            TRY(run_ins(w, sn, "insert slurm job node", false, NULL));
+            FJ_TRY(run_ins(w, sn, "insert slurm job node", false, NULL));
         }
     }
     return FJ_OK;
@@ -1430,42 +1393,42 @@ static fj_status write_cluster(wctx *w)
     sqlite3_bind_int64(ins, 1, w->cluster_id);
     sqlite3_bind_int64(ins, 2, e->time);
     sqlite3_bind_int(ins, 3, ci->slurm ? 1 : 0);
-    TRY(run_ins(w, ins, "insert cluster", true, NULL));
+    FJ_TRY(run_ins(w, ins, "insert cluster", true, NULL));
 
     for (size_t k = 0; k < ci->n_partitions; k++) {
         const fj_partition *p = &ci->partitions[k];
         int64_t name_id;
-        TRY(fj_sq_string_id(w->s, p->name, false, &name_id, w->err));
+        FJ_TRY(fj_sq_string_id(w->s, p->name, false, &name_id, w->err));
         STMT(ps, PART_INS);
         sqlite3_bind_int64(ps, 1, w->cluster_id);
         sqlite3_bind_int64(ps, 2, e->time);
         sqlite3_bind_int64(ps, 3, name_id);
         sqlite3_bind_int64(ps, 4, (int64_t)p->n_nodes);
-        TRY(run_ins(w, ps, "insert partition", true, NULL));
+        FJ_TRY(run_ins(w, ps, "insert partition", true, NULL));
         for (size_t n = 0; n < p->n_nodes; n++) {
             int64_t nid;
-            TRY(fj_sq_node_id(w->s, w->cluster_id, p->nodes[n], &nid, w->err));
+            FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, p->nodes[n], &nid, w->err));
             STMT(pn, PART_NODE_INS);
             sqlite3_bind_int64(pn, 1, w->cluster_id);
             sqlite3_bind_int64(pn, 2, e->time);
             sqlite3_bind_int64(pn, 3, name_id);
             sqlite3_bind_int64(pn, 4, nid);
-            TRY(run_ins(w, pn, "insert partition node", true, NULL));
+            FJ_TRY(run_ins(w, pn, "insert partition node", true, NULL));
         }
     }
 
     for (size_t k = 0; k < ci->n_nodes; k++) {
         const fj_node_state *ns = &ci->nodes[k];
         int64_t nid;
-        TRY(fj_sq_node_id(w->s, w->cluster_id, ns->node, &nid, w->err));
+        FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, ns->node, &nid, w->err));
         for (size_t i = 0; i < ns->n_states; i++) {
             int64_t state_id;
-            TRY(fj_sq_string_id(w->s, ns->states[i], false, &state_id, w->err));
+            FJ_TRY(fj_sq_string_id(w->s, ns->states[i], false, &state_id, w->err));
             STMT(ss, NODE_STATE_INS);
             sqlite3_bind_int64(ss, 1, nid);
             sqlite3_bind_int64(ss, 2, e->time);
             sqlite3_bind_int64(ss, 3, state_id);
-            TRY(run_ins(w, ss, "insert node state", true, NULL));
+            FJ_TRY(run_ins(w, ss, "insert node state", true, NULL));
         }
     }
     return FJ_OK;
@@ -1478,17 +1441,17 @@ static fj_status write_env(wctx *w)
     const fj_envelope *e = w->e;
     if (e->kind == FJ_KIND_METRICS) /* line protocol (many clusters per envelope): storage/sqlite/ts.c */
         return fj_sq_write_metrics(w->s, e, w->cnt, w->err);
-    TRY(fj_sq_cluster_id(w->s, e->cluster, &w->cluster_id, w->err));
+    FJ_TRY(fj_sq_cluster_id(w->s, e->cluster, &w->cluster_id, w->err));
     w->node_id = 0;
     if (e->node)
-        TRY(fj_sq_node_id(w->s, w->cluster_id, e->node, &w->node_id, w->err));
+        FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, e->node, &w->node_id, w->err));
     if (e->kind == FJ_KIND_MEASUREMENTS) /* aicr snapshot: storage/sqlite/measure.c writes it and its meta */
         return fj_sq_write_measurements(w->s, e, w->cluster_id, w->node_id, w->cnt, w->err);
     if (e->kind == FJ_KIND_CHIMBUKO) /* Chimbuko packets and provenance records: storage/sqlite/chimbuko.c */
         return fj_sq_write_chimbuko(w->s, e, w->cluster_id, w->cnt, w->err);
-    TRY(write_meta(w));
-    TRY(write_errors(w));
-    TRY(write_notes(w));
+    FJ_TRY(write_meta(w));
+    FJ_TRY(write_errors(w));
+    FJ_TRY(write_notes(w));
     if (e->is_error)
         return FJ_OK;
     switch (e->kind) {

@@ -19,20 +19,18 @@ typedef struct instset {
 static void apply(instset *s, fj_time t, const fj_jobcontrib *c, int64_t gap)
 {
     size_t idx[64];
-    size_t m = fj_rect_match(s->inst, s->n, t, gap, idx);
+    fj_jobsum sum;
+    size_t m = fj_rect_join(s->inst, s->n, t, gap, c, idx, &sum);
     if (m == 0) {
         cr_assert_lt(s->n, 64);
-        memset(&s->inst[s->n], 0, sizeof s->inst[0]);
-        fj_jobsum_add(&s->inst[s->n++], t, c);
+        s->inst[s->n++] = sum;
         return;
     }
-    for (size_t k = 1; k < m; k++)
-        fj_jobsum_merge(&s->inst[idx[0]], &s->inst[idx[k]]);
     for (size_t k = m; k-- > 1;) { /* remove merged ones, highest index first */
         memmove(&s->inst[idx[k]], &s->inst[idx[k] + 1], (s->n - idx[k] - 1) * sizeof s->inst[0]);
         s->n--;
     }
-    fj_jobsum_add(&s->inst[idx[0]], t, c);
+    s->inst[idx[0]] = sum;
 }
 
 static int cmp_sum(const void *a, const void *b)
@@ -318,4 +316,86 @@ Test(rectify, summary_add_and_merge)
     cr_assert(memcmp(&m3, &a, sizeof a) == 0, "merging an empty summary changes nothing");
     fj_jobsum_merge(&empty, &a);
     cr_assert(memcmp(&empty, &a, sizeof a) == 0);
+}
+
+/* --- what the writers share: fj_rect_join, fj_rjkey_of ---------------------------------------- */
+
+Test(rect_join, new_extend_bridge)
+{
+    fj_jobcontrib c = contrib(3);
+    fj_jobsum inst[2];
+    memset(inst, 0, sizeof inst);
+    fj_jobsum_add(&inst[0], 1000, &c);
+    fj_jobsum_add(&inst[1], 1000 + 2 * GAP, &c);
+    size_t match[2];
+    fj_jobsum sum;
+
+    /* far from both: a new instance holding c alone */
+    cr_assert_eq(fj_rect_join(inst, 2, 1000 + 10 * GAP, GAP, &c, match, &sum), 0);
+    cr_assert_eq(sum.n_samples, 1);
+    cr_assert_eq(sum.first_seen, 1000 + 10 * GAP);
+    cr_assert_eq(sum.sum.mem_kb, c.mem_kb);
+
+    /* within the gap of the first only: it is extended */
+    cr_assert_eq(fj_rect_join(inst, 2, 1000 + GAP / 2, GAP, &c, match, &sum), 1);
+    cr_assert_eq(match[0], 0);
+    cr_assert_eq(sum.n_samples, 2);
+    cr_assert_eq(sum.first_seen, 1000);
+    cr_assert_eq(sum.last_seen, 1000 + GAP / 2);
+
+    /* between the two, within the gap of both: they merge into the first, plus c */
+    cr_assert_eq(fj_rect_join(inst, 2, 1000 + GAP, GAP, &c, match, &sum), 2);
+    cr_assert_eq(match[0], 0);
+    cr_assert_eq(match[1], 1);
+    cr_assert_eq(sum.n_samples, 3);
+    cr_assert_eq(sum.first_seen, 1000);
+    cr_assert_eq(sum.last_seen, 1000 + 2 * GAP);
+    cr_assert_eq(sum.sum.mem_kb, 3 * c.mem_kb);
+    cr_assert_eq(sum.peak.mem_kb, c.mem_kb);
+}
+
+static int64_t wrap(uint64_t v)
+{
+    return (int64_t)v;
+}
+
+static int64_t saturate(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+Test(rjkey, fields_of_each_kind)
+{
+    fj_sample_job slurm = {.job = 17};
+    fj_jobkey k = fj_jobkey_of("c", "n1", &slurm, NULL);
+    fj_rjkey r = fj_rjkey_of(&k, NULL, 5, 9, 44, wrap);
+    cr_assert_eq(r.cluster_id, 5);
+    cr_assert_eq(r.job, 17);
+    cr_assert_eq(r.node_id, 0, "a Slurm job spans nodes");
+    cr_assert_eq(r.cmd_id, 0);
+
+    fj_sample_job local = {.job = 17, .epoch = 123};
+    k = fj_jobkey_of("c", "n1", &local, NULL);
+    r = fj_rjkey_of(&k, NULL, 5, 9, 44, wrap);
+    cr_assert_eq(r.node_id, 9);
+    cr_assert_eq(r.epoch, 123);
+
+    fj_sample_job zero = {.job = 0, .epoch = 123};
+    fj_sample_proc proc = {.pid = 300, .ppid = 2, .cmd = "x"};
+    k = fj_jobkey_of("c", "n1", &zero, &proc);
+    r = fj_rjkey_of(&k, &proc, 5, 9, 44, wrap);
+    cr_assert_eq(r.pid, 300);
+    cr_assert_eq(r.ppid, 0, "a real process is its pid");
+    cr_assert_eq(r.cmd_id, 0);
+
+    fj_sample_proc group = {.pid = 0, .ppid = 2, .cmd = "x"};
+    k = fj_jobkey_of("c", "n1", &zero, &group);
+    r = fj_rjkey_of(&k, &group, 5, 9, 44, wrap);
+    cr_assert_eq(r.ppid, 2, "a rolled-up group is its parent and command");
+    cr_assert_eq(r.cmd_id, 44);
+
+    fj_sample_job huge = {.job = UINT64_MAX, .epoch = 1};
+    k = fj_jobkey_of("c", "n1", &huge, NULL);
+    cr_assert_eq(fj_rjkey_of(&k, NULL, 5, 9, 0, wrap).job, -1);
+    cr_assert_eq(fj_rjkey_of(&k, NULL, 5, 9, 0, saturate).job, INT64_MAX);
 }
