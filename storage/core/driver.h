@@ -27,6 +27,13 @@ typedef struct fj_dialect {
     const char *bytewise; /* {bytes}: after a text in ORDER BY, byte-wise order ("" on SQLite,
                            * whose default collation is byte-wise; COLLATE "C" on PostgreSQL) */
     const char *greatest; /* {greatest}: the larger of its arguments ("max" or "greatest") */
+    const char *cross;    /* {cross}: a join whose left side is read first ("CROSS JOIN" on SQLite,
+                           * whose planner takes it as the loop order; "JOIN" on PostgreSQL) */
+    const char *real;     /* {real}: after a parenthesised number, what makes it a double ("" on
+                           * SQLite, whose division already gives one; "::float8" on PostgreSQL,
+                           * whose gives a numeric) */
+    bool glob_regex;      /* a command glob (*, ?, [...], SQLite's GLOB) is matched as a POSIX
+                           * regular expression with ~ (PostgreSQL) rather than with GLOB */
     /* For the writers (not used by queries yet): how an insert that ignores a duplicate key is
      * written, before the table and after the values. */
     const char *insert_ignore_head; /* "INSERT OR IGNORE INTO" or "INSERT INTO" */
@@ -123,6 +130,13 @@ typedef struct fj_layout_sql {
     const char *usage_samples; /* ?1 node: key, time, boot, used_memory_kb, load1, cpus; the
                                 * latest two, newest first (key: what usage_gpus's ?2 takes) */
     const char *usage_gpus;    /* ?1 node, ?2 a sample's key: count(*), sum(ce_util), sum(memory_kb) */
+    /* A job's samples (storage/query/jobs.h's fj_qjob_stmts and fj_qprofile_rows say the
+     * columns): the key of job ?1's latest sample on node ?2 at or before time ?3; the usage of
+     * its processes in one sample; its process rows in a window, without and with GPU columns. */
+    const char *job_last_sample;
+    const char *job_usage;
+    const char *job_procs;
+    const char *job_procs_gpu;
 } fj_layout_sql;
 
 /* --- the driver ------------------------------------------------------------------------------- */

@@ -544,7 +544,24 @@ static void finalize(const fj_qrows *r)
     fj_pgs_finalize(r->st);
 }
 
-/* A sample is (node, time), and so are its GPU cards' rows: its time is the key of usage_gpus. */
+/* A job's process rows in a window (fj_layout_sql's job_procs): the job's node-samples in the
+ * window and their process rows (and GPU rows when the job used a GPU). A sample is (node, time)
+ * and a process (node, time, seq) here: the dense ranks number them as SQLite's row ids would.
+ * Rows of one process are adjacent. */
+#define JOB_PROCS(gpu_cols, gpu_join)                                                                  \
+    "SELECT p.node_id, p.time, dense_rank() OVER (ORDER BY p.node_id, p.time),"                        \
+    " dense_rank() OVER (ORDER BY p.node_id, p.time, p.seq), p.pid, p.ppid, p.cmd_id, p.resident_kb,"  \
+    " p.cpu_util_m, p.rolledup, p.cpu_time, p.cpu_avg_m, p.num_threads,"                               \
+    " coalesce((SELECT (e.producer = 'fjord-push')::int FROM jobs j JOIN envelopes e"                  \
+    " ON e.cluster_id = j.cluster_id AND e.node_id = js.node_id AND e.kind = 'sample'"                 \
+    " AND e.time = js.time WHERE j.id = ?1), 0)" gpu_cols " FROM job_samples js"                        \
+    " JOIN sample_procs p ON p.node_id = js.node_id AND p.time = js.time AND p.job = ?2 AND p.epoch = ?3" \
+    gpu_join " WHERE js.rjob_id = ?1 AND js.time >= ?7 AND js.time <= ?8"                              \
+    " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))"                   \
+    " ORDER BY p.node_id, p.time, p.seq"
+
+/* A sample is (node, time), and so are its GPU cards' and its processes' rows: its time is the key
+ * of usage_gpus and job_usage. */
 static const fj_layout_sql layout = {
     .uptime_cards = "SELECT g.time, g.idx, g.failing FROM sample_gpus g"
                     " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
@@ -553,6 +570,16 @@ static const fj_layout_sql layout = {
                      " ORDER BY time DESC LIMIT 2",
     .usage_gpus = "SELECT count(*), sum(ce_util), sum(memory_kb) FROM sample_gpus"
                   " WHERE node_id = ?1 AND time = ?2",
+    .job_last_sample = "SELECT js.time FROM job_samples js WHERE js.rjob_id = ?1 AND js.node_id = ?2"
+                       " AND js.time <= ?3 ORDER BY js.time DESC LIMIT 1",
+    .job_usage = "SELECT sum(p.cpu_time), sum(p.data_read_kb), sum(p.data_written_kb)"
+                 " FROM sample_procs p WHERE p.node_id = ?7 AND p.time = ?1 AND p.job = ?2"
+                 " AND p.epoch = ?3"
+                 " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))",
+    .job_procs = JOB_PROCS("", ""),
+    .job_procs_gpu = JOB_PROCS(", g.gpu_util_m, g.gpu_memory_kb",
+                               " LEFT JOIN sample_proc_gpus g ON g.node_id = p.node_id AND g.time = p.time"
+                               " AND g.job = p.job AND g.epoch = p.epoch AND g.seq = p.seq"),
 };
 
 const fj_driver fj_pg_driver = {
@@ -560,6 +587,9 @@ const fj_driver fj_pg_driver = {
     .dialect = {.mark = '$',
                 .bytewise = " COLLATE \"C\"",
                 .greatest = "greatest",
+                .cross = "JOIN",
+                .real = "::float8",
+                .glob_regex = true,
                 .insert_ignore_head = "INSERT INTO",
                 .insert_ignore_tail = " ON CONFLICT DO NOTHING",
                 .blob_type = "bytea"},

@@ -65,51 +65,6 @@ void fj_pgb_node_list(fj_pgb *b, const fj_pgq *x)
     fj_qb_node_list(b, &x->nodes);
 }
 
-void fj_pgb_glob(fj_pgb *b, fj_pgq *x, const char *glob)
-{
-    /* ^...$ with every regex metacharacter outside [...] escaped; * -> .*, ? -> . */
-    size_t n = strlen(glob);
-    char *re = fj_arena_alloc(x->a, 2 * n + 8);
-    if (!re) {
-        if (b->st == FJ_OK)
-            b->st = FJ_ENOMEM;
-        return;
-    }
-    size_t k = 0;
-    re[k++] = '^';
-    for (size_t i = 0; i < n; i++) {
-        char c = glob[i];
-        if (c == '*') {
-            re[k++] = '.';
-            re[k++] = '*';
-        } else if (c == '?') {
-            re[k++] = '.';
-        } else if (c == '[' && strchr(glob + i + 1 + (glob[i + 1] == '^' || glob[i + 1] == ']'), ']')) {
-            /* a class: copied up to its closing bracket ("]" first is a member, as in GLOB) */
-            size_t j = i + 1;
-            re[k++] = '[';
-            if (glob[j] == '^')
-                re[k++] = '^', j++;
-            if (glob[j] == ']')
-                re[k++] = '\\', re[k++] = ']', j++;
-            while (glob[j] != ']') {
-                if (glob[j] == '\\')
-                    re[k++] = '\\';
-                re[k++] = glob[j++];
-            }
-            re[k++] = ']';
-            i = j;
-        } else {
-            if (strchr(".^$+()[]{}|\\", c))
-                re[k++] = '\\';
-            re[k++] = c;
-        }
-    }
-    re[k++] = '$';
-    re[k] = '\0';
-    fj_qb_text(b, re);
-}
-
 fj_status fj_pgb_prepare(fj_pgq *x, fj_pgb *b, fj_pgs **st)
 {
     if (b->st != FJ_OK)

@@ -74,8 +74,6 @@ extern const fj_qrows_ops fj_pg_qrows_ops;
 typedef fj_qb fj_pgb;
 void fj_pgb_init(fj_pgb *b);
 void fj_pgb_node_list(fj_pgb *b, const fj_pgq *x);
-/* A glob pattern (*, ?, [...], as SQLite's GLOB) as a parameter for PostgreSQL's ~ operator. */
-void fj_pgb_glob(fj_pgb *b, fj_pgq *x, const char *glob);
 fj_status fj_pgb_prepare(fj_pgq *x, fj_pgb *b, fj_pgs **st);
 
 /* --- values ------------------------------------------------------------------------------------ */
@@ -94,9 +92,6 @@ fj_qrows fj_pgq_rows(fj_pgq *x, fj_pgs *st);
 fj_qenv fj_pgq_env(fj_pgq *x);
 
 /* The query ops (storage/pg_query_*.c). */
-fj_status fj_pg_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_pg_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);

@@ -62,9 +62,6 @@ fj_qrows fj_sqq_rows(fj_sqq *x, sqlite3_stmt *st);
 fj_qenv fj_sqq_env(fj_sqq *x);
 
 /* The query ops (storage/sqlite_query_*.c). */
-fj_status fj_sq_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
