@@ -404,10 +404,4 @@ typedef struct fj_pg_cb_env {
  * compared with the points before them, so those go packet by packet in arrival order. */
 fj_status fj_pg_write_chimbuko(fj_store *s, const fj_pg_cb_env *envs, size_t n, fj_err *err);
 
-/* The Chimbuko query ops of storage/core/store.h (docs/chimbuko.md), one read snapshot each. */
-fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-
 #endif

@@ -867,9 +867,9 @@ const fj_store_ops fj_store_sqlite_ops = {
     .ts_read = fj_sq_ts_read,
     .cc_messages = fj_sq_cc_messages,
     .cc_jobs = fj_sq_cc_jobs,
-    .cb_runs = fj_sq_cb_runs,
-    .cb_series = fj_sq_cb_series,
-    .cb_top = fj_sq_cb_top,
-    .cb_records = fj_sq_cb_records,
+    .cb_runs = fj_cb_q_runs,
+    .cb_series = fj_cb_q_series,
+    .cb_top = fj_cb_q_top,
+    .cb_records = fj_cb_q_records,
     .q_node_usage = fj_q_node_usage,
 };
