@@ -240,9 +240,6 @@ void fj_pg_map_clear(fj_pg_map *m);
                    "c.cluster_id AND x.job_id = c.job_id AND x.job_step = '' WHERE k.name = $1::text AND " \
                    "($2::bigint = 0 OR coalesce(c.stop_time, 9223372036) >= $2::bigint) AND ($3::bigint " \
                    "= 0 OR c.start_time <= $3::bigint) ORDER BY c.start_time, c.id LIMIT $4::bigint")    \
-    X(Q_MEASURE_LATEST, "SELECT m.time, m.snapshot FROM measurement_snapshots m JOIN clusters c ON "     \
-                        "c.id = m.cluster_id JOIN nodes n ON n.id = m.node_id AND n.cluster_id = c.id "  \
-                        "WHERE c.name = $1::text AND n.name = $2::text ORDER BY m.time DESC LIMIT 1")
 
 typedef enum fj_pg_stmt_id {
 #define FJ_PG_ENUM(name, sql) FJ_PG_##name,
@@ -381,12 +378,10 @@ fj_status fj_pg_retention(fj_store *s, bool force, fj_err *err);
 /* Parses a decimal integer column value (0 for NULL or garbage). */
 int64_t fj_pg_int(const PGresult *r, int row, int col);
 
-/* The write path (storage/pg/write.c) and the read of a node's latest aicr snapshot (storage/pg/measure.c). */
+/* The write path (storage/pg/write.c). */
 fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                       fj_err *err);
 void fj_pg_write_free(fj_store *s);
-fj_status fj_pg_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
-                                   fj_err *err);
 
 /* --- Chimbuko (storage/pg/chimbuko.c; schema migrations/postgres/0003_chimbuko.sql) --------------------- */
 

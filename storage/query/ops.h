@@ -19,6 +19,8 @@ fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
+                                  fj_err *err);
 /* Chimbuko's (storage/chimbuko/query.c) */
 fj_status fj_cb_q_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 fj_status fj_cb_q_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);

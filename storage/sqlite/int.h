@@ -284,12 +284,10 @@ void fj_sq_write_free(fj_store *s);
 /* The write path (storage/sqlite/write.c). */
 fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                       fj_err *err);
-/* aicr snapshots (storage/sqlite/measure.c): one envelope's write inside the write transaction, and the
- * measurement_latest op. */
+/* aicr snapshots (storage/sqlite/measure.c): one envelope's write inside the write transaction (the
+ * read is written once: storage/query/measure.c). */
 fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cluster_id, int64_t node_id,
                                    fj_write_count *cnt, fj_err *err);
-fj_status fj_sq_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
-                                   fj_err *err);
 
 /* Line-protocol metrics and ClusterCockpit records (storage/sqlite/ts.c). fj_sq_write calls
  * fj_sq_write_metrics per FJ_KIND_METRICS envelope, fj_sq_ts_precommit right before COMMIT (it
