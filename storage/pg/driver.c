@@ -488,6 +488,12 @@ static double qrows_dbl(const fj_qrows *r, int c)
     return fj_pgs_double(r->st, c);
 }
 
+static void qrows_reals(const fj_qrows *r, int col, int n, double *v)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = fj_pgs_double(r->st, col + i);
+}
+
 static const char *qrows_text(const fj_qrows *r, int c)
 {
     return fj_pgs_text(r->st, c);
@@ -514,7 +520,7 @@ static fj_status qrows_json(const fj_qrows *r, int c, fj_buf *out)
 }
 
 const fj_qrows_ops fj_pg_qrows_ops = {qrows_step,      qrows_reset,   qrows_bind_int, qrows_bind_real,
-                                      qrows_bind_text, qrows_is_null, qrows_i64,      qrows_dbl,
+                                      qrows_bind_text, qrows_is_null, qrows_i64,      qrows_dbl, qrows_reals,
                                       qrows_text,      qrows_value,   qrows_blob,     qrows_json};
 
 /* --- the driver of storage/core/driver.h ------------------------------------------------------------ */
@@ -580,6 +586,13 @@ static const fj_layout_sql layout = {
     .job_procs_gpu = JOB_PROCS(", g.gpu_util_m, g.gpu_memory_kb",
                                " LEFT JOIN sample_proc_gpus g ON g.node_id = p.node_id AND g.time = p.time"
                                " AND g.job = p.job AND g.epoch = p.epoch AND g.seq = p.seq"),
+    .load_gpus = "SELECT g.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                 " FROM sample_gpus g WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
+                 " ORDER BY g.time, g.idx",
+    .gpu_load_cards = "SELECT g.idx, u.s, g.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                      " FROM sample_gpus g LEFT JOIN strings u ON u.id = g.uuid_id"
+                      " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
+                      " ORDER BY g.idx, u.s NULLS FIRST, g.time",
 };
 
 const fj_driver fj_pg_driver = {

@@ -334,7 +334,7 @@ fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *val
 /* Runs SQL without parameters (transaction control, SET LOCAL). */
 fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err);
 
-/* Hourly load roll-ups (storage/pg/query_load.c): recomputes every (node, hour) listed in
+/* Hourly load roll-ups (storage/pg/rollup.c): recomputes every (node, hour) listed in
  * load_hourly_todo from the samples and empties the list. Inside the writer's transaction, after
  * the group's sample rows; also completes the backfill of migration 0004. */
 fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err);

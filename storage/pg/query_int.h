@@ -91,9 +91,5 @@ fj_qrows fj_pgq_rows(fj_pgq *x, fj_pgs *st);
 /* x after fj_pgq_cluster and fj_pgq_load_nodes. */
 fj_qenv fj_pgq_env(fj_pgq *x);
 
-/* The query ops (storage/pg_query_*.c). */
-fj_status fj_pg_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 
 #endif

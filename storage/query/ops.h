@@ -13,6 +13,9 @@ fj_status fj_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj
 fj_status fj_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_status fj_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);

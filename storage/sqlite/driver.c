@@ -120,6 +120,12 @@ static double qrows_dbl(const fj_qrows *r, int c)
     return sqlite3_column_double(r->st, c);
 }
 
+static void qrows_reals(const fj_qrows *r, int col, int n, double *v)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = sqlite3_column_double(r->st, col + i);
+}
+
 static const char *qrows_text(const fj_qrows *r, int c)
 {
     return (const char *)sqlite3_column_text(r->st, c);
@@ -148,7 +154,7 @@ static fj_status qrows_json(const fj_qrows *r, int c, fj_buf *out)
 }
 
 const fj_qrows_ops fj_sq_qrows_ops = {qrows_step,      qrows_reset, qrows_bind_int, qrows_bind_real,
-                                      qrows_bind_text, qrows_is_null, qrows_i64,  qrows_dbl,
+                                      qrows_bind_text, qrows_is_null, qrows_i64,  qrows_dbl, qrows_reals,
                                       qrows_text,      qrows_value, qrows_blob,     qrows_json};
 
 
@@ -225,6 +231,14 @@ static const fj_layout_sql layout = {
                  " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))",
     .job_procs = JOB_PROCS("", ""),
     .job_procs_gpu = JOB_PROCS(", g.gpu_util_m, g.gpu_memory_kb", " LEFT JOIN sample_proc_gpus g ON g.proc_id = p.id"),
+    .load_gpus = "SELECT s.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                 " FROM samples s CROSS JOIN sample_gpus g ON g.sample_id = s.id"
+                 " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3 ORDER BY s.time, g.idx",
+    .gpu_load_cards = "SELECT g.idx, u.s, s.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                      " FROM samples s CROSS JOIN sample_gpus g ON g.sample_id = s.id"
+                      " LEFT JOIN strings u ON u.id = g.uuid_id"
+                      " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
+                      " ORDER BY g.idx, u.s NULLS FIRST, s.time",
 };
 
 const fj_driver fj_sqlite_driver = {

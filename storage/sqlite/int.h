@@ -200,7 +200,7 @@ struct fj_store {
     const fj_store_ops *ops; /* first: storage/core/store.c finds the ops table through it */
     sqlite3 *db;
     struct fj_sq_ts *ts;     /* line-protocol metrics state (storage/sqlite/ts.c); NULL until used */
-    struct fj_sq_rollup *rollup; /* the load roll-up drain's statements (storage/sqlite/query_load.c) */
+    struct fj_sq_rollup *rollup; /* the load roll-up drain's statements (storage/sqlite/load.c) */
     fj_store_mode mode;
     bool migrating;
     int64_t job_gap_s;
@@ -296,7 +296,7 @@ fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cl
 fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count *cnt, fj_err *err);
 fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err);
 
-/* Hourly load roll-ups (storage/sqlite/query_load.c): brings every (node, hour) listed in load_hourly_todo
+/* Hourly load roll-ups (storage/sqlite/load.c): brings every (node, hour) listed in load_hourly_todo
  * up to date from the samples (appending or recomputing) and empties the list. Inside a write
  * transaction, after the buffered rows went in; also completes the backfill of migration 0006. */
 fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err);

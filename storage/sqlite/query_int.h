@@ -61,9 +61,8 @@ fj_qrows fj_sqq_rows(fj_sqq *x, sqlite3_stmt *st);
 /* x after fj_sqq_cluster and fj_sqq_load_nodes. */
 fj_qenv fj_sqq_env(fj_sqq *x);
 
-/* The query ops (storage/sqlite_query_*.c). */
+/* The node and cluster load ops with the one-pass reader of many nodes (storage/sqlite/load.c). */
 fj_status fj_sq_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_sq_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 
 #endif
