@@ -75,7 +75,7 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
         rs = fj_pgq_fail(&x, r, "clear load roll-ups");
         goto out;
     }
-    fj_qenv e = fj_pgq_env(&x);
+    fj_qenv e = fj_qx_env(&x);
     fj_qload l;
     fj_qload_hour_init(&l, &e, &st);
     while ((r = fj_pgs_step(todo)) == FJ_PGS_ROW) {

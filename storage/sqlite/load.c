@@ -25,6 +25,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Prepares sql in x as SQLite's own statement (read directly in the hot loops below). */
+static fj_status fj_sqq_prepare(fj_sqq *x, const char *sql, sqlite3_stmt **st)
+{
+    fj_qrows r;
+    fj_status rs = fj_sqlite_driver.prepare(x, sql, &r);
+    *st = r.st;
+    return rs;
+}
+
+/* Maps a failed sqlite3_step result. */
+static fj_status fj_sqq_fail(fj_sqq *x, int rc, const char *what)
+{
+    return fj_sq_fail(x->s, rc, what, x->err);
+}
+
 /* More nodes than this are read in one pass. */
 #define SCAN_MIN_NODES 16
 /* Bucket memory of all nodes at once (one pass) at most; above, nodes are read one by one. */
@@ -364,7 +379,7 @@ static bool half_start(const pass_stmts *p, const fj_qload *l, half *h, size_t c
     fj_qload *m = &h->l;
     if (!(x->a = fj_arena_create()) || !(m->ns = fj_arena_calloc(x->a, l->n_ns + 1, sizeof *m->ns)))
         goto fail;
-    m->e = fj_sqq_env(x);
+    m->e = fj_qx_env(x);
     m->g = l->g;
     m->from = l->g.from + (int64_t)cut * l->g.step;
     m->to = l->to;
@@ -589,7 +604,7 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
         return rs;
     }
     struct fj_sq_rollup *cache = s->rollup;
-    fj_qenv e = fj_sqq_env(&x);
+    fj_qenv e = fj_qx_env(&x);
     fj_qload_stmts st = node_rows(&x, cache->node);
     fj_qload l;
     fj_qload_hour_init(&l, &e, &st);
