@@ -1,6 +1,7 @@
 /* storage/chimbuko/query.c — the Chimbuko query semantics every backend shares (storage/chimbuko/query.h): which
  * rows a filter keeps, and the values of the result rows, events with their labels and pages. */
 #include "storage/chimbuko/query.h"
+#include "storage/query/ops.h"
 
 #include <stdio.h>
 
@@ -276,14 +277,97 @@ fj_status fj_cb_emit_events(const fj_qrows *r, fj_cb_query *q, fj_sink *k, fj_er
     return rs;
 }
 
-/* --- the queries, around a backend ----------------------------------------------------------- */
+/* --- the queries ------------------------------------------------------------------------------- */
 
-/* A query under way: the backend's query x with its read transaction (when began), and the SQL
- * under construction with its parameters, which the filters append to. */
+/* A statement's own SQL: select ("SELECT ... FROM t JOIN strings r ...", named as fj_cb_filters
+ * expects) comes before the filters, order (" [GROUP BY ...] ORDER BY ...") after them. */
+typedef struct cb_select {
+    const char *select;
+    const char *order;
+} cb_select;
+
+/* A count rounded half away from zero as SQLite rounds (round() of a numeric, not of a double,
+ * on PostgreSQL), as an integer. */
+#define ROUND_INT(x) "CAST(round(CAST(" x " AS NUMERIC)) AS BIGINT)"
+
+/* The run list: select continues "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets
+ * WHERE cluster_id = ?1" up to "FROM runs JOIN strings r ...", order follows the run filter. Text
+ * is sorted byte-wise ({bytes}) and NULL sorts low (NULLS LAST in descending orders, as SQLite's
+ * default is), so that every backend answers alike. */
+static const cb_select runs_sql = {
+    " UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = ?1"
+    " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = ?1"
+    " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = ?1"
+    " UNION SELECT run_id FROM chimbuko_counters WHERE cluster_id = ?1)"
+    " SELECT r.s,"
+    " (SELECT count(*) FROM chimbuko_packets p WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
+    " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p"
+    "  WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
+    " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p"
+    "  WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
+    " (SELECT count(*) FROM chimbuko_events e"
+    "  WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = TRUE),"
+    " (SELECT count(*) FROM chimbuko_events e"
+    "  WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = FALSE),"
+    " (SELECT count(*) FROM (SELECT DISTINCT app, rank FROM chimbuko_rank_steps t WHERE t.cluster_id = ?1"
+    "  AND t.run_id = runs.run_id) d)"
+    " FROM runs JOIN strings r ON r.id = runs.run_id",
+    " ORDER BY r.s{bytes}"};
+
+/* cb_series */
+static const cb_select ranks_sql = {
+    "SELECT r.s, t.app, t.rank, t.step, t.max_ts_us / 1000000, t.min_ts_us, t.max_ts_us, t.n_anomalies,"
+    " t.score_max, t.score_mean, t.scores FROM chimbuko_rank_steps t JOIN strings r ON r.id = t.run_id",
+    " ORDER BY r.s{bytes}, t.app, t.rank, t.step"};
+static const cb_select functions_sql = {
+    "SELECT r.s, t.app, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
+    " " ROUND_INT("t.anomalies") ", t.calls, t.anomaly_stats, t.inclusive, t.exclusive"
+    " FROM chimbuko_func_stats t JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+    " ORDER BY r.s{bytes}, t.app, t.fid, t.created_at_ms"};
+static const cb_select metrics_sql = {
+    "SELECT r.s, t.app, t.rank, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
+    " " ROUND_INT("t.anomalies") ", t.score_max, t.severity_total, t.first_io_step,"
+    " t.last_io_step, t.new_data, t.all_data FROM chimbuko_func_metrics t"
+    " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+    " ORDER BY r.s{bytes}, t.app, t.rank, t.fid, t.created_at_ms"};
+static const cb_select counters_sql = {
+    "SELECT r.s, t.app, n.s, t.created_at_ms / 1000, t.created_at_ms, t.count, t.total, t.stats"
+    " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id"
+    " JOIN strings n ON n.id = t.counter_id",
+    " ORDER BY r.s{bytes}, t.app, n.s{bytes}, t.created_at_ms"};
+
+/* cb_top */
+static const cb_select top_ranks_sql = {
+    "SELECT r.s, t.app, t.rank, CAST(sum(t.n_anomalies) AS BIGINT), count(*), max(t.score_max),"
+    " min(t.min_ts_us) / 1000000, max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t"
+    " JOIN strings r ON r.id = t.run_id",
+    " GROUP BY r.s, t.app, t.rank ORDER BY 4 DESC NULLS LAST, 6 DESC NULLS LAST, r.s{bytes}, t.app, t.rank"};
+static const cb_select top_functions_sql = {
+    "SELECT r.s, t.app, t.fid, max(n.s{bytes}), " ROUND_INT("sum(t.anomalies)") ","
+    " count(DISTINCT t.rank), max(t.score_max), sum(t.severity_total) FROM chimbuko_func_metrics t"
+    " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+    " GROUP BY r.s, t.app, t.fid ORDER BY 5 DESC NULLS LAST, 7 DESC NULLS LAST, r.s{bytes}, t.app, t.fid"};
+
+/* cb_records of the collections but events */
+static const cb_select metadata_sql = {
+    "SELECT r.s, t.pid, t.rid, t.tid, d.s, t.value FROM chimbuko_metadata t JOIN strings r ON"
+    " r.id = t.run_id JOIN strings d ON d.id = t.descr_id",
+    " ORDER BY r.s{bytes}, t.pid, t.rid, t.tid, d.s{bytes}"};
+static const cb_select profiles_sql = {
+    "SELECT r.s, t.app, t.fid, n.s, " ROUND_INT("t.anomalies") ", t.exclusive_total_us,"
+    " t.inclusive, t.exclusive, t.anomaly_metrics FROM chimbuko_profiles t JOIN strings r ON"
+    " r.id = t.run_id JOIN strings n ON n.id = t.name_id",
+    " ORDER BY r.s{bytes}, t.app, t.fid"};
+static const cb_select final_counters_sql = {
+    "SELECT r.s, t.app, n.s, t.count, t.total, t.stats FROM chimbuko_counters t JOIN strings r ON"
+    " r.id = t.run_id JOIN strings n ON n.id = t.counter_id",
+    " ORDER BY r.s{bytes}, t.app, n.s{bytes}"};
+
+/* A query under way: its read transaction (when began), and the SQL under construction with its
+ * parameters, which the filters append to. */
 typedef struct cq {
-    const fj_cb_backend *be;
-    void *x;
-    fj_query fq; /* the part of the backend's query it reads: the cluster */
+    fj_qx x;
+    fj_query fq; /* the part of the running query's that it reads: the cluster */
     fj_cb_query *q;
     fj_sink *k;
     fj_err *err;
@@ -292,45 +376,46 @@ typedef struct cq {
     bool began;
 } cq;
 
-static fj_status cq_begin(cq *c, const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k,
-                          fj_err *err)
+static fj_status cq_begin(cq *c, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
-    *c = (cq){.be = be, .x = x, .q = q, .k = k, .err = err};
+    *c = (cq){.q = q, .k = k, .err = err};
     q->next.set = false;
-    fj_qb_init(&c->sql, be->mark);
+    fj_qb_init(&c->sql, fj_driver_of(s)->dialect.mark);
     if (!q->cluster || !*q->cluster)
         return fj_err_set(err, FJ_EINVAL, "cluster", "parameter 'cluster': required");
     c->fq.cluster = q->cluster;
-    fj_status st = be->begin(x, s, &c->fq, k, err);
+    fj_status st = fj_qx_begin(&c->x, s, &c->fq, k, err);
     if (st != FJ_OK)
         return st;
     c->began = true;
-    return be->cluster(x, &c->cluster_id);
+    st = fj_qx_cluster(&c->x);
+    c->cluster_id = c->x.cluster_id;
+    return st;
 }
 
 static fj_status cq_end(cq *c, fj_status st)
 {
     fj_qb_free(&c->sql);
-    return c->began ? c->be->end(c->x, st) : st;
+    return c->began ? fj_qx_end(&c->x, st) : st;
 }
 
 /* Prepares the SQL built so far (and starts over with an empty builder), then emits its rows as
  * table t, or as events when t is NULL. */
 static fj_status run_emit(cq *c, const fj_qtable *t)
 {
-    fj_qrows r;
-    fj_status rs = c->be->prepare(c->x, &c->sql, &r);
+    fj_qrows r = {0};
+    fj_status rs = fj_qx_prepare_qb(&c->x, &c->sql, &r);
     fj_qb_free(&c->sql);
-    fj_qb_init(&c->sql, c->be->mark);
+    fj_qb_init(&c->sql, c->x.d->dialect.mark);
     if (rs == FJ_OK)
         rs = t ? fj_cb_emit(&r, c->k, t) : fj_cb_emit_events(&r, c->q, c->k, c->err);
-    c->be->finalize(&r);
+    fj_qx_finalize(&c->x, &r);
     return rs;
 }
 
-/* One statement of the backend's SQL sel over row set rows, filtered and limited as q asks; its
- * rows as table t. */
-static fj_status select_emit(cq *c, const fj_cb_select *sel, fj_cb_rows rows, const fj_qtable *t)
+/* One statement of SQL sel over row set rows, filtered and limited as q asks; its rows as table
+ * t. */
+static fj_status select_emit(cq *c, const cb_select *sel, fj_cb_rows rows, const fj_qtable *t)
 {
     put(&c->sql, sel->select);
     fj_cb_filters(&c->sql, c->q, c->cluster_id, rows);
@@ -339,48 +424,47 @@ static fj_status select_emit(cq *c, const fj_cb_select *sel, fj_cb_rows rows, co
     return run_emit(c, t);
 }
 
-fj_status fj_cbq_runs(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_cb_q_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     cq c;
-    fj_status rs = cq_begin(&c, be, x, s, q, k, err);
+    fj_status rs = cq_begin(&c, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&c, rs);
     put(&c.sql, "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets WHERE cluster_id = ");
     fj_qb_int(&c.sql, c.cluster_id);
-    put(&c.sql, be->sql->runs.select);
+    put(&c.sql, runs_sql.select);
     if (q->run) {
         put(&c.sql, " WHERE r.s = ");
         fj_qb_text(&c.sql, q->run);
     }
-    put(&c.sql, be->sql->runs.order);
+    put(&c.sql, runs_sql.order);
     return cq_end(&c, run_emit(&c, &fj_qt_cb_runs));
 }
 
-fj_status fj_cbq_series(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_cb_q_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     cq c;
-    fj_status rs = cq_begin(&c, be, x, s, q, k, err);
+    fj_status rs = cq_begin(&c, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&c, rs);
-    const fj_cb_sql *sql = be->sql;
     switch (q->series) {
-    case FJ_CBS_RANKS: rs = select_emit(&c, &sql->ranks, FJ_CBQ_RANK_STEPS, &fj_qt_cb_ranks); break;
-    case FJ_CBS_FUNCTIONS: rs = select_emit(&c, &sql->functions, FJ_CBQ_FUNC_STATS, &fj_qt_cb_functions); break;
-    case FJ_CBS_METRICS: rs = select_emit(&c, &sql->metrics, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_metrics); break;
-    case FJ_CBS_COUNTERS: rs = select_emit(&c, &sql->counters, FJ_CBQ_COUNTER_STATS, &fj_qt_cb_counters); break;
+    case FJ_CBS_RANKS: rs = select_emit(&c, &ranks_sql, FJ_CBQ_RANK_STEPS, &fj_qt_cb_ranks); break;
+    case FJ_CBS_FUNCTIONS: rs = select_emit(&c, &functions_sql, FJ_CBQ_FUNC_STATS, &fj_qt_cb_functions); break;
+    case FJ_CBS_METRICS: rs = select_emit(&c, &metrics_sql, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_metrics); break;
+    case FJ_CBS_COUNTERS: rs = select_emit(&c, &counters_sql, FJ_CBQ_COUNTER_STATS, &fj_qt_cb_counters); break;
     default: rs = fj_err_set(err, FJ_EINVAL, "series", "unknown series %d", (int)q->series); break;
     }
     return cq_end(&c, rs);
 }
 
-fj_status fj_cbq_top(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_cb_q_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     cq c;
-    fj_status rs = cq_begin(&c, be, x, s, q, k, err);
+    fj_status rs = cq_begin(&c, s, q, k, err);
     if (rs == FJ_OK)
-        rs = select_emit(&c, &be->sql->top_ranks, FJ_CBQ_TOP_RANKS, &fj_qt_cb_top_ranks);
+        rs = select_emit(&c, &top_ranks_sql, FJ_CBQ_TOP_RANKS, &fj_qt_cb_top_ranks);
     if (rs == FJ_OK)
-        rs = select_emit(&c, &be->sql->top_functions, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_top_functions);
+        rs = select_emit(&c, &top_functions_sql, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_top_functions);
     return cq_end(&c, rs);
 }
 
@@ -404,27 +488,26 @@ static fj_status query_events(cq *c)
                  " LEFT JOIN strings h ON h.id = e.host_id");
     fj_cb_filters(&c->sql, q, c->cluster_id, FJ_CBQ_EVENTS);
     if (q->collection == FJ_CB_ANOMALIES || q->collection == FJ_CB_NORMALEXECS)
-        put(&c->sql, c->be->sql->event_is_anomaly[q->collection == FJ_CB_ANOMALIES]);
+        put(&c->sql, q->collection == FJ_CB_ANOMALIES ? " AND e.anomaly = TRUE" : " AND e.anomaly = FALSE");
     put(&c->sql, " ORDER BY e.entry_us, e.id");
     fj_cb_limit(&c->sql, q, 1); /* one more than a page: is there a next one? */
     return run_emit(c, NULL);
 }
 
-fj_status fj_cbq_records(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     cq c;
-    fj_status rs = cq_begin(&c, be, x, s, q, k, err);
+    fj_status rs = cq_begin(&c, s, q, k, err);
     if (rs != FJ_OK)
         return cq_end(&c, rs);
-    const fj_cb_sql *sql = be->sql;
     switch (q->collection) {
     case FJ_CB_PACKET:
     case FJ_CB_ANOMALIES:
     case FJ_CB_NORMALEXECS: rs = query_events(&c); break;
-    case FJ_CB_METADATA: rs = select_emit(&c, &sql->metadata, FJ_CBQ_METADATA, &fj_qt_cb_metadata); break;
-    case FJ_CB_FUNC_STATS: rs = select_emit(&c, &sql->profiles, FJ_CBQ_PROFILES, &fj_qt_cb_profiles); break;
+    case FJ_CB_METADATA: rs = select_emit(&c, &metadata_sql, FJ_CBQ_METADATA, &fj_qt_cb_metadata); break;
+    case FJ_CB_FUNC_STATS: rs = select_emit(&c, &profiles_sql, FJ_CBQ_PROFILES, &fj_qt_cb_profiles); break;
     case FJ_CB_COUNTER_STATS:
-        rs = select_emit(&c, &sql->final_counters, FJ_CBQ_COUNTERS, &fj_qt_cb_final_counters);
+        rs = select_emit(&c, &final_counters_sql, FJ_CBQ_COUNTERS, &fj_qt_cb_final_counters);
         break;
     default: rs = fj_err_set(err, FJ_EINVAL, "collection", "unknown collection %d", (int)q->collection); break;
     }

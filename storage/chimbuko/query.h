@@ -3,9 +3,9 @@
  * rows a backend reads become the rows of the result tables (storage/chimbuko/cols.c), events with their
  * labels and pages included. Each backend supplies its SQL, statements and read transaction; the
  * filters append to the shared SQL builder (storage/query/sqlbuf.h) and rows are read through the
- * backend's statement reader (storage/query/backend.h). The queries themselves (fj_cbq_*) are run here
- * too, around the backend's SELECT texts (fj_cb_sql) and its transaction and statements
- * (fj_cb_backend). A change of what a query means is made here once. Not a public header. */
+ * backend's statement reader (storage/query/backend.h). The queries themselves (the cb ops of
+ * storage/query/ops.h) are storage/chimbuko/query.c's too, their SQL written once in the driver's
+ * dialect. A change of what a query means is made here once. Not a public header. */
 #ifndef FJ_CHIMBUKO_QUERY_H
 #define FJ_CHIMBUKO_QUERY_H
 
@@ -61,51 +61,5 @@ enum {
  * fj_qt_cb_events: at most q->limit of them, setting q->next to the last row sent when one more
  * follows (q->next cleared otherwise). err: for an internal failure. */
 fj_status fj_cb_emit_events(const fj_qrows *r, fj_cb_query *q, fj_sink *k, fj_err *err);
-
-/* --- the queries, around a backend ------------------------------------------------------------ */
-
-/* A statement's own SQL: select ("SELECT ... FROM t JOIN strings r ...", named as fj_cb_filters
- * expects) comes before the filters, order (" [GROUP BY ...] ORDER BY ...") after them. */
-typedef struct fj_cb_select {
-    const char *select;
-    const char *order;
-} fj_cb_select;
-
-/* What a backend's Chimbuko queries say in its own SQL: placeholders ($1 or ?1 for the cluster),
- * byte-wise collation, rounding, booleans. */
-typedef struct fj_cb_sql {
-    /* The run list: select continues "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets
-     * WHERE cluster_id = $1" up to "FROM runs JOIN strings r ...", order follows the run filter. */
-    fj_cb_select runs;
-    fj_cb_select ranks, functions, metrics, counters; /* cb_series */
-    fj_cb_select top_ranks, top_functions;            /* cb_top */
-    fj_cb_select metadata, profiles, final_counters;  /* cb_records of the collections but events */
-    /* Appended to the events' filters for normalexecs [0] and anomalies [1]. */
-    const char *event_is_anomaly[2];
-} fj_cb_sql;
-
-/* A backend's read transaction and statements, on its own query x (fj_sqq, fj_pgq: opaque here,
- * in the caller's storage). */
-typedef struct fj_cb_backend {
-    const fj_cb_sql *sql;
-    char mark; /* the SQL builder's placeholders: '?' or '$' */
-    /* Begins the read transaction of fq, which names the cluster and nothing else. */
-    fj_status (*begin)(void *x, fj_store *s, fj_query *fq, fj_sink *k, fj_err *err);
-    /* Looks fq's cluster up (FJ_ENOTFOUND when unknown). */
-    fj_status (*cluster)(void *x, int64_t *cluster_id);
-    /* Ends what begin began, after success or failure; returns st or a failure of its own. */
-    fj_status (*end)(void *x, fj_status st);
-    /* Prepares b's SQL with its parameters bound, to be read through *r; *r is set even when this
-     * fails, so that finalize can always follow. */
-    fj_status (*prepare)(void *x, fj_qb *b, fj_qrows *r);
-    void (*finalize)(const fj_qrows *r);
-} fj_cb_backend;
-
-/* The store's cb_runs, cb_series, cb_top and cb_records (storage/core/store.h) on backend be, with x the
- * backend's query (uninitialised: begun and ended here). */
-fj_status fj_cbq_runs(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cbq_series(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cbq_top(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cbq_records(const fj_cb_backend *be, void *x, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 
 #endif

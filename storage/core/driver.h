@@ -27,6 +27,13 @@ typedef struct fj_dialect {
     const char *bytewise; /* {bytes}: after a text in ORDER BY, byte-wise order ("" on SQLite,
                            * whose default collation is byte-wise; COLLATE "C" on PostgreSQL) */
     const char *greatest; /* {greatest}: the larger of its arguments ("max" or "greatest") */
+    const char *cross;    /* {cross}: a join whose left side is read first ("CROSS JOIN" on SQLite,
+                           * whose planner takes it as the loop order; "JOIN" on PostgreSQL) */
+    const char *real;     /* {real}: after a parenthesised number, what makes it a double ("" on
+                           * SQLite, whose division already gives one; "::float8" on PostgreSQL,
+                           * whose gives a numeric) */
+    bool glob_regex;      /* a command glob (*, ?, [...], SQLite's GLOB) is matched as a POSIX
+                           * regular expression with ~ (PostgreSQL) rather than with GLOB */
     /* For the writers (not used by queries yet): how an insert that ignores a duplicate key is
      * written, before the table and after the values. */
     const char *insert_ignore_head; /* "INSERT OR IGNORE INTO" or "INSERT INTO" */
@@ -46,10 +53,11 @@ typedef struct fj_dialect {
  * - The column functions read the current row by 0-based index. text stays valid until the next
  *   step (NULL for NULL); value gives a column as an fj_value of type t or null, with the
  *   backend's own conversions; blob gives a binary column's bytes (NULL and 0 for NULL), valid
- *   until the next step or blob call; json appends a column to out as a JSON null, number or
+ *   until the next step or blob call; reals reads a run of columns as doubles with one call
+ *   (fj_qr_dbl each); json appends a column to out as a JSON null, number or
  *   string as the backend stores it (failing as out does).
  * The hot loops of a backend's own bulk readers read their statement directly, not through these
- * indirect calls (storage/sqlite/query_load.c). */
+ * indirect calls (storage/sqlite/load.c). */
 typedef struct fj_qrows fj_qrows;
 typedef struct fj_qrows_ops {
     fj_status (*step)(const fj_qrows *r, const char *what, bool *row);
@@ -60,6 +68,8 @@ typedef struct fj_qrows_ops {
     bool (*is_null)(const fj_qrows *r, int col);
     int64_t (*i64)(const fj_qrows *r, int col);
     double (*dbl)(const fj_qrows *r, int col);
+    /* n columns from col on as doubles into v (0 for NULL), in one call: for rows of many values */
+    void (*reals)(const fj_qrows *r, int col, int n, double *v);
     const char *(*text)(const fj_qrows *r, int col);
     fj_value (*value)(const fj_qrows *r, int col, fj_vtype t);
     const unsigned char *(*blob)(const fj_qrows *r, int col, size_t *len);
@@ -104,6 +114,10 @@ static inline double fj_qr_dbl(const fj_qrows *r, int col)
 {
     return r->ops->dbl(r, col);
 }
+static inline void fj_qr_reals(const fj_qrows *r, int col, int n, double *v)
+{
+    r->ops->reals(r, col, n, v);
+}
 static inline const char *fj_qr_text(const fj_qrows *r, int col)
 {
     return r->ops->text(r, col);
@@ -123,6 +137,18 @@ typedef struct fj_layout_sql {
     const char *usage_samples; /* ?1 node: key, time, boot, used_memory_kb, load1, cpus; the
                                 * latest two, newest first (key: what usage_gpus's ?2 takes) */
     const char *usage_gpus;    /* ?1 node, ?2 a sample's key: count(*), sum(ce_util), sum(memory_kb) */
+    /* A job's samples (storage/query/jobs.h's fj_qjob_stmts and fj_qprofile_rows say the
+     * columns): the key of job ?1's latest sample on node ?2 at or before time ?3; the usage of
+     * its processes in one sample; its process rows in a window, without and with GPU columns. */
+    const char *job_last_sample;
+    const char *job_usage;
+    const char *job_procs;
+    const char *job_procs_gpu;
+    /* A node's cards (storage/query/load.h's fj_qload_stmts and fj_qload_gpu_rows say the
+     * columns): node ?1's card readings in times ?2..?3 by time and index; and with the card's
+     * index and uuid first, by index, uuid (NULL first) and time. */
+    const char *load_gpus;
+    const char *gpu_load_cards;
 } fj_layout_sql;
 
 /* --- the driver ------------------------------------------------------------------------------- */

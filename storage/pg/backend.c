@@ -223,7 +223,7 @@ static void pg_close(fj_store *s)
     if (s->conn)
         PQfinish(s->conn);
     fj_pg_write_free(s);
-    fj_pg_map_clear(&s->names);
+    fj_intern_clear(&s->names);
     fj_free(s->weeks);
     fj_free(s->url);
     fj_free(s->shown);
@@ -386,12 +386,12 @@ static const fj_store_query_ops query_ops = {
     .q_nodes = fj_q_nodes,
     .q_sysinfo = fj_q_sysinfo,
     .q_topology = fj_q_topology,
-    .q_jobs = fj_pg_q_jobs,
-    .q_job = fj_pg_q_job,
-    .q_profile = fj_pg_q_profile,
-    .q_node_load = fj_pg_q_node_load,
-    .q_cluster_load = fj_pg_q_cluster_load,
-    .q_gpu_load = fj_pg_q_gpu_load,
+    .q_jobs = fj_q_jobs,
+    .q_job = fj_q_job,
+    .q_profile = fj_q_profile,
+    .q_node_load = fj_q_node_load,
+    .q_cluster_load = fj_q_cluster_load,
+    .q_gpu_load = fj_q_gpu_load,
     .q_slurm_jobs = fj_q_slurm_jobs,
     .q_partitions = fj_q_partitions,
     .q_node_states = fj_q_node_states,
@@ -412,14 +412,14 @@ static const fj_store_ts_ops ts_ops = {
 };
 
 static const fj_store_chimbuko_ops chimbuko_ops = {
-    .cb_runs = fj_pg_cb_runs,
-    .cb_series = fj_pg_cb_series,
-    .cb_top = fj_pg_cb_top,
-    .cb_records = fj_pg_cb_records,
+    .cb_runs = fj_cb_q_runs,
+    .cb_series = fj_cb_q_series,
+    .cb_top = fj_cb_q_top,
+    .cb_records = fj_cb_q_records,
 };
 
 static const fj_store_measure_ops measure_ops = {
-    .measurement_latest = fj_pg_measurement_latest,
+    .measurement_latest = fj_q_measurement_latest,
 };
 
 /* Every op is implemented: line-protocol metrics in storage/pg/ts.c and storage/pg/ts_read.c. */

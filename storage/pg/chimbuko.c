@@ -1,7 +1,7 @@
 /* storage/pg/chimbuko.c — Chimbuko in the PostgreSQL backend (schema: migrations/postgres/0003_chimbuko.sql),
  * the counterpart of storage/sqlite/chimbuko.c with the same rows, counts and answers: the write of a
- * group's Chimbuko envelopes inside the writer's transaction, and the query ops (runs, series, top,
- * records) into the row sinks of storage/core/store_query.h with the columns of storage/chimbuko/cols.c.
+ * group's Chimbuko envelopes inside the writer's transaction (the queries are written once:
+ * storage/chimbuko/query.c).
  *
  * Writes are batched: a table's rows of the whole group go in one prepared statement,
  * INSERT ... SELECT FROM unnest($1::bigint[], ...) WITH ORDINALITY ... ON CONFLICT DO NOTHING,
@@ -12,9 +12,8 @@
  * point before it, which may have arrived earlier in the same group: those two statements run
  * packet by packet, in arrival order.
  *
- * What goes in which column and what a query means are shared with SQLite (storage/chimbuko/rows.h,
- * storage/chimbuko/query.h); this file holds the SQL, the batching and the statements. */
-#include "storage/chimbuko/query.h"
+ * What goes in which column is shared with SQLite (storage/chimbuko/rows.h); this file holds the
+ * writer's SQL, the batching and the statements. */
 #include "storage/core/try.h"
 #include "storage/chimbuko/rows.h"
 #include "storage/pg/int.h"
@@ -244,9 +243,9 @@ static void need(cw *w, const char *s)
     if (!s)
         s = "";
     size_t len = strlen(s);
-    if (fj_pg_map_get(&w->s->names, FJ_PG_NS_STRING, s, len))
+    if (fj_intern_get(&w->s->names, FJ_PG_NS_STRING, s, len))
         return;
-    if (fj_pg_map_put(&w->s->names, FJ_PG_NS_STRING, s, len, -1) != FJ_OK) {
+    if (fj_intern_put(&w->s->names, FJ_PG_NS_STRING, s, len, -1) != FJ_OK) {
         w->t.st = FJ_ENOMEM;
         return;
     }
@@ -298,7 +297,7 @@ static fj_status resolve_strings(cw *w)
     fj_status st = FJ_OK;
     for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
         const char *name = PQgetvalue(r, i, 1);
-        if (fj_pg_map_put(&w->s->names, FJ_PG_NS_STRING, name, strlen(name), fj_pg_int(r, i, 0)) != FJ_OK)
+        if (fj_intern_put(&w->s->names, FJ_PG_NS_STRING, name, strlen(name), fj_pg_int(r, i, 0)) != FJ_OK)
             st = oom(w);
     }
     if (st == FJ_OK && (size_t)PQntuples(r) != w->t.nrows)
@@ -313,7 +312,7 @@ static int64_t sid(cw *w, const char *s)
 {
     if (!s)
         s = "";
-    int64_t id = fj_pg_map_get(&w->s->names, FJ_PG_NS_STRING, s, strlen(s));
+    int64_t id = fj_intern_get(&w->s->names, FJ_PG_NS_STRING, s, strlen(s));
     return id > 0 ? id : 0;
 }
 
@@ -500,127 +499,4 @@ fj_status fj_pg_write_chimbuko(fj_store *s, const fj_pg_cb_env *envs, size_t n, 
     fj_free(w.run_ids);
     fj_free(w.fresh);
     return st;
-}
-
-/* --- queries: the backend's half ------------------------------------------------------------- */
-
-/* The SQL of the shared queries (storage/chimbuko/query.c). Text is compared and sorted byte-wise
- * (COLLATE "C") and NULL sorts low (NULLS LAST in descending orders), as in SQLite, so that both
- * backends answer alike. */
-static const fj_cb_sql cb_sql = {
-    .runs = {" UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = $1"
-             " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = $1"
-             " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = $1"
-             " UNION SELECT run_id FROM chimbuko_counters WHERE cluster_id = $1)"
-             " SELECT r.s,"
-             " (SELECT count(*) FROM chimbuko_packets p WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
-             " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p"
-             "  WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
-             " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p"
-             "  WHERE p.cluster_id = $1 AND p.run_id = runs.run_id),"
-             " (SELECT count(*) FROM chimbuko_events e"
-             "  WHERE e.cluster_id = $1 AND e.run_id = runs.run_id AND e.anomaly),"
-             " (SELECT count(*) FROM chimbuko_events e"
-             "  WHERE e.cluster_id = $1 AND e.run_id = runs.run_id AND NOT e.anomaly),"
-             " (SELECT count(*) FROM (SELECT DISTINCT app, rank FROM chimbuko_rank_steps t WHERE t.cluster_id = $1"
-             "  AND t.run_id = runs.run_id) d)"
-             " FROM runs JOIN strings r ON r.id = runs.run_id",
-             " ORDER BY r.s COLLATE \"C\""},
-    .ranks = {"SELECT r.s, t.app, t.rank, t.step, t.max_ts_us / 1000000, t.min_ts_us, t.max_ts_us, t.n_anomalies,"
-              " t.score_max, t.score_mean, t.scores FROM chimbuko_rank_steps t JOIN strings r ON r.id = t.run_id",
-              " ORDER BY r.s COLLATE \"C\", t.app, t.rank, t.step"},
-    /* round() of numeric, not of float8: half away from zero, as SQLite rounds */
-    .functions = {"SELECT r.s, t.app, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
-                  " round(t.anomalies::numeric)::bigint, t.calls, t.anomaly_stats, t.inclusive, t.exclusive"
-                  " FROM chimbuko_func_stats t JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
-                  " ORDER BY r.s COLLATE \"C\", t.app, t.fid, t.created_at_ms"},
-    .metrics = {"SELECT r.s, t.app, t.rank, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
-                " round(t.anomalies::numeric)::bigint, t.score_max, t.severity_total, t.first_io_step,"
-                " t.last_io_step, t.new_data, t.all_data FROM chimbuko_func_metrics t"
-                " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
-                " ORDER BY r.s COLLATE \"C\", t.app, t.rank, t.fid, t.created_at_ms"},
-    .counters = {"SELECT r.s, t.app, n.s, t.created_at_ms / 1000, t.created_at_ms, t.count, t.total, t.stats"
-                 " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id"
-                 " JOIN strings n ON n.id = t.counter_id",
-                 " ORDER BY r.s COLLATE \"C\", t.app, n.s COLLATE \"C\", t.created_at_ms"},
-    .top_ranks = {"SELECT r.s, t.app, t.rank, sum(t.n_anomalies)::bigint, count(*), max(t.score_max),"
-                  " min(t.min_ts_us) / 1000000, max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t"
-                  " JOIN strings r ON r.id = t.run_id",
-                  " GROUP BY r.s, t.app, t.rank ORDER BY 4 DESC NULLS LAST, 6 DESC NULLS LAST, r.s COLLATE \"C\","
-                  " t.app, t.rank"},
-    .top_functions = {"SELECT r.s, t.app, t.fid, max(n.s COLLATE \"C\"), round(sum(t.anomalies)::numeric)::bigint,"
-                      " count(DISTINCT t.rank), max(t.score_max), sum(t.severity_total) FROM chimbuko_func_metrics t"
-                      " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
-                      " GROUP BY r.s, t.app, t.fid ORDER BY 5 DESC NULLS LAST, 7 DESC NULLS LAST, r.s COLLATE \"C\","
-                      " t.app, t.fid"},
-    .metadata = {"SELECT r.s, t.pid, t.rid, t.tid, d.s, t.value FROM chimbuko_metadata t JOIN strings r ON"
-                 " r.id = t.run_id JOIN strings d ON d.id = t.descr_id",
-                 " ORDER BY r.s COLLATE \"C\", t.pid, t.rid, t.tid, d.s COLLATE \"C\""},
-    .profiles = {"SELECT r.s, t.app, t.fid, n.s, round(t.anomalies::numeric)::bigint, t.exclusive_total_us,"
-                 " t.inclusive, t.exclusive, t.anomaly_metrics FROM chimbuko_profiles t JOIN strings r ON"
-                 " r.id = t.run_id JOIN strings n ON n.id = t.name_id",
-                 " ORDER BY r.s COLLATE \"C\", t.app, t.fid"},
-    .final_counters = {"SELECT r.s, t.app, n.s, t.count, t.total, t.stats FROM chimbuko_counters t JOIN strings r ON"
-                       " r.id = t.run_id JOIN strings n ON n.id = t.counter_id",
-                       " ORDER BY r.s COLLATE \"C\", t.app, n.s COLLATE \"C\""},
-    .event_is_anomaly = {" AND NOT e.anomaly", " AND e.anomaly"},
-};
-
-/* The statements and read transaction (fj_pgq: one REPEATABLE READ snapshot) the shared queries
- * run on. */
-static fj_status cbq_begin(void *x, fj_store *s, fj_query *fq, fj_sink *k, fj_err *err)
-{
-    return fj_pgq_begin(x, s, fq, k, err);
-}
-
-static fj_status cbq_cluster(void *x, int64_t *cluster_id)
-{
-    fj_pgq *px = x;
-    fj_status rs = fj_pgq_cluster(px);
-    *cluster_id = px->cluster_id;
-    return rs;
-}
-
-static fj_status cbq_end(void *x, fj_status st)
-{
-    return fj_pgq_end(x, st);
-}
-
-static fj_status cbq_prepare(void *x, fj_qb *b, fj_qrows *r)
-{
-    fj_pgs *st = NULL;
-    fj_status rs = fj_pgb_prepare(x, b, &st);
-    *r = fj_pgq_rows(x, st);
-    return rs;
-}
-
-static void cbq_finalize(const fj_qrows *r)
-{
-    fj_pgs_finalize(r->st);
-}
-
-static const fj_cb_backend cb_backend = {&cb_sql, '$', cbq_begin, cbq_cluster, cbq_end, cbq_prepare, cbq_finalize};
-
-fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
-{
-    fj_pgq x;
-    return fj_cbq_runs(&cb_backend, &x, s, q, k, err);
-}
-
-fj_status fj_pg_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
-{
-    fj_pgq x;
-    return fj_cbq_series(&cb_backend, &x, s, q, k, err);
-}
-
-fj_status fj_pg_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
-{
-    fj_pgq x;
-    return fj_cbq_top(&cb_backend, &x, s, q, k, err);
-}
-
-fj_status fj_pg_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
-{
-    fj_pgq x;
-    return fj_cbq_records(&cb_backend, &x, s, q, k, err);
 }

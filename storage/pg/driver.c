@@ -488,6 +488,12 @@ static double qrows_dbl(const fj_qrows *r, int c)
     return fj_pgs_double(r->st, c);
 }
 
+static void qrows_reals(const fj_qrows *r, int col, int n, double *v)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = fj_pgs_double(r->st, col + i);
+}
+
 static const char *qrows_text(const fj_qrows *r, int c)
 {
     return fj_pgs_text(r->st, c);
@@ -514,7 +520,7 @@ static fj_status qrows_json(const fj_qrows *r, int c, fj_buf *out)
 }
 
 const fj_qrows_ops fj_pg_qrows_ops = {qrows_step,      qrows_reset,   qrows_bind_int, qrows_bind_real,
-                                      qrows_bind_text, qrows_is_null, qrows_i64,      qrows_dbl,
+                                      qrows_bind_text, qrows_is_null, qrows_i64,      qrows_dbl, qrows_reals,
                                       qrows_text,      qrows_value,   qrows_blob,     qrows_json};
 
 /* --- the driver of storage/core/driver.h ------------------------------------------------------------ */
@@ -544,7 +550,24 @@ static void finalize(const fj_qrows *r)
     fj_pgs_finalize(r->st);
 }
 
-/* A sample is (node, time), and so are its GPU cards' rows: its time is the key of usage_gpus. */
+/* A job's process rows in a window (fj_layout_sql's job_procs): the job's node-samples in the
+ * window and their process rows (and GPU rows when the job used a GPU). A sample is (node, time)
+ * and a process (node, time, seq) here: the dense ranks number them as SQLite's row ids would.
+ * Rows of one process are adjacent. */
+#define JOB_PROCS(gpu_cols, gpu_join)                                                                  \
+    "SELECT p.node_id, p.time, dense_rank() OVER (ORDER BY p.node_id, p.time),"                        \
+    " dense_rank() OVER (ORDER BY p.node_id, p.time, p.seq), p.pid, p.ppid, p.cmd_id, p.resident_kb,"  \
+    " p.cpu_util_m, p.rolledup, p.cpu_time, p.cpu_avg_m, p.num_threads,"                               \
+    " coalesce((SELECT (e.producer = 'fjord-push')::int FROM jobs j JOIN envelopes e"                  \
+    " ON e.cluster_id = j.cluster_id AND e.node_id = js.node_id AND e.kind = 'sample'"                 \
+    " AND e.time = js.time WHERE j.id = ?1), 0)" gpu_cols " FROM job_samples js"                        \
+    " JOIN sample_procs p ON p.node_id = js.node_id AND p.time = js.time AND p.job = ?2 AND p.epoch = ?3" \
+    gpu_join " WHERE js.rjob_id = ?1 AND js.time >= ?7 AND js.time <= ?8"                              \
+    " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))"                   \
+    " ORDER BY p.node_id, p.time, p.seq"
+
+/* A sample is (node, time), and so are its GPU cards' and its processes' rows: its time is the key
+ * of usage_gpus and job_usage. */
 static const fj_layout_sql layout = {
     .uptime_cards = "SELECT g.time, g.idx, g.failing FROM sample_gpus g"
                     " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
@@ -553,6 +576,23 @@ static const fj_layout_sql layout = {
                      " ORDER BY time DESC LIMIT 2",
     .usage_gpus = "SELECT count(*), sum(ce_util), sum(memory_kb) FROM sample_gpus"
                   " WHERE node_id = ?1 AND time = ?2",
+    .job_last_sample = "SELECT js.time FROM job_samples js WHERE js.rjob_id = ?1 AND js.node_id = ?2"
+                       " AND js.time <= ?3 ORDER BY js.time DESC LIMIT 1",
+    .job_usage = "SELECT sum(p.cpu_time), sum(p.data_read_kb), sum(p.data_written_kb)"
+                 " FROM sample_procs p WHERE p.node_id = ?7 AND p.time = ?1 AND p.job = ?2"
+                 " AND p.epoch = ?3"
+                 " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))",
+    .job_procs = JOB_PROCS("", ""),
+    .job_procs_gpu = JOB_PROCS(", g.gpu_util_m, g.gpu_memory_kb",
+                               " LEFT JOIN sample_proc_gpus g ON g.node_id = p.node_id AND g.time = p.time"
+                               " AND g.job = p.job AND g.epoch = p.epoch AND g.seq = p.seq"),
+    .load_gpus = "SELECT g.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                 " FROM sample_gpus g WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
+                 " ORDER BY g.time, g.idx",
+    .gpu_load_cards = "SELECT g.idx, u.s, g.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                      " FROM sample_gpus g LEFT JOIN strings u ON u.id = g.uuid_id"
+                      " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
+                      " ORDER BY g.idx, u.s NULLS FIRST, g.time",
 };
 
 const fj_driver fj_pg_driver = {
@@ -560,6 +600,9 @@ const fj_driver fj_pg_driver = {
     .dialect = {.mark = '$',
                 .bytewise = " COLLATE \"C\"",
                 .greatest = "greatest",
+                .cross = "JOIN",
+                .real = "::float8",
+                .glob_regex = true,
                 .insert_ignore_head = "INSERT INTO",
                 .insert_ignore_tail = " ON CONFLICT DO NOTHING",
                 .blob_type = "bytea"},

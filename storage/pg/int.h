@@ -18,16 +18,8 @@
 
 /* --- name cache: (namespace, string) -> id ----------------------------------------------------- */
 
-/* The handle's name cache is an fj_intern (storage/core/intern.h); fj_pg_map_* are the backend's
- * own functions over it, until they give way to fj_intern_* (the writers' other maps use those). */
-typedef fj_intern fj_pg_map; /* storage/core/intern.h */
-typedef fj_intern_ent fj_pg_map_ent;
-
-/* The id for (ns, key), or 0 when absent. */
-int64_t fj_pg_map_get(const fj_pg_map *m, int64_t ns, const char *key, size_t len);
-/* FJ_OK or FJ_ENOMEM. Keys are copied. */
-fj_status fj_pg_map_put(fj_pg_map *m, int64_t ns, const char *key, size_t len, int64_t id);
-void fj_pg_map_clear(fj_pg_map *m);
+/* The handle's name cache is an fj_intern (storage/core/intern.h): fj_intern_get/put/clear. */
+typedef fj_intern fj_pg_map;
 
 #define FJ_PG_NS_CLUSTER (-1)
 #define FJ_PG_NS_STRING 0 /* ns > 0: the nodes of cluster ns */
@@ -223,9 +215,6 @@ void fj_pg_map_clear(fj_pg_map *m);
                    "LIMIT 1")                                                                            \
     X(CC_JOB_STOP, "UPDATE cc_jobs SET stop_time = $2::bigint, state = $3::text WHERE id = $1::bigint "  \
                    "AND state = 'running' RETURNING 1")                                                  \
-    X(Q_MEASURE_LATEST, "SELECT m.time, m.snapshot FROM measurement_snapshots m JOIN clusters c ON "     \
-                        "c.id = m.cluster_id JOIN nodes n ON n.id = m.node_id AND n.cluster_id = c.id "  \
-                        "WHERE c.name = $1::text AND n.name = $2::text ORDER BY m.time DESC LIMIT 1")
 
 typedef enum fj_pg_stmt_id {
 #define FJ_PG_ENUM(name, sql) FJ_PG_##name,
@@ -323,7 +312,7 @@ fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err
 /* The monitoring figures (storage/pg/stats.c). */
 fj_status fj_pg_stats(fj_store *s, fj_store_stats *out, fj_err *err);
 
-/* Hourly load roll-ups (storage/pg/query_load.c): recomputes every (node, hour) listed in
+/* Hourly load roll-ups (storage/pg/rollup.c): recomputes every (node, hour) listed in
  * load_hourly_todo from the samples and empties the list. Inside the writer's transaction, after
  * the group's sample rows; also completes the backfill of migration 0004. */
 fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err);
@@ -367,12 +356,10 @@ fj_status fj_pg_retention(fj_store *s, bool force, fj_err *err);
 /* Parses a decimal integer column value (0 for NULL or garbage). */
 int64_t fj_pg_int(const PGresult *r, int row, int col);
 
-/* The write path (storage/pg/write.c) and the read of a node's latest aicr snapshot (storage/pg/measure.c). */
+/* The write path (storage/pg/write.c). */
 fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                       fj_err *err);
 void fj_pg_write_free(fj_store *s);
-fj_status fj_pg_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
-                                   fj_err *err);
 
 /* --- Chimbuko (storage/pg/chimbuko.c; schema migrations/postgres/0003_chimbuko.sql) --------------------- */
 
@@ -389,11 +376,5 @@ typedef struct fj_pg_cb_env {
  * records of every envelope go in one statement per table; a packet's profiles and counters are
  * compared with the points before them, so those go packet by packet in arrival order. */
 fj_status fj_pg_write_chimbuko(fj_store *s, const fj_pg_cb_env *envs, size_t n, fj_err *err);
-
-/* The Chimbuko query ops of storage/core/store.h (docs/chimbuko.md), one read snapshot each. */
-fj_status fj_pg_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_pg_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 
 #endif

@@ -233,7 +233,7 @@ static fj_status grow_ids(struct fj_pg_ts *t, size_t need, fj_err *err)
 
 static int64_t cluster_id(fj_store *s, const char *name)
 {
-    return fj_pg_map_get(&s->names, FJ_PG_NS_CLUSTER, name, strlen(name));
+    return fj_intern_get(&s->names, FJ_PG_NS_CLUSTER, name, strlen(name));
 }
 
 static void need_cluster(fj_store *s, const char *name)
@@ -281,7 +281,7 @@ static fj_status intern_clusters(fj_store *s, fj_batch *const *batches, size_t n
     fj_status st = FJ_OK;
     for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
         const char *name = PQgetvalue(r, i, 1);
-        if (fj_pg_map_put(&s->names, FJ_PG_NS_CLUSTER, name, strlen(name), fj_pg_int(r, i, 0)) != FJ_OK)
+        if (fj_intern_put(&s->names, FJ_PG_NS_CLUSTER, name, strlen(name), fj_pg_int(r, i, 0)) != FJ_OK)
             st = oom(err);
     }
     PQclear(r);

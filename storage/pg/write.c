@@ -563,9 +563,9 @@ static void need(names *nm, int64_t ns, const char *s)
         return;
     fj_store *st = nm->x->s;
     size_t len = strlen(s);
-    if (fj_pg_map_get(&st->names, ns, s, len))
+    if (fj_intern_get(&st->names, ns, s, len))
         return;
-    if (fj_pg_map_put(&st->names, ns, s, len, -1) != FJ_OK) {
+    if (fj_intern_put(&st->names, ns, s, len, -1) != FJ_OK) {
         nm->t->st = FJ_ENOMEM;
         return;
     }
@@ -579,7 +579,7 @@ static void need(names *nm, int64_t ns, const char *s)
 
 static int64_t name_id(fj_store *s, int64_t ns, const char *str)
 {
-    int64_t id = fj_pg_map_get(&s->names, ns, str, strlen(str));
+    int64_t id = fj_intern_get(&s->names, ns, str, strlen(str));
     return id > 0 ? id : 0;
 }
 
@@ -622,7 +622,7 @@ static fj_status resolve(wctx *x, int kind)
         int64_t id = fj_pg_int(r, i, 0);
         int64_t ns = kind == 0 ? FJ_PG_NS_CLUSTER : kind == 1 ? fj_pg_int(r, i, 1) : FJ_PG_NS_STRING;
         const char *name = PQgetvalue(r, i, kind == 1 ? 2 : 1);
-        if (fj_pg_map_put(&x->s->names, ns, name, strlen(name), id) != FJ_OK)
+        if (fj_intern_put(&x->s->names, ns, name, strlen(name), id) != FJ_OK)
             st = oom(x);
     }
     if (st == FJ_OK && (size_t)PQntuples(r) != t->nrows)
@@ -1944,7 +1944,7 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
      * ids are gone), and so are partitions and staging tables it may have created; the counts are
      * zeroed. */
     fj_pg_rollback(s);
-    fj_pg_map_clear(&s->names);
+    fj_intern_clear(&s->names);
     fj_pg_weeks_forget(s);
     memset(s->staged, 0, sizeof s->staged); /* staging tables created in the group are gone too */
     if (counts)

@@ -146,34 +146,42 @@ fj_status fj_qx_one_node(fj_qx *x, int64_t *id)
     return fj_qenv_one_node(&e, id);
 }
 
-/* Appends the dialect's text of shared SQL to out. Placeholders and tokens are not looked for
- * inside quoted literals. */
+/* Appends the dialect's text of shared SQL to out: ?N placeholders take the dialect's mark, and
+ * each {token} of storage/core/driver.h its text. Neither is looked for inside quoted literals. */
 static fj_status dialect_sql(const fj_dialect *d, const char *sql, fj_buf *out)
 {
+    const struct {
+        const char *token;
+        const char *text;
+    } tokens[] = {{"{bytes}", d->bytewise}, {"{greatest}", d->greatest}, {"{cross}", d->cross}, {"{real}", d->real}};
     fj_status st = FJ_OK;
     bool quoted = false;
     for (const char *p = sql; *p && st == FJ_OK; p++) {
         if (*p == '\'')
             quoted = !quoted;
-        if (!quoted && *p == '?' && p[1] >= '0' && p[1] <= '9')
+        if (!quoted && *p == '?' && p[1] >= '0' && p[1] <= '9') {
             st = fj_buf_append(out, &d->mark, 1);
-        else if (!quoted && strncmp(p, "{bytes}", 7) == 0) {
-            st = fj_buf_puts(out, d->bytewise);
-            p += 6;
-        } else if (!quoted && strncmp(p, "{greatest}", 10) == 0) {
-            st = fj_buf_puts(out, d->greatest);
-            p += 9;
+            continue;
+        }
+        size_t t = 0, n = sizeof tokens / sizeof tokens[0];
+        if (!quoted && *p == '{')
+            while (t < n && strncmp(p, tokens[t].token, strlen(tokens[t].token)) != 0)
+                t++;
+        if (!quoted && *p == '{' && t < n) {
+            st = fj_buf_puts(out, tokens[t].text);
+            p += strlen(tokens[t].token) - 1;
         } else
             st = fj_buf_append(out, p, 1);
     }
     return st == FJ_OK ? fj_buf_append(out, "", 1) : st;
 }
 
-fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r)
+/* Prepares the dialect's text of shared SQL. */
+static fj_status prepare_shared(fj_qx *x, const char *sql, fj_qrows *r)
 {
     r->st = NULL;
     fj_buf b;
-    fj_buf_init(&b, 1 << 20);
+    fj_buf_init(&b, (size_t)32 << 20);
     fj_status st = dialect_sql(&x->d->dialect, sql, &b);
     if (st != FJ_OK) {
         fj_buf_free(&b);
@@ -184,12 +192,17 @@ fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r)
     return st;
 }
 
+fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r)
+{
+    return prepare_shared(x, sql, r);
+}
+
 fj_status fj_qx_prepare_qb(fj_qx *x, fj_qb *b, fj_qrows *r)
 {
     r->st = NULL;
     if (b->st != FJ_OK)
         return fj_err_set(x->err, b->st, NULL, "building the query failed");
-    fj_status rs = x->d->prepare(x, b->sql.data ? b->sql.data : "", r);
+    fj_status rs = prepare_shared(x, b->sql.data ? b->sql.data : "", r);
     if (rs != FJ_OK)
         return rs;
     for (size_t i = 0; i < b->n; i++) {

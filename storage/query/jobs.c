@@ -5,7 +5,9 @@
 
 #include "storage/ts/cc_json.h"
 #include "storage/core/jobcpu.h"
+#include "storage/query/ops.h"
 #include "storage/query/qmath.h"
+#include "storage/query/slurm.h"
 #include "storage/query/value.h"
 
 #include <math.h>
@@ -28,6 +30,27 @@ static const char *const slurm_cols[] = {
     "array_job_id",       "array_task_id",
 };
 #define N_SLURM (sizeof slurm_cols / sizeof slurm_cols[0])
+
+/* --- the job list's SQL ---------------------------------------------------------------------- */
+
+/* Whether a job has not finished (j: jobs, sc: its slurm_jobs_current row or NULLs): the Slurm
+ * state when known, else "no host has a sample later than the job's last". Never NULL. */
+#define RUNNING_SQL                                                                                 \
+    "(CASE WHEN sc.job_state IS NOT NULL THEN sc.job_state IN " FJ_QSLURM_RUNNING_STATES           \
+    " ELSE NOT EXISTS (SELECT 1 FROM job_hosts h {cross} samples s ON s.node_id = h.node_id"        \
+    " AND s.time > j.last_seen WHERE h.rjob_id = j.id) END)"
+
+/* The SQL of each metric of j, a double in the units of its column. */
+static const char *const metric_sql[FJ_JM__COUNT] = {
+    "(j.cpu_sum_m / 1000.0 / {greatest}(j.n_samples, 1)){real}",
+    "(j.cpu_peak_m / 1000.0){real}",
+    "(j.mem_sum_kb * 1.0 / {greatest}(j.n_samples, 1)){real}",
+    "j.mem_peak_kb",
+    "(j.gpu_sum_m / 1000.0 / {greatest}(j.n_samples, 1)){real}",
+    "(j.gpu_peak_m / 1000.0){real}",
+    "(j.gpumem_sum_kb * 1.0 / {greatest}(j.n_samples, 1)){real}",
+    "j.gpumem_peak_kb",
+};
 #define C_SORTKEY (C_SLURM0 + (int)N_SLURM)
 
 static int cmp_str(const void *a, const void *b)
@@ -242,7 +265,8 @@ out:
 
 /* --- the job list ------------------------------------------------------------------------- */
 
-const char *fj_qjobs_sort_key(const fj_qjobs_sql *d, int sort)
+/* The job list: sort key q->sort's SQL, or NULL when unknown. */
+static const char *sort_key(int sort)
 {
     switch (sort) {
     case FJ_JS_START: return "j.first_seen";
@@ -251,18 +275,17 @@ const char *fj_qjobs_sort_key(const fj_qjobs_sql *d, int sort)
     case FJ_JS_JOB: return "j.job";
     default:
         if (sort >= FJ_JS_METRIC0 && sort < FJ_JS__COUNT)
-            return d->metric[sort - FJ_JS_METRIC0];
+            return metric_sql[sort - FJ_JS_METRIC0];
         return NULL;
     }
 }
 
 /* "SELECT ... FROM jobs j ..." with the C_* columns, then sortkey. */
-static void select_jobs(fj_qb *b, const fj_qjobs_sql *d, const char *sortkey)
+static void select_jobs(fj_qb *b, const char *sortkey)
 {
     fj_qb_put(b, "SELECT j.id, j.job, j.epoch, j.node_id, j.pid, u.s, j.first_seen, j.last_seen, j.n_samples,"
                  " j.nproc_peak, j.cpu_sum_m, j.cpu_peak_m, j.mem_sum_kb, j.mem_peak_kb, j.gpu_sum_m,"
-                 " j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.ppid, j.cmd_id, ");
-    fj_qb_put(b, d->running);
+                 " j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.ppid, j.cmd_id, " RUNNING_SQL);
     for (size_t i = 0; i < N_SLURM; i++)
         fj_qb_printf(b, ", sc.%s", slurm_cols[i]);
     fj_qb_printf(b, ", %s FROM jobs j LEFT JOIN strings u ON u.id = j.user_id"
@@ -272,7 +295,7 @@ static void select_jobs(fj_qb *b, const fj_qjobs_sql *d, const char *sortkey)
 }
 
 /* The WHERE conditions of the job list (after "WHERE j.cluster_id = ?"). */
-static void job_filters(fj_qb *b, const fj_qenv *e, const fj_qjobs_sql *d)
+static void job_filters(fj_qb *b, const fj_qenv *e, const fj_dialect *d)
 {
     const fj_query *q = e->q;
     if (q->from) {
@@ -303,7 +326,7 @@ static void job_filters(fj_qb *b, const fj_qenv *e, const fj_qjobs_sql *d)
         for (size_t i = 0; i < q->commands.n; i++) {
             if (i)
                 fj_qb_put(b, " OR ");
-            d->command_match(b, d->x, q->commands.v[i]);
+            fj_qb_glob(b, d, e->a, "x.s", q->commands.v[i]);
         }
         fj_qb_put(b, "))");
     }
@@ -321,9 +344,8 @@ static void job_filters(fj_qb *b, const fj_qenv *e, const fj_qjobs_sql *d)
     else if (q->gpu == FJ_TRI_NO)
         fj_qb_put(b, " AND j.gpu_peak_m = 0 AND j.gpumem_peak_kb = 0");
     if (q->running != FJ_TRI_ANY) {
-        fj_qb_put(b, " AND ");
-        fj_qb_put(b, d->running);
-        fj_qb_put(b, d->running_is[q->running == FJ_TRI_YES]);
+        fj_qb_put(b, " AND " RUNNING_SQL);
+        fj_qb_put(b, q->running == FJ_TRI_YES ? " = TRUE" : " = FALSE");
     }
     if (q->min_runtime_s > 0) {
         fj_qb_put(b, " AND j.last_seen - j.first_seen >= ");
@@ -331,20 +353,21 @@ static void job_filters(fj_qb *b, const fj_qenv *e, const fj_qjobs_sql *d)
     }
     for (int m = 0; m < FJ_JM__COUNT; m++) {
         if (q->has_min[m]) {
-            fj_qb_printf(b, " AND %s >= ", d->metric[m]);
+            fj_qb_printf(b, " AND %s >= ", metric_sql[m]);
             fj_qb_real(b, q->min[m]);
         }
         if (q->has_max[m]) {
-            fj_qb_printf(b, " AND %s <= ", d->metric[m]);
+            fj_qb_printf(b, " AND %s <= ", metric_sql[m]);
             fj_qb_real(b, q->max[m]);
         }
     }
 }
 
-void fj_qjobs_list_sql(fj_qb *b, const fj_qenv *e, const fj_qjobs_sql *d, const char *key)
+/* The whole statement of the job list, sorted by key (sort_key), paged. */
+static void list_sql(fj_qb *b, const fj_qenv *e, const fj_dialect *d, const char *key)
 {
     const fj_query *q = e->q;
-    select_jobs(b, d, key);
+    select_jobs(b, key);
     fj_qb_put(b, " WHERE j.cluster_id = ");
     fj_qb_int(b, e->cluster_id);
     job_filters(b, e, d);
@@ -392,9 +415,10 @@ fj_status fj_qjobs_list_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj
 
 /* --- one job ----------------------------------------------------------------------------- */
 
-void fj_qjob_sql(fj_qb *b, const fj_qenv *e, const fj_qjobs_sql *d)
+/* The statement of one job, q->id. */
+static void job_sql(fj_qb *b, const fj_qenv *e)
 {
-    select_jobs(b, d, "j.first_seen");
+    select_jobs(b, "j.first_seen");
     fj_qb_put(b, " WHERE j.cluster_id = ");
     fj_qb_int(b, e->cluster_id);
     fj_qb_put(b, " AND j.id = ");
@@ -869,4 +893,130 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
         }
     }
     return FJ_OK;
+}
+
+/* --- the ops --------------------------------------------------------------------------------- */
+
+/* The statements run once per job row (fj_qjob_stmts); cc (the job detail's only) when with_cc. */
+static fj_status stmts_prepare(fj_qx *x, bool with_cc, fj_qjob_stmts *st)
+{
+    const fj_layout_sql *ly = x->d->layout;
+    fj_status rs;
+    if ((rs = fj_qx_prepare(x, "SELECT node_id FROM job_hosts WHERE rjob_id = ?1", &st->hosts)) != FJ_OK ||
+        (rs = fj_qx_prepare(x, "SELECT x.s FROM job_cmds c JOIN strings x ON x.id = c.cmd_id"
+                               " WHERE c.rjob_id = ?1 ORDER BY x.s{bytes}", &st->cmds)) != FJ_OK ||
+        (rs = fj_qx_prepare(x, ly->job_last_sample, &st->last)) != FJ_OK ||
+        (rs = fj_qx_prepare(x, ly->job_usage, &st->usage)) != FJ_OK)
+        return rs;
+    if (!with_cc)
+        return FJ_OK;
+    /* the most recent cc job of (cluster, job id) that started by the Sonar job's last sample and
+     * had not stopped before its first: the unique (cluster_id, job_id, start_time) index walked
+     * backwards from ?3 */
+    return fj_qx_prepare(x, "SELECT id, start_time, stop_time, state, \"user\", project, partition, subcluster,"
+                            " num_nodes, num_hwthreads, num_acc, hosts FROM cc_jobs"
+                            " WHERE cluster_id = ?1 AND job_id = ?2 AND start_time <= ?3"
+                            " AND (stop_time IS NULL OR stop_time >= ?4)"
+                            " ORDER BY start_time DESC LIMIT 1",
+                         &st->cc);
+}
+
+static void stmts_free(fj_qx *x, const fj_qjob_stmts *st)
+{
+    fj_qx_finalize(x, &st->hosts);
+    fj_qx_finalize(x, &st->cmds);
+    fj_qx_finalize(x, &st->last);
+    fj_qx_finalize(x, &st->usage);
+    fj_qx_finalize(x, &st->cc);
+}
+
+fj_status fj_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    const char *key = sort_key(q->sort);
+    if (!key)
+        return fj_qx_end(&x, fj_err_set(err, FJ_EINVAL, "sort", "unknown sort key"));
+    fj_qb b;
+    fj_qb_init(&b, x.d->dialect.mark);
+    fj_qrows jobs = {0};
+    fj_qjob_stmts per_row = {0};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
+        (rs = stmts_prepare(&x, false, &per_row)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    list_sql(&b, &e, &x.d->dialect, key);
+    if ((rs = fj_qx_prepare_qb(&x, &b, &jobs)) != FJ_OK)
+        goto out;
+    rs = fj_qjobs_list_rows(&e, &per_row, &jobs);
+out:
+    fj_qx_finalize(&x, &jobs);
+    stmts_free(&x, &per_row);
+    fj_qb_free(&b);
+    return fj_qx_end(&x, rs);
+}
+
+fj_status fj_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qb b;
+    fj_qb_init(&b, x.d->dialect.mark);
+    fj_qrows job = {0}, hosts = {0};
+    fj_qjob_stmts per_row = {0};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
+        (rs = stmts_prepare(&x, true, &per_row)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    job_sql(&b, &e);
+    if ((rs = fj_qx_prepare_qb(&x, &b, &job)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x,
+                            "SELECT js.node_id, count(*), min(js.time), max(js.time), max(js.nproc),"
+                            " sum(js.cpu_m), coalesce(max(js.cpu_win_m), sum(js.cpu_m) / count(*)), sum(js.mem_kb), max(js.mem_kb), sum(js.gpu_m),"
+                            " max(js.gpu_m), sum(js.gpumem_kb), max(js.gpumem_kb)"
+                            " FROM job_samples js WHERE js.rjob_id = ?1 GROUP BY js.node_id",
+                            &hosts)) != FJ_OK)
+        goto out;
+    rs = fj_qjob_rows(&e, &per_row, &job, &hosts);
+out:
+    fj_qx_finalize(&x, &job);
+    fj_qx_finalize(&x, &hosts);
+    stmts_free(&x, &per_row);
+    fj_qb_free(&b);
+    return fj_qx_end(&x, rs);
+}
+
+fj_status fj_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qrows job = {0}, procs = {0}, names = {0};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x,
+                            "SELECT job, epoch, pid, ppid, cmd_id, first_seen, last_seen,"
+                            " gpu_peak_m > 0 OR gpumem_peak_kb > 0 FROM jobs WHERE id = ?1 AND cluster_id = ?2",
+                            &job)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    fj_qprofile *p = NULL;
+    if ((rs = fj_qprofile_begin(&e, &job, &p)) != FJ_OK || !p)
+        goto out;
+    /* one pass over the job's process rows in the window (the layout's), with its cards' columns
+     * when it used a GPU */
+    const fj_layout_sql *ly = x.d->layout;
+    if ((rs = fj_qx_prepare(&x, fj_qprofile_gpu(p) ? ly->job_procs_gpu : ly->job_procs, &procs)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, "SELECT s FROM strings WHERE id = ?1", &names)) != FJ_OK)
+        goto out;
+    rs = fj_qprofile_rows(p, &procs, &names);
+out:
+    fj_qx_finalize(&x, &job);
+    fj_qx_finalize(&x, &procs);
+    fj_qx_finalize(&x, &names);
+    return fj_qx_end(&x, rs);
 }

@@ -1,25 +1,14 @@
 /* storage/query/jobs.h — the job queries as every backend answers them: the filtered, sorted, keyset-paged
  * job list, one job's detail (with per-host figures), and a job's per-process profile in time
- * buckets. Here: the filters and paging, each row's values, the profile's series and maths. The
- * backend begins the query (fj_qenv), prepares the statements named below with its own SQL and
- * ends the query after. Not a public header. */
+ * buckets. Here: the filters and paging, each row's values, the profile's series and maths; the
+ * ops themselves (storage/query/ops.h) are at the end of storage/query/jobs.c, with their SQL
+ * written once in the driver's dialect, the statements over a sample's processes in the
+ * backend's layout (fj_layout_sql). Not a public header. */
 #ifndef FJ_QUERY_JOBS_H
 #define FJ_QUERY_JOBS_H
 
 #include "storage/query/backend.h"
 #include "storage/query/sqlbuf.h"
-
-/* What the job list's SQL says differently in each backend. */
-typedef struct fj_qjobs_sql {
-    /* a boolean: the job has not finished (j: jobs, sc: its slurm_jobs_current row or NULLs) */
-    const char *running;
-    const char *running_is[2]; /* appended to running to test it: false, true */
-    /* FJ_JM__COUNT metrics of j, each as a floating-point number in its column's units */
-    const char *const *metric;
-    /* appends a condition that the command name x.s matches the glob pattern */
-    void (*command_match)(fj_qb *b, void *x, const char *glob);
-    void *x; /* for command_match: the backend's query */
-} fj_qjobs_sql;
 
 /* The statements run once per job row. */
 typedef struct fj_qjob_stmts {
@@ -36,16 +25,11 @@ typedef struct fj_qjob_stmts {
     fj_qrows cc;
 } fj_qjob_stmts;
 
-/* The job list: sort key q->sort's SQL, or NULL when unknown. */
-const char *fj_qjobs_sort_key(const fj_qjobs_sql *d, int sort);
-/* The whole statement of the job list, sorted by key (fj_qjobs_sort_key), paged. */
-void fj_qjobs_list_sql(fj_qb *b, const fj_qenv *e, const fj_qjobs_sql *d, const char *key);
-/* Emits table fj_qt_jobs from the rows of that statement, setting q->next when more follow. */
+/* Emits table fj_qt_jobs from the rows of the job list's statement, setting q->next when more
+ * follow. */
 fj_status fj_qjobs_list_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows *jobs);
 
-/* The statement of one job, q->id. */
-void fj_qjob_sql(fj_qb *b, const fj_qenv *e, const fj_qjobs_sql *d);
-/* Emits table fj_qt_job from the row of that statement (FJ_ENOTFOUND when none). hosts: per host
+/* Emits table fj_qt_job from the row of one job's statement (FJ_ENOTFOUND when none). hosts: per host
  * of job $1, (node id, count, min and max time, max nproc, then the sum and max of cpu_m, mem_kb,
  * gpu_m and gpumem_kb) of its samples; emitted as table fj_qt_job_hosts, by host name. */
 fj_status fj_qjob_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows *job, const fj_qrows *hosts);

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "storage/query/gpuload.h"
+#include "storage/query/ops.h"
 #include "storage/query/value.h"
 
 #include <math.h>
@@ -332,11 +333,7 @@ static fj_status add_rollups(fj_qload *l, const fj_qload_rollups *ru, fj_qload_n
         if (bi < 0)
             continue;
         double v[FJ_LA_NCOLS];
-        if (ru->values)
-            ru->values(st, v);
-        else
-            for (int c = 0; c < FJ_LA_NCOLS; c++)
-                v[c] = fj_qr_dbl(st, c + 1);
+        fj_qr_reals(st, 1, FJ_LA_NCOLS, v); /* one call a row: a week's cluster load reads millions */
         fj_la_bucket h;
         fj_la_from_row(&h, v);
         fj_la_merge(&n->b[bi], &h);
@@ -636,4 +633,95 @@ fj_status fj_qload_read_hour(fj_qload *l, fj_qload_node *n, fj_time hour, fj_tim
     l->from = from;
     l->to = hour + FJ_LA_ROLLUP_S - 1;
     return fj_qload_read_node(l, n);
+}
+
+/* --- the statements and the ops -------------------------------------------------------------- */
+
+fj_status fj_qload_stmts_prepare(fj_qx *x, fj_qload_stmts *st)
+{
+    *st = (fj_qload_stmts){0};
+    fj_status rs;
+    /* The first interval starts at the latest sample with counters, as inside the window (a
+     * sample without counters interrupts no interval), so an hour's roll-up and any window that
+     * contains the hour see the same intervals. */
+    if ((rs = fj_qx_prepare(x, "SELECT time, boot, cpus FROM samples WHERE node_id = ?1 AND time < ?2"
+                               " AND cpus IS NOT NULL ORDER BY time DESC LIMIT 1", &st->prev)) != FJ_OK ||
+        (rs = fj_qx_prepare(x, "SELECT time, boot, used_memory_kb, load1, load5, load15, cpus FROM samples"
+                               " WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
+                            &st->samples)) != FJ_OK ||
+        (rs = fj_qx_prepare(x, x->d->layout->load_gpus, &st->gpus)) != FJ_OK)
+        return rs;
+    return fj_qx_prepare(x, "SELECT count(*), max(n_gpus) FROM sysinfo WHERE node_id = ?1", &st->has_gpus);
+}
+
+void fj_qload_stmts_free(fj_qx *x, fj_qload_stmts *st)
+{
+    fj_qx_finalize(x, &st->prev);
+    fj_qx_finalize(x, &st->samples);
+    fj_qx_finalize(x, &st->gpus);
+    fj_qx_finalize(x, &st->has_gpus);
+    *st = (fj_qload_stmts){0};
+}
+
+fj_status fj_qload_query(fj_store *s, fj_query *q, fj_sink *k, fj_err *err,
+                         fj_status (*rows)(fj_qload *l, const fj_qload_rollups *ru),
+                         fj_status (*bulk_setup)(fj_qx *x, fj_qload_bulk *b))
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qload l;
+    fj_qload_stmts st = {0};
+    fj_qload_bulk bulk = {0};
+    fj_qload_rollups ru = {{0}, {0}};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    if ((rs = fj_qload_begin(&l, &e)) != FJ_OK || (rs = fj_qload_stmts_prepare(&x, &st)) != FJ_OK ||
+        (bulk_setup && (rs = bulk_setup(&x, &bulk)) != FJ_OK) ||
+        (rs = fj_qx_prepare(&x, "SELECT 1 FROM load_hourly_todo LIMIT 1", &ru.pending)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, "SELECT hour," FJ_LA_COLS_SQL " FROM load_hourly"
+                                " WHERE node_id = ?1 AND hour >= ?2 AND hour < ?3", &ru.hourly)) != FJ_OK)
+        goto out;
+    l.st = st;
+    l.bulk = bulk.read ? &bulk : NULL;
+    rs = rows(&l, &ru);
+out:
+    fj_qload_stmts_free(&x, &st);
+    if (bulk.done)
+        bulk.done(bulk.ctx);
+    fj_qx_finalize(&x, &ru.pending);
+    fj_qx_finalize(&x, &ru.hourly);
+    return fj_qx_end(&x, rs);
+}
+
+fj_status fj_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    return fj_qload_query(s, q, k, err, fj_qload_node_rows, NULL);
+}
+
+fj_status fj_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    return fj_qload_query(s, q, k, err, fj_qload_cluster_rows, NULL);
+}
+
+fj_status fj_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qload l;
+    fj_qrows cards = {0};
+    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK)
+        goto out;
+    fj_qenv e = fj_qx_env(&x);
+    if ((rs = fj_qload_begin(&l, &e)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, x.d->layout->gpu_load_cards, &cards)) != FJ_OK)
+        goto out;
+    rs = fj_qload_gpu_rows(&l, &cards);
+out:
+    fj_qx_finalize(&x, &cards);
+    return fj_qx_end(&x, rs);
 }

@@ -1,10 +1,11 @@
 /* storage/query/load.h — node load, cluster load and GPU load per card as every backend answers them: the
  * window and its grid, each node's samples in time buckets (storage/query/loadagg.h), the hourly roll-ups that
  * answer the whole hours of a whole-hour width, the node rows, the cluster's fold of them, and
- * the per-card series (storage/query/gpuload.h). The backend begins the query (fj_qenv), prepares the
- * statements named below with its own SQL and ends the query after. It may read many nodes at
- * once its own way (fj_qload_bulk) with the per-sample functions at the end; node by node is the
- * default. Not thread-safe: one fj_qload per thread. Not a public header. */
+ * the per-card series (storage/query/gpuload.h), and the ops themselves (storage/query/ops.h), their
+ * SQL written once in the driver's dialect and a sample's cards read in the backend's layout
+ * (fj_layout_sql). A backend may read many nodes at once its own way (fj_qload_bulk, with
+ * fj_qload_query) with the per-sample functions at the end; node by node is the default. Not
+ * thread-safe: one fj_qload per thread. Not a public header. */
 #ifndef FJ_QUERY_LOAD_H
 #define FJ_QUERY_LOAD_H
 
@@ -35,10 +36,6 @@ typedef struct fj_qload_stmts {
 typedef struct fj_qload_rollups {
     fj_qrows pending; /* a row while roll-ups are still to be computed (load_hourly_todo) */
     fj_qrows hourly;  /* (hour, FJ_LA_COLS_SQL) of node $1, hours $2 <= hour < $3 */
-    /* Reads the FJ_LA_NCOLS values of hourly's row (columns 1 on) straight from the backend's
-     * statement, or NULL to read them through fj_qrows. A query of a week's cluster load reads
-     * millions of these values, where an indirect call per value costs a few percent. */
-    void (*values)(const fj_qrows *hourly, double v[FJ_LA_NCOLS]);
 } fj_qload_rollups;
 
 typedef struct fj_qload fj_qload;
@@ -46,11 +43,13 @@ typedef struct fj_qload fj_qload;
 /* A backend's reading of many nodes at once, used instead of node by node when there are at least
  * min_nodes and the buckets of all of them take at most max_bytes. read fills the buckets
  * [b_lo, b_hi) of every node of l from the samples of [l->from, l->to], with the same figures as
- * fj_qload_read_node would give; it may change l's fields while it runs but restores them. */
+ * fj_qload_read_node would give; it may change l's fields while it runs but restores them. done
+ * (when not NULL) frees ctx's statements at the query's end. */
 typedef struct fj_qload_bulk {
     size_t min_nodes;
     size_t max_bytes;
     fj_status (*read)(fj_qload *l, void *ctx);
+    void (*done)(void *ctx);
     void *ctx;
 } fj_qload_bulk;
 
@@ -78,6 +77,19 @@ fj_status fj_qload_cluster_rows(fj_qload *l, const fj_qload_rollups *ru);
 /* Emits table fj_qt_gpu_load. cards: (card index, uuid, time, ce_util, memory_kb, power,
  * temperature) of node $1's cards in times $2..$3, by index, uuid (NULL first) and time. */
 fj_status fj_qload_gpu_rows(fj_qload *l, const fj_qrows *cards);
+
+/* The per-node statements (fj_qload_stmts) prepared in x, with the cards' SQL of x's layout;
+ * fj_qload_stmts_free frees them (also after a failure here). The ops (storage/query/ops.h) and
+ * the writers' roll-up upkeep use them alike. */
+fj_status fj_qload_stmts_prepare(fj_qx *x, fj_qload_stmts *st);
+void fj_qload_stmts_free(fj_qx *x, fj_qload_stmts *st);
+
+/* The node or cluster load op (rows: fj_qload_node_rows or fj_qload_cluster_rows) with a backend's
+ * bulk reader: bulk sets *b up in x (FJ_OK, or x->err filled), or is NULL for none. The ops of
+ * storage/query/ops.h are these without one. */
+fj_status fj_qload_query(fj_store *s, fj_query *q, fj_sink *k, fj_err *err,
+                         fj_status (*rows)(fj_qload *l, const fj_qload_rollups *ru),
+                         fj_status (*bulk)(fj_qx *x, fj_qload_bulk *b));
 
 /* --- the hourly roll-ups' writer ------------------------------------------------------------- */
 

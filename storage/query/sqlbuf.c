@@ -120,3 +120,54 @@ void fj_qb_node_list(fj_qb *b, const fj_qnodes *nodes)
             fj_qb_printf(b, k++ ? ",%lld" : "%lld", (long long)nodes->ids[i]);
     fj_qb_put(b, k ? ")" : "NULL)");
 }
+
+void fj_qb_glob(fj_qb *b, const fj_dialect *d, fj_arena *a, const char *col, const char *glob)
+{
+    if (!d->glob_regex) {
+        fj_qb_printf(b, "%s GLOB ", col);
+        fj_qb_text(b, glob);
+        return;
+    }
+    /* ^...$ with every regex metacharacter outside [...] escaped; * -> .*, ? -> . */
+    fj_qb_printf(b, "%s ~ ", col);
+    size_t n = strlen(glob);
+    char *re = fj_arena_alloc(a, 2 * n + 8);
+    if (!re) {
+        if (b->st == FJ_OK)
+            b->st = FJ_ENOMEM;
+        return;
+    }
+    size_t k = 0;
+    re[k++] = '^';
+    for (size_t i = 0; i < n; i++) {
+        char c = glob[i];
+        if (c == '*') {
+            re[k++] = '.';
+            re[k++] = '*';
+        } else if (c == '?') {
+            re[k++] = '.';
+        } else if (c == '[' && strchr(glob + i + 1 + (glob[i + 1] == '^' || glob[i + 1] == ']'), ']')) {
+            /* a class: copied up to its closing bracket ("]" first is a member, as in GLOB) */
+            size_t j = i + 1;
+            re[k++] = '[';
+            if (glob[j] == '^')
+                re[k++] = '^', j++;
+            if (glob[j] == ']')
+                re[k++] = '\\', re[k++] = ']', j++;
+            while (glob[j] != ']') {
+                if (glob[j] == '\\')
+                    re[k++] = '\\';
+                re[k++] = glob[j++];
+            }
+            re[k++] = ']';
+            i = j;
+        } else {
+            if (strchr(".^$+()[]{}|\\", c))
+                re[k++] = '\\';
+            re[k++] = c;
+        }
+    }
+    re[k++] = '$';
+    re[k] = '\0';
+    fj_qb_text(b, re);
+}

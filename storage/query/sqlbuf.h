@@ -38,5 +38,9 @@ void fj_qb_text_list(fj_qb *b, const fj_strlist *l);
 void fj_qb_int_list(fj_qb *b, const int64_t *v, size_t n);
 /* The wanted node ids as a literal list, "(NULL)" for none. */
 void fj_qb_node_list(fj_qb *b, const fj_qnodes *nodes);
+/* The condition that text column col matches glob (*, ?, [...] as in SQLite's GLOB): col GLOB p,
+ * or where the dialect has no GLOB (glob_regex) col ~ p with p the glob as an anchored regular
+ * expression, made in the arena a. */
+void fj_qb_glob(fj_qb *b, const fj_dialect *d, fj_arena *a, const char *col, const char *glob);
 
 #endif

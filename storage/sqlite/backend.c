@@ -343,7 +343,7 @@ static void sq_close(fj_store *s)
      * queries use explicit indexes and need no statistics. */
     if (s->db)
         sqlite3_close_v2(s->db);
-    fj_sq_map_clear(&s->names);
+    fj_intern_clear(&s->names);
     fj_free(s->path);
     fj_free(s);
 }
@@ -833,12 +833,12 @@ static const fj_store_query_ops query_ops = {
     .q_nodes = fj_q_nodes,
     .q_sysinfo = fj_q_sysinfo,
     .q_topology = fj_q_topology,
-    .q_jobs = fj_sq_q_jobs,
-    .q_job = fj_sq_q_job,
-    .q_profile = fj_sq_q_profile,
+    .q_jobs = fj_q_jobs,
+    .q_job = fj_q_job,
+    .q_profile = fj_q_profile,
     .q_node_load = fj_sq_q_node_load,
     .q_cluster_load = fj_sq_q_cluster_load,
-    .q_gpu_load = fj_sq_q_gpu_load,
+    .q_gpu_load = fj_q_gpu_load,
     .q_slurm_jobs = fj_q_slurm_jobs,
     .q_partitions = fj_q_partitions,
     .q_node_states = fj_q_node_states,
@@ -858,14 +858,14 @@ static const fj_store_ts_ops ts_ops = {
 };
 
 static const fj_store_chimbuko_ops chimbuko_ops = {
-    .cb_runs = fj_sq_cb_runs,
-    .cb_series = fj_sq_cb_series,
-    .cb_top = fj_sq_cb_top,
-    .cb_records = fj_sq_cb_records,
+    .cb_runs = fj_cb_q_runs,
+    .cb_series = fj_cb_q_series,
+    .cb_top = fj_cb_q_top,
+    .cb_records = fj_cb_q_records,
 };
 
 static const fj_store_measure_ops measure_ops = {
-    .measurement_latest = fj_sq_measurement_latest,
+    .measurement_latest = fj_q_measurement_latest,
 };
 
 const fj_store_ops fj_store_sqlite_ops = {

@@ -1,13 +1,12 @@
 /* storage/sqlite/chimbuko.c — Chimbuko in the SQLite backend (schema: migrations/sqlite/0005_chimbuko.sql):
  * the write of one envelope (a pserver packet, or provenance records of one collection) inside
- * the writer's group-commit transaction, and the query ops (runs, series, top, records). What goes
- * in which column and what a query means are shared with PostgreSQL (storage/chimbuko/rows.h,
- * storage/chimbuko/query.h); this file holds the SQL and the statements. Statements are prepared once per
- * envelope or query: a packet a second does not need a cache. */
+ * the writer's group-commit transaction. What goes in which column is shared with PostgreSQL
+ * (storage/chimbuko/rows.h), and the queries are written once (storage/chimbuko/query.c); this file
+ * holds the writer's SQL and statements. Statements are prepared once per envelope: a packet a
+ * second does not need a cache. */
 #include "storage/sqlite/chimbuko.h"
 #include "storage/core/try.h"
 
-#include "storage/chimbuko/query.h"
 #include "storage/chimbuko/rows.h"
 #include "storage/sqlite/query_int.h"
 
@@ -321,122 +320,4 @@ fj_status fj_sq_write_chimbuko(fj_store *s, const fj_envelope *e, int64_t cluste
     for (int i = 0; i < W__COUNT; i++)
         sqlite3_finalize(w.st[i]);
     return st;
-}
-
-/* --- queries: the backend's half ---------------------------------------------------------- */
-
-/* The SQL of the shared queries (storage/chimbuko/query.c). SQLite compares text byte-wise and sorts NULL
- * low by itself. */
-static const fj_cb_sql cb_sql = {
-    .runs = {" UNION SELECT run_id FROM chimbuko_events WHERE cluster_id = ?1"
-             " UNION SELECT run_id FROM chimbuko_metadata WHERE cluster_id = ?1"
-             " UNION SELECT run_id FROM chimbuko_profiles WHERE cluster_id = ?1"
-             " UNION SELECT run_id FROM chimbuko_counters WHERE cluster_id = ?1)"
-             " SELECT r.s,"
-             " (SELECT count(*) FROM chimbuko_packets p WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
-             " (SELECT min(created_at_ms) / 1000 FROM chimbuko_packets p"
-             "  WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
-             " (SELECT max(created_at_ms) / 1000 FROM chimbuko_packets p"
-             "  WHERE p.cluster_id = ?1 AND p.run_id = runs.run_id),"
-             " (SELECT count(*) FROM chimbuko_events e"
-             "  WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = 1),"
-             " (SELECT count(*) FROM chimbuko_events e"
-             "  WHERE e.cluster_id = ?1 AND e.run_id = runs.run_id AND e.anomaly = 0),"
-             " (SELECT count(*) FROM (SELECT DISTINCT app, rank FROM chimbuko_rank_steps t WHERE t.cluster_id = ?1"
-             "  AND t.run_id = runs.run_id))"
-             " FROM runs JOIN strings r ON r.id = runs.run_id",
-             " ORDER BY r.s"},
-    .ranks = {"SELECT r.s, t.app, t.rank, t.step, t.max_ts_us / 1000000, t.min_ts_us, t.max_ts_us, t.n_anomalies,"
-              " t.score_max, t.score_mean, t.scores FROM chimbuko_rank_steps t JOIN strings r ON r.id = t.run_id",
-              " ORDER BY r.s, t.app, t.rank, t.step"},
-    .functions = {"SELECT r.s, t.app, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
-                  " CAST(round(t.anomalies) AS INTEGER), t.calls, t.anomaly_stats, t.inclusive, t.exclusive"
-                  " FROM chimbuko_func_stats t JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
-                  " ORDER BY r.s, t.app, t.fid, t.created_at_ms"},
-    .metrics = {"SELECT r.s, t.app, t.rank, t.fid, n.s, t.created_at_ms / 1000, t.created_at_ms,"
-                " CAST(round(t.anomalies) AS INTEGER), t.score_max, t.severity_total, t.first_io_step,"
-                " t.last_io_step, t.new_data, t.all_data FROM chimbuko_func_metrics t"
-                " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
-                " ORDER BY r.s, t.app, t.rank, t.fid, t.created_at_ms"},
-    .counters = {"SELECT r.s, t.app, n.s, t.created_at_ms / 1000, t.created_at_ms, t.count, t.total, t.stats"
-                 " FROM chimbuko_counter_stats t JOIN strings r ON r.id = t.run_id"
-                 " JOIN strings n ON n.id = t.counter_id",
-                 " ORDER BY r.s, t.app, n.s, t.created_at_ms"},
-    .top_ranks = {"SELECT r.s, t.app, t.rank, sum(t.n_anomalies), count(*), max(t.score_max),"
-                  " min(t.min_ts_us) / 1000000, max(t.max_ts_us) / 1000000 FROM chimbuko_rank_steps t"
-                  " JOIN strings r ON r.id = t.run_id",
-                  " GROUP BY t.run_id, t.app, t.rank ORDER BY 4 DESC, 6 DESC, r.s, t.app, t.rank"},
-    .top_functions = {"SELECT r.s, t.app, t.fid, max(n.s), CAST(round(sum(t.anomalies)) AS INTEGER),"
-                      " count(DISTINCT t.rank), max(t.score_max), sum(t.severity_total) FROM chimbuko_func_metrics t"
-                      " JOIN strings r ON r.id = t.run_id JOIN strings n ON n.id = t.name_id",
-                      " GROUP BY t.run_id, t.app, t.fid ORDER BY 5 DESC, 7 DESC, r.s, t.app, t.fid"},
-    .metadata = {"SELECT r.s, t.pid, t.rid, t.tid, d.s, t.value FROM chimbuko_metadata t JOIN strings r ON"
-                 " r.id = t.run_id JOIN strings d ON d.id = t.descr_id",
-                 " ORDER BY r.s, t.pid, t.rid, t.tid, d.s"},
-    .profiles = {"SELECT r.s, t.app, t.fid, n.s, CAST(round(t.anomalies) AS INTEGER), t.exclusive_total_us,"
-                 " t.inclusive, t.exclusive, t.anomaly_metrics FROM chimbuko_profiles t JOIN strings r ON"
-                 " r.id = t.run_id JOIN strings n ON n.id = t.name_id",
-                 " ORDER BY r.s, t.app, t.fid"},
-    .final_counters = {"SELECT r.s, t.app, n.s, t.count, t.total, t.stats FROM chimbuko_counters t JOIN strings r ON"
-                       " r.id = t.run_id JOIN strings n ON n.id = t.counter_id",
-                       " ORDER BY r.s, t.app, n.s"},
-    .event_is_anomaly = {" AND e.anomaly = 0", " AND e.anomaly = 1"},
-};
-
-/* The statements and read transaction (fj_sqq: one snapshot) the shared queries run on. */
-static fj_status cbq_begin(void *x, fj_store *s, fj_query *fq, fj_sink *k, fj_err *err)
-{
-    return fj_sqq_begin(x, s, fq, k, err);
-}
-
-static fj_status cbq_cluster(void *x, int64_t *cluster_id)
-{
-    fj_sqq *sx = x;
-    fj_status rs = fj_sqq_cluster(sx);
-    *cluster_id = sx->cluster_id;
-    return rs;
-}
-
-static fj_status cbq_end(void *x, fj_status st)
-{
-    return fj_sqq_end(x, st);
-}
-
-static fj_status cbq_prepare(void *x, fj_qb *b, fj_qrows *r)
-{
-    sqlite3_stmt *st = NULL;
-    fj_status rs = fj_sqb_prepare(x, b, &st);
-    *r = fj_sqq_rows(x, st);
-    return rs;
-}
-
-static void cbq_finalize(const fj_qrows *r)
-{
-    sqlite3_finalize(r->st);
-}
-
-static const fj_cb_backend cb_backend = {&cb_sql, '?', cbq_begin, cbq_cluster, cbq_end, cbq_prepare, cbq_finalize};
-
-fj_status fj_sq_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
-{
-    fj_sqq x;
-    return fj_cbq_runs(&cb_backend, &x, s, q, k, err);
-}
-
-fj_status fj_sq_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
-{
-    fj_sqq x;
-    return fj_cbq_series(&cb_backend, &x, s, q, k, err);
-}
-
-fj_status fj_sq_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
-{
-    fj_sqq x;
-    return fj_cbq_top(&cb_backend, &x, s, q, k, err);
-}
-
-fj_status fj_sq_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
-{
-    fj_sqq x;
-    return fj_cbq_records(&cb_backend, &x, s, q, k, err);
 }

@@ -1,5 +1,6 @@
 /* storage/sqlite/chimbuko.h — the SQLite backend's Chimbuko storage (storage/sqlite/chimbuko.c): the write of one FJ_KIND_CHIMBUKO envelope, called inside the group-commit
- * transaction of storage/sqlite/write.c, and the query ops of storage/core/store.h. Not a public header. */
+ * transaction of storage/sqlite/write.c (its queries are written once: storage/chimbuko/query.c). Not a
+ * public header. */
 #ifndef FJ_SQLITE_CHIMBUKO_H
 #define FJ_SQLITE_CHIMBUKO_H
 
@@ -9,11 +10,5 @@
  * profile or counter equal to its previous point counts as a duplicate). */
 fj_status fj_sq_write_chimbuko(fj_store *s, const fj_envelope *e, int64_t cluster_id, fj_write_count *cnt,
                                fj_err *err);
-
-fj_status fj_sq_cb_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_cb_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_cb_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_cb_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-
 
 #endif

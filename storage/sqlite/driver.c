@@ -120,6 +120,12 @@ static double qrows_dbl(const fj_qrows *r, int c)
     return sqlite3_column_double(r->st, c);
 }
 
+static void qrows_reals(const fj_qrows *r, int col, int n, double *v)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = sqlite3_column_double(r->st, col + i);
+}
+
 static const char *qrows_text(const fj_qrows *r, int c)
 {
     return (const char *)sqlite3_column_text(r->st, c);
@@ -148,7 +154,7 @@ static fj_status qrows_json(const fj_qrows *r, int c, fj_buf *out)
 }
 
 const fj_qrows_ops fj_sq_qrows_ops = {qrows_step,      qrows_reset, qrows_bind_int, qrows_bind_real,
-                                      qrows_bind_text, qrows_is_null, qrows_i64,  qrows_dbl,
+                                      qrows_bind_text, qrows_is_null, qrows_i64,  qrows_dbl, qrows_reals,
                                       qrows_text,      qrows_value, qrows_blob,     qrows_json};
 
 
@@ -187,7 +193,26 @@ static void finalize(const fj_qrows *r)
     sqlite3_finalize(r->st);
 }
 
-/* A sample's GPU cards hang off the sample's id. */
+/* A job's process rows in a window (fj_layout_sql's job_procs): one pass over the job's
+ * node-samples and their process rows (and GPU rows when the job used a GPU), in node and time
+ * order (a process's CPU needs the node's sample before); CROSS JOIN fixes the loop order:
+ * job_samples, which carries the node, time and process range (migration 0007), then one range
+ * seek into sample_procs. Rows of one process are adjacent. The range is the sample's whole job;
+ * for a job of one process (job 0) its pid, ppid and cmd pick it out. ?3 (the epoch) is not
+ * needed. */
+#define JOB_PROCS(gpu_cols, gpu_join)                                                                  \
+    "SELECT js.node_id, js.time, js.sample_id, p.id, p.pid, p.ppid, p.cmd_id, p.resident_kb,"          \
+    " p.cpu_util_m, p.rolledup, p.cpu_time, p.cpu_avg_m, p.num_threads,"                               \
+    " coalesce((SELECT e.producer = 'fjord-push' FROM jobs j CROSS JOIN envelopes e"                   \
+    " ON e.cluster_id = j.cluster_id AND e.node_id = js.node_id AND e.kind = 'sample'"                 \
+    " AND e.time = js.time WHERE j.id = ?1), 0)" gpu_cols " FROM job_samples js"                        \
+    " CROSS JOIN sample_procs p ON p.id >= js.proc_first AND p.id < js.proc_first + js.n_procs"        \
+    gpu_join " WHERE js.rjob_id = ?1 AND js.time >= ?7 AND js.time <= ?8"                              \
+    " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))"                   \
+    " ORDER BY js.node_id, js.time, p.id"
+
+/* A sample's GPU cards hang off the sample's id, and a job's processes in a sample are a range of
+ * sample_procs' ids (sample_jobs). */
 static const fj_layout_sql layout = {
     .uptime_cards = "SELECT s.time, g.idx, g.failing FROM samples s CROSS JOIN sample_gpus g"
                     " ON g.sample_id = s.id WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
@@ -195,6 +220,25 @@ static const fj_layout_sql layout = {
     .usage_samples = "SELECT id, time, boot, used_memory_kb, load1, cpus FROM samples WHERE node_id = ?1"
                      " ORDER BY time DESC LIMIT 2",
     .usage_gpus = "SELECT count(*), sum(ce_util), sum(memory_kb) FROM sample_gpus WHERE sample_id = ?2",
+    /* the job's latest sample on a host: walk the host's samples backwards from the job's end */
+    .job_last_sample = "SELECT js.sample_id FROM samples s CROSS JOIN job_samples js"
+                       " ON js.rjob_id = ?1 AND js.sample_id = s.id"
+                       " WHERE s.node_id = ?2 AND s.time <= ?3 ORDER BY s.time DESC LIMIT 1",
+    .job_usage = "SELECT sum(p.cpu_time), sum(p.data_read_kb), sum(p.data_written_kb)"
+                 " FROM sample_jobs sj CROSS JOIN sample_procs p"
+                 " ON p.id >= sj.proc_first AND p.id < sj.proc_first + sj.n_procs"
+                 " WHERE sj.sample_id = ?1 AND sj.job = ?2 AND sj.epoch = ?3"
+                 " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))",
+    .job_procs = JOB_PROCS("", ""),
+    .job_procs_gpu = JOB_PROCS(", g.gpu_util_m, g.gpu_memory_kb", " LEFT JOIN sample_proc_gpus g ON g.proc_id = p.id"),
+    .load_gpus = "SELECT s.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                 " FROM samples s CROSS JOIN sample_gpus g ON g.sample_id = s.id"
+                 " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3 ORDER BY s.time, g.idx",
+    .gpu_load_cards = "SELECT g.idx, u.s, s.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+                      " FROM samples s CROSS JOIN sample_gpus g ON g.sample_id = s.id"
+                      " LEFT JOIN strings u ON u.id = g.uuid_id"
+                      " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
+                      " ORDER BY g.idx, u.s NULLS FIRST, s.time",
 };
 
 const fj_driver fj_sqlite_driver = {
@@ -202,6 +246,9 @@ const fj_driver fj_sqlite_driver = {
     .dialect = {.mark = '?',
                 .bytewise = "",
                 .greatest = "max",
+                .cross = "CROSS JOIN",
+                .real = "",
+                .glob_regex = false,
                 .insert_ignore_head = "INSERT OR IGNORE INTO",
                 .insert_ignore_tail = "",
                 .blob_type = "BLOB"},

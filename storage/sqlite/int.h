@@ -20,16 +20,11 @@
  * names without a query per use. Keys are copied. Rows of the interning tables are never deleted,
  * so a cached id stays right as long as the transaction that created it committed (caches are
  * cleared on rollback). */
-/* The handle's name cache is an fj_intern (storage/core/intern.h); fj_sq_map_* are the backend's
- * own functions over it, until they give way to fj_intern_* (the writers' other maps use those). */
-typedef fj_intern fj_sq_map; /* storage/core/intern.h */
-typedef fj_intern_ent fj_sq_map_ent;
-
-/* The id for (ns, key), or 0 when absent. */
-int64_t fj_sq_map_get(const fj_sq_map *m, int64_t ns, const char *key, size_t len);
-/* FJ_OK or FJ_ENOMEM. The map clears itself when it grows past a bound (it is only a cache). */
+/* The handle's name cache is an fj_intern (storage/core/intern.h), read with fj_intern_get. */
+typedef fj_intern fj_sq_map;
+/* fj_intern_put, but the map starts over when it grows past a bound (it is only a cache).
+ * FJ_OK or FJ_ENOMEM. */
 fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, int64_t id);
-void fj_sq_map_clear(fj_sq_map *m);
 
 /* Every statement the backend runs more than once, prepared on first use and kept on the handle.
  * The Slurm statements are built from the column list in storage/sqlite/write.c (sql NULL here). */
@@ -197,7 +192,7 @@ struct fj_store {
     const fj_store_ops *ops; /* first: storage/core/store.c finds the ops table through it */
     sqlite3 *db;
     struct fj_sq_ts *ts;     /* line-protocol metrics state (storage/sqlite/ts.c); NULL until used */
-    struct fj_sq_rollup *rollup; /* the load roll-up drain's statements (storage/sqlite/query_load.c) */
+    struct fj_sq_rollup *rollup; /* the load roll-up drain's statements (storage/sqlite/load.c) */
     fj_store_mode mode;
     bool migrating;
     int64_t job_gap_s;
@@ -281,12 +276,10 @@ void fj_sq_write_free(fj_store *s);
 /* The write path (storage/sqlite/write.c). */
 fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                       fj_err *err);
-/* aicr snapshots (storage/sqlite/measure.c): one envelope's write inside the write transaction, and the
- * measurement_latest op. */
+/* aicr snapshots (storage/sqlite/measure.c): one envelope's write inside the write transaction (the
+ * read is written once: storage/query/measure.c). */
 fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cluster_id, int64_t node_id,
                                    fj_write_count *cnt, fj_err *err);
-fj_status fj_sq_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
-                                   fj_err *err);
 
 /* Line-protocol metrics and ClusterCockpit records (storage/sqlite/ts.c). fj_sq_write calls
  * fj_sq_write_metrics per FJ_KIND_METRICS envelope, fj_sq_ts_precommit right before COMMIT (it
@@ -295,7 +288,7 @@ fj_status fj_sq_measurement_latest(fj_store *s, const char *cluster, const char 
 fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count *cnt, fj_err *err);
 fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err);
 
-/* Hourly load roll-ups (storage/sqlite/query_load.c): brings every (node, hour) listed in load_hourly_todo
+/* Hourly load roll-ups (storage/sqlite/load.c): brings every (node, hour) listed in load_hourly_todo
  * up to date from the samples (appending or recomputing) and empties the list. Inside a write
  * transaction, after the buffered rows went in; also completes the backfill of migration 0006. */
 fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err);

@@ -1,5 +1,5 @@
 /* storage/sqlite/intern.c — interning of cluster, node and string names for the SQLite writers: a
- * cache of name -> id (an open-addressing map over the writer's handle) in front of the lookup
+ * cache of name -> id (an fj_intern, storage/core/intern.h, bounded here) in front of the lookup
  * and insert statements. */
 #include "storage/sqlite/int.h"
 
@@ -7,91 +7,15 @@
 
 #include <string.h>
 
-/* --- name map ----------------------------------------------------------------------------- */
+/* --- name cache -------------------------------------------------------------------------- */
 
 #define MAP_MAX_ENTRIES (1u << 20) /* a cache: past this it starts over */
-
-/* Eight bytes at a time (a multiply-xorshift mix per word): names are hashed for every process
- * record, so byte-wise FNV showed up in profiles. */
-static uint64_t map_hash(int64_t ns, const char *key, size_t len)
-{
-    uint64_t h = ((uint64_t)ns * 0x9E3779B97F4A7C15ull) ^ (uint64_t)len;
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, key, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-        key += 8;
-        len -= 8;
-    }
-    if (len) {
-        uint64_t w = 0;
-        memcpy(&w, key, len);
-        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 32;
-    }
-    h ^= h >> 29;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-    return h ? h : 1;
-}
-
-int64_t fj_sq_map_get(const fj_sq_map *m, int64_t ns, const char *key, size_t len)
-{
-    if (!m->cap)
-        return 0;
-    uint64_t h = map_hash(ns, key, len);
-    for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        const fj_sq_map_ent *e = &m->slots[i];
-        if (!e->hash)
-            return 0;
-        if (e->hash == h && e->ns == ns && e->len == len && memcmp(e->key, key, len) == 0)
-            return e->id;
-    }
-}
-
-void fj_sq_map_clear(fj_sq_map *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        fj_free(m->slots[i].key);
-    fj_free(m->slots);
-    m->slots = NULL;
-    m->cap = m->n = 0;
-}
-
-static void map_insert_slot(fj_sq_map_ent *slots, size_t cap, const fj_sq_map_ent *e)
-{
-    size_t i = (size_t)e->hash & (cap - 1);
-    while (slots[i].hash)
-        i = (i + 1) & (cap - 1);
-    slots[i] = *e;
-}
 
 fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, int64_t id)
 {
     if (m->n >= MAP_MAX_ENTRIES)
-        fj_sq_map_clear(m);
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        fj_sq_map_ent *slots = fj_calloc(cap, sizeof *slots);
-        if (!slots)
-            return FJ_ENOMEM;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->slots[i].hash)
-                map_insert_slot(slots, cap, &m->slots[i]);
-        fj_free(m->slots);
-        m->slots = slots;
-        m->cap = cap;
-    }
-    char *k = fj_malloc(len + 1);
-    if (!k)
-        return FJ_ENOMEM;
-    memcpy(k, key, len);
-    k[len] = '\0';
-    fj_sq_map_ent e = {map_hash(ns, key, len), ns, id, k, len};
-    map_insert_slot(m->slots, m->cap, &e);
-    m->n++;
-    return FJ_OK;
+        fj_intern_clear(m);
+    return fj_intern_put(m, ns, key, len, id);
 }
 
 /* --- interning ---------------------------------------------------------------------------- */
@@ -101,7 +25,7 @@ static fj_status intern(fj_store *s, int64_t ns, const char *name, fj_sq_stmt_id
                         int64_t *id, fj_err *err)
 {
     size_t len = strlen(name);
-    if ((*id = fj_sq_map_get(&s->names, ns, name, len)) != 0)
+    if ((*id = fj_intern_get(&s->names, ns, name, len)) != 0)
         return FJ_OK;
     sqlite3_stmt *st = fj_sq_stmt(s, get, err);
     if (!st)

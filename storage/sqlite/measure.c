@@ -1,6 +1,6 @@
 /* storage/sqlite/measure.c — aicr snapshots in the SQLite backend: the write of one snapshot envelope,
- * called inside the group-commit transaction of storage/sqlite/write.c, and the read of a node's latest
- * snapshot. Snapshots are rare (fjord-push sends its NetworkTopology when it changes), so the
+ * called inside the group-commit transaction of storage/sqlite/write.c (the read of a node's latest
+ * snapshot is storage/query/measure.c). Snapshots are rare (fjord-push sends its NetworkTopology when it changes), so the
  * statements are prepared per call instead of being cached on the handle. */
 #include "storage/sqlite/int.h"
 
@@ -146,36 +146,5 @@ out:
     sqlite3_finalize(latest);
     sqlite3_finalize(snap);
     sqlite3_finalize(sub);
-    return st;
-}
-
-fj_status fj_sq_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
-                                   fj_err *err)
-{
-    if (!cluster || !node)
-        return fj_err_set(err, FJ_EINVAL, cluster ? "node" : "cluster", "a cluster and a node are required");
-    sqlite3_stmt *q;
-    fj_status st = prep(s,
-                        "SELECT m.time, m.snapshot FROM measurement_snapshots m"
-                        " JOIN clusters c ON c.id = m.cluster_id"
-                        " JOIN nodes n ON n.id = m.node_id AND n.cluster_id = c.id"
-                        " WHERE c.name = ?1 AND n.name = ?2 ORDER BY m.time DESC LIMIT 1",
-                        &q, err);
-    if (st != FJ_OK)
-        return st;
-    sqlite3_bind_text(q, 1, cluster, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, node, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_ROW) {
-        *time = sqlite3_column_int64(q, 0);
-        st = fj_buf_append(out, sqlite3_column_text(q, 1), (size_t)sqlite3_column_bytes(q, 1));
-        if (st != FJ_OK)
-            fj_err_set(err, st, NULL, "snapshot does not fit the response buffer");
-    } else if (rc == SQLITE_DONE) {
-        st = fj_err_set(err, FJ_ENOTFOUND, "node", "no measurements of node '%s' in cluster '%s'", node, cluster);
-    } else {
-        st = fj_sq_fail(s, rc, "query measurements", err);
-    }
-    sqlite3_finalize(q);
     return st;
 }

@@ -1538,7 +1538,7 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
                 sqlite3_reset(s->bufs[b].st[q]);
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    fj_sq_map_clear(&s->names);
+    fj_intern_clear(&s->names);
     fj_sq_rj_clear(s);
     fj_sq_jcpu_clear(s);
     s->next_proc_id = 0;

@@ -1,6 +1,7 @@
-/* storage/sqlite/query_load.c — node, cluster and GPU load of the SQLite backend: its SQL, statements and
- * transaction, its reading of many nodes at once, and the writer's hourly roll-ups (migrations/
- * sqlite/0006); the bucketing, the roll-ups' use and the rows are storage/query/load.c's.
+/* storage/sqlite/load.c — what the SQLite backend does its own way for load: its reading of many
+ * nodes at once (storage/query/load.h's fj_qload_bulk, in the node and cluster load ops), and the writer's
+ * hourly roll-ups (migrations/sqlite/0006). The load ops, their SQL, the bucketing, the roll-ups'
+ * use and the rows are storage/query/load.c's.
  *
  * Two ways to read the samples, with the same result:
  *  - per node (storage/query/load.c): an index range on samples(node_id, time), and the node's GPU rows;
@@ -24,6 +25,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Prepares sql in x as SQLite's own statement (read directly in the hot loops below). */
+static fj_status fj_sqq_prepare(fj_sqq *x, const char *sql, sqlite3_stmt **st)
+{
+    fj_qrows r;
+    fj_status rs = fj_sqlite_driver.prepare(x, sql, &r);
+    *st = r.st;
+    return rs;
+}
+
+/* Maps a failed sqlite3_step result. */
+static fj_status fj_sqq_fail(fj_sqq *x, int rc, const char *what)
+{
+    return fj_sq_fail(x->s, rc, what, x->err);
+}
+
 /* More nodes than this are read in one pass. */
 #define SCAN_MIN_NODES 16
 /* Bucket memory of all nodes at once (one pass) at most; above, nodes are read one by one. */
@@ -37,45 +53,6 @@
 #define SCAN_MAX_MAP ((int64_t)32 << 20)
 
 /* --- statements ---------------------------------------------------------------------------------- */
-
-/* The per-node statements of storage/query/load.h. */
-typedef struct node_stmts {
-    sqlite3_stmt *prev, *samples, *gpus, *has_gpus;
-} node_stmts;
-
-static fj_status node_stmts_prepare(fj_sqq *x, node_stmts *s)
-{
-    fj_status rs;
-    /* The first interval starts at the latest sample with counters, as inside the window (a
-     * sample without counters interrupts no interval), so an hour's roll-up and any window that
-     * contains the hour see the same intervals. */
-    if ((rs = fj_sqq_prepare(x, "SELECT time, boot, cpus FROM samples WHERE node_id = ?1 AND time < ?2"
-                                " AND cpus IS NOT NULL ORDER BY time DESC LIMIT 1", &s->prev)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "SELECT time, boot, used_memory_kb, load1, load5, load15, cpus FROM samples"
-                                " WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
-                             &s->samples)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "SELECT s.time, g.ce_util, g.memory_kb, g.power, g.temperature"
-                                " FROM samples s CROSS JOIN sample_gpus g ON g.sample_id = s.id"
-                                " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3 ORDER BY s.time, g.idx",
-                             &s->gpus)) != FJ_OK)
-        return rs;
-    return fj_sqq_prepare(x, "SELECT count(*), max(n_gpus) FROM sysinfo WHERE node_id = ?1", &s->has_gpus);
-}
-
-static fj_qload_stmts node_stmts_rows(fj_sqq *x, const node_stmts *s)
-{
-    return (fj_qload_stmts){fj_sqq_rows(x, s->prev), fj_sqq_rows(x, s->samples), fj_sqq_rows(x, s->gpus),
-                            fj_sqq_rows(x, s->has_gpus)};
-}
-
-static void node_stmts_free(node_stmts *s)
-{
-    sqlite3_finalize(s->prev);
-    sqlite3_finalize(s->samples);
-    sqlite3_finalize(s->gpus);
-    sqlite3_finalize(s->has_gpus);
-    memset(s, 0, sizeof *s);
-}
 
 /* The one pass's own statements on a connection: each node's window rows, how many, and the
  * rowids of the first and the last by time. */
@@ -344,7 +321,7 @@ typedef struct half {
     struct fj_store st;
     fj_sqq x;
     fj_err err;
-    node_stmts node;
+    fj_qload_stmts node;
     pass_stmts pass;
     fj_qload l;
     fj_status rs;
@@ -354,9 +331,9 @@ typedef struct half {
 static void *half_main(void *arg)
 {
     half *h = arg;
-    if ((h->rs = node_stmts_prepare(&h->x, &h->node)) == FJ_OK &&
+    if ((h->rs = fj_qload_stmts_prepare(&h->x, &h->node)) == FJ_OK &&
         (h->rs = pass_stmts_prepare(&h->x, &h->pass)) == FJ_OK) {
-        h->l.st = node_stmts_rows(&h->x, &h->node);
+        h->l.st = h->node;
         h->rs = read_nodes(&h->pass, &h->l);
     }
     return NULL;
@@ -395,13 +372,14 @@ static bool half_start(const pass_stmts *p, const fj_qload *l, half *h, size_t c
         return false;
     fj_sqq *x = &h->x;
     x->s = &h->st;
+    x->d = p->x->d;
     x->q = p->x->q;
     x->err = &h->err;
     x->cluster_id = p->x->cluster_id;
     fj_qload *m = &h->l;
     if (!(x->a = fj_arena_create()) || !(m->ns = fj_arena_calloc(x->a, l->n_ns + 1, sizeof *m->ns)))
         goto fail;
-    m->e = fj_sqq_env(x);
+    m->e = fj_qx_env(x);
     m->g = l->g;
     m->from = l->g.from + (int64_t)cut * l->g.step;
     m->to = l->to;
@@ -426,7 +404,7 @@ fail:
 static fj_status half_join(half *h)
 {
     pthread_join(h->th, NULL);
-    node_stmts_free(&h->node);
+    fj_qload_stmts_free(&h->x, &h->node);
     pass_stmts_free(&h->pass);
     for (size_t i = 0; i < h->l.n_ns; i++)
         fj_free(h->l.ns[i].cpu.c);
@@ -460,102 +438,30 @@ static fj_status read_all(fj_qload *l, void *ctx)
     return rs;
 }
 
-/* --- the queries --------------------------------------------------------------------------------- */
-
-/* A node or cluster load query's statements. */
-typedef struct load_stmts {
-    node_stmts node;
-    pass_stmts pass;
-    sqlite3_stmt *pending, *hourly;
-    fj_qload_bulk bulk;
-} load_stmts;
-
-/* Starts a node or cluster load query: cluster, nodes, window, statements. */
-static fj_status load_begin(fj_sqq *x, fj_qload *l, load_stmts *s)
+/* Frees the bulk reader's statements. */
+static void bulk_done(void *ctx)
 {
-    memset(s, 0, sizeof *s);
-    fj_status rs;
-    if ((rs = fj_sqq_cluster(x)) != FJ_OK || (rs = fj_sqq_load_nodes(x)) != FJ_OK)
-        return rs;
-    fj_qenv e = fj_sqq_env(x);
-    if ((rs = fj_qload_begin(l, &e)) != FJ_OK || (rs = node_stmts_prepare(x, &s->node)) != FJ_OK ||
-        (rs = pass_stmts_prepare(x, &s->pass)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "SELECT 1 FROM load_hourly_todo LIMIT 1", &s->pending)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "SELECT hour," FJ_LA_COLS_SQL " FROM load_hourly"
-                                " WHERE node_id = ?1 AND hour >= ?2 AND hour < ?3", &s->hourly)) != FJ_OK)
-        return rs;
-    l->st = node_stmts_rows(x, &s->node);
-    s->bulk = (fj_qload_bulk){SCAN_MIN_NODES, SCAN_MAX_BUCKET_BYTES, read_all, &s->pass};
-    l->bulk = &s->bulk;
-    return FJ_OK;
+    pass_stmts_free(ctx);
 }
 
-/* The values of a load_hourly row (fj_qload_rollups). */
-static void hour_values(const fj_qrows *hourly, double v[FJ_LA_NCOLS])
+/* The bulk reader of storage/query/load.h in x. */
+static fj_status load_bulk(fj_qx *x, fj_qload_bulk *b)
 {
-    for (int c = 0; c < FJ_LA_NCOLS; c++)
-        v[c] = sqlite3_column_double(hourly->st, c + 1);
-}
-
-static void load_free(load_stmts *s)
-{
-    node_stmts_free(&s->node);
-    pass_stmts_free(&s->pass);
-    sqlite3_finalize(s->pending);
-    sqlite3_finalize(s->hourly);
-}
-
-/* Node or cluster load: rows is fj_qload_node_rows or fj_qload_cluster_rows. */
-static fj_status load_query(fj_store *s, fj_query *q, fj_sink *k, fj_err *err,
-                            fj_status (*rows)(fj_qload *l, const fj_qload_rollups *ru))
-{
-    fj_sqq x;
-    fj_status rs = fj_sqq_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qload l;
-    load_stmts st;
-    if ((rs = load_begin(&x, &l, &st)) == FJ_OK) {
-        fj_qload_rollups ru = {fj_sqq_rows(&x, st.pending), fj_sqq_rows(&x, st.hourly), hour_values};
-        rs = rows(&l, &ru);
-    }
-    load_free(&st);
-    return fj_sqq_end(&x, rs);
+    pass_stmts *p = fj_arena_calloc(x->a, 1, sizeof *p);
+    if (!p)
+        return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
+    *b = (fj_qload_bulk){SCAN_MIN_NODES, SCAN_MAX_BUCKET_BYTES, read_all, bulk_done, p};
+    return pass_stmts_prepare(x, p);
 }
 
 fj_status fj_sq_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    return load_query(s, q, k, err, fj_qload_node_rows);
+    return fj_qload_query(s, q, k, err, fj_qload_node_rows, load_bulk);
 }
 
 fj_status fj_sq_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    return load_query(s, q, k, err, fj_qload_cluster_rows);
-}
-
-fj_status fj_sq_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
-{
-    fj_sqq x;
-    fj_status rs = fj_sqq_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qload l;
-    sqlite3_stmt *st = NULL;
-    if ((rs = fj_sqq_cluster(&x)) != FJ_OK || (rs = fj_sqq_load_nodes(&x)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_sqq_env(&x);
-    if ((rs = fj_qload_begin(&l, &e)) != FJ_OK ||
-        (rs = fj_sqq_prepare(&x, "SELECT g.idx, u.s, s.time, g.ce_util, g.memory_kb, g.power, g.temperature"
-                                 " FROM samples s CROSS JOIN sample_gpus g ON g.sample_id = s.id"
-                                 " LEFT JOIN strings u ON u.id = g.uuid_id"
-                                 " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
-                                 " ORDER BY g.idx, u.s NULLS FIRST, s.time", &st)) != FJ_OK)
-        goto out;
-    fj_qrows cards = fj_sqq_rows(&x, st);
-    rs = fj_qload_gpu_rows(&l, &cards);
-out:
-    sqlite3_finalize(st);
-    return fj_sqq_end(&x, rs);
+    return fj_qload_query(s, q, k, err, fj_qload_cluster_rows, load_bulk);
 }
 
 /* --- the writer's hourly roll-ups ---------------------------------------------------------------- */
@@ -564,17 +470,24 @@ out:
  * fj_sq_load_rollup_free: a write group drains whenever it adds samples, and preparing them for
  * every group was most of the roll-ups' writer cost at a steady rate (docs/benchmarks.md). */
 struct fj_sq_rollup {
-    node_stmts node;
+    fj_qload_stmts node; /* its x is the drain's, set anew by each (node_rows) */
     sqlite3_stmt *todo, *get, *put, *del, *last, *clear;
 };
 
 enum { ROLLUP_NSTMTS = 10 };
 
-static void rollup_stmts(struct fj_sq_rollup *r, sqlite3_stmt **all[ROLLUP_NSTMTS])
+static void rollup_stmts(const struct fj_sq_rollup *r, sqlite3_stmt *all[ROLLUP_NSTMTS])
 {
-    sqlite3_stmt **p[ROLLUP_NSTMTS] = {&r->node.prev, &r->node.samples, &r->node.gpus, &r->node.has_gpus,
-                                       &r->todo, &r->get, &r->put, &r->del, &r->last, &r->clear};
+    sqlite3_stmt *p[ROLLUP_NSTMTS] = {r->node.prev.st, r->node.samples.st, r->node.gpus.st, r->node.has_gpus.st,
+                                      r->todo, r->get, r->put, r->del, r->last, r->clear};
     memcpy(all, p, sizeof p);
+}
+
+/* The kept per-node statements as statements of the drain's query x. */
+static fj_qload_stmts node_rows(fj_sqq *x, fj_qload_stmts st)
+{
+    st.prev.x = st.samples.x = st.gpus.x = st.has_gpus.x = x;
+    return st;
 }
 
 void fj_sq_load_rollup_free(fj_store *s)
@@ -582,10 +495,10 @@ void fj_sq_load_rollup_free(fj_store *s)
     struct fj_sq_rollup *r = s->rollup;
     if (!r)
         return;
-    sqlite3_stmt **all[ROLLUP_NSTMTS];
+    sqlite3_stmt *all[ROLLUP_NSTMTS];
     rollup_stmts(r, all);
     for (int i = 0; i < ROLLUP_NSTMTS; i++)
-        sqlite3_finalize(*all[i]);
+        sqlite3_finalize(all[i]);
     fj_free(r);
     s->rollup = NULL;
 }
@@ -600,7 +513,7 @@ static fj_status rollup_prepare(fj_sqq *x)
         return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
     s->rollup = r;
     fj_status rs;
-    if ((rs = node_stmts_prepare(x, &r->node)) != FJ_OK ||
+    if ((rs = fj_qload_stmts_prepare(x, &r->node)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT node_id, hour, recompute FROM load_hourly_todo", &r->todo)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT last_time," FJ_LA_COLS_SQL " FROM load_hourly WHERE node_id = ?1 AND hour = ?2",
                              &r->get)) != FJ_OK ||
@@ -682,7 +595,7 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
 {
     fj_query q;
     memset(&q, 0, sizeof q);
-    fj_sqq x = {.s = s, .q = &q, .err = err};
+    fj_sqq x = {.s = s, .d = &fj_sqlite_driver, .q = &q, .err = err};
     fj_status rs;
     if (!(x.a = fj_arena_create()))
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
@@ -691,8 +604,8 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
         return rs;
     }
     struct fj_sq_rollup *cache = s->rollup;
-    fj_qenv e = fj_sqq_env(&x);
-    fj_qload_stmts st = node_stmts_rows(&x, &cache->node);
+    fj_qenv e = fj_qx_env(&x);
+    fj_qload_stmts st = node_rows(&x, cache->node);
     fj_qload l;
     fj_qload_hour_init(&l, &e, &st);
     fj_la_bucket b, old;
@@ -724,11 +637,11 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
         rs = fj_sqq_fail(&x, r, "load roll-ups done");
 out:;
     /* kept for the next group: reset, so no statement holds a read snapshot */
-    sqlite3_stmt **all[ROLLUP_NSTMTS];
+    sqlite3_stmt *all[ROLLUP_NSTMTS];
     rollup_stmts(cache, all);
     for (int i = 0; i < ROLLUP_NSTMTS; i++) {
-        sqlite3_reset(*all[i]);
-        sqlite3_clear_bindings(*all[i]);
+        sqlite3_reset(all[i]);
+        sqlite3_clear_bindings(all[i]);
     }
     fj_free(n.cpu.c);
     fj_arena_destroy(x.a);
