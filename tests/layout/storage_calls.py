@@ -12,6 +12,9 @@ import sys
 from collections import defaultdict
 
 
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def objects(build):
     """{source path under storage/: (defined symbols, undefined symbols)}, from the object files
     CMake leaves in the build tree (the archive would lose their folders)."""
@@ -23,6 +26,8 @@ def objects(build):
                 continue
             path = os.path.join(folder, f)
             name = "storage/" + os.path.relpath(path, top)[: -len(".o")]
+            if not os.path.exists(os.path.join(SOURCE, name)):
+                continue  # left in the build tree by a file that has moved or gone
             out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
             defs[name], uses[name] = set(), set()
             for line in out.splitlines():
