@@ -1,6 +1,7 @@
 /* storage/core/driver.h — the thin SQL driver each backend implements at its bottom, and all that
- * the code written once (storage/query/, storage/chimbuko/) asks of a backend: a read transaction,
- * statements (prepare, bind, step, read a column, reset, finalize) and a small dialect. The
+ * the code written once (storage/query/, storage/chimbuko/, storage/core/tokens.c) asks of a
+ * backend: a read transaction, statements (prepare, bind, step, read a column, reset, finalize), a
+ * small dialect, and one-off statements outside a query (run: rows as texts, changed rows). The
  * backend's own files (its ops table, writers, bulk readers) call its driver directly, typed; the
  * shared code reaches it through the ops table (fj_driver_of). Not a public header.
  *
@@ -170,6 +171,21 @@ typedef struct fj_driver {
     fj_status (*prepare)(fj_qx *x, const char *sql, fj_qrows *r);
     /* Frees r's statement (nothing for NULL). */
     void (*finalize)(const fj_qrows *r);
+
+    /* Outside any query: the store's own statements (tokens, storage/core/tokens.c), on the
+     * handle's connection as it stands (no transaction of their own). */
+    /* Whether s was opened for writing (FJ_STORE_WRITE). */
+    bool (*writable)(const fj_store *s);
+    /* Runs one statement sql in the shared form (?N placeholders, no tokens) with n parameters
+     * given as texts (each column converts it: SQLite by the column's affinity, PostgreSQL by
+     * the parameter's inferred type). Each result row goes to row(ctx, ncols, cells), cells as
+     * texts (NULL for NULL) valid during the call; row may be NULL when no rows are wanted.
+     * *changed (when not NULL) gets how many rows the statement inserted, updated or deleted.
+     * PostgreSQL connects first and, when the connection was lost, reconnects once and runs it
+     * again. A failure names `what`. */
+    fj_status (*run)(fj_store *s, const char *sql, int n, const char *const *params,
+                     void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
+                     int64_t *changed, const char *what, fj_err *err);
 } fj_driver;
 
 /* The driver of a store: every backend's ops table names it (fj_store_ops.driver), and every

@@ -1,10 +1,11 @@
 /* storage/pg/backend.c — the PostgreSQL backend's top (libpq): its ops table, opening, embedded
- * migrations under an advisory lock, and tokens. It calls down into the other files of
+ * migrations under an advisory lock (tokens are storage/core/tokens.c). It calls down into the other files of
  * storage/pg/, which call down into the driver (storage/pg/driver.c: connection, transactions,
  * statements, errors), batched rows (copy.c), week partitions (weeks.c) and the name cache
  * (intern.c), never back up. The write path is in storage/pg/write.c, the queries in pg_query_*.c; the
  * schema in migrations/postgres/. */
 #include "storage/pg/int.h"
+#include "storage/core/tokens.h"
 #include "storage/query/ops.h"
 #include "storage/pg/migrations.h"
 #include "storage/pg/query_int.h"
@@ -294,93 +295,6 @@ static fj_status pg_migrate_up(fj_store *s, int *applied, fj_err *err)
     return st;
 }
 
-/* --- tokens ------------------------------------------------------------------------------- */
-
-static void token_from_row(const PGresult *r, int i, fj_token_rec *t)
-{
-    memset(t, 0, sizeof *t);
-    snprintf(t->cluster, sizeof t->cluster, "%s", PQgetvalue(r, i, 0));
-    snprintf(t->hash, sizeof t->hash, "%s", PQgetvalue(r, i, 1));
-    t->read_only = PQgetvalue(r, i, 2)[0] == 't';
-    t->created = fj_pg_int(r, i, 3);
-}
-
-/* A statement outside any transaction, reconnecting first when the connection was lost. */
-static fj_status run1(fj_store *s, fj_pg_stmt_id id, int n, const char *const *vals, PGresult **res,
-                      const char *what, fj_err *err)
-{
-    fj_status st = fj_pg_connect(s, err);
-    if (st != FJ_OK)
-        return st;
-    st = fj_pg_run(s, id, n, vals, res, what, err);
-    if (st == FJ_EBUSY && PQstatus(s->conn) != CONNECTION_OK && fj_pg_reconnect(s, err) == FJ_OK)
-        st = fj_pg_run(s, id, n, vals, res, what, err);
-    return st;
-}
-
-static fj_status pg_token_put(fj_store *s, const fj_token_rec *t, fj_err *err)
-{
-    if (s->mode != FJ_STORE_WRITE)
-        return fj_err_set(err, FJ_EINVAL, "db", "token_put needs a writable handle");
-    char created[24];
-    snprintf(created, sizeof created, "%lld", (long long)t->created);
-    const char *vals[] = {t->cluster, t->hash, t->read_only ? "true" : "false", created};
-    return run1(s, FJ_PG_TOKEN_PUT, 4, vals, NULL, "token_put", err);
-}
-
-static fj_status pg_token_get(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err)
-{
-    const char *vals[] = {cluster};
-    PGresult *r;
-    fj_status st = run1(s, FJ_PG_TOKEN_GET, 1, vals, &r, "token_get", err);
-    if (st != FJ_OK)
-        return st;
-    if (PQntuples(r) == 1)
-        token_from_row(r, 0, out);
-    else
-        st = fj_err_set(err, FJ_ENOTFOUND, "cluster", "no token for cluster '%s'", cluster);
-    PQclear(r);
-    return st;
-}
-
-static fj_status pg_token_list(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err)
-{
-    *out = NULL;
-    *n = 0;
-    PGresult *r;
-    fj_status st = run1(s, FJ_PG_TOKEN_LIST, 0, NULL, &r, "token_list", err);
-    if (st != FJ_OK)
-        return st;
-    size_t len = (size_t)PQntuples(r);
-    fj_token_rec *v = fj_calloc(len ? len : 1, sizeof *v);
-    if (!v) {
-        PQclear(r);
-        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-    }
-    for (size_t i = 0; i < len; i++)
-        token_from_row(r, (int)i, &v[i]);
-    PQclear(r);
-    *out = v;
-    *n = len;
-    return FJ_OK;
-}
-
-static fj_status pg_token_revoke(fj_store *s, const char *cluster, fj_err *err)
-{
-    if (s->mode != FJ_STORE_WRITE)
-        return fj_err_set(err, FJ_EINVAL, "db", "token_revoke needs a writable handle");
-    const char *vals[] = {cluster};
-    PGresult *r;
-    fj_status st = run1(s, FJ_PG_TOKEN_DEL, 1, vals, &r, "token_revoke", err);
-    if (st != FJ_OK)
-        return st;
-    bool gone = strcmp(PQcmdTuples(r), "0") == 0;
-    PQclear(r);
-    if (gone)
-        return fj_err_set(err, FJ_ENOTFOUND, "cluster", "no token for cluster '%s'", cluster);
-    return FJ_OK;
-}
-
 static const fj_store_query_ops query_ops = {
     .q_clusters = fj_q_clusters,
     .q_nodes = fj_q_nodes,
@@ -433,10 +347,10 @@ const fj_store_ops fj_store_pg_ops = {
     .migrate_status = pg_migrate_status,
     .migrate_up = pg_migrate_up,
     .write = fj_pg_write,
-    .token_put = pg_token_put,
-    .token_get = pg_token_get,
-    .token_list = pg_token_list,
-    .token_revoke = pg_token_revoke,
+    .token_put = fj_tokens_put,
+    .token_get = fj_tokens_get,
+    .token_list = fj_tokens_list,
+    .token_revoke = fj_tokens_revoke,
     .query = &query_ops,
     .ts = &ts_ops,
     .chimbuko = &chimbuko_ops,

@@ -523,6 +523,9 @@ const fj_qrows_ops fj_pg_qrows_ops = {qrows_step,      qrows_reset,   qrows_bind
                                       qrows_bind_text, qrows_is_null, qrows_i64,      qrows_dbl, qrows_reals,
                                       qrows_text,      qrows_value,   qrows_blob,     qrows_json};
 
+/* The columns a row of run() may have (the store's own statements read a few). */
+#define RUN_MAX_COLS 16
+
 /* --- the driver of storage/core/driver.h ------------------------------------------------------------ */
 
 static fj_status begin_read(fj_qx *x)
@@ -595,6 +598,63 @@ static const fj_layout_sql layout = {
                       " ORDER BY g.idx, u.s NULLS FIRST, g.time",
 };
 
+/* One statement of run(): the shared form's ?N become $N (the store's own statements hold no
+ * '?' elsewhere). */
+static fj_status run_once(fj_store *s, const char *sql, int n, const char *const *params,
+                          void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
+                          int64_t *changed, const char *what, fj_err *err)
+{
+    if (!s->conn || PQstatus(s->conn) != CONNECTION_OK)
+        return fj_pg_fail(s, NULL, what, err);
+    size_t len = strlen(sql);
+    char *text = fj_malloc(len + 1);
+    if (!text)
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    for (size_t i = 0; i <= len; i++)
+        text[i] = sql[i] == '?' && sql[i + 1] >= '0' && sql[i + 1] <= '9' ? '$' : sql[i];
+    PGresult *r = PQexecParams(s->conn, text, n, NULL, params, NULL, NULL, 0);
+    fj_free(text);
+    ExecStatusType rs = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
+        fj_status st = fj_pg_fail(s, r, what, err);
+        PQclear(r);
+        return st;
+    }
+    int ncols = PQnfields(r);
+    if (ncols > RUN_MAX_COLS) {
+        PQclear(r);
+        return fj_err_set(err, FJ_EINTERNAL, "db", "postgres: %s: %d columns", what, ncols);
+    }
+    for (int i = 0, nrows = PQntuples(r); row && i < nrows; i++) {
+        const char *cells[RUN_MAX_COLS];
+        for (int c = 0; c < ncols; c++)
+            cells[c] = PQgetisnull(r, i, c) ? NULL : PQgetvalue(r, i, c);
+        row(ctx, ncols, cells);
+    }
+    if (changed)
+        *changed = strtoll(PQcmdTuples(r), NULL, 10);
+    PQclear(r);
+    return FJ_OK;
+}
+
+static fj_status run(fj_store *s, const char *sql, int n, const char *const *params,
+                     void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
+                     int64_t *changed, const char *what, fj_err *err)
+{
+    fj_status st = fj_pg_connect(s, err);
+    if (st != FJ_OK)
+        return st;
+    st = run_once(s, sql, n, params, row, ctx, changed, what, err);
+    if (st == FJ_EBUSY && PQstatus(s->conn) != CONNECTION_OK && fj_pg_reconnect(s, err) == FJ_OK)
+        st = run_once(s, sql, n, params, row, ctx, changed, what, err);
+    return st;
+}
+
+static bool writable(const fj_store *s)
+{
+    return s->mode == FJ_STORE_WRITE;
+}
+
 const fj_driver fj_pg_driver = {
     .name = "postgres",
     .dialect = {.mark = '$',
@@ -611,4 +671,6 @@ const fj_driver fj_pg_driver = {
     .end_read = end_read,
     .prepare = prepare,
     .finalize = finalize,
+    .writable = writable,
+    .run = run,
 };

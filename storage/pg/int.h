@@ -147,12 +147,6 @@ typedef fj_intern fj_pg_map;
     X(MS_ENV_INS, "INSERT INTO envelopes(cluster_id,node_id,kind,time,producer,version,format,"          \
                   "unknown_fields) VALUES($1::bigint,$2::bigint,$3::text,$4::bigint,$5::text,$6::text,"  \
                   "$7::bigint,$8::bigint) ON CONFLICT DO NOTHING")                                       \
-    X(TOKEN_PUT, "INSERT INTO tokens(cluster,hash,read_only,created) VALUES($1::text,$2::text,"          \
-                 "$3::boolean,$4::bigint) ON CONFLICT (cluster) DO UPDATE SET hash = excluded.hash, "    \
-                 "read_only = excluded.read_only, created = excluded.created")                           \
-    X(TOKEN_GET, "SELECT cluster, hash, read_only, created FROM tokens WHERE cluster = $1::text")        \
-    X(TOKEN_LIST, "SELECT cluster, hash, read_only, created FROM tokens ORDER BY cluster COLLATE \"C\"") \
-    X(TOKEN_DEL, "DELETE FROM tokens WHERE cluster = $1::text")                                          \
     X(TS_INST_ADD, "INSERT INTO ts_instances(name) SELECT $1::text WHERE NOT EXISTS (SELECT 1 FROM "     \
                    "ts_instances WHERE name = $1::text) ON CONFLICT DO NOTHING")                         \
     X(TS_INST_GET, "SELECT i.id, i.durable_lsn, i.next_lsn, i.chunk_seq, (SELECT coalesce(max(lsn), 0) " \

@@ -1,10 +1,11 @@
 /* storage/sqlite/backend.c — the SQLite backend's top: its ops table, opening (WAL, pragmas, schema
- * check), embedded migrations, checkpoints, compact, backup and tokens. It calls down into the
+ * check), embedded migrations, checkpoints, compact and backup (tokens are storage/core/tokens.c). It calls down into the
  * other files of storage/sqlite/, which call down into the driver (storage/sqlite/driver.c) and the
  * name interning (storage/sqlite/intern.c), never back up. The write path is in storage/sqlite/write.c, the queries in
  * sqlite_query_*.c; the schema in migrations/sqlite/. */
 #include "storage/sqlite/chimbuko.h"
 #include "storage/sqlite/int.h"
+#include "storage/core/tokens.h"
 #include "storage/query/ops.h"
 #include "storage/sqlite/migrations.h"
 #include "storage/sqlite/query_int.h"
@@ -713,121 +714,6 @@ static fj_status sq_backup(fj_store *s, const char *dest, fj_backup_info *out, f
     return st;
 }
 
-/* --- tokens ------------------------------------------------------------------------------- */
-
-static fj_status prepare(fj_store *s, const char *sql, sqlite3_stmt **st, fj_err *err)
-{
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
-    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, "prepare", err);
-}
-
-static void copy_str(char *dst, size_t cap, const unsigned char *src)
-{
-    snprintf(dst, cap, "%s", src ? (const char *)src : "");
-}
-
-static void token_from_row(sqlite3_stmt *st, fj_token_rec *t)
-{
-    memset(t, 0, sizeof *t);
-    copy_str(t->cluster, sizeof t->cluster, sqlite3_column_text(st, 0));
-    copy_str(t->hash, sizeof t->hash, sqlite3_column_text(st, 1));
-    t->read_only = sqlite3_column_int(st, 2) != 0;
-    t->created = sqlite3_column_int64(st, 3);
-}
-
-static fj_status sq_token_put(fj_store *s, const fj_token_rec *t, fj_err *err)
-{
-    if (s->mode != FJ_STORE_WRITE)
-        return fj_err_set(err, FJ_EINVAL, "db", "token_put needs a writable handle");
-    sqlite3_stmt *st;
-    fj_status fs = prepare(s,
-                           "INSERT INTO tokens(cluster,hash,read_only,created) VALUES(?,?,?,?) "
-                           "ON CONFLICT(cluster) DO UPDATE SET hash=excluded.hash, "
-                           "read_only=excluded.read_only, created=excluded.created",
-                           &st, err);
-    if (fs != FJ_OK)
-        return fs;
-    sqlite3_bind_text(st, 1, t->cluster, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, t->hash, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, t->read_only);
-    sqlite3_bind_int64(st, 4, t->created);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "token_put", err);
-}
-
-static fj_status sq_token_get(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err)
-{
-    sqlite3_stmt *st;
-    fj_status fs = prepare(s, "SELECT cluster,hash,read_only,created FROM tokens WHERE cluster=?", &st, err);
-    if (fs != FJ_OK)
-        return fs;
-    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        token_from_row(st, out);
-    else if (rc == SQLITE_DONE)
-        fs = fj_err_set(err, FJ_ENOTFOUND, "cluster", "no token for cluster '%s'", cluster);
-    else
-        fs = fj_sq_fail(s, rc, "token_get", err);
-    sqlite3_finalize(st);
-    return fs;
-}
-
-static fj_status sq_token_list(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err)
-{
-    *out = NULL;
-    *n = 0;
-    sqlite3_stmt *st;
-    fj_status fs = prepare(s, "SELECT cluster,hash,read_only,created FROM tokens ORDER BY cluster", &st, err);
-    if (fs != FJ_OK)
-        return fs;
-    fj_token_rec *v = NULL;
-    size_t len = 0, cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            fj_token_rec *nv = fj_realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                fs = fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        token_from_row(st, &v[len++]);
-    }
-    if (fs == FJ_OK && rc != SQLITE_DONE)
-        fs = fj_sq_fail(s, rc, "token_list", err);
-    sqlite3_finalize(st);
-    if (fs != FJ_OK) {
-        fj_free(v);
-        return fs;
-    }
-    *out = v;
-    *n = len;
-    return FJ_OK;
-}
-
-static fj_status sq_token_revoke(fj_store *s, const char *cluster, fj_err *err)
-{
-    if (s->mode != FJ_STORE_WRITE)
-        return fj_err_set(err, FJ_EINVAL, "db", "token_revoke needs a writable handle");
-    sqlite3_stmt *st;
-    fj_status fs = prepare(s, "DELETE FROM tokens WHERE cluster=?", &st, err);
-    if (fs != FJ_OK)
-        return fs;
-    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return fj_sq_fail(s, rc, "token_revoke", err);
-    if (sqlite3_changes(s->db) == 0)
-        return fj_err_set(err, FJ_ENOTFOUND, "cluster", "no token for cluster '%s'", cluster);
-    return FJ_OK;
-}
-
 static const fj_store_query_ops query_ops = {
     .q_clusters = fj_q_clusters,
     .q_nodes = fj_q_nodes,
@@ -880,10 +766,10 @@ const fj_store_ops fj_store_sqlite_ops = {
     .compact = sq_compact,
     .backup = sq_backup,
     .write = fj_sq_write,
-    .token_put = sq_token_put,
-    .token_get = sq_token_get,
-    .token_list = sq_token_list,
-    .token_revoke = sq_token_revoke,
+    .token_put = fj_tokens_put,
+    .token_get = fj_tokens_get,
+    .token_list = fj_tokens_list,
+    .token_revoke = fj_tokens_revoke,
     .query = &query_ops,
     .ts = &ts_ops,
     .chimbuko = &chimbuko_ops,

@@ -241,6 +241,44 @@ static const fj_layout_sql layout = {
                       " ORDER BY g.idx, u.s NULLS FIRST, s.time",
 };
 
+/* The columns a row of run() may have (the store's own statements read a few). */
+#define RUN_MAX_COLS 16
+
+static fj_status run(fj_store *s, const char *sql, int n, const char *const *params,
+                     void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
+                     int64_t *changed, const char *what, fj_err *err)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "prepare", err);
+    int ncols = sqlite3_column_count(st);
+    if (ncols > RUN_MAX_COLS) {
+        sqlite3_finalize(st);
+        return fj_err_set(err, FJ_EINTERNAL, "db", "sqlite: %s: %d columns", what, ncols);
+    }
+    for (int i = 0; i < n; i++)
+        sqlite3_bind_text(st, i + 1, params[i], -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *cells[RUN_MAX_COLS];
+        for (int c = 0; c < ncols; c++)
+            cells[c] = (const char *)sqlite3_column_text(st, c);
+        if (row)
+            row(ctx, ncols, cells);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, what, err);
+    if (changed)
+        *changed = sqlite3_changes64(s->db);
+    return FJ_OK;
+}
+
+static bool writable(const fj_store *s)
+{
+    return s->mode == FJ_STORE_WRITE;
+}
+
 const fj_driver fj_sqlite_driver = {
     .name = "sqlite",
     .dialect = {.mark = '?',
@@ -257,4 +295,6 @@ const fj_driver fj_sqlite_driver = {
     .end_read = end_read,
     .prepare = prepare,
     .finalize = finalize,
+    .writable = writable,
+    .run = run,
 };
