@@ -1,7 +1,7 @@
 /* storage/core/driver.h — the thin SQL driver each backend implements at its bottom, and all that
- * the code written once (storage/query/, storage/chimbuko/, storage/core/tokens.c) asks of a
- * backend: a read transaction, statements (prepare, bind, step, read a column, reset, finalize), a
- * small dialect, and one-off statements outside a query (run: rows as texts, changed rows). The
+ * the code written once (storage/query/, storage/chimbuko/, storage/core/tokens.c, migrate.c) asks of
+ * a backend: a read transaction, statements (prepare, bind, step, read a column, reset, finalize), a
+ * small dialect, and one-off statements outside a query (exec, rollback; run: rows as texts, changed rows). The
  * backend's own files (its ops table, writers, bulk readers) call its driver directly, typed; the
  * shared code reaches it through the ops table (fj_driver_of). Not a public header.
  *
@@ -172,8 +172,14 @@ typedef struct fj_driver {
     /* Frees r's statement (nothing for NULL). */
     void (*finalize)(const fj_qrows *r);
 
-    /* Outside any query: the store's own statements (tokens, storage/core/tokens.c), on the
+    /* Outside any query: the store's own statements (tokens, storage/core/tokens.c; migrations' bookkeeping, storage/core/migrate.c), on the
      * handle's connection as it stands (no transaction of their own). */
+    /* Runs sql once, as it is (the backend's own text; several statements allowed, no
+     * parameters, no rows): migration texts, BEGIN, COMMIT. A failure names `what` (SQLite names
+     * the statement's text instead, as its messages always have). */
+    fj_status (*exec)(fj_store *s, const char *sql, const char *what, fj_err *err);
+    /* Rolls back the transaction open on s, if any; a failure is ignored. */
+    void (*rollback)(fj_store *s);
     /* Whether s was opened for writing (FJ_STORE_WRITE). */
     bool (*writable)(const fj_store *s);
     /* Runs one statement sql in the shared form (?N placeholders, no tokens) with n parameters

@@ -1,5 +1,6 @@
 /* storage/pg/backend.c — the PostgreSQL backend's top (libpq): its ops table, opening, embedded
- * migrations under an advisory lock (tokens are storage/core/tokens.c). It calls down into the other files of
+ * migrations' own parts, their advisory lock (storage/core/migrate.c keeps the books; tokens are
+ * storage/core/tokens.c). It calls down into the other files of
  * storage/pg/, which call down into the driver (storage/pg/driver.c: connection, transactions,
  * statements, errors), batched rows (copy.c), week partitions (weeks.c) and the name cache
  * (intern.c), never back up. The write path is in storage/pg/write.c, the queries in pg_query_*.c; the
@@ -54,12 +55,7 @@ static bool pg_accepts(const char *url)
     return url && (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0);
 }
 
-/* --- migrations --------------------------------------------------------------------------- */
-
-static int latest_version(void)
-{
-    return fj_pg_n_migrations ? fj_pg_migrations[fj_pg_n_migrations - 1].version : 0;
-}
+/* --- migrations (the bookkeeping is storage/core/migrate.c) ------------------------------------------------------------------------- */
 
 /* A one-value query without parameters (schema inspection; no user data in the SQL). */
 static fj_status query_int(fj_store *s, const char *sql, int64_t *out, fj_err *err)
@@ -74,144 +70,53 @@ static fj_status query_int(fj_store *s, const char *sql, int64_t *out, fj_err *e
     return st;
 }
 
-static fj_status current_version2(fj_store *s, int *out, bool *tracked, fj_err *err)
-{
-    int64_t has = 0, v = 0;
-    fj_status st = query_int(s, "SELECT count(*) FROM pg_class WHERE relname = 'schema_migrations' AND "
-                                "relnamespace = current_schema()::regnamespace", &has, err);
-    if (st == FJ_OK && has)
-        st = query_int(s, "SELECT coalesce(max(version), 0) FROM schema_migrations", &v, err);
-    *out = (int)v;
-    if (tracked)
-        *tracked = has != 0;
-    return st;
-}
-
 static fj_status migrate_lock(fj_store *s, bool lock, fj_err *err)
 {
     return fj_pg_exec(s, lock ? "SELECT pg_advisory_lock(" MIGRATE_LOCK ")" : "SELECT pg_advisory_unlock(" MIGRATE_LOCK ")",
                       lock ? "take the migration lock" : "release the migration lock", err);
 }
 
-/* Applies pending migrations; the caller holds the migration lock. */
-static fj_status apply_migrations(fj_store *s, int *applied, fj_err *err)
+/* A migration's text; its failure keeps the server's message, as busy (retry) or not. */
+static fj_status run_text(fj_store *s, const fj_migration *m, fj_err *err)
 {
-    *applied = 0;
-    for (size_t i = 0; i < fj_pg_n_migrations; i++)
-        if (fj_pg_migrations[i].version != (int)i + 1)
-            return fj_err_set(err, FJ_EINTERNAL, "db", "embedded PostgreSQL migrations are not numbered 1..n");
-    int cur;
-    fj_status st = current_version2(s, &cur, NULL, err);
-    if (st != FJ_OK)
-        return st;
-    if (cur > latest_version())
-        return fj_err_set(err, FJ_ESCHEMA, "db",
-                          "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur,
-                          latest_version());
-    for (size_t i = (size_t)cur; i < fj_pg_n_migrations; i++) {
-        const fj_pg_migration *m = &fj_pg_migrations[i];
-        /* One transaction per migration, schema_migrations included: DDL is transactional in
-         * PostgreSQL, so a failed migration leaves the database at the previous version. */
-        st = fj_pg_exec(s, "BEGIN", "begin migration", err);
-        if (st == FJ_OK)
-            st = fj_pg_exec(s, "CREATE TABLE IF NOT EXISTS schema_migrations(version integer PRIMARY KEY, "
-                               "name text, applied_at bigint)", "create schema_migrations", err);
-        if (st == FJ_OK) {
-            PGresult *r = PQexec(s->conn, m->sql);
-            if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
-                fj_err e2 = {0};
-                fj_status st2 = fj_pg_fail(s, r, "migration", &e2);
-                st = fj_err_set(err, st2 == FJ_EBUSY ? FJ_EBUSY : FJ_EIO, "db", "migration %04d_%s failed: %s",
-                                m->version, m->name, e2.message);
-            }
-            PQclear(r);
-        }
-        if (st == FJ_OK) {
-            char ver[16], at[24];
-            snprintf(ver, sizeof ver, "%d", m->version);
-            snprintf(at, sizeof at, "%lld", (long long)fj_time_now());
-            const char *vals[] = {ver, m->name, at};
-            PGresult *r = PQexecParams(s->conn, "INSERT INTO schema_migrations(version,name,applied_at) "
-                                                "VALUES($1::integer,$2::text,$3::bigint)",
-                                       3, NULL, vals, NULL, NULL, 0);
-            if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
-                st = fj_pg_fail(s, r, "record migration", err);
-            PQclear(r);
-        }
-        if (st == FJ_OK)
-            st = fj_pg_exec(s, "COMMIT", "commit migration", err);
-        if (st != FJ_OK) {
-            fj_pg_rollback(s);
-            return st;
-        }
-        ++*applied;
+    PGresult *r = PQexec(s->conn, m->sql);
+    fj_status st = FJ_OK;
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
+        fj_err e2 = {0};
+        fj_status st2 = fj_pg_fail(s, r, "migration", &e2);
+        st = fj_err_set(err, st2 == FJ_EBUSY ? FJ_EBUSY : FJ_EIO, "db", "migration %04d_%s failed: %s", m->version,
+                        m->name, e2.message);
     }
-    /* Roll-ups and job CPU a migration listed (0004's and 0005's backfills) are computed in C, in a transaction of their
-     * own: should it not finish, queries read samples meanwhile and the writer completes it. */
-    if (*applied > 0) {
-        if ((st = fj_pg_exec(s, "BEGIN", "begin", err)) != FJ_OK)
-            return st;
-        st = fj_pg_load_rollup_drain(s, err);
-        if (st == FJ_OK)
-            st = fj_pg_jcpu_drain(s, NULL, NULL, NULL, 0, err); /* 0005's backfill of job CPU */
-        if (st == FJ_OK)
-            st = fj_pg_exec(s, "COMMIT", "commit", err);
-        if (st != FJ_OK)
-            fj_pg_rollback(s);
-    }
+    PQclear(r);
     return st;
 }
 
-static fj_status check_schema(fj_store *s, const fj_store_opts *opts, fj_err *err)
+/* Roll-ups and job CPU a migration listed (0004's and 0005's backfills). */
+static fj_status backfill(fj_store *s, fj_err *err)
 {
-    int cur, latest = latest_version();
-    bool tracked;
-    fj_status st = current_version2(s, &cur, &tracked, err);
-    if (st != FJ_OK)
-        return st;
-    if (cur == 0 && !tracked && opts->mode == FJ_STORE_WRITE && opts->create) {
-        /* An empty database: migrate it, under the lock, checking again once we hold it (another
-         * fjord may have migrated it meanwhile). */
-        if ((st = migrate_lock(s, true, err)) != FJ_OK)
-            return st;
-        st = current_version2(s, &cur, &tracked, err);
-        if (st == FJ_OK && cur == 0 && !tracked) {
-            int64_t ntables = 0;
-            st = query_int(s, "SELECT count(*) FROM pg_class WHERE relkind IN ('r','p','v') AND "
-                              "relnamespace = current_schema()::regnamespace", &ntables, err);
-            if (st == FJ_OK && ntables > 0)
-                st = fj_err_set(err, FJ_ESCHEMA, "db",
-                                "%s has tables but no schema_migrations: not an fjord database", s->shown);
-            int applied;
-            if (st == FJ_OK)
-                st = apply_migrations(s, &applied, err);
-            if (st == FJ_OK)
-                st = current_version2(s, &cur, &tracked, err);
-        }
-        fj_err e2 = {0};
-        migrate_lock(s, false, &e2);
-        if (st != FJ_OK)
-            return st;
-    }
-    if (cur == 0 && !tracked) {
-        int64_t ntables = 0;
-        st = query_int(s, "SELECT count(*) FROM pg_class WHERE relkind IN ('r','p','v') AND "
-                          "relnamespace = current_schema()::regnamespace", &ntables, err);
-        if (st != FJ_OK)
-            return st;
-        if (ntables > 0)
-            return fj_err_set(err, FJ_ESCHEMA, "db", "%s has tables but no schema_migrations: not an fjord database",
-                              s->shown);
-    }
-    if (cur == latest || opts->migrating)
-        return FJ_OK;
-    if (cur > latest)
-        return fj_err_set(err, FJ_ESCHEMA, "db",
-                          "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur,
-                          latest);
-    return fj_err_set(err, FJ_ESCHEMA, "db",
-                      "database schema is at version %d, this fjord needs %d: run `fjord migrate up --db %s`", cur,
-                      latest, s->shown);
+    fj_status st = fj_pg_load_rollup_drain(s, err);
+    return st == FJ_OK ? fj_pg_jcpu_drain(s, NULL, NULL, NULL, 0, err) : st; /* 0005's backfill of job CPU */
+}
+
+static fj_migrator migrator(const fj_store *s)
+{
+    return (fj_migrator){
+        .kind = "PostgreSQL",
+        .shown = s->shown,
+        .list = fj_pg_migrations,
+        .n = fj_pg_n_migrations,
+        .begin = "BEGIN",
+        .create_table = "CREATE TABLE IF NOT EXISTS schema_migrations(version integer PRIMARY KEY, "
+                        "name text, applied_at bigint)",
+        .has_table = "SELECT count(*) FROM pg_class WHERE relname = 'schema_migrations' AND "
+                     "relnamespace = current_schema()::regnamespace",
+        .count_tables = "SELECT count(*) FROM pg_class WHERE relkind IN ('r','p','v') AND "
+                        "relnamespace = current_schema()::regnamespace",
+        .query_int = query_int,
+        .run_text = run_text,
+        .backfill = backfill,
+        .lock = migrate_lock,
+    };
 }
 
 /* --- open / close ------------------------------------------------------------------------- */
@@ -253,8 +158,10 @@ static fj_status pg_open(const char *url, const fj_store_opts *opts, fj_store **
         return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
     }
     fj_status st = fj_pg_reconnect(s, err);
-    if (st == FJ_OK)
-        st = check_schema(s, opts, err);
+    if (st == FJ_OK) {
+        fj_migrator m = migrator(s);
+        st = fj_migrate_check(s, &m, opts, err);
+    }
     if (st == FJ_OK && opts->mode == FJ_STORE_WRITE && !opts->migrating) {
         /* The writer keeps partitions ahead of time and old ones dropped from the start. */
         st = fj_pg_retention(s, true, err);
@@ -271,28 +178,21 @@ static fj_status pg_open(const char *url, const fj_store_opts *opts, fj_store **
 
 static fj_status pg_migrate_status(fj_store *s, fj_migration_info *out, fj_err *err)
 {
-    out->latest = latest_version();
+    fj_migrator m = migrator(s);
+    out->latest = fj_migrate_latest(&m);
     fj_status st = fj_pg_connect(s, err);
-    return st == FJ_OK ? current_version2(s, &out->current, NULL, err) : st;
+    return st == FJ_OK ? fj_migrate_current(s, &m, &out->current, NULL, err) : st;
 }
 
 static fj_status pg_migrate_up(fj_store *s, int *applied, fj_err *err)
 {
-    int dummy;
-    if (!applied)
-        applied = &dummy;
-    *applied = 0;
-    if (s->mode != FJ_STORE_WRITE)
-        return fj_err_set(err, FJ_EINVAL, "db", "migrate up needs a writable handle");
-    fj_status st = fj_pg_connect(s, err);
-    if (st == FJ_OK)
-        st = migrate_lock(s, true, err);
-    if (st != FJ_OK)
-        return st;
-    st = apply_migrations(s, applied, err);
-    fj_err e2 = {0};
-    migrate_lock(s, false, &e2);
-    return st;
+    if (s->mode == FJ_STORE_WRITE) {
+        fj_status st = fj_pg_connect(s, err);
+        if (st != FJ_OK)
+            return st;
+    }
+    fj_migrator m = migrator(s);
+    return fj_migrate_up(s, &m, applied, err);
 }
 
 static const fj_store_query_ops query_ops = {

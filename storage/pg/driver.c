@@ -671,6 +671,8 @@ const fj_driver fj_pg_driver = {
     .end_read = end_read,
     .prepare = prepare,
     .finalize = finalize,
+    .exec = fj_pg_exec,
+    .rollback = fj_pg_rollback,
     .writable = writable,
     .run = run,
 };

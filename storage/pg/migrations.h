@@ -4,13 +4,11 @@
 #ifndef FJ_PG_MIGRATIONS_H
 #define FJ_PG_MIGRATIONS_H
 
+#include "storage/core/migrate.h"
+
 #include <stddef.h>
 
-typedef struct fj_pg_migration {
-    int version;     /* NNNN */
-    const char *name;
-    const char *sql; /* the file's text, NUL-terminated; may hold several statements */
-} fj_pg_migration;
+typedef fj_migration fj_pg_migration; /* storage/core/migrate.h */
 
 extern const fj_pg_migration fj_pg_migrations[];
 extern const size_t fj_pg_n_migrations;

@@ -1,5 +1,6 @@
 /* storage/sqlite/backend.c — the SQLite backend's top: its ops table, opening (WAL, pragmas, schema
- * check), embedded migrations, checkpoints, compact and backup (tokens are storage/core/tokens.c). It calls down into the
+ * check), what its migrations keep of their own (storage/core/migrate.c keeps the books),
+ * checkpoints, compact and backup (tokens are storage/core/tokens.c). It calls down into the
  * other files of storage/sqlite/, which call down into the driver (storage/sqlite/driver.c) and the
  * name interning (storage/sqlite/intern.c), never back up. The write path is in storage/sqlite/write.c, the queries in
  * sqlite_query_*.c; the schema in migrations/sqlite/. */
@@ -83,132 +84,45 @@ static const char *url_path(const char *url, bool *uri)
     return url;
 }
 
-/* --- migrations --------------------------------------------------------------------------- */
+/* --- migrations (the bookkeeping is storage/core/migrate.c) ------------------------------- */
 
-static int latest_version(void)
+static fj_status run_text(fj_store *s, const fj_migration *m, fj_err *err)
 {
-    return fj_sqlite_n_migrations ? fj_sqlite_migrations[fj_sqlite_n_migrations - 1].version : 0;
-}
-
-/* Highest applied version, 0 when schema_migrations does not exist or is empty; *tracked tells
- * whether it exists (may be NULL). */
-static fj_status current_version2(fj_store *s, int *out, bool *tracked, fj_err *err)
-{
-    int64_t has = 0, v = 0;
-    fj_status st = query_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
-                                "name='schema_migrations'", &has, err);
-    if (st == FJ_OK && has)
-        st = query_int(s, "SELECT coalesce(max(version),0) FROM schema_migrations", &v, err);
-    *out = (int)v;
-    if (tracked)
-        *tracked = has != 0;
+    char *msg = NULL;
+    int rc = sqlite3_exec(s->db, m->sql, NULL, NULL, &msg);
+    fj_status st = FJ_OK;
+    if (rc != SQLITE_OK)
+        st = fj_err_set(err, fj_sq_status(rc), "db", "migration %04d_%s failed: %s", m->version, m->name,
+                        msg ? msg : sqlite3_errstr(rc));
+    sqlite3_free(msg);
     return st;
 }
 
-static fj_status current_version(fj_store *s, int *out, fj_err *err)
+/* Roll-ups and job CPU a migration listed (0006's and 0008's backfills). */
+static fj_status backfill(fj_store *s, fj_err *err)
 {
-    return current_version2(s, out, NULL, err);
+    fj_status st = fj_sq_load_rollup_drain(s, err);
+    return st == FJ_OK ? fj_sq_jcpu_drain(s, err) : st; /* 0008's backfill of job CPU */
 }
 
-static fj_status apply_migrations(fj_store *s, int *applied, fj_err *err)
+static fj_migrator migrator(const fj_store *s)
 {
-    *applied = 0;
-    for (size_t i = 0; i < fj_sqlite_n_migrations; i++)
-        if (fj_sqlite_migrations[i].version != (int)i + 1)
-            return fj_err_set(err, FJ_EINTERNAL, "db", "embedded SQLite migrations are not numbered 1..n");
-    int cur;
-    fj_status st = current_version(s, &cur, err);
-    if (st != FJ_OK)
-        return st;
-    if (cur > latest_version())
-        return fj_err_set(err, FJ_ESCHEMA, "db",
-                          "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur,
-                          latest_version());
-    for (size_t i = (size_t)cur; i < fj_sqlite_n_migrations; i++) {
-        const fj_sqlite_migration *m = &fj_sqlite_migrations[i];
-        /* One transaction per migration, schema_migrations included, so a failed migration leaves
-         * the database at the previous version. */
-        if ((st = exec(s, "BEGIN IMMEDIATE", err)) != FJ_OK)
-            return st;
-        st = exec(s, "CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, "
-                     "name TEXT, applied_at INTEGER)", err);
-        if (st == FJ_OK) {
-            char *msg = NULL;
-            int rc = sqlite3_exec(s->db, m->sql, NULL, NULL, &msg);
-            if (rc != SQLITE_OK)
-                st = fj_err_set(err, fj_sq_status(rc), "db", "migration %04d_%s failed: %s", m->version, m->name,
-                                msg ? msg : sqlite3_errstr(rc));
-            sqlite3_free(msg);
-        }
-        if (st == FJ_OK) {
-            sqlite3_stmt *ins = NULL;
-            int rc = sqlite3_prepare_v2(s->db, "INSERT INTO schema_migrations(version,name,applied_at) VALUES(?,?,?)",
-                                        -1, &ins, NULL);
-            if (rc == SQLITE_OK) {
-                sqlite3_bind_int(ins, 1, m->version);
-                sqlite3_bind_text(ins, 2, m->name, -1, SQLITE_STATIC);
-                sqlite3_bind_int64(ins, 3, fj_time_now());
-                rc = sqlite3_step(ins);
-                rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
-            }
-            sqlite3_finalize(ins);
-            if (rc != SQLITE_OK)
-                st = fj_sq_fail(s, rc, "record migration", err);
-        }
-        if (st == FJ_OK)
-            st = exec(s, "COMMIT", err);
-        if (st != FJ_OK) {
-            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-            return st;
-        }
-        ++*applied;
-    }
-    /* Roll-ups and job CPU a migration listed (0006's and 0008's backfills) are computed in C, in a transaction of their
-     * own: should it not finish, queries read samples meanwhile and the writer completes it. */
-    if (*applied > 0) {
-        if ((st = exec(s, "BEGIN IMMEDIATE", err)) != FJ_OK)
-            return st;
-        st = fj_sq_load_rollup_drain(s, err);
-        if (st == FJ_OK)
-            st = fj_sq_jcpu_drain(s, err); /* 0008's backfill of job CPU */
-        if (st == FJ_OK)
-            st = exec(s, "COMMIT", err);
-        if (st != FJ_OK)
-            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    }
-    return st;
-}
-
-static fj_status check_schema(fj_store *s, const fj_store_opts *opts, fj_err *err)
-{
-    int cur, latest = latest_version();
-    bool tracked;
-    fj_status st = current_version2(s, &cur, &tracked, err);
-    if (st != FJ_OK)
-        return st;
-    if (cur == 0 && !tracked) {
-        int64_t ntables = 0;
-        st = query_int(s, "SELECT count(*) FROM sqlite_master WHERE type IN ('table','view') AND "
-                          "name NOT LIKE 'sqlite_%'", &ntables, err);
-        if (st != FJ_OK)
-            return st;
-        if (ntables > 0)
-            return fj_err_set(err, FJ_ESCHEMA, "db",
-                              "%s has tables but no schema_migrations: not an fjord database", s->path);
-        if (opts->mode == FJ_STORE_WRITE && opts->create) {
-            int applied;
-            return apply_migrations(s, &applied, err);
-        }
-    }
-    if (cur == latest || opts->migrating)
-        return FJ_OK;
-    if (cur > latest)
-        return fj_err_set(err, FJ_ESCHEMA, "db",
-                          "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur,
-                          latest);
-    return fj_err_set(err, FJ_ESCHEMA, "db",
-                      "database schema is at version %d, this fjord needs %d: run `fjord migrate up --db %s`", cur,
-                      latest, s->path);
+    return (fj_migrator){
+        .kind = "SQLite",
+        .shown = s->path,
+        .list = fj_sqlite_migrations,
+        .n = fj_sqlite_n_migrations,
+        .begin = "BEGIN IMMEDIATE",
+        .create_table = "CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, "
+                        "name TEXT, applied_at INTEGER)",
+        .has_table = "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='schema_migrations'",
+        .count_tables = "SELECT count(*) FROM sqlite_master WHERE type IN ('table','view') AND "
+                        "name NOT LIKE 'sqlite_%'",
+        .query_int = query_int,
+        .run_text = run_text,
+        .backfill = backfill,
+        .lock = NULL, /* the writer is alone on its file */
+    };
 }
 
 /* --- open / close ------------------------------------------------------------------------- */
@@ -577,8 +491,10 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
      * mmap saves a copy on reads. Foreign keys are not declared (see the migration). */
     if (st == FJ_OK)
         st = exec(s, "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY; PRAGMA mmap_size=268435456", err);
-    if (st == FJ_OK)
-        st = check_schema(s, opts, err);
+    if (st == FJ_OK) {
+        fj_migrator m = migrator(s);
+        st = fj_migrate_check(s, &m, opts, err);
+    }
     if (st != FJ_OK) {
         sq_close(s);
         return st;
@@ -589,19 +505,15 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
 
 static fj_status sq_migrate_status(fj_store *s, fj_migration_info *out, fj_err *err)
 {
-    out->latest = latest_version();
-    return current_version(s, &out->current, err);
+    fj_migrator m = migrator(s);
+    out->latest = fj_migrate_latest(&m);
+    return fj_migrate_current(s, &m, &out->current, NULL, err);
 }
 
 static fj_status sq_migrate_up(fj_store *s, int *applied, fj_err *err)
 {
-    int dummy;
-    if (!applied)
-        applied = &dummy;
-    *applied = 0;
-    if (s->mode != FJ_STORE_WRITE)
-        return fj_err_set(err, FJ_EINVAL, "db", "migrate up needs a writable handle");
-    return apply_migrations(s, applied, err);
+    fj_migrator m = migrator(s);
+    return fj_migrate_up(s, &m, applied, err);
 }
 
 /* Databases made before fjord set auto_vacuum=INCREMENTAL (at open, before the first table) keep

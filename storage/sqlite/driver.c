@@ -274,6 +274,19 @@ static fj_status run(fj_store *s, const char *sql, int n, const char *const *par
     return FJ_OK;
 }
 
+static fj_status exec(fj_store *s, const char *sql, const char *what, fj_err *err)
+{
+    (void)what;
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+static void rollback(fj_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 static bool writable(const fj_store *s)
 {
     return s->mode == FJ_STORE_WRITE;
@@ -295,6 +308,8 @@ const fj_driver fj_sqlite_driver = {
     .end_read = end_read,
     .prepare = prepare,
     .finalize = finalize,
+    .exec = exec,
+    .rollback = rollback,
     .writable = writable,
     .run = run,
 };

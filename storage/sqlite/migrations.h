@@ -4,13 +4,11 @@
 #ifndef FJ_SQLITE_MIGRATIONS_H
 #define FJ_SQLITE_MIGRATIONS_H
 
+#include "storage/core/migrate.h"
+
 #include <stddef.h>
 
-typedef struct fj_sqlite_migration {
-    int version;     /* NNNN */
-    const char *name;
-    const char *sql; /* the file's text, NUL-terminated; may hold several statements */
-} fj_sqlite_migration;
+typedef fj_migration fj_sqlite_migration; /* storage/core/migrate.h */
 
 extern const fj_sqlite_migration fj_sqlite_migrations[];
 extern const size_t fj_sqlite_n_migrations;
