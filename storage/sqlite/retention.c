@@ -9,7 +9,7 @@
  *   samples.id   the samples before the cut, with their GPUs, disks, sample jobs and the processes
  *                (and their GPUs) those list,
  *   nodes.id     envelopes and node states of one node,
- *   clusters.id  partition memberships of one cluster.
+ *   clusters.id  partition memberships and envelopes of no node (node_id 0) of one cluster.
  * Job summaries (jobs, job_hosts, job_cmds), the hourly load roll-ups, Slurm records, sysinfo,
  * errors, partitions' sizes and Chimbuko rows stay, as on PostgreSQL. The pages freed go back to
  * the file system by incremental vacuum (databases made by fjord use auto_vacuum=INCREMENTAL). */
@@ -23,7 +23,7 @@
 #include <stdio.h>
 
 #define STEP_IDS 512                   /* ids of samples or jobs looked at per step */
-#define STEP_ROWS 4096                 /* envelopes, node states or memberships deleted per step */
+#define STEP_ROWS 4096                 /* envelopes, node states or memberships deleted per step and kind */
 #define SLICE_NS (50 * 1000000LL)      /* one maintenance call's transaction, at most about this */
 #define RELEASE_PAGES 4096             /* pages returned to the file system per call */
 #define NS 1000000000LL
@@ -117,18 +117,87 @@ static fj_status step_job_samples(fj_store *s, fj_err *err)
     return r->cursor > r->end ? next_phase(s, err) : FJ_OK;
 }
 
-/* One node's (or cluster's) expired rows, at most STEP_ROWS per table a step; the cursor moves on
- * once a step found fewer. */
-static fj_status step_keyed(fj_store *s, const char *const *del, size_t n_del, fj_err *err)
+/* Deletes the oldest rows of table matching `where` (?1, ?2: integers, ?3: text or unused) before
+ * the cut, at most about STEP_ROWS: up to the time of the STEP_ROWS-th oldest, when there is one
+ * (*more then). Both statements seek the table's key: `where` fixes its leading columns, time
+ * follows them. */
+static fj_status delete_oldest(fj_store *s, const char *table, const char *where, int64_t a, int64_t b,
+                               const char *text, bool *more, fj_err *err)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT time FROM %s WHERE %s AND time < ?4 ORDER BY time LIMIT 1 OFFSET ?5", table, where);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    int64_t until = s->ret.cut;
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, a);
+        sqlite3_bind_int64(st, 2, b);
+        if (text)
+            sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, s->ret.cut);
+        sqlite3_bind_int64(st, 5, STEP_ROWS);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            until = sqlite3_column_int64(st, 0);
+            *more = true;
+            rc = SQLITE_DONE;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "retention", err);
+    snprintf(sql, sizeof sql, "DELETE FROM %s WHERE %s AND time < ?4", table, where);
+    rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, a);
+        sqlite3_bind_int64(st, 2, b);
+        if (text)
+            sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, until);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "retention", err);
+}
+
+/* One node's envelopes (kind by kind: the key is cluster, node, kind, time) and node states. The
+ * cursor moves on once nothing expired is left of it. */
+static fj_status step_node(fj_store *s, fj_err *err)
 {
     struct fj_sq_retention *r = &s->ret;
-    int64_t v[] = {r->cursor, r->cut, STEP_ROWS};
-    bool more = false;
-    for (size_t i = 0; i < n_del; i++) {
-        int64_t n = 0;
-        FJ_TRY(run(s, del[i], v, 3, &n, err));
-        more |= n >= STEP_ROWS;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT cluster_id FROM nodes WHERE id = ?1", -1, &st, NULL);
+    int64_t cluster = -1;
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, r->cursor);
+        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            cluster = sqlite3_column_int64(st, 0);
+            rc = SQLITE_DONE;
+        }
     }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "retention", err);
+    bool more = false;
+    for (int k = 0; cluster >= 0 && k < FJ_KIND__COUNT; k++)
+        FJ_TRY(delete_oldest(s, "envelopes", "cluster_id = ?1 AND node_id = ?2 AND kind = ?3", cluster, r->cursor,
+                             fj_kind_name((fj_kind)k), &more, err));
+    if (cluster >= 0)
+        FJ_TRY(delete_oldest(s, "node_states", "node_id = ?2 AND ?1 = ?1", cluster, r->cursor, NULL, &more, err));
+    if (!more)
+        r->cursor++;
+    return r->cursor > r->end ? next_phase(s, err) : FJ_OK;
+}
+
+static fj_status step_cluster(fj_store *s, fj_err *err)
+{
+    struct fj_sq_retention *r = &s->ret;
+    bool more = false;
+    FJ_TRY(delete_oldest(s, "partition_nodes", "cluster_id = ?1 AND ?2 = ?2", r->cursor, 0, NULL, &more, err));
+    /* envelopes of no node (a cluster's partitions and node states) have node_id 0 */
+    for (int k = 0; k < FJ_KIND__COUNT; k++)
+        FJ_TRY(delete_oldest(s, "envelopes", "cluster_id = ?1 AND node_id = ?2 AND kind = ?3", r->cursor, 0,
+                             fj_kind_name((fj_kind)k), &more, err));
     if (!more)
         r->cursor++;
     return r->cursor > r->end ? next_phase(s, err) : FJ_OK;
@@ -136,27 +205,15 @@ static fj_status step_keyed(fj_store *s, const char *const *del, size_t n_del, f
 
 static fj_status step(fj_store *s, fj_err *err)
 {
-    static const char *const by_node[] = {
-        "DELETE FROM envelopes WHERE (cluster_id, node_id, kind, time) IN "
-        "(SELECT e.cluster_id, e.node_id, e.kind, e.time FROM nodes n JOIN envelopes e "
-        "ON e.cluster_id = n.cluster_id AND e.node_id = n.id WHERE n.id = ?1 AND e.time < ?2 LIMIT ?3)",
-        "DELETE FROM node_states WHERE (node_id, time, state_id) IN "
-        "(SELECT node_id, time, state_id FROM node_states WHERE node_id = ?1 AND time < ?2 LIMIT ?3)",
-    };
-    static const char *const by_cluster[] = {
-        "DELETE FROM partition_nodes WHERE (cluster_id, time, name_id, node_id) IN "
-        "(SELECT cluster_id, time, name_id, node_id FROM partition_nodes "
-        "WHERE cluster_id = ?1 AND time < ?2 LIMIT ?3)",
-    };
     switch (s->ret.phase) {
     case PHASE_JOB_SAMPLES:
         return step_job_samples(s, err);
     case PHASE_SAMPLES:
         return step_samples(s, err);
     case PHASE_NODES:
-        return step_keyed(s, by_node, 2, err);
+        return step_node(s, err);
     case PHASE_CLUSTERS:
-        return step_keyed(s, by_cluster, 1, err);
+        return step_cluster(s, err);
     default:
         return FJ_OK;
     }

@@ -10,9 +10,11 @@ import json
 import time
 
 from api_common import envelope, rfc
-from harness import Fjord, check, finish, PG
+from harness import Fjord, check, finish, split_envelopes, PG, SHARED
+import os
 
 VM0 = "sonar-0.19-output/head-sample-default.json"  # node vm of test.local, with processes
+CLUSTER = os.path.join(SHARED, "data", "sonar", "formats-testdata", "newfmt_cluster.json")  # partitions, node states
 DAY = 86400
 WAIT_S = 30
 
@@ -31,7 +33,17 @@ RAW_OLD = {  # table: rows before the cut (PostgreSQL and SQLite name them alike
     "samples": "SELECT count(*) FROM samples WHERE time < ?",
     "envelopes": "SELECT count(*) FROM envelopes WHERE time < ?",
     "job_samples": "SELECT count(*) FROM job_samples WHERE time < ?",
+    "partition_nodes": "SELECT count(*) FROM partition_nodes WHERE time < ?",
+    "node_states": "SELECT count(*) FROM node_states WHERE time < ?",
 }
+
+
+def cluster_env(t):
+    """The real cluster envelope (partitions, node states) as test.local's at time t."""
+    e = split_envelopes(open(CLUSTER).read())[0]
+    e["data"]["attributes"]["cluster"] = "test.local"
+    e["data"]["attributes"]["time"] = rfc(t)
+    return e
 
 
 RAW_FIGURES = ("cpu_time_s", "read_kb", "written_kb")  # /api/v1/jobs reads these from process rows
@@ -67,6 +79,9 @@ def main():
         for t in olds:
             r = f.post("/api/v1/ingest/sonar", json.dumps(sample(base, t, 111)), auth=("test.local", token))
             check(r.status == 200, "old sample: %d %s" % (r.status, r.body[:200]))
+        for t in (old, new):
+            r = f.post("/api/v1/ingest/sonar", json.dumps(cluster_env(t)), auth=("test.local", token))
+            check(r.status == 200, "cluster envelope: %d %s" % (r.status, r.body[:200]))
         for t in news:
             r = f.post("/api/v1/ingest/sonar", json.dumps(sample(base, t, 222)), auth=("test.local", token))
             check(r.status == 200, "new sample: %d %s" % (r.status, r.body[:200]))
@@ -87,6 +102,8 @@ def main():
         before = raw_old(f, cut)
         check(all(n > 0 for n in before.values()), "old raw rows stored before retention: %s" % before)
         kids_before = children(f)
+        recent_before = {k: f.query(q.replace("<", ">="), cut)[0][0] for k, q in RAW_OLD.items()}
+        partitions_before = f.query("SELECT count(*) FROM partitions")[0][0]
         check(f.stop() == 0, "SIGTERM exits 0")
 
         # A fresh process on the same database: retention's first pass starts right away.
@@ -101,6 +118,10 @@ def main():
         check(not any(after.values()), "old raw rows deleted within %d s: %s" % (WAIT_S, after))
         kept = f.query("SELECT count(*) FROM samples WHERE time >= ?", cut)[0][0]
         check(kept == len(news), "recent samples kept: %d, want %d" % (kept, len(news)))
+        recent = {k: f.query(q.replace("<", ">="), cut)[0][0] for k, q in RAW_OLD.items()}
+        check(recent == recent_before and all(recent.values()), "recent rows kept: %s, want %s" % (recent, recent_before))
+        partitions = f.query("SELECT count(*) FROM partitions")[0][0]
+        check(partitions == partitions_before, "partition sizes kept: %d of %d" % (partitions, partitions_before))
         kids = children(f)
         # the old and new samples carried the same processes and disks: half of each go
         for t, n in kids.items():
