@@ -25,7 +25,7 @@
 #define STEP_IDS 512                   /* ids of samples or jobs looked at per step */
 #define STEP_ROWS 4096                 /* envelopes, node states or memberships deleted per step and kind */
 #define SLICE_NS (50 * 1000000LL)      /* one maintenance call's transaction, at most about this */
-#define RELEASE_PAGES 4096             /* pages returned to the file system per call */
+#define RELEASE_PAGES 1024             /* pages returned to the file system per call */
 #define NS 1000000000LL
 
 enum { PHASE_IDLE, PHASE_JOB_SAMPLES, PHASE_SAMPLES, PHASE_NODES, PHASE_CLUSTERS };
