@@ -125,7 +125,8 @@ static fj_status delete_oldest(fj_store *s, const char *table, const char *where
                                const char *text, bool *more, fj_err *err)
 {
     char sql[256];
-    snprintf(sql, sizeof sql, "SELECT time FROM %s WHERE %s AND time < ?4 ORDER BY time LIMIT 1 OFFSET ?5", table, where);
+    snprintf(sql, sizeof sql, "SELECT time FROM %s WHERE %s AND time < ?4 ORDER BY time LIMIT 1 OFFSET ?5", table,
+             where);
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
     int64_t until = s->ret.cut;
