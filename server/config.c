@@ -48,7 +48,7 @@ static const option_def options[] = {
     STR("db", db, OPENS_DB, "PATH|URL", "SQLite file, or a postgres:// URL (docs/postgres.md)"),
     STR("synchronous", synchronous, WRITES, "OFF|NORMAL|FULL", "SQLite durability: FULL also survives power loss"),
     NUM("job-gap", OPT_I64, job_gap_s, WRITES, "DURATION", "records of a non-Slurm job further apart start a new job"),
-    NUM("retention", OPT_I64, retention_s, SERVE, "DURATION", "PostgreSQL: drop Sonar data older than this; 0 keeps all"),
+    NUM("retention", OPT_I64, retention_s, SERVE, "DURATION", "drop Sonar raw rows (samples, processes) older than this; summaries stay; 0 keeps all"),
     NUM("max-body", OPT_SIZE, max_body, SERVE, "SIZE", "largest request body as sent (413 beyond)"),
     NUM("max-decoded", OPT_SIZE, max_decoded, SERVE, "SIZE", "largest body after gzip/zstd decoding"),
     NUM("threads", OPT_UINT, threads, SERVE, "N", "HTTP worker threads"),

@@ -23,7 +23,7 @@ typedef struct fj_config {
     char db[1024];             /* SQLite path or postgres:// URL */
     char synchronous[16];      /* SQLite synchronous: OFF, NORMAL, FULL */
     int64_t job_gap_s;         /* rectification gap for non-Slurm jobs */
-    int64_t retention_s;       /* drop Sonar data older than this (PostgreSQL); 0 = keep forever */
+    int64_t retention_s;       /* drop Sonar raw rows older than this (both backends); 0 = keep forever */
     size_t max_body;           /* bytes of a request body as received */
     size_t max_decoded;        /* bytes of a body after gzip/zstd decoding */
     unsigned threads;          /* HTTP worker threads */

@@ -437,6 +437,7 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     s->mode = opts->mode;
     s->migrating = opts->migrating;
     s->job_gap_s = opts->job_gap_s > 0 ? opts->job_gap_s : FJ_JOB_GAP_DEFAULT_S;
+    fj_sq_retention_init(s, opts->retention_s);
     bool uri;
     const char *path = url_path(url, &uri);
     s->path = fj_strdup(path);
@@ -648,7 +649,7 @@ static const fj_store_query_ops query_ops = {
 static const fj_store_ts_ops ts_ops = {
     .ts_start = fj_sq_ts_start,
     .ts_engine = fj_sq_ts_engine,
-    .maintain = fj_sq_ts_maintain,
+    .maintain = fj_sq_maintain,
     .ts_series = fj_sq_ts_series,
     .ts_read = fj_sq_ts_read,
     .cc_messages = fj_q_cc_messages,

@@ -67,7 +67,8 @@ def main():
         check(abs(old_201[0] / 1000.0 / old_201[1] - 48.5) > 2, "the older figure is off: %s" % (old_201,))
 
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 1 migration" in out, "migrate up applies the job CPU migration: %r" % out)
+        # the job CPU migration and any later one (the rewind deleted them all)
+        check("applied " in out and "up to date" in out, "migrate up applies the job CPU migration: %r" % out)
         check(f.query("SELECT count(*) FROM job_cpu_todo")[0][0] == 0, "the backfill is done")
         f.start()
         got = job_row(f, reader, 201)

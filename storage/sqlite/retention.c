@@ -1,0 +1,275 @@
+/* storage/sqlite/retention.c — `retention` on SQLite: the writer's maintenance deletes Sonar's raw
+ * rows older than the retention, the same tables PostgreSQL drops by week partition
+ * (storage/pg/weeks.c), in short transactions so that ingest waits at most one slice.
+ *
+ * A pass fixes its cut-off (now - retention) when it starts and walks four cursors, each step
+ * touching a bounded number of rows through a key:
+ *   jobs.id      job_samples of jobs first seen before the cut (before their samples: a sample id
+ *                is not freed while a job_samples row still names it),
+ *   samples.id   the samples before the cut, with their GPUs, disks, sample jobs and the processes
+ *                (and their GPUs) those list,
+ *   nodes.id     envelopes and node states of one node,
+ *   clusters.id  partition memberships and envelopes of no node (node_id 0) of one cluster.
+ * Job summaries (jobs, job_hosts, job_cmds), the hourly load roll-ups, Slurm records, sysinfo,
+ * errors, partitions' sizes and Chimbuko rows stay, as on PostgreSQL. The pages freed go back to
+ * the file system by incremental vacuum (databases made by fjord use auto_vacuum=INCREMENTAL). */
+#include "storage/sqlite/int.h"
+
+#include "log.h"
+#include "storage/core/try.h"
+#include "storage/ts/writer.h"
+#include "timefmt.h"
+
+#include <stdio.h>
+
+#define STEP_IDS 512                   /* ids of samples or jobs looked at per step */
+#define STEP_ROWS 4096                 /* envelopes, node states or memberships deleted per step and kind */
+#define SLICE_NS (50 * 1000000LL)      /* one maintenance call's transaction, at most about this */
+#define RELEASE_PAGES 1024             /* pages returned to the file system per call */
+#define NS 1000000000LL
+
+enum { PHASE_IDLE, PHASE_JOB_SAMPLES, PHASE_SAMPLES, PHASE_NODES, PHASE_CLUSTERS };
+
+/* Runs sql with ?1.. bound to the int64s v[0..n-1]; *changed (if given) gets the rows deleted. */
+static fj_status run(fj_store *s, const char *sql, const int64_t *v, int n, int64_t *changed, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    for (int i = 0; rc == SQLITE_OK && i < n; i++)
+        rc = sqlite3_bind_int64(st, i + 1, v[i]);
+    if (rc == SQLITE_OK)
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "retention", err);
+    if (changed)
+        *changed = sqlite3_changes64(s->db);
+    return FJ_OK;
+}
+
+static fj_status max_id(fj_store *s, const char *table, int64_t *out, fj_err *err)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "SELECT coalesce(max(id), 0) FROM %s", table);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? FJ_OK : fj_sq_fail(s, rc, "retention", err);
+}
+
+static const char *const phase_table[] = {NULL, "jobs", "samples", "nodes", "clusters"};
+
+/* Moves to the next phase (or ends the pass), its cursor at the start of its table. */
+static fj_status next_phase(fj_store *s, fj_err *err)
+{
+    struct fj_sq_retention *r = &s->ret;
+    r->phase = r->phase == PHASE_CLUSTERS ? PHASE_IDLE : r->phase + 1;
+    r->cursor = 0;
+    r->end = 0;
+    return r->phase == PHASE_IDLE ? FJ_OK : max_id(s, phase_table[r->phase], &r->end, err);
+}
+
+/* The samples in [lo, hi) before the cut; hi stays below the newest sample's id, so that the
+ * writer's next id (max + 1) never names a deleted sample. */
+#define EXPIRED_SAMPLES "SELECT id FROM samples WHERE id >= ?1 AND id < ?2 AND time < ?3"
+
+static fj_status step_samples(fj_store *s, fj_err *err)
+{
+    struct fj_sq_retention *r = &s->ret;
+    int64_t hi = r->cursor + STEP_IDS < r->end ? r->cursor + STEP_IDS : r->end;
+    int64_t v[] = {r->cursor, hi, r->cut}, n = 0;
+    static const char *const del[] = {
+        /* the processes a sample job lists: ids proc_first .. proc_first + n_procs - 1 */
+        "WITH RECURSIVE p(id, last) AS (SELECT proc_first, proc_first + n_procs - 1 FROM sample_jobs "
+        "WHERE sample_id IN (" EXPIRED_SAMPLES ") AND proc_first IS NOT NULL AND n_procs > 0 "
+        "UNION ALL SELECT id + 1, last FROM p WHERE id < last) "
+        "DELETE FROM sample_proc_gpus WHERE proc_id IN (SELECT id FROM p)",
+        "WITH RECURSIVE p(id, last) AS (SELECT proc_first, proc_first + n_procs - 1 FROM sample_jobs "
+        "WHERE sample_id IN (" EXPIRED_SAMPLES ") AND proc_first IS NOT NULL AND n_procs > 0 "
+        "UNION ALL SELECT id + 1, last FROM p WHERE id < last) "
+        "DELETE FROM sample_procs WHERE id IN (SELECT id FROM p)",
+        "DELETE FROM sample_jobs WHERE sample_id IN (" EXPIRED_SAMPLES ")",
+        "DELETE FROM sample_gpus WHERE sample_id IN (" EXPIRED_SAMPLES ")",
+        "DELETE FROM sample_disks WHERE sample_id IN (" EXPIRED_SAMPLES ")",
+        "DELETE FROM samples WHERE id IN (" EXPIRED_SAMPLES ")",
+    };
+    for (size_t i = 0; i < sizeof del / sizeof *del; i++)
+        FJ_TRY(run(s, del[i], v, 3, &n, err));
+    r->deleted += n; /* counted as samples: the last statement's */
+    r->cursor = hi;
+    return r->cursor >= r->end ? next_phase(s, err) : FJ_OK;
+}
+
+static fj_status step_job_samples(fj_store *s, fj_err *err)
+{
+    struct fj_sq_retention *r = &s->ret;
+    int64_t hi = r->cursor + STEP_IDS;
+    int64_t v[] = {r->cursor, hi, r->cut};
+    FJ_TRY(run(s,
+               "DELETE FROM job_samples WHERE rjob_id IN "
+               "(SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 AND first_seen < ?3) AND time < ?3",
+               v, 3, NULL, err));
+    r->cursor = hi;
+    return r->cursor > r->end ? next_phase(s, err) : FJ_OK;
+}
+
+/* Deletes the oldest rows of table matching `where` (?1, ?2: integers, ?3: text or unused) before
+ * the cut, at most about STEP_ROWS: up to the time of the STEP_ROWS-th oldest, when there is one
+ * (*more then). Both statements seek the table's key: `where` fixes its leading columns, time
+ * follows them. */
+static fj_status delete_oldest(fj_store *s, const char *table, const char *where, int64_t a, int64_t b,
+                               const char *text, bool *more, fj_err *err)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT time FROM %s WHERE %s AND time < ?4 ORDER BY time LIMIT 1 OFFSET ?5", table,
+             where);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    int64_t until = s->ret.cut;
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, a);
+        sqlite3_bind_int64(st, 2, b);
+        if (text)
+            sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, s->ret.cut);
+        sqlite3_bind_int64(st, 5, STEP_ROWS);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            until = sqlite3_column_int64(st, 0);
+            *more = true;
+            rc = SQLITE_DONE;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "retention", err);
+    snprintf(sql, sizeof sql, "DELETE FROM %s WHERE %s AND time < ?4", table, where);
+    rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, a);
+        sqlite3_bind_int64(st, 2, b);
+        if (text)
+            sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, until);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "retention", err);
+}
+
+/* One node's envelopes (kind by kind: the key is cluster, node, kind, time) and node states. The
+ * cursor moves on once nothing expired is left of it. */
+static fj_status step_node(fj_store *s, fj_err *err)
+{
+    struct fj_sq_retention *r = &s->ret;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT cluster_id FROM nodes WHERE id = ?1", -1, &st, NULL);
+    int64_t cluster = -1;
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, r->cursor);
+        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            cluster = sqlite3_column_int64(st, 0);
+            rc = SQLITE_DONE;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, "retention", err);
+    bool more = false;
+    for (int k = 0; cluster >= 0 && k < FJ_KIND__COUNT; k++)
+        FJ_TRY(delete_oldest(s, "envelopes", "cluster_id = ?1 AND node_id = ?2 AND kind = ?3", cluster, r->cursor,
+                             fj_kind_name((fj_kind)k), &more, err));
+    if (cluster >= 0)
+        FJ_TRY(delete_oldest(s, "node_states", "node_id = ?2 AND ?1 = ?1", cluster, r->cursor, NULL, &more, err));
+    if (!more)
+        r->cursor++;
+    return r->cursor > r->end ? next_phase(s, err) : FJ_OK;
+}
+
+static fj_status step_cluster(fj_store *s, fj_err *err)
+{
+    struct fj_sq_retention *r = &s->ret;
+    bool more = false;
+    FJ_TRY(delete_oldest(s, "partition_nodes", "cluster_id = ?1 AND ?2 = ?2", r->cursor, 0, NULL, &more, err));
+    /* envelopes of no node (a cluster's partitions and node states) have node_id 0 */
+    for (int k = 0; k < FJ_KIND__COUNT; k++)
+        FJ_TRY(delete_oldest(s, "envelopes", "cluster_id = ?1 AND node_id = ?2 AND kind = ?3", r->cursor, 0,
+                             fj_kind_name((fj_kind)k), &more, err));
+    if (!more)
+        r->cursor++;
+    return r->cursor > r->end ? next_phase(s, err) : FJ_OK;
+}
+
+static fj_status step(fj_store *s, fj_err *err)
+{
+    switch (s->ret.phase) {
+    case PHASE_JOB_SAMPLES:
+        return step_job_samples(s, err);
+    case PHASE_SAMPLES:
+        return step_samples(s, err);
+    case PHASE_NODES:
+        return step_node(s, err);
+    case PHASE_CLUSTERS:
+        return step_cluster(s, err);
+    default:
+        return FJ_OK;
+    }
+}
+
+void fj_sq_retention_init(fj_store *s, int64_t retention_s)
+{
+    s->ret = (struct fj_sq_retention){.keep_s = retention_s > 0 ? retention_s : 0};
+}
+
+fj_status fj_sq_retention_maintain(fj_store *s, fj_err *err)
+{
+    struct fj_sq_retention *r = &s->ret;
+    if (r->keep_s <= 0 || s->mode != FJ_STORE_WRITE || s->migrating)
+        return FJ_OK;
+    int64_t start = fj_mono_ns();
+    if (r->phase == PHASE_IDLE) {
+        if (r->started && start < r->next_ns)
+            return FJ_OK;
+        r->started = true;
+        r->cut = fj_time_now() - r->keep_s;
+        r->deleted = 0;
+        FJ_TRY(next_phase(s, err));
+    }
+    int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "retention: begin", err);
+    fj_status st = FJ_OK;
+    do
+        st = step(s, err);
+    while (st == FJ_OK && r->phase != PHASE_IDLE && fj_mono_ns() - start < SLICE_NS);
+    if (st == FJ_OK && (rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
+        st = fj_sq_fail(s, rc, "retention: commit", err);
+    if (st != FJ_OK) {
+        if (!sqlite3_get_autocommit(s->db))
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        r->phase = PHASE_IDLE; /* the next pass starts over, after the usual wait */
+        r->next_ns = fj_mono_ns() + fj_tsw_retention_every(r->keep_s * NS);
+        return st;
+    }
+    char sql[48];
+    snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%d)", RELEASE_PAGES);
+    if ((rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL)) != SQLITE_OK)
+        return fj_sq_fail(s, rc, "retention: incremental vacuum", err);
+    if (r->phase == PHASE_IDLE) {
+        r->next_ns = fj_mono_ns() + fj_tsw_retention_every(r->keep_s * NS);
+        if (r->deleted)
+            fj_info("sqlite: retention deleted %lld samples (and their rows) older than %lld", (long long)r->deleted,
+                    (long long)r->cut);
+    }
+    return FJ_OK;
+}
+
+fj_status fj_sq_maintain(fj_store *s, fj_err *err)
+{
+    FJ_TRY(fj_sq_ts_maintain(s, err));
+    return fj_sq_retention_maintain(s, err);
+}
