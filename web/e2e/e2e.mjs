@@ -76,6 +76,14 @@ const idle = async () => {
   await page.waitForLoadState("networkidle");
   await page.waitForFunction(() => !document.querySelector(".loading"));
 };
+// A view re-renders after its fetch, which a client-side navigation may start after the network
+// looked idle: wait (bounded) until the element shows what the API says, then check that.
+const shows = (sel, attr, want) =>
+  page
+    .waitForFunction(([s, a, w]) => document.querySelector(s)?.getAttribute(a) === w, [sel, attr, String(want)], {
+      timeout: 10000,
+    })
+    .then(() => true, () => false);
 async function step(name, fn) {
   try {
     await fn();
@@ -286,7 +294,7 @@ try {
       check(got === String(Number(h.cpu_avg.toFixed(1))), `${h.host} CPU avg ${got} = API ${h.cpu_avg}`);
     }
     const prof = (await api(`/api/v1/jobs/${list[0].id}/profile?cluster=${cluster}&by=host`)).profile;
-    check(Number(await page.getAttribute("#profile", "data-series")) === prof.length, "a profile series per host");
+    check(await shows("#profile", "data-series", prof.length), "a profile series per host");
     check((await page.$$("#profile .plot")).length === 4, "CPU, memory, GPU and GPU memory plots");
     if (d.job.epoch !== 0) {
       check(await page.isVisible("#no-slurm"), "a job without Slurm says what is unknown");
@@ -297,7 +305,7 @@ try {
     await page.waitForURL(/by=process/);
     await idle();
     const pp = (await api(`/api/v1/jobs/${list[0].id}/profile?cluster=${cluster}&by=process`)).profile;
-    check(Number(await page.getAttribute("#profile", "data-series")) === pp.length, "a profile series per process");
+    check(await shows("#profile", "data-series", pp.length), "a profile series per process");
   });
 
   await step("slurm job", async () => {
