@@ -73,6 +73,10 @@ const shot = async (name) => {
 };
 const texts = (sel) => page.$$eval(sel, (els) => els.map((e) => e.textContent.trim()));
 const idle = async () => {
+  // A client-side navigation starts its fetch in an effect after the URL changed, and the load
+  // state of the document stays "networkidle" meanwhile: let the page run its effects (two
+  // animation frames) before waiting for the view to finish loading.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   await page.waitForLoadState("networkidle");
   await page.waitForFunction(() => !document.querySelector(".loading"));
 };
