@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from harness import Fjord, SHARED, check, finish, free_port  # noqa: E402
+from harness import Fjord, SHARED, check, finish, free_port, nats_publish  # noqa: E402
 
 START = json.load(open(os.path.join(SHARED, "data", "cc", "cc-backend_startJobPayload.json")))
 SAMPLE = os.path.join(SHARED, "data", "sonar", "real", "0+sample-ml1.hpc.uio.no.json")
@@ -165,18 +165,6 @@ def chimbuko_and_measurements(f, alpha):
     check(r.status == 200, "control: snapshot of alpha: %d %s" % (r.status, r.body[:200]))
 
 
-def publish(port, msgs):
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.recv(4096)  # INFO
-        s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
-        for subject, payload in msgs:
-            s.sendall(b"PUB %s %d\r\n%s\r\n" % (subject.encode(), len(payload), payload))
-        s.sendall(b"PING\r\n")
-        buf = b""
-        while b"PONG" not in buf:
-            buf += s.recv(4096)
-
-
 def nats():
     """NATS: a message may write only its subject's cluster."""
     server = shutil.which("nats-server") or "/usr/sbin/nats-server"
@@ -196,7 +184,7 @@ def nats():
                 time.sleep(0.05)
         f.start()
         time.sleep(0.3)
-        publish(nport, [
+        nats_publish(nport, [
             ("alpha.metrics", b"cpu_load,cluster=beta,hostname=b1,type=node value=1 %d\n" % T),
             ("alpha.events.slurm", lp_job(",function=start_job,hostname=f1", start_payload("beta", 9))),
             ("alpha.metrics", b"mix,hostname=a1,type=node value=1 %d\n" % T +

@@ -73,6 +73,20 @@ def free_port():
         return s.getsockname()[1]
 
 
+def nats_publish(port, msgs):
+    """Publishes (subject, payload bytes) pairs to a NATS server on 127.0.0.1:port with the plain
+    text protocol, and returns once the server has answered a PING after them (all received)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.recv(4096)  # INFO
+        s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
+        for subject, payload in msgs:
+            s.sendall(b"PUB %s %d\r\n%s\r\n" % (subject.encode(), len(payload), payload))
+        s.sendall(b"PING\r\n")
+        buf = b""
+        while b"PONG" not in buf:
+            buf += s.recv(4096)
+
+
 class Failure(Exception):
     pass
 

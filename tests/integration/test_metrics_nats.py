@@ -9,19 +9,7 @@ import subprocess
 import sys
 import time
 
-from harness import Fjord, check, finish, free_port
-
-
-def publish(port, msgs):
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.recv(4096)  # INFO
-        s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
-        for subject, payload in msgs:
-            s.sendall(b"PUB %s %d\r\n%s\r\n" % (subject.encode(), len(payload), payload))
-        s.sendall(b"PING\r\n")
-        buf = b""
-        while b"PONG" not in buf:
-            buf += s.recv(4096)
+from harness import Fjord, check, finish, free_port, nats_publish
 
 
 def main():
@@ -46,7 +34,7 @@ def main():
         f.start()
         time.sleep(0.3)  # subscriptions are set up before fjord listens; give the server a moment
         t = 1700000040
-        publish(nport, [
+        nats_publish(nport, [
             ("fritz.metrics", b"cpu_load,hostname=f1,type=node value=1.5 %d\ncpu_load,hostname=f2,type=node value=2.5 %d\n" % (t, t)),
             ("alex.metrics", b"cpu_load,hostname=a1,type=node value=7 %d\n" % t),
             ("fritz.events.slurm", b'slurm,hostname=m1 event="drain f1" %d\n' % t),
