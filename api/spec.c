@@ -126,7 +126,7 @@ const fj_endpoint fj_ep_jobs = {
     "The rectified jobs of a cluster (Slurm jobs across their nodes; other jobs per node and process "
     "group) overlapping the window, filtered, sorted, and paged by cursor: pass the answer's next as "
     "cursor (with the same parameters) for the following page; next is null on the last.",
-    NULL, NULL, jobs_params, {&fj_qt_jobs}, NULL, NULL, FJ_EP_PAGED, NULL};
+    NULL, NULL, jobs_params, {&fj_qt_jobs}, NULL, "raw_expired_before", FJ_EP_PAGED, NULL};
 
 static const fj_pspec job_params[] = {P_CLUSTER, P_FORMAT, P_END};
 const fj_endpoint fj_ep_job = {
@@ -134,7 +134,7 @@ const fj_endpoint fj_ep_job = {
     "One job (the id column of the job list): its row with the ClusterCockpit job of the same cluster "
     "and job id (clustercockpit), and per host its samples, time span, CPU, memory and GPU figures.",
     "id", "the job's id (column id of GET /api/v1/jobs)", job_params, {&fj_qt_job, &fj_qt_job_hosts}, "job",
-    NULL, 0, NULL};
+    "raw_expired_before", 0, NULL};
 
 static const fj_pspec profile_params[] = {
     P_CLUSTER,
@@ -150,7 +150,7 @@ const fj_endpoint fj_ep_job_profile = {
     "/api/v1/jobs/{id}/profile", "A job's profile",
     "Time series of the job per host and process (pid, ppid, command): CPU, resident memory, GPU and "
     "GPU memory, averaged and maximal per bucket. JSON nests each series' buckets under points.",
-    "id", "the job's id", profile_params, {&fj_qt_profile}, NULL, "from,to,bucket_s", 0, NULL};
+    "id", "the job's id", profile_params, {&fj_qt_profile}, NULL, "from,to,bucket_s,raw_expired_before", 0, NULL};
 
 /* --- load ------------------------------------------------------------------------------------ */
 
@@ -167,19 +167,19 @@ const fj_endpoint fj_ep_load_nodes = {
     "counts as no use; an interval is credited to the bucket of its end), memory, load averages, and "
     "GPU utilisation, memory, power and temperature; average and maximum per bucket. JSON nests each "
     "node's buckets under points.",
-    NULL, NULL, load_params, {&fj_qt_node_load}, NULL, "from,to,bucket_s", 0, NULL};
+    NULL, NULL, load_params, {&fj_qt_node_load}, NULL, "from,to,bucket_s,raw_expired_before", 0, NULL};
 const fj_endpoint fj_ep_load_cluster = {
     "/api/v1/load/cluster", "Cluster load",
     "Per bucket over the cluster's nodes (or those host selects): busy cores, memory, GPU memory and "
     "power are sums of the nodes' averages, utilisation, load and temperature their means; the _max "
     "columns are the highest node.",
-    NULL, NULL, load_params, {&fj_qt_cluster_load}, NULL, "from,to,bucket_s", 0, NULL};
+    NULL, NULL, load_params, {&fj_qt_cluster_load}, NULL, "from,to,bucket_s,raw_expired_before", 0, NULL};
 const fj_endpoint fj_ep_load_gpus = {
     "/api/v1/load/gpus", "GPU load per card",
     "Per node, GPU card (index and UUID) and bucket: the card's utilisation, memory, power draw and "
     "temperature, average and maximum. A value a sample lacks is left out of that figure. JSON nests "
     "each card's buckets under points.",
-    NULL, NULL, load_params, {&fj_qt_gpu_load}, NULL, "from,to,bucket_s", 0, NULL};
+    NULL, NULL, load_params, {&fj_qt_gpu_load}, NULL, "from,to,bucket_s,raw_expired_before", 0, NULL};
 
 /* --- Slurm --------------------------------------------------------------------------------- */
 
@@ -206,7 +206,7 @@ const fj_endpoint fj_ep_slurm_jobs = {
     "/api/v1/slurm/jobs", "Slurm jobs",
     "Slurm jobs and steps as sacct shows them: per job and step the latest value of every field "
     "received. Paged by cursor.",
-    NULL, NULL, slurm_jobs_params, {&fj_qt_slurm_jobs}, NULL, NULL, FJ_EP_PAGED, NULL};
+    NULL, NULL, slurm_jobs_params, {&fj_qt_slurm_jobs}, NULL, "raw_expired_before", FJ_EP_PAGED, NULL};
 
 static const fj_pspec at_params[] = {
     P_CLUSTER,
@@ -260,7 +260,7 @@ const fj_endpoint fj_ep_errors = {
     "/api/v1/errors", "Error records",
     "Errors reported by Sonar, oldest first: envelopes that carried errors instead of data, and the "
     "soft errors of samples. Paged by cursor.",
-    NULL, NULL, errors_params, {&fj_qt_errors}, NULL, NULL, FJ_EP_PAGED, NULL};
+    NULL, NULL, errors_params, {&fj_qt_errors}, NULL, "raw_expired_before", FJ_EP_PAGED, NULL};
 
 const fj_endpoint fj_ep_openapi = {
     "/api/v1/openapi.json", "This document", "The OpenAPI 3 description of fjord's HTTP API.", NULL, NULL,
@@ -553,8 +553,14 @@ static void ok_response(w *o, const fj_endpoint *e)
             if (n++)
                 put(o, ",");
             key(o, tmp);
-            put(o, len > 2 && strcmp(tmp + len - 2, "_s") == 0 ? "{\"type\":\"integer\"}"
-                                                               : "{\"type\":\"string\",\"format\":\"date-time\"}");
+            if (strcmp(tmp, "raw_expired_before") == 0)
+                put(o, "{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true,\"description\":"
+                       "\"retention deleted the raw rows (processes, node samples, errors or Slurm records) "
+                       "before this time, and the window starts before it: figures made from them are absent "
+                       "there, summaries remain; null when nothing in the window expired\"}");
+            else
+                put(o, len > 2 && strcmp(tmp + len - 2, "_s") == 0 ? "{\"type\":\"integer\"}"
+                                                                   : "{\"type\":\"string\",\"format\":\"date-time\"}");
             s = comma ? comma + 1 : NULL;
         }
     }

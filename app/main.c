@@ -91,14 +91,16 @@ static int fail(const fj_err *err)
 static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migrating, bool create, fj_store **out,
                             fj_err *err)
 {
+    int64_t metrics_retention_s = 0;
+    fj_retention retention = fj_config_retention(cfg, &metrics_retention_s);
     fj_store_opts opts = {
         .mode = mode,
         .create = create || cfg->create,
         .synchronous = cfg->synchronous,
         .job_gap_s = cfg->job_gap_s,
-        .retention_s = cfg->retention_s,
+        .retention = retention,
         .migrating = migrating,
-        .ts_retention_s = cfg->metrics_retention_s,
+        .ts_retention_s = metrics_retention_s,
         .ts_flush_interval_s = cfg->metrics_flush_s,
         .ts_log_keep_s = cfg->request_log_keep_s,
         .ts_seal_age_s = cfg->metrics_seal_age_s,
@@ -125,9 +127,11 @@ static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *a
         return FJ_OK; /* a backend without metrics: the metric endpoints answer 501 */
     char instance[512];
     fj_config_instance(cfg, instance, sizeof instance);
+    int64_t metrics_retention_s = 0;
+    fj_config_retention(cfg, &metrics_retention_s);
     fj_store_opts opts = {
         .mode = FJ_STORE_WRITE,
-        .ts_retention_s = cfg->metrics_retention_s,
+        .ts_retention_s = metrics_retention_s,
         .ts_flush_interval_s = cfg->metrics_flush_s,
         .ts_log_keep_s = cfg->request_log_keep_s,
         .ts_seal_age_s = cfg->metrics_seal_age_s,
@@ -395,8 +399,28 @@ static void report_item(void *p, size_t index, fj_status st, const fj_err *err, 
     }
 }
 
-/* import (store != NULL) and check (store == NULL) share the decoding path with HTTP ingest. */
-static int load_files(fj_store *store, size_t n_files, char **files)
+/* Takes the envelopes older than their kind's retention out of b, as HTTP ingest refuses them
+ * (storage/core/retention.h); returns how many. */
+static size_t drop_expired(fj_batch *b, const fj_retention *keep, const char *file)
+{
+    fj_time now = fj_time_now();
+    size_t kept = 0, dropped = 0;
+    for (size_t e = 0; e < b->n_envs; e++) {
+        fj_err err = {0};
+        if (fj_retention_admit(keep, &b->envs[e], now, &err) != FJ_OK) {
+            fprintf(stderr, "%s: %s\n", file, err.message);
+            dropped++;
+            continue;
+        }
+        b->envs[kept++] = b->envs[e];
+    }
+    b->n_envs = kept;
+    return dropped;
+}
+
+/* import (store != NULL, keep its retention) and check (store == NULL) share the decoding path
+ * with HTTP ingest. */
+static int load_files(fj_store *store, const fj_retention *keep, size_t n_files, char **files)
 {
     int rc = 0;
     for (size_t i = 0; i < n_files; i++) {
@@ -410,6 +434,8 @@ static int load_files(fj_store *store, size_t n_files, char **files)
         fj_batch *b = fj_batch_new();
         import_ctx c = {files[i], 0};
         fj_status st = b ? fj_sonar_decode_body(body, len, -1, b, report_item, &c, &err) : FJ_ENOMEM;
+        if (b && st == FJ_OK && keep)
+            c.bad += drop_expired(b, keep, files[i]);
         if (c.bad || st != FJ_OK)
             rc = 1;
         if (st != FJ_OK && !c.bad) /* the file as a whole, not one envelope: say why */
@@ -507,11 +533,14 @@ int main(int argc, char **argv)
             return 2;
         }
         if (cmd->id == FJ_CMD_CHECK)
-            return load_files(NULL, n_pos, pos);
+            return load_files(NULL, NULL, n_pos, pos);
+        fj_retention keep = fj_config_retention(&cfg, NULL);
+        if (fj_retention_check(&keep, &err) != FJ_OK)
+            return fail(&err);
         fj_store *s = NULL;
         if (open_store(&cfg, FJ_STORE_WRITE, false, false, &s, &err) != FJ_OK)
             return fail(&err);
-        int rc = load_files(s, n_pos, pos);
+        int rc = load_files(s, &keep, n_pos, pos);
         fj_store_close(s);
         return rc;
     }

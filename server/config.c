@@ -48,7 +48,15 @@ static const option_def options[] = {
     STR("db", db, OPENS_DB, "PATH|URL", "SQLite file, or a postgres:// URL (docs/postgres.md)"),
     STR("synchronous", synchronous, WRITES, "OFF|NORMAL|FULL", "SQLite durability: FULL also survives power loss"),
     NUM("job-gap", OPT_I64, job_gap_s, WRITES, "DURATION", "records of a non-Slurm job further apart start a new job"),
-    NUM("retention", OPT_I64, retention_s, SERVE, "DURATION", "drop Sonar raw rows (samples, processes) older than this; summaries stay; 0 keeps all"),
+    NUM("retention", OPT_I64, retention_s, WRITES, "DURATION", "the older setting: both retention-process-samples and retention-node-samples"),
+    NUM("retention-process-samples", OPT_I64, retention_process_samples_s, WRITES, "DURATION",
+        "drop processes and job samples older than this; job summaries stay; 0 keeps all (default: retention)"),
+    NUM("retention-node-samples", OPT_I64, retention_node_samples_s, WRITES, "DURATION",
+        "drop node samples (load, GPUs, disks, envelopes, node states) older than this; hourly roll-ups stay (default: retention)"),
+    NUM("retention-errors", OPT_I64, retention_errors_s, WRITES, "DURATION", "drop Sonar error records older than this; 0 keeps all"),
+    NUM("retention-slurm", OPT_I64, retention_slurm_s, WRITES, "DURATION", "drop Slurm job steps whose latest record is older than this; 0 keeps all"),
+    NUM("retention-metrics", OPT_I64, retention_metrics_s, SERVE, "DURATION",
+        "drop line-protocol metric chunks older than this; 0 keeps all (default: metrics-retention)"),
     NUM("max-body", OPT_SIZE, max_body, SERVE, "SIZE", "largest request body as sent (413 beyond)"),
     NUM("max-decoded", OPT_SIZE, max_decoded, SERVE, "SIZE", "largest body after gzip/zstd decoding"),
     NUM("threads", OPT_UINT, threads, SERVE, "N", "HTTP worker threads"),
@@ -71,7 +79,7 @@ static const option_def options[] = {
     NUM("group-commit-ms", OPT_UINT, group_commit_ms, SERVE, "MS", "how long the writer gathers requests into one commit"),
     BOOL("dev-mode", dev_mode, SERVE, "accept requests without credentials (loopback listener only)"),
     STR("log-level", log_level, ALL, "debug|info|warn|error", "what is logged to stderr"),
-    NUM("metrics-retention", OPT_I64, metrics_retention_s, SERVE, "DURATION", "drop metric chunks older than this; 0 keeps all"),
+    NUM("metrics-retention", OPT_I64, metrics_retention_s, SERVE, "DURATION", "the older name of retention-metrics"),
     NUM("metrics-flush-interval", OPT_I64, metrics_flush_s, SERVE, "DURATION", "seal every open metric buffer this often"),
     NUM("request-log-keep", OPT_I64, request_log_keep_s, SERVE, "DURATION", "keep line-protocol request-log rows this long once durable"),
     NUM("metrics-seal-age", OPT_I64, metrics_seal_age_s, SERVE, "DURATION", "seal a metric buffer after this much data time"),
@@ -99,6 +107,8 @@ void fj_config_defaults(fj_config *c)
     snprintf(c->forwarded_header, sizeof c->forwarded_header, "X-Forwarded-For");
     snprintf(c->synchronous, sizeof c->synchronous, "NORMAL");
     c->job_gap_s = 6 * 3600;
+    c->retention_process_samples_s = c->retention_node_samples_s = -1; /* unset: `retention` */
+    c->retention_metrics_s = -1;                                       /* unset: `metrics-retention` */
     c->max_body = 64u << 20;
     c->max_decoded = 256u << 20;
     c->threads = 4;
@@ -359,6 +369,10 @@ static void format_default(const option_def *o, const fj_config *d, char *out, s
     }
     case OPT_I64: {
         long long v = (long long)*(const int64_t *)(const void *)field;
+        if (v < 0) { /* unset: the help text names the option it follows */
+            out[0] = '\0';
+            return;
+        }
         if (v && v % 86400 == 0)
             snprintf(out, cap, "%lldd", v / 86400);
         else if (v && v % 3600 == 0)
@@ -457,6 +471,28 @@ static fj_status check_tls_and_proxies(const fj_config *c, fj_err *err)
     return FJ_OK;
 }
 
+fj_retention fj_config_retention(const fj_config *c, int64_t *metrics_s)
+{
+    if (metrics_s)
+        *metrics_s = c->retention_metrics_s >= 0 ? c->retention_metrics_s : c->metrics_retention_s;
+    return (fj_retention){
+        .process_samples_s = c->retention_process_samples_s >= 0 ? c->retention_process_samples_s : c->retention_s,
+        .node_samples_s = c->retention_node_samples_s >= 0 ? c->retention_node_samples_s : c->retention_s,
+        .errors_s = c->retention_errors_s,
+        .slurm_s = c->retention_slurm_s,
+    };
+}
+
+/* The two names of the metrics' retention must agree; process samples hang off node samples. */
+static fj_status check_retention(const fj_config *c, fj_err *err)
+{
+    if (c->retention_metrics_s >= 0 && c->metrics_retention_s && c->metrics_retention_s != c->retention_metrics_s)
+        return fj_err_set(err, FJ_EINVAL, "retention-metrics",
+                          "retention-metrics and its older name metrics-retention are both set, to different values");
+    fj_retention r = fj_config_retention(c, NULL);
+    return fj_retention_check(&r, err);
+}
+
 fj_status fj_config_check(const fj_config *c, fj_err *err)
 {
     char host[256];
@@ -482,6 +518,8 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
         return fj_err_set(err, FJ_EINVAL, "body-memory", "body-memory must be at least max-body");
     if (c->auth_fail_rate && c->auth_fail_burst < 1)
         return fj_err_set(err, FJ_EINVAL, "auth-fail-burst", "auth-fail-burst must be at least 1");
+    if ((st = check_retention(c, err)) != FJ_OK)
+        return st;
     return check_tls_and_proxies(c, err);
 }
 

@@ -5,6 +5,7 @@
 #define FJ_CONFIG_H
 
 #include "fj_status.h"
+#include "storage/core/retention.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,7 +24,12 @@ typedef struct fj_config {
     char db[1024];             /* SQLite path or postgres:// URL */
     char synchronous[16];      /* SQLite synchronous: OFF, NORMAL, FULL */
     int64_t job_gap_s;         /* rectification gap for non-Slurm jobs */
-    int64_t retention_s;       /* drop Sonar raw rows older than this (both backends); 0 = keep forever */
+    /* Retention (docs/storage.md, "Retention"): seconds each kind of raw data is kept, 0 forever.
+     * The per-kind settings are -1 until set: fj_config_retention resolves them from the older
+     * `retention` (both sample kinds) and `metrics-retention`. */
+    int64_t retention_s;       /* the older setting: process and node samples alike */
+    int64_t retention_process_samples_s, retention_node_samples_s, retention_errors_s, retention_slurm_s;
+    int64_t retention_metrics_s;
     size_t max_body;           /* bytes of a request body as received */
     size_t max_decoded;        /* bytes of a body after gzip/zstd decoding */
     unsigned threads;          /* HTTP worker threads */
@@ -103,6 +109,10 @@ void fj_config_instance(const fj_config *c, char *out, size_t cap);
 /* Checks cross-option rules (dev mode needs loopback listeners and no trusted proxies, TLS
  * needs a certificate and key...). */
 fj_status fj_config_check(const fj_config *c, fj_err *err);
+
+/* The retention of each kind of raw data, the older options mapped: `retention` is the default of
+ * both sample kinds, `metrics-retention` another name of `retention-metrics` (*metrics_s). */
+fj_retention fj_config_retention(const fj_config *c, int64_t *metrics_s);
 
 /* Splits c->listen into host and port. */
 fj_status fj_config_listen_addr(const fj_config *c, char *host, size_t host_len, unsigned *port, fj_err *err);

@@ -59,10 +59,14 @@ static void on_item(void *p, size_t index, fj_status st, const fj_err *err, cons
 }
 
 /* Envelopes for a cluster the credential does not cover are taken out of the batch: sonalyze
- * answers 401 when the Basic-auth user differs from the cluster in the data. */
-static void drop_unauthorized(sonar_ctx *c)
+ * answers 401 when the Basic-auth user differs from the cluster in the data. So are envelopes
+ * older than their kind's retention (400, code "expired"): stored again, a record whose raw rows
+ * are gone would be counted twice (storage/core/retention.h). */
+static void drop_refused(sonar_ctx *c)
 {
     const fj_principal *who = fj_http_principal(c->r);
+    const fj_retention keep = fj_config_retention(fj_http_config(c->r), NULL);
+    const fj_time now = fj_time_now();
     fj_batch *b = c->batch;
     size_t kept = 0;
     for (size_t i = 0; i < c->n_items; i++) {
@@ -80,6 +84,10 @@ static void drop_unauthorized(sonar_ctx *c)
             it->st = fj_err_set(&it->err, FJ_EAUTH, "data.attributes.cluster",
                                 "credential '%s' may not write data of cluster '%s'", who->name,
                                 it->cluster ? it->cluster : "");
+            it->env_index = -1;
+            continue;
+        }
+        if ((it->st = fj_retention_admit(&keep, env, now, &it->err)) != FJ_OK) {
             it->env_index = -1;
             continue;
         }
@@ -230,7 +238,7 @@ static void ingest_sonar(fj_http_req *r, int expect, bool single, bool adapt)
         fj_http_reply_error(r, FJ_EINVAL, &err);
         return;
     }
-    drop_unauthorized(c);
+    drop_refused(c);
     if (b->n_envs == 0) {
         fj_batch_free(b);
         answer(c, NULL);

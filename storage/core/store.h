@@ -20,6 +20,7 @@
 
 #include "fj_status.h"
 #include "ingest/records/batch.h"
+#include "storage/core/retention.h"
 
 #include "timefmt.h"
 #include <stdbool.h>
@@ -52,9 +53,9 @@ typedef struct fj_store_opts {
     /* This server's identity among the servers sharing a PostgreSQL database (setting `instance`):
      * its request log and durable lsn are its own. NULL or "": the host name. SQLite ignores it. */
     const char *ts_instance;
-    /* Drop Sonar data older than this many seconds (writer handles; 0: keep forever). PostgreSQL
-     * drops whole week partitions of the high-volume tables; SQLite ignores it. */
-    int64_t retention_s;
+    /* How long each kind of Sonar's raw data is kept (writer handles; storage/core/retention.h):
+     * SQLite deletes rows, PostgreSQL drops whole week partitions of the sample tables. */
+    fj_retention retention;
 } fj_store_opts;
 
 /* What one envelope's write did. */

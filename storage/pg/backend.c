@@ -150,7 +150,7 @@ static fj_status pg_open(const char *url, const fj_store_opts *opts, fj_store **
     s->mode = opts->mode;
     s->migrating = opts->migrating;
     s->job_gap_s = opts->job_gap_s > 0 ? opts->job_gap_s : FJ_JOB_GAP_DEFAULT_S;
-    s->retention_s = opts->retention_s > 0 ? opts->retention_s : 0;
+    s->retention = opts->retention;
     s->url = fj_strdup(url);
     s->shown = url_shown(url);
     if (!s->url || !s->shown) {

@@ -41,7 +41,30 @@ typedef fj_intern fj_pg_map;
                   "ON CONFLICT DO NOTHING")                                                              \
     X(STRING_GET, "SELECT x.id, x.s FROM strings x JOIN unnest($1::text[]) v ON x.s = v")               \
     X(ENSURE_WEEK, "SELECT fj_ensure_partitions($1::bigint)")                                            \
-    X(DROP_BEFORE, "SELECT fj_drop_partitions($1::bigint)")                                              \
+    /* retention (storage/pg/weeks.c, storage/core/retention.h) */                                    \
+    X(DROP_BY, "SELECT fj_drop_partitions_by($1::bigint, $2::text[], $3::bigint)")                       \
+    X(KEEP_USAGE, "WITH c AS (SELECT h.rjob_id, h.node_id, j.job, j.epoch, j.pid, j.ppid, j.cmd_id, "   \
+                  "(SELECT max(js.time) FROM job_samples js WHERE js.rjob_id = h.rjob_id AND "          \
+                  "js.node_id = h.node_id AND js.time <= j.last_seen) AS last FROM job_hosts h JOIN "   \
+                  "jobs j ON j.id = h.rjob_id WHERE h.usage_kept = 0 AND j.first_seen < $1::bigint), "  \
+                  "u AS (SELECT c.rjob_id, c.node_id, p.cpu, p.rd, p.wr FROM c LEFT JOIN LATERAL "      \
+                  "(SELECT sum(p.cpu_time) AS cpu, sum(p.data_read_kb) AS rd, sum(p.data_written_kb) "  \
+                  "AS wr FROM sample_procs p WHERE p.node_id = c.node_id AND p.time = c.last AND "      \
+                  "p.job = c.job AND p.epoch = c.epoch AND (c.job <> 0 OR (p.pid = c.pid AND "          \
+                  "(c.cmd_id = 0 OR (p.ppid = c.ppid AND p.cmd_id = c.cmd_id))))) p ON true "           \
+                  "WHERE c.last IS NULL OR c.last < $1::bigint) UPDATE job_hosts h SET usage_kept = 1, " \
+                  "cpu_time_s = u.cpu, read_kb = u.rd, written_kb = u.wr FROM u WHERE h.rjob_id = "     \
+                  "u.rjob_id AND h.node_id = u.node_id")                                                 \
+    X(DEL_ERRORS, "DELETE FROM errors WHERE time < $1::bigint")                                          \
+    X(DEL_SLURM, "WITH g AS (DELETE FROM slurm_jobs_current WHERE time < $1::bigint RETURNING "         \
+                 "cluster_id, job_id, job_step), r AS (DELETE FROM slurm_jobs s USING g WHERE "          \
+                 "s.cluster_id = g.cluster_id AND s.job_id = g.job_id AND s.job_step = g.job_step) "     \
+                 "DELETE FROM slurm_job_nodes n USING g WHERE n.cluster_id = g.cluster_id AND "          \
+                 "n.job_id = g.job_id AND n.job_step = g.job_step")                                      \
+    X(MARK, "INSERT INTO retention_marks(kind, expired_before) VALUES ($1, $2::bigint) ON CONFLICT "     \
+            "(kind) DO UPDATE SET expired_before = greatest(retention_marks.expired_before, "            \
+            "excluded.expired_before)")                                                                  \
+    X(MARKS, "SELECT kind, expired_before FROM retention_marks")                                         \
     X(LOCK_NODES, "SELECT id FROM nodes WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE")            \
     X(ENV_INS, NULL)                                                                                     \
     X(ERROR_INS, NULL)                                                                                   \
@@ -274,7 +297,7 @@ struct fj_store {
     fj_store_mode mode;
     bool migrating;
     int64_t job_gap_s;
-    int64_t retention_s;     /* 0: keep forever */
+    fj_retention retention;  /* per kind, 0: keep forever */
     bool prepared[FJ_PG__COUNT]; /* the driver's statements of this session (storage/pg/driver.c) */
     /* The SQL of a statement, set at open by the ops table (storage/pg/backend.c): the driver below
      * asks the top for texts instead of calling up into the writers. */
@@ -344,7 +367,9 @@ int64_t fj_pg_week_of(fj_time t);
 /* Forgets which partitions exist (after one was found missing). */
 void fj_pg_weeks_forget(fj_store *s);
 
-/* Drops the week partitions older than the retention setting, at most once an hour. */
+/* Retention (storage/pg/weeks.c), at most once an hour: keeps what the job list reads from process
+ * rows about to go, drops the week partitions older than their kind's retention, deletes expired
+ * errors and Slurm job steps, and records the marks. */
 fj_status fj_pg_retention(fj_store *s, bool force, fj_err *err);
 
 /* Parses a decimal integer column value (0 for NULL or garbage). */

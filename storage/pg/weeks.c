@@ -1,5 +1,6 @@
 /* storage/pg/weeks.c — week partitions of PostgreSQL's high-volume tables: making sure the weeks
- * a write needs exist (and a few ahead), and retention dropping the old ones. */
+ * a write needs exist (and a few ahead), and retention (storage/core/retention.h) dropping the old
+ * ones, with the errors and Slurm job steps past theirs. */
 #include "storage/pg/int.h"
 
 #include "alloc.h"
@@ -93,22 +94,59 @@ fj_status fj_pg_ensure_weeks(fj_store *s, const fj_time *times, size_t n, bool i
     return st;
 }
 
+/* The process-sample tables; every other partitioned table but load_hourly holds node samples
+ * (fj_drop_partitions_by, migrations/postgres/0007_retention.sql). */
+#define PROCESS_TABLES "{sample_jobs,sample_procs,sample_proc_gpus,job_samples}"
+
+/* A horizon as a statement parameter: NULL (no horizon) when the kind is kept forever. */
+static const char *horizon(char *buf, size_t cap, bool set, int64_t t)
+{
+    if (!set)
+        return NULL;
+    snprintf(buf, cap, "%lld", (long long)t);
+    return buf;
+}
+
 fj_status fj_pg_retention(fj_store *s, bool force, fj_err *err)
 {
-    if (s->retention_s <= 0)
+    const fj_retention *k = &s->retention;
+    if (k->process_samples_s <= 0 && k->node_samples_s <= 0 && k->errors_s <= 0 && k->slurm_s <= 0)
         return FJ_OK;
     fj_time now = fj_time_now();
     if (!force && now - s->retention_ran < RETENTION_EVERY_S)
         return FJ_OK;
-    char v[24];
-    snprintf(v, sizeof v, "%lld", (long long)(now - s->retention_s));
-    const char *vals[] = {v};
+    /* Whole weeks go: a week once its end is at or before now - retention, so every row before the
+     * start of the week holding now - retention. Process samples never outlive node samples. */
+    int64_t keep_proc = k->process_samples_s > 0 ? k->process_samples_s : k->node_samples_s;
+    int64_t h_proc = fj_pg_week_of(now - keep_proc), h_node = fj_pg_week_of(now - k->node_samples_s);
+    if (k->node_samples_s > 0 && h_node > h_proc)
+        h_proc = h_node;
+    char bp[24], bn[24], be[24], bs[24];
+    const char *proc = horizon(bp, sizeof bp, keep_proc > 0, h_proc);
+    const char *node = horizon(bn, sizeof bn, k->node_samples_s > 0, h_node);
+    const char *errs = horizon(be, sizeof be, k->errors_s > 0, now - k->errors_s);
+    const char *slurm = horizon(bs, sizeof bs, k->slurm_s > 0, now - k->slurm_s);
+    const char *drop[] = {proc, PROCESS_TABLES, node};
+    const char *const marks[][2] = {{FJ_RET_PROCESS_SAMPLES, proc},
+                                    {FJ_RET_NODE_SAMPLES, node},
+                                    {FJ_RET_ERRORS, errs},
+                                    {FJ_RET_SLURM, slurm}};
     PGresult *r = NULL;
     fj_status st = fj_pg_begin(s, false, err);
     if (st == FJ_OK)
         st = fj_pg_exec(s, DDL_LOCK_TIMEOUT, "retention lock timeout", err);
-    if (st == FJ_OK)
-        st = fj_pg_run(s, FJ_PG_DROP_BEFORE, 1, vals, &r, "drop old partitions", err);
+    /* what the job list reads from the processes of a host's last sample, before they go */
+    if (st == FJ_OK && proc)
+        st = fj_pg_run(s, FJ_PG_KEEP_USAGE, 1, &proc, NULL, "retention: keep job usage", err);
+    if (st == FJ_OK && (proc || node))
+        st = fj_pg_run(s, FJ_PG_DROP_BY, 3, drop, &r, "drop old partitions", err);
+    if (st == FJ_OK && errs)
+        st = fj_pg_run(s, FJ_PG_DEL_ERRORS, 1, &errs, NULL, "retention: errors", err);
+    if (st == FJ_OK && slurm)
+        st = fj_pg_run(s, FJ_PG_DEL_SLURM, 1, &slurm, NULL, "retention: Slurm job steps", err);
+    for (size_t i = 0; st == FJ_OK && i < sizeof marks / sizeof *marks; i++)
+        if (marks[i][1])
+            st = fj_pg_run(s, FJ_PG_MARK, 2, marks[i], NULL, "retention: marks", err);
     if (st == FJ_OK)
         st = fj_pg_exec(s, "COMMIT", "commit retention", err);
     if (st != FJ_OK) {
@@ -120,9 +158,10 @@ fj_status fj_pg_retention(fj_store *s, bool force, fj_err *err)
     PQclear(r);
     s->retention_ran = now;
     if (dropped) {
-        fj_info("postgres: retention dropped %lld week partitions older than %s", (long long)dropped, v);
+        fj_info("postgres: retention dropped %lld week partitions (process samples before %s, node samples "
+                "before %s)",
+                (long long)dropped, proc ? proc : "-", node ? node : "-");
         fj_pg_weeks_forget(s);
     }
     return FJ_OK;
 }
-

@@ -63,8 +63,27 @@ typedef struct usage {
     double cpu, read, written;
 } usage;
 
-/* Adds the cumulative counters of the job's processes in its last sample on one host. */
-static fj_status add_usage(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qrows *job, int64_t node_id, usage *u)
+/* What retention kept of a host's last sample before its process rows went (job_hosts columns
+ * usage_kept, cpu_time_s, read_kb, written_kb; storage/core/retention.h). */
+typedef struct kept_usage {
+    bool kept, cpu_set, read_set, written_set;
+    int64_t cpu, read, written;
+} kept_usage;
+
+static kept_usage kept_of(const fj_qrows *hosts)
+{
+    return (kept_usage){
+        .kept = fj_qr_i64(hosts, 1) != 0,
+        .cpu_set = !fj_qr_null(hosts, 2), .cpu = fj_qr_i64(hosts, 2),
+        .read_set = !fj_qr_null(hosts, 3), .read = fj_qr_i64(hosts, 3),
+        .written_set = !fj_qr_null(hosts, 4), .written = fj_qr_i64(hosts, 4),
+    };
+}
+
+/* Adds the cumulative counters of the job's processes in its last sample on one host; once that
+ * sample's rows are gone, what retention kept of them. */
+static fj_status add_usage(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qrows *job, int64_t node_id,
+                           const kept_usage *k, usage *u)
 {
     int64_t rid = fj_qr_i64(job, C_ID);
     fj_qr_bind(&rc->last, 1, rid);
@@ -74,6 +93,14 @@ static fj_status add_usage(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_q
     fj_status rs = fj_qr_step(&rc->last, "last job sample", &row);
     int64_t sample = rs == FJ_OK && row ? fj_qr_i64(&rc->last, 0) : 0;
     fj_qr_reset(&rc->last);
+    if (rs == FJ_OK && !row && k->kept) {
+        if (k->cpu_set)
+            u->cpu += (double)k->cpu, u->cpu_set = true;
+        if (k->read_set)
+            u->read += (double)k->read, u->read_set = true;
+        if (k->written_set)
+            u->written += (double)k->written, u->written_set = true;
+    }
     if (rs != FJ_OK || !row)
         return rs;
     const fj_qrows *st = &rc->usage;
@@ -163,6 +190,7 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
     fj_status rs;
     usage u = {0};
     int64_t *host_ids = NULL;
+    kept_usage *host_kept = NULL;
     size_t n_host_ids = 0, cap = 0;
     while ((rs = fj_qr_step(&rc->hosts, "job hosts", &row)) == FJ_OK && row) {
         int64_t nid = fj_qr_i64(&rc->hosts, 0);
@@ -172,15 +200,20 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
         if (n_host_ids == cap) {
             size_t nc = cap ? cap * 2 : 16;
             int64_t *v = fj_arena_alloc(e->a, nc * sizeof *v);
-            if (!v) {
+            kept_usage *kv = fj_arena_alloc(e->a, nc * sizeof *kv);
+            if (!v || !kv) {
                 rs = fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
                 break;
             }
-            if (n_host_ids)
+            if (n_host_ids) {
                 memcpy(v, host_ids, n_host_ids * sizeof *v);
+                memcpy(kv, host_kept, n_host_ids * sizeof *kv);
+            }
             host_ids = v;
+            host_kept = kv;
             cap = nc;
         }
+        host_kept[n_host_ids] = kept_of(&rc->hosts);
         host_ids[n_host_ids++] = nid;
     }
     fj_qr_reset(&rc->hosts);
@@ -189,7 +222,7 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
     if (hosts.n > 1)
         qsort(hosts.v, hosts.n, sizeof *hosts.v, cmp_str);
     for (size_t i = 0; i < n_host_ids; i++)
-        if ((rs = add_usage(e, rc, st, host_ids[i], &u)) != FJ_OK)
+        if ((rs = add_usage(e, rc, st, host_ids[i], &host_kept[i], &u)) != FJ_OK)
             return rs;
 
     const char **cmds = NULL;
@@ -902,7 +935,7 @@ static fj_status stmts_prepare(fj_qx *x, bool with_cc, fj_qjob_stmts *st)
 {
     const fj_layout_sql *ly = x->d->layout;
     fj_status rs;
-    if ((rs = fj_qx_prepare(x, "SELECT node_id FROM job_hosts WHERE rjob_id = ?1", &st->hosts)) != FJ_OK ||
+    if ((rs = fj_qx_prepare(x, "SELECT node_id, usage_kept, cpu_time_s, read_kb, written_kb FROM job_hosts WHERE rjob_id = ?1", &st->hosts)) != FJ_OK ||
         (rs = fj_qx_prepare(x, "SELECT x.s FROM job_cmds c JOIN strings x ON x.id = c.cmd_id"
                                " WHERE c.rjob_id = ?1 ORDER BY x.s{bytes}", &st->cmds)) != FJ_OK ||
         (rs = fj_qx_prepare(x, ly->job_last_sample, &st->last)) != FJ_OK ||

@@ -12,7 +12,7 @@
 
 /* The statements run once per job row. */
 typedef struct fj_qjob_stmts {
-    fj_qrows hosts; /* node ids of job $1 */
+    fj_qrows hosts; /* node ids of job $1, with what retention kept of their usage (storage/core/retention.h) */
     fj_qrows cmds;  /* command names of job $1, byte-wise order */
     fj_qrows last;  /* the key of job $1's latest sample on node $2 at or before time $3 */
     /* sum(cpu_time), sum(data_read_kb), sum(data_written_kb) of the job's processes in sample $1

@@ -437,7 +437,7 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     s->mode = opts->mode;
     s->migrating = opts->migrating;
     s->job_gap_s = opts->job_gap_s > 0 ? opts->job_gap_s : FJ_JOB_GAP_DEFAULT_S;
-    fj_sq_retention_init(s, opts->retention_s);
+    fj_sq_retention_init(s, &opts->retention);
     bool uri;
     const char *path = url_path(url, &uri);
     s->path = fj_strdup(path);

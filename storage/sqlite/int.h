@@ -232,12 +232,15 @@ struct fj_store {
     struct fj_sq_ckpt *ckpt;
     int open_flags;               /* as the handle was opened, for the checkpoint connection */
     char sync[8];                 /* PRAGMA synchronous of the handle */
-    /* `retention` of Sonar's raw rows (storage/sqlite/retention.c): the pass under way, if any. */
+    /* Retention of Sonar's raw rows (storage/sqlite/retention.c): the settings and the pass under
+     * way, if any. */
     struct fj_sq_retention {
-        int64_t keep_s;           /* 0: keep forever */
+        fj_retention keep;        /* seconds per kind, 0: keep forever */
+        int64_t every_s;          /* the shortest set retention: passes run a quarter of it apart */
         int phase;                /* 0: no pass under way */
         int64_t cursor, end;      /* the phase's next id and the last id it visits */
-        int64_t cut;              /* the pass deletes rows with time < cut */
+        /* the pass deletes rows with time before these (INT64_MIN: a kind kept forever) */
+        int64_t cut_proc, cut_node, cut_err, cut_slurm;
         int64_t deleted;          /* samples deleted by the pass, for the log */
         int64_t next_ns;          /* monotonic time the next pass may start */
         bool started;             /* a pass has started since open (the first one starts at once) */
@@ -295,11 +298,10 @@ fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cl
  * fj_sq_write_metrics per FJ_KIND_METRICS envelope, fj_sq_ts_precommit right before COMMIT (it
  * hands the engine's new series and sealed chunks to the tables) and fj_sq_ts_end after COMMIT
  * or ROLLBACK; sq_close calls fj_sq_ts_close first (flushes and commits what is buffered). */
-/* Retention of Sonar's raw rows (storage/sqlite/retention.c). init records the setting (seconds,
- * 0: keep forever) at open; maintain, called by the writer thread between write transactions, runs
+/* Retention of Sonar's raw rows (storage/sqlite/retention.c). init records the settings at open; maintain, called by the writer thread between write transactions, runs
  * one slice of a pass (one short transaction) when a pass is due or under way. fj_sq_maintain is
  * the writer's whole periodic hook: the metrics' upkeep, then retention. */
-void fj_sq_retention_init(fj_store *s, int64_t retention_s);
+void fj_sq_retention_init(fj_store *s, const fj_retention *keep);
 fj_status fj_sq_retention_maintain(fj_store *s, fj_err *err);
 fj_status fj_sq_maintain(fj_store *s, fj_err *err);
 

@@ -1463,7 +1463,7 @@ Test(contract, pg_partitions_ahead_and_retention)
     fj_store_close(s);
 
     /* retention 30 days: the writer drops the old week when it opens, whole partitions */
-    fj_store_opts o = {.mode = FJ_STORE_WRITE, .create = true, .retention_s = 30 * 86400};
+    fj_store_opts o = {.mode = FJ_STORE_WRITE, .create = true, .retention = {.process_samples_s = 30 * 86400, .node_samples_s = 30 * 86400}};
     fj_err err = {0};
     cr_assert_eq(fj_store_open(dbpath, &o, &s, &err), FJ_OK, "%s", err.message);
     cr_assert_not(partition_exists(db, "samples", old));
