@@ -81,3 +81,51 @@ Test(config, listen_address_forms)
     strcpy(c.listen, "nocolon");
     cr_assert_eq(fj_config_listen_addr(&c, host, sizeof host, &port, NULL), FJ_EINVAL);
 }
+
+/* The older retention settings map onto the per-kind ones: `retention` is both sample kinds'
+ * default, `metrics-retention` the older name of `retention-metrics`; a per-kind setting wins. */
+Test(config, retention_old_names_map)
+{
+    fj_config c;
+    fj_config_defaults(&c);
+    int64_t metrics = -1;
+    fj_retention r = fj_config_retention(&c, &metrics);
+    cr_assert(r.process_samples_s == 0 && r.node_samples_s == 0 && r.errors_s == 0 && r.slurm_s == 0 && metrics == 0,
+              "nothing set keeps everything");
+    fj_err err = {0};
+    cr_assert_eq(fj_config_set(&c, "retention", "90d", &err), FJ_OK);
+    cr_assert_eq(fj_config_set(&c, "metrics-retention", "7d", &err), FJ_OK);
+    r = fj_config_retention(&c, &metrics);
+    cr_assert_eq(r.process_samples_s, 90 * 86400);
+    cr_assert_eq(r.node_samples_s, 90 * 86400);
+    cr_assert_eq(metrics, 7 * 86400);
+    cr_assert_eq(fj_config_check(&c, NULL), FJ_OK);
+    cr_assert_eq(fj_config_set(&c, "retention-process-samples", "30d", &err), FJ_OK);
+    cr_assert_eq(fj_config_set(&c, "retention_errors", "14d", &err), FJ_OK);
+    cr_assert_eq(fj_config_set(&c, "retention-metrics", "7d", &err), FJ_OK);
+    r = fj_config_retention(&c, &metrics);
+    cr_assert_eq(r.process_samples_s, 30 * 86400);
+    cr_assert_eq(r.node_samples_s, 90 * 86400, "retention still sets node samples");
+    cr_assert_eq(r.errors_s, 14 * 86400);
+    cr_assert_eq(metrics, 7 * 86400);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_OK, "%s", err.message);
+}
+
+Test(config, retention_contradictions_refused)
+{
+    fj_config c;
+    fj_config_defaults(&c);
+    fj_err err = {0};
+    fj_config_set(&c, "retention-node-samples", "30d", &err);
+    fj_config_set(&c, "retention-process-samples", "40d", &err);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL);
+    cr_assert_str_eq(err.path, "retention-process-samples");
+    fj_config_set(&c, "retention-process-samples", "0", &err); /* forever, beyond 30 days */
+    cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL);
+    fj_config_set(&c, "retention-process-samples", "30d", &err);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_OK, "%s", err.message);
+    fj_config_set(&c, "metrics-retention", "7d", &err);
+    fj_config_set(&c, "retention-metrics", "8d", &err);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL);
+    cr_assert_str_eq(err.path, "retention-metrics");
+}
