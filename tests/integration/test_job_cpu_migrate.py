@@ -12,8 +12,21 @@ from test_job_cpu import N, STEP, T0, Series, envelopes_for, job_row, post_all, 
 PG_VERSION, SQLITE_VERSION = 5, 8
 
 
+# What the later migrations added (retention: SQLite 0009, PostgreSQL 0007), undone so that the
+# rewind below can apply them again.
+LATER = {
+    "pg": "DROP TABLE retention_marks; DROP INDEX job_hosts_usage_todo, slurm_jobs_current_time;"
+          "ALTER TABLE job_hosts DROP COLUMN usage_kept, DROP COLUMN cpu_time_s, DROP COLUMN read_kb,"
+          " DROP COLUMN written_kb; DROP FUNCTION fj_drop_partitions_by;",
+    "sqlite": "DROP TABLE retention_marks; DROP INDEX job_hosts_usage_todo; DROP INDEX slurm_jobs_current_time;"
+              "ALTER TABLE job_hosts DROP COLUMN usage_kept; ALTER TABLE job_hosts DROP COLUMN cpu_time_s;"
+              "ALTER TABLE job_hosts DROP COLUMN read_kb; ALTER TABLE job_hosts DROP COLUMN written_kb;",
+}
+
+
 def to_older(f, pg):
     """The schema and figures of the fjord before job CPU from cpu_time."""
+    f.execute(LATER["pg" if pg else "sqlite"])
     if pg:
         f.execute(
             "DROP TABLE job_cpu_todo; ALTER TABLE job_samples DROP COLUMN cpu_win_m;"

@@ -11,6 +11,7 @@ import sqlite3
 
 from api_common import Api
 from harness import check, finish, run_cli
+from test_job_cpu_migrate import LATER
 
 PLACE = ("node_id", "time", "proc_first", "n_procs")
 
@@ -72,7 +73,8 @@ def test_job_samples_place():
         check(version >= 7, "schema version %d" % version)
 
         # The database as fjord left it before 0007 (and any later migration: 0008's index on
-        # job_samples names node_id and time).
+        # job_samples names node_id and time; 0009 retention's columns).
+        f.execute(LATER["sqlite"])
         f.execute("DROP INDEX job_samples_time; DROP TABLE job_cpu_todo;"
                   "ALTER TABLE job_samples DROP COLUMN cpu_win_m; ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;" +
                   "".join("ALTER TABLE job_samples DROP COLUMN %s;" % c for c in PLACE) +
@@ -80,7 +82,7 @@ def test_job_samples_place():
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 2 migrations" in out, "migrate up applies 0007 and 0008: %r" % out)
+        check("applied 3 migrations" in out, "migrate up applies 0007, 0008 and 0009: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
 
         f.start()
