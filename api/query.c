@@ -159,12 +159,12 @@ fj_store *fj_api_store(fj_apiq *a)
 /* raw_expired_before: the time before which retention deleted the raw rows this answer is made
  * from (process samples for jobs and profiles, node samples for load, errors, Slurm records), when
  * the query's window starts before it; else null (docs/api.md). */
-static fj_status write_expired(fj_apiq *a, fj_store *s, fj_out *o)
+static fj_status write_expired(fj_apiq *a, fj_store *s, fj_out *o, fj_err *err)
 {
     fj_retention_marks m;
-    fj_err err = {0};
-    if (fj_retention_marks_read(s, &m, &err) != FJ_OK)
-        return FJ_EIO;
+    fj_status st = fj_retention_marks_read(s, &m, err);
+    if (st != FJ_OK)
+        return st;
     const fj_qtable *t = a->ep->tables[0];
     fj_time mark = t == &fj_qt_jobs || t == &fj_qt_job || t == &fj_qt_profile ? m.process_samples
                    : t == &fj_qt_errors                                       ? m.errors
@@ -176,7 +176,7 @@ static fj_status write_expired(fj_apiq *a, fj_store *s, fj_out *o)
 }
 
 /* The members named in ep->meta, from what the query used. */
-static fj_status write_meta(fj_apiq *a, fj_store *store, fj_out *o)
+static fj_status write_meta(fj_apiq *a, fj_store *store, fj_out *o, fj_err *err)
 {
     const char *s = a->ep->meta;
     fj_status st = FJ_OK;
@@ -192,7 +192,7 @@ static fj_status write_meta(fj_apiq *a, fj_store *store, fj_out *o)
         else if (len == 10 && strncmp(s, "interval_s", 10) == 0)
             st = fj_out_meta_int(o, "interval_s", a->q.interval_s);
         else if (len == 18 && strncmp(s, "raw_expired_before", 18) == 0)
-            st = write_expired(a, store, o);
+            st = write_expired(a, store, o, err);
         s = comma ? comma + 1 : NULL;
     }
     return st;
@@ -222,10 +222,10 @@ void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
         if (a->q.next.set)
             fj_cursor_encode(a->tag, &a->q.next, next);
         if (a->ep->meta)
-            st = write_meta(a, s, &o);
+            st = write_meta(a, s, &o, &err);
         if (st == FJ_OK)
             st = fj_out_finish(&o, (a->ep->flags & FJ_EP_PAGED) != 0, next[0] ? next : NULL);
-        if (st != FJ_OK)
+        if (st != FJ_OK && !err.message[0]) /* not the store's failure (it said what): the answer's size */
             st = fj_err_set(&err, st == FJ_ETOOBIG ? FJ_EINVAL : st, NULL,
                             "the answer is over 1 GiB: narrow the query or page it");
     }
