@@ -113,9 +113,8 @@ static fj_status step_samples(fj_store *s, fj_err *err)
         "DELETE FROM sample_disks WHERE sample_id IN (" EXPIRED_SAMPLES ")",
         "DELETE FROM samples WHERE id IN (" EXPIRED_SAMPLES ")",
     };
-    /* process samples never outlive their node samples (fj_retention_check): the node cut is
-     * never later than the process cut, and the processes go first */
-    int64_t vp[] = {r->cursor, hi, r->cut_proc > r->cut_node ? r->cut_proc : r->cut_node};
+    /* the process cut is never before the node cut: the processes go first */
+    int64_t vp[] = {r->cursor, hi, r->cut_proc};
     int64_t vn[] = {r->cursor, hi, r->cut_node}, n = 0;
     for (size_t i = 0; vp[2] != NEVER && i < sizeof procs / sizeof *procs; i++)
         FJ_TRY(run(s, procs[i], vp, 3, NULL, err));
@@ -126,89 +125,32 @@ static fj_status step_samples(fj_store *s, fj_err *err)
     return r->cursor >= r->end ? next_phase(s, err) : FJ_OK;
 }
 
-/* What the job list reads from raw process rows (storage/query/jobs.c): the sums of the
- * processes' cumulative CPU time and I/O in the job's last sample on a host, for each host of job
- * `id` whose last sample is before the process cut and that has no usage kept yet; a host with no
- * sample left is marked done as it is. */
-static fj_status keep_usage(fj_store *s, int64_t id, fj_err *err)
-{
-    static const char *const last_sql =
-        /* per host, its job sample of the latest time (SQLite takes the bare columns from the row
-         * that gives max()); job_samples_time is (rjob_id, node_id, time) */
-        "SELECT h.node_id, max(js.time), js.proc_first, js.n_procs, j.job, j.pid, j.ppid, j.cmd_id "
-        "FROM job_hosts h CROSS JOIN jobs j ON j.id = h.rjob_id "
-        "LEFT JOIN job_samples js ON js.rjob_id = h.rjob_id AND js.node_id = h.node_id AND js.time <= j.last_seen "
-        "WHERE h.rjob_id = ?1 AND h.usage_kept = 0 GROUP BY h.node_id";
-    static const char *const sum_sql =
-        "SELECT sum(p.cpu_time), sum(p.data_read_kb), sum(p.data_written_kb) FROM sample_procs p "
-        "WHERE p.id >= ?1 AND p.id < ?1 + ?2 AND (?3 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))";
-    static const char *const set_sql =
-        "UPDATE job_hosts SET usage_kept = 1, cpu_time_s = ?3, read_kb = ?4, written_kb = ?5 "
-        "WHERE rjob_id = ?1 AND node_id = ?2";
-    sqlite3_stmt *last = NULL, *sum = NULL, *set = NULL;
-    int rc = sqlite3_prepare_v2(s->db, last_sql, -1, &last, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(s->db, sum_sql, -1, &sum, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(s->db, set_sql, -1, &set, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(last, 1, id);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(last)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        bool none = sqlite3_column_type(last, 1) == SQLITE_NULL;
-        if (!none && sqlite3_column_int64(last, 1) >= s->ret.cut_proc)
-            continue; /* its last sample is still there */
-        sqlite3_bind_int64(set, 1, id);
-        sqlite3_bind_int64(set, 2, sqlite3_column_int64(last, 0));
-        for (int c = 3; c <= 5; c++)
-            sqlite3_bind_null(set, c);
-        if (!none && sqlite3_column_type(last, 2) != SQLITE_NULL) {
-            sqlite3_bind_int64(sum, 1, sqlite3_column_int64(last, 2));
-            sqlite3_bind_int64(sum, 2, sqlite3_column_int64(last, 3));
-            for (int c = 4; c <= 7; c++)
-                sqlite3_bind_int64(sum, c - 1, sqlite3_column_int64(last, c));
-            if ((rc = sqlite3_step(sum)) == SQLITE_ROW) {
-                for (int c = 0; c < 3; c++)
-                    if (sqlite3_column_type(sum, c) != SQLITE_NULL)
-                        sqlite3_bind_int64(set, 3 + c, sqlite3_column_int64(sum, c));
-                rc = SQLITE_OK;
-            }
-            sqlite3_reset(sum);
-        }
-        if (rc == SQLITE_OK && (rc = sqlite3_step(set)) == SQLITE_DONE)
-            rc = SQLITE_OK;
-        sqlite3_reset(set);
-    }
-    sqlite3_finalize(last);
-    sqlite3_finalize(sum);
-    sqlite3_finalize(set);
-    return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "retention: keep job usage", err);
-}
+/* The latest job sample of host h of job j, at or before the job's last (as the job list reads it);
+ * job_samples_time is (rjob_id, node_id, time). */
+#define LAST_JOB_SAMPLE(col)                                                                        \
+    "(SELECT " col " FROM job_samples js WHERE js.rjob_id = h.rjob_id AND js.node_id = h.node_id "  \
+    "AND js.time <= j.last_seen ORDER BY js.time DESC LIMIT 1)"
+
+/* What the job list reads from raw process rows (storage/query/jobs.c, job_usage of the driver's
+ * layout): the sums of the processes' cumulative CPU time and I/O in the job's last sample on a
+ * host. For the hosts of jobs ?1 <= id < ?2 first seen before the process cut ?3 whose last sample
+ * is before the cut and whose usage is not kept yet (job_hosts_usage_todo), the sums go into
+ * job_hosts now, before that sample's rows are deleted; a host with no sample left is marked done
+ * with nulls, as the job list would answer. */
+static const char KEEP_USAGE[] =
+    "UPDATE job_hosts AS h SET usage_kept = 1, (cpu_time_s, read_kb, written_kb) = "
+    "(SELECT sum(p.cpu_time), sum(p.data_read_kb), sum(p.data_written_kb) FROM sample_procs p "
+    "WHERE p.id >= " LAST_JOB_SAMPLE("js.proc_first") " AND p.id < " LAST_JOB_SAMPLE("js.proc_first + js.n_procs")
+    " AND (j.job <> 0 OR (p.pid = j.pid AND (j.cmd_id = 0 OR (p.ppid = j.ppid AND p.cmd_id = j.cmd_id))))) "
+    "FROM jobs j WHERE j.id = h.rjob_id AND j.id >= ?1 AND j.id < ?2 AND j.first_seen < ?3 AND h.usage_kept = 0 "
+    "AND coalesce(" LAST_JOB_SAMPLE("js.time") ", ?3 - 1) < ?3";
 
 static fj_status step_job_samples(fj_store *s, fj_err *err)
 {
     struct fj_sq_retention *r = &s->ret;
     int64_t hi = r->cursor + STEP_IDS;
     int64_t v[] = {r->cursor, hi, r->cut_proc};
-    /* the jobs of the step with a host whose usage is not kept yet (the partial index) */
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db,
-                                "SELECT DISTINCT j.id FROM jobs j CROSS JOIN job_hosts h ON h.rjob_id = j.id "
-                                "AND h.usage_kept = 0 WHERE j.id >= ?1 AND j.id < ?2 AND j.first_seen < ?3",
-                                -1, &st, NULL);
-    for (int i = 0; rc == SQLITE_OK && i < 3; i++)
-        rc = sqlite3_bind_int64(st, i + 1, v[i]);
-    fj_status fs = FJ_OK;
-    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        if ((fs = keep_usage(s, sqlite3_column_int64(st, 0), err)) != FJ_OK)
-            break;
-    }
-    sqlite3_finalize(st);
-    if (fs != FJ_OK)
-        return fs;
-    if (rc != SQLITE_DONE)
-        return fj_sq_fail(s, rc, "retention", err);
+    FJ_TRY(run(s, KEEP_USAGE, v, 3, NULL, err));
     FJ_TRY(run(s,
                "DELETE FROM job_samples WHERE rjob_id IN "
                "(SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 AND first_seen < ?3) AND time < ?3",
@@ -368,7 +310,7 @@ static fj_status record_marks(fj_store *s, fj_err *err)
     const struct {
         const char *kind;
         int64_t cut;
-    } marks[] = {{FJ_RET_PROCESS_SAMPLES, r->cut_proc > r->cut_node ? r->cut_proc : r->cut_node},
+    } marks[] = {{FJ_RET_PROCESS_SAMPLES, r->cut_proc},
                  {FJ_RET_NODE_SAMPLES, r->cut_node},
                  {FJ_RET_ERRORS, r->cut_err},
                  {FJ_RET_SLURM, r->cut_slurm}};
@@ -406,6 +348,8 @@ fj_status fj_sq_retention_maintain(fj_store *s, fj_err *err)
         fj_time now = fj_time_now();
         r->cut_proc = cut_of(now, r->keep.process_samples_s);
         r->cut_node = cut_of(now, r->keep.node_samples_s);
+        if (r->cut_node > r->cut_proc) /* processes go with their node samples at the latest */
+            r->cut_proc = r->cut_node;
         r->cut_err = cut_of(now, r->keep.errors_s);
         r->cut_slurm = cut_of(now, r->keep.slurm_s);
         r->deleted = 0;
