@@ -166,13 +166,13 @@ static fj_status step_job_samples(fj_store *s, fj_err *err)
 static fj_status delete_oldest(fj_store *s, const char *table, const char *where, int64_t a, int64_t b,
                                const char *text, int64_t cut, bool *more, fj_err *err)
 {
+    if (cut == NEVER)
+        return FJ_OK;
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT time FROM %s WHERE %s AND time < ?4 ORDER BY time LIMIT 1 OFFSET ?5", table,
              where);
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (cut == NEVER)
-        return FJ_OK;
     int64_t until = cut;
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, a);
