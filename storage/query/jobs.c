@@ -935,7 +935,8 @@ static fj_status stmts_prepare(fj_qx *x, bool with_cc, fj_qjob_stmts *st)
 {
     const fj_layout_sql *ly = x->d->layout;
     fj_status rs;
-    if ((rs = fj_qx_prepare(x, "SELECT node_id, usage_kept, cpu_time_s, read_kb, written_kb FROM job_hosts WHERE rjob_id = ?1", &st->hosts)) != FJ_OK ||
+    if ((rs = fj_qx_prepare(x, "SELECT node_id, usage_kept, cpu_time_s, read_kb, written_kb FROM job_hosts"
+                               " WHERE rjob_id = ?1", &st->hosts)) != FJ_OK ||
         (rs = fj_qx_prepare(x, "SELECT x.s FROM job_cmds c JOIN strings x ON x.id = c.cmd_id"
                                " WHERE c.rjob_id = ?1 ORDER BY x.s{bytes}", &st->cmds)) != FJ_OK ||
         (rs = fj_qx_prepare(x, ly->job_last_sample, &st->last)) != FJ_OK ||
