@@ -1,9 +1,12 @@
 /* storage/core/jobcpu.c — a job's CPU use from cumulative cpu_time (storage/core/jobcpu.h). */
 #include "storage/core/jobcpu.h"
 
-#include <stdlib.h>
+#include "alloc.h"
 
-static int proc_cmp(const void *a, const void *b)
+#include <stdlib.h>
+#include <string.h>
+
+int fj_jcpu_proc_cmp(const void *a, const void *b)
 {
     const fj_jcpu_proc *x = a, *y = b;
     if (x->pid != y->pid)
@@ -16,12 +19,12 @@ static int proc_cmp(const void *a, const void *b)
 void fj_jcpu_sort(fj_jcpu_sample *s)
 {
     if (s->n > 1)
-        qsort(s->procs, s->n, sizeof *s->procs, proc_cmp);
+        qsort(s->procs, s->n, sizeof *s->procs, fj_jcpu_proc_cmp);
 }
 
 static const fj_jcpu_proc *find(const fj_jcpu_sample *s, const fj_jcpu_proc *key)
 {
-    return s ? bsearch(key, s->procs, s->n, sizeof *s->procs, proc_cmp) : NULL;
+    return s ? bsearch(key, s->procs, s->n, sizeof *s->procs, fj_jcpu_proc_cmp) : NULL;
 }
 
 /* The previous record of cur's process i when it continues the same series, else NULL. */
@@ -330,4 +333,20 @@ fj_status fj_jcpu_drain(const fj_jcpu_io *io, fj_jcpu_note *notes, size_t n, fj_
             st = settle_job(io, rjob, &d);
     }
     return st;
+}
+
+bool fj_jcpu_room(void *arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    void *old, *v;
+    memcpy(&old, arr, sizeof old); /* arr points to a T *: copied as bytes, whatever T is */
+    if (!(v = fj_realloc(old, nc * elem)))
+        return false;
+    memcpy(arr, &v, sizeof v);
+    *cap = nc;
+    return true;
 }

@@ -53,6 +53,9 @@ typedef struct fj_jcpu_sample {
 } fj_jcpu_sample;
 
 void fj_jcpu_sort(fj_jcpu_sample *s);
+/* qsort's order of fj_jcpu_sort, (pid, ppid, cmd_id): also for an array of structs that begin with
+ * an fj_jcpu_proc (the job profile's points). */
+int fj_jcpu_proc_cmp(const void *a, const void *b);
 
 /* The CPU of process i of cur, milli-percent, given the job's previous node-sample on the node
  * (NULL: none). */
@@ -118,6 +121,11 @@ typedef struct fj_jcpu_delta {
     bool resum; /* the job's figure sum must be read again too (a merge joined its rows) */
     bool seen;  /* some node-sample had its raw rows: without, the job's summary stays as stored */
 } fj_jcpu_delta;
+
+/* For a backend's io: makes room for need elements of size elem in the heap array *arr (a T **)
+ * with room for *cap, keeping what it holds (doubling, from 64). false when memory ran out, the
+ * array as it was. */
+bool fj_jcpu_room(void *arr, size_t *cap, size_t need, size_t elem);
 
 /* Brings up to date the node-samples a new node-sample (rjob, node, t) affects: itself, the next
  * one's figure, and the candidates of those whose window it enters. With nothing after t (arrival

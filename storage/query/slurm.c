@@ -200,77 +200,46 @@ fj_status fj_qslurm_node_states_rows(const fj_qenv *e, const fj_qrows *latest, c
     return FJ_OK;
 }
 
-/* --- the ops of storage/core/store.h, written once over the driver (storage/query/backend.h) ------ */
+/* --- the ops of storage/core/store.h: their SQL and rows (fj_qx_run does the rest) ------------- */
 
 fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qb b;
-    fj_qb_init(&b, x.d->dialect.mark);
-    fj_qrows st = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qslurm_jobs_sql(&b, &e, x.d->dialect.bytewise);
-    if ((rs = fj_qx_prepare_qb(&x, &b, &st)) != FJ_OK)
-        goto out;
-    fj_qrows r = st;
-    rs = fj_qslurm_jobs_rows(&e, &r);
-out:
-    fj_qx_finalize(&x, &st);
-    fj_qb_free(&b);
-    return fj_qx_end(&x, rs);
+    return fj_qx_run_built(s, q, k, err, fj_qslurm_jobs_sql, fj_qslurm_jobs_rows);
+}
+
+static fj_status partitions(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x, (void)arg;
+    return fj_qslurm_partitions_rows(e, &st[0], &st[1]);
 }
 
 fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows pt = {0}, pn = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT p.name_id, x.s, p.time, p.n_nodes FROM partitions p JOIN strings x ON x.id = p.name_id"
-                             " WHERE p.cluster_id = ?1 AND p.time = (SELECT max(time) FROM partitions"
-                             " WHERE cluster_id = ?1 AND time <= ?2) ORDER BY x.s{bytes}",
-                             &pt)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT node_id FROM partition_nodes WHERE cluster_id = ?1 AND time = ?2 AND name_id = ?3",
-                             &pn)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows parts = pt, nodes = pn;
-    rs = fj_qslurm_partitions_rows(&e, &parts, &nodes);
-out:
-    fj_qx_finalize(&x, &pt);
-    fj_qx_finalize(&x, &pn);
-    return fj_qx_end(&x, rs);
+    static const char *const sql[] = {
+        /* the partitions of the latest envelope at or before ?2, by name */
+        "SELECT p.name_id, x.s, p.time, p.n_nodes FROM partitions p JOIN strings x ON x.id = p.name_id"
+        " WHERE p.cluster_id = ?1 AND p.time = (SELECT max(time) FROM partitions"
+        " WHERE cluster_id = ?1 AND time <= ?2) ORDER BY x.s{bytes}",
+        /* a partition's nodes */
+        "SELECT node_id FROM partition_nodes WHERE cluster_id = ?1 AND time = ?2 AND name_id = ?3",
+        NULL,
+    };
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, partitions, NULL);
+}
+
+static fj_status node_states(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x, (void)arg;
+    return fj_qslurm_node_states_rows(e, &st[0], &st[1]);
 }
 
 fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows tt = {0}, sts = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, "SELECT max(time) FROM node_states WHERE node_id = ?1 AND time <= ?2", &tt)) !=
-            FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id"
-                             " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s{bytes}",
-                             &sts)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows latest = tt, states = sts;
-    rs = fj_qslurm_node_states_rows(&e, &latest, &states);
-out:
-    fj_qx_finalize(&x, &tt);
-    fj_qx_finalize(&x, &sts);
-    return fj_qx_end(&x, rs);
+    static const char *const sql[] = {
+        "SELECT max(time) FROM node_states WHERE node_id = ?1 AND time <= ?2",
+        "SELECT x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id"
+        " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s{bytes}",
+        NULL,
+    };
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, node_states, NULL);
 }
