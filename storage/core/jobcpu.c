@@ -1,10 +1,7 @@
 /* storage/core/jobcpu.c — a job's CPU use from cumulative cpu_time (storage/core/jobcpu.h). */
 #include "storage/core/jobcpu.h"
 
-#include "alloc.h"
-
 #include <stdlib.h>
-#include <string.h>
 
 int fj_jcpu_proc_cmp(const void *a, const void *b)
 {
@@ -333,20 +330,4 @@ fj_status fj_jcpu_drain(const fj_jcpu_io *io, fj_jcpu_note *notes, size_t n, fj_
             st = settle_job(io, rjob, &d);
     }
     return st;
-}
-
-bool fj_jcpu_room(void *arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t nc = *cap ? *cap * 2 : 64;
-    while (nc < need)
-        nc *= 2;
-    void *old, *v;
-    memcpy(&old, arr, sizeof old); /* arr points to a T *: copied as bytes, whatever T is */
-    if (!(v = fj_realloc(old, nc * elem)))
-        return false;
-    memcpy(arr, &v, sizeof v);
-    *cap = nc;
-    return true;
 }

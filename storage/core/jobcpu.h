@@ -122,11 +122,6 @@ typedef struct fj_jcpu_delta {
     bool seen;  /* some node-sample had its raw rows: without, the job's summary stays as stored */
 } fj_jcpu_delta;
 
-/* For a backend's io: makes room for need elements of size elem in the heap array *arr (a T **)
- * with room for *cap, keeping what it holds (doubling, from 64). false when memory ran out, the
- * array as it was. */
-bool fj_jcpu_room(void *arr, size_t *cap, size_t need, size_t elem);
-
 /* Brings up to date the node-samples a new node-sample (rjob, node, t) affects: itself, the next
  * one's figure, and the candidates of those whose window it enters. With nothing after t (arrival
  * in order) that is t alone. Raw rows that are gone leave a node-sample's stored figures as they
