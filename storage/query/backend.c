@@ -342,6 +342,23 @@ fj_status fj_qx_run(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_nee
     return fj_qx_end(&x, rows(&x, &e, st, arg));
 }
 
+typedef struct rows2_op {
+    fj_qx_rows2_fn rows;
+} rows2_op;
+
+static fj_status rows2(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x;
+    return ((const rows2_op *)arg)->rows(e, &st[0], &st[1]);
+}
+
+fj_status fj_qx_run2(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_needs needs, const char *const sql[3],
+                     fj_qx_rows2_fn rows)
+{
+    rows2_op op = {rows};
+    return fj_qx_run(s, q, k, err, needs, sql, rows2, &op);
+}
+
 typedef struct built_op {
     fj_qx_build_fn build;
     fj_qx_built_rows_fn rows;

@@ -130,6 +130,12 @@ typedef fj_status (*fj_qx_rows_fn)(fj_qx *x, const fj_qenv *e, const fj_qrows *s
 fj_status fj_qx_run(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_needs needs, const char *const *sql,
                     fj_qx_rows_fn rows, void *arg);
 
+/* An op whose rows read two statements, rows(e, the first, the second): most ops, whose shared
+ * row code (storage/query/nodes.h, slurm.h, usage.h) it then calls as it is. */
+typedef fj_status (*fj_qx_rows2_fn)(const fj_qenv *e, const fj_qrows *first, const fj_qrows *second);
+fj_status fj_qx_run2(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_needs needs, const char *const sql[3],
+                     fj_qx_rows2_fn rows);
+
 /* An op of one statement whose SQL follows the query's filters (storage/query/sqlbuf.h): build
  * writes it for e (collate_c: the dialect's byte-wise order), rows reads it. Under FJ_QX_NODES. */
 typedef void (*fj_qx_build_fn)(fj_qb *b, const fj_qenv *e, const char *collate_c);

@@ -288,23 +288,14 @@ static void select_jobs(fj_qb *b, const char *sortkey)
 static void job_filters(fj_qb *b, const fj_qenv *e, const fj_dialect *d)
 {
     const fj_query *q = e->q;
-    if (q->from) {
-        fj_qb_put(b, " AND j.last_seen >= ");
-        fj_qb_int(b, q->from);
-    }
-    if (q->to) {
-        fj_qb_put(b, " AND j.first_seen <= ");
-        fj_qb_int(b, q->to);
-    }
+    fj_qb_bound(b, " AND j.last_seen >= ", q->from);
+    fj_qb_bound(b, " AND j.first_seen <= ", q->to);
     if (q->users.n) {
         fj_qb_put(b, " AND j.user_id IN (SELECT id FROM strings WHERE s IN ");
         fj_qb_text_list(b, &q->users);
         fj_qb_put(b, ")");
     }
-    if (q->jobs.n) {
-        fj_qb_put(b, " AND j.job IN ");
-        fj_qb_int_list(b, q->jobs.v, q->jobs.n);
-    }
+    fj_qb_and_in_ints(b, "j.job", &q->jobs);
     if (e->nodes->filtered) {
         fj_qb_put(b, " AND EXISTS (SELECT 1 FROM job_hosts h WHERE h.rjob_id = j.id AND h.node_id IN ");
         fj_qb_node_list(b, e->nodes);
@@ -320,15 +311,9 @@ static void job_filters(fj_qb *b, const fj_qenv *e, const fj_dialect *d)
         }
         fj_qb_put(b, "))");
     }
-    const struct {
-        const fj_strlist *l;
-        const char *col;
-    } sl[] = {{&q->states, "sc.job_state"}, {&q->partitions, "sc.partition"}, {&q->accounts, "sc.account"}};
-    for (size_t i = 0; i < sizeof sl / sizeof sl[0]; i++)
-        if (sl[i].l->n) {
-            fj_qb_printf(b, " AND %s IN ", sl[i].col);
-            fj_qb_text_list(b, sl[i].l);
-        }
+    fj_qb_and_in_texts(b, "sc.job_state", &q->states);
+    fj_qb_and_in_texts(b, "sc.partition", &q->partitions);
+    fj_qb_and_in_texts(b, "sc.account", &q->accounts);
     if (q->gpu == FJ_TRI_YES)
         fj_qb_put(b, " AND (j.gpu_peak_m > 0 OR j.gpumem_peak_kb > 0)");
     else if (q->gpu == FJ_TRI_NO)
@@ -373,10 +358,7 @@ static void list_sql(fj_qb *b, const fj_qenv *e, const fj_dialect *d, const char
         fj_qb_put(b, "))");
     }
     fj_qb_printf(b, " ORDER BY %s %s, j.id %s", key, dir, dir);
-    if (q->limit) {
-        fj_qb_put(b, " LIMIT ");
-        fj_qb_int(b, (int64_t)q->limit + 1);
-    }
+    fj_qb_page(b, q->limit);
 }
 
 fj_status fj_qjobs_list_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows *jobs)

@@ -199,18 +199,9 @@ void fj_qerrors_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
     fj_time from = q->from;
     if (q->after.set && (fj_time)q->after.v > from)
         from = (fj_time)q->after.v;
-    if (from) {
-        fj_qb_put(b, " AND time >= ");
-        fj_qb_int(b, from);
-    }
-    if (q->to) {
-        fj_qb_put(b, " AND time <= ");
-        fj_qb_int(b, q->to);
-    }
-    if (q->sources.n) {
-        fj_qb_put(b, " AND source IN ");
-        fj_qb_text_list(b, &q->sources);
-    }
+    fj_qb_bound(b, " AND time >= ", from);
+    fj_qb_bound(b, " AND time <= ", q->to);
+    fj_qb_and_in_texts(b, "source", &q->sources);
     if (e->nodes->filtered) {
         fj_qb_put(b, " AND node_id IN ");
         fj_qb_node_list(b, e->nodes);

@@ -329,12 +329,6 @@ out:
 
 /* --- clusters -------------------------------------------------------------------------------- */
 
-static fj_status clusters(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
-{
-    (void)x, (void)arg;
-    return fj_qclusters_rows(e, &st[0], &st[1]);
-}
-
 fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     static const char *const sql[] = {
@@ -347,7 +341,7 @@ fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         " AND p.time = (SELECT max(time) FROM partitions WHERE cluster_id = ?1) ORDER BY x.s{bytes}",
         NULL,
     };
-    return fj_qx_run(s, q, k, err, FJ_QX_TX, sql, clusters, NULL);
+    return fj_qx_run2(s, q, k, err, FJ_QX_TX, sql, fj_qclusters_rows);
 }
 
 /* --- nodes ----------------------------------------------------------------------------------- */

@@ -24,27 +24,13 @@ void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
     const fj_query *q = e->q;
     fj_qb_put(b, slurm_select);
     fj_qb_int(b, e->cluster_id);
-    const struct {
-        const fj_strlist *l;
-        const char *col;
-    } sl[] = {{&q->users, "c.user_name"},
-              {&q->states, "c.job_state"},
-              {&q->partitions, "c.partition"},
-              {&q->accounts, "c.account"}};
-    for (size_t i = 0; i < sizeof sl / sizeof sl[0]; i++)
-        if (sl[i].l->n) {
-            fj_qb_printf(b, " AND %s IN ", sl[i].col);
-            fj_qb_text_list(b, sl[i].l);
-        }
-    const struct {
-        const fj_intlist *l;
-        const char *col;
-    } il[] = {{&q->jobs, "c.job_id"}, {&q->array_jobs, "c.array_job_id"}, {&q->het_jobs, "c.het_job_id"}};
-    for (size_t i = 0; i < sizeof il / sizeof il[0]; i++)
-        if (il[i].l->n) {
-            fj_qb_printf(b, " AND %s IN ", il[i].col);
-            fj_qb_int_list(b, il[i].l->v, il[i].l->n);
-        }
+    fj_qb_and_in_texts(b, "c.user_name", &q->users);
+    fj_qb_and_in_texts(b, "c.job_state", &q->states);
+    fj_qb_and_in_texts(b, "c.partition", &q->partitions);
+    fj_qb_and_in_texts(b, "c.account", &q->accounts);
+    fj_qb_and_in_ints(b, "c.job_id", &q->jobs);
+    fj_qb_and_in_ints(b, "c.array_job_id", &q->array_jobs);
+    fj_qb_and_in_ints(b, "c.het_job_id", &q->het_jobs);
     if (q->running == FJ_TRI_YES)
         fj_qb_put(b, " AND c.job_state IN " FJ_QSLURM_RUNNING_STATES);
     else if (q->running == FJ_TRI_NO)
@@ -58,10 +44,7 @@ void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
         fj_qb_put(b, ")");
     }
     /* the window overlaps [start (or submit, or the record), end (open while unknown)] */
-    if (q->to) {
-        fj_qb_put(b, " AND coalesce(c.start_time, c.submit_time, c.time) <= ");
-        fj_qb_int(b, q->to);
-    }
+    fj_qb_bound(b, " AND coalesce(c.start_time, c.submit_time, c.time) <= ", q->to);
     if (q->from) {
         fj_qb_put(b, " AND (c.end_time IS NULL OR c.end_time >= ");
         fj_qb_int(b, q->from);
@@ -79,10 +62,7 @@ void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
         fj_qb_put(b, "))");
     }
     fj_qb_printf(b, " ORDER BY c.job_id %s, c.job_step%s %s", dir, collate_c, dir);
-    if (q->limit) {
-        fj_qb_put(b, " LIMIT ");
-        fj_qb_int(b, (int64_t)q->limit + 1);
-    }
+    fj_qb_page(b, q->limit);
 }
 
 fj_status fj_qslurm_jobs_rows(const fj_qenv *e, const fj_qrows *r)
@@ -207,12 +187,6 @@ fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     return fj_qx_run_built(s, q, k, err, fj_qslurm_jobs_sql, fj_qslurm_jobs_rows);
 }
 
-static fj_status partitions(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
-{
-    (void)x, (void)arg;
-    return fj_qslurm_partitions_rows(e, &st[0], &st[1]);
-}
-
 fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     static const char *const sql[] = {
@@ -224,13 +198,7 @@ fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         "SELECT node_id FROM partition_nodes WHERE cluster_id = ?1 AND time = ?2 AND name_id = ?3",
         NULL,
     };
-    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, partitions, NULL);
-}
-
-static fj_status node_states(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
-{
-    (void)x, (void)arg;
-    return fj_qslurm_node_states_rows(e, &st[0], &st[1]);
+    return fj_qx_run2(s, q, k, err, FJ_QX_NODES, sql, fj_qslurm_partitions_rows);
 }
 
 fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
@@ -241,5 +209,5 @@ fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s{bytes}",
         NULL,
     };
-    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, node_states, NULL);
+    return fj_qx_run2(s, q, k, err, FJ_QX_NODES, sql, fj_qslurm_node_states_rows);
 }

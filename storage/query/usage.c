@@ -107,15 +107,9 @@ fj_status fj_qusage_rows(const fj_qenv *e, const fj_qrows *samples, const fj_qro
 
 /* --- the op of storage/core/store.h: its SQL (the layout's) and rows (fj_qx_run does the rest) -- */
 
-static fj_status usage(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
-{
-    (void)x, (void)arg;
-    return fj_qusage_rows(e, &st[0], &st[1]);
-}
-
 fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     const fj_layout_sql *ly = fj_driver_of(s)->layout;
     const char *const sql[] = {ly->usage_samples, ly->usage_gpus, NULL};
-    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, usage, NULL);
+    return fj_qx_run2(s, q, k, err, FJ_QX_NODES, sql, fj_qusage_rows);
 }
