@@ -424,48 +424,68 @@ static fj_status select_emit(cq *c, const cb_select *sel, fj_cb_rows rows, const
     return run_emit(c, t);
 }
 
-fj_status fj_cb_q_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+/* Every op alike: begins (the cluster required and looked up), runs its body, ends. */
+static fj_status cq_run(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err, fj_status (*body)(cq *c))
 {
     cq c;
     fj_status rs = cq_begin(&c, s, q, k, err);
-    if (rs != FJ_OK)
-        return cq_end(&c, rs);
-    put(&c.sql, "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets WHERE cluster_id = ");
-    fj_qb_int(&c.sql, c.cluster_id);
-    put(&c.sql, runs_sql.select);
-    if (q->run) {
-        put(&c.sql, " WHERE r.s = ");
-        fj_qb_text(&c.sql, q->run);
+    if (rs == FJ_OK)
+        rs = body(&c);
+    return cq_end(&c, rs);
+}
+
+static fj_status runs(cq *c)
+{
+    put(&c->sql, "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets WHERE cluster_id = ");
+    fj_qb_int(&c->sql, c->cluster_id);
+    put(&c->sql, runs_sql.select);
+    if (c->q->run) {
+        put(&c->sql, " WHERE r.s = ");
+        fj_qb_text(&c->sql, c->q->run);
     }
-    put(&c.sql, runs_sql.order);
-    return cq_end(&c, run_emit(&c, &fj_qt_cb_runs));
+    put(&c->sql, runs_sql.order);
+    return run_emit(c, &fj_qt_cb_runs);
+}
+
+fj_status fj_cb_q_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    return cq_run(s, q, k, err, runs);
+}
+
+/* The series listings, by fj_cb_series: a statement over a row set, emitted as its table. */
+static const struct {
+    const cb_select *sel;
+    fj_cb_rows rows;
+    const fj_qtable *t;
+} series_listings[] = {
+    [FJ_CBS_RANKS] = {&ranks_sql, FJ_CBQ_RANK_STEPS, &fj_qt_cb_ranks},
+    [FJ_CBS_FUNCTIONS] = {&functions_sql, FJ_CBQ_FUNC_STATS, &fj_qt_cb_functions},
+    [FJ_CBS_METRICS] = {&metrics_sql, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_metrics},
+    [FJ_CBS_COUNTERS] = {&counters_sql, FJ_CBQ_COUNTER_STATS, &fj_qt_cb_counters},
+};
+
+static fj_status series(cq *c)
+{
+    size_t i = (size_t)c->q->series;
+    if (i >= sizeof series_listings / sizeof series_listings[0])
+        return fj_err_set(c->err, FJ_EINVAL, "series", "unknown series %d", (int)c->q->series);
+    return select_emit(c, series_listings[i].sel, series_listings[i].rows, series_listings[i].t);
 }
 
 fj_status fj_cb_q_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
-    cq c;
-    fj_status rs = cq_begin(&c, s, q, k, err);
-    if (rs != FJ_OK)
-        return cq_end(&c, rs);
-    switch (q->series) {
-    case FJ_CBS_RANKS: rs = select_emit(&c, &ranks_sql, FJ_CBQ_RANK_STEPS, &fj_qt_cb_ranks); break;
-    case FJ_CBS_FUNCTIONS: rs = select_emit(&c, &functions_sql, FJ_CBQ_FUNC_STATS, &fj_qt_cb_functions); break;
-    case FJ_CBS_METRICS: rs = select_emit(&c, &metrics_sql, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_metrics); break;
-    case FJ_CBS_COUNTERS: rs = select_emit(&c, &counters_sql, FJ_CBQ_COUNTER_STATS, &fj_qt_cb_counters); break;
-    default: rs = fj_err_set(err, FJ_EINVAL, "series", "unknown series %d", (int)q->series); break;
-    }
-    return cq_end(&c, rs);
+    return cq_run(s, q, k, err, series);
+}
+
+static fj_status top(cq *c)
+{
+    fj_status rs = select_emit(c, &top_ranks_sql, FJ_CBQ_TOP_RANKS, &fj_qt_cb_top_ranks);
+    return rs == FJ_OK ? select_emit(c, &top_functions_sql, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_top_functions) : rs;
 }
 
 fj_status fj_cb_q_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
-    cq c;
-    fj_status rs = cq_begin(&c, s, q, k, err);
-    if (rs == FJ_OK)
-        rs = select_emit(&c, &top_ranks_sql, FJ_CBQ_TOP_RANKS, &fj_qt_cb_top_ranks);
-    if (rs == FJ_OK)
-        rs = select_emit(&c, &top_functions_sql, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_top_functions);
-    return cq_end(&c, rs);
+    return cq_run(s, q, k, err, top);
 }
 
 /* The events of q's collection, a page at a time: columns in the FJ_CB_EV_* order. */
@@ -494,22 +514,27 @@ static fj_status query_events(cq *c)
     return run_emit(c, NULL);
 }
 
-fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+static fj_status records(cq *c)
 {
-    cq c;
-    fj_status rs = cq_begin(&c, s, q, k, err);
-    if (rs != FJ_OK)
-        return cq_end(&c, rs);
-    switch (q->collection) {
+    switch (c->q->collection) {
     case FJ_CB_PACKET:
     case FJ_CB_ANOMALIES:
-    case FJ_CB_NORMALEXECS: rs = query_events(&c); break;
-    case FJ_CB_METADATA: rs = select_emit(&c, &metadata_sql, FJ_CBQ_METADATA, &fj_qt_cb_metadata); break;
-    case FJ_CB_FUNC_STATS: rs = select_emit(&c, &profiles_sql, FJ_CBQ_PROFILES, &fj_qt_cb_profiles); break;
-    case FJ_CB_COUNTER_STATS:
-        rs = select_emit(&c, &final_counters_sql, FJ_CBQ_COUNTERS, &fj_qt_cb_final_counters);
-        break;
-    default: rs = fj_err_set(err, FJ_EINVAL, "collection", "unknown collection %d", (int)q->collection); break;
+    case FJ_CB_NORMALEXECS: return query_events(c);
+    case FJ_CB_METADATA: return select_emit(c, &metadata_sql, FJ_CBQ_METADATA, &fj_qt_cb_metadata);
+    case FJ_CB_FUNC_STATS: return select_emit(c, &profiles_sql, FJ_CBQ_PROFILES, &fj_qt_cb_profiles);
+    case FJ_CB_COUNTER_STATS: return select_emit(c, &final_counters_sql, FJ_CBQ_COUNTERS, &fj_qt_cb_final_counters);
+    default: return fj_err_set(c->err, FJ_EINVAL, "collection", "unknown collection %d", (int)c->q->collection);
     }
-    return cq_end(&c, rs);
 }
+
+fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+{
+    return cq_run(s, q, k, err, records);
+}
+
+const fj_store_chimbuko_ops fj_cb_query_ops = {
+    .cb_runs = fj_cb_q_runs,
+    .cb_series = fj_cb_q_series,
+    .cb_top = fj_cb_q_top,
+    .cb_records = fj_cb_q_records,
+};

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-static int proc_cmp(const void *a, const void *b)
+int fj_jcpu_proc_cmp(const void *a, const void *b)
 {
     const fj_jcpu_proc *x = a, *y = b;
     if (x->pid != y->pid)
@@ -16,12 +16,12 @@ static int proc_cmp(const void *a, const void *b)
 void fj_jcpu_sort(fj_jcpu_sample *s)
 {
     if (s->n > 1)
-        qsort(s->procs, s->n, sizeof *s->procs, proc_cmp);
+        qsort(s->procs, s->n, sizeof *s->procs, fj_jcpu_proc_cmp);
 }
 
 static const fj_jcpu_proc *find(const fj_jcpu_sample *s, const fj_jcpu_proc *key)
 {
-    return s ? bsearch(key, s->procs, s->n, sizeof *s->procs, proc_cmp) : NULL;
+    return s ? bsearch(key, s->procs, s->n, sizeof *s->procs, fj_jcpu_proc_cmp) : NULL;
 }
 
 /* The previous record of cur's process i when it continues the same series, else NULL. */

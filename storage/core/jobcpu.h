@@ -53,6 +53,9 @@ typedef struct fj_jcpu_sample {
 } fj_jcpu_sample;
 
 void fj_jcpu_sort(fj_jcpu_sample *s);
+/* qsort's order of fj_jcpu_sort, (pid, ppid, cmd_id): also for an array of structs that begin with
+ * an fj_jcpu_proc (the job profile's points). */
+int fj_jcpu_proc_cmp(const void *a, const void *b);
 
 /* The CPU of process i of cur, milli-percent, given the job's previous node-sample on the node
  * (NULL: none). */

@@ -29,6 +29,17 @@ static fj_status newer(int cur, int latest, fj_err *err)
                       "database schema is at version %d, newer than this fjord (%d): upgrade fjord", cur, latest);
 }
 
+/* Ends the open transaction by how its work went (st): committed (what names the commit in an
+ * error), or rolled back when the work or the commit failed. */
+static fj_status end_txn(const fj_driver *d, fj_store *s, fj_status st, const char *what, fj_err *err)
+{
+    if (st == FJ_OK)
+        st = d->exec(s, "COMMIT", what, err);
+    if (st != FJ_OK)
+        d->rollback(s);
+    return st;
+}
+
 /* One migration in its own transaction, its row in schema_migrations included. */
 static fj_status apply_one(fj_store *s, const fj_migrator *m, const fj_migration *g, fj_err *err)
 {
@@ -46,11 +57,7 @@ static fj_status apply_one(fj_store *s, const fj_migrator *m, const fj_migration
         st = d->run(s, "INSERT INTO schema_migrations(version, name, applied_at) VALUES(?1, ?2, ?3)", 3, vals,
                     NULL, NULL, NULL, "record migration", err);
     }
-    if (st == FJ_OK)
-        st = d->exec(s, "COMMIT", "commit migration", err);
-    if (st != FJ_OK)
-        d->rollback(s);
-    return st;
+    return end_txn(d, s, st, "commit migration", err);
 }
 
 fj_status fj_migrate_apply(fj_store *s, const fj_migrator *m, int *applied, fj_err *err)
@@ -76,11 +83,7 @@ fj_status fj_migrate_apply(fj_store *s, const fj_migrator *m, int *applied, fj_e
         const fj_driver *d = fj_driver_of(s);
         if ((st = d->exec(s, m->begin, "begin", err)) != FJ_OK)
             return st;
-        st = m->backfill(s, err);
-        if (st == FJ_OK)
-            st = d->exec(s, "COMMIT", "commit", err);
-        if (st != FJ_OK)
-            d->rollback(s);
+        st = end_txn(d, s, m->backfill(s, err), "commit", err);
     }
     return st;
 }

@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "storage/core/driver.h"
+#include "storage/core/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,15 +79,9 @@ static void take_all(void *ctx, int ncols, const char *const *cells)
     token_vec *tv = ctx;
     if (tv->oom)
         return;
-    if (tv->len == tv->cap) {
-        size_t ncap = tv->cap ? tv->cap * 2 : 8;
-        fj_token_rec *nv = fj_realloc(tv->v, ncap * sizeof *nv);
-        if (!nv) {
-            tv->oom = true;
-            return;
-        }
-        tv->v = nv;
-        tv->cap = ncap;
+    if (!fj_grow(&tv->v, &tv->cap, tv->len + 1, sizeof *tv->v, 8)) {
+        tv->oom = true;
+        return;
     }
     token_from_cells(cells, &tv->v[tv->len++]);
 }

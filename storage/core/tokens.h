@@ -14,4 +14,9 @@ fj_status fj_tokens_get(fj_store *s, const char *cluster, fj_token_rec *out, fj_
 fj_status fj_tokens_list(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err);
 fj_status fj_tokens_revoke(fj_store *s, const char *cluster, fj_err *err);
 
+/* The four as a backend's fj_store_ops names them. */
+#define FJ_TOKENS_OPS                                                                              \
+    .token_put = fj_tokens_put, .token_get = fj_tokens_get, .token_list = fj_tokens_list,        \
+    .token_revoke = fj_tokens_revoke
+
 #endif

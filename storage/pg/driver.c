@@ -356,24 +356,28 @@ bool fj_pgs_isnull(fj_pgs *st, int c)
     return !has_row(st, c) || PQgetisnull(st->res, st->row, c);
 }
 
-int64_t fj_pgs_int(fj_pgs *st, int c)
+/* Column c of the current row as the text of a number: NULL for NULL (read as 0), a boolean as
+ * "1" or "0", anything else as PostgreSQL wrote it. */
+static const char *number_text(fj_pgs *st, int c)
 {
     if (fj_pgs_isnull(st, c))
-        return 0;
+        return NULL;
     const char *v = PQgetvalue(st->res, st->row, c);
     if (PQftype(st->res, c) == OID_BOOL)
-        return v[0] == 't';
-    return strtoll(v, NULL, 10);
+        return v[0] == 't' ? "1" : "0";
+    return v;
+}
+
+int64_t fj_pgs_int(fj_pgs *st, int c)
+{
+    const char *v = number_text(st, c);
+    return v ? strtoll(v, NULL, 10) : 0;
 }
 
 double fj_pgs_double(fj_pgs *st, int c)
 {
-    if (fj_pgs_isnull(st, c))
-        return 0;
-    const char *v = PQgetvalue(st->res, st->row, c);
-    if (PQftype(st->res, c) == OID_BOOL)
-        return v[0] == 't';
-    return strtod(v, NULL);
+    const char *v = number_text(st, c);
+    return v ? strtod(v, NULL) : 0;
 }
 
 const char *fj_pgs_text(fj_pgs *st, int c)

@@ -3,6 +3,7 @@
 #include "storage/pg/int.h"
 
 #include "alloc.h"
+#include "storage/core/grow.h"
 #include "storage/core/jobcpu.h"
 
 #include <inttypes.h>
@@ -59,14 +60,9 @@ static fj_status io_rows(void *x, int64_t rjob, int64_t node, fj_time lo, fj_tim
     if (st != FJ_OK)
         return st;
     size_t rows = (size_t)PQntuples(r);
-    if (rows > c->rows_cap) {
-        fj_jcpu_row *v = fj_realloc(c->rows, rows * sizeof *v);
-        if (!v) {
-            PQclear(r);
-            return oom(c);
-        }
-        c->rows = v;
-        c->rows_cap = rows;
+    if (!fj_grow(&c->rows, &c->rows_cap, rows, sizeof *c->rows, 64)) {
+        PQclear(r);
+        return oom(c);
     }
     for (size_t i = 0; i < rows; i++)
         c->rows[i] = (fj_jcpu_row){fj_pg_int(r, (int)i, 0), fj_pg_int(r, (int)i, 1), fj_pg_int(r, (int)i, 2)};
@@ -136,14 +132,9 @@ static fj_status io_procs(void *x, int which, int64_t rjob, int64_t node, fj_tim
         return st;
     slot *sl = &c->slots[which];
     size_t rows = (size_t)PQntuples(r);
-    if (rows > sl->cap) {
-        fj_jcpu_proc *v = fj_realloc(sl->v, rows * sizeof *v);
-        if (!v) {
-            PQclear(r);
-            return oom(c);
-        }
-        sl->v = v;
-        sl->cap = rows;
+    if (!fj_grow(&sl->v, &sl->cap, rows, sizeof *sl->v, 64)) {
+        PQclear(r);
+        return oom(c);
     }
     *out = (fj_jcpu_sample){.time = t, .procs = sl->v, .n = 0};
     for (size_t i = 0; i < rows; i++) {

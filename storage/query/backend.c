@@ -62,20 +62,28 @@ fj_status fj_qenv_wanted_by_name(const fj_qenv *e, size_t **order, size_t *n)
 
 /* --- strings ----------------------------------------------------------------------------------- */
 
+fj_status fj_qgrow(fj_arena *a, fj_err *err, void *arr, size_t n, size_t *cap, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return FJ_OK;
+    size_t nc = *cap ? *cap * 2 : first;
+    void *old, *v = fj_arena_alloc(a, nc * elem);
+    if (!v)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    memcpy(&old, arr, sizeof old); /* arr points to a T *: copied as bytes, whatever T is */
+    if (n)
+        memcpy(v, old, n * elem);
+    memcpy(arr, &v, sizeof v);
+    *cap = nc;
+    return FJ_OK;
+}
+
 fj_status fj_qstrv_push(const fj_qenv *e, fj_qstrv *sv, const char *s)
 {
-    if (sv->n == sv->cap) {
-        size_t nc = sv->cap ? sv->cap * 2 : 8;
-        const char **v = fj_arena_alloc(e->a, nc * sizeof *v);
-        if (!v)
-            return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
-        if (sv->n)
-            memcpy(v, sv->v, sv->n * sizeof *v);
-        sv->v = v;
-        sv->cap = nc;
-    }
-    sv->v[sv->n++] = s;
-    return FJ_OK;
+    fj_status rs = fj_qgrow(e->a, e->err, &sv->v, sv->n, &sv->cap, sizeof *sv->v, 8);
+    if (rs == FJ_OK)
+        sv->v[sv->n++] = s;
+    return rs;
 }
 
 fj_status fj_qenv_text_list(const fj_qenv *e, const fj_qrows *r, int64_t id, const char ***out, size_t *n)
@@ -127,6 +135,8 @@ fj_status fj_qx_begin(fj_qx *x, fj_store *s, fj_query *q, fj_sink *k, fj_err *er
 
 fj_status fj_qx_end(fj_qx *x, fj_status st)
 {
+    while (x->n_open)
+        fj_qx_finalize(x, &x->open[x->n_open - 1]);
     if (x->in_tx)
         x->d->end_read(x, st);
     x->in_tx = false;
@@ -137,7 +147,7 @@ fj_status fj_qx_end(fj_qx *x, fj_status st)
 
 fj_qenv fj_qx_env(fj_qx *x)
 {
-    return (fj_qenv){x->q, x->k, x->err, x->a, x->cluster_id, &x->nodes};
+    return (fj_qenv){x->q, x->k, x->err, x->a, x->cluster_id, &x->nodes, x->node};
 }
 
 fj_status fj_qx_one_node(fj_qx *x, int64_t *id)
@@ -189,7 +199,17 @@ static fj_status prepare_shared(fj_qx *x, const char *sql, fj_qrows *r)
     }
     st = x->d->prepare(x, b.data, r);
     fj_buf_free(&b);
-    return st;
+    if (st != FJ_OK || !r->st)
+        return st;
+    /* kept open for fj_qx_end (a roll-up drain's query has an arena but never ends: it finalizes
+     * its own statements, which takes them off the list) */
+    if ((st = fj_qgrow(x->a, x->err, &x->open, x->n_open, &x->cap_open, sizeof *x->open, 16)) != FJ_OK) {
+        x->d->finalize(r);
+        r->st = NULL;
+        return st;
+    }
+    x->open[x->n_open++] = *r;
+    return FJ_OK;
 }
 
 fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r)
@@ -220,8 +240,15 @@ fj_status fj_qx_prepare_qb(fj_qx *x, fj_qb *b, fj_qrows *r)
 
 void fj_qx_finalize(fj_qx *x, const fj_qrows *r)
 {
-    if (r->st)
-        x->d->finalize(r);
+    if (!r->st)
+        return;
+    void *st = r->st;
+    x->d->finalize(r);
+    for (size_t i = x->n_open; i-- > 0;)
+        if (x->open[i].st == st) {
+            x->open[i] = x->open[--x->n_open];
+            break;
+        }
 }
 
 fj_status fj_qx_cluster(fj_qx *x)
@@ -290,4 +317,69 @@ fj_status fj_qx_load_nodes(fj_qx *x)
     }
     fj_qx_finalize(x, &r);
     return rs;
+}
+
+/* --- a query op from its parts ---------------------------------------------------------------- */
+
+fj_status fj_qx_run(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_needs needs, const char *const *sql,
+                    fj_qx_rows_fn rows, void *arg)
+{
+    fj_qx x;
+    fj_qrows st[FJ_QX_MAX_STMTS] = {{0}};
+    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    if (rs != FJ_OK)
+        return rs;
+    if (needs >= FJ_QX_NODES && ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK))
+        return fj_qx_end(&x, rs);
+    if (needs >= FJ_QX_ONE_NODE && (rs = fj_qx_one_node(&x, &x.node)) != FJ_OK)
+        return fj_qx_end(&x, rs);
+    for (size_t i = 0; sql && sql[i]; i++)
+        if (i == FJ_QX_MAX_STMTS)
+            return fj_qx_end(&x, fj_err_set(err, FJ_EINTERNAL, NULL, "a query op with too many statements"));
+        else if ((rs = fj_qx_prepare(&x, sql[i], &st[i])) != FJ_OK)
+            return fj_qx_end(&x, rs);
+    fj_qenv e = fj_qx_env(&x);
+    return fj_qx_end(&x, rows(&x, &e, st, arg));
+}
+
+typedef struct rows2_op {
+    fj_qx_rows2_fn rows;
+} rows2_op;
+
+static fj_status rows2(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x;
+    return ((const rows2_op *)arg)->rows(e, &st[0], &st[1]);
+}
+
+fj_status fj_qx_run2(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_needs needs, const char *const sql[3],
+                     fj_qx_rows2_fn rows)
+{
+    rows2_op op = {rows};
+    return fj_qx_run(s, q, k, err, needs, sql, rows2, &op);
+}
+
+typedef struct built_op {
+    fj_qx_build_fn build;
+    fj_qx_built_rows_fn rows;
+} built_op;
+
+static fj_status built_rows(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)st;
+    const built_op *op = arg;
+    fj_qb b;
+    fj_qb_init(&b, x->d->dialect.mark);
+    op->build(&b, e, x->d->dialect.bytewise);
+    fj_qrows r;
+    fj_status rs = fj_qx_prepare_qb(x, &b, &r);
+    fj_qb_free(&b);
+    return rs == FJ_OK ? op->rows(e, &r) : rs;
+}
+
+fj_status fj_qx_run_built(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_build_fn build,
+                          fj_qx_built_rows_fn rows)
+{
+    built_op op = {build, rows};
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, NULL, built_rows, &op);
 }

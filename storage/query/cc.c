@@ -31,30 +31,38 @@ static const char jobs_sql[] =
     " AND (?2 = 0 OR coalesce(c.stop_time, 9223372036) >= ?2) AND (?3 = 0 OR c.start_time <= ?3)"
     " ORDER BY c.start_time, c.id LIMIT ?4";
 
+typedef struct cc_op {
+    const fj_qtable *t;
+    const fj_cc_msg_query *q;
+    void (*bind)(const fj_qrows *r, const fj_cc_msg_query *q);
+} cc_op;
+
+/* Binds the op's parameters and hands every row to the sink as its table. */
+static fj_status cc_rows(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x;
+    const cc_op *op = arg;
+    const fj_qtable *t = op->t;
+    op->bind(&st[0], op->q);
+    fj_status rs = e->k->table(e->k, t);
+    bool row = false;
+    fj_value v[16];
+    while (rs == FJ_OK && (rs = fj_qr_step(&st[0], t->name, &row)) == FJ_OK && row) {
+        for (size_t i = 0; i < t->n_cols; i++)
+            v[i] = fj_qr_value(&st[0], (int)i, t->cols[i].type);
+        rs = e->k->row(e->k, v);
+    }
+    return rs;
+}
+
 /* Runs sql with its parameters bound by bind and hands every row to k as table t. */
 static fj_status run(fj_store *s, const char *sql, const fj_qtable *t, const fj_cc_msg_query *q,
                      void (*bind)(const fj_qrows *r, const fj_cc_msg_query *q), fj_sink *k, fj_err *err)
 {
     fj_query none = {.cluster = q->cluster};
-    fj_qx x;
-    fj_status st = fj_qx_begin(&x, s, &none, k, err);
-    if (st != FJ_OK)
-        return st;
-    fj_qrows r;
-    st = fj_qx_prepare(&x, sql, &r);
-    if (st == FJ_OK) {
-        bind(&r, q);
-        st = k->table(k, t);
-    }
-    bool row = false;
-    fj_value v[16];
-    while (st == FJ_OK && (st = fj_qr_step(&r, t->name, &row)) == FJ_OK && row) {
-        for (size_t i = 0; i < t->n_cols; i++)
-            v[i] = fj_qr_value(&r, (int)i, t->cols[i].type);
-        st = k->row(k, v);
-    }
-    fj_qx_finalize(&x, &r);
-    return fj_qx_end(&x, st);
+    const char *const stmts[] = {sql, NULL};
+    cc_op op = {t, q, bind};
+    return fj_qx_run(s, &none, k, err, FJ_QX_TX, stmts, cc_rows, &op);
 }
 
 static int64_t row_limit(const fj_cc_msg_query *q)

@@ -197,22 +197,10 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
         const char *name = fj_qnodes_name(e->nodes, nid);
         if (name && (rs = fj_qstrv_push(e, &hosts, name)) != FJ_OK)
             break;
-        if (n_host_ids == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            int64_t *v = fj_arena_alloc(e->a, nc * sizeof *v);
-            kept_usage *kv = fj_arena_alloc(e->a, nc * sizeof *kv);
-            if (!v || !kv) {
-                rs = fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
-                break;
-            }
-            if (n_host_ids) {
-                memcpy(v, host_ids, n_host_ids * sizeof *v);
-                memcpy(kv, host_kept, n_host_ids * sizeof *kv);
-            }
-            host_ids = v;
-            host_kept = kv;
-            cap = nc;
-        }
+        size_t kept_cap = cap; /* host_kept grows with host_ids */
+        if ((rs = fj_qgrow(e->a, e->err, &host_ids, n_host_ids, &cap, sizeof *host_ids, 16)) != FJ_OK ||
+            (rs = fj_qgrow(e->a, e->err, &host_kept, n_host_ids, &kept_cap, sizeof *host_kept, 16)) != FJ_OK)
+            break;
         host_kept[n_host_ids] = kept_of(&rc->hosts);
         host_ids[n_host_ids++] = nid;
     }
@@ -331,23 +319,14 @@ static void select_jobs(fj_qb *b, const char *sortkey)
 static void job_filters(fj_qb *b, const fj_qenv *e, const fj_dialect *d)
 {
     const fj_query *q = e->q;
-    if (q->from) {
-        fj_qb_put(b, " AND j.last_seen >= ");
-        fj_qb_int(b, q->from);
-    }
-    if (q->to) {
-        fj_qb_put(b, " AND j.first_seen <= ");
-        fj_qb_int(b, q->to);
-    }
+    fj_qb_bound(b, " AND j.last_seen >= ", q->from);
+    fj_qb_bound(b, " AND j.first_seen <= ", q->to);
     if (q->users.n) {
         fj_qb_put(b, " AND j.user_id IN (SELECT id FROM strings WHERE s IN ");
         fj_qb_text_list(b, &q->users);
         fj_qb_put(b, ")");
     }
-    if (q->jobs.n) {
-        fj_qb_put(b, " AND j.job IN ");
-        fj_qb_int_list(b, q->jobs.v, q->jobs.n);
-    }
+    fj_qb_and_in_ints(b, "j.job", &q->jobs);
     if (e->nodes->filtered) {
         fj_qb_put(b, " AND EXISTS (SELECT 1 FROM job_hosts h WHERE h.rjob_id = j.id AND h.node_id IN ");
         fj_qb_node_list(b, e->nodes);
@@ -363,15 +342,9 @@ static void job_filters(fj_qb *b, const fj_qenv *e, const fj_dialect *d)
         }
         fj_qb_put(b, "))");
     }
-    const struct {
-        const fj_strlist *l;
-        const char *col;
-    } sl[] = {{&q->states, "sc.job_state"}, {&q->partitions, "sc.partition"}, {&q->accounts, "sc.account"}};
-    for (size_t i = 0; i < sizeof sl / sizeof sl[0]; i++)
-        if (sl[i].l->n) {
-            fj_qb_printf(b, " AND %s IN ", sl[i].col);
-            fj_qb_text_list(b, sl[i].l);
-        }
+    fj_qb_and_in_texts(b, "sc.job_state", &q->states);
+    fj_qb_and_in_texts(b, "sc.partition", &q->partitions);
+    fj_qb_and_in_texts(b, "sc.account", &q->accounts);
     if (q->gpu == FJ_TRI_YES)
         fj_qb_put(b, " AND (j.gpu_peak_m > 0 OR j.gpumem_peak_kb > 0)");
     else if (q->gpu == FJ_TRI_NO)
@@ -416,10 +389,7 @@ static void list_sql(fj_qb *b, const fj_qenv *e, const fj_dialect *d, const char
         fj_qb_put(b, "))");
     }
     fj_qb_printf(b, " ORDER BY %s %s, j.id %s", key, dir, dir);
-    if (q->limit) {
-        fj_qb_put(b, " LIMIT ");
-        fj_qb_int(b, (int64_t)q->limit + 1);
-    }
+    fj_qb_page(b, q->limit);
 }
 
 fj_status fj_qjobs_list_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows *jobs)
@@ -448,6 +418,18 @@ fj_status fj_qjobs_list_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj
 
 /* --- one job ----------------------------------------------------------------------------- */
 
+/* Steps to the row of job q->id (the job detail's and the profile's first statement): FJ_ENOTFOUND
+ * when there is none. */
+static fj_status job_found(const fj_qenv *e, const fj_qrows *job)
+{
+    bool row = false;
+    fj_status rs = fj_qr_step(job, "job", &row);
+    if (rs == FJ_OK && !row)
+        rs = fj_err_set(e->err, FJ_ENOTFOUND, "id", "no job with id %lld in cluster '%s'", (long long)e->q->id,
+                        e->q->cluster);
+    return rs;
+}
+
 /* The statement of one job, q->id. */
 static void job_sql(fj_qb *b, const fj_qenv *e)
 {
@@ -462,13 +444,9 @@ fj_status fj_qjob_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows
 {
     const fj_query *q = e->q;
     fj_sink *k = e->k;
-    bool row = false;
-    fj_status rs = fj_qr_step(job, "job", &row);
+    fj_status rs = job_found(e, job);
     if (rs != FJ_OK)
         return rs;
-    if (!row)
-        return fj_err_set(e->err, FJ_ENOTFOUND, "id", "no job with id %lld in cluster '%s'", (long long)q->id,
-                          q->cluster);
     if ((rs = k->table(k, &fj_qt_job)) != FJ_OK || (rs = emit_job(e, st, job, &fj_qt_job)) != FJ_OK)
         return rs;
 
@@ -482,17 +460,10 @@ fj_status fj_qjob_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows
     } hrow;
     hrow *rows = NULL;
     size_t n = 0, cap = 0;
+    bool row = false;
     while ((rs = fj_qr_step(hs, "job hosts", &row)) == FJ_OK && row) {
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            hrow *nr = fj_arena_alloc(e->a, nc * sizeof *nr);
-            if (!nr)
-                return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
-            if (n)
-                memcpy(nr, rows, n * sizeof *nr);
-            rows = nr;
-            cap = nc;
-        }
+        if ((rs = fj_qgrow(e->a, e->err, &rows, n, &cap, sizeof *rows, 16)) != FJ_OK)
+            return rs;
         const char *name = fj_qnodes_name(e->nodes, fj_qr_i64(hs, 0));
         rows[n].name = name ? name : "";
         for (int i = 0; i < 12; i++)
@@ -628,16 +599,9 @@ static fj_status series_of(pstate *p, int64_t node, int64_t pid, int64_t ppid, i
         }
         j = (j + 1) & (p->n_slots - 1);
     }
-    if (p->n == p->cap) {
-        size_t nc = p->cap ? p->cap * 2 : 64;
-        pseries *v = fj_arena_alloc(p->e->a, nc * sizeof *v);
-        if (!v)
-            return fj_err_set(p->e->err, FJ_ENOMEM, NULL, "out of memory");
-        if (p->n)
-            memcpy(v, p->series, p->n * sizeof *v);
-        p->series = v;
-        p->cap = nc;
-    }
+    fj_status rs = fj_qgrow(p->e->a, p->e->err, &p->series, p->n, &p->cap, sizeof *p->series, 64);
+    if (rs != FJ_OK)
+        return rs;
     pseries *s = &p->series[p->n];
     memset(s, 0, sizeof *s);
     s->node_id = node, s->pid = pid, s->ppid = ppid, s->cmd_id = cmd;
@@ -697,23 +661,13 @@ static fj_status emit(pstate *p, const ppoint *pt, double cpu)
     return FJ_OK;
 }
 
-static int ppoint_cmp(const void *a, const void *b)
-{
-    const fj_jcpu_proc *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->ppid != y->ppid)
-        return x->ppid < y->ppid ? -1 : 1;
-    return x->cmd_id < y->cmd_id ? -1 : x->cmd_id > y->cmd_id;
-}
-
 /* The node-sample read so far: each process's CPU from its cpu_time and the node's previous
  * node-sample (storage/core/jobcpu.h, as the job's summary computes it), then its points. */
 static fj_status flush_sample(pstate *p)
 {
     if (!p->n_pts)
         return FJ_OK;
-    qsort(p->pts, p->n_pts, sizeof *p->pts, ppoint_cmp);
+    qsort(p->pts, p->n_pts, sizeof *p->pts, fj_jcpu_proc_cmp); /* a ppoint begins with its fj_jcpu_proc */
     fj_jcpu_proc *cur = fj_arena_alloc(p->e->a, p->n_pts * sizeof *cur);
     if (!cur)
         return fj_err_set(p->e->err, FJ_ENOMEM, NULL, "out of memory");
@@ -742,21 +696,9 @@ static fj_status flush_proc(pstate *p)
     if (!p->cur_proc)
         return FJ_OK;
     p->cur_proc = 0;
-    if (p->n_pts && p->ns_sample != p->cur_sample) {
-        fj_status rs = flush_sample(p);
-        if (rs != FJ_OK)
-            return rs;
-    }
-    if (p->n_pts == p->cap_pts) {
-        size_t nc = p->cap_pts ? p->cap_pts * 2 : 64;
-        ppoint *v = fj_arena_alloc(p->e->a, nc * sizeof *v);
-        if (!v)
-            return fj_err_set(p->e->err, FJ_ENOMEM, NULL, "out of memory");
-        if (p->n_pts)
-            memcpy(v, p->pts, p->n_pts * sizeof *v);
-        p->pts = v;
-        p->cap_pts = nc;
-    }
+    fj_status rs = p->n_pts && p->ns_sample != p->cur_sample ? flush_sample(p) : FJ_OK;
+    if (rs != FJ_OK || (rs = fj_qgrow(p->e->a, p->e->err, &p->pts, p->n_pts, &p->cap_pts, sizeof *p->pts, 64)) != FJ_OK)
+        return rs;
     p->ns_sample = p->cur_sample, p->ns_node = p->cur_node, p->ns_time = p->cur_time;
     p->pts[p->n_pts++] = (ppoint){p->cur_cpu, p->cur_nproc, p->cur_mem, p->cur_gpu, p->cur_gpumem};
     return FJ_OK;
@@ -776,18 +718,6 @@ static int cmp_series(const void *a, const void *b)
     return c;
 }
 
-static fj_value avg_real(const fj_qm_acc *a)
-{
-    double v;
-    return fj_qm_avg(a, &v) ? fj_v_real(v) : fj_v_null();
-}
-
-static fj_value avg_int(const fj_qm_acc *a)
-{
-    double v;
-    return fj_qm_avg(a, &v) ? fj_v_int((int64_t)llround(v)) : fj_v_null();
-}
-
 fj_status fj_qprofile_begin(const fj_qenv *e, const fj_qrows *js, fj_qprofile **out)
 {
     fj_query *q = e->q;
@@ -799,13 +729,9 @@ fj_status fj_qprofile_begin(const fj_qenv *e, const fj_qrows *js, fj_qprofile **
     p->by_host = q->by_host;
     fj_qr_bind(js, 1, q->id);
     fj_qr_bind(js, 2, e->cluster_id);
-    bool row = false;
-    fj_status rs = fj_qr_step(js, "job", &row);
+    fj_status rs = job_found(e, js);
     if (rs != FJ_OK)
         return rs;
-    if (!row)
-        return fj_err_set(e->err, FJ_ENOTFOUND, "id", "no job with id %lld in cluster '%s'", (long long)q->id,
-                          q->cluster);
     p->job = fj_qr_i64(js, 0), p->epoch = fj_qr_i64(js, 1);
     p->pid = fj_qr_i64(js, 2), p->ppid = fj_qr_i64(js, 3), p->cmd = fj_qr_i64(js, 4);
     fj_time from = fj_qr_i64(js, 5), to = fj_qr_i64(js, 6);
@@ -912,13 +838,13 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
                 fj_v_time(p->g.from + (int64_t)bi * p->g.step),
                 fj_v_int(b->samples),
                 fj_v_int(b->procs_max),
-                avg_real(&b->cpu),
+                fj_v_acc_avg(&b->cpu),
                 fj_v_real(b->cpu.max),
-                avg_int(&b->mem),
+                fj_v_acc_avg_int(&b->mem),
                 fj_v_int((int64_t)llround(b->mem.max)),
-                avg_real(&b->gpu),
+                fj_v_acc_avg(&b->gpu),
                 fj_v_real(b->gpu.max),
-                avg_int(&b->gpumem),
+                fj_v_acc_avg_int(&b->gpumem),
                 fj_v_int((int64_t)llround(b->gpumem.max)),
             };
             if ((rs = k->row(k, v)) != FJ_OK)
@@ -928,129 +854,107 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
     return FJ_OK;
 }
 
-/* --- the ops --------------------------------------------------------------------------------- */
+/* --- the ops: their SQL and rows (fj_qx_run does the rest) ------------------------------------- */
 
-/* The statements run once per job row (fj_qjob_stmts); cc (the job detail's only) when with_cc. */
-static fj_status stmts_prepare(fj_qx *x, bool with_cc, fj_qjob_stmts *st)
+/* The texts of the statements run once per job row, in the order of fj_qjob_stmts' fields; cc
+ * (the job detail's only) when with_cc, then NULL. */
+static void stmts_sql(const fj_store *s, bool with_cc, const char *sql[6])
 {
-    const fj_layout_sql *ly = x->d->layout;
-    fj_status rs;
-    if ((rs = fj_qx_prepare(x, "SELECT node_id, usage_kept, cpu_time_s, read_kb, written_kb FROM job_hosts"
-                               " WHERE rjob_id = ?1", &st->hosts)) != FJ_OK ||
-        (rs = fj_qx_prepare(x, "SELECT x.s FROM job_cmds c JOIN strings x ON x.id = c.cmd_id"
-                               " WHERE c.rjob_id = ?1 ORDER BY x.s{bytes}", &st->cmds)) != FJ_OK ||
-        (rs = fj_qx_prepare(x, ly->job_last_sample, &st->last)) != FJ_OK ||
-        (rs = fj_qx_prepare(x, ly->job_usage, &st->usage)) != FJ_OK)
-        return rs;
-    if (!with_cc)
-        return FJ_OK;
+    const fj_layout_sql *ly = fj_driver_of(s)->layout;
+    sql[0] = "SELECT node_id, usage_kept, cpu_time_s, read_kb, written_kb FROM job_hosts WHERE rjob_id = ?1";
+    sql[1] = "SELECT x.s FROM job_cmds c JOIN strings x ON x.id = c.cmd_id WHERE c.rjob_id = ?1 ORDER BY x.s{bytes}";
+    sql[2] = ly->job_last_sample;
+    sql[3] = ly->job_usage;
     /* the most recent cc job of (cluster, job id) that started by the Sonar job's last sample and
      * had not stopped before its first: the unique (cluster_id, job_id, start_time) index walked
      * backwards from ?3 */
-    return fj_qx_prepare(x, "SELECT id, start_time, stop_time, state, \"user\", project, partition, subcluster,"
-                            " num_nodes, num_hwthreads, num_acc, hosts FROM cc_jobs"
-                            " WHERE cluster_id = ?1 AND job_id = ?2 AND start_time <= ?3"
-                            " AND (stop_time IS NULL OR stop_time >= ?4)"
-                            " ORDER BY start_time DESC LIMIT 1",
-                         &st->cc);
+    sql[4] = !with_cc ? NULL
+                      : "SELECT id, start_time, stop_time, state, \"user\", project, partition, subcluster,"
+                        " num_nodes, num_hwthreads, num_acc, hosts FROM cc_jobs"
+                        " WHERE cluster_id = ?1 AND job_id = ?2 AND start_time <= ?3"
+                        " AND (stop_time IS NULL OR stop_time >= ?4)"
+                        " ORDER BY start_time DESC LIMIT 1";
+    sql[5] = NULL;
 }
 
-static void stmts_free(fj_qx *x, const fj_qjob_stmts *st)
+static fj_qjob_stmts per_row(const fj_qrows *st)
 {
-    fj_qx_finalize(x, &st->hosts);
-    fj_qx_finalize(x, &st->cmds);
-    fj_qx_finalize(x, &st->last);
-    fj_qx_finalize(x, &st->usage);
-    fj_qx_finalize(x, &st->cc);
+    return (fj_qjob_stmts){st[0], st[1], st[2], st[3], st[4]};
+}
+
+static fj_status jobs(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *key)
+{
+    fj_qb b;
+    fj_qb_init(&b, x->d->dialect.mark);
+    list_sql(&b, e, &x->d->dialect, *(const char **)key);
+    fj_qrows list;
+    fj_status rs = fj_qx_prepare_qb(x, &b, &list);
+    fj_qb_free(&b);
+    fj_qjob_stmts pr = per_row(st);
+    return rs == FJ_OK ? fj_qjobs_list_rows(e, &pr, &list) : rs;
 }
 
 fj_status fj_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
     const char *key = sort_key(q->sort);
     if (!key)
-        return fj_qx_end(&x, fj_err_set(err, FJ_EINVAL, "sort", "unknown sort key"));
-    fj_qb b;
-    fj_qb_init(&b, x.d->dialect.mark);
-    fj_qrows jobs = {0};
-    fj_qjob_stmts per_row = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = stmts_prepare(&x, false, &per_row)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    list_sql(&b, &e, &x.d->dialect, key);
-    if ((rs = fj_qx_prepare_qb(&x, &b, &jobs)) != FJ_OK)
-        goto out;
-    rs = fj_qjobs_list_rows(&e, &per_row, &jobs);
-out:
-    fj_qx_finalize(&x, &jobs);
-    stmts_free(&x, &per_row);
-    fj_qb_free(&b);
-    return fj_qx_end(&x, rs);
+        return fj_err_set(err, FJ_EINVAL, "sort", "unknown sort key");
+    const char *sql[6];
+    stmts_sql(s, false, sql);
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, jobs, &key);
 }
 
-fj_status fj_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+static fj_status job(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
+    (void)arg;
     fj_qb b;
-    fj_qb_init(&b, x.d->dialect.mark);
-    fj_qrows job = {0}, hosts = {0};
-    fj_qjob_stmts per_row = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = stmts_prepare(&x, true, &per_row)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    job_sql(&b, &e);
-    if ((rs = fj_qx_prepare_qb(&x, &b, &job)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
+    fj_qb_init(&b, x->d->dialect.mark);
+    job_sql(&b, e);
+    fj_qrows one, hosts;
+    fj_status rs = fj_qx_prepare_qb(x, &b, &one);
+    fj_qb_free(&b);
+    if (rs != FJ_OK ||
+        (rs = fj_qx_prepare(x,
                             "SELECT js.node_id, count(*), min(js.time), max(js.time), max(js.nproc),"
                             " sum(js.cpu_m), coalesce(max(js.cpu_win_m), sum(js.cpu_m) / count(*)), sum(js.mem_kb), max(js.mem_kb), sum(js.gpu_m),"
                             " max(js.gpu_m), sum(js.gpumem_kb), max(js.gpumem_kb)"
                             " FROM job_samples js WHERE js.rjob_id = ?1 GROUP BY js.node_id",
                             &hosts)) != FJ_OK)
-        goto out;
-    rs = fj_qjob_rows(&e, &per_row, &job, &hosts);
-out:
-    fj_qx_finalize(&x, &job);
-    fj_qx_finalize(&x, &hosts);
-    stmts_free(&x, &per_row);
-    fj_qb_free(&b);
-    return fj_qx_end(&x, rs);
+        return rs;
+    fj_qjob_stmts pr = per_row(st);
+    return fj_qjob_rows(e, &pr, &one, &hosts);
+}
+
+fj_status fj_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    const char *sql[6];
+    stmts_sql(s, true, sql);
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, job, NULL);
+}
+
+static fj_status profile(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)arg;
+    fj_qprofile *p = NULL;
+    fj_status rs = fj_qprofile_begin(e, &st[0], &p);
+    if (rs != FJ_OK || !p)
+        return rs;
+    /* one pass over the job's process rows in the window (the layout's), with its cards' columns
+     * when it used a GPU */
+    const fj_layout_sql *ly = x->d->layout;
+    fj_qrows procs, names;
+    if ((rs = fj_qx_prepare(x, fj_qprofile_gpu(p) ? ly->job_procs_gpu : ly->job_procs, &procs)) != FJ_OK ||
+        (rs = fj_qx_prepare(x, "SELECT s FROM strings WHERE id = ?1", &names)) != FJ_OK)
+        return rs;
+    return fj_qprofile_rows(p, &procs, &names);
 }
 
 fj_status fj_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows job = {0}, procs = {0}, names = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                            "SELECT job, epoch, pid, ppid, cmd_id, first_seen, last_seen,"
-                            " gpu_peak_m > 0 OR gpumem_peak_kb > 0 FROM jobs WHERE id = ?1 AND cluster_id = ?2",
-                            &job)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qprofile *p = NULL;
-    if ((rs = fj_qprofile_begin(&e, &job, &p)) != FJ_OK || !p)
-        goto out;
-    /* one pass over the job's process rows in the window (the layout's), with its cards' columns
-     * when it used a GPU */
-    const fj_layout_sql *ly = x.d->layout;
-    if ((rs = fj_qx_prepare(&x, fj_qprofile_gpu(p) ? ly->job_procs_gpu : ly->job_procs, &procs)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, "SELECT s FROM strings WHERE id = ?1", &names)) != FJ_OK)
-        goto out;
-    rs = fj_qprofile_rows(p, &procs, &names);
-out:
-    fj_qx_finalize(&x, &job);
-    fj_qx_finalize(&x, &procs);
-    fj_qx_finalize(&x, &names);
-    return fj_qx_end(&x, rs);
+    static const char *const sql[] = {
+        "SELECT job, epoch, pid, ppid, cmd_id, first_seen, last_seen,"
+        " gpu_peak_m > 0 OR gpumem_peak_kb > 0 FROM jobs WHERE id = ?1 AND cluster_id = ?2",
+        NULL,
+    };
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, profile, NULL);
 }

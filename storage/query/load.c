@@ -403,28 +403,6 @@ static fj_status run_load(fj_qload *l, const fj_qload_rollups *ru, node_done_fn 
 
 /* --- node load ------------------------------------------------------------------------------- */
 
-static fj_value avg_or_null(const fj_qm_acc *a)
-{
-    double v;
-    return fj_qm_avg(a, &v) ? fj_v_real(v) : fj_v_null();
-}
-
-static fj_value avg_int_or_null(const fj_qm_acc *a)
-{
-    double v;
-    return fj_qm_avg(a, &v) ? fj_v_int((int64_t)llround(v)) : fj_v_null();
-}
-
-static fj_value max_or_null(const fj_qm_acc *a)
-{
-    return a->n ? fj_v_real(a->max) : fj_v_null();
-}
-
-static fj_value max_int_or_null(const fj_qm_acc *a)
-{
-    return a->n ? fj_v_int((int64_t)llround(a->max)) : fj_v_null();
-}
-
 static fj_status emit_node(fj_qload *l, fj_qload_node *n, void *ctx)
 {
     fj_sink *k = ctx;
@@ -437,24 +415,24 @@ static fj_status emit_node(fj_qload *l, fj_qload_node *n, void *ctx)
             fj_v_time(l->g.from + (int64_t)bi * l->g.step),
             fj_v_int(b->samples),
             fj_v_int(b->cores),
-            avg_or_null(&b->cpu_util),
-            max_or_null(&b->cpu_util),
-            avg_or_null(&b->cpu_cores),
-            avg_int_or_null(&b->mem),
-            max_int_or_null(&b->mem),
-            avg_or_null(&b->load1),
-            max_or_null(&b->load1),
-            avg_or_null(&b->load5),
-            avg_or_null(&b->load15),
+            fj_v_acc_avg(&b->cpu_util),
+            fj_v_acc_max(&b->cpu_util),
+            fj_v_acc_avg(&b->cpu_cores),
+            fj_v_acc_avg_int(&b->mem),
+            fj_v_acc_max_int(&b->mem),
+            fj_v_acc_avg(&b->load1),
+            fj_v_acc_max(&b->load1),
+            fj_v_acc_avg(&b->load5),
+            fj_v_acc_avg(&b->load15),
             fj_v_int(b->gpus),
-            avg_or_null(&b->gpu_util),
-            max_or_null(&b->gpu_util_card_max),
-            avg_int_or_null(&b->gpu_mem),
-            max_int_or_null(&b->gpu_mem),
-            avg_or_null(&b->gpu_power),
-            max_or_null(&b->gpu_power),
-            avg_or_null(&b->gpu_temp),
-            max_or_null(&b->gpu_temp_card_max),
+            fj_v_acc_avg(&b->gpu_util),
+            fj_v_acc_max(&b->gpu_util_card_max),
+            fj_v_acc_avg_int(&b->gpu_mem),
+            fj_v_acc_max_int(&b->gpu_mem),
+            fj_v_acc_avg(&b->gpu_power),
+            fj_v_acc_max(&b->gpu_power),
+            fj_v_acc_avg(&b->gpu_temp),
+            fj_v_acc_max(&b->gpu_temp_card_max),
         };
         fj_status rs = k->row(k, v);
         if (rs != FJ_OK)
@@ -539,23 +517,23 @@ static fj_status emit_cluster_bucket(const fj_qload *l, size_t bi, const cbucket
         fj_v_int(c->nodes),
         fj_v_int(c->cores),
         c->has_cpu && c->cpu_cap > 0 ? fj_v_real(c->cpu_busy / c->cpu_cap * 100.0) : fj_v_null(),
-        max_or_null(&c->cpu_util_max),
+        fj_v_acc_max(&c->cpu_util_max),
         c->has_cpu ? fj_v_real(c->cpu_busy) : fj_v_null(),
         c->has_mem ? fj_v_int((int64_t)llround(c->mem_sum)) : fj_v_null(),
-        max_int_or_null(&c->mem_max),
-        avg_or_null(&c->load1),
-        max_or_null(&c->load1_max),
-        avg_or_null(&c->load5),
-        avg_or_null(&c->load15),
+        fj_v_acc_max_int(&c->mem_max),
+        fj_v_acc_avg(&c->load1),
+        fj_v_acc_max(&c->load1_max),
+        fj_v_acc_avg(&c->load5),
+        fj_v_acc_avg(&c->load15),
         fj_v_int(c->gpus),
-        g ? avg_or_null(&c->gpu_util) : fj_v_null(),
-        g ? max_or_null(&c->gpu_util_max) : fj_v_null(),
+        g ? fj_v_acc_avg(&c->gpu_util) : fj_v_null(),
+        g ? fj_v_acc_max(&c->gpu_util_max) : fj_v_null(),
         g ? fj_v_int((int64_t)llround(c->gpu_mem_sum)) : fj_v_null(),
-        g ? max_int_or_null(&c->gpu_mem_max) : fj_v_null(),
+        g ? fj_v_acc_max_int(&c->gpu_mem_max) : fj_v_null(),
         g ? fj_v_real(c->gpu_power_sum) : fj_v_null(),
-        g ? max_or_null(&c->gpu_power_max) : fj_v_null(),
-        g ? avg_or_null(&c->gpu_temp) : fj_v_null(),
-        g ? max_or_null(&c->gpu_temp_max) : fj_v_null(),
+        g ? fj_v_acc_max(&c->gpu_power_max) : fj_v_null(),
+        g ? fj_v_acc_avg(&c->gpu_temp) : fj_v_null(),
+        g ? fj_v_acc_max(&c->gpu_temp_max) : fj_v_null(),
     };
     return l->e.k->row(l->e.k, v);
 }
@@ -663,37 +641,40 @@ void fj_qload_stmts_free(fj_qx *x, fj_qload_stmts *st)
     *st = (fj_qload_stmts){0};
 }
 
+typedef struct load_op {
+    fj_status (*rows)(fj_qload *l, const fj_qload_rollups *ru);
+    fj_status (*bulk_setup)(fj_qx *x, fj_qload_bulk *b);
+} load_op;
+
+static fj_status load(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)st;
+    const load_op *op = arg;
+    fj_qload l;
+    fj_qload_stmts ls = {0};
+    fj_qload_bulk bulk = {0};
+    fj_qload_rollups ru = {{0}, {0}};
+    fj_status rs;
+    if ((rs = fj_qload_begin(&l, e)) == FJ_OK && (rs = fj_qload_stmts_prepare(x, &ls)) == FJ_OK &&
+        (!op->bulk_setup || (rs = op->bulk_setup(x, &bulk)) == FJ_OK) &&
+        (rs = fj_qx_prepare(x, "SELECT 1 FROM load_hourly_todo LIMIT 1", &ru.pending)) == FJ_OK &&
+        (rs = fj_qx_prepare(x, "SELECT hour," FJ_LA_COLS_SQL " FROM load_hourly"
+                               " WHERE node_id = ?1 AND hour >= ?2 AND hour < ?3", &ru.hourly)) == FJ_OK) {
+        l.st = ls;
+        l.bulk = bulk.read ? &bulk : NULL;
+        rs = op->rows(&l, &ru);
+    }
+    if (bulk.done) /* the bulk reader's own statements, before the query ends */
+        bulk.done(bulk.ctx);
+    return rs;
+}
+
 fj_status fj_qload_query(fj_store *s, fj_query *q, fj_sink *k, fj_err *err,
                          fj_status (*rows)(fj_qload *l, const fj_qload_rollups *ru),
                          fj_status (*bulk_setup)(fj_qx *x, fj_qload_bulk *b))
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qload l;
-    fj_qload_stmts st = {0};
-    fj_qload_bulk bulk = {0};
-    fj_qload_rollups ru = {{0}, {0}};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    if ((rs = fj_qload_begin(&l, &e)) != FJ_OK || (rs = fj_qload_stmts_prepare(&x, &st)) != FJ_OK ||
-        (bulk_setup && (rs = bulk_setup(&x, &bulk)) != FJ_OK) ||
-        (rs = fj_qx_prepare(&x, "SELECT 1 FROM load_hourly_todo LIMIT 1", &ru.pending)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, "SELECT hour," FJ_LA_COLS_SQL " FROM load_hourly"
-                                " WHERE node_id = ?1 AND hour >= ?2 AND hour < ?3", &ru.hourly)) != FJ_OK)
-        goto out;
-    l.st = st;
-    l.bulk = bulk.read ? &bulk : NULL;
-    rs = rows(&l, &ru);
-out:
-    fj_qload_stmts_free(&x, &st);
-    if (bulk.done)
-        bulk.done(bulk.ctx);
-    fj_qx_finalize(&x, &ru.pending);
-    fj_qx_finalize(&x, &ru.hourly);
-    return fj_qx_end(&x, rs);
+    load_op op = {rows, bulk_setup};
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, NULL, load, &op);
 }
 
 fj_status fj_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
@@ -706,22 +687,16 @@ fj_status fj_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     return fj_qload_query(s, q, k, err, fj_qload_cluster_rows, NULL);
 }
 
+static fj_status gpu_load(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x, (void)arg;
+    fj_qload l;
+    fj_status rs = fj_qload_begin(&l, e);
+    return rs == FJ_OK ? fj_qload_gpu_rows(&l, &st[0]) : rs;
+}
+
 fj_status fj_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qload l;
-    fj_qrows cards = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    if ((rs = fj_qload_begin(&l, &e)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, x.d->layout->gpu_load_cards, &cards)) != FJ_OK)
-        goto out;
-    rs = fj_qload_gpu_rows(&l, &cards);
-out:
-    fj_qx_finalize(&x, &cards);
-    return fj_qx_end(&x, rs);
+    const char *const sql[] = {fj_driver_of(s)->layout->gpu_load_cards, NULL};
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, gpu_load, NULL);
 }

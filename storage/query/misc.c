@@ -199,18 +199,9 @@ void fj_qerrors_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
     fj_time from = q->from;
     if (q->after.set && (fj_time)q->after.v > from)
         from = (fj_time)q->after.v;
-    if (from) {
-        fj_qb_put(b, " AND time >= ");
-        fj_qb_int(b, from);
-    }
-    if (q->to) {
-        fj_qb_put(b, " AND time <= ");
-        fj_qb_int(b, q->to);
-    }
-    if (q->sources.n) {
-        fj_qb_put(b, " AND source IN ");
-        fj_qb_text_list(b, &q->sources);
-    }
+    fj_qb_bound(b, " AND time >= ", from);
+    fj_qb_bound(b, " AND time <= ", q->to);
+    fj_qb_and_in_texts(b, "source", &q->sources);
     if (e->nodes->filtered) {
         fj_qb_put(b, " AND node_id IN ");
         fj_qb_node_list(b, e->nodes);
@@ -260,51 +251,29 @@ fj_status fj_qerrors_rows(const fj_qenv *e, const fj_qrows *r)
     return rs;
 }
 
-/* --- the ops of storage/core/store.h, written once over the driver (storage/query/backend.h) ------ */
+/* --- the ops of storage/core/store.h: their SQL and rows (fj_qx_run does the rest) ------------- */
+
+static fj_status uptime(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x, (void)arg;
+    return fj_quptime_rows(e, &st[0], &st[1], &st[2]);
+}
 
 fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
+    fj_status rs = fj_quptime_window(q, err);
     if (rs != FJ_OK)
         return rs;
-    fj_qrows ts = {0}, gs = {0}, hg = {0};
-    if ((rs = fj_quptime_window(q, err)) != FJ_OK || (rs = fj_qx_cluster(&x)) != FJ_OK ||
-        (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, "SELECT time FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3"
-                                 " ORDER BY time", &ts)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, x.d->layout->uptime_cards, &gs)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, "SELECT count(*), max(n_gpus) FROM sysinfo WHERE node_id = ?1", &hg)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows times = ts, cards = gs, sysinfo = hg;
-    rs = fj_quptime_rows(&e, &times, &cards, &sysinfo);
-out:
-    fj_qx_finalize(&x, &ts);
-    fj_qx_finalize(&x, &gs);
-    fj_qx_finalize(&x, &hg);
-    return fj_qx_end(&x, rs);
+    const char *const sql[] = {
+        "SELECT time FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
+        fj_driver_of(s)->layout->uptime_cards,
+        "SELECT count(*), max(n_gpus) FROM sysinfo WHERE node_id = ?1",
+        NULL,
+    };
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, uptime, NULL);
 }
 
 fj_status fj_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qb b;
-    fj_qb_init(&b, x.d->dialect.mark);
-    fj_qrows st = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qerrors_sql(&b, &e, x.d->dialect.bytewise);
-    if ((rs = fj_qx_prepare_qb(&x, &b, &st)) != FJ_OK)
-        goto out;
-    fj_qrows r = st;
-    rs = fj_qerrors_rows(&e, &r);
-out:
-    fj_qx_finalize(&x, &st);
-    fj_qb_free(&b);
-    return fj_qx_end(&x, rs);
+    return fj_qx_run_built(s, q, k, err, fj_qerrors_sql, fj_qerrors_rows);
 }

@@ -323,7 +323,7 @@ out:
     return rs;
 }
 
-/* --- the ops of storage/core/store.h, written once over the driver (storage/query/backend.h) ------ */
+/* --- the ops of storage/core/store.h: their SQL and rows (fj_qx_run does the rest) ------------- */
 
 #define GPUS_SQL FJ_QSYSINFO_GPUS_SELECT " WHERE node_id = ?1 AND time = ?2 ORDER BY idx"
 
@@ -331,124 +331,89 @@ out:
 
 fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows cl = {0}, parts = {0};
-    if ((rs = fj_qx_prepare(&x,
-                             "SELECT c.id, c.name, (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id),"
-                             " (SELECT max((SELECT max(time) FROM samples s WHERE s.node_id = n.id))"
-                             "  FROM nodes n WHERE n.cluster_id = c.id),"
-                             " (SELECT slurm FROM cluster_info ci WHERE ci.cluster_id = c.id ORDER BY time DESC LIMIT 1)"
-                             " FROM clusters c ORDER BY c.name{bytes}",
-                             &cl)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT x.s FROM partitions p JOIN strings x ON x.id = p.name_id WHERE p.cluster_id = ?1"
-                             " AND p.time = (SELECT max(time) FROM partitions WHERE cluster_id = ?1) ORDER BY x.s{bytes}",
-                             &parts)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows cr = cl, pr = parts;
-    rs = fj_qclusters_rows(&e, &cr, &pr);
-out:
-    fj_qx_finalize(&x, &cl);
-    fj_qx_finalize(&x, &parts);
-    return fj_qx_end(&x, rs);
+    static const char *const sql[] = {
+        "SELECT c.id, c.name, (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id),"
+        " (SELECT max((SELECT max(time) FROM samples s WHERE s.node_id = n.id))"
+        "  FROM nodes n WHERE n.cluster_id = c.id),"
+        " (SELECT slurm FROM cluster_info ci WHERE ci.cluster_id = c.id ORDER BY time DESC LIMIT 1)"
+        " FROM clusters c ORDER BY c.name{bytes}",
+        "SELECT x.s FROM partitions p JOIN strings x ON x.id = p.name_id WHERE p.cluster_id = ?1"
+        " AND p.time = (SELECT max(time) FROM partitions WHERE cluster_id = ?1) ORDER BY x.s{bytes}",
+        NULL,
+    };
+    return fj_qx_run2(s, q, k, err, FJ_QX_TX, sql, fj_qclusters_rows);
 }
 
 /* --- nodes ----------------------------------------------------------------------------------- */
 
+static fj_status nodes(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x, (void)arg;
+    fj_qnode_stmts ns = {st[0], st[1], st[2], st[3], st[4], st[5]};
+    return fj_qnode_list_rows(e, &ns);
+}
+
 fj_status fj_q_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows pn = {0}, last = {0}, sys = {0}, stt = {0}, sts = {0}, gpus = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, GPUS_SQL, &gpus)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT pn.node_id, x.s FROM partition_nodes pn JOIN strings x ON x.id = pn.name_id"
-                             " WHERE pn.cluster_id = ?1 AND pn.time = (SELECT max(time) FROM partitions"
-                             " WHERE cluster_id = ?1) ORDER BY x.s{bytes}",
-                             &pn)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT {greatest}(coalesce((SELECT max(time) FROM samples WHERE node_id = ?1), 0),"
-                             " coalesce((SELECT max(time) FROM sysinfo WHERE node_id = ?1), 0))",
-                             &last)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, FJ_QSYSINFO_SELECT " WHERE node_id = ?1 ORDER BY time DESC LIMIT 1", &sys)) !=
-            FJ_OK ||
-        (rs = fj_qx_prepare(&x, "SELECT max(time) FROM node_states WHERE node_id = ?1", &stt)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id"
-                             " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s{bytes}",
-                             &sts)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qnode_stmts st = {pn,  last, sys,
-                         stt, sts,  gpus};
-    rs = fj_qnode_list_rows(&e, &st);
-out:
-    fj_qx_finalize(&x, &pn);
-    fj_qx_finalize(&x, &last);
-    fj_qx_finalize(&x, &sys);
-    fj_qx_finalize(&x, &stt);
-    fj_qx_finalize(&x, &sts);
-    fj_qx_finalize(&x, &gpus);
-    return fj_qx_end(&x, rs);
+    /* in the order of fj_qnode_stmts' fields */
+    static const char *const sql[] = {
+        "SELECT pn.node_id, x.s FROM partition_nodes pn JOIN strings x ON x.id = pn.name_id"
+        " WHERE pn.cluster_id = ?1 AND pn.time = (SELECT max(time) FROM partitions"
+        " WHERE cluster_id = ?1) ORDER BY x.s{bytes}",
+        "SELECT {greatest}(coalesce((SELECT max(time) FROM samples WHERE node_id = ?1), 0),"
+        " coalesce((SELECT max(time) FROM sysinfo WHERE node_id = ?1), 0))",
+        FJ_QSYSINFO_SELECT " WHERE node_id = ?1 ORDER BY time DESC LIMIT 1",
+        "SELECT max(time) FROM node_states WHERE node_id = ?1",
+        "SELECT x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id"
+        " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s{bytes}",
+        GPUS_SQL,
+        NULL,
+    };
+    return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, nodes, NULL);
 }
 
 /* --- sysinfo history ------------------------------------------------------------------------ */
 
+static fj_status sysinfo(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x, (void)arg;
+    return fj_qsysinfo_rows(e, e->node, &st[1], &st[0]);
+}
+
 fj_status fj_q_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows st = {0}, gpus = {0};
-    int64_t node = 0;
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_one_node(&x, &node)) != FJ_OK || (rs = fj_qx_prepare(&x, GPUS_SQL, &gpus)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, FJ_QSYSINFO_SELECT " WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
-                             &st)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows rows = st, gr = gpus;
-    rs = fj_qsysinfo_rows(&e, node, &rows, &gr);
-out:
-    fj_qx_finalize(&x, &st);
-    fj_qx_finalize(&x, &gpus);
-    return fj_qx_end(&x, rs);
+    static const char *const sql[] = {
+        GPUS_SQL,
+        FJ_QSYSINFO_SELECT " WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
+        NULL,
+    };
+    return fj_qx_run(s, q, k, err, FJ_QX_ONE_NODE, sql, sysinfo, NULL);
 }
 
 /* --- topology ------------------------------------------------------------------------------ */
 
+typedef struct topology_out {
+    fj_buf *out;
+    fj_time *when;
+} topology_out;
+
+static fj_status topology(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x;
+    topology_out *o = arg;
+    return fj_qtopology_read(e, e->node, &st[0], &st[1], o->out, o->when);
+}
+
 fj_status fj_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err)
 {
-    fj_qx x;
     fj_sink none = {0};
-    fj_status rs = fj_qx_begin(&x, s, q, &none, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows st = {0}, bl = {0};
-    int64_t node = 0;
-    char sql[256];
+    char latest[256];
     const char *col = q->svg ? "topo_svg_blob" : "topo_text_blob";
-    snprintf(sql, sizeof sql,
+    snprintf(latest, sizeof latest,
              "SELECT time, %s FROM sysinfo WHERE node_id = ?1 AND time <= ?2 AND %s IS NOT NULL"
              " ORDER BY time DESC LIMIT 1",
              col, col);
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_one_node(&x, &node)) != FJ_OK || (rs = fj_qx_prepare(&x, sql, &st)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, "SELECT codec, size, data FROM blobs WHERE id = ?1", &bl)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows latest = st, blob = bl;
-    rs = fj_qtopology_read(&e, node, &latest, &blob, out, when);
-out:
-    fj_qx_finalize(&x, &st);
-    fj_qx_finalize(&x, &bl);
-    return fj_qx_end(&x, rs);
+    const char *const sql[] = {latest, "SELECT codec, size, data FROM blobs WHERE id = ?1", NULL};
+    topology_out o = {out, when};
+    return fj_qx_run(s, q, &none, err, FJ_QX_ONE_NODE, sql, topology, &o);
 }

@@ -37,4 +37,23 @@ fj_status fj_cb_q_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 fj_status fj_cb_q_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 
+/* --- what both ops tables name ------------------------------------------------------------------ */
+
+/* The query ops every backend names as they are: a backend's fj_store_query_ops starts with these,
+ * then names its node and cluster load (fj_q_node_load and fj_q_cluster_load, or its own bulk
+ * reader's: storage/sqlite/load.c). A new query op is named here, once, for every backend. */
+#define FJ_Q_SHARED_QUERY_OPS                                                                         \
+    .q_clusters = fj_q_clusters, .q_nodes = fj_q_nodes, .q_sysinfo = fj_q_sysinfo,                  \
+    .q_topology = fj_q_topology, .q_jobs = fj_q_jobs, .q_job = fj_q_job, .q_profile = fj_q_profile, \
+    .q_gpu_load = fj_q_gpu_load, .q_slurm_jobs = fj_q_slurm_jobs, .q_partitions = fj_q_partitions,  \
+    .q_node_states = fj_q_node_states, .q_uptime = fj_q_uptime, .q_errors = fj_q_errors,            \
+    .q_node_usage = fj_q_node_usage
+
+/* The ClusterCockpit reads of fj_store_ts_ops, beside a backend's own metrics ops. */
+#define FJ_Q_SHARED_CC_OPS .cc_messages = fj_q_cc_messages, .cc_jobs = fj_q_cc_jobs
+
+/* The concerns whose every op is written once: a backend's fj_store_ops points to these tables. */
+extern const fj_store_chimbuko_ops fj_cb_query_ops; /* storage/chimbuko/query.c */
+extern const fj_store_measure_ops fj_q_measure_ops; /* storage/query/measure.c */
+
 #endif

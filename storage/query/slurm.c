@@ -24,27 +24,13 @@ void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
     const fj_query *q = e->q;
     fj_qb_put(b, slurm_select);
     fj_qb_int(b, e->cluster_id);
-    const struct {
-        const fj_strlist *l;
-        const char *col;
-    } sl[] = {{&q->users, "c.user_name"},
-              {&q->states, "c.job_state"},
-              {&q->partitions, "c.partition"},
-              {&q->accounts, "c.account"}};
-    for (size_t i = 0; i < sizeof sl / sizeof sl[0]; i++)
-        if (sl[i].l->n) {
-            fj_qb_printf(b, " AND %s IN ", sl[i].col);
-            fj_qb_text_list(b, sl[i].l);
-        }
-    const struct {
-        const fj_intlist *l;
-        const char *col;
-    } il[] = {{&q->jobs, "c.job_id"}, {&q->array_jobs, "c.array_job_id"}, {&q->het_jobs, "c.het_job_id"}};
-    for (size_t i = 0; i < sizeof il / sizeof il[0]; i++)
-        if (il[i].l->n) {
-            fj_qb_printf(b, " AND %s IN ", il[i].col);
-            fj_qb_int_list(b, il[i].l->v, il[i].l->n);
-        }
+    fj_qb_and_in_texts(b, "c.user_name", &q->users);
+    fj_qb_and_in_texts(b, "c.job_state", &q->states);
+    fj_qb_and_in_texts(b, "c.partition", &q->partitions);
+    fj_qb_and_in_texts(b, "c.account", &q->accounts);
+    fj_qb_and_in_ints(b, "c.job_id", &q->jobs);
+    fj_qb_and_in_ints(b, "c.array_job_id", &q->array_jobs);
+    fj_qb_and_in_ints(b, "c.het_job_id", &q->het_jobs);
     if (q->running == FJ_TRI_YES)
         fj_qb_put(b, " AND c.job_state IN " FJ_QSLURM_RUNNING_STATES);
     else if (q->running == FJ_TRI_NO)
@@ -58,10 +44,7 @@ void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
         fj_qb_put(b, ")");
     }
     /* the window overlaps [start (or submit, or the record), end (open while unknown)] */
-    if (q->to) {
-        fj_qb_put(b, " AND coalesce(c.start_time, c.submit_time, c.time) <= ");
-        fj_qb_int(b, q->to);
-    }
+    fj_qb_bound(b, " AND coalesce(c.start_time, c.submit_time, c.time) <= ", q->to);
     if (q->from) {
         fj_qb_put(b, " AND (c.end_time IS NULL OR c.end_time >= ");
         fj_qb_int(b, q->from);
@@ -79,10 +62,7 @@ void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
         fj_qb_put(b, "))");
     }
     fj_qb_printf(b, " ORDER BY c.job_id %s, c.job_step%s %s", dir, collate_c, dir);
-    if (q->limit) {
-        fj_qb_put(b, " LIMIT ");
-        fj_qb_int(b, (int64_t)q->limit + 1);
-    }
+    fj_qb_page(b, q->limit);
 }
 
 fj_status fj_qslurm_jobs_rows(const fj_qenv *e, const fj_qrows *r)
@@ -200,77 +180,34 @@ fj_status fj_qslurm_node_states_rows(const fj_qenv *e, const fj_qrows *latest, c
     return FJ_OK;
 }
 
-/* --- the ops of storage/core/store.h, written once over the driver (storage/query/backend.h) ------ */
+/* --- the ops of storage/core/store.h: their SQL and rows (fj_qx_run does the rest) ------------- */
 
 fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qb b;
-    fj_qb_init(&b, x.d->dialect.mark);
-    fj_qrows st = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qslurm_jobs_sql(&b, &e, x.d->dialect.bytewise);
-    if ((rs = fj_qx_prepare_qb(&x, &b, &st)) != FJ_OK)
-        goto out;
-    fj_qrows r = st;
-    rs = fj_qslurm_jobs_rows(&e, &r);
-out:
-    fj_qx_finalize(&x, &st);
-    fj_qb_free(&b);
-    return fj_qx_end(&x, rs);
+    return fj_qx_run_built(s, q, k, err, fj_qslurm_jobs_sql, fj_qslurm_jobs_rows);
 }
 
 fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows pt = {0}, pn = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT p.name_id, x.s, p.time, p.n_nodes FROM partitions p JOIN strings x ON x.id = p.name_id"
-                             " WHERE p.cluster_id = ?1 AND p.time = (SELECT max(time) FROM partitions"
-                             " WHERE cluster_id = ?1 AND time <= ?2) ORDER BY x.s{bytes}",
-                             &pt)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT node_id FROM partition_nodes WHERE cluster_id = ?1 AND time = ?2 AND name_id = ?3",
-                             &pn)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows parts = pt, nodes = pn;
-    rs = fj_qslurm_partitions_rows(&e, &parts, &nodes);
-out:
-    fj_qx_finalize(&x, &pt);
-    fj_qx_finalize(&x, &pn);
-    return fj_qx_end(&x, rs);
+    static const char *const sql[] = {
+        /* the partitions of the latest envelope at or before ?2, by name */
+        "SELECT p.name_id, x.s, p.time, p.n_nodes FROM partitions p JOIN strings x ON x.id = p.name_id"
+        " WHERE p.cluster_id = ?1 AND p.time = (SELECT max(time) FROM partitions"
+        " WHERE cluster_id = ?1 AND time <= ?2) ORDER BY x.s{bytes}",
+        /* a partition's nodes */
+        "SELECT node_id FROM partition_nodes WHERE cluster_id = ?1 AND time = ?2 AND name_id = ?3",
+        NULL,
+    };
+    return fj_qx_run2(s, q, k, err, FJ_QX_NODES, sql, fj_qslurm_partitions_rows);
 }
 
 fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows tt = {0}, sts = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, "SELECT max(time) FROM node_states WHERE node_id = ?1 AND time <= ?2", &tt)) !=
-            FJ_OK ||
-        (rs = fj_qx_prepare(&x,
-                             "SELECT x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id"
-                             " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s{bytes}",
-                             &sts)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows latest = tt, states = sts;
-    rs = fj_qslurm_node_states_rows(&e, &latest, &states);
-out:
-    fj_qx_finalize(&x, &tt);
-    fj_qx_finalize(&x, &sts);
-    return fj_qx_end(&x, rs);
+    static const char *const sql[] = {
+        "SELECT max(time) FROM node_states WHERE node_id = ?1 AND time <= ?2",
+        "SELECT x.s FROM node_states ns JOIN strings x ON x.id = ns.state_id"
+        " WHERE ns.node_id = ?1 AND ns.time = ?2 ORDER BY x.s{bytes}",
+        NULL,
+    };
+    return fj_qx_run2(s, q, k, err, FJ_QX_NODES, sql, fj_qslurm_node_states_rows);
 }

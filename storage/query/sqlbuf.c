@@ -70,6 +70,20 @@ void fj_qb_int(fj_qb *b, int64_t v)
         p->t = 0, p->i = v;
 }
 
+void fj_qb_bound(fj_qb *b, const char *text, int64_t v)
+{
+    if (!v)
+        return;
+    fj_qb_put(b, text);
+    fj_qb_int(b, v);
+}
+
+void fj_qb_page(fj_qb *b, size_t limit)
+{
+    if (limit)
+        fj_qb_bound(b, " LIMIT ", (int64_t)limit + 1);
+}
+
 void fj_qb_real(fj_qb *b, double v)
 {
     fj_qb_param *p = add_param(b);
@@ -170,4 +184,20 @@ void fj_qb_glob(fj_qb *b, const fj_dialect *d, fj_arena *a, const char *col, con
     re[k++] = '$';
     re[k] = '\0';
     fj_qb_text(b, re);
+}
+
+void fj_qb_and_in_texts(fj_qb *b, const char *col, const fj_strlist *l)
+{
+    if (!l->n)
+        return;
+    fj_qb_printf(b, " AND %s IN ", col);
+    fj_qb_text_list(b, l);
+}
+
+void fj_qb_and_in_ints(fj_qb *b, const char *col, const fj_intlist *l)
+{
+    if (!l->n)
+        return;
+    fj_qb_printf(b, " AND %s IN ", col);
+    fj_qb_int_list(b, l->v, l->n);
 }

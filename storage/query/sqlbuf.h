@@ -31,11 +31,18 @@ void fj_qb_printf(fj_qb *b, const char *fmt, ...) __attribute__((format(printf, 
 /* Appends a placeholder bound to the value. */
 void fj_qb_int(fj_qb *b, int64_t v);
 void fj_qb_real(fj_qb *b, double v);
+/* A condition on one bound of a window: text then v as a parameter, when v is set (0: unset). */
+void fj_qb_bound(fj_qb *b, const char *text, int64_t v);
+/* " LIMIT" one more than a page of limit rows (0: no limit): the extra row says a page follows. */
+void fj_qb_page(fj_qb *b, size_t limit);
 void fj_qb_text(fj_qb *b, const char *s); /* s must outlive the statement's use */
 /* "(p,p,...)" of the strings as parameters; "(NULL)" for none. */
 void fj_qb_text_list(fj_qb *b, const fj_strlist *l);
 /* "(1,2,...)" as literals (numbers we format, never input text); "(NULL)" for none. */
 void fj_qb_int_list(fj_qb *b, const int64_t *v, size_t n);
+/* A filter by one of the given values: " AND col IN (...)" when the list has members. */
+void fj_qb_and_in_texts(fj_qb *b, const char *col, const fj_strlist *l);
+void fj_qb_and_in_ints(fj_qb *b, const char *col, const fj_intlist *l);
 /* The wanted node ids as a literal list, "(NULL)" for none. */
 void fj_qb_node_list(fj_qb *b, const fj_qnodes *nodes);
 /* The condition that text column col matches glob (*, ?, [...] as in SQLite's GLOB): col GLOB p,

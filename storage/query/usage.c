@@ -105,24 +105,11 @@ fj_status fj_qusage_rows(const fj_qenv *e, const fj_qrows *samples, const fj_qro
     return rs;
 }
 
-/* --- the ops of storage/core/store.h, written once over the driver (storage/query/backend.h) ------ */
+/* --- the op of storage/core/store.h: its SQL (the layout's) and rows (fj_qx_run does the rest) -- */
 
 fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    fj_qx x;
-    fj_status rs = fj_qx_begin(&x, s, q, k, err);
-    if (rs != FJ_OK)
-        return rs;
-    fj_qrows ss = {0}, gs = {0};
-    if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, x.d->layout->usage_samples, &ss)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, x.d->layout->usage_gpus, &gs)) != FJ_OK)
-        goto out;
-    fj_qenv e = fj_qx_env(&x);
-    fj_qrows samples = ss, gpus = gs;
-    rs = fj_qusage_rows(&e, &samples, &gpus);
-out:
-    fj_qx_finalize(&x, &ss);
-    fj_qx_finalize(&x, &gs);
-    return fj_qx_end(&x, rs);
+    const fj_layout_sql *ly = fj_driver_of(s)->layout;
+    const char *const sql[] = {ly->usage_samples, ly->usage_gpus, NULL};
+    return fj_qx_run2(s, q, k, err, FJ_QX_NODES, sql, fj_qusage_rows);
 }

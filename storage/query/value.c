@@ -1,6 +1,8 @@
 /* storage/query/value.c — the result values every backend builds (storage/query/value.h). */
 #include "storage/query/value.h"
 
+#include <math.h>
+
 fj_value fj_v_null(void)
 {
     fj_value v = {0};
@@ -52,4 +54,26 @@ fj_value fj_v_json(const char *s)
 fj_value fj_v_avg(double sum, double n)
 {
     return n > 0 ? fj_v_real(sum / n) : fj_v_null();
+}
+
+fj_value fj_v_acc_avg(const fj_qm_acc *a)
+{
+    double v;
+    return fj_qm_avg(a, &v) ? fj_v_real(v) : fj_v_null();
+}
+
+fj_value fj_v_acc_avg_int(const fj_qm_acc *a)
+{
+    double v;
+    return fj_qm_avg(a, &v) ? fj_v_int((int64_t)llround(v)) : fj_v_null();
+}
+
+fj_value fj_v_acc_max(const fj_qm_acc *a)
+{
+    return a->n ? fj_v_real(a->max) : fj_v_null();
+}
+
+fj_value fj_v_acc_max_int(const fj_qm_acc *a)
+{
+    return a->n ? fj_v_int((int64_t)llround(a->max)) : fj_v_null();
 }

@@ -5,6 +5,7 @@
 #define FJ_QUERY_VALUE_H
 
 #include "storage/core/store_query.h"
+#include "storage/query/qmath.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,5 +21,11 @@ fj_value fj_v_list(const char *const *l, size_t n);
 fj_value fj_v_json(const char *s);    /* NULL gives null */
 /* An average of accumulated values, null when empty. */
 fj_value fj_v_avg(double sum, double n);
+/* An accumulator's (storage/query/qmath.h) weighted average or maximum, as a real or rounded to
+ * an integer; null when nothing was added. The load and job profile tables' cells. */
+fj_value fj_v_acc_avg(const fj_qm_acc *a);
+fj_value fj_v_acc_avg_int(const fj_qm_acc *a);
+fj_value fj_v_acc_max(const fj_qm_acc *a);
+fj_value fj_v_acc_max_int(const fj_qm_acc *a);
 
 #endif

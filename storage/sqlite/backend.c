@@ -628,22 +628,9 @@ static fj_status sq_backup(fj_store *s, const char *dest, fj_backup_info *out, f
 }
 
 static const fj_store_query_ops query_ops = {
-    .q_clusters = fj_q_clusters,
-    .q_nodes = fj_q_nodes,
-    .q_sysinfo = fj_q_sysinfo,
-    .q_topology = fj_q_topology,
-    .q_jobs = fj_q_jobs,
-    .q_job = fj_q_job,
-    .q_profile = fj_q_profile,
+    FJ_Q_SHARED_QUERY_OPS,
     .q_node_load = fj_sq_q_node_load,
     .q_cluster_load = fj_sq_q_cluster_load,
-    .q_gpu_load = fj_q_gpu_load,
-    .q_slurm_jobs = fj_q_slurm_jobs,
-    .q_partitions = fj_q_partitions,
-    .q_node_states = fj_q_node_states,
-    .q_uptime = fj_q_uptime,
-    .q_errors = fj_q_errors,
-    .q_node_usage = fj_q_node_usage,
 };
 
 static const fj_store_ts_ops ts_ops = {
@@ -652,19 +639,7 @@ static const fj_store_ts_ops ts_ops = {
     .maintain = fj_sq_maintain,
     .ts_series = fj_sq_ts_series,
     .ts_read = fj_sq_ts_read,
-    .cc_messages = fj_q_cc_messages,
-    .cc_jobs = fj_q_cc_jobs,
-};
-
-static const fj_store_chimbuko_ops chimbuko_ops = {
-    .cb_runs = fj_cb_q_runs,
-    .cb_series = fj_cb_q_series,
-    .cb_top = fj_cb_q_top,
-    .cb_records = fj_cb_q_records,
-};
-
-static const fj_store_measure_ops measure_ops = {
-    .measurement_latest = fj_q_measurement_latest,
+    FJ_Q_SHARED_CC_OPS,
 };
 
 const fj_store_ops fj_store_sqlite_ops = {
@@ -679,13 +654,10 @@ const fj_store_ops fj_store_sqlite_ops = {
     .compact = sq_compact,
     .backup = sq_backup,
     .write = fj_sq_write,
-    .token_put = fj_tokens_put,
-    .token_get = fj_tokens_get,
-    .token_list = fj_tokens_list,
-    .token_revoke = fj_tokens_revoke,
+    FJ_TOKENS_OPS,
     .query = &query_ops,
     .ts = &ts_ops,
-    .chimbuko = &chimbuko_ops,
-    .measure = &measure_ops,
+    .chimbuko = &fj_cb_query_ops,
+    .measure = &fj_q_measure_ops,
     .stats = fj_sq_stats,
 };

@@ -124,11 +124,8 @@ static const fj_cb_colw_ops bind_ops = {col_null, col_i64, col_u64, col_real, co
 /* Steps an insert; counts the row (counted: a row of the sender's records). */
 static fj_status run_ins(cw *w, sqlite3_stmt *st, const char *what, bool counted, bool *added)
 {
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return fj_sq_fail(w->s, rc, what, w->err);
-    bool a = sqlite3_changes(w->s->db) > 0;
+    bool a;
+    FJ_TRY(fj_sq_insert(w->s, st, what, &a, w->err));
     if (counted)
         fj_cb_count(w->cnt, a);
     if (added)

@@ -54,6 +54,16 @@ fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *er
     return FJ_OK;
 }
 
+fj_status fj_sq_insert(fj_store *s, sqlite3_stmt *st, const char *what, bool *added, fj_err *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return fj_sq_fail(s, rc, what, err);
+    *added = sqlite3_changes(s->db) > 0;
+    return FJ_OK;
+}
+
 
 /* --- values ------------------------------------------------------------------------------------ */
 

@@ -271,6 +271,9 @@ const char *fj_sq_built_sql(fj_sq_stmt_id id);
 
 /* Steps a statement that returns no rows, then resets it. */
 fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *err);
+/* Steps an insert (OR IGNORE), then resets it; *added tells whether it added its row (false: a
+ * duplicate the database ignored). */
+fj_status fj_sq_insert(fj_store *s, sqlite3_stmt *st, const char *what, bool *added, fj_err *err);
 
 /* Interning: the id of a name, created when new. Must run inside a write transaction. */
 fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *err);

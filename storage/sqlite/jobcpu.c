@@ -4,6 +4,7 @@
 #include "storage/sqlite/int.h"
 
 #include "alloc.h"
+#include "storage/core/grow.h"
 #include "storage/core/jobcpu.h"
 
 #include <stdlib.h>
@@ -50,14 +51,8 @@ fj_status fj_sq_jcpu_note(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj
     if (ensure(s, err) != FJ_OK)
         return FJ_ENOMEM;
     struct fj_sq_jcpu *j = s->jcpu;
-    if (j->n == j->cap) {
-        size_t cap = j->cap ? j->cap * 2 : 256;
-        note *v = fj_realloc(j->notes, cap * sizeof *v);
-        if (!v)
-            return oom(err);
-        j->notes = v;
-        j->cap = cap;
-    }
+    if (!fj_grow(&j->notes, &j->cap, j->n + 1, sizeof *j->notes, 256))
+        return oom(err);
     j->notes[j->n++] = (note){rjob, node, t};
     return FJ_OK;
 }
@@ -119,15 +114,9 @@ static fj_status io_rows(void *x, int64_t rjob, int64_t node, fj_time lo, fj_tim
     int rc;
     *n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == j->rows_cap) {
-            size_t cap = j->rows_cap ? j->rows_cap * 2 : 64;
-            fj_jcpu_row *v = fj_realloc(j->rows, cap * sizeof *v);
-            if (!v) {
-                sqlite3_reset(st);
-                return oom(c->err);
-            }
-            j->rows = v;
-            j->rows_cap = cap;
+        if (!fj_grow(&j->rows, &j->rows_cap, *n + 1, sizeof *j->rows, 64)) {
+            sqlite3_reset(st);
+            return oom(c->err);
         }
         j->rows[(*n)++] = (fj_jcpu_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                                         sqlite3_column_int64(st, 2)};
@@ -217,17 +206,11 @@ static fj_status io_procs(void *x, int which, int64_t rjob, int64_t node, fj_tim
         /* a job of one process (job 0) picks it from its sample's job-0 range by its key */
         if (j->job == 0 && (p.pid != j->pid || (j->cmd_id && (p.ppid != j->ppid || p.cmd_id != j->cmd_id))))
             continue;
-        if (out->n == sl->cap) {
-            size_t cap = sl->cap ? sl->cap * 2 : 64;
-            fj_jcpu_proc *v = fj_realloc(sl->v, cap * sizeof *v);
-            if (!v) {
-                sqlite3_reset(ps);
-                return oom(c->err);
-            }
-            sl->v = v;
-            sl->cap = cap;
-            out->procs = v;
+        if (!fj_grow(&sl->v, &sl->cap, out->n + 1, sizeof *sl->v, 64)) {
+            sqlite3_reset(ps);
+            return oom(c->err);
         }
+        out->procs = sl->v;
         out->procs[out->n++] = p;
     }
     if ((r = step_end(c, ps, rc, "job CPU processes")) != FJ_OK)
