@@ -6,7 +6,7 @@
  * is a new (node, time), so every envelope adds rows.
  *
  *   sonar_load --port P --secret S --template FILE [--nodes N] [--connections C]
- *              [--duration SEC] [--rate ENVELOPES_PER_S] [--seq-start N]
+ *              [--duration SEC] [--rate ENVELOPES_PER_S] [--seq-start N] [--node-offset N]
  *
  * Without --rate it sends as fast as the server acknowledges (closed loop, C in flight). With
  * --rate each connection sends on a fixed schedule, so latency is measured at that load.
@@ -42,6 +42,7 @@ static struct {
     piece pre, mid, post; /* template split at the time value and the node value */
     int procs_per_env;
     int nodes, conns;
+    long node_offset; /* the first node's number: two loads with disjoint offsets post disjoint nodes */
     double duration, rate;
     int64_t t0;
 } cfg;
@@ -210,7 +211,7 @@ static void *worker(void *arg)
         gmtime_r(&t, &tm);
         char ts[32], nodename[64];
         strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        snprintf(nodename, sizeof nodename, "bench%05ld", node);
+        snprintf(nodename, sizeof nodename, "bench%05ld", cfg.node_offset + node);
         size_t body_len = cfg.pre.n + strlen(ts) + cfg.mid.n + strlen(nodename) + cfg.post.n;
         int h = snprintf(req, 1024,
                          "POST /api/v1/insert/sample HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Basic %s\r\n"
@@ -264,10 +265,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--duration")) cfg.duration = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--rate")) cfg.rate = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--seq-start")) atomic_store(&next_seq, atol(argv[i + 1]));
+        else if (!strcmp(argv[i], "--node-offset")) cfg.node_offset = atol(argv[i + 1]);
     }
     if (!cfg.port || !cfg.secret || !tmpl || load_template(tmpl) != 0) {
         fprintf(stderr, "usage: sonar_load --port P --secret S --template FILE [--nodes N] [--connections C] "
-                        "[--duration SEC] [--rate N]\n");
+                        "[--duration SEC] [--rate N] [--seq-start N] [--node-offset N]\n");
         return 2;
     }
     char userpass[512];
