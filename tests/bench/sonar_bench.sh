@@ -10,7 +10,9 @@
 #  1. saturation: sonar_load as fast as acknowledgements come, for DURATION seconds;
 #  2. fixed load: 500 envelopes/s for DURATION seconds (two servers: 250/s each), for ack latency;
 # and prints envelopes/s, process records/s, p50/p99 ack latency, server CPU-seconds per 1,000
-# envelopes (fjord's processes, plus all of PostgreSQL's) and database bytes per process record,
+# envelopes (fjord's processes, plus all of PostgreSQL's) and database bytes per process record;
+#  3. size: a fresh database, one server, the same 2,000 envelopes (100 nodes x 20 samples) on
+#     every backend, and its bytes per process record;
 # then a table of all of them.
 #
 #   tests/bench/sonar_bench.sh [DURATION] [CONNECTIONS]     (from the checkout, after a build)
@@ -89,57 +91,95 @@ PY
   rm -f "$tmp"/load.*
 }
 
-bench() { # config
-  config=$1
-  local db servers=1 i
-  [ "$config" = postgres2 ] && servers=2
-  case $config in
-    sqlite) db="$tmp/fjord.db"; rm -f "$db"* ;;
-    postgres|postgres2)
-      pgdir="$tmp/pg"
-      admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$pgdir")
-      psql -X -q -d "$admin" -c "CREATE DATABASE fjord_bench"
-      db=${admin%/*}/fjord_bench ;;
-    *) echo "$0: unknown configuration $config" >&2; exit 2 ;;
-  esac
-  secret=$("$build/fjord" token add "$cluster" --create --db "$db")
-  ports=()
-  for ((i = 0; i < servers; i++)); do
-    ports+=("$(free_port)")
-    "$build/fjord" serve --db "$db" --listen "127.0.0.1:${ports[$i]}" --log-level warn &
-    pids+=($!)
-  done
-  sleep 0.5
-  echo "== $config ($servers fjord server(s), $duration s a phase, $conns connections)"
-  phase saturation
-  # The fixed-load phase continues after the saturation phase's envelopes: new data, not re-sends.
-  phase "at 500/s" --rate $((500 / servers)) --seq-start 100000000
-  for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p" || true; done
-  pids=()
+# Database bytes per process record of db (phase name $2), as a result line.
+size_of() { # db phase
+  local db=$1 name=$2
   if [ -n "$pgdir" ]; then
     psql -X -q -At -d "$db" -F ' ' -c "VACUUM" \
       -c "SELECT pg_database_size(current_database()), (SELECT count(*) FROM sample_procs)" |
-      awk -v c="$config" '{printf "{\"config\":\"%s\",\"phase\":\"size\",\"bytes\":%d,\"process_records\":%d,\"bytes_per_process_record\":%.1f}\n", c, $1, $2, $1 / ($2 ? $2 : 1)}' |
+      awk -v c="$config" -v ph="$name" '{printf "{\"config\":\"%s\",\"phase\":\"%s\",\"bytes\":%d,\"process_records\":%d,\"bytes_per_process_record\":%.1f}\n", c, ph, $1, $2, $1 / ($2 ? $2 : 1)}' |
       tee -a "$tmp/results"
     if [ -n "${TABLES:-}" ]; then
       psql -X -q -d "$db" -c "SELECT coalesce(p.relname, c.relname) AS tbl, sum(pg_total_relation_size(c.oid)) AS bytes
         FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
         WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace GROUP BY 1 ORDER BY 2 DESC LIMIT 12"
     fi
-    python3 "$pgserver" stop "$pgdir"
-    pgdir=
     return
   fi
-  python3 - "$db" "$config" <<'PY' | tee -a "$tmp/results"
+  python3 - "$db" "$config" "$name" <<'PY' | tee -a "$tmp/results"
 import json, os, sqlite3, sys
 db = sys.argv[1]
 con = sqlite3.connect(db)
 con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 procs = con.execute("SELECT count(*) FROM sample_procs").fetchone()[0]
 size = os.path.getsize(db) + (os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0)
-print(json.dumps({"config": sys.argv[2], "phase": "size", "bytes": size, "process_records": procs,
+print(json.dumps({"config": sys.argv[2], "phase": sys.argv[3], "bytes": size, "process_records": procs,
                   "bytes_per_process_record": round(size / max(procs, 1), 1)}))
 PY
+}
+
+# A fresh database of configuration $config (its PostgreSQL server already started): its URL.
+new_db() { # name
+  if [ -n "$pgdir" ]; then
+    psql -X -q -d "$admin" -c "CREATE DATABASE $1"
+    echo "${admin%/*}/$1"
+  else
+    rm -f "$tmp/$1.db"*
+    echo "$tmp/$1.db"
+  fi
+}
+
+start_servers() { # db count
+  local i
+  secret=$("$build/fjord" token add "$cluster" --create --db "$1")
+  ports=()
+  for ((i = 0; i < $2; i++)); do
+    ports+=("$(free_port)")
+    "$build/fjord" serve --db "$1" --listen "127.0.0.1:${ports[$i]}" --log-level warn &
+    pids+=($!)
+  done
+  sleep 0.5
+}
+
+stop_servers() {
+  for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p" || true; done
+  pids=()
+}
+
+bench() { # config
+  config=$1
+  local db servers=1
+  [ "$config" = postgres2 ] && servers=2
+  case $config in
+    sqlite) ;;
+    postgres|postgres2)
+      pgdir="$tmp/pg"
+      admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$pgdir") ;;
+    *) echo "$0: unknown configuration $config" >&2; exit 2 ;;
+  esac
+  db=$(new_db fjord_bench)
+  start_servers "$db" "$servers"
+  echo "== $config ($servers fjord server(s), $duration s a phase, $conns connections)"
+  phase saturation
+  # The fixed-load phase continues after the saturation phase's envelopes: new data, not re-sends.
+  phase "at 500/s" --rate $((500 / servers)) --seq-start 100000000
+  stop_servers
+  size_of "$db" "size after load"
+  # Bytes per process record of the same data on every backend: 100 nodes, 20 samples each (the
+  # load phases store as many samples per node as the backend took, which weighs the job
+  # bookkeeping of a node's first samples differently).
+  if [ "$config" != postgres2 ]; then
+    db=$(new_db fjord_size)
+    start_servers "$db" 1
+    "$build/sonar_load" --port "${ports[0]}" --secret "$secret" --template "$template" --nodes 100 \
+      --envelopes 2000 --connections "$conns" --duration 600 > /dev/null
+    stop_servers
+    size_of "$db" "size of 2000"
+  fi
+  if [ -n "$pgdir" ]; then
+    python3 "$pgserver" stop "$pgdir"
+    pgdir=
+  fi
 }
 
 for c in $configs; do bench "$c"; done
@@ -160,7 +200,8 @@ lines = [("envelopes/s at saturation", "saturation", "envelopes_per_s", "{:,.0f}
          ("achieved at 500/s offered", "at 500/s", "envelopes_per_s", "{:,.0f}"),
          ("p50 / p99 ack at 500/s offered, ms", "at 500/s", None, None),
          ("server CPU-s per 1,000 envelopes at 500/s", "at 500/s", "server_cpu_s_per_1000_env", "{:.2f}"),
-         ("bytes per process record", "size", "bytes_per_process_record", "{:.1f}")]
+         ("bytes per process record after the load phases", "size after load", "bytes_per_process_record", "{:.1f}"),
+         ("bytes per process record, 100 nodes x 20 samples", "size of 2000", "bytes_per_process_record", "{:.1f}")]
 print()
 print("| | " + " | ".join(names.get(c, c) for c in configs) + " |")
 print("|---" * (len(configs) + 1) + "|")
