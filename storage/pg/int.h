@@ -117,6 +117,32 @@ typedef fj_intern fj_pg_map;
     X(JCPU_JOB_SET, "UPDATE jobs SET cpu_sum_m = $2, cpu_win_peak_m = nullif($3::bigint, -1), "          \
                     "cpu_peak_m = $4 WHERE id = $1")                                                     \
     X(JCPU_TODO, "SELECT rjob_id, node_id FROM job_cpu_todo ORDER BY rjob_id, node_id")                  \
+    /* The same reads for a whole group at once, and its writes batched (storage/pg/jobcpu.c). */      \
+    X(JCPU_JOBS_MANY, "SELECT id, job, epoch, pid, ppid, cmd_id, cluster_id, cpu_sum_m, n_samples, "     \
+                      "coalesce(cpu_win_peak_m, -1) FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id") \
+    X(JCPU_ROWS_MANY, "SELECT k.o, f.t, n.t, j.time, j.cpu_m, coalesce(j.cpu_win_m, -1) FROM "          \
+                      "unnest($1::bigint[],$2::bigint[],$3::bigint[],$4::bigint[]) WITH ORDINALITY "     \
+                      "k(r,n,lo,hi,o) LEFT JOIN LATERAL (SELECT time t FROM job_samples WHERE rjob_id " \
+                      "= k.r AND node_id = k.n AND time <= k.lo - 120 ORDER BY time DESC LIMIT 1) f ON " \
+                      "true LEFT JOIN LATERAL (SELECT time t FROM job_samples WHERE rjob_id = k.r AND "  \
+                      "node_id = k.n AND time > k.hi ORDER BY time LIMIT 1) n ON true JOIN job_samples " \
+                      "j ON j.rjob_id = k.r AND j.node_id = k.n AND j.time >= coalesce(f.t, "           \
+                      "-9223372036854775807) AND j.time <= coalesce(n.t + 120, 9223372036854775807) "    \
+                      "ORDER BY k.o, j.time")                                                            \
+    X(JCPU_PROCS_MANY, "SELECT k.o, p.job, p.epoch, p.pid, p.ppid, p.cmd_id, coalesce(p.cpu_time, 0), "  \
+                       "coalesce(p.cpu_avg_m, 0), coalesce(p.cpu_util_m, 0), coalesce(p.num_threads, 0), " \
+                       "coalesce(p.rolledup, 0) FROM unnest($1::bigint[],$2::bigint[]) WITH ORDINALITY "  \
+                       "k(n,t,o) CROSS JOIN LATERAL (SELECT * FROM sample_procs x WHERE x.node_id = k.n " \
+                       "AND x.time = k.t OFFSET 0) p ORDER BY k.o, p.job, p.epoch")                       \
+    X(JCPU_PRODUCERS, "SELECT k.o FROM unnest($1::bigint[],$2::bigint[],$3::bigint[]) WITH ORDINALITY "  \
+                      "k(c,n,t,o) JOIN envelopes e ON e.cluster_id = k.c AND e.node_id = k.n AND e.kind " \
+                      "= 'sample' AND e.time = k.t WHERE e.producer = 'fjord-push'")                     \
+    X(JCPU_SET_MANY, "UPDATE job_samples j SET cpu_m = u.m, cpu_win_m = nullif(u.w, -1) FROM "           \
+                     "unnest($1::bigint[],$2::bigint[],$3::bigint[],$4::bigint[],$5::bigint[]) "          \
+                     "u(r,n,t,m,w) WHERE j.rjob_id = u.r AND j.node_id = u.n AND j.time = u.t")           \
+    X(JCPU_JOB_SET_MANY, "UPDATE jobs j SET cpu_sum_m = u.s, cpu_win_peak_m = nullif(u.w, -1), "         \
+                         "cpu_peak_m = u.p FROM unnest($1::bigint[],$2::bigint[],$3::bigint[],"           \
+                         "$4::bigint[]) u(id,s,w,p) WHERE j.id = u.id")                                   \
     X(JCPU_TODO_DEL, "DELETE FROM job_cpu_todo")                                                         \
     X(RJS_INS, NULL)                                                                               \
     X(RJH_INS, NULL)                                                                               \

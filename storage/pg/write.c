@@ -107,7 +107,8 @@ static const spec specs[] = {
      "bbbbby", "node_id,time,name_id", "node_id,time,name_id"},
     {FJ_PG_SJOB_INS, SP_COUNTED, "sample_jobs", "fjs_sample_jobs", "node_id,time,job,epoch,user_id,n_procs", "bbbbbb",
      "node_id,time,job,epoch", "node_id,time,job,epoch"},
-    {FJ_PG_PROC_INS, SP_DIRECT, "sample_procs", NULL,
+    /* a node-sample's processes, one array a column (migrations/postgres/0008_process_sets.sql) */
+    {FJ_PG_PROC_INS, SP_DIRECT, "sample_proc_sets", NULL,
      "node_id,time,job,epoch,seq,pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,cpu_avg_m,cpu_util_m,cpu_time,"
      "data_read_kb,data_written_kb,data_cancelled_kb,rolledup,flags",
      "bbbbibbbbbbbbbbbbbi", NULL, NULL},
@@ -306,8 +307,12 @@ typedef struct rc {
     for (size_t k = 0; k < (w)->n_envs; k++)                                                             \
         for (const wenv *we = &(w)->envs[k]; we && keep(we->e); we = NULL)
 
+/* The array columns of a sample_proc_sets row: job, epoch, seq, then the process's values. */
+enum { SET_COLS = 3 + FJ_WV_PROC_N };
+
 struct fj_pg_wstate {
     fj_pg_cols t;
+    fj_pg_cols set; /* one node-sample's processes as array literals, a column each */
     wenv *envs;
     size_t n_envs, cap_envs;
     bool *flags; /* per row of the last counted statement: inserted */
@@ -370,6 +375,7 @@ void fj_pg_write_free(fj_store *s)
     if (!w)
         return;
     fj_pg_cols_free(&w->t);
+    fj_pg_cols_free(&w->set);
     fj_free(w->envs);
     fj_free(w->flags);
     fj_free(w->pk);
@@ -951,6 +957,27 @@ static void put_proc_at(fj_pg_cols *t, const wenv *we, const fj_sample_job *j, i
     fj_pg_i64(t, 4, seq);
 }
 
+/* Ends the sample_proc_sets row of envelope env's node-sample: its processes gathered in w->set,
+ * one array literal a column, become one COPY row of w->t (nothing when it has none). */
+static fj_status end_proc_set(wctx *x, size_t env)
+{
+    struct fj_pg_wstate *w = x->w;
+    if (!w->set.nrows)
+        return FJ_OK;
+    const char *arrays[FJ_PG_MAXCOLS];
+    if (fj_pg_cols_finish(&w->set, arrays) != FJ_OK) {
+        w->t.st = w->set.st;
+        return cols_status(x);
+    }
+    const wenv *we = &w->envs[env];
+    put_at(&w->t, we->node_id, we->e->time);
+    for (int c = 0; c < SET_COLS; c++)
+        fj_pg_text(&w->t, 2 + c, arrays[c]); /* digits, commas, NULL: nothing COPY escapes */
+    fj_pg_row(&w->t, env);
+    fj_pg_cols_reset(&w->set);
+    return FJ_OK;
+}
+
 static fj_status write_sample_jobs(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
@@ -990,8 +1017,12 @@ static fj_status write_sample_jobs(wctx *x)
     if (!is_new)
         return oom(x);
     memcpy(is_new, w->flags, w->n_sj * sizeof *is_new);
+    /* The processes of a node-sample's new sample jobs: one sample_proc_sets row (sj rows come
+     * envelope by envelope). */
     fj_status st = FJ_OK;
     begin_rows(x, FJ_PG_PROC_INS);
+    fj_pg_cols *set = &w->set;
+    fj_pg_cols_reset(set);
     for (size_t q = 0; st == FJ_OK && q < w->n_sj; q++) {
         const sjrow *r = &w->sj[q];
         const wenv *we = &w->envs[r->env];
@@ -999,23 +1030,27 @@ static fj_status write_sample_jobs(wctx *x)
         if (!is_new[q]) {
             for (size_t p = 0; p < j->n_procs; p++)
                 we->cnt->duplicates += proc_rows(&j->procs[p]);
-            continue;
-        }
-        const fj_wv_pkey *pk = w->pk + r->pk0;
-        int seq = 0;
-        for (size_t i = 0; i < r->n; i++) {
-            const fj_sample_proc *p = &j->procs[pk[i].idx];
-            if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1])) {
-                we->cnt->duplicates += proc_rows(p); /* the same process twice in one job */
-                continue;
+        } else {
+            const fj_wv_pkey *pk = w->pk + r->pk0;
+            int seq = 0;
+            for (size_t i = 0; i < r->n; i++) {
+                const fj_sample_proc *p = &j->procs[pk[i].idx];
+                if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1])) {
+                    we->cnt->duplicates += proc_rows(p); /* the same process twice in one job */
+                    continue;
+                }
+                fj_wval v[FJ_WV_PROC_N];
+                fj_wv_proc(v, p, pk[i].cmd_id);
+                fj_pg_u64(set, 0, j->job);
+                fj_pg_u64(set, 1, j->epoch);
+                fj_pg_i64(set, 2, seq++);
+                put_vals(set, 3, v, FJ_WV_PROC_N);
+                fj_pg_row(set, r->env);
+                we->cnt->inserted += proc_rows(p);
             }
-            fj_wval v[FJ_WV_PROC_N];
-            fj_wv_proc(v, p, pk[i].cmd_id);
-            put_proc_at(t, we, j, seq++);
-            put_vals(t, 5, v, FJ_WV_PROC_N);
-            fj_pg_row(t, r->env);
-            we->cnt->inserted += proc_rows(p);
         }
+        if (q + 1 == w->n_sj || w->sj[q + 1].env != r->env)
+            st = end_proc_set(x, r->env);
     }
     if (st == FJ_OK)
         st = run_rows(x, FJ_PG_PROC_INS, NULL, "insert processes");
@@ -1894,6 +1929,7 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         if (!s->w)
             return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
         fj_pg_cols_init(&s->w->t, 0);
+        fj_pg_cols_init(&s->w->set, SET_COLS);
     }
     struct fj_pg_wstate *w = s->w;
     wctx x = {s, w, err, false};

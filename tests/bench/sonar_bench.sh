@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# Sonar ingest benchmark: starts fjord (SQLite, temporary directory, 127.0.0.1), then
+# Sonar ingest benchmark, every configuration in one run so that the figures share the machine's
+# conditions: for each of
+#   sqlite      fjord on SQLite (a file in a temporary directory),
+#   postgres    fjord on PostgreSQL (a server of Debian's packages started in the temporary
+#               directory by tests/integration/pgserver.py, fsync and synchronous commit on, as in
+#               production),
+#   postgres2   two fjord servers on one such PostgreSQL, each driven with half of the nodes,
+# it starts fjord on 127.0.0.1 with an empty database, then
 #  1. saturation: sonar_load as fast as acknowledgements come, for DURATION seconds;
-#  2. fixed load: 500 envelopes/s for DURATION seconds, for ack latency at that rate;
+#  2. fixed load: 500 envelopes/s for DURATION seconds (two servers: 250/s each), for ack latency;
 # and prints envelopes/s, process records/s, p50/p99 ack latency, server CPU-seconds per 1,000
-# envelopes and database bytes per process record.
+# envelopes (fjord's processes, plus all of PostgreSQL's) and database bytes per process record;
+#  3. size: a fresh database, one server, the same 2,000 envelopes (100 nodes x 20 samples) on
+#     every backend, and its bytes per process record;
+# then a table of all of them.
 #
 #   tests/bench/sonar_bench.sh [DURATION] [CONNECTIONS]     (from the checkout, after a build)
 #
-# DB=postgres runs the same against PostgreSQL: a server of Debian's packages started in the
-# temporary directory (tests/integration/pgserver.py, fsync and synchronous commit on, as in
-# production); server CPU then counts fjord's and PostgreSQL's processes.
+# CONFIGS="sqlite postgres" picks configurations (default: all three; DB=postgres is the old
+# spelling of CONFIGS=postgres). TABLES=1 also prints PostgreSQL's bytes per table.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
@@ -17,73 +26,189 @@ duration=${1:-20}
 conns=${2:-8}
 template=${TEMPLATE:-$root/../shared/data/sonar/real/0+sample-ml1.hpc.uio.no.json}
 cluster=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['data']['attributes']['cluster'])" "$template")
+configs=${CONFIGS:-${DB:-sqlite postgres postgres2}}
+pgserver="$root/tests/integration/pgserver.py"
+ticks=$(getconf CLK_TCK)
+nodes=1000
 
 tmp=$(mktemp -d)
-backend=${DB:-sqlite}
-pgserver="$root/tests/integration/pgserver.py"
+chmod 755 "$tmp"
+pids=()
+pgdir=
 cleanup() {
-  [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null
-  [ "$backend" = postgres ] && python3 "$pgserver" stop "$tmp/pg"
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "$pgdir" ] && python3 "$pgserver" stop "$pgdir"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-db="$tmp/fjord.db"
-if [ "$backend" = postgres ]; then
-  chmod 755 "$tmp"
-  admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$tmp/pg")
-  psql -X -q -d "$admin" -c "CREATE DATABASE fjord_bench"
-  db=${admin%/*}/fjord_bench
-  postmaster=$(head -1 "$tmp/pg/data/postmaster.pid")
-fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-secret=$("$build/fjord" token add "$cluster" --create --db "$db")
-"$build/fjord" serve --db "$db" --listen "127.0.0.1:$port" --log-level warn &
-pid=$!
-sleep 0.5
 
-# CPU ticks of fjord, plus PostgreSQL's postmaster and its children when it is the database.
-cpu_of() {
-  local t
-  t=$(awk '{print $14 + $15}' "/proc/$1/stat")
-  if [ "$backend" = postgres ]; then
-    for p in $postmaster $(pgrep -P "$postmaster"); do
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# CPU ticks of the fjord servers, plus PostgreSQL's postmaster and its children when it is the
+# database.
+cpu_ticks() {
+  local t=0 p
+  for p in "${pids[@]}"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+  if [ -n "$pgdir" ]; then
+    local pm
+    pm=$(head -1 "$pgdir/data/postmaster.pid")
+    for p in $pm $(pgrep -P "$pm"); do
       t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
     done
   fi
   echo "$t"
 }
-ticks=$(getconf CLK_TCK)
 
-run() { # mode-args...
-  local c0 c1 out
-  c0=$(cpu_of "$pid")
-  out=$("$build/sonar_load" --port "$port" --secret "$secret" --template "$template" \
-        --nodes 1000 --connections "$conns" --duration "$duration" "$@")
-  c1=$(cpu_of "$pid")
-  python3 - "$out" "$c0" "$c1" "$ticks" <<'PY'
+# One phase: a sonar_load per server (server i posts nodes i*N/k .. (i+1)*N/k-1), their figures
+# summed (envelopes/s) or the worst taken (latency), and the servers' CPU per 1,000 envelopes.
+# Args: phase name, then sonar_load options common to all servers.
+phase() {
+  local name=$1 c0 c1 i k=${#ports[@]} outs=()
+  shift
+  c0=$(cpu_ticks)
+  for i in "${!ports[@]}"; do
+    "$build/sonar_load" --port "${ports[$i]}" --secret "$secret" --template "$template" \
+      --nodes $((nodes / k)) --node-offset $((i * nodes / k)) --connections $((conns / k)) \
+      --duration "$duration" "$@" > "$tmp/load.$i" &
+    outs+=($!)
+  done
+  for p in "${outs[@]}"; do wait "$p"; done
+  c1=$(cpu_ticks)
+  python3 - "$config" "$name" "$c0" "$c1" "$ticks" "$tmp"/load.* <<'PY' | tee -a "$tmp/results"
 import json, sys
-r = json.loads(sys.argv[1]); cpu = (int(sys.argv[3]) - int(sys.argv[2])) / int(sys.argv[4])
-r["server_cpu_s_per_1000_env"] = round(cpu / max(r["envelopes"], 1) * 1000, 3)
+config, name, c0, c1, ticks = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+rs = [json.load(open(f)) for f in sys.argv[6:]]
+r = {"config": config, "phase": name,
+     "envelopes": sum(x["envelopes"] for x in rs),
+     "envelopes_per_s": round(sum(x["envelopes_per_s"] for x in rs), 1),
+     "process_records_per_s": sum(x["process_records_per_s"] for x in rs),
+     "p50_ms": max(x["p50_ms"] for x in rs), "p99_ms": max(x["p99_ms"] for x in rs),
+     "errors": sum(x["errors"] for x in rs)}
+r["server_cpu_s_per_1000_env"] = round((c1 - c0) / ticks / max(r["envelopes"], 1) * 1000, 3)
 print(json.dumps(r))
 PY
+  rm -f "$tmp"/load.*
 }
 
-echo "saturation: $(run)"
-# The fixed-load phase continues after the saturation phase's envelopes: new data, not re-sends.
-echo "at 500/s:   $(run --rate 500 --seq-start 100000000)"
-kill -TERM "$pid"; wait "$pid" || true; pid=
-if [ "$backend" = postgres ]; then
-  psql -X -q -At -d "$db" -F ' ' -c "VACUUM" \
-    -c "SELECT pg_database_size(current_database()), (SELECT count(*) FROM sample_procs)" |
-    awk '{printf "database: %d bytes, %d process records, %.1f bytes per process record\n", $1, $2, $1 / ($2 ? $2 : 1)}'
-  exit 0
-fi
-python3 - "$db" <<'PY'
-import os, sqlite3, sys
+# Database bytes per process record of db (phase name $2), as a result line.
+size_of() { # db phase
+  local db=$1 name=$2
+  if [ -n "$pgdir" ]; then
+    psql -X -q -At -d "$db" -F ' ' -c "VACUUM" \
+      -c "SELECT pg_database_size(current_database()), (SELECT count(*) FROM sample_procs)" |
+      awk -v c="$config" -v ph="$name" '{printf "{\"config\":\"%s\",\"phase\":\"%s\",\"bytes\":%d,\"process_records\":%d,\"bytes_per_process_record\":%.1f}\n", c, ph, $1, $2, $1 / ($2 ? $2 : 1)}' |
+      tee -a "$tmp/results"
+    if [ -n "${TABLES:-}" ]; then
+      psql -X -q -d "$db" -c "SELECT coalesce(p.relname, c.relname) AS tbl, sum(pg_total_relation_size(c.oid)) AS bytes
+        FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
+        WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace GROUP BY 1 ORDER BY 2 DESC LIMIT 12"
+    fi
+    return
+  fi
+  python3 - "$db" "$config" "$name" <<'PY' | tee -a "$tmp/results"
+import json, os, sqlite3, sys
 db = sys.argv[1]
 con = sqlite3.connect(db)
 con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 procs = con.execute("SELECT count(*) FROM sample_procs").fetchone()[0]
 size = os.path.getsize(db) + (os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0)
-print("database: %d bytes, %d process records, %.1f bytes per process record" % (size, procs, size / max(procs, 1)))
+print(json.dumps({"config": sys.argv[2], "phase": sys.argv[3], "bytes": size, "process_records": procs,
+                  "bytes_per_process_record": round(size / max(procs, 1), 1)}))
+PY
+}
+
+# A fresh database of configuration $config (its PostgreSQL server already started): its URL.
+new_db() { # name
+  if [ -n "$pgdir" ]; then
+    psql -X -q -d "$admin" -c "CREATE DATABASE $1"
+    echo "${admin%/*}/$1"
+  else
+    rm -f "$tmp/$1.db"*
+    echo "$tmp/$1.db"
+  fi
+}
+
+start_servers() { # db count
+  local i
+  secret=$("$build/fjord" token add "$cluster" --create --db "$1")
+  ports=()
+  for ((i = 0; i < $2; i++)); do
+    ports+=("$(free_port)")
+    "$build/fjord" serve --db "$1" --listen "127.0.0.1:${ports[$i]}" --log-level warn &
+    pids+=($!)
+  done
+  sleep 0.5
+}
+
+stop_servers() {
+  for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p" || true; done
+  pids=()
+}
+
+bench() { # config
+  config=$1
+  local db servers=1
+  [ "$config" = postgres2 ] && servers=2
+  case $config in
+    sqlite) ;;
+    postgres|postgres2)
+      pgdir="$tmp/pg"
+      admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$pgdir") ;;
+    *) echo "$0: unknown configuration $config" >&2; exit 2 ;;
+  esac
+  db=$(new_db fjord_bench)
+  start_servers "$db" "$servers"
+  echo "== $config ($servers fjord server(s), $duration s a phase, $conns connections)"
+  phase saturation
+  # The fixed-load phase continues after the saturation phase's envelopes: new data, not re-sends.
+  phase "at 500/s" --rate $((500 / servers)) --seq-start 100000000
+  stop_servers
+  size_of "$db" "size after load"
+  # Bytes per process record of the same data on every backend: 100 nodes, 20 samples each (the
+  # load phases store as many samples per node as the backend took, which weighs the job
+  # bookkeeping of a node's first samples differently).
+  if [ "$config" != postgres2 ]; then
+    db=$(new_db fjord_size)
+    start_servers "$db" 1
+    "$build/sonar_load" --port "${ports[0]}" --secret "$secret" --template "$template" --nodes 100 \
+      --envelopes 2000 --connections "$conns" --duration 600 > /dev/null
+    stop_servers
+    size_of "$db" "size of 2000"
+  fi
+  if [ -n "$pgdir" ]; then
+    python3 "$pgserver" stop "$pgdir"
+    pgdir=
+  fi
+}
+
+for c in $configs; do bench "$c"; done
+
+python3 - "$tmp/results" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+configs = list(dict.fromkeys(r["config"] for r in rows))
+names = {"sqlite": "SQLite", "postgres": "PostgreSQL, 1 server", "postgres2": "PostgreSQL, 2 servers"}
+def get(c, phase, key, fmt):
+    for r in rows:
+        if r["config"] == c and r["phase"] == phase:
+            return fmt.format(r[key])
+    return "-"
+lines = [("envelopes/s at saturation", "saturation", "envelopes_per_s", "{:,.0f}"),
+         ("server CPU-s per 1,000 envelopes (saturation)", "saturation", "server_cpu_s_per_1000_env", "{:.2f}"),
+         ("p50 / p99 ack at saturation, ms", "saturation", None, None),
+         ("achieved at 500/s offered", "at 500/s", "envelopes_per_s", "{:,.0f}"),
+         ("p50 / p99 ack at 500/s offered, ms", "at 500/s", None, None),
+         ("server CPU-s per 1,000 envelopes at 500/s", "at 500/s", "server_cpu_s_per_1000_env", "{:.2f}"),
+         ("bytes per process record after the load phases", "size after load", "bytes_per_process_record", "{:.1f}"),
+         ("bytes per process record, 100 nodes x 20 samples", "size of 2000", "bytes_per_process_record", "{:.1f}")]
+print()
+print("| | " + " | ".join(names.get(c, c) for c in configs) + " |")
+print("|---" * (len(configs) + 1) + "|")
+for label, phase, key, fmt in lines:
+    if key is None:
+        cells = [get(c, phase, "p50_ms", "{:.1f}") + " / " + get(c, phase, "p99_ms", "{:.1f}") for c in configs]
+    else:
+        cells = [get(c, phase, key, fmt) for c in configs]
+    print("| " + label + " | " + " | ".join(cells) + " |")
 PY

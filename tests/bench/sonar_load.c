@@ -6,7 +6,8 @@
  * is a new (node, time), so every envelope adds rows.
  *
  *   sonar_load --port P --secret S --template FILE [--nodes N] [--connections C]
- *              [--duration SEC] [--rate ENVELOPES_PER_S] [--seq-start N]
+ *              [--duration SEC] [--rate ENVELOPES_PER_S] [--seq-start N] [--node-offset N]
+ *              [--envelopes N]   (stop after N envelopes, or at DURATION, whichever comes first)
  *
  * Without --rate it sends as fast as the server acknowledges (closed loop, C in flight). With
  * --rate each connection sends on a fixed schedule, so latency is measured at that load.
@@ -42,6 +43,8 @@ static struct {
     piece pre, mid, post; /* template split at the time value and the node value */
     int procs_per_env;
     int nodes, conns;
+    long node_offset; /* the first node's number: two loads with disjoint offsets post disjoint nodes */
+    long envelopes;   /* > 0: stop after envelopes 0 .. envelopes-1 (a fixed amount of data) */
     double duration, rate;
     int64_t t0;
 } cfg;
@@ -203,6 +206,7 @@ static void *worker(void *arg)
             next += (int64_t)(interval * 1e9);
         }
         long seq = atomic_fetch_add(&next_seq, 1);
+        if (cfg.envelopes > 0 && seq >= cfg.envelopes) break;
         long node = seq % cfg.nodes, step = seq / cfg.nodes;
         /* 30 s sampling interval from a fixed start; node names ml-bench-N. */
         time_t t = 1767225600 + step * 30;
@@ -210,7 +214,7 @@ static void *worker(void *arg)
         gmtime_r(&t, &tm);
         char ts[32], nodename[64];
         strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        snprintf(nodename, sizeof nodename, "bench%05ld", node);
+        snprintf(nodename, sizeof nodename, "bench%05ld", cfg.node_offset + node);
         size_t body_len = cfg.pre.n + strlen(ts) + cfg.mid.n + strlen(nodename) + cfg.post.n;
         int h = snprintf(req, 1024,
                          "POST /api/v1/insert/sample HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Basic %s\r\n"
@@ -264,10 +268,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--duration")) cfg.duration = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--rate")) cfg.rate = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--seq-start")) atomic_store(&next_seq, atol(argv[i + 1]));
+        else if (!strcmp(argv[i], "--node-offset")) cfg.node_offset = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--envelopes")) cfg.envelopes = atol(argv[i + 1]);
     }
     if (!cfg.port || !cfg.secret || !tmpl || load_template(tmpl) != 0) {
         fprintf(stderr, "usage: sonar_load --port P --secret S --template FILE [--nodes N] [--connections C] "
-                        "[--duration SEC] [--rate N]\n");
+                        "[--duration SEC] [--rate N] [--seq-start N] [--node-offset N] [--envelopes N]\n");
         return 2;
     }
     char userpass[512];

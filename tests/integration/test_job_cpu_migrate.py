@@ -28,6 +28,11 @@ def to_older(f, pg):
     """The schema and figures of the fjord before job CPU from cpu_time."""
     f.execute(LATER["pg" if pg else "sqlite"])
     if pg:
+        # before 0008 a process was a row of the table sample_procs (now a view over sample_proc_sets)
+        f.execute(
+            "DROP VIEW v_processes; CREATE TABLE sample_procs_rows AS SELECT * FROM sample_procs;"
+            "DROP VIEW sample_procs; DROP TABLE sample_proc_sets;"
+            "ALTER TABLE sample_procs_rows RENAME TO sample_procs; ALTER TABLE jobs RESET (fillfactor)")
         f.execute(
             "DROP TABLE job_cpu_todo; ALTER TABLE job_samples DROP COLUMN cpu_win_m;"
             "ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;"
@@ -50,6 +55,7 @@ def expire_raw_rows(f, pg, rjob):
     if pg:
         f.execute("DELETE FROM sample_procs p USING jobs j, job_samples js WHERE j.id = %d AND js.rjob_id = j.id"
                   " AND p.node_id = js.node_id AND p.time = js.time AND p.job = j.job AND p.epoch = j.epoch" % rjob)
+        # (to_older left sample_procs a table; migrate up then packs what is left into sample_proc_sets)
     else:
         f.execute("DELETE FROM sample_procs WHERE id IN (SELECT p.id FROM job_samples js JOIN sample_procs p"
                   " ON p.id >= js.proc_first AND p.id < js.proc_first + js.n_procs WHERE js.rjob_id = %d)" % rjob)

@@ -574,7 +574,8 @@ Test(contract, create_applies_migrations)
     for (size_t i = 0; i < N_TABLES; i++) {
         snprintf(sql, sizeof sql,
                  D("SELECT count(*) FROM sqlite_master WHERE name='%s'",
-                   "SELECT count(*) FROM pg_class WHERE relname='%s' AND relkind IN ('r','p')"),
+                   /* sample_procs: a view over sample_proc_sets (migration 0008) */
+                   "SELECT count(*) FROM pg_class WHERE relname='%s' AND relkind IN ('r','p','v')"),
                  all_tables[i]);
         cr_assert_eq(q1(db, sql), 1, "table %s", all_tables[i]);
     }
@@ -1444,7 +1445,7 @@ Test(contract, pg_partitions_ahead_and_retention)
     db_t *db = raw(dbpath);
     /* created ahead: this week and the next two, before any data */
     cr_assert(partition_exists(db, "samples", now));
-    cr_assert(partition_exists(db, "sample_procs", now + 2 * 604800));
+    cr_assert(partition_exists(db, "sample_proc_sets", now + 2 * 604800));
     cr_assert_not(partition_exists(db, "samples", old));
     fj_time times[] = {old, now};
     for (int i = 0; i < 2; i++) {
@@ -1467,7 +1468,7 @@ Test(contract, pg_partitions_ahead_and_retention)
     fj_err err = {0};
     cr_assert_eq(fj_store_open(dbpath, &o, &s, &err), FJ_OK, "%s", err.message);
     cr_assert_not(partition_exists(db, "samples", old));
-    cr_assert_not(partition_exists(db, "sample_procs", old));
+    cr_assert_not(partition_exists(db, "sample_proc_sets", old));
     cr_assert(partition_exists(db, "samples", now));
     cr_assert_eq(q1(db, "SELECT count(*) FROM samples"), 1);
     cr_assert_eq(q1(db, "SELECT count(*) FROM sample_procs"), 3);

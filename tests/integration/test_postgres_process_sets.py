@@ -1,0 +1,166 @@
+"""PostgreSQL only (FJ_TEST_DB=postgres; exits 77, skipped, otherwise): migration 0008 packs the
+process rows of a database an older fjord left into sample_proc_sets, and every answer stays.
+
+Real ML-node samples are posted at several times (with a Slurm job added, and one sample re-sent
+with a sample job more, which gives its node-sample a second row of processes); the answers that
+read processes (job list, job details, profiles by host and by process) and every process row are
+recorded. The database is then put back as fjord left it before 0008 (sample_procs a partitioned
+table with a row per process), `fjord migrate up` runs, and the answers and rows must be the same;
+new samples after the migration are written and counted, and re-sent ones are duplicates.
+"""
+import datetime
+import json
+import os
+import sys
+
+import harness
+from harness import Fjord, SHARED, check, finish, run_cli
+
+CLUSTER = "mlx.hpc.uio.no"
+NODES = ("ml1", "ml2", "ml3")
+BASE = datetime.datetime(2026, 3, 2, 8, 0, 0, tzinfo=datetime.timezone.utc)
+T0 = int(BASE.timestamp())
+PG_SETS_VERSION = 8
+
+# The table as migrations/postgres/0001_init.sql made it.
+OLD_TABLE = """
+CREATE TABLE sample_procs (
+    node_id bigint NOT NULL, time bigint NOT NULL, job bigint NOT NULL, epoch bigint NOT NULL,
+    seq integer NOT NULL, pid bigint NOT NULL, ppid bigint NOT NULL, cmd_id bigint NOT NULL,
+    resident_kb bigint, virtual_kb bigint, num_threads bigint, cpu_avg_m bigint, cpu_util_m bigint,
+    cpu_time bigint, data_read_kb bigint, data_written_kb bigint, data_cancelled_kb bigint,
+    rolledup bigint, flags integer
+) PARTITION BY RANGE (time);
+CREATE INDEX sample_procs_node_time ON sample_procs (node_id, time);
+"""
+OLD_VIEW = """
+CREATE VIEW v_processes AS
+SELECT c.name AS cluster, n.name AS node, s.time AS time, to_timestamp(s.time) AT TIME ZONE 'UTC' AS time_utc,
+       sj.job, sj.epoch, u.s AS "user", p.pid, p.ppid, cmd.s AS cmd,
+       p.resident_kb, p.virtual_kb, p.num_threads, (p.cpu_avg_m / 1000.0)::float8 AS cpu_avg,
+       (p.cpu_util_m / 1000.0)::float8 AS cpu_util, p.cpu_time, p.data_read_kb, p.data_written_kb,
+       p.data_cancelled_kb, p.rolledup, p.flags & 1 AS in_container, (p.flags >> 1) & 1 AS synthetic_pid,
+       p.seq
+FROM sample_jobs sj
+JOIN samples s ON s.node_id = sj.node_id AND s.time = sj.time
+JOIN nodes n ON n.id = s.node_id
+JOIN clusters c ON c.id = n.cluster_id
+LEFT JOIN strings u ON u.id = sj.user_id
+JOIN sample_procs p ON p.node_id = sj.node_id AND p.time = sj.time AND p.job = sj.job AND p.epoch = sj.epoch
+LEFT JOIN strings cmd ON cmd.id = p.cmd_id;
+"""
+PROC_COLS = ("node_id, time, job, epoch, seq, pid, ppid, cmd_id, resident_kb, virtual_kb, num_threads, cpu_avg_m,"
+             " cpu_util_m, cpu_time, data_read_kb, data_written_kb, data_cancelled_kb, rolledup, flags")
+
+
+def sample(node, i, extra_job=False):
+    """The real sample of node as its i-th (a minute apart), with Slurm job 9001 (and 9002)."""
+    env = json.load(open(os.path.join(SHARED, "data", "sonar", "real", "0+sample-%s.hpc.uio.no.json" % node)))
+    a = env["data"]["attributes"]
+    a["time"] = (BASE + datetime.timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    a["jobs"].append({"job": 9001, "user": "alice", "epoch": 0,
+                      "processes": [{"pid": 4242, "ppid": 1, "cmd": "solver", "resident_memory": 100 + i,
+                                     "cpu_util": 99.5, "cpu_time": 10 + 60 * i, "num_threads": 3},
+                                    {"pid": 4243, "ppid": 4242, "cmd": "helper", "resident_memory": 50,
+                                     "cpu_util": 12.5, "cpu_time": 5 + 7 * i}]})
+    if extra_job:
+        a["jobs"].append({"job": 9002, "user": "bob", "epoch": 0,
+                          "processes": [{"pid": 777, "ppid": 1, "cmd": "late", "cpu_time": 3}]})
+    return json.dumps(env)
+
+
+def answers(f, reader):
+    """What the API answers from process rows, and the rows themselves."""
+    auth = ("reader", reader)
+    out = {}
+    q = "cluster=%s&from=%d&to=%d" % (CLUSTER, T0 - 3600, T0 + 7200)
+    r = f.get("/api/v1/jobs?%s&limit=1000" % q, auth=auth)
+    check(r.status == 200, "jobs: %d %s" % (r.status, r.body[:200]))
+    out["jobs"] = r.body
+    jobs = r.json().get("jobs", []) if r.status == 200 else []
+    check(any(j.get("job") == 9001 for j in jobs), "Slurm job 9001 listed")
+    picks = [j for j in jobs if j.get("job") in (9001, 9002)] + [j for j in jobs if j.get("job") == 0][:3]
+    for j in picks:
+        for path in ("/api/v1/jobs/%d?cluster=%s" % (j["id"], CLUSTER),
+                     "/api/v1/jobs/%d/profile?cluster=%s&bucket=60&by=host" % (j["id"], CLUSTER),
+                     "/api/v1/jobs/%d/profile?cluster=%s&bucket=60&by=process" % (j["id"], CLUSTER)):
+            r = f.get(path, auth=auth)
+            check(r.status == 200, "%s: %d %s" % (path, r.status, r.body[:200]))
+            out[path] = r.body
+    out["rows"] = f.query("SELECT %s FROM sample_procs ORDER BY node_id, time, job, epoch, seq" % PROC_COLS)
+    out["v_processes"] = f.query("SELECT * FROM v_processes ORDER BY node, time, job, epoch, seq")
+    return out
+
+
+def to_older(f):
+    """The schema as fjord left it before migration 0008, with the same rows."""
+    weeks = f.query("SELECT DISTINCT time - ((time - 345600) % 604800 + 604800) % 604800 FROM sample_procs")
+    f.execute("CREATE TABLE procs_kept AS SELECT %s FROM sample_procs;"
+              "DROP VIEW v_processes; DROP VIEW sample_procs; DROP TABLE sample_proc_sets;" % PROC_COLS
+              + OLD_TABLE)
+    for (ws,) in weeks:
+        f.execute("SELECT fj_ensure_partitions(%d)" % ws)
+    f.execute("INSERT INTO sample_procs SELECT * FROM procs_kept; DROP TABLE procs_kept;" + OLD_VIEW
+              + "ALTER TABLE jobs RESET (fillfactor);"
+              "DELETE FROM schema_migrations WHERE version >= %d;" % PG_SETS_VERSION)
+
+
+def post(f, tok, body, what):
+    r = f.post("/api/v1/ingest/sonar", body, auth=(CLUSTER, tok))
+    check(r.status == 200, "%s: %d %s" % (what, r.status, r.body[:200]))
+    items = r.json().get("items", []) if r.status == 200 else []
+    return items[0].get("envelope", {}) if items else {}
+
+
+def main():
+    if not os.environ.get("FJ_TEST_DB", "").startswith("postgres"):
+        print("PostgreSQL only (FJ_TEST_DB=postgres)")
+        sys.exit(77)
+    f = Fjord()
+    try:
+        tok = f.token(CLUSTER)
+        reader = f.token("reader", "--read-only")
+        f.start()
+        for i in range(6):
+            for node in NODES:
+                post(f, tok, sample(node, i), "sample %s %d" % (node, i))
+        # a re-send with one sample job more: that job's processes are a second row of the node-sample
+        r = post(f, tok, sample("ml1", 2, extra_job=True), "re-send with a new job")
+        check(r.get("inserted") == 2, "only the new sample job and its process are inserted: %s" % r)
+        sets = f.query("SELECT count(*), count(DISTINCT (node_id, time)) FROM sample_proc_sets")[0]
+        check(sets == (len(NODES) * 6 + 1, len(NODES) * 6), "a row per node-sample, two for the re-sent: %s"
+              % (sets,))
+        before = answers(f, reader)
+        check(len(before["rows"]) > 100 * len(NODES) * 6, "process rows read back: %d" % len(before["rows"]))
+        check(f.stop() == 0, "SIGTERM exits 0")
+
+        to_older(f)
+        check(f.query("SELECT count(*) FROM pg_class WHERE relname = 'sample_procs' AND relkind = 'p'")[0][0] == 1,
+              "the older schema: sample_procs is a partitioned table")
+        r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
+        check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
+        out = run_cli("migrate", "up", db=f.db).stdout
+        check("applied " in out, "migrate up applies the process sets: %r" % out)
+        check(f.query("SELECT relkind FROM pg_class WHERE relname = 'sample_procs'")[0][0] == "v",
+              "sample_procs is a view after the migration")
+        sets = f.query("SELECT count(*), count(DISTINCT (node_id, time)) FROM sample_proc_sets")[0]
+        check(sets == (len(NODES) * 6, len(NODES) * 6), "the migration packs a row per node-sample: %s" % (sets,))
+        f.start()
+        after = answers(f, reader)
+        for k in before:
+            check(after.get(k) == before[k], "%s: the same after the migration" % k)
+
+        # writing goes on: new samples are counted, re-sent ones are duplicates
+        r = post(f, tok, sample("ml2", 7), "a new sample after the migration")
+        n_new = r.get("inserted", 0)
+        check(n_new > 100, "a new sample's rows are inserted: %s" % r)
+        r = post(f, tok, sample("ml2", 7), "the same sample again")
+        check(r.get("inserted") == 0 and r.get("duplicates", 0) == n_new, "a re-send adds nothing: %s" % r)
+        check(f.query("SELECT count(*) FROM sample_procs")[0][0] > len(before["rows"]), "its processes are stored")
+    finally:
+        f.cleanup()
+    finish()
+
+
+if __name__ == "__main__":
+    main()
