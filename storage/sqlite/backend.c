@@ -8,6 +8,7 @@
 #include "storage/sqlite/int.h"
 #include "storage/core/tokens.h"
 #include "storage/query/ops.h"
+#include "storage/query/problems.h"
 #include "storage/sqlite/migrations.h"
 #include "storage/sqlite/query_int.h"
 
@@ -644,6 +645,7 @@ static const fj_store_query_ops query_ops = {
     .q_uptime = fj_q_uptime,
     .q_errors = fj_q_errors,
     .q_node_usage = fj_q_node_usage,
+    .q_problems = fj_q_problems,
 };
 
 static const fj_store_ts_ops ts_ops = {
