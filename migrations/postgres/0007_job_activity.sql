@@ -3,7 +3,8 @@
 -- migration 0009 (read its comment): per (job, node) the first and last node-sample, the last that
 -- used CPU (cpu_m > 0) and the last that used a GPU (gpu_m > 0); 0: never. Kept by triggers on
 -- job_samples (the writer's COPY and its moves of a merge fire them as its INSERTs do), every
--- column a minimum or maximum; a job's rows go with the job. Not partitioned: one row per job and
+-- column a minimum or maximum, read again from the rows when the last busy node-sample's figure is
+-- lowered to 0; a job's rows go with the job. Not partitioned: one row per job and
 -- node, kept when retention drops the weeks of job_samples.
 CREATE TABLE job_activity (
     rjob_id bigint NOT NULL,
@@ -25,6 +26,19 @@ BEGIN
         last_time = GREATEST(job_activity.last_time, EXCLUDED.last_time),
         cpu_busy_last = GREATEST(job_activity.cpu_busy_last, EXCLUDED.cpu_busy_last),
         gpu_busy_last = GREATEST(job_activity.gpu_busy_last, EXCLUDED.gpu_busy_last);
+    -- a figure lowered to 0 on the last busy node-sample: read the last busy time again
+    IF TG_OP = 'UPDATE' AND OLD.cpu_m > 0 AND NEW.cpu_m <= 0 THEN
+        UPDATE job_activity
+           SET cpu_busy_last = coalesce((SELECT max(time) FROM job_samples WHERE rjob_id = NEW.rjob_id
+                                            AND node_id = NEW.node_id AND cpu_m > 0), 0)
+         WHERE rjob_id = NEW.rjob_id AND node_id = NEW.node_id AND cpu_busy_last = NEW.time;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.gpu_m > 0 AND NEW.gpu_m <= 0 THEN
+        UPDATE job_activity
+           SET gpu_busy_last = coalesce((SELECT max(time) FROM job_samples WHERE rjob_id = NEW.rjob_id
+                                            AND node_id = NEW.node_id AND gpu_m > 0), 0)
+         WHERE rjob_id = NEW.rjob_id AND node_id = NEW.node_id AND gpu_busy_last = NEW.time;
+    END IF;
     RETURN NULL;
 END $$;
 

@@ -13,9 +13,9 @@
 -- neighbour arrived late (update of cpu_m), a merge of two instances (update of rjob_id). Every
 -- column is a minimum or a maximum, so duplicates, arrival order and merges give the same row. A
 -- job's row goes with the job (a merged-away instance); retention deletes job_samples but not
--- job_activity, which outlives the raw rows as the job summary does. The one imprecision: a late
--- sample that lowers a node-sample's CPU from above 0 to 0 leaves that time as the last busy one
--- (the job looks active a little longer, never idle when it was not). Times are seconds; 0: never.
+-- job_activity, which outlives the raw rows as the job summary does. An update that lowers the
+-- last busy node-sample's figure to 0 reads the last busy time again from the rows (below).
+-- Times are seconds; 0: never.
 CREATE TABLE job_activity (
     rjob_id INTEGER NOT NULL,      -- jobs.id
     node_id INTEGER NOT NULL,
@@ -36,6 +36,9 @@ CREATE TRIGGER job_activity_insert AFTER INSERT ON job_samples BEGIN
         gpu_busy_last = max(gpu_busy_last, excluded.gpu_busy_last);
 END;
 
+-- An update can also lower a figure to 0 (a late sample before it: the CPU interval now starts
+-- there, and its cpu_time did not advance). When that node-sample was the last busy one, the last
+-- busy time is read again from the job's rows on the node (job_samples_time) — rare, and exact.
 CREATE TRIGGER job_activity_update AFTER UPDATE OF rjob_id, cpu_m, gpu_m ON job_samples BEGIN
     INSERT INTO job_activity VALUES (NEW.rjob_id, NEW.node_id, NEW.time, NEW.time,
                                      CASE WHEN NEW.cpu_m > 0 THEN NEW.time ELSE 0 END,
@@ -44,6 +47,16 @@ CREATE TRIGGER job_activity_update AFTER UPDATE OF rjob_id, cpu_m, gpu_m ON job_
         first_time = min(first_time, excluded.first_time), last_time = max(last_time, excluded.last_time),
         cpu_busy_last = max(cpu_busy_last, excluded.cpu_busy_last),
         gpu_busy_last = max(gpu_busy_last, excluded.gpu_busy_last);
+    UPDATE job_activity
+       SET cpu_busy_last = coalesce((SELECT max(time) FROM job_samples WHERE rjob_id = NEW.rjob_id
+                                        AND node_id = NEW.node_id AND cpu_m > 0), 0)
+     WHERE OLD.cpu_m > 0 AND NEW.cpu_m <= 0 AND rjob_id = NEW.rjob_id AND node_id = NEW.node_id
+       AND cpu_busy_last = NEW.time;
+    UPDATE job_activity
+       SET gpu_busy_last = coalesce((SELECT max(time) FROM job_samples WHERE rjob_id = NEW.rjob_id
+                                        AND node_id = NEW.node_id AND gpu_m > 0), 0)
+     WHERE OLD.gpu_m > 0 AND NEW.gpu_m <= 0 AND rjob_id = NEW.rjob_id AND node_id = NEW.node_id
+       AND gpu_busy_last = NEW.time;
 END;
 
 CREATE TRIGGER job_activity_job_gone AFTER DELETE ON jobs BEGIN

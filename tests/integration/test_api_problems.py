@@ -110,13 +110,14 @@ JOBS = [
     Job(141, "fay", ["c21"], 61, cores=busy_until(12)),                          # idle 48 x 5 min = 4 h
     Job(142, "fay", ["c22"], 61, cores=busy_until(13)),                          # 3 h 55: fine
     Job(143, "fay", ["g08"], 61, cores=busy_until(0), gpu=gpu_until(13)),        # the GPU kept it busy: fine
+    Job(144, "fay", ["c23"], 61, cores=busy_until(12)),                          # as 141, its last busy sample late
 ]
 DESIGNED = {
     "cpu_low": ({101, 103, 105, 106}, {102, 104, 107}),
     "mem_low": ({111}, {112, 113, 114}),
     "gpu_idle": ({121, 123, 124}, {122}),
     "gpu_unused": ({131}, {132, 133}),
-    "deadweight": ({141}, {142, 143}),
+    "deadweight": ({141, 144}, {142, 143}),
 }
 
 
@@ -140,6 +141,8 @@ def main():
             s = j.samples()
             if j.job == 141:  # one sample of the busy stretch arrives last: the same figures
                 late.append(s.pop(5))
+            if j.job == 144:  # its last busy sample arrives last: the next one, busy until then, is not
+                late.append(s.pop(12))
             post(f, tok, s)
         post(f, tok, late)
         slurm = [j.slurm_record() for j in JOBS if j.slurm is not None]
@@ -198,6 +201,8 @@ def main():
         x = one("deadweight", 141)
         check(x.get("node") == "c21" and x.get("for_s") == 4 * H and x.get("used") is None, "deadweight 141: %s" % x)
         check("4.0 h" in x.get("detail", ""), "deadweight detail: %s" % x.get("detail"))
+        x = one("deadweight", 144)
+        check(x.get("for_s") == 4 * H, "deadweight 144, its last busy sample late: idle 4 h: %s" % x)
 
         # Thresholds as parameters move the edges.
         def jobs_of(q, rule):
@@ -223,7 +228,7 @@ def main():
         # The window: jobs last seen before from are out.
         r = get("/api/v1/problems?cluster=%s&from=%d&to=%d" % (CLUSTER, T0 + 3 * H + 60, T0 + 8 * H))
         xs = {x["job"] for x in r.json().get("problems", [])} if r.status == 200 else {0}
-        check(141 in xs and xs <= {141, 142, 143}, "the window keeps the jobs seen after from: %s" % xs)
+        check(141 in xs and xs <= {141, 142, 143, 144}, "the window keeps the jobs seen after from: %s" % xs)
 
         # Per user: the same problems summed.
         r = get("/api/v1/problems/users?" + win)

@@ -73,15 +73,23 @@ def test_job_samples_place():
 
         # The database as fjord left it before 0007 (and any later migration: 0008's index on
         # job_samples names node_id and time).
-        f.execute("DROP INDEX job_samples_time; DROP TABLE job_cpu_todo;"
+        activity = con_rows(f.db, "SELECT * FROM job_activity ORDER BY rjob_id, node_id")
+        check(len(activity) > 10, "job_activity rows written by the triggers: %d" % len(activity))
+        # (0009's trigger, table and index name job_samples' columns too: they go first.)
+        f.execute("DROP TRIGGER job_activity_insert; DROP TRIGGER job_activity_update;"
+                  "DROP TRIGGER job_activity_job_gone; DROP TABLE job_activity; DROP INDEX jobs_last_seen;"
+                  "DROP INDEX job_samples_time; DROP TABLE job_cpu_todo;"
                   "ALTER TABLE job_samples DROP COLUMN cpu_win_m; ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;" +
                   "".join("ALTER TABLE job_samples DROP COLUMN %s;" % c for c in PLACE) +
                   "DELETE FROM schema_migrations WHERE version >= 7;")
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 2 migrations" in out, "migrate up applies 0007 and 0008: %r" % out)
+        check("applied 3 migrations" in out, "migrate up applies 0007, 0008 and 0009: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
+        refilled = con_rows(f.db, "SELECT * FROM job_activity ORDER BY rjob_id, node_id")
+        check(refilled == activity, "0009 fills job_activity from job_samples as the triggers did: %s" %
+              sorted(set(refilled) ^ set(activity))[:6])
 
         f.start()
         after = answers(api, jobs)
@@ -89,6 +97,14 @@ def test_job_samples_place():
         check(same == len(jobs), "answers unchanged after the migration: %d of %d" % (same, len(jobs)))
     finally:
         api.close()
+
+
+def con_rows(db, sql):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
 
 
 def pragma(db, name):
