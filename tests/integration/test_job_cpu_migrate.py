@@ -12,8 +12,17 @@ from test_job_cpu import N, STEP, T0, Series, envelopes_for, job_row, post_all, 
 PG_VERSION, SQLITE_VERSION = 5, 8
 
 
+# The later migration (SQLite 0009, PostgreSQL 0007: job_activity and its triggers) goes first.
+LATER_SQLITE = ("DROP TRIGGER job_activity_insert; DROP TRIGGER job_activity_update; DROP TRIGGER job_activity_job_gone;"
+                "DROP TABLE job_activity; DROP INDEX jobs_last_seen;")
+LATER_PG = ("DROP TRIGGER job_activity_insert ON job_samples; DROP TRIGGER job_activity_update ON job_samples;"
+            "DROP TRIGGER job_activity_job_gone ON jobs; DROP FUNCTION fj_job_activity_note();"
+            "DROP FUNCTION fj_job_activity_job_gone(); DROP TABLE job_activity; DROP INDEX jobs_last_seen;")
+
+
 def to_older(f, pg):
     """The schema and figures of the fjord before job CPU from cpu_time."""
+    f.execute(LATER_PG if pg else LATER_SQLITE)
     if pg:
         f.execute(
             "DROP TABLE job_cpu_todo; ALTER TABLE job_samples DROP COLUMN cpu_win_m;"
