@@ -92,6 +92,10 @@ def main():
         print(json.dumps({"jobs_in_week": len(doc["jobs"])}), flush=True)
     bench(port, "problem jobs, one week", "/api/v1/problems?" + week, repeats, 200)
     bench(port, "problem jobs per user, one week", "/api/v1/problems/users?" + week, repeats, None)
+    # api_gen's jobs keep their resources busy: thresholds that flag every job (and every job's
+    # node as deadweight) measure the answer's rows too
+    bench(port, "problem jobs, one week, every job flagged",
+          "/api/v1/problems?%s&cpu_ratio=1&cpu_min=0&deadweight=0" % week, repeats, None)
     bench(port, "profile of a 64-node job over 24 h (default bucket 720 s)",
           "/api/v1/jobs/%d/profile?cluster=%s&from=%d&to=%d" % (big, c, day0, day0 + 86400), repeats, 50)
     bench(port, "profile of a 64-node job over 24 h, per host",
