@@ -253,6 +253,11 @@ def main():
         check(lines and lines[0].startswith("rule,id,job,user,node,nodes,start,end,for_s,used,held,ratio,detail"),
               "CSV header: %s" % (lines[:1],))
         check(len(lines) == len(rows) + 1, "CSV rows: %d vs %d" % (len(lines) - 1, len(rows)))
+        r = f.get("/api/v1/problems/users?" + win, headers={"Accept": "text/csv"}, auth=("reader", reader))
+        lines = r.body.strip().splitlines() if r.status == 200 else []
+        check(r.headers.get("Content-Type", "").startswith("text/csv") and lines
+              and lines[0] == "user,jobs,problems,gpu_idle,gpu_unused,cpu_low,mem_low,deadweight,idle_core_hours,"
+              "idle_gpu_hours" and len(lines) == len(users) + 1, "per-user CSV (Accept: text/csv): %s" % lines[:2])
 
         # Errors.
         for q, param in (("cpu_ratio=0", "cpu_ratio"), ("cpu_ratio=1.5", "cpu_ratio"), ("rule=nope", "rule"),
