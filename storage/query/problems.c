@@ -230,6 +230,16 @@ static fj_status read_nodes(fj_qx *x, const fj_qrows *r, pnode **out)
     return st;
 }
 
+static bool wanted_user(const fj_strlist *users, const char *user)
+{
+    if (!users->n)
+        return true;
+    for (size_t u = 0; user && u < users->n; u++)
+        if (strcmp(users->v[u], user) == 0)
+            return true;
+    return false;
+}
+
 /* Reads the window's jobs and their activity (both in job id order, walked together) and judges
  * each job. */
 static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *acts, const pnode *info, found *f)
@@ -250,21 +260,15 @@ static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *
     fj_status st = fj_qr_step(acts, "job activity", &arow);
     while (st == FJ_OK && (st = fj_qr_step(jobs, "problem jobs", &row)) == FJ_OK && row) {
         const char *user = fj_qr_null(jobs, 3) ? NULL : fj_qr_text(jobs, 3);
-        if (q->users.n) {
-            size_t u = 0;
-            while (u < q->users.n && (!user || strcmp(q->users.v[u], user) != 0))
-                u++;
-            if (u == q->users.n)
-                user = NULL; /* not asked for: still walk its activity rows below */
-        }
+        /* a job of a user not asked for is not judged, but its activity rows are still walked */
+        bool wanted = wanted_user(&q->users, user);
         pjob *j = fj_arena_calloc(x->a, 1, sizeof *j);
         if (!j)
             return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
         *j = (pjob){fj_qr_i64(jobs, 0),  fj_qr_i64(jobs, 1),  fj_qr_i64(jobs, 2),  fj_qr_i64(jobs, 4),
                     fj_qr_i64(jobs, 5),  fj_qr_i64(jobs, 6),  fj_qr_i64(jobs, 7),  fj_qr_i64(jobs, 8),
                     fj_qr_i64(jobs, 9),  fj_qr_i64(jobs, 10), i64_or0(jobs, 12), i64_or0(jobs, 13),
-                    i64_or0(jobs, 14), !fj_qr_null(jobs, 11), user ? fj_arena_strdup(x->a, user) : NULL};
-        bool wanted = !q->users.n || user != NULL;
+                    i64_or0(jobs, 14), !fj_qr_null(jobs, 11), user && wanted ? fj_arena_strdup(x->a, user) : NULL};
         n_act = 0;
         while (st == FJ_OK && arow && fj_qr_i64(acts, 0) <= j->id) {
             if (fj_qr_i64(acts, 0) == j->id && wanted) {
