@@ -17,6 +17,7 @@
 #include "ingest_routes.h"
 #include "measure_routes.h"
 #include "metrics_routes.h"
+#include "problems.h"
 #include "prom.h"
 #include "sss.h"
 
@@ -56,6 +57,8 @@ const fj_route fj_routes[] = {
     {"GET", "/api/v1/slurm/nodes", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_slurm_nodes},
     {"GET", "/api/v1/uptime", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_uptime},
     {"GET", "/api/v1/errors", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_errors},
+    {"GET", "/api/v1/problems", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_problems}, /* api/problems.c */
+    {"GET", "/api/v1/problems/users", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_problem_users},
     /* Chimbuko queries (api/chimbuko.c) and the SSS Node object export (api/sss.c). */
     {"GET", "/api/v1/chimbuko/*", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_chimbuko},
     {"GET", "/api/v1/export/sss/nodes", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_sss_nodes},

@@ -152,6 +152,7 @@ typedef struct fj_query {
     int64_t interval_s;    /* uptime: longest gap between samples that still counts as up */
     bool svg;              /* topology: the SVG (true) or the text rendering (false) */
     bool by_host;          /* profile: one series per host (processes summed), not per process */
+    const struct fj_problem_rules *problems; /* q_problems: its rules (storage/core/store_problems.h) */
     /* out: q_profile, q_node_load, q_cluster_load and q_uptime write back the from, to, bucket_s
      * and interval_s they used (defaults resolved) */
     fj_qpos next;          /* set when more rows follow: the position of the last row sent */
@@ -203,6 +204,10 @@ struct fj_store_query_ops {
     /* fj_qt_node_usage, by node name: cluster, host_match, node (that node only; FJ_ENOTFOUND when
      * unknown). Nodes without samples are left out. */
     fj_status (*q_node_usage)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+    /* fj_qt_problems, or fj_qt_problem_users when problems->by_user (storage/core/store_problems.h):
+     * cluster, from, to (jobs seen in the window; resolved and written back: to = now, from = to - 1
+     * day when unset), users, problems. */
+    fj_status (*q_problems)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 };
 
 #endif

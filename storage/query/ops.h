@@ -27,6 +27,8 @@ fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* the problem-jobs report (storage/query/problems.c; storage/core/store_problems.h) */
+fj_status fj_q_problems(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
@@ -47,7 +49,7 @@ fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
     .q_topology = fj_q_topology, .q_jobs = fj_q_jobs, .q_job = fj_q_job, .q_profile = fj_q_profile, \
     .q_gpu_load = fj_q_gpu_load, .q_slurm_jobs = fj_q_slurm_jobs, .q_partitions = fj_q_partitions,  \
     .q_node_states = fj_q_node_states, .q_uptime = fj_q_uptime, .q_errors = fj_q_errors,            \
-    .q_node_usage = fj_q_node_usage
+    .q_node_usage = fj_q_node_usage, .q_problems = fj_q_problems
 
 /* The ClusterCockpit reads of fj_store_ts_ops, beside a backend's own metrics ops. */
 #define FJ_Q_SHARED_CC_OPS .cc_messages = fj_q_cc_messages, .cc_jobs = fj_q_cc_jobs

@@ -6,7 +6,8 @@ GEN_JSON is api_gen's closing line (cluster, time span, the big job). Each query
 warm the page cache, then REPEATS times (default 15); the median and the range are printed as JSON
 lines, with the answer's size and row count. Latency is curl's time_total: from sending the
 request to the answer's last byte (server work and transfer; the client's JSON parsing is not in
-it). With SERVER_PID, the server's CPU time
+it). QUERIES (an environment variable) runs only the queries whose name contains it. With
+SERVER_PID, the server's CPU time
 per request (user + system, from /proc) is printed too: on a shared machine it is the steadier
 figure, since wall-clock latency then includes waiting for a core.
 """
@@ -49,6 +50,8 @@ def cpu_s():
 
 
 def bench(port, name, path, repeats, target_ms):
+    if os.environ.get("QUERIES") and os.environ["QUERIES"] not in name:
+        return {}
     for _ in range(2):
         get(port, path)
     times = []
@@ -85,7 +88,14 @@ def main():
           "/api/v1/jobs?%s&sort=mem_peak_kb&order=desc&limit=100" % week, repeats, None)
     doc = bench(port, "jobs list, one week, all rows in one page", "/api/v1/jobs?%s&limit=100000" % week,
                 max(3, repeats // 3), None)
-    print(json.dumps({"jobs_in_week": len(doc["jobs"])}), flush=True)
+    if doc:
+        print(json.dumps({"jobs_in_week": len(doc["jobs"])}), flush=True)
+    bench(port, "problem jobs, one week", "/api/v1/problems?" + week, repeats, 200)
+    bench(port, "problem jobs per user, one week", "/api/v1/problems/users?" + week, repeats, None)
+    # api_gen's jobs keep their resources busy: thresholds that flag every job (and every job's
+    # node as deadweight) measure the answer's rows too
+    bench(port, "problem jobs, one week, every job flagged",
+          "/api/v1/problems?%s&cpu_ratio=1&cpu_min=0&deadweight=0" % week, repeats, None)
     bench(port, "profile of a 64-node job over 24 h (default bucket 720 s)",
           "/api/v1/jobs/%d/profile?cluster=%s&from=%d&to=%d" % (big, c, day0, day0 + 86400), repeats, 50)
     bench(port, "profile of a 64-node job over 24 h, per host",

@@ -6,7 +6,8 @@
 #   tests/bench/api_bench.sh [DB] [REPEATS]     (from the checkout, after a build)
 #
 # DB defaults to /tmp/fjord-api-bench.db and is kept for later runs (about 2 GB; delete it to
-# regenerate). BUILD selects the build directory (default build); NODES and DAYS shrink the data.
+# regenerate). BUILD selects the build directory (default build); NODES and DAYS shrink the data;
+# QUERIES runs only the queries whose name contains it (QUERIES=problem).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}

@@ -73,7 +73,10 @@ def test_job_samples_place():
         check(version >= 7, "schema version %d" % version)
 
         # The database as fjord left it before 0007 (and any later migration: 0008's index on
-        # job_samples names node_id and time; 0009 retention's columns).
+        # job_samples names node_id and time; 0009 retention's columns; 0010's job_activity, its
+        # triggers and index, which name job_samples' columns too: LATER drops them first).
+        activity = con_rows(f.db, "SELECT * FROM job_activity ORDER BY rjob_id, node_id")
+        check(len(activity) > 10, "job_activity rows written by the triggers: %d" % len(activity))
         f.execute(LATER["sqlite"])
         f.execute("DROP INDEX job_samples_time; DROP TABLE job_cpu_todo;"
                   "ALTER TABLE job_samples DROP COLUMN cpu_win_m; ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;" +
@@ -82,8 +85,11 @@ def test_job_samples_place():
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 3 migrations" in out, "migrate up applies 0007, 0008 and 0009: %r" % out)
+        check("applied 4 migrations" in out, "migrate up applies 0007, 0008, 0009 and 0010: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
+        refilled = con_rows(f.db, "SELECT * FROM job_activity ORDER BY rjob_id, node_id")
+        check(refilled == activity, "0010 fills job_activity from job_samples as the triggers did: %s" %
+              sorted(set(refilled) ^ set(activity))[:6])
 
         f.start()
         after = answers(api, jobs)
@@ -91,6 +97,14 @@ def test_job_samples_place():
         check(same == len(jobs), "answers unchanged after the migration: %d of %d" % (same, len(jobs)))
     finally:
         api.close()
+
+
+def con_rows(db, sql):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
 
 
 def pragma(db, name):

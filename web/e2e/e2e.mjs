@@ -322,6 +322,60 @@ try {
     check(!(await page.isVisible("#no-slurm")), "a Slurm job has no 'unknown' notice");
   });
 
+  await step("problems", async () => {
+    // The real data's jobs are short: thresholds of 0 make every job-node deadweight and every job
+    // below its cores, so the view has rows to show, sort and filter.
+    const cluster = "mlx.hpc.uio.no";
+    const q = `cluster=${cluster}&from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z&deadweight=0&cpu_min=0&cpu_ratio=1`;
+    await page.goto(`${BASE}/ui/problems?${q}`);
+    await page.waitForSelector("#problems");
+    await idle();
+    const want = (await api(`/api/v1/problems?${q}`)).problems;
+    const key = (r) => `${r.id}/${r.rule}/${r.node ?? ""}`;
+    const rows = await page.$$eval("#problems tbody tr", (r) => r.map((x) => ({ id: Number(x.dataset.id), rule: x.dataset.rule,
+      node: x.querySelector("td[data-k=node] a")?.textContent ?? "" })));
+    check(want.length > 0 && JSON.stringify(rows.map(key).sort()) === JSON.stringify(want.map(key).sort()),
+      `problem rows = the API's (${rows.length} of ${want.length})`);
+    const byId = new Map(want.map((r) => [key(r), r]));
+    const forS = rows.map((r) => byId.get(key(r))?.for_s ?? -1);
+    check(forS.every((v, i) => i === 0 || forS[i - 1] >= v), "longest problems first");
+    await shot("problems");
+    // a sort, by clicking its column
+    await page.click("a[data-sort=used]");
+    await page.waitForURL(/sort=used/);
+    await idle();
+    check(page.url().includes("order=desc"), "a sort starts descending");
+    const used = (await page.$$eval("#problems tbody tr", (r) => r.map((x) => ({ id: Number(x.dataset.id),
+      rule: x.dataset.rule, node: x.querySelector("td[data-k=node] a")?.textContent ?? "" }))))
+      .map((r) => byId.get(key(r))?.used);
+    const nums = used.filter((v) => v !== null && v !== undefined);
+    check(nums.every((v, i) => i === 0 || nums[i - 1] >= v) && used.slice(nums.length).every((v) => v === null),
+      "sorted by used, biggest first, nulls last");
+    // the per-user summary, and a user's filter from it
+    const users = (await api(`/api/v1/problems/users?${q}`)).users;
+    check((await page.$$("#problem-users-table tbody tr")).length === users.length, `per user: ${users.length} rows`);
+    const user = users[0]?.user;
+    await page.fill("#problem-filters input[name=user]", user);
+    await page.click("#problem-filters button[type=submit]");
+    await page.waitForURL(/user=/);
+    await idle();
+    const mine = (await api(`/api/v1/problems?${q}&user=${enc(user)}`)).problems;
+    const shown = await texts("#problems tbody td[data-k=user]");
+    check(shown.length === mine.length && shown.every((u) => u === user), `user filter: ${shown.length} rows, API ${mine.length}`);
+    // a rule's filter
+    await page.selectOption("#problem-filters select[name=rule]", "cpu_low");
+    await page.click("#problem-filters button[type=submit]");
+    await page.waitForURL(/rule=cpu_low/);
+    await idle();
+    const rules = await page.$$eval("#problems tbody tr", (r) => r.map((x) => x.dataset.rule));
+    check(rules.length > 0 && rules.every((r) => r === "cpu_low"), `rule filter: ${rules.length} rows`);
+    // CSV download of the filtered report
+    const [dl] = await Promise.all([page.waitForEvent("download"), page.click("#csv")]);
+    const csv = readFileSync(await dl.path(), "utf8");
+    const wantCsv = await api(`/api/v1/problems?${q}&user=${enc(user)}&rule=cpu_low`, { Accept: "text/csv" });
+    check(dl.suggestedFilename() === `problems-${cluster}.csv` && csv === wantCsv, `CSV download = the API's CSV (${csv.length} bytes)`);
+  });
+
   await step("metrics", async () => {
     const from = 1700000000, to = 1700000400;
     await page.goto(`${BASE}/ui/metrics?cluster=fritz&metric=cpu_load,mem_used&from=${from}&to=${to}`);

@@ -12,9 +12,10 @@ import { Jobs, JobPage } from "./views/jobs";
 import { Metrics } from "./views/metrics";
 import { Errors, Uptime } from "./views/health";
 import { Chimbuko } from "./views/chimbuko";
+import { Problems } from "./views/problems";
 
 const VIEWS: [string, string][] = [["clusters", "Clusters"], ["nodes", "Nodes"], ["jobs", "Jobs"],
-  ["metrics", "Metrics"], ["errors", "Errors"], ["uptime", "Uptime"], ["chimbuko", "Chimbuko"]];
+  ["problems", "Problems"], ["metrics", "Metrics"], ["errors", "Errors"], ["uptime", "Uptime"], ["chimbuko", "Chimbuko"]];
 
 function App() {
   const route = useRoute();
@@ -32,6 +33,7 @@ function App() {
       case "node": return <NodePage p={p} node={route.id ?? ""} />;
       case "jobs": return <Jobs p={p} />;
       case "job": return <JobPage p={p} id={route.id ?? ""} />;
+      case "problems": return <Problems p={p} />;
       case "metrics": return <Metrics p={p} />;
       case "errors": return <Errors p={p} />;
       case "uptime": return <Uptime p={p} />;
