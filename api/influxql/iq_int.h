@@ -1,0 +1,93 @@
+/* api/influxql/iq_int.h — what the InfluxQL files share inside api/influxql/: a database's catalog
+ * (its fjord series seen as InfluxDB measurements, series and fields), the WHERE clause's value
+ * evaluation, and the answer's JSON pieces. Not a public header. */
+#ifndef FJ_IQ_INT_H
+#define FJ_IQ_INT_H
+
+#include "api/influxql/influxql.h"
+
+typedef struct iq_tag {
+    const char *k, *v;
+} iq_tag;
+
+/* One fjord series: one field of one InfluxDB series. */
+typedef struct iq_fser {
+    uint32_t id;
+    const char *meas, *field;
+    const char *skey; /* InfluxDB's series key: measurement,k=v,... (tags sorted) */
+    iq_tag *tags;     /* sorted by key */
+    size_t ntags;
+} iq_fser;
+
+/* One InfluxDB series: its fields are fser[first .. first+nfields). */
+typedef struct iq_iser {
+    const iq_fser *f; /* the first field's fser: meas, skey, tags */
+    size_t first, nfields;
+} iq_iser;
+
+/* A measurement: its series are iser[first .. first+n). */
+typedef struct iq_meas {
+    const char *name;
+    size_t first, n;
+    const char **tagkeys, **fields; /* sorted, distinct */
+    size_t ntagkeys, nfields;
+} iq_meas;
+
+typedef struct iq_catalog {
+    iq_fser *fser;
+    size_t nfser;
+    iq_iser *iser;
+    size_t niser;
+    iq_meas *meas;
+    size_t nmeas;
+} iq_catalog;
+
+/* The catalog of cluster db (every series stored for it), built in the arena. FJ_OK, or the
+ * store's error (err says). */
+fj_status iq_catalog_load(iq_ctx *c, const char *db, iq_catalog *cat, fj_err *err);
+/* The value of tag k of series is, or "" when it has none (InfluxDB's rule for absent tags). */
+const char *iq_tag_value(const iq_iser *is, const char *k);
+/* Whether measurement m has tag key k. */
+bool iq_meas_has_tag(const iq_meas *m, const char *k);
+/* Whether a FROM source names measurement m (no sources: all). */
+bool iq_sources_match(const iq_source *src, size_t n, const char *m);
+
+/* The clusters with line-protocol series (SHOW DATABASES), sorted, into the arena. */
+fj_status iq_databases(iq_ctx *c, const char ***out, size_t *n, fj_err *err);
+
+/* A value of the WHERE clause. */
+typedef enum { IQV_NULL, IQV_NUM, IQV_STR, IQV_BOOL } iq_vkind;
+typedef struct iq_val {
+    iq_vkind k;
+    double n;
+    const char *s;
+} iq_val;
+
+/* Looks up an identifier of a condition: a tag of the series, else a field of the row. */
+typedef iq_val (*iq_ref_fn)(void *ud, const char *name);
+/* The condition e (time terms already taken out) as true/false. */
+bool iq_cond_true(const iq_expr *e, iq_ref_fn ref, void *ud);
+/* Whether e refers to an identifier that is not a tag of m (a field) and not `time`. */
+bool iq_cond_uses_fields(const iq_expr *e, const iq_meas *m);
+/* Splits cond into a time range and the rest: tmin and tmax (inclusive) narrowed by the time
+ * terms ANDed at its top, *rest the other terms (NULL: none). False with msg for a time term
+ * inside OR or one that cannot be evaluated. */
+bool iq_cond_split(iq_ctx *c, const iq_expr *cond, int64_t *tmin, int64_t *tmax, const iq_expr **rest, char *msg,
+                   size_t cap);
+
+/* JSON pieces: a time in the request's epoch format, a float (null for NaN), a string. */
+void iq_put_time(const iq_ctx *c, fj_buf *out, int64_t t_ns);
+void iq_put_num(fj_buf *out, double v);
+/* {"statement_id":id,"error":msg} */
+void iq_put_stmt_error(fj_buf *out, int id, const char *msg);
+
+/* SELECT (select.c) and SHOW (show.c): the statement's series, appended to out after
+ * "statement_id"; *any set when at least one series was written. A statement error is returned
+ * in msg (non-empty) with FJ_OK. */
+fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *msg, size_t cap, fj_err *err);
+fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *msg, size_t cap, fj_err *err);
+
+#define IQ_NO_MIN INT64_MIN
+#define IQ_NO_MAX INT64_MAX
+
+#endif
