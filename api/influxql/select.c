@@ -362,11 +362,19 @@ static double aggregate(const iq_expr *call, double *v, const int64_t *t, size_t
         *sel_t = t[b];
         return v[b];
     }
-    if (!strcmp(f, "first"))
-        return v[0];
-    if (!strcmp(f, "last")) {
-        *sel_t = t[n - 1];
-        return v[n - 1];
+    if (!strcmp(f, "first") || !strcmp(f, "last")) {
+        /* among points of the same time (several series), the largest value, as InfluxDB's
+         * first and last reducers break ties */
+        bool last = f[0] == 'l';
+        size_t b = last ? n - 1 : 0;
+        for (size_t i = 0; i < n && t[i] == t[b]; i++) /* first: the run at the start */
+            if (!last && v[i] > v[b])
+                b = i;
+        for (size_t i = n; last && i-- > 0 && t[i] == t[n - 1];)
+            if (v[i] > v[b])
+                b = i;
+        *sel_t = t[b];
+        return v[b];
     }
     if (!strcmp(f, "spread")) {
         double lo = v[0], hi = v[0];
@@ -448,10 +456,10 @@ static void apply_fill(const run *u, const iq_expr *call, col *c, size_t n)
                     c->v[i] = 0;
         break;
     case IQ_FILL_NONE: break;
-    case IQ_FILL_VALUE:
+    case IQ_FILL_VALUE: /* count is an integer: its fill value too */
         for (size_t i = 0; i < n; i++)
             if (isnan(c->v[i]))
-                c->v[i] = u->st->fill_value;
+                c->v[i] = is_count ? trunc(u->st->fill_value) : u->st->fill_value;
         break;
     case IQ_FILL_PREVIOUS:
         for (size_t i = 1; i < n; i++)
@@ -784,6 +792,12 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
     bool sel_time = !u->st->group_time && u->nfields == 1 && u->fields[0].e->k == IQ_CALL &&
                     classify(u->fields[0].e->s) == FN_SELECTOR;
     bool drop_empty = transform || u->st->fill == IQ_FILL_NONE || !u->st->group_time;
+    bool any_value = false; /* a series whose every value is empty is not answered, as InfluxDB */
+    for (size_t i = 0; i < g.n && !any_value; i++)
+        for (size_t f = 0; f < u->nfields && !any_value; f++)
+            any_value = !isnan(cols[f].v[i]);
+    if (!any_value)
+        return true;
     size_t written = 0, seen = 0;
     for (size_t q = 0; q < g.n; q++) {
         size_t i = u->st->desc ? g.n - 1 - q : q;
@@ -791,9 +805,7 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
             bool some = false;
             for (size_t f = 0; f < u->nfields && !some; f++)
                 some = !isnan(cols[f].v[i]);
-            /* an aggregate without GROUP BY time answers its one row when the group had points
-             * (count 0 included) */
-            if (!some && (u->st->group_time || transform))
+            if (!some)
                 continue;
         }
         if (!take_row(u, &seen))
@@ -1085,7 +1097,8 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
         if (gr->n > 1 && !rows_sort(a, &gr->r))
             return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     }
-    for (size_t g = g0; g < g1 && !u->msg[0]; g++) {
+    for (size_t q = g0; q < g1 && !u->msg[0]; q++) {
+        size_t g = st->desc ? g1 - 1 - (q - g0) : q; /* ORDER BY time DESC reverses the series too */
         if (!groups[g].r.n)
             continue;
         bool ok = aggregate_mode ? agg_series(u, &groups[g], data_min, out, any, names)

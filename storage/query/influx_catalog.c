@@ -16,7 +16,7 @@ fj_status fj_q_ts_clusters(fj_store *s, fj_arena *a, const char ***out, size_t *
     if (rs != FJ_OK)
         return rs;
     fj_qrows r = {0};
-    if ((rs = fj_qx_prepare(&x, "SELECT DISTINCT cluster FROM ts_series ORDER BY cluster{bytes}", &r)) != FJ_OK)
+    if ((rs = fj_qx_prepare(&x, "SELECT c FROM (SELECT DISTINCT cluster AS c FROM ts_series) d ORDER BY c{bytes}", &r)) != FJ_OK)
         goto out;
     size_t cap = 0;
     for (;;) {
