@@ -58,9 +58,10 @@ static bool unfold(fj_arena *a, const char *ks, const char *vs, iq_tag *tags, si
     return true;
 }
 
-static fj_status add(void *ud, uint32_t id, const fj_ts_key *key)
+/* Appends one fser: its tags sorted and copied, its series key made. */
+static fj_status push(loader *l, uint32_t id, int src, const char *meas, const char *field, const iq_tag *in,
+                      size_t n)
 {
-    loader *l = ud;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
         iq_fser *nv = fj_arena_calloc(l->a, cap, sizeof *nv);
@@ -72,6 +73,37 @@ static fj_status add(void *ud, uint32_t id, const fj_ts_key *key)
         l->cap = cap;
     }
     iq_fser *f = &l->v[l->n];
+    f->tags = fj_arena_calloc(l->a, n + 1, sizeof *f->tags);
+    if (!f->tags)
+        return l->st = FJ_ENOMEM;
+    memcpy(f->tags, in, n * sizeof *in);
+    qsort(f->tags, n, sizeof *f->tags, cmp_tag);
+    fj_buf k;
+    fj_buf_init(&k, 1 << 20);
+    fj_buf_puts(&k, meas);
+    for (size_t i = 0; i < n; i++)
+        fj_buf_printf(&k, ",%s=%s", f->tags[i].k, f->tags[i].v);
+    f->skey = k.data ? fj_arena_strndup(l->a, k.data, k.len) : NULL;
+    fj_buf_free(&k);
+    if (!f->skey)
+        return l->st = FJ_ENOMEM;
+    f->ntags = n;
+    f->id = id;
+    f->src = src;
+    f->meas = meas;
+    f->field = field;
+    l->n++;
+    return FJ_OK;
+}
+
+static fj_status add_sonar(void *ud, int src, const char *meas, const char *field, const iq_tag *tags, size_t n)
+{
+    return push(ud, 0, src, meas, field, tags, n);
+}
+
+static fj_status add(void *ud, uint32_t id, const fj_ts_key *key)
+{
+    loader *l = ud;
     char *metric = dup(l->a, key->metric), *host = dup(l->a, key->host), *type = dup(l->a, key->type),
          *type_id = dup(l->a, key->type_id), *stype = dup(l->a, key->stype), *stype_id = dup(l->a, key->stype_id),
          *cluster = dup(l->a, key->cluster);
@@ -81,13 +113,10 @@ static fj_status add(void *ud, uint32_t id, const fj_ts_key *key)
         return l->st = FJ_ENOMEM;
     char *dot = strchr(metric, '.');
     bool generic = dot != NULL;
+    const char *field = "value";
     if (generic) {
         *dot = '\0';
-        f->meas = metric;
-        f->field = dot + 1;
-    } else {
-        f->meas = metric;
-        f->field = "value";
+        field = dot + 1;
     }
     tags[n++] = (iq_tag){"cluster", cluster};
     if (*host)
@@ -101,22 +130,7 @@ static fj_status add(void *ud, uint32_t id, const fj_ts_key *key)
         if (*stype_id)
             tags[n++] = (iq_tag){"stype-id", stype_id};
     }
-    qsort(tags, n, sizeof *tags, cmp_tag);
-    f->tags = fj_arena_calloc(l->a, n, sizeof *f->tags);
-    fj_buf k;
-    fj_buf_init(&k, 1 << 20);
-    fj_buf_puts(&k, f->meas);
-    for (size_t i = 0; i < n; i++)
-        fj_buf_printf(&k, ",%s=%s", tags[i].k, tags[i].v);
-    f->skey = k.data ? fj_arena_strndup(l->a, k.data, k.len) : NULL;
-    fj_buf_free(&k);
-    if (!f->tags || !f->skey)
-        return l->st = FJ_ENOMEM;
-    memcpy(f->tags, tags, n * sizeof *tags);
-    f->ntags = n;
-    f->id = id;
-    l->n++;
-    return FJ_OK;
+    return push(l, id, IQ_SRC_TS, metric, field, tags, n);
 }
 
 static int cmp_fser(const void *x, const void *y)
@@ -159,6 +173,11 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, iq_catalog *cat, fj_err *er
         return fj_err_set(err, l.st, NULL, "out of memory");
     if (st != FJ_OK)
         return st;
+    st = iq_sonar_catalog(c, db, add_sonar, &l, err);
+    if (l.st != FJ_OK)
+        return fj_err_set(err, l.st, NULL, "out of memory");
+    if (st != FJ_OK)
+        return st;
     if (l.n)
         qsort(l.v, l.n, sizeof *l.v, cmp_fser);
     cat->fser = l.v;
@@ -175,7 +194,7 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, iq_catalog *cat, fj_err *er
     }
     for (size_t i = 0; i < cat->niser; i++) {
         if (!cat->nmeas || strcmp(cat->meas[cat->nmeas - 1].name, cat->iser[i].f->meas))
-            cat->meas[cat->nmeas++] = (iq_meas){.name = cat->iser[i].f->meas, .first = i};
+            cat->meas[cat->nmeas++] = (iq_meas){.name = cat->iser[i].f->meas, .src = cat->iser[i].f->src, .first = i};
         cat->meas[cat->nmeas - 1].n++;
     }
     for (size_t m = 0; m < cat->nmeas; m++) {

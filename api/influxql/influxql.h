@@ -127,6 +127,9 @@ typedef struct iq_ctx {
     const char *db;  /* the db parameter, or NULL */
     iq_epoch epoch;
     int64_t now_ns;  /* now(), fixed for the request */
+    /* the statement's time range (ns, inclusive; INT64_MIN/MAX: open): where the catalog looks
+     * for Sonar's GPU cards */
+    int64_t window_from, window_to;
 } iq_ctx;
 
 /* Runs one statement, writing {"statement_id":id,...} to out: its series, nothing when empty,

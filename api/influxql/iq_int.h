@@ -5,14 +5,21 @@
 #define FJ_IQ_INT_H
 
 #include "api/influxql/influxql.h"
+#include "storage/core/store_query.h"
+#include "storage/ts/engine.h"
 
 typedef struct iq_tag {
     const char *k, *v;
 } iq_tag;
 
+/* Where a measurement's points come from: the time-series engine (line protocol), or Sonar's
+ * node and GPU load (api/influxql/sonar.c). */
+enum { IQ_SRC_TS = 0, IQ_SRC_SONAR_NODE, IQ_SRC_SONAR_GPU };
+
 /* One fjord series: one field of one InfluxDB series. */
 typedef struct iq_fser {
-    uint32_t id;
+    uint32_t id; /* IQ_SRC_TS: the engine's series id */
+    int src;
     const char *meas, *field;
     const char *skey; /* InfluxDB's series key: measurement,k=v,... (tags sorted) */
     iq_tag *tags;     /* sorted by key */
@@ -28,6 +35,7 @@ typedef struct iq_iser {
 /* A measurement: its series are iser[first .. first+n). */
 typedef struct iq_meas {
     const char *name;
+    int src;
     size_t first, n;
     const char **tagkeys, **fields; /* sorted, distinct */
     size_t ntagkeys, nfields;
@@ -51,6 +59,19 @@ const char *iq_tag_value(const iq_iser *is, const char *k);
 bool iq_meas_has_tag(const iq_meas *m, const char *k);
 /* Whether a FROM source names measurement m (no sources: all). */
 bool iq_sources_match(const iq_source *src, size_t n, const char *m);
+
+/* Adds one field of one series to a catalog being built (tags copied, any order). */
+typedef fj_status (*iq_fser_add)(void *ud, int src, const char *meas, const char *field, const iq_tag *tags,
+                                 size_t n);
+/* Adds the Sonar measurements of cluster db (sonar.c): sonar_node, a series per node; sonar_gpu, a
+ * series per node, card and UUID seen in c->window_from..window_to (open: the last 7 days). */
+fj_status iq_sonar_catalog(iq_ctx *c, const char *db, iq_fser_add add, void *ud, fj_err *err);
+/* The points of fields need[0..nneed) of Sonar series isers[0..n) (all of one cluster) with
+ * from_ns <= t <= to_ns into pts[i * nneed + j] (NULL: not wanted), one point per load bucket of
+ * every_ns (GROUP BY time; 0: a minute). */
+fj_status iq_sonar_read(iq_ctx *c, int src, const iq_iser *const *isers, size_t n, const char **need, size_t nneed,
+                        fj_ts_points **pts, int64_t from_ns, int64_t to_ns, int64_t every_ns, fj_err *err);
+const fj_qtable *iq_sonar_table(int src);
 
 /* The clusters with line-protocol series (SHOW DATABASES), sorted, into the arena. */
 fj_status iq_databases(iq_ctx *c, const char ***out, size_t *n, fj_err *err);

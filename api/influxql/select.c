@@ -1041,16 +1041,41 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
     int64_t from = u->tmin, to = u->tmax;
     if (st->group_time && to == IQ_NO_MAX)
         to = c->now_ns;
-    reader rd = {.u = u, .ids = rids, .copy = got, .a = a};
-    fj_ts_points scratch = {0};
     fj_status rs = FJ_OK;
-    if (nread && from <= to)
-        rs = fj_store_ts_read_many(c->s, c->live, rids, nread, from, to, &scratch, keep_points, &rd, err);
-    fj_ts_points_free(&scratch);
-    if (rs != FJ_OK)
-        return rs;
-    for (size_t i = 0; i < nread; i++)
-        pts[rpos[i]] = got[i];
+    if (m->src == IQ_SRC_TS) {
+        reader rd = {.u = u, .ids = rids, .copy = got, .a = a};
+        fj_ts_points scratch = {0};
+        if (nread && from <= to)
+            rs = fj_store_ts_read_many(c->s, c->live, rids, nread, from, to, &scratch, keep_points, &rd, err);
+        fj_ts_points_free(&scratch);
+        if (rs != FJ_OK)
+            return rs;
+        for (size_t i = 0; i < nread; i++)
+            pts[rpos[i]] = got[i];
+    } else if (nids && from <= to) { /* Sonar: the load queries, one bucket a point */
+        size_t nis = nids / u->nneed, k = 0;
+        const iq_iser **isers = fj_arena_calloc(a, nis + 1, sizeof *isers);
+        fj_ts_points **where = fj_arena_calloc(a, nids + 1, sizeof *where);
+        if (!isers || !where)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        for (size_t g = g0; g < g1; g++)
+            for (size_t s2 = 0; s2 < groups[g].n; s2++)
+                isers[k++] = groups[g].isers[s2];
+        for (size_t i = 0; i < nids; i++)
+            where[i] = slot[i] >= 0 ? &pts[i] : NULL;
+        /* load buckets are aligned to multiples of their width: with an offset, the largest
+         * width that divides both, so that each InfluxQL bucket is whole load buckets */
+        int64_t width = st->group_time ? st->every : 0, off = st->group_time ? st->offset % st->every : 0;
+        for (int64_t x = width, y = off < 0 ? -off : off; y;) {
+            int64_t r = x % y;
+            x = y;
+            y = r;
+            width = x;
+        }
+        rs = iq_sonar_read(c, m->src, isers, nis, u->need, u->nneed, where, from, to, width, err);
+        if (rs != FJ_OK)
+            return rs;
+    }
     /* rows per group: each series' fields merged by time */
     int64_t data_min = IQ_NO_MAX;
     n = 0;
@@ -1141,16 +1166,19 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
         wild = wild || st->fields[f].e->k == IQ_WILD;
     if (wild && aggregate_mode)
         return snprintf(msg, cap, "mixing aggregate and non-aggregate queries is not supported"), FJ_OK;
+    run u = {.c = c, .st = st, .msg = msg, .cap = cap};
+    msg[0] = '\0';
+    if (!iq_cond_split(c, st->where, &u.tmin, &u.tmax, &u.rest, msg, cap))
+        return FJ_OK;
+    c->window_from = u.tmin;
+    c->window_to = u.tmax;
     iq_catalog cat;
     fj_status rs = iq_catalog_load(c, db, &cat, err);
     if (rs != FJ_OK)
         return rs;
     if (!cat.nmeas)
         return snprintf(msg, cap, "database not found: %s", db), FJ_OK;
-    run u = {.c = c, .st = st, .cat = &cat, .msg = msg, .cap = cap};
-    msg[0] = '\0';
-    if (!iq_cond_split(c, st->where, &u.tmin, &u.tmax, &u.rest, msg, cap))
-        return FJ_OK;
+    u.cat = &cat;
     for (size_t m = 0; m < cat.nmeas && rs == FJ_OK && !msg[0]; m++) {
         if (!iq_sources_match(st->from, st->nfrom, cat.meas[m].name))
             continue;

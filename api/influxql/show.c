@@ -131,6 +131,12 @@ fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *ms
         return snprintf(msg, cap, "database name required"), FJ_OK;
     if (!fj_auth_may_read(fj_http_principal(c->r), db))
         return snprintf(msg, cap, "error authorizing query: this credential may not read database %s", db), FJ_OK;
+    int64_t tmin, tmax;
+    const iq_expr *rest = NULL;
+    if (!iq_cond_split(c, st->where, &tmin, &tmax, &rest, msg, cap))
+        return FJ_OK;
+    c->window_from = tmin;
+    c->window_to = tmax;
     iq_catalog cat;
     fj_status rs = iq_catalog_load(c, db, &cat, err);
     if (rs != FJ_OK)
@@ -145,10 +151,6 @@ fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *ms
                          "[\"autogen\",\"0s\",\"168h0m0s\",1,true]]}");
         return FJ_OK;
     }
-    int64_t tmin, tmax;
-    const iq_expr *rest = NULL;
-    if (!iq_cond_split(c, st->where, &tmin, &tmax, &rest, msg, cap))
-        return FJ_OK;
     names l = {.a = c->a};
     size_t k = 0;
     switch (st->kind) {
