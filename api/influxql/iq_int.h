@@ -14,7 +14,7 @@ typedef struct iq_tag {
 
 /* Where a measurement's points come from: the time-series engine (line protocol), or Sonar's
  * node and GPU load (api/influxql/sonar.c). */
-enum { IQ_SRC_TS = 0, IQ_SRC_SONAR_NODE, IQ_SRC_SONAR_GPU };
+enum { IQ_SRC_TS = 0, IQ_SRC_SONAR_NODE, IQ_SRC_SONAR_GPU, IQ_SRC_SONAR_JOB };
 
 /* One fjord series: one field of one InfluxDB series. */
 typedef struct iq_fser {

@@ -6,6 +6,8 @@
  *                                         load1, load5, load15, gpu_util, gpu_power_w, ...)
  *   sonar_gpu   tags cluster, node, card, fields: fj_qt_gpu_load's figures (gpu_util, gpu_mem_kb,
  *               uuid                      gpu_power_w, gpu_temp_c and their _max)
+ *   sonar_job   tags cluster, id, job,    fields: fj_qt_profile's figures per host (cpu, mem_kb,
+ *               user, node                gpu, gpumem_kb, processes and their _max)
  *
  * A point is one load bucket: the bucket is the statement's GROUP BY time interval when it is whole
  * seconds, else IQ_SONAR_STEP; the figures are those of /api/v1/load/nodes and /gpus for the same
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #define IQ_SONAR_STEP 60
+#define IQ_SONAR_MAX_JOBS 10000 /* jobs a catalog lists (the first by start time) */
 
 /* The figure columns of a load table: after the key, time and samples columns. */
 static size_t first_figure(const fj_qtable *t)
@@ -31,7 +34,21 @@ static size_t first_figure(const fj_qtable *t)
 
 const fj_qtable *iq_sonar_table(int src)
 {
-    return src == IQ_SRC_SONAR_NODE ? &fj_qt_node_load : &fj_qt_gpu_load;
+    return src == IQ_SRC_SONAR_NODE ? &fj_qt_node_load : src == IQ_SRC_SONAR_GPU ? &fj_qt_gpu_load : &fj_qt_profile;
+}
+
+static const char *meas_name(int src)
+{
+    return src == IQ_SRC_SONAR_NODE ? "sonar_node" : src == IQ_SRC_SONAR_GPU ? "sonar_gpu" : "sonar_job";
+}
+
+/* The index of column name in t (t->n_cols when absent). */
+static size_t col_of(const fj_qtable *t, const char *name)
+{
+    size_t i = 0;
+    while (i < t->n_cols && strcmp(t->cols[i].name, name))
+        i++;
+    return i;
 }
 
 /* --- the catalog: a series per node, and per GPU card seen in the last week ----------------------- */
@@ -58,7 +75,7 @@ static fj_status add_series(lister *l, iq_tag *tags, size_t n)
 {
     size_t f0 = first_figure(l->t);
     for (size_t f = f0; f < l->t->n_cols; f++)
-        if ((l->st = l->add(l->ud, l->src, l->src == IQ_SRC_SONAR_NODE ? "sonar_node" : "sonar_gpu", l->t->cols[f].name, tags, n)) != FJ_OK)
+        if ((l->st = l->add(l->ud, l->src, meas_name(l->src), l->t->cols[f].name, tags, n)) != FJ_OK)
             return l->st;
     return FJ_OK;
 }
@@ -94,6 +111,31 @@ static fj_status gpu_row(fj_sink *k, const fj_value *v)
     return add_series(l, tags, 4);
 }
 
+/* A job of the list: a series per host it ran on. */
+static fj_status job_row(fj_sink *k, const fj_value *v)
+{
+    lister *l = ((list_sink *)k)->l;
+    const fj_qtable *jt = &fj_qt_jobs;
+    const fj_value *id = &v[col_of(jt, "id")], *job = &v[col_of(jt, "job")], *user = &v[col_of(jt, "user")],
+                   *hosts = &v[col_of(jt, "hosts")];
+    fj_arena *a = l->c->a;
+    iq_tag tags[5] = {{"cluster", l->db},
+                      {"id", fj_arena_printf(a, "%lld", (long long)id->i)},
+                      {"job", fj_arena_printf(a, "%lld", (long long)job->i)},
+                      {"node", NULL},
+                      {"user", fj_arena_strdup(a, user->s ? user->s : "")}};
+    if (!tags[1].v || !tags[2].v || !tags[4].v)
+        return FJ_ENOMEM;
+    for (size_t h = 0; hosts->t == FJ_VT_LIST && h < hosts->n; h++) {
+        if (!(tags[3].v = fj_arena_strdup(a, hosts->list[h])))
+            return FJ_ENOMEM;
+        fj_status rs = add_series(l, tags, 5);
+        if (rs != FJ_OK)
+            return rs;
+    }
+    return FJ_OK;
+}
+
 fj_status iq_sonar_catalog(iq_ctx *c, const char *db, iq_fser_add add, void *ud, fj_err *err)
 {
     const fj_store_ops *ops = fj_store_ops_of(c->s);
@@ -118,6 +160,16 @@ fj_status iq_sonar_catalog(iq_ctx *c, const char *db, iq_fser_add add, void *ud,
         return FJ_OK;
     q = (fj_query){.cluster = db, .from = from, .to = to, .now = now, .bucket_s = to - from + 1};
     rs = ops->query->q_gpu_load(c->s, &q, &ks.k, err);
+    if (rs != FJ_OK && rs != FJ_ENOTFOUND)
+        return l.st != FJ_OK ? l.st : rs;
+    if (!ops->query->q_jobs || !ops->query->q_profile)
+        return FJ_OK;
+    l = (lister){.c = c, .db = db, .src = IQ_SRC_SONAR_JOB, .t = &fj_qt_profile, .add = add, .ud = ud};
+    ks = (list_sink){{list_table, job_row}, &l};
+    q = (fj_query){.cluster = db, .from = from, .to = to, .now = now, .limit = IQ_SONAR_MAX_JOBS};
+    rs = ops->query->q_jobs(c->s, &q, &ks.k, err);
+    if (l.st != FJ_OK)
+        return l.st;
     return rs == FJ_ENOTFOUND ? FJ_OK : rs;
 }
 
@@ -146,6 +198,7 @@ typedef struct reader {
     fj_ts_points **pts;  /* per series and needed field: where its points go (NULL: not read) */
     size_t *caps;
     int64_t from_ns, to_ns;
+    int64_t job_id; /* sonar_job: the job whose profile is being read */
     fj_status st;
 } reader;
 
@@ -199,6 +252,9 @@ static fj_status read_row(fj_sink *k, const fj_value *v)
     if (rd->src == IQ_SRC_SONAR_NODE) {
         snprintf(key, sizeof key, "%s", v[0].s ? v[0].s : "");
         tcol = 1;
+    } else if (rd->src == IQ_SRC_SONAR_JOB) {
+        snprintf(key, sizeof key, "%lld\x01%s", (long long)rd->job_id, v[0].s ? v[0].s : "");
+        tcol = col_of(rd->t, "time");
     } else {
         snprintf(key, sizeof key, "%s\x01%lld\x01%s", v[0].s ? v[0].s : "", (long long)v[1].i, v[2].s ? v[2].s : "");
         tcol = 3;
@@ -242,8 +298,9 @@ fj_status iq_sonar_read(iq_ctx *c, int src, const iq_iser *const *isers, size_t 
     for (size_t i = 0; i < n; i++) {
         const char *node = iq_tag_value(isers[i], "node");
         rd.w[i].iser = i;
-        rd.w[i].key = src == IQ_SRC_SONAR_NODE
-                          ? node
+        rd.w[i].key = src == IQ_SRC_SONAR_NODE ? node
+                      : src == IQ_SRC_SONAR_JOB
+                          ? fj_arena_printf(c->a, "%s\x01%s", iq_tag_value(isers[i], "id"), node)
                           : fj_arena_printf(c->a, "%s\x01%s\x01%s", node, iq_tag_value(isers[i], "card"),
                                             iq_tag_value(isers[i], "uuid"));
         if (!rd.w[i].key)
@@ -262,10 +319,25 @@ fj_status iq_sonar_read(iq_ctx *c, int src, const iq_iser *const *isers, size_t 
         return FJ_OK;
     if ((to - from) / step > 100000)
         step = (to - from) / 100000 + 1;
-    fj_query q = {.cluster = iq_tag_value(isers[0], "cluster"), .from = from, .to = to, .now = now,
-                  .bucket_s = step, .host_match = host_wanted, .host_ctx = &rd};
-    fj_status rs = src == IQ_SRC_SONAR_NODE ? ops->query->q_node_load(c->s, &q, &rd.k, err)
-                                            : ops->query->q_gpu_load(c->s, &q, &rd.k, err);
+    fj_status rs = FJ_OK;
+    if (src == IQ_SRC_SONAR_JOB) { /* a profile per job (by host), jobs in key order */
+        for (size_t i = 0; i < n && rs == FJ_OK; i++) {
+            int64_t id = strtoll(iq_tag_value(isers[rd.w[i].iser], "id"), NULL, 10);
+            if (i && id == rd.job_id)
+                continue;
+            rd.job_id = id;
+            fj_query q = {.cluster = iq_tag_value(isers[0], "cluster"), .id = id, .from = from, .to = to,
+                          .now = now, .bucket_s = step, .by_host = true};
+            rs = ops->query->q_profile(c->s, &q, &rd.k, err);
+            if (rs == FJ_ENOTFOUND)
+                rs = FJ_OK;
+        }
+    } else {
+        fj_query q = {.cluster = iq_tag_value(isers[0], "cluster"), .from = from, .to = to, .now = now,
+                      .bucket_s = step, .host_match = host_wanted, .host_ctx = &rd};
+        rs = src == IQ_SRC_SONAR_NODE ? ops->query->q_node_load(c->s, &q, &rd.k, err)
+                                      : ops->query->q_gpu_load(c->s, &q, &rd.k, err);
+    }
     if (rd.st != FJ_OK)
         return fj_err_set(err, rd.st, NULL, "out of memory");
     return rs == FJ_ENOTFOUND ? FJ_OK : rs;

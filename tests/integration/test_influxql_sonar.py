@@ -1,5 +1,5 @@
 """Sonar's figures as InfluxQL measurements (docs/metrics.md "InfluxQL", api/influxql/sonar.c):
-sonar_node and sonar_gpu read from the Sonar tables and roll-ups, answered per node and per card with
+sonar_node, sonar_gpu and sonar_job read from the Sonar tables and roll-ups, answered per node and per card with
 figures computed here from the samples sent (CPU utilisation from counter differences, memory,
 load average, GPU utilisation, memory, power and temperature), in buckets of the GROUP BY interval,
 whole hours (roll-ups) and ten minutes (samples); catalog statements list them; an upload
@@ -101,11 +101,31 @@ def gpus(api, ml1):
         check(ok, "card %d: %s, sent %s" % (i, rows, gs))
 
 
+def jobs(api, ml1):
+    """sonar_job: per job and host, the resident memory of its processes in the sample (summed here
+    from the envelope), tagged with the job, its user and the node."""
+    a = ml1["data"]["attributes"]
+    t = epoch(a["time"])
+    hour = t - t % 3600
+    for j in a["jobs"][:8]:
+        want = sum(p.get("resident_memory", 0) for p in j["processes"])
+        res = iq(api, "SELECT max(mem_kb), max(mem_max_kb) FROM sonar_job WHERE job = '%d' AND node = 'ml1' AND "
+                      "time >= %ds AND time < %ds GROUP BY time(1h), \"user\" fill(none)" % (j["job"], hour, hour + 3600),
+                 db="mlx.hpc.uio.no")
+        series = res.get("series", [])
+        ok = len(series) == 1 and series[0]["tags"] == {"user": j["user"]} and series[0]["values"] == [[hour, want, want]]
+        check(ok, "job %d on ml1: %s, want memory %d of user %s" % (j["job"], series, want, j["user"]))
+    res = iq(api, "SHOW TAG KEYS FROM sonar_job WHERE time >= %ds AND time < %ds" % (hour, hour + 3600), db="mlx.hpc.uio.no")
+    check(res.get("series", [{}])[0].get("values") == [["cluster"], ["id"], ["job"], ["node"], ["user"]],
+          "sonar_job's tags: %s" % res)
+
+
 def main():
     api = Api()
     try:
         nodes(api, envelope(VM0))
         gpus(api, envelope(ML1))
+        jobs(api, envelope(ML1))
         r = api.get("/query?q=SHOW+DATABASES")
         dbs = [v[0] for v in r.json()["results"][0]["series"][0]["values"]] if r.status == 200 else []
         check({"test.local", "mlx.hpc.uio.no"} <= set(dbs), "SHOW DATABASES lists the Sonar clusters: %s" % dbs)
