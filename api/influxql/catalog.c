@@ -11,6 +11,7 @@
 #include "api/influxql/iq_int.h"
 
 #include "storage/core/store_ts.h"
+#include "storage/query/influx_catalog.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -160,20 +161,40 @@ static size_t uniq(const char **v, size_t n)
     return k;
 }
 
-fj_status iq_catalog_load(iq_ctx *c, const char *db, iq_catalog *cat, fj_err *err)
+fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size_t nfrom, iq_catalog *cat,
+                          fj_err *err)
 {
     *cat = (iq_catalog){0};
     const fj_store_ops *ops = fj_store_ops_of(c->s);
     if (!ops->ts || !ops->ts->ts_series)
         return fj_err_set(err, FJ_EUNSUPPORTED, NULL, "this backend stores no line-protocol metrics");
     loader l = {.a = c->a};
-    fj_ts_sel sel = {db, NULL, NULL};
-    fj_status st = ops->ts->ts_series(c->s, &sel, add, &l, err);
+    bool named = nfrom > 0;
+    for (size_t i = 0; i < nfrom; i++)
+        named = named && !from[i].re;
+    fj_status st = FJ_OK;
+    unsigned sonar = IQ_SONAR_ALL;
+    if (named) { /* only the measurements named: not every series of the cluster */
+        sonar = 0;
+        for (size_t i = 0; i < nfrom && st == FJ_OK; i++) {
+            bool seen = false;
+            for (size_t k = 0; k < i && !seen; k++)
+                seen = !strcmp(from[k].name, from[i].name);
+            int src = iq_sonar_src(from[i].name);
+            if (src != IQ_SRC_TS)
+                sonar |= 1u << src;
+            else if (!seen)
+                st = fj_q_ts_series_of(c->s, db, from[i].name, add, &l, err);
+        }
+    } else {
+        fj_ts_sel sel = {db, NULL, NULL};
+        st = ops->ts->ts_series(c->s, &sel, add, &l, err);
+    }
     if (l.st != FJ_OK)
         return fj_err_set(err, l.st, NULL, "out of memory");
     if (st != FJ_OK)
         return st;
-    st = iq_sonar_catalog(c, db, add_sonar, &l, err);
+    st = sonar ? iq_sonar_catalog(c, db, sonar, add_sonar, &l, err) : FJ_OK;
     if (l.st != FJ_OK)
         return fj_err_set(err, l.st, NULL, "out of memory");
     if (st != FJ_OK)

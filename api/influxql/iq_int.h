@@ -50,9 +50,11 @@ typedef struct iq_catalog {
     size_t nmeas;
 } iq_catalog;
 
-/* The catalog of cluster db (every series stored for it), built in the arena. FJ_OK, or the
- * store's error (err says). */
-fj_status iq_catalog_load(iq_ctx *c, const char *db, iq_catalog *cat, fj_err *err);
+/* The catalog of cluster db, built in the arena: the series of the measurements that from[0..nfrom)
+ * names when they are all plain names, else every series stored for it. FJ_OK, or the store's
+ * error (err says). */
+fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size_t nfrom, iq_catalog *cat,
+                          fj_err *err);
 /* The value of tag k of series is, or "" when it has none (InfluxDB's rule for absent tags). */
 const char *iq_tag_value(const iq_iser *is, const char *k);
 /* Whether measurement m has tag key k. */
@@ -65,7 +67,11 @@ typedef fj_status (*iq_fser_add)(void *ud, int src, const char *meas, const char
                                  size_t n);
 /* Adds the Sonar measurements of cluster db (sonar.c): sonar_node, a series per node; sonar_gpu, a
  * series per node, card and UUID seen in c->window_from..window_to (open: the last 7 days). */
-fj_status iq_sonar_catalog(iq_ctx *c, const char *db, iq_fser_add add, void *ud, fj_err *err);
+fj_status iq_sonar_catalog(iq_ctx *c, const char *db, unsigned mask, iq_fser_add add, void *ud, fj_err *err);
+/* Bits of iq_sonar_catalog's mask: which measurements to list. */
+#define IQ_SONAR_ALL ((1u << IQ_SRC_SONAR_NODE) | (1u << IQ_SRC_SONAR_GPU) | (1u << IQ_SRC_SONAR_JOB))
+/* The source of a Sonar measurement's name, or IQ_SRC_TS. */
+int iq_sonar_src(const char *meas);
 /* The points of fields need[0..nneed) of Sonar series isers[0..n) (all of one cluster) with
  * from_ns <= t <= to_ns into pts[i * nneed + j] (NULL: not wanted), one point per load bucket of
  * every_ns (GROUP BY time; 0: a minute). */
@@ -75,6 +81,9 @@ const fj_qtable *iq_sonar_table(int src);
 
 /* The clusters with line-protocol series (SHOW DATABASES), sorted, into the arena. */
 fj_status iq_databases(iq_ctx *c, const char ***out, size_t *n, fj_err *err);
+
+/* Whether db is one of iq_databases. */
+fj_status iq_db_known(iq_ctx *c, const char *db, bool *known, fj_err *err);
 
 /* A value of the WHERE clause. */
 typedef enum { IQV_NULL, IQV_NUM, IQV_STR, IQV_BOOL } iq_vkind;

@@ -117,6 +117,17 @@ fj_status iq_databases(iq_ctx *c, const char ***out, size_t *n, fj_err *err)
     return FJ_OK;
 }
 
+fj_status iq_db_known(iq_ctx *c, const char *db, bool *known, fj_err *err)
+{
+    const char **dbs = NULL;
+    size_t n = 0;
+    *known = false;
+    fj_status rs = iq_databases(c, &dbs, &n, err);
+    for (size_t i = 0; rs == FJ_OK && i < n && !*known; i++)
+        *known = !strcmp(dbs[i], db);
+    return rs;
+}
+
 fj_status iq_exec(iq_ctx *c, const iq_stmt *st, int id, fj_buf *out, fj_err *err)
 {
     char msg[512] = "";

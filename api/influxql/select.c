@@ -1173,11 +1173,17 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
     c->window_from = u.tmin;
     c->window_to = u.tmax;
     iq_catalog cat;
-    fj_status rs = iq_catalog_load(c, db, &cat, err);
+    fj_status rs = iq_catalog_load(c, db, st->from, st->nfrom, &cat, err);
     if (rs != FJ_OK)
         return rs;
-    if (!cat.nmeas)
-        return snprintf(msg, cap, "database not found: %s", db), FJ_OK;
+    if (!cat.nmeas) { /* nothing of what FROM names: is there such a database at all? */
+        bool known = false;
+        if ((rs = iq_db_known(c, db, &known, err)) != FJ_OK)
+            return rs;
+        if (!known)
+            snprintf(msg, cap, "database not found: %s", db);
+        return FJ_OK;
+    }
     u.cat = &cat;
     for (size_t m = 0; m < cat.nmeas && rs == FJ_OK && !msg[0]; m++) {
         if (!iq_sources_match(st->from, st->nfrom, cat.meas[m].name))

@@ -138,11 +138,19 @@ fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *ms
     c->window_from = tmin;
     c->window_to = tmax;
     iq_catalog cat;
-    fj_status rs = iq_catalog_load(c, db, &cat, err);
+    fj_status rs = iq_catalog_load(c, db, st->kind == IQS_SHOW_MEASUREMENTS ? NULL : st->from,
+                                   st->kind == IQS_SHOW_MEASUREMENTS ? 0 : st->nfrom, &cat, err);
     if (rs != FJ_OK)
         return rs;
-    if (!cat.nmeas)
-        return snprintf(msg, cap, "database not found: %s", db), FJ_OK;
+    if (!cat.nmeas) {
+        bool known = false;
+        if ((rs = iq_db_known(c, db, &known, err)) != FJ_OK)
+            return rs;
+        if (!known)
+            snprintf(msg, cap, "database not found: %s", db);
+        if (!known || st->kind != IQS_SHOW_RETENTION_POLICIES)
+            return FJ_OK;
+    }
     if (st->kind == IQS_SHOW_RETENTION_POLICIES) {
         series_open(out, any, NULL, "name", "duration");
         /* the two columns above are rewritten whole: InfluxDB's five */

@@ -136,7 +136,15 @@ static fj_status job_row(fj_sink *k, const fj_value *v)
     return FJ_OK;
 }
 
-fj_status iq_sonar_catalog(iq_ctx *c, const char *db, iq_fser_add add, void *ud, fj_err *err)
+int iq_sonar_src(const char *meas)
+{
+    for (int src = IQ_SRC_SONAR_NODE; src <= IQ_SRC_SONAR_JOB; src++)
+        if (!strcmp(meas, meas_name(src)))
+            return src;
+    return IQ_SRC_TS;
+}
+
+fj_status iq_sonar_catalog(iq_ctx *c, const char *db, unsigned mask, iq_fser_add add, void *ud, fj_err *err)
 {
     const fj_store_ops *ops = fj_store_ops_of(c->s);
     if (!ops->query || !ops->query->q_nodes || !ops->query->q_gpu_load)
@@ -144,11 +152,14 @@ fj_status iq_sonar_catalog(iq_ctx *c, const char *db, iq_fser_add add, void *ud,
     lister l = {.c = c, .db = db, .src = IQ_SRC_SONAR_NODE, .t = &fj_qt_node_load, .add = add, .ud = ud};
     list_sink ks = {{list_table, node_row}, &l};
     fj_query q = {.cluster = db};
-    fj_status rs = ops->query->q_nodes(c->s, &q, &ks.k, err);
-    if (rs == FJ_ENOTFOUND)
-        return FJ_OK; /* no Sonar data in this cluster */
-    if (rs != FJ_OK)
-        return l.st != FJ_OK ? l.st : rs;
+    fj_status rs = FJ_OK;
+    if (mask & (1u << IQ_SRC_SONAR_NODE)) {
+        rs = ops->query->q_nodes(c->s, &q, &ks.k, err);
+        if (rs == FJ_ENOTFOUND)
+            return FJ_OK; /* no Sonar data in this cluster */
+        if (rs != FJ_OK)
+            return l.st != FJ_OK ? l.st : rs;
+    }
     l = (lister){.c = c, .db = db, .src = IQ_SRC_SONAR_GPU, .t = &fj_qt_gpu_load, .add = add, .ud = ud};
     ks = (list_sink){{list_table, gpu_row}, &l};
     fj_time now = (fj_time)(c->now_ns / 1000000000LL);
@@ -159,10 +170,12 @@ fj_status iq_sonar_catalog(iq_ctx *c, const char *db, iq_fser_add add, void *ud,
     if (to < from)
         return FJ_OK;
     q = (fj_query){.cluster = db, .from = from, .to = to, .now = now, .bucket_s = to - from + 1};
-    rs = ops->query->q_gpu_load(c->s, &q, &ks.k, err);
-    if (rs != FJ_OK && rs != FJ_ENOTFOUND)
-        return l.st != FJ_OK ? l.st : rs;
-    if (!ops->query->q_jobs || !ops->query->q_profile)
+    if (mask & (1u << IQ_SRC_SONAR_GPU)) {
+        rs = ops->query->q_gpu_load(c->s, &q, &ks.k, err);
+        if (rs != FJ_OK && rs != FJ_ENOTFOUND)
+            return l.st != FJ_OK ? l.st : rs;
+    }
+    if (!(mask & (1u << IQ_SRC_SONAR_JOB)) || !ops->query->q_jobs || !ops->query->q_profile)
         return FJ_OK;
     l = (lister){.c = c, .db = db, .src = IQ_SRC_SONAR_JOB, .t = &fj_qt_profile, .add = add, .ud = ud};
     ks = (list_sink){{list_table, job_row}, &l};
