@@ -217,9 +217,9 @@ static bool rows_sort(fj_arena *a, rows *r)
 /* --- the statement as it runs ---------------------------------------------------------------------- */
 
 typedef struct group {
-    const char **kv; /* the GROUP BY tags' values */
-    const iq_iser **isers;
-    size_t n, cap;
+    const char **kv;       /* the GROUP BY tags' values */
+    const iq_iser **isers; /* its series, in catalog order */
+    size_t n;
     rows r;
 } group;
 
@@ -323,10 +323,19 @@ static int cmp_group(const void *x, const void *y, size_t n)
     return 0;
 }
 
-static __thread size_t t_ngkeys;
-static int cmp_group_q(const void *x, const void *y)
+/* A series with its GROUP BY values and its place in the catalog. */
+typedef struct keyed {
+    const char **kv;
+    const iq_iser *is;
+    size_t pos;
+} keyed;
+
+static __thread size_t t_ngkeys; /* qsort has no context argument */
+static int cmp_keyed(const void *x, const void *y)
 {
-    return cmp_group(x, y, t_ngkeys);
+    const keyed *a = x, *b = y;
+    int c = cmp_group(&(group){.kv = a->kv}, &(group){.kv = b->kv}, t_ngkeys);
+    return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 /* --- aggregates -------------------------------------------------------------------------------------- */
@@ -962,11 +971,13 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
     u->rest_fields = iq_cond_uses_fields(u->rest, m);
     if (u->rest_fields)
         collect_fields(u, u->rest);
-    /* series, filtered by the tag conditions, into groups */
+    /* series, filtered by the tag conditions, sorted by their GROUP BY values (then by series
+     * key, their catalog order), into groups */
+    keyed *ks = fj_arena_calloc(a, m->n + 1, sizeof *ks);
     group *groups = fj_arena_calloc(a, m->n + 1, sizeof *groups);
-    if (!groups)
+    if (!ks || !groups)
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-    size_t ngroups = 0;
+    size_t nks = 0, ngroups = 0;
     for (size_t i = m->first; i < m->first + m->n; i++) {
         const iq_iser *is = &u->cat->iser[i];
         if (!u->rest_fields) {
@@ -979,28 +990,20 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
             return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
         for (size_t k = 0; k < u->ngkeys; k++)
             kv[k] = iq_tag_value(is, u->gkeys[k]);
-        size_t g;
-        for (g = 0; g < ngroups; g++)
-            if (!cmp_group(&(group){.kv = kv}, &groups[g], u->ngkeys))
-                break;
-        if (g == ngroups)
-            groups[ngroups++] = (group){.kv = kv, .r = {.k = u->nneed}};
-        group *gr = &groups[g];
-        if (gr->n == gr->cap) {
-            size_t cap = gr->cap ? gr->cap * 2 : 8;
-            const iq_iser **nv = fj_arena_calloc(a, cap, sizeof *nv);
-            if (!nv)
-                return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-            if (gr->n)
-                memcpy(nv, gr->isers, gr->n * sizeof *nv);
-            gr->isers = nv;
-            gr->cap = cap;
-        }
-        gr->isers[gr->n++] = is;
+        ks[nks++] = (keyed){kv, is, i};
     }
     t_ngkeys = u->ngkeys;
-    if (ngroups > 1)
-        qsort(groups, ngroups, sizeof *groups, cmp_group_q);
+    if (nks > 1 && u->ngkeys)
+        qsort(ks, nks, sizeof *ks, cmp_keyed);
+    const iq_iser **members = fj_arena_calloc(a, nks + 1, sizeof *members);
+    if (!members)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < nks; i++) {
+        if (!ngroups || cmp_group(&(group){.kv = ks[i].kv}, &groups[ngroups - 1], u->ngkeys))
+            groups[ngroups++] = (group){.kv = ks[i].kv, .isers = &members[i], .r = {.k = u->nneed}};
+        members[i] = ks[i].is;
+        groups[ngroups - 1].n++;
+    }
     /* SLIMIT / SOFFSET over the groups */
     size_t g0 = (size_t)st->soff < ngroups ? (size_t)st->soff : ngroups;
     size_t g1 = st->slimit && g0 + (size_t)st->slimit < ngroups ? g0 + (size_t)st->slimit : ngroups;
