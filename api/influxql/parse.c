@@ -360,8 +360,61 @@ static iq_expr *node(parser *ps, iq_kind k)
     return e;
 }
 
+/* Refuses what makes regcomp's memory explode (glibc copies the tree of what `+` and `{m,n}`
+ * repeat, so repetitions of repetitions grow exponentially): a repetition operator right after
+ * another (a++; RE2, which InfluxDB uses, refuses those too), a count above 1000 (RE2's limit),
+ * and patterns whose copying factors (2 for `+`, the larger count + 1 for `{m,n}`) multiply past
+ * 65536, counted over the whole pattern whether nested or not. NULL when acceptable, else why. */
+static const char *re_too_costly(const char *p)
+{
+    bool after_rep = false, in_class = false;
+    double factor = 1;
+    for (; *p; p++) {
+        if (in_class) { /* inside [...]: nothing repeats */
+            in_class = *p != ']';
+            continue;
+        }
+        if (*p == '\\' && p[1]) {
+            p++;
+            after_rep = false;
+            continue;
+        }
+        bool rep = *p == '*' || *p == '+' || *p == '?' || *p == '{';
+        if (rep && after_rep)
+            return "invalid nested repetition operator";
+        after_rep = rep;
+        if (*p == '+') {
+            factor *= 2;
+        } else if (*p == '{') {
+            char *end;
+            long lo = strtol(p + 1, &end, 10), hi = lo;
+            if (*end == ',')
+                hi = isdigit((unsigned char)end[1]) ? strtol(end + 1, &end, 10) : lo;
+            if (lo > 1000 || hi > 1000)
+                return "invalid repeat count";
+            factor *= (double)(hi > lo ? hi : lo) + 1;
+            while (p[1] && *p != '}')
+                p++;
+        } else if (*p == '[') {
+            in_class = true;
+            if (p[1] == '^')
+                p++;
+            if (p[1] == ']') /* a leading ] is a member */
+                p++;
+        }
+        if (factor > 65536)
+            return "too many repetitions";
+    }
+    return NULL;
+}
+
 static regex_t *compile_re(parser *ps, const char *pattern)
 {
+    const char *why = re_too_costly(pattern);
+    if (why) {
+        fail_msg(ps, "invalid regular expression /%.64s/: %s", pattern, why);
+        return NULL;
+    }
     regex_t *re = fj_arena_calloc(ps->a, 1, sizeof *re);
     if (!re) {
         fail_msg(ps, "out of memory");
@@ -598,7 +651,9 @@ static bool source(parser *ps, iq_source *src)
                 return false;
             break;
         }
-        if (n > 0 && ps->t.k == T_DOT) { /* db..m */
+        if (n > 0 && ps->t.k == T_DOT) { /* db..m: the default policy */
+            if (n >= 2)
+                return fail(ps, "identifier");
             empty_rp = true;
             parts[n++] = "";
             lex(ps);
