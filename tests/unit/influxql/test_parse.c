@@ -172,3 +172,28 @@ Test(influxql_out, times_and_numbers)
                              "1700000000123 2.3333333333333335 3 null");
     fj_buf_free(&b);
 }
+
+Test(influxql_parse, costly_regexes_and_long_sources_are_refused)
+{
+    /* found by fuzz_influxql: stacked repetitions make glibc's regcomp take gigabytes */
+    parsed *p = parse("SHOW SERIES FROM /cpU*U+++++++++++++++++++++++++U/");
+    cr_assert_not(p->ok);
+    cr_assert(strstr(p->msg, "nested repetition"), "%s", p->msg);
+    done(p);
+    p = parse("SELECT value FROM m WHERE host =~ /((a{1000}){1000})/");
+    cr_assert_not(p->ok);
+    cr_assert(strstr(p->msg, "too many repetitions"), "%s", p->msg);
+    done(p);
+    p = parse("SELECT value FROM m WHERE host =~ /^node[0-9]+-gpu[0-9]{1,2}[+*]$/");
+    cr_assert(p->ok, "%s", p->msg);
+    done(p);
+    /* found by fuzz_influxql: empty policies past db.rp.m overflowed the source's parts */
+    p = parse("SELECT * FROM cpu_l.....oad");
+    cr_assert_not(p->ok);
+    done(p);
+    p = parse("SELECT * FROM db..m");
+    cr_assert(p->ok, "%s", p->msg);
+    cr_assert_str_eq(p->st[0].from[0].db, "db");
+    cr_assert_str_eq(p->st[0].from[0].name, "m");
+    done(p);
+}
