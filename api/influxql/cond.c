@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,13 +248,36 @@ bool iq_cond_split(iq_ctx *c, const iq_expr *cond, int64_t *tmin, int64_t *tmax,
 
 /* --- JSON pieces ----------------------------------------------------------------------------------- */
 
+/* Digits of v into the end of buf[0..cap); returns where they start. */
+static char *digits(char *end, uint64_t v, int min_width)
+{
+    char *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+        min_width--;
+    } while (v || min_width > 0);
+    return p;
+}
+
+static void put_i64(fj_buf *out, int64_t v)
+{
+    char buf[24], *end = buf + sizeof buf;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *p = digits(end, u, 1);
+    if (v < 0)
+        *--p = '-';
+    fj_buf_append(out, p, (size_t)(end - p));
+}
+
+/* Answers carry tens of thousands of times and numbers: written without printf, which was most of
+ * the cost of a large answer. */
 void iq_put_time(const iq_ctx *c, fj_buf *out, int64_t t)
 {
     static const int64_t div[] = {0, 1, 1000, 1000000, 1000000000LL, 60000000000LL, 3600000000000LL};
     if (c->epoch != IQ_EPOCH_RFC3339) {
         int64_t d = div[c->epoch];
-        int64_t q = t / d - (t % d < 0); /* floor, as InfluxDB truncates toward the past */
-        fj_buf_printf(out, "%lld", (long long)q);
+        put_i64(out, t / d - (t % d < 0)); /* floor, as InfluxDB truncates toward the past */
         return;
     }
     int64_t s = t / 1000000000LL, f = t % 1000000000LL;
@@ -268,15 +292,30 @@ void iq_put_time(const iq_ctx *c, fj_buf *out, int64_t t)
     int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
     int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
     y += m <= 2;
-    char frac[16] = "";
-    if (f) {
-        snprintf(frac, sizeof frac, ".%09lld", (long long)f);
-        size_t n = strlen(frac);
-        while (frac[n - 1] == '0')
-            frac[--n] = '\0';
+    if (y < 0 || y > 9999) { /* outside RFC 3339's years: as InfluxDB, the plain number */
+        fj_buf_printf(out, "\"%lld\"", (long long)t);
+        return;
     }
-    fj_buf_printf(out, "\"%04lld-%02lld-%02lldT%02lld:%02lld:%02lld%sZ\"", (long long)y, (long long)m, (long long)d,
-                  (long long)(sod / 3600), (long long)(sod / 60 % 60), (long long)(sod % 60), frac);
+    /* "yyyy-mm-ddThh:mm:ss[.fraction]Z" */
+    char b[40], *e = b + 21;
+    memcpy(b, "\"0000-00-00T00:00:00", 20);
+    digits(b + 5, (uint64_t)y, 4);
+    digits(b + 8, (uint64_t)m, 2);
+    digits(b + 11, (uint64_t)d, 2);
+    digits(b + 14, (uint64_t)(sod / 3600), 2);
+    digits(b + 17, (uint64_t)(sod / 60 % 60), 2);
+    digits(b + 20, (uint64_t)(sod % 60), 2);
+    e = b + 20;
+    if (f) {
+        *e++ = '.';
+        digits(e + 9, (uint64_t)f, 9);
+        e += 9;
+        while (e[-1] == '0')
+            e--;
+    }
+    *e++ = 'Z';
+    *e++ = '"';
+    fj_buf_append(out, b, (size_t)(e - b));
 }
 
 void iq_put_num(fj_buf *out, double v)
@@ -285,12 +324,33 @@ void iq_put_num(fj_buf *out, double v)
         fj_buf_puts(out, "null");
         return;
     }
-    char b[40];
-    for (int prec = 15; prec <= 17; prec++) { /* the shortest text that reads back the same double */
-        snprintf(b, sizeof b, "%.*g", prec, v);
-        if (strtod(b, NULL) == v)
-            break;
+    /* the fewest decimals (up to 9) whose text reads back as v: r / 10^k is correctly rounded, as
+     * reading "r e-k" is, so equality means the text is exact */
+    static const double pow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    double a = fabs(v);
+    for (int k = 0; k <= 9 && a * pow10[k] < 9007199254740992.0; k++) {
+        double r = nearbyint(a * pow10[k]);
+        if (r / pow10[k] != a)
+            continue;
+        char buf[48], *end = buf + sizeof buf, *p;
+        uint64_t u = (uint64_t)r, ip = u, fp = 0;
+        if (k) {
+            uint64_t p10 = (uint64_t)pow10[k];
+            ip = u / p10;
+            fp = u % p10;
+            p = digits(end, fp, k);
+            *--p = '.';
+            p = digits(p, ip, 1);
+        } else {
+            p = digits(end, ip, 1);
+        }
+        if (v < 0 && r != 0)
+            *--p = '-';
+        fj_buf_append(out, p, (size_t)(end - p));
+        return;
     }
+    char b[40];
+    snprintf(b, sizeof b, "%.17g", v); /* always reads back as v */
     fj_buf_puts(out, b);
 }
 

@@ -346,24 +346,37 @@ static int cmp_dbl(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* The aggregates and selectors, resolved once per column rather than by name per bucket. */
+typedef enum { AG_COUNT, AG_SUM, AG_MEAN, AG_MIN, AG_MAX, AG_FIRST, AG_LAST, AG_SPREAD, AG_STDDEV, AG_MEDIAN,
+               AG_PERCENTILE, AG_NONE } ag_fn;
+
+static ag_fn ag_of(const char *f)
+{
+    static const char *const names[] = {"count", "sum", "mean", "min", "max", "first", "last", "spread",
+                                        "stddev", "median", "percentile"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(names[i], f))
+            return (ag_fn)i;
+    return AG_NONE;
+}
+
 /* One aggregate over v[0..n) (time order; times in t), its value and, for a selector, the time
  * of the point it selected. NaN when there is no answer. */
-static double aggregate(const iq_expr *call, double *v, const int64_t *t, size_t n, int64_t *sel_t)
+static double aggregate(const iq_expr *call, ag_fn fn, double *v, const int64_t *t, size_t n, int64_t *sel_t)
 {
-    const char *f = call->s;
     *sel_t = n ? t[0] : 0;
-    if (!strcmp(f, "count"))
+    if (fn == AG_COUNT)
         return (double)n;
     if (!n)
         return NAN;
-    if (!strcmp(f, "sum") || !strcmp(f, "mean")) {
+    if (fn == AG_SUM || fn == AG_MEAN) {
         double s = 0;
         for (size_t i = 0; i < n; i++)
             s += v[i];
-        return f[0] == 's' ? s : s / (double)n;
+        return fn == AG_SUM ? s : s / (double)n;
     }
-    if (!strcmp(f, "min") || !strcmp(f, "max")) {
-        bool mx = f[1] == 'a';
+    if (fn == AG_MIN || fn == AG_MAX) {
+        bool mx = fn == AG_MAX;
         size_t b = 0;
         for (size_t i = 1; i < n; i++)
             if (mx ? v[i] > v[b] : v[i] < v[b])
@@ -371,10 +384,10 @@ static double aggregate(const iq_expr *call, double *v, const int64_t *t, size_t
         *sel_t = t[b];
         return v[b];
     }
-    if (!strcmp(f, "first") || !strcmp(f, "last")) {
+    if (fn == AG_FIRST || fn == AG_LAST) {
         /* among points of the same time (several series), the largest value, as InfluxDB's
          * first and last reducers break ties */
-        bool last = f[0] == 'l';
+        bool last = fn == AG_LAST;
         size_t b = last ? n - 1 : 0;
         for (size_t i = 0; i < n && t[i] == t[b]; i++) /* first: the run at the start */
             if (!last && v[i] > v[b])
@@ -385,7 +398,7 @@ static double aggregate(const iq_expr *call, double *v, const int64_t *t, size_t
         *sel_t = t[b];
         return v[b];
     }
-    if (!strcmp(f, "spread")) {
+    if (fn == AG_SPREAD) {
         double lo = v[0], hi = v[0];
         for (size_t i = 1; i < n; i++) {
             lo = v[i] < lo ? v[i] : lo;
@@ -393,7 +406,7 @@ static double aggregate(const iq_expr *call, double *v, const int64_t *t, size_t
         }
         return hi - lo;
     }
-    if (!strcmp(f, "stddev")) {
+    if (fn == AG_STDDEV) {
         if (n < 2)
             return NAN;
         double m = 0, s = 0;
@@ -404,11 +417,11 @@ static double aggregate(const iq_expr *call, double *v, const int64_t *t, size_t
             s += (v[i] - m) * (v[i] - m);
         return sqrt(s / (double)(n - 1));
     }
-    if (!strcmp(f, "median")) {
+    if (fn == AG_MEDIAN) {
         qsort(v, n, sizeof *v, cmp_dbl);
         return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
-    if (!strcmp(f, "percentile")) {
+    if (fn == AG_PERCENTILE) {
         /* InfluxDB's nearest rank: the value at floor(n * p / 100 + 0.5) - 1 in sorted order, and
          * the time of that point */
         double p = call->args[1]->num;
@@ -505,6 +518,7 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
     size_t r = 0;
     const rows *rw = &gr->r;
     size_t nb = g->n;
+    ag_fn fn = ag_of(call->s);
     /* rows are time-sorted and buckets ascending: one walk */
     for (size_t b = 0; b < nb; b++) {
         size_t n = 0;
@@ -523,8 +537,8 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
             if (!g->buckets && r == rw->n)
                 break;
         }
-        out->v[b] = aggregate(call, vals, ts, n, &out->sel[b]);
-        if (!strcmp(call->s, "count") && n == 0)
+        out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
+        if (fn == AG_COUNT && n == 0)
             out->v[b] = NAN; /* fill decides what an empty count shows */
     }
     apply_fill(u, call, out, nb);
