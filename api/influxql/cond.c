@@ -260,25 +260,36 @@ static char *digits(char *end, uint64_t v, int min_width)
     return p;
 }
 
-static void put_i64(fj_buf *out, int64_t v)
+/* v as decimal text at dst; its length. */
+static size_t fmt_i64(char *dst, int64_t v)
 {
     char buf[24], *end = buf + sizeof buf;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     char *p = digits(end, u, 1);
     if (v < 0)
         *--p = '-';
-    fj_buf_append(out, p, (size_t)(end - p));
+    memcpy(dst, p, (size_t)(end - p));
+    return (size_t)(end - p);
+}
+
+/* floor(t / d) for the epoch units, each a constant division */
+static int64_t floor_div(int64_t t, int64_t d)
+{
+    return t / d - (t % d < 0);
 }
 
 /* Answers carry tens of thousands of times and numbers: written without printf, which was most of
  * the cost of a large answer. */
-void iq_put_time(const iq_ctx *c, fj_buf *out, int64_t t)
+size_t iq_fmt_time(const iq_ctx *c, char *dst, int64_t t)
 {
-    static const int64_t div[] = {0, 1, 1000, 1000000, 1000000000LL, 60000000000LL, 3600000000000LL};
-    if (c->epoch != IQ_EPOCH_RFC3339) {
-        int64_t d = div[c->epoch];
-        put_i64(out, t / d - (t % d < 0)); /* floor, as InfluxDB truncates toward the past */
-        return;
+    switch (c->epoch) { /* floor, as InfluxDB truncates toward the past */
+    case IQ_EPOCH_NS: return fmt_i64(dst, t);
+    case IQ_EPOCH_US: return fmt_i64(dst, floor_div(t, 1000));
+    case IQ_EPOCH_MS: return fmt_i64(dst, floor_div(t, 1000000));
+    case IQ_EPOCH_S: return fmt_i64(dst, floor_div(t, 1000000000LL));
+    case IQ_EPOCH_M: return fmt_i64(dst, floor_div(t, 60000000000LL));
+    case IQ_EPOCH_H: return fmt_i64(dst, floor_div(t, 3600000000000LL));
+    case IQ_EPOCH_RFC3339: break;
     }
     int64_t s = t / 1000000000LL, f = t % 1000000000LL;
     if (f < 0) {
@@ -292,9 +303,11 @@ void iq_put_time(const iq_ctx *c, fj_buf *out, int64_t t)
     int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
     int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
     y += m <= 2;
-    if (y < 0 || y > 9999) { /* outside RFC 3339's years: as InfluxDB, the plain number */
-        fj_buf_printf(out, "\"%lld\"", (long long)t);
-        return;
+    if (y < 0 || y > 9999) { /* outside RFC 3339's years: the plain number, quoted */
+        dst[0] = '"';
+        size_t n = 1 + fmt_i64(dst + 1, t);
+        dst[n++] = '"';
+        return n;
     }
     /* "yyyy-mm-ddThh:mm:ss[.fraction]Z" */
     char b[40], *e = b + 21;
@@ -315,14 +328,15 @@ void iq_put_time(const iq_ctx *c, fj_buf *out, int64_t t)
     }
     *e++ = 'Z';
     *e++ = '"';
-    fj_buf_append(out, b, (size_t)(e - b));
+    memcpy(dst, b, (size_t)(e - b));
+    return (size_t)(e - b);
 }
 
-void iq_put_num(fj_buf *out, double v)
+size_t iq_fmt_num(char *dst, double v)
 {
     if (!isfinite(v)) {
-        fj_buf_puts(out, "null");
-        return;
+        memcpy(dst, "null", 4);
+        return 4;
     }
     /* the fewest decimals (up to 9) whose text reads back as v: r / 10^k is correctly rounded, as
      * reading "r e-k" is, so equality means the text is exact */
@@ -346,12 +360,22 @@ void iq_put_num(fj_buf *out, double v)
         }
         if (v < 0 && r != 0)
             *--p = '-';
-        fj_buf_append(out, p, (size_t)(end - p));
-        return;
+        memcpy(dst, p, (size_t)(end - p));
+        return (size_t)(end - p);
     }
-    char b[40];
-    snprintf(b, sizeof b, "%.17g", v); /* always reads back as v */
-    fj_buf_puts(out, b);
+    return (size_t)snprintf(dst, IQ_FMT_MAX, "%.17g", v); /* always reads back as v */
+}
+
+void iq_put_time(const iq_ctx *c, fj_buf *out, int64_t t)
+{
+    char b[IQ_FMT_MAX];
+    fj_buf_append(out, b, iq_fmt_time(c, b, t));
+}
+
+void iq_put_num(fj_buf *out, double v)
+{
+    char b[IQ_FMT_MAX];
+    fj_buf_append(out, b, iq_fmt_num(b, v));
 }
 
 void iq_put_stmt_error(fj_buf *out, int id, const char *msg)

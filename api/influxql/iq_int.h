@@ -108,6 +108,10 @@ bool iq_cond_split(iq_ctx *c, const iq_expr *cond, int64_t *tmin, int64_t *tmax,
 /* JSON pieces: a time in the request's epoch format, a float (null for NaN), a string. */
 void iq_put_time(const iq_ctx *c, fj_buf *out, int64_t t_ns);
 void iq_put_num(fj_buf *out, double v);
+/* The same texts at dst (room for IQ_FMT_MAX bytes, not terminated); their length. */
+#define IQ_FMT_MAX 48
+size_t iq_fmt_time(const iq_ctx *c, char *dst, int64_t t_ns);
+size_t iq_fmt_num(char *dst, double v);
 /* {"statement_id":id,"error":msg} */
 void iq_put_stmt_error(fj_buf *out, int id, const char *msg);
 

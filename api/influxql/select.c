@@ -822,6 +822,9 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
     if (!any_value)
         return true;
     size_t written = 0, seen = 0;
+    char *line = fj_arena_alloc(a, (u->nfields + 1) * (IQ_FMT_MAX + 1) + 4);
+    if (!line)
+        return false;
     for (size_t q = 0; q < g.n; q++) {
         size_t i = u->st->desc ? g.n - 1 - q : q;
         if (drop_empty) {
@@ -835,13 +838,18 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
             continue;
         if (!written)
             put_header(u, gr, out, any, names);
-        fj_buf_puts(out, written++ ? ",[" : "[");
-        iq_put_time(u->c, out, sel_time && cols[0].sel ? cols[0].sel[i] : g.t[i]);
+        /* the row in one piece: [time,v1,v2...] */
+        size_t n = 0;
+        if (written++)
+            line[n++] = ',';
+        line[n++] = '[';
+        n += iq_fmt_time(u->c, line + n, sel_time && cols[0].sel ? cols[0].sel[i] : g.t[i]);
         for (size_t f = 0; f < u->nfields; f++) {
-            fj_buf_puts(out, ",");
-            iq_put_num(out, cols[f].v[i]);
+            line[n++] = ',';
+            n += iq_fmt_num(line + n, cols[f].v[i]);
         }
-        fj_buf_puts(out, "]");
+        line[n++] = ']';
+        fj_buf_append(out, line, n);
     }
     if (written)
         fj_buf_puts(out, "]}");
