@@ -326,6 +326,24 @@ static const fj_endpoint ep_ccms_health = EXT("/api/healthcheck", "Node health (
                                               "{cluster, nodes, metric-names} answers each node's State and "
                                               "HealthMetrics; without a body, ?cluster=&node=. See docs/metrics.md.",
                                               health_params, 0, "application/json");
+static const fj_pspec influxql_params[] = {
+    S("q", "InfluxQL: one or more SELECT and SHOW statements separated by ';' (POST: also in a form body)"),
+    S("db", "the database: a cluster"), S("epoch", "times as integers in ns, u, ms, s, m or h (default RFC 3339)"),
+    S("u", "user (the credential's name), InfluxDB 1.x style"), S("p", "password (the secret)"),
+    S("pretty", "ignored"), S("chunked", "ignored: the answer is one document"), P_END};
+static const fj_endpoint ep_influxql =
+    EXT("/query", "InfluxQL query (InfluxDB 1.x)",
+        "InfluxDB 1.x's query API over the line-protocol metrics: SHOW DATABASES, MEASUREMENTS, TAG KEYS, TAG "
+        "VALUES, FIELD KEYS, SERIES, RETENTION POLICIES and SELECT with aggregates, selectors, transformations, "
+        "GROUP BY time and tags, fill, ORDER BY time DESC, LIMIT/SLIMIT. Answers "
+        "{\"results\":[{\"statement_id\",\"series\":[{\"name\",\"tags\",\"columns\",\"values\"}]}]}; "
+        "a statement's error is in its result, a request that cannot run is 400 {\"error\"}. "
+        "See docs/metrics.md (InfluxQL).",
+        influxql_params, FJ_EP_GETPOST, "application/json");
+static const fj_endpoint ep_influx_ping =
+    EXT("/ping", "InfluxDB ping",
+        "204 with X-Influxdb-Version and X-Influxdb-Build, as InfluxDB 1.6.7 answers (also HEAD). No credential.",
+        none, FJ_EP_NOAUTH | FJ_EP_HEAD, "application/json");
 static const fj_endpoint ep_events =
     EXT("/api/v1/events", "ClusterCockpit events and logs",
         "Stored ClusterCockpit event, log and control messages. See docs/metrics.md.", events_params, 0,
@@ -379,7 +397,8 @@ const fj_endpoint *const fj_endpoints[] = {
     &fj_ep_slurm_nodes,  &fj_ep_uptime,       &fj_ep_errors,           &fj_ep_openapi,
     &fj_ep_health,       &ep_insert,          &ep_bulk,                &ep_measurements_in,
     &ep_ingest_any,      &ep_ccms_write,      &ep_influx1,             &ep_influx2,
-    &ep_ccms_query,      &ep_ccms_health,     &ep_events,              &ep_start_job,
+    &ep_ccms_query,      &ep_ccms_health,     &ep_influxql,            &ep_influx_ping,
+    &ep_events,              &ep_start_job,
     &ep_stop_job,        &ep_cc_jobs,         &ep_anomalydata,         &ep_chimbuko_in,
     &ep_dashboard,       &ep_dashboard_files, &ep_prom_metrics,
     NULL,
@@ -643,6 +662,10 @@ static void path_item(const fj_endpoint *e, void *ctx)
     } else {
         put(o, (e->flags & FJ_EP_POST) ? "{\"post\":" : "{\"get\":");
         operation(o, e);
+        if (e->flags & FJ_EP_HEAD) {
+            put(o, ",\"head\":");
+            operation(o, e);
+        }
     }
     put(o, "}");
 }

@@ -16,7 +16,8 @@ enum {
     FJ_EP_EXTERNAL = 8, /* parameters parsed by a handler outside this table (documented only) */
     FJ_EP_POST = 16,    /* a POST endpoint (ingest) */
     FJ_EP_GETPOST = 32, /* served for GET and POST alike */
-    FJ_EP_TEXTBODY = 64 /* the request body is text (line protocol), not JSON */
+    FJ_EP_TEXTBODY = 64, /* the request body is text (line protocol), not JSON */
+    FJ_EP_HEAD = 128     /* also served for HEAD (a GET endpoint) */
 };
 
 typedef struct fj_endpoint {

@@ -11,6 +11,7 @@
 #include "api.h"
 #include "api/cc_list.h"
 #include "api/ccms_query.h"
+#include "api/influxql/influxql.h"
 #include "chimbuko_api.h"
 #include "chimbuko_routes.h"
 #include "dashboard.h"
@@ -35,6 +36,10 @@ const fj_route fj_routes[] = {
     {"POST", "/api/v2/write", FJ_ACCESS_WRITE, FJ_BODY, fj_route_influx2_write},
     {"GET,POST", "/api/query", FJ_ACCESS_READ, FJ_BODY, fj_route_ccms_query},
     {"GET", "/api/healthcheck", FJ_ACCESS_READ, FJ_BODY, fj_route_ccms_health},
+    /* InfluxDB 1.x's query API (api/influxql/): InfluxQL on the same metrics; POST carries q in a
+     * form body, read only after authentication. /ping is open, as InfluxDB's. */
+    {"GET,POST", "/query", FJ_ACCESS_READ, FJ_BODY, fj_route_influx_query},
+    {"GET,HEAD", "/ping", FJ_ACCESS_NONE, FJ_NO_BODY, fj_route_influx_ping},
     {"GET", "/api/v1/events", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_cc_events},
     {"GET", "/api/v1/cc/jobs", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_cc_jobs},
     {"POST", "/api/jobs/start_job", FJ_ACCESS_WRITE, FJ_BODY, fj_route_cc_start_job},

@@ -9,13 +9,14 @@ build_pkgs=(build-essential cmake pkg-config
   libgnutls28-dev libcurl4-openssl-dev libhwloc-dev libyaml-dev
   libnats-dev)
 test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev prometheus
-  nats-server openssl dpkg-dev systemd chromium)
+  nats-server openssl dpkg-dev systemd chromium
+  influxdb influxdb-client python3-influxdb)  # InfluxQL's differential test and real clients
 # The dashboard's tests (web/) need node and npm: Debian's, unless some node is installed already
 # (a newer one from elsewhere is left alone).
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   test_pkgs+=(nodejs npm)
 fi
-bench_pkgs=(influxdb victoria-metrics)
+bench_pkgs=(victoria-metrics)
 
 pkgs=("${build_pkgs[@]}")
 case "$what" in

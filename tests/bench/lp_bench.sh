@@ -8,7 +8,9 @@
 #   median latency of (a) one host, one metric, 72 hwthreads, the whole range averaged to 60 s and
 #   (b) node-level cpu_load of every host over the whole range at 60 s,
 # using each system's own query API (fjord: /api/query; InfluxDB: InfluxQL; VictoriaMetrics: PromQL
-# query_range with nocache=1). fjord's queries are timed twice: right after the load (points still
+# query_range with nocache=1); and (c) Grafana's panel of (b) in InfluxQL, SELECT mean("value") FROM
+# "cpu_load" WHERE time >= .. AND time < .. GROUP BY time(60s), "hostname", on fjord's /query and
+# InfluxDB's (the same statement), against VictoriaMetrics's PromQL of (b). fjord's queries are timed twice: right after the load (points still
 # in memory) and after a restart (all from sealed chunks).
 #
 #   tests/bench/lp_bench.sh [NODES] [HOURS] [CONNECTIONS]     (from the checkout, after a build)
@@ -56,6 +58,9 @@ end=$(( $(date +%s) / 60 * 60 ))
 start=$(( end - hours * 3600 ))
 first_host=f0000
 results=()
+# (c): the Grafana panel's InfluxQL, the same text for fjord and InfluxDB
+qc="SELECT mean(\"value\") FROM \"cpu_load\" WHERE time >= ${start}s AND time < ${end}s GROUP BY time(60s), \"hostname\""
+enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
 
 # median_ms KIND URL [BODY] [HEADER]: runs the request $repeat times (after one warm-up).
 median_ms() {
@@ -87,15 +92,15 @@ load() { # port path auth -> sets load_json, cpu_s
   echo "  load: $load_json" >&2
 }
 
-row() { # name qa qb disk_bytes rss_kb extra
+row() { # name qa qb qc disk_bytes rss_kb extra
   python3 - "$load_json" "$cpu_s" "$@" <<'EOF'
 import json, sys
 j = json.loads(sys.argv[1]); cpu = float(sys.argv[2])
-name, qa, qb, disk, rss = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7])
+name, qa, qb, qc, disk, rss = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7]), int(sys.argv[8])
 p = j["points"]
-inuse = " (%.2f in use)" % (int(sys.argv[8]) / p) if len(sys.argv) > 8 else ""
-print("| %s | %.0f | %.0f | %.2f%s | %.0f MiB | %s | %s |" % (name, j["points_per_s"], p / cpu if cpu else 0,
-      disk / p, inuse, rss / 1024.0, qa, qb))
+inuse = " (%.2f in use)" % (int(sys.argv[9]) / p) if len(sys.argv) > 9 else ""
+print("| %s | %.0f | %.0f | %.2f%s | %.0f MiB | %s | %s | %s |" % (name, j["points_per_s"], p / cpu if cpu else 0,
+      disk / p, inuse, rss / 1024.0, qa, qb, qc))
 EOF
 }
 
@@ -124,6 +129,8 @@ for sys in $systems; do
     url="http://127.0.0.1:$port/api/query"
     live_a=$(median_ms a "$url" "$qa_body" "Authorization: Bearer $secret")
     live_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")
+    iq_url="http://127.0.0.1:$port/query?db=fritz&epoch=s&q=$(enc "$qc")"
+    live_c=$(median_ms c "$iq_url" "" "Authorization: Bearer $secret")
     rss=$(hwm_kb "$pid")
     kill -TERM "$pid"; wait "$pid"; pid=  # a clean stop seals every buffer
     if [ "$backend" = postgres ]; then
@@ -138,8 +145,10 @@ for sys in $systems; do
     waitport "$port"
     sealed_a=$(median_ms a "$url" "$qa_body" "Authorization: Bearer $secret")
     sealed_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")
+    sealed_c=$(median_ms c "$iq_url" "" "Authorization: Bearer $secret")
     kill -TERM "$pid"; wait "$pid"; pid=
-    results+=("$(row "$name" "${sealed_a% *} ms (live ${live_a% *})" "${sealed_b% *} ms (live ${live_b% *})" "$disk" "$rss" "$inuse")")
+    results+=("$(row "$name" "${sealed_a% *} ms (live ${live_a% *})" "${sealed_b% *} ms (live ${live_b% *})" \
+      "${sealed_c% *} ms (live ${live_c% *})" "$disk" "$rss" "$inuse")")
     postmaster=
     ;;
   influxdb)
@@ -168,15 +177,13 @@ EOF
     curl -s -XPOST "http://127.0.0.1:$port/query" --data-urlencode "q=CREATE DATABASE fritz" > /dev/null
     load "$port" "/write?db=fritz&precision=ns" ""
     qa="SELECT mean(\"value\") FROM \"cpu_user\" WHERE \"hostname\"='$first_host' AND time >= ${start}s AND time < ${end}s GROUP BY time(60s), \"type-id\""
-    qb="SELECT mean(\"value\") FROM \"cpu_load\" WHERE time >= ${start}s AND time < ${end}s GROUP BY time(60s), \"hostname\""
-    enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
     a=$(median_ms a "http://127.0.0.1:$port/query?db=fritz&epoch=s&q=$(enc "$qa")")
-    b=$(median_ms b "http://127.0.0.1:$port/query?db=fritz&epoch=s&q=$(enc "$qb")")
+    b=$(median_ms b "http://127.0.0.1:$port/query?db=fritz&epoch=s&q=$(enc "$qc")")  # (b) is (c)
     sleep 20 # cache snapshot and full compaction after the cold durations
     rss=$(hwm_kb "$pid")
     disk=$(du -sb "$d/data" "$d/wal" | awk '{s += $1} END {print s}')
     kill -TERM "$pid"; wait "$pid" || true; pid=
-    results+=("$(row "InfluxDB 1.6.7" "${a% *} ms" "${b% *} ms" "$disk" "$rss")")
+    results+=("$(row "InfluxDB 1.6.7" "${a% *} ms" "${b% *} ms" "${b% *} ms (as b)" "$disk" "$rss")")
     ;;
   victoria)
     d="$tmp/vm"; mkdir -p "$d"; port=$(freeport)
@@ -186,7 +193,6 @@ EOF
     load "$port" "/write" ""
     curl -s "http://127.0.0.1:$port/internal/force_flush" > /dev/null
     sleep 2
-    enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
     rng="start=$start&end=$end&step=60&nocache=1"
     a=$(median_ms a "http://127.0.0.1:$port/api/v1/query_range?$rng&query=$(enc "avg_over_time(cpu_user_value{hostname=\"$first_host\",type=\"hwthread\"}[60s])")")
     b=$(median_ms b "http://127.0.0.1:$port/api/v1/query_range?$rng&query=$(enc "avg_over_time(cpu_load_value[60s])")")
@@ -195,7 +201,7 @@ EOF
     rss=$(hwm_kb "$pid")
     disk=$(du -sb "$d/data" | awk '{print $1}')
     kill -TERM "$pid"; wait "$pid" || true; pid=
-    results+=("$(row "VictoriaMetrics 1.79.5" "${a% *} ms" "${b% *} ms" "$disk" "$rss")")
+    results+=("$(row "VictoriaMetrics 1.79.5" "${a% *} ms" "${b% *} ms" "${b% *} ms (PromQL of b)" "$disk" "$rss")")
     ;;
   *) echo "unknown system $sys" >&2; exit 2 ;;
   esac
@@ -204,6 +210,6 @@ done
 echo
 echo "$nodes nodes, $hours h, $((nodes * 519 * hours * 60)) points, $conns connections, $(nproc) cores"
 echo
-echo "| system | points/s | points per server CPU-s | bytes on disk per point | peak RSS | (a) 1 host, 72 hwthreads, 60 s | (b) cpu_load, all hosts, 60 s |"
-echo "|---|---|---|---|---|---|---|"
+echo "| system | points/s | points per server CPU-s | bytes on disk per point | peak RSS | (a) 1 host, 72 hwthreads, 60 s | (b) cpu_load, all hosts, 60 s | (c) (b) as Grafana's InfluxQL |"
+echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${results[@]}"

@@ -85,6 +85,8 @@ def main():
                 q = "?cluster=test.local" if any(x["name"] == "cluster" for x in op.get("parameters", [])) else ""
                 if m == "get":
                     r = api.get(url + q)
+                elif m == "head":
+                    r = api.f.request("HEAD", url + q)
                 else:
                     r = api.f.post(url, "{}", auth=("test.local", api.tokens["test.local"]))
                 served = r.status != 405 and not (r.status == 404 and "no such endpoint" in r.body)

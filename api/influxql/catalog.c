@@ -1,0 +1,270 @@
+/* api/influxql/catalog.c — a cluster's line-protocol series as InfluxDB shows them.
+ *
+ * fjord keys a series by (cluster, host, metric, type, type-id, stype, stype-id) (docs/metrics.md).
+ * Back to InfluxDB's view:
+ * - metric `m.f` (a generic line's measurement and field) is measurement m, field f; a metric
+ *   without a dot (a ClusterCockpit metric line) is measurement m, field `value`;
+ * - tag `cluster` always; the host as `hostname` for ClusterCockpit lines and `host` for generic
+ *   ones (the tag each kind of sender uses); `type` (ClusterCockpit lines always, generic lines
+ *   when not `node`), `type-id`, and for generic lines the tags folded into the sub-type
+ *   (stype "k1,k2", stype-id "v1,v2") as tags k1, k2; otherwise `stype`, `stype-id`. */
+#include "api/influxql/iq_int.h"
+
+#include "storage/core/store_ts.h"
+#include "storage/query/influx_catalog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct loader {
+    fj_arena *a;
+    iq_fser *v;
+    size_t n, cap;
+    fj_status st;
+} loader;
+
+static char *dup(fj_arena *a, fj_ts_str s)
+{
+    return fj_arena_strndup(a, s.p ? s.p : "", s.n);
+}
+
+static int cmp_tag(const void *x, const void *y)
+{
+    return strcmp(((const iq_tag *)x)->k, ((const iq_tag *)y)->k);
+}
+
+/* stype "k1,k2" with stype-id "v1,v2" as tags; false when the counts differ. */
+static bool unfold(fj_arena *a, const char *ks, const char *vs, iq_tag *tags, size_t *n, size_t max)
+{
+    size_t nk = 1, nv = 1;
+    for (const char *p = ks; *p; p++)
+        nk += *p == ',';
+    for (const char *p = vs; *p; p++)
+        nv += *p == ',';
+    if (nk != nv || *n + nk > max)
+        return false;
+    char *k = fj_arena_strdup(a, ks), *v = fj_arena_strdup(a, vs);
+    if (!k || !v)
+        return false;
+    for (size_t i = 0; i < nk; i++) {
+        char *kc = strchr(k, ','), *vc = strchr(v, ',');
+        if (kc)
+            *kc = '\0';
+        if (vc)
+            *vc = '\0';
+        tags[(*n)++] = (iq_tag){k, v};
+        k = kc ? kc + 1 : k + strlen(k);
+        v = vc ? vc + 1 : v + strlen(v);
+    }
+    return true;
+}
+
+/* Appends one fser: its tags sorted and copied, its series key made. */
+static fj_status push(loader *l, uint32_t id, int src, const char *meas, const char *field, const iq_tag *in,
+                      size_t n)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        iq_fser *nv = fj_arena_calloc(l->a, cap, sizeof *nv);
+        if (!nv)
+            return l->st = FJ_ENOMEM;
+        if (l->n)
+            memcpy(nv, l->v, l->n * sizeof *nv);
+        l->v = nv;
+        l->cap = cap;
+    }
+    iq_fser *f = &l->v[l->n];
+    f->tags = fj_arena_calloc(l->a, n + 1, sizeof *f->tags);
+    if (!f->tags)
+        return l->st = FJ_ENOMEM;
+    memcpy(f->tags, in, n * sizeof *in);
+    qsort(f->tags, n, sizeof *f->tags, cmp_tag);
+    fj_buf k;
+    fj_buf_init(&k, 1 << 20);
+    fj_buf_puts(&k, meas);
+    for (size_t i = 0; i < n; i++)
+        fj_buf_printf(&k, ",%s=%s", f->tags[i].k, f->tags[i].v);
+    f->skey = k.data ? fj_arena_strndup(l->a, k.data, k.len) : NULL;
+    fj_buf_free(&k);
+    if (!f->skey)
+        return l->st = FJ_ENOMEM;
+    f->ntags = n;
+    f->id = id;
+    f->src = src;
+    f->meas = meas;
+    f->field = field;
+    l->n++;
+    return FJ_OK;
+}
+
+static fj_status add_sonar(void *ud, int src, const char *meas, const char *field, const iq_tag *tags, size_t n)
+{
+    return push(ud, 0, src, meas, field, tags, n);
+}
+
+static fj_status add(void *ud, uint32_t id, const fj_ts_key *key)
+{
+    loader *l = ud;
+    char *metric = dup(l->a, key->metric), *host = dup(l->a, key->host), *type = dup(l->a, key->type),
+         *type_id = dup(l->a, key->type_id), *stype = dup(l->a, key->stype), *stype_id = dup(l->a, key->stype_id),
+         *cluster = dup(l->a, key->cluster);
+    iq_tag tags[40];
+    size_t n = 0;
+    if (!metric || !host || !type || !type_id || !stype || !stype_id || !cluster)
+        return l->st = FJ_ENOMEM;
+    char *dot = strchr(metric, '.');
+    bool generic = dot != NULL;
+    const char *field = "value";
+    if (generic) {
+        *dot = '\0';
+        field = dot + 1;
+    }
+    tags[n++] = (iq_tag){"cluster", cluster};
+    if (*host)
+        tags[n++] = (iq_tag){generic ? "host" : "hostname", host};
+    if (*type && (!generic || strcmp(type, "node")))
+        tags[n++] = (iq_tag){"type", type};
+    if (*type_id)
+        tags[n++] = (iq_tag){"type-id", type_id};
+    if (*stype && !(generic && unfold(l->a, stype, stype_id, tags, &n, 36))) {
+        tags[n++] = (iq_tag){"stype", stype};
+        if (*stype_id)
+            tags[n++] = (iq_tag){"stype-id", stype_id};
+    }
+    return push(l, id, IQ_SRC_TS, metric, field, tags, n);
+}
+
+static int cmp_fser(const void *x, const void *y)
+{
+    const iq_fser *a = x, *b = y;
+    int c = strcmp(a->meas, b->meas);
+    if (!c)
+        c = strcmp(a->skey, b->skey);
+    return c ? c : strcmp(a->field, b->field);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The distinct strings of v[0..n), sorted, in place; the new count. */
+static size_t uniq(const char **v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_str);
+    size_t k = 1;
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(v[i], v[k - 1]))
+            v[k++] = v[i];
+    return k;
+}
+
+fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size_t nfrom, iq_catalog *cat,
+                          fj_err *err)
+{
+    *cat = (iq_catalog){0};
+    const fj_store_ops *ops = fj_store_ops_of(c->s);
+    if (!ops->ts || !ops->ts->ts_series)
+        return fj_err_set(err, FJ_EUNSUPPORTED, NULL, "this backend stores no line-protocol metrics");
+    loader l = {.a = c->a};
+    bool named = nfrom > 0;
+    for (size_t i = 0; i < nfrom; i++)
+        named = named && !from[i].re;
+    fj_status st = FJ_OK;
+    unsigned sonar = IQ_SONAR_ALL;
+    if (named) { /* only the measurements named: not every series of the cluster */
+        sonar = 0;
+        for (size_t i = 0; i < nfrom && st == FJ_OK; i++) {
+            bool seen = false;
+            for (size_t k = 0; k < i && !seen; k++)
+                seen = !strcmp(from[k].name, from[i].name);
+            int src = iq_sonar_src(from[i].name);
+            if (src != IQ_SRC_TS)
+                sonar |= 1u << src;
+            else if (!seen)
+                st = fj_q_ts_series_of(c->s, db, from[i].name, add, &l, err);
+        }
+    } else {
+        fj_ts_sel sel = {db, NULL, NULL};
+        st = ops->ts->ts_series(c->s, &sel, add, &l, err);
+    }
+    if (l.st != FJ_OK)
+        return fj_err_set(err, l.st, NULL, "out of memory");
+    if (st != FJ_OK)
+        return st;
+    st = sonar ? iq_sonar_catalog(c, db, sonar, add_sonar, &l, err) : FJ_OK;
+    if (l.st != FJ_OK)
+        return fj_err_set(err, l.st, NULL, "out of memory");
+    if (st != FJ_OK)
+        return st;
+    if (l.n)
+        qsort(l.v, l.n, sizeof *l.v, cmp_fser);
+    cat->fser = l.v;
+    cat->nfser = l.n;
+    cat->iser = fj_arena_calloc(c->a, l.n + 1, sizeof *cat->iser);
+    cat->meas = fj_arena_calloc(c->a, l.n + 1, sizeof *cat->meas);
+    if (!cat->iser || !cat->meas)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < l.n; i++) {
+        if (!cat->niser || strcmp(cat->iser[cat->niser - 1].f->skey, l.v[i].skey) ||
+            strcmp(cat->iser[cat->niser - 1].f->meas, l.v[i].meas))
+            cat->iser[cat->niser++] = (iq_iser){.f = &l.v[i], .first = i};
+        cat->iser[cat->niser - 1].nfields++;
+    }
+    for (size_t i = 0; i < cat->niser; i++) {
+        if (!cat->nmeas || strcmp(cat->meas[cat->nmeas - 1].name, cat->iser[i].f->meas))
+            cat->meas[cat->nmeas++] = (iq_meas){.name = cat->iser[i].f->meas, .src = cat->iser[i].f->src, .first = i};
+        cat->meas[cat->nmeas - 1].n++;
+    }
+    for (size_t m = 0; m < cat->nmeas; m++) {
+        iq_meas *me = &cat->meas[m];
+        size_t nt = 0, nf = 0;
+        for (size_t i = me->first; i < me->first + me->n; i++) {
+            nt += cat->iser[i].f->ntags;
+            nf += cat->iser[i].nfields;
+        }
+        me->tagkeys = fj_arena_calloc(c->a, nt + 1, sizeof *me->tagkeys);
+        me->fields = fj_arena_calloc(c->a, nf + 1, sizeof *me->fields);
+        if (!me->tagkeys || !me->fields)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        for (size_t i = me->first; i < me->first + me->n; i++) {
+            const iq_iser *is = &cat->iser[i];
+            for (size_t t = 0; t < is->f->ntags; t++)
+                me->tagkeys[me->ntagkeys++] = is->f->tags[t].k;
+            for (size_t f = 0; f < is->nfields; f++)
+                me->fields[me->nfields++] = cat->fser[is->first + f].field;
+        }
+        me->ntagkeys = uniq(me->tagkeys, me->ntagkeys);
+        me->nfields = uniq(me->fields, me->nfields);
+    }
+    return FJ_OK;
+}
+
+const char *iq_tag_value(const iq_iser *is, const char *k)
+{
+    for (size_t i = 0; i < is->f->ntags; i++)
+        if (!strcmp(is->f->tags[i].k, k))
+            return is->f->tags[i].v;
+    return "";
+}
+
+bool iq_meas_has_tag(const iq_meas *m, const char *k)
+{
+    for (size_t i = 0; i < m->ntagkeys; i++)
+        if (!strcmp(m->tagkeys[i], k))
+            return true;
+    return false;
+}
+
+bool iq_sources_match(const iq_source *src, size_t n, const char *m)
+{
+    if (!n)
+        return true;
+    for (size_t i = 0; i < n; i++) {
+        if (src[i].re ? regexec(src[i].re, m, 0, NULL, 0) == 0 : !strcmp(src[i].name, m))
+            return true;
+    }
+    return false;
+}

@@ -1,0 +1,1075 @@
+/* api/influxql/parse.c — InfluxQL's lexer and a recursive-descent parser for the statements fjord
+ * answers (api/influxql/influxql.h). The lexer runs on demand, one token ahead, because whether
+ * `/` starts a regular expression or divides depends on what the parser expects. Errors use
+ * InfluxDB's wording, so clients show what they would show against InfluxDB. */
+#include "api/influxql/influxql.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+    T_EOF, T_IDENT, T_QIDENT, T_STR, T_NUM, T_INT, T_DUR, T_REGEX, T_LP, T_RP, T_COMMA, T_SEMI, T_DOT, T_COLON2,
+    T_ADD, T_SUB, T_MUL, T_DIV, T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_EQRE, T_NERE, T_BAD,
+} tok_kind;
+
+typedef struct tok {
+    tok_kind k;
+    const char *p; /* where it starts */
+    size_t n;
+    char *s;       /* identifier, string or pattern, unquoted */
+    double num;
+    int64_t dur;
+} tok;
+
+typedef struct parser {
+    fj_arena *a;
+    iq_regs *regs;
+    const char *text, *pos;
+    tok t;      /* the current token */
+    char *msg;
+    size_t cap;
+    bool failed;
+} parser;
+
+/* --- lexer ------------------------------------------------------------------------------------ */
+
+static void skip_space(parser *ps)
+{
+    for (;;) {
+        while (isspace((unsigned char)*ps->pos))
+            ps->pos++;
+        if (ps->pos[0] == '-' && ps->pos[1] == '-') {
+            while (*ps->pos && *ps->pos != '\n')
+                ps->pos++;
+        } else if (ps->pos[0] == '/' && ps->pos[1] == '*') {
+            const char *e = strstr(ps->pos + 2, "*/");
+            ps->pos = e ? e + 2 : ps->pos + strlen(ps->pos);
+        } else {
+            return;
+        }
+    }
+}
+
+static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* A quoted string or identifier ending at q, with \\, \q and \n escapes. */
+static char *unquote(parser *ps, const char **pp, char q, bool *ok)
+{
+    const char *p = *pp + 1;
+    size_t cap = strlen(p) + 1;
+    char *out = fj_arena_alloc(ps->a, cap), *o = out;
+    *ok = false;
+    if (!out)
+        return NULL;
+    while (*p && *p != q) {
+        if (*p == '\\' && p[1]) {
+            p++;
+            *o++ = *p == 'n' ? '\n' : *p;
+            p++;
+        } else if (*p == '\n' && q == '\'') {
+            break;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    if (*p == q) {
+        *ok = true;
+        p++;
+    }
+    *pp = p;
+    return out;
+}
+
+static int64_t dur_unit(const char *u, size_t n)
+{
+    if (n == 2 && !strncmp(u, "ns", 2))
+        return 1;
+    if ((n == 1 && *u == 'u') || (n == 2 && !strncmp(u, "\xc2\xb5", 2)))
+        return 1000;
+    if (n == 2 && !strncmp(u, "ms", 2))
+        return 1000000;
+    if (n == 1) {
+        switch (*u) {
+        case 's': return 1000000000LL;
+        case 'm': return 60000000000LL;
+        case 'h': return 3600000000000LL;
+        case 'd': return 86400000000000LL;
+        case 'w': return 604800000000000LL;
+        }
+    }
+    return 0;
+}
+
+static void lex(parser *ps)
+{
+    skip_space(ps);
+    tok *t = &ps->t;
+    *t = (tok){.p = ps->pos};
+    const char *p = ps->pos;
+    char c = *p;
+    if (!c) {
+        t->k = T_EOF;
+        return;
+    }
+    if (ident_start(c)) {
+        while (ident_char(*p))
+            p++;
+        t->k = T_IDENT;
+        t->s = fj_arena_strndup(ps->a, ps->pos, (size_t)(p - ps->pos));
+    } else if (c == '"' || c == '\'') {
+        bool ok;
+        t->s = unquote(ps, &p, c, &ok);
+        t->k = !ok ? T_BAD : c == '"' ? T_QIDENT : T_STR;
+    } else if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)p[1]))) {
+        const char *s = p;
+        while (isdigit((unsigned char)*p))
+            p++;
+        bool frac = false;
+        if (*p == '.' && isdigit((unsigned char)p[1])) {
+            frac = true;
+            p++;
+            while (isdigit((unsigned char)*p))
+                p++;
+        }
+        if (*p == 'e' || *p == 'E') { /* an exponent, when digits follow */
+            const char *e = p + 1;
+            if (*e == '+' || *e == '-')
+                e++;
+            if (isdigit((unsigned char)*e)) {
+                frac = true;
+                p = e;
+                while (isdigit((unsigned char)*p))
+                    p++;
+            }
+        }
+        t->num = strtod(s, NULL);
+        t->k = frac ? T_NUM : T_INT;
+        /* a duration: an integer and a unit, repeated (1h30m) */
+        if (!frac) {
+            const char *q = s;
+            int64_t total = 0;
+            bool any = false;
+            while (isdigit((unsigned char)*q)) {
+                const char *d = q;
+                while (isdigit((unsigned char)*q))
+                    q++;
+                const char *u = q;
+                while (isalpha((unsigned char)*q) || (unsigned char)*q == 0xc2 || (unsigned char)*q == 0xb5)
+                    q++;
+                int64_t m = dur_unit(u, (size_t)(q - u));
+                if (!m || q == u)
+                    break;
+                total += strtoll(d, NULL, 10) * m;
+                any = true;
+                p = q;
+            }
+            if (any) {
+                t->k = T_DUR;
+                t->dur = total;
+            }
+        }
+    } else {
+        p++;
+        switch (c) {
+        case '(': t->k = T_LP; break;
+        case ')': t->k = T_RP; break;
+        case ',': t->k = T_COMMA; break;
+        case ';': t->k = T_SEMI; break;
+        case '.': t->k = T_DOT; break;
+        case '+': t->k = T_ADD; break;
+        case '-': t->k = T_SUB; break;
+        case '*': t->k = T_MUL; break;
+        case '/': t->k = T_DIV; break;
+        case ':':
+            t->k = *p == ':' ? T_COLON2 : T_BAD;
+            p += *p == ':';
+            break;
+        case '=':
+            t->k = *p == '~' ? T_EQRE : T_EQ;
+            p += *p == '~';
+            break;
+        case '!':
+            t->k = *p == '=' ? T_NE : *p == '~' ? T_NERE : T_BAD;
+            p += *p == '=' || *p == '~';
+            break;
+        case '<':
+            t->k = *p == '=' ? T_LE : *p == '>' ? T_NE : T_LT;
+            p += *p == '=' || *p == '>';
+            break;
+        case '>':
+            t->k = *p == '=' ? T_GE : T_GT;
+            p += *p == '=';
+            break;
+        default: t->k = T_BAD; break;
+        }
+    }
+    t->n = (size_t)(p - t->p);
+    ps->pos = p;
+}
+
+/* The current token is `/`: re-read from there as a regular expression. */
+static bool lex_regex(parser *ps)
+{
+    const char *p = ps->t.p + 1;
+    fj_buf b;
+    fj_buf_init(&b, 1 << 16);
+    while (*p && *p != '/') {
+        if (*p == '\\' && p[1] == '/') { /* an escaped slash is a slash */
+            fj_buf_append(&b, "/", 1);
+            p += 2;
+            continue;
+        }
+        if (*p == '\\' && p[1]) {
+            fj_buf_append(&b, p, 2);
+            p += 2;
+            continue;
+        }
+        fj_buf_append(&b, p++, 1);
+    }
+    if (*p != '/') {
+        fj_buf_free(&b);
+        return false;
+    }
+    ps->t.k = T_REGEX;
+    ps->t.s = fj_arena_strndup(ps->a, b.data ? b.data : "", b.len);
+    fj_buf_free(&b);
+    ps->pos = p + 1;
+    ps->t.n = (size_t)(ps->pos - ps->t.p);
+    return true;
+}
+
+/* --- errors ------------------------------------------------------------------------------------- */
+
+static void where_of(parser *ps, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *p = ps->text; p < at; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+static bool fail(parser *ps, const char *expected)
+{
+    if (ps->failed)
+        return false;
+    ps->failed = true;
+    int line, col;
+    where_of(ps, ps->t.p, &line, &col);
+    if (ps->t.k == T_EOF)
+        snprintf(ps->msg, ps->cap, "error parsing query: found EOF, expected %s at line %d, char %d", expected, line,
+                 col);
+    else
+        snprintf(ps->msg, ps->cap, "error parsing query: found %.*s, expected %s at line %d, char %d",
+                 (int)(ps->t.n > 64 ? 64 : ps->t.n), ps->t.p, expected, line, col);
+    return false;
+}
+
+static bool fail_msg(parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail_msg(parser *ps, const char *fmt, ...)
+{
+    if (ps->failed)
+        return false;
+    ps->failed = true;
+    int n = snprintf(ps->msg, ps->cap, "error parsing query: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ps->msg + n, ps->cap - (size_t)n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* --- helpers --------------------------------------------------------------------------------------- */
+
+static bool is_kw(const parser *ps, const char *kw)
+{
+    return ps->t.k == T_IDENT && !strcasecmp(ps->t.s, kw);
+}
+
+static bool accept_kw(parser *ps, const char *kw)
+{
+    if (!is_kw(ps, kw))
+        return false;
+    lex(ps);
+    return true;
+}
+
+static bool expect_kw(parser *ps, const char *kw)
+{
+    if (accept_kw(ps, kw))
+        return true;
+    return fail(ps, kw);
+}
+
+static bool accept(parser *ps, tok_kind k)
+{
+    if (ps->t.k != k)
+        return false;
+    lex(ps);
+    return true;
+}
+
+static const char *const reserved[] = {
+    "ALL", "ALTER", "ANY", "AS", "ASC", "BEGIN", "BY", "CREATE", "CONTINUOUS", "DATABASE", "DATABASES",
+    "DEFAULT", "DELETE", "DESC", "DESTINATIONS", "DIAGNOSTICS", "DISTINCT", "DROP", "DURATION", "END", "EVERY",
+    "EXPLAIN", "FIELD", "FOR", "FROM", "GRANT", "GRANTS", "GROUP", "GROUPS", "IN", "INF", "INSERT", "INTO", "KEY",
+    "KEYS", "KILL", "LIMIT", "MEASUREMENT", "MEASUREMENTS", "NAME", "OFFSET", "ON", "ORDER", "PASSWORD", "POLICY",
+    "POLICIES", "PRIVILEGES", "QUERIES", "QUERY", "READ", "REPLICATION", "RESAMPLE", "RETENTION", "REVOKE",
+    "SELECT", "SERIES", "SET", "SHARD", "SHARDS", "SLIMIT", "SOFFSET", "STATS", "SUBSCRIPTION", "SUBSCRIPTIONS",
+    "TAG", "TO", "USER", "USERS", "VALUES", "WHERE", "WITH", "WRITE", "AND", "OR", "TRUE", "FALSE", NULL,
+};
+
+static bool is_reserved(const char *s)
+{
+    for (size_t i = 0; reserved[i]; i++)
+        if (!strcasecmp(reserved[i], s))
+            return true;
+    return false;
+}
+
+/* An identifier: bare (not a keyword) or "quoted". */
+static const char *ident(parser *ps, const char *expected)
+{
+    if (ps->t.k == T_QIDENT || (ps->t.k == T_IDENT && !is_reserved(ps->t.s))) {
+        const char *s = ps->t.s;
+        lex(ps);
+        return s;
+    }
+    fail(ps, expected);
+    return NULL;
+}
+
+static iq_expr *node(parser *ps, iq_kind k)
+{
+    iq_expr *e = fj_arena_calloc(ps->a, 1, sizeof *e);
+    if (e)
+        e->k = k;
+    else
+        fail_msg(ps, "out of memory");
+    return e;
+}
+
+/* Refuses what makes regcomp's memory explode (glibc copies the tree of what `+` and `{m,n}`
+ * repeat, so repetitions of repetitions grow exponentially): a repetition operator right after
+ * another (a++; RE2, which InfluxDB uses, refuses those too), a count above 1000 (RE2's limit),
+ * and patterns whose copying factors (2 for `+`, the larger count + 1 for `{m,n}`) multiply past
+ * 65536, counted over the whole pattern whether nested or not. NULL when acceptable, else why. */
+static const char *re_too_costly(const char *p)
+{
+    bool after_rep = false, in_class = false;
+    double factor = 1;
+    for (; *p; p++) {
+        if (in_class) { /* inside [...]: nothing repeats */
+            in_class = *p != ']';
+            continue;
+        }
+        if (*p == '\\' && p[1]) {
+            p++;
+            after_rep = false;
+            continue;
+        }
+        bool rep = *p == '*' || *p == '+' || *p == '?' || *p == '{';
+        if (rep && after_rep)
+            return "invalid nested repetition operator";
+        after_rep = rep;
+        if (*p == '+') {
+            factor *= 2;
+        } else if (*p == '{') {
+            char *end;
+            long lo = strtol(p + 1, &end, 10), hi = lo;
+            if (*end == ',')
+                hi = isdigit((unsigned char)end[1]) ? strtol(end + 1, &end, 10) : lo;
+            if (lo > 1000 || hi > 1000)
+                return "invalid repeat count";
+            factor *= (double)(hi > lo ? hi : lo) + 1;
+            while (p[1] && *p != '}')
+                p++;
+        } else if (*p == '[') {
+            in_class = true;
+            if (p[1] == '^')
+                p++;
+            if (p[1] == ']') /* a leading ] is a member */
+                p++;
+        }
+        if (factor > 65536)
+            return "too many repetitions";
+    }
+    return NULL;
+}
+
+static regex_t *compile_re(parser *ps, const char *pattern)
+{
+    const char *why = re_too_costly(pattern);
+    if (why) {
+        fail_msg(ps, "invalid regular expression /%.64s/: %s", pattern, why);
+        return NULL;
+    }
+    regex_t *re = fj_arena_calloc(ps->a, 1, sizeof *re);
+    if (!re) {
+        fail_msg(ps, "out of memory");
+        return NULL;
+    }
+    if (ps->regs->n == IQ_MAX_REGEX) {
+        fail_msg(ps, "more than %d regular expressions", IQ_MAX_REGEX);
+        return NULL;
+    }
+    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+    if (rc == 0)
+        ps->regs->v[ps->regs->n++] = re;
+    if (rc != 0) {
+        char m[128];
+        regerror(rc, re, m, sizeof m);
+        fail_msg(ps, "invalid regular expression /%s/: %s", pattern, m);
+        return NULL;
+    }
+    return re;
+}
+
+/* --- expressions ----------------------------------------------------------------------------------- */
+
+static iq_expr *expr(parser *ps, int min_prec);
+
+static iq_expr *call_args(parser *ps, iq_expr *e)
+{
+    iq_expr *args[16];
+    size_t n = 0;
+    if (!accept(ps, T_RP)) {
+        do {
+            if (n == 16)
+                return fail_msg(ps, "too many arguments to %s()", e->s), NULL;
+            if (ps->t.k == T_MUL) {
+                args[n] = node(ps, IQ_WILD);
+                lex(ps);
+            } else if (ps->t.k == T_DIV) {
+                if (!lex_regex(ps))
+                    return fail(ps, "regex"), NULL;
+                if (!(args[n] = node(ps, IQ_REGEX)))
+                    return NULL;
+                args[n]->s = ps->t.s;
+                args[n]->re = compile_re(ps, ps->t.s);
+                lex(ps);
+                if (!args[n]->re)
+                    return NULL;
+            } else {
+                args[n] = expr(ps, 0);
+            }
+            if (!args[n++])
+                return NULL;
+        } while (accept(ps, T_COMMA));
+        if (!accept(ps, T_RP))
+            return fail(ps, ")"), NULL;
+    }
+    e->args = fj_arena_calloc(ps->a, n + 1, sizeof *e->args);
+    if (!e->args)
+        return fail_msg(ps, "out of memory"), NULL;
+    memcpy(e->args, args, n * sizeof *args);
+    e->nargs = n;
+    return e;
+}
+
+static iq_expr *primary(parser *ps)
+{
+    tok t = ps->t;
+    iq_expr *e = NULL;
+    switch (t.k) {
+    case T_LP:
+        lex(ps);
+        e = expr(ps, 0);
+        if (e && !accept(ps, T_RP))
+            return fail(ps, ")"), NULL;
+        return e;
+    case T_SUB: /* a negative number or duration */
+        lex(ps);
+        if (ps->t.k == T_NUM || ps->t.k == T_INT) {
+            if ((e = node(ps, IQ_NUM)))
+                e->num = -ps->t.num;
+        } else if (ps->t.k == T_DUR) {
+            if ((e = node(ps, IQ_DUR)))
+                e->dur = -ps->t.dur;
+        } else {
+            return fail(ps, "identifier, string, number, bool"), NULL;
+        }
+        lex(ps);
+        return e;
+    case T_NUM:
+    case T_INT:
+        if ((e = node(ps, IQ_NUM)))
+            e->num = t.num;
+        lex(ps);
+        return e;
+    case T_DUR:
+        if ((e = node(ps, IQ_DUR)))
+            e->dur = t.dur;
+        lex(ps);
+        return e;
+    case T_STR:
+        if ((e = node(ps, IQ_STR)))
+            e->s = t.s;
+        lex(ps);
+        return e;
+    case T_DIV:
+        if (!lex_regex(ps))
+            return fail(ps, "regex"), NULL;
+        if ((e = node(ps, IQ_REGEX))) {
+            e->s = ps->t.s;
+            e->re = compile_re(ps, e->s);
+        }
+        lex(ps);
+        return e && e->re ? e : NULL;
+    case T_MUL:
+        lex(ps);
+        return node(ps, IQ_WILD);
+    case T_QIDENT:
+    case T_IDENT:
+        if (t.k == T_IDENT && (!strcasecmp(t.s, "true") || !strcasecmp(t.s, "false"))) {
+            if ((e = node(ps, IQ_BOOL)))
+                e->num = !strcasecmp(t.s, "true");
+            lex(ps);
+            return e;
+        }
+        if (t.k == T_IDENT && is_reserved(t.s))
+            return fail(ps, "identifier, string, number, bool"), NULL;
+        lex(ps);
+        if (t.k == T_IDENT && ps->t.k == T_LP) {
+            lex(ps);
+            if (!strcasecmp(t.s, "now")) {
+                if (!accept(ps, T_RP))
+                    return fail(ps, ")"), NULL;
+                return node(ps, IQ_NOW);
+            }
+            if (!(e = node(ps, IQ_CALL)))
+                return NULL;
+            char *low = fj_arena_strdup(ps->a, t.s);
+            for (char *q = low; q && *q; q++)
+                *q = (char)tolower((unsigned char)*q);
+            e->s = low;
+            return call_args(ps, e);
+        }
+        if (!(e = node(ps, IQ_REF)))
+            return NULL;
+        e->s = t.s;
+        if (accept(ps, T_COLON2)) /* value::field, host::tag: the type is not checked */
+            if (!ident(ps, "field, tag"))
+                return NULL;
+        return e;
+    default:
+        return fail(ps, "identifier, string, number, bool"), NULL;
+    }
+}
+
+static int prec_of(tok_kind k, iq_op *op)
+{
+    switch (k) {
+    case T_IDENT: return 0;
+    case T_EQ: *op = IQ_EQ; return 4;
+    case T_NE: *op = IQ_NE; return 4;
+    case T_LT: *op = IQ_LT; return 4;
+    case T_LE: *op = IQ_LE; return 4;
+    case T_GT: *op = IQ_GT; return 4;
+    case T_GE: *op = IQ_GE; return 4;
+    case T_EQRE: *op = IQ_EQRE; return 4;
+    case T_NERE: *op = IQ_NERE; return 4;
+    case T_ADD: *op = IQ_ADD; return 5;
+    case T_SUB: *op = IQ_SUB; return 5;
+    case T_MUL: *op = IQ_MUL; return 6;
+    case T_DIV: *op = IQ_DIV; return 6;
+    default: return 0;
+    }
+}
+
+static int prec_cur(parser *ps, iq_op *op)
+{
+    if (is_kw(ps, "AND")) {
+        *op = IQ_AND;
+        return 2;
+    }
+    if (is_kw(ps, "OR")) {
+        *op = IQ_OR;
+        return 1;
+    }
+    return prec_of(ps->t.k, op);
+}
+
+/* Precedence climbing: OR < AND < comparisons < + - < * /. */
+static iq_expr *expr(parser *ps, int min_prec)
+{
+    iq_expr *l = primary(ps);
+    while (l) {
+        iq_op op = IQ_ADD;
+        int p = prec_cur(ps, &op);
+        if (!p || p < min_prec)
+            break;
+        lex(ps);
+        iq_expr *r = expr(ps, p + 1);
+        if (!r)
+            return NULL;
+        iq_expr *b = node(ps, IQ_BIN);
+        if (!b)
+            return NULL;
+        b->op = op;
+        b->l = l;
+        b->r = r;
+        l = b;
+    }
+    return l;
+}
+
+/* --- clauses ------------------------------------------------------------------------------------ */
+
+static bool source(parser *ps, iq_source *src)
+{
+    if (ps->t.k == T_DIV) {
+        if (!lex_regex(ps))
+            return fail(ps, "regex");
+        src->re = compile_re(ps, ps->t.s);
+        src->name = ps->t.s;
+        lex(ps);
+        return src->re != NULL;
+    }
+    const char *parts[3];
+    size_t n = 0;
+    bool empty_rp = false;
+    for (;;) {
+        if (ps->t.k == T_DIV && n > 0) { /* db.rp./re/ */
+            if (!lex_regex(ps))
+                return fail(ps, "regex");
+            src->re = compile_re(ps, ps->t.s);
+            parts[n++] = ps->t.s;
+            lex(ps);
+            if (!src->re)
+                return false;
+            break;
+        }
+        if (n > 0 && ps->t.k == T_DOT) { /* db..m: the default policy */
+            if (n >= 2)
+                return fail(ps, "identifier");
+            empty_rp = true;
+            parts[n++] = "";
+            lex(ps);
+            continue;
+        }
+        const char *id = ident(ps, "identifier");
+        if (!id)
+            return false;
+        parts[n++] = id;
+        if (n == 3 || !accept(ps, T_DOT))
+            break;
+    }
+    (void)empty_rp;
+    src->name = parts[n - 1];
+    if (n == 3) {
+        src->db = parts[0];
+        src->rp = parts[1];
+    } else if (n == 2) {
+        src->rp = parts[0];
+    }
+    return true;
+}
+
+static bool from_clause(parser *ps, iq_stmt *st, bool required)
+{
+    if (!accept_kw(ps, "FROM")) {
+        if (required)
+            return fail(ps, "FROM");
+        return true;
+    }
+    iq_source tmp[64];
+    size_t n = 0;
+    do {
+        if (n == 64)
+            return fail_msg(ps, "too many sources");
+        tmp[n] = (iq_source){0};
+        if (!source(ps, &tmp[n++]))
+            return false;
+    } while (accept(ps, T_COMMA));
+    st->from = fj_arena_calloc(ps->a, n, sizeof *st->from);
+    if (!st->from)
+        return fail_msg(ps, "out of memory");
+    memcpy(st->from, tmp, n * sizeof *tmp);
+    st->nfrom = n;
+    return true;
+}
+
+static bool where_clause(parser *ps, iq_stmt *st)
+{
+    if (!accept_kw(ps, "WHERE"))
+        return true;
+    st->where = expr(ps, 0);
+    return st->where != NULL;
+}
+
+static bool int_arg(parser *ps, int64_t *out, const char *what)
+{
+    if (ps->t.k != T_INT)
+        return fail(ps, "integer");
+    if (ps->t.num < 0 || ps->t.num > 9.2e18)
+        return fail_msg(ps, "%s out of range", what);
+    *out = (int64_t)ps->t.num;
+    lex(ps);
+    return true;
+}
+
+static bool limits(parser *ps, iq_stmt *st)
+{
+    for (;;) {
+        if (accept_kw(ps, "LIMIT")) {
+            if (!int_arg(ps, &st->limit, "LIMIT"))
+                return false;
+        } else if (accept_kw(ps, "OFFSET")) {
+            if (!int_arg(ps, &st->off, "OFFSET"))
+                return false;
+        } else if (accept_kw(ps, "SLIMIT")) {
+            if (!int_arg(ps, &st->slimit, "SLIMIT"))
+                return false;
+        } else if (accept_kw(ps, "SOFFSET")) {
+            if (!int_arg(ps, &st->soff, "SOFFSET"))
+                return false;
+        } else {
+            return true;
+        }
+    }
+}
+
+static bool group_by(parser *ps, iq_stmt *st)
+{
+    if (!accept_kw(ps, "GROUP"))
+        return true;
+    if (!expect_kw(ps, "BY"))
+        return false;
+    const char *tags[64];
+    size_t n = 0;
+    do {
+        if (ps->t.k == T_MUL) {
+            st->gstar = true;
+            lex(ps);
+        } else if (ps->t.k == T_IDENT && !strcasecmp(ps->t.s, "time")) {
+            lex(ps);
+            if (!accept(ps, T_LP))
+                return fail(ps, "(");
+            if (ps->t.k != T_DUR)
+                return fail(ps, "duration");
+            st->every = ps->t.dur;
+            lex(ps);
+            if (accept(ps, T_COMMA)) {
+                bool neg = accept(ps, T_SUB);
+                if (ps->t.k == T_DUR) {
+                    st->offset = neg ? -ps->t.dur : ps->t.dur;
+                    lex(ps);
+                } else if (is_kw(ps, "now")) {
+                    return fail_msg(ps, "GROUP BY time offset now() is not supported");
+                } else {
+                    return fail(ps, "duration");
+                }
+            }
+            if (!accept(ps, T_RP))
+                return fail(ps, ")");
+            if (st->every <= 0)
+                return fail_msg(ps, "GROUP BY time interval must be positive");
+            st->group_time = true;
+        } else if (ps->t.k == T_DIV) {
+            return fail_msg(ps, "GROUP BY a regular expression is not supported");
+        } else {
+            const char *id = ident(ps, "identifier");
+            if (!id)
+                return false;
+            if (n == 64)
+                return fail_msg(ps, "too many GROUP BY tags");
+            tags[n++] = id;
+        }
+    } while (accept(ps, T_COMMA));
+    st->gtags = fj_arena_calloc(ps->a, n + 1, sizeof *st->gtags);
+    if (!st->gtags)
+        return fail_msg(ps, "out of memory");
+    memcpy(st->gtags, tags, n * sizeof *tags);
+    st->ngtags = n;
+    return true;
+}
+
+static bool fill_clause(parser *ps, iq_stmt *st)
+{
+    if (!(ps->t.k == T_IDENT && !strcasecmp(ps->t.s, "fill")))
+        return true;
+    lex(ps);
+    if (!accept(ps, T_LP))
+        return fail(ps, "(");
+    bool neg = accept(ps, T_SUB);
+    if (ps->t.k == T_NUM || ps->t.k == T_INT) {
+        st->fill = IQ_FILL_VALUE;
+        st->fill_value = neg ? -ps->t.num : ps->t.num;
+    } else if (neg) {
+        return fail(ps, "number");
+    } else if (is_kw(ps, "null")) {
+        st->fill = IQ_FILL_NULL;
+    } else if (is_kw(ps, "none")) {
+        st->fill = IQ_FILL_NONE;
+    } else if (is_kw(ps, "previous")) {
+        st->fill = IQ_FILL_PREVIOUS;
+    } else if (is_kw(ps, "linear")) {
+        st->fill = IQ_FILL_LINEAR;
+    } else {
+        return fail(ps, "null, none, previous, linear or a number");
+    }
+    lex(ps);
+    if (!accept(ps, T_RP))
+        return fail(ps, ")");
+    return true;
+}
+
+static bool order_by(parser *ps, iq_stmt *st)
+{
+    if (!accept_kw(ps, "ORDER"))
+        return true;
+    if (!expect_kw(ps, "BY"))
+        return false;
+    if (!(ps->t.k == T_IDENT && !strcasecmp(ps->t.s, "time")))
+        return fail_msg(ps, "only ORDER BY time supported at this time");
+    lex(ps);
+    if (accept_kw(ps, "DESC"))
+        st->desc = true;
+    else
+        accept_kw(ps, "ASC");
+    if (ps->t.k == T_COMMA)
+        return fail_msg(ps, "only ORDER BY time supported at this time");
+    return true;
+}
+
+static bool tz_clause(parser *ps, iq_stmt *st)
+{
+    if (!(ps->t.k == T_IDENT && !strcasecmp(ps->t.s, "tz")))
+        return true;
+    lex(ps);
+    if (!accept(ps, T_LP))
+        return fail(ps, "(");
+    if (ps->t.k != T_STR)
+        return fail(ps, "string");
+    st->tz = ps->t.s;
+    lex(ps);
+    if (!accept(ps, T_RP))
+        return fail(ps, ")");
+    return true;
+}
+
+static bool select_stmt(parser *ps, iq_stmt *st)
+{
+    st->kind = IQS_SELECT;
+    iq_field tmp[128];
+    size_t n = 0;
+    do {
+        if (n == 128)
+            return fail_msg(ps, "too many fields");
+        tmp[n] = (iq_field){0};
+        if (!(tmp[n].e = expr(ps, 0)))
+            return false;
+        if (accept_kw(ps, "AS") && !(tmp[n].alias = ident(ps, "identifier")))
+            return false;
+        n++;
+    } while (accept(ps, T_COMMA));
+    st->fields = fj_arena_calloc(ps->a, n, sizeof *st->fields);
+    if (!st->fields)
+        return fail_msg(ps, "out of memory");
+    memcpy(st->fields, tmp, n * sizeof *tmp);
+    st->nfields = n;
+    if (is_kw(ps, "INTO"))
+        return fail_msg(ps, "SELECT ... INTO is not supported: fjord's InfluxQL is read-only");
+    if (!from_clause(ps, st, true))
+        return false;
+    return where_clause(ps, st) && group_by(ps, st) && fill_clause(ps, st) && order_by(ps, st) && limits(ps, st) &&
+           tz_clause(ps, st);
+}
+
+static bool on_clause(parser *ps, iq_stmt *st)
+{
+    if (!accept_kw(ps, "ON"))
+        return true;
+    return (st->on_db = ident(ps, "identifier")) != NULL;
+}
+
+/* WITH MEASUREMENT = m | =~ /re/ */
+static bool with_measurement(parser *ps, iq_stmt *st)
+{
+    if (!accept_kw(ps, "WITH"))
+        return true;
+    if (!expect_kw(ps, "MEASUREMENT"))
+        return false;
+    st->has_with = true;
+    if (accept(ps, T_EQRE) || (ps->t.k == T_NERE && (st->with_op = IQ_NERE, lex(ps), true))) {
+        if (st->with_op != IQ_NERE)
+            st->with_op = IQ_EQRE;
+        if (ps->t.k != T_DIV || !lex_regex(ps))
+            return fail(ps, "regex");
+        st->with_re = compile_re(ps, ps->t.s);
+        lex(ps);
+        return st->with_re != NULL;
+    }
+    if (!accept(ps, T_EQ))
+        return fail(ps, "=, =~");
+    st->with_op = IQ_EQ;
+    st->keys = fj_arena_calloc(ps->a, 1, sizeof *st->keys);
+    if (!st->keys || !(st->keys[0] = ident(ps, "identifier")))
+        return false;
+    st->nkeys = 1;
+    return true;
+}
+
+/* WITH KEY = "k" | != "k" | IN ("a","b") | =~ /re/ | !~ /re/ */
+static bool with_key(parser *ps, iq_stmt *st)
+{
+    if (!expect_kw(ps, "WITH") || !expect_kw(ps, "KEY"))
+        return false;
+    st->has_with = true;
+    if (ps->t.k == T_EQRE || ps->t.k == T_NERE) {
+        st->with_op = ps->t.k == T_EQRE ? IQ_EQRE : IQ_NERE;
+        lex(ps);
+        if (ps->t.k != T_DIV || !lex_regex(ps))
+            return fail(ps, "regex");
+        st->with_re = compile_re(ps, ps->t.s);
+        lex(ps);
+        return st->with_re != NULL;
+    }
+    const char *keys[64];
+    size_t n = 0;
+    if (accept_kw(ps, "IN")) {
+        st->with_op = IQ_OR;
+        if (!accept(ps, T_LP))
+            return fail(ps, "(");
+        do {
+            if (n == 64)
+                return fail_msg(ps, "too many keys");
+            if (!(keys[n++] = ident(ps, "identifier")))
+                return false;
+        } while (accept(ps, T_COMMA));
+        if (!accept(ps, T_RP))
+            return fail(ps, ")");
+    } else if (ps->t.k == T_EQ || ps->t.k == T_NE) {
+        st->with_op = ps->t.k == T_EQ ? IQ_EQ : IQ_NE;
+        lex(ps);
+        if (!(keys[n++] = ident(ps, "identifier")))
+            return false;
+    } else {
+        return fail(ps, "=, !=, =~, !~, IN");
+    }
+    st->keys = fj_arena_calloc(ps->a, n, sizeof *st->keys);
+    if (!st->keys)
+        return fail_msg(ps, "out of memory");
+    memcpy(st->keys, keys, n * sizeof *keys);
+    st->nkeys = n;
+    return true;
+}
+
+static bool show_stmt(parser *ps, iq_stmt *st)
+{
+    if (accept_kw(ps, "DATABASES")) {
+        st->kind = IQS_SHOW_DATABASES;
+        return true;
+    }
+    if (accept_kw(ps, "MEASUREMENTS")) {
+        st->kind = IQS_SHOW_MEASUREMENTS;
+        return on_clause(ps, st) && with_measurement(ps, st) && where_clause(ps, st) && limits(ps, st);
+    }
+    if (accept_kw(ps, "RETENTION")) {
+        st->kind = IQS_SHOW_RETENTION_POLICIES;
+        return expect_kw(ps, "POLICIES") && on_clause(ps, st);
+    }
+    if (accept_kw(ps, "SERIES")) {
+        st->kind = IQS_SHOW_SERIES;
+        return on_clause(ps, st) && from_clause(ps, st, false) && where_clause(ps, st) && limits(ps, st);
+    }
+    if (accept_kw(ps, "FIELD")) {
+        st->kind = IQS_SHOW_FIELD_KEYS;
+        return expect_kw(ps, "KEYS") && on_clause(ps, st) && from_clause(ps, st, false) && limits(ps, st);
+    }
+    if (accept_kw(ps, "TAG")) {
+        if (accept_kw(ps, "KEYS")) {
+            st->kind = IQS_SHOW_TAG_KEYS;
+            return on_clause(ps, st) && from_clause(ps, st, false) && where_clause(ps, st) && limits(ps, st);
+        }
+        if (accept_kw(ps, "VALUES")) {
+            st->kind = IQS_SHOW_TAG_VALUES;
+            return on_clause(ps, st) && from_clause(ps, st, false) && with_key(ps, st) && where_clause(ps, st) &&
+                   limits(ps, st);
+        }
+        return fail(ps, "KEYS, VALUES");
+    }
+    if (ps->t.k == T_IDENT) {
+        static const char *const known[] = {"CONTINUOUS", "DIAGNOSTICS", "GRANTS", "QUERIES", "SHARD", "SHARDS",
+                                            "STATS", "SUBSCRIPTIONS", "USERS", NULL};
+        for (size_t i = 0; known[i]; i++)
+            if (is_kw(ps, known[i]))
+                return fail_msg(ps, "SHOW %s is not supported by fjord", known[i]);
+    }
+    return fail(ps, "CONTINUOUS, DATABASES, DIAGNOSTICS, FIELD, GRANTS, MEASUREMENT, MEASUREMENTS, QUERIES, "
+                    "RETENTION, SERIES, SHARD, SHARDS, STATS, SUBSCRIPTIONS, TAG, USERS");
+}
+
+static bool statement(parser *ps, iq_stmt *st)
+{
+    if (accept_kw(ps, "SELECT"))
+        return select_stmt(ps, st);
+    if (accept_kw(ps, "SHOW"))
+        return show_stmt(ps, st);
+    static const char *const writes[] = {"DELETE", "CREATE", "DROP", "GRANT", "REVOKE", "ALTER", "SET", "KILL",
+                                         "EXPLAIN", NULL};
+    for (size_t i = 0; writes[i]; i++)
+        if (is_kw(ps, writes[i]))
+            return fail_msg(ps, "%s is not supported: fjord's InfluxQL reads only (SELECT and SHOW)", writes[i]);
+    return fail(ps, "SELECT, DELETE, SHOW, CREATE, DROP, EXPLAIN, GRANT, REVOKE, ALTER, SET, KILL");
+}
+
+void iq_regs_free(iq_regs *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        regfree(g->v[i]);
+    g->n = 0;
+}
+
+bool iq_parse(fj_arena *a, const char *text, iq_regs *regs, iq_stmt **out, size_t *n, char *msg, size_t msg_cap)
+{
+    parser ps = {.a = a, .regs = regs, .text = text, .pos = text, .msg = msg, .cap = msg_cap};
+    msg[0] = '\0';
+    size_t cap = 8, k = 0;
+    iq_stmt *v = fj_arena_calloc(a, cap, sizeof *v);
+    lex(&ps);
+    while (v) {
+        while (accept(&ps, T_SEMI))
+            ;
+        if (ps.t.k == T_EOF)
+            break;
+        if (k == cap) {
+            iq_stmt *nv = fj_arena_calloc(a, cap * 2, sizeof *nv);
+            if (!nv)
+                break;
+            memcpy(nv, v, k * sizeof *v);
+            v = nv;
+            cap *= 2;
+        }
+        v[k] = (iq_stmt){0};
+        if (!statement(&ps, &v[k]))
+            return false;
+        k++;
+        if (ps.t.k != T_SEMI && ps.t.k != T_EOF)
+            return fail(&ps, ";");
+    }
+    if (!v) {
+        snprintf(msg, msg_cap, "out of memory");
+        return false;
+    }
+    if (k == 0) {
+        snprintf(msg, msg_cap, "error parsing query: found EOF, expected SELECT, DELETE, SHOW, CREATE, DROP, "
+                               "EXPLAIN, GRANT, REVOKE, ALTER, SET, KILL at line 1, char %zu", strlen(text) + 1);
+        return false;
+    }
+    *out = v;
+    *n = k;
+    return true;
+}

@@ -1,0 +1,267 @@
+/* api/influxql/route.c — GET|POST /query and GET|HEAD /ping, as InfluxDB 1.6.7 answers them.
+ *
+ * /query takes q (several statements separated by ';'), db, epoch and pretty from the query string,
+ * or on POST from a form body (application/x-www-form-urlencoded), which the pipeline reads only
+ * after the request was authenticated. The answer is {"results":[{"statement_id":N,"series":[...]}]}
+ * with a statement's error in its result; a request that cannot run at all (no q, a syntax error)
+ * is 400 {"error":"..."}. chunked=true is answered as one document, which InfluxDB's clients read
+ * as one chunk. */
+#include "api/influxql/iq_int.h"
+
+#include "storage/core/store_query.h"
+#include "storage/query/influx_catalog.h"
+#include "timefmt.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define IQ_VERSION "1.6.7"
+
+static void add_version(fj_http_req *r)
+{
+    fj_http_reply_header(r, "X-Influxdb-Version", IQ_VERSION);
+    fj_http_reply_header(r, "X-Influxdb-Build", "OSS");
+}
+
+void fj_route_influx_ping(fj_http_req *r)
+{
+    add_version(r);
+    fj_http_reply(r, 204, NULL, "", 0);
+}
+
+static void reply_error(fj_http_req *r, int status, const char *msg)
+{
+    fj_buf b;
+    fj_buf_init(&b, 1 << 16);
+    fj_buf_puts(&b, "{\"error\":");
+    fj_buf_json_str(&b, msg);
+    fj_buf_puts(&b, "}\n");
+    add_version(r);
+    if (b.data)
+        fj_http_reply(r, status, NULL, b.data, b.len);
+    else
+        fj_http_reply_error(r, FJ_ENOMEM, NULL);
+    fj_buf_free(&b);
+}
+
+typedef struct cluster_sink {
+    fj_sink k;
+    fj_arena *a;
+    const char **v;
+    size_t n, cap;
+} cluster_sink;
+
+static fj_status cluster_table(fj_sink *k, const fj_qtable *t)
+{
+    (void)k;
+    (void)t;
+    return FJ_OK;
+}
+
+static fj_status cluster_row(fj_sink *k, const fj_value *v)
+{
+    cluster_sink *cs = (cluster_sink *)k;
+    if (cs->n == cs->cap) {
+        size_t cap = cs->cap * 2 + 16;
+        const char **nv = fj_arena_calloc(cs->a, cap, sizeof *nv);
+        if (!nv)
+            return FJ_ENOMEM;
+        if (cs->n)
+            memcpy(nv, cs->v, cs->n * sizeof *nv);
+        cs->v = nv;
+        cs->cap = cap;
+    }
+    if (!(cs->v[cs->n] = fj_arena_strdup(cs->a, v[0].s ? v[0].s : "")))
+        return FJ_ENOMEM;
+    cs->n++;
+    return FJ_OK;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The clusters with line-protocol series and those with Sonar data, sorted, once each. */
+fj_status iq_databases(iq_ctx *c, const char ***out, size_t *n, fj_err *err)
+{
+    const char **ts = NULL;
+    size_t nts = 0;
+    fj_status rs = fj_q_ts_clusters(c->s, c->a, &ts, &nts, err);
+    if (rs != FJ_OK)
+        return rs;
+    cluster_sink cs = {{cluster_table, cluster_row}, c->a, NULL, 0, 0};
+    const fj_store_ops *ops = fj_store_ops_of(c->s);
+    fj_query q = {0};
+    if (ops->query && ops->query->q_clusters && (rs = ops->query->q_clusters(c->s, &q, &cs.k, err)) != FJ_OK)
+        return rs;
+    const char **all = fj_arena_calloc(c->a, nts + cs.n + 1, sizeof *all);
+    if (!all)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    if (nts)
+        memcpy(all, ts, nts * sizeof *all);
+    if (cs.n)
+        memcpy(all + nts, cs.v, cs.n * sizeof *all);
+    size_t k = nts + cs.n;
+    if (k)
+        qsort(all, k, sizeof *all, cmp_str);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || strcmp(all[i], all[u - 1]))
+            all[u++] = all[i];
+    *out = all;
+    *n = u;
+    return FJ_OK;
+}
+
+fj_status iq_db_known(iq_ctx *c, const char *db, bool *known, fj_err *err)
+{
+    const char **dbs = NULL;
+    size_t n = 0;
+    *known = false;
+    fj_status rs = iq_databases(c, &dbs, &n, err);
+    for (size_t i = 0; rs == FJ_OK && i < n && !*known; i++)
+        *known = !strcmp(dbs[i], db);
+    return rs;
+}
+
+fj_status iq_exec(iq_ctx *c, const iq_stmt *st, int id, fj_buf *out, fj_err *err)
+{
+    char msg[512] = "";
+    size_t mark = out->len;
+    bool any = false;
+    fj_buf_printf(out, "{\"statement_id\":%d", id);
+    fj_status rs = st->kind == IQS_SELECT ? iq_select(c, st, out, &any, msg, sizeof msg, err)
+                                          : iq_show(c, st, out, &any, msg, sizeof msg, err);
+    if (rs != FJ_OK)
+        return rs;
+    if (msg[0]) {
+        out->len = mark;
+        iq_put_stmt_error(out, id, msg);
+        return fj_buf_status(out);
+    }
+    fj_buf_puts(out, any ? "]}" : "}");
+    return fj_buf_status(out);
+}
+
+static int hexval(char c)
+{
+    return isdigit((unsigned char)c) ? c - '0' : isxdigit((unsigned char)c) ? (tolower((unsigned char)c) - 'a' + 10) : -1;
+}
+
+/* The value of name in a form body (a=1&b=2, percent-encoded, '+' a space), into the arena. */
+static const char *form_value(fj_arena *a, const char *body, size_t len, const char *name)
+{
+    size_t nl = strlen(name);
+    const char *p = body, *end = body + len;
+    while (p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *e = amp ? amp : end;
+        if ((size_t)(e - p) > nl && !strncmp(p, name, nl) && p[nl] == '=') {
+            const char *v = p + nl + 1;
+            char *o = fj_arena_alloc(a, (size_t)(e - v) + 1), *w = o;
+            if (!o)
+                return NULL;
+            while (v < e) {
+                if (*v == '+') {
+                    *w++ = ' ';
+                    v++;
+                } else if (*v == '%' && e - v >= 3 && hexval(v[1]) >= 0 && hexval(v[2]) >= 0) {
+                    *w++ = (char)(hexval(v[1]) * 16 + hexval(v[2]));
+                    v += 3;
+                } else {
+                    *w++ = *v++;
+                }
+            }
+            *w = '\0';
+            return o;
+        }
+        p = e + 1;
+    }
+    return NULL;
+}
+
+static iq_epoch epoch_of(const char *s)
+{
+    if (!s)
+        return IQ_EPOCH_RFC3339;
+    if (!strcmp(s, "ns") || !strcmp(s, "n"))
+        return IQ_EPOCH_NS;
+    if (!strcmp(s, "u") || !strcmp(s, "us") || !strcmp(s, "\xc2\xb5"))
+        return IQ_EPOCH_US;
+    if (!strcmp(s, "ms"))
+        return IQ_EPOCH_MS;
+    if (!strcmp(s, "s"))
+        return IQ_EPOCH_S;
+    if (!strcmp(s, "m"))
+        return IQ_EPOCH_M;
+    if (!strcmp(s, "h"))
+        return IQ_EPOCH_H;
+    return IQ_EPOCH_RFC3339;
+}
+
+void fj_route_influx_query(fj_http_req *r)
+{
+    fj_arena *a = fj_http_arena(r);
+    const char *q = fj_http_arg(r, "q"), *db = fj_http_arg(r, "db"), *epoch = fj_http_arg(r, "epoch");
+    size_t blen = 0;
+    const char *body = fj_http_body(r, &blen);
+    const char *ctype = fj_http_header(r, "Content-Type");
+    if (body && blen && (!ctype || !strncasecmp(ctype, "application/x-www-form-urlencoded", 33))) {
+        const char *fq = form_value(a, body, blen, "q"), *fdb = form_value(a, body, blen, "db"),
+                   *fe = form_value(a, body, blen, "epoch");
+        q = fq ? fq : q;
+        db = fdb ? fdb : db;
+        epoch = fe ? fe : epoch;
+    }
+    if (!q || !*q) {
+        reply_error(r, 400, "missing required parameter \"q\"");
+        return;
+    }
+    iq_regs *regs = fj_arena_calloc(a, 1, sizeof *regs);
+    if (!regs) {
+        fj_http_reply_error(r, FJ_ENOMEM, NULL);
+        return;
+    }
+    iq_stmt *sts = NULL;
+    size_t n = 0;
+    char msg[512];
+    if (!iq_parse(a, q, regs, &sts, &n, msg, sizeof msg)) {
+        iq_regs_free(regs);
+        reply_error(r, 400, msg);
+        return;
+    }
+    fj_err err = {0};
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    iq_ctx c = {.r = r, .a = a, .db = db, .epoch = epoch_of(epoch),
+                .now_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec};
+    c.s = fj_http_reader(r, &err);
+    if (!c.s) {
+        iq_regs_free(regs);
+        fj_http_reply_error(r, FJ_EBUSY, &err);
+        return;
+    }
+    c.live = fj_http_ts_engine(r);
+    fj_buf out;
+    fj_buf_init(&out, (size_t)1 << 30);
+    fj_buf_puts(&out, "{\"results\":[");
+    fj_status st = FJ_OK;
+    for (size_t i = 0; i < n && st == FJ_OK; i++) {
+        if (i)
+            fj_buf_puts(&out, ",");
+        st = iq_exec(&c, &sts[i], (int)i, &out, &err);
+    }
+    fj_buf_puts(&out, "]}\n");
+    iq_regs_free(regs);
+    if (st == FJ_OK && fj_buf_status(&out) == FJ_OK && out.data) {
+        add_version(r);
+        fj_http_reply(r, 200, NULL, out.data, out.len);
+    } else {
+        fj_http_reply_error(r, st == FJ_OK ? FJ_ENOMEM : st, &err);
+    }
+    fj_buf_free(&out);
+}

@@ -1,0 +1,1226 @@
+/* api/influxql/select.c — SELECT: which series a statement reads (FROM, WHERE on tags), their points
+ * (the store's ts_read_many, stored chunks merged with the live engine), grouped as GROUP BY says,
+ * then either the raw rows or aggregates per time bucket with fill, transformations (derivative,
+ * difference, moving_average, cumulative_sum) and arithmetic, as InfluxDB 1.6 answers them. */
+#include "api/influxql/iq_int.h"
+
+#include "storage/core/store_ts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BUCKETS 2000000
+#define NSEC 1000000000LL
+
+/* --- the statement's shape ------------------------------------------------------------------------ */
+
+typedef enum { FN_NONE, FN_AGG, FN_SELECTOR, FN_TRANSFORM } fn_class;
+
+static fn_class classify(const char *name)
+{
+    static const char *const aggs[] = {"mean", "median", "sum", "count", "spread", "stddev", NULL};
+    static const char *const sels[] = {"min", "max", "first", "last", "percentile", NULL};
+    static const char *const trans[] = {"derivative", "non_negative_derivative", "difference",
+                                        "non_negative_difference", "moving_average", "cumulative_sum", NULL};
+    for (size_t i = 0; aggs[i]; i++)
+        if (!strcmp(aggs[i], name))
+            return FN_AGG;
+    for (size_t i = 0; sels[i]; i++)
+        if (!strcmp(sels[i], name))
+            return FN_SELECTOR;
+    for (size_t i = 0; trans[i]; i++)
+        if (!strcmp(trans[i], name))
+            return FN_TRANSFORM;
+    return FN_NONE;
+}
+
+static bool has_call(const iq_expr *e)
+{
+    if (!e)
+        return false;
+    if (e->k == IQ_CALL)
+        return true;
+    return e->k == IQ_BIN && (has_call(e->l) || has_call(e->r));
+}
+
+static bool has_transform(const iq_expr *e)
+{
+    if (!e)
+        return false;
+    if (e->k == IQ_CALL)
+        return classify(e->s) == FN_TRANSFORM;
+    return e->k == IQ_BIN && (has_transform(e->l) || has_transform(e->r));
+}
+
+/* Checks every call: known, with the arguments InfluxDB takes. */
+static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap)
+{
+    if (!e)
+        return true;
+    if (e->k == IQ_BIN)
+        return check_calls(e->l, group_time, msg, cap) && check_calls(e->r, group_time, msg, cap);
+    if (e->k != IQ_CALL)
+        return true;
+    fn_class fc = classify(e->s);
+    if (fc == FN_NONE)
+        return snprintf(msg, cap, "undefined function %s()", e->s), false;
+    if (fc == FN_TRANSFORM) {
+        bool ma = !strcmp(e->s, "moving_average");
+        bool der = strstr(e->s, "derivative") != NULL;
+        size_t want_min = ma ? 2 : 1, want_max = ma ? 2 : der ? 2 : 1;
+        if (e->nargs < want_min || e->nargs > want_max)
+            return snprintf(msg, cap, "invalid number of arguments for %s, expected %zu, got %zu", e->s, want_min,
+                            e->nargs),
+                   false;
+        const iq_expr *in = e->args[0];
+        if (!group_time && in->k == IQ_CALL)
+            return snprintf(msg, cap, "%s aggregate requires a GROUP BY interval", e->s), false;
+        if (group_time && in->k != IQ_CALL)
+            return snprintf(msg, cap, "aggregate function required inside the call to %s", e->s), false;
+        if (in->k == IQ_CALL && classify(in->s) != FN_AGG && classify(in->s) != FN_SELECTOR)
+            return snprintf(msg, cap, "unsupported call inside %s: %s()", e->s, in->s), false;
+        if (in->k == IQ_CALL && !check_calls(in, group_time, msg, cap))
+            return false;
+        if (in->k != IQ_CALL && in->k != IQ_REF)
+            return snprintf(msg, cap, "expected field argument in %s()", e->s), false;
+        if (ma && (e->args[1]->k != IQ_NUM || e->args[1]->num < 1))
+            return snprintf(msg, cap, "second argument for moving_average must be an integer, got %s",
+                            e->args[1]->k == IQ_NUM ? "a number below 1" : "another kind"),
+                   false;
+        if (der && e->nargs == 2 && e->args[1]->k != IQ_DUR)
+            return snprintf(msg, cap, "second argument to %s must be a duration", e->s), false;
+        return true;
+    }
+    bool pct = !strcmp(e->s, "percentile");
+    if (e->nargs != (pct ? 2u : 1u))
+        return snprintf(msg, cap, "invalid number of arguments for %s, expected %d, got %zu", e->s, pct ? 2 : 1,
+                        e->nargs),
+               false;
+    if (e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX)
+        return snprintf(msg, cap, "%s(%s) is not supported by fjord: name the field", e->s,
+                        e->args[0]->k == IQ_WILD ? "*" : "/regex/"),
+               false;
+    if (e->args[0]->k == IQ_CALL)
+        return snprintf(msg, cap, "%s() cannot take a call as its argument", e->s), false;
+    if (e->args[0]->k != IQ_REF)
+        return snprintf(msg, cap, "expected field argument in %s()", e->s), false;
+    if (pct && e->args[1]->k != IQ_NUM)
+        return snprintf(msg, cap, "expected float argument in percentile()"), false;
+    return true;
+}
+
+/* The column's name, as InfluxDB names it: a call by its function, a field by its name, and
+ * arithmetic by its operands' names joined with '_'. */
+static void name_of(const iq_expr *e, fj_buf *b)
+{
+    switch (e->k) {
+    case IQ_REF: fj_buf_puts(b, e->s); break;
+    case IQ_CALL: fj_buf_puts(b, e->s); break;
+    case IQ_BIN: {
+        size_t before = b->len;
+        name_of(e->l, b);
+        size_t mid = b->len;
+        if (mid > before)
+            fj_buf_puts(b, "_");
+        size_t after_sep = b->len;
+        name_of(e->r, b);
+        if (b->len == after_sep && after_sep > mid) /* nothing on the right: drop the separator */
+            b->len = mid;
+        if (b->data)
+            b->data[b->len] = '\0';
+        break;
+    }
+    default: break;
+    }
+}
+
+/* --- points --------------------------------------------------------------------------------------- */
+
+/* The rows of one group: times (sorted), per row the series it came from and k field values
+ * (NaN: none). */
+typedef struct rows {
+    int64_t *t;
+    double *v;
+    const iq_iser **is;
+    size_t n, cap, k;
+} rows;
+
+static bool rows_push(fj_arena *a, rows *r, int64_t t, const double *v, const iq_iser *is)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        int64_t *nt = fj_arena_alloc(a, cap * sizeof *nt);
+        double *nv = fj_arena_alloc(a, cap * r->k * sizeof *nv + 1);
+        const iq_iser **ni = fj_arena_alloc(a, cap * sizeof *ni);
+        if (!nt || !nv || !ni)
+            return false;
+        if (r->n) {
+            memcpy(nt, r->t, r->n * sizeof *nt);
+            memcpy(nv, r->v, r->n * r->k * sizeof *nv);
+            memcpy(ni, r->is, r->n * sizeof *ni);
+        }
+        r->t = nt;
+        r->v = nv;
+        r->is = ni;
+        r->cap = cap;
+    }
+    r->t[r->n] = t;
+    memcpy(&r->v[r->n * r->k], v, r->k * sizeof *v);
+    r->is[r->n] = is;
+    r->n++;
+    return true;
+}
+
+static __thread const rows *t_sort_rows; /* qsort has no context argument: one sort at a time per thread */
+
+static int cmp_row(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    const rows *r = t_sort_rows;
+    if (r->t[a] != r->t[b])
+        return r->t[a] < r->t[b] ? -1 : 1;
+    return a < b ? -1 : a > b; /* stable: series order among equal times */
+}
+
+/* Sorts rows by time, keeping the order of the series among equal times. */
+static bool rows_sort(fj_arena *a, rows *r)
+{
+    bool sorted = true;
+    for (size_t i = 1; i < r->n && sorted; i++)
+        sorted = r->t[i - 1] <= r->t[i];
+    if (sorted)
+        return true;
+    size_t *idx = fj_arena_alloc(a, r->n * sizeof *idx);
+    int64_t *nt = fj_arena_alloc(a, r->n * sizeof *nt);
+    double *nv = fj_arena_alloc(a, r->n * r->k * sizeof *nv + 1);
+    const iq_iser **ni = fj_arena_alloc(a, r->n * sizeof *ni);
+    if (!idx || !nt || !nv || !ni)
+        return false;
+    for (size_t i = 0; i < r->n; i++)
+        idx[i] = i;
+    t_sort_rows = r;
+    qsort(idx, r->n, sizeof *idx, cmp_row);
+    for (size_t i = 0; i < r->n; i++) {
+        nt[i] = r->t[idx[i]];
+        memcpy(&nv[i * r->k], &r->v[idx[i] * r->k], r->k * sizeof *nv);
+        ni[i] = r->is[idx[i]];
+    }
+    r->t = nt;
+    r->v = nv;
+    r->is = ni;
+    r->cap = r->n;
+    return true;
+}
+
+/* --- the statement as it runs ---------------------------------------------------------------------- */
+
+typedef struct group {
+    const char **kv;       /* the GROUP BY tags' values */
+    const iq_iser **isers; /* its series, in catalog order */
+    size_t n;
+    rows r;
+} group;
+
+typedef struct run {
+    iq_ctx *c;
+    const iq_stmt *st;
+    const iq_meas *m;
+    const iq_catalog *cat;
+    const iq_expr *rest;
+    bool rest_fields;
+    int64_t tmin, tmax;
+    const char **need; /* the fields read, by name */
+    size_t nneed;
+    const char **gkeys; /* GROUP BY tag keys */
+    size_t ngkeys;
+    iq_field *fields; /* after * is expanded */
+    size_t nfields;
+    char *msg;
+    size_t cap;
+} run;
+
+static long need_index(const run *u, const char *name)
+{
+    for (size_t i = 0; i < u->nneed; i++)
+        if (!strcmp(u->need[i], name))
+            return (long)i;
+    return -1;
+}
+
+static bool is_field(const iq_meas *m, const char *name)
+{
+    for (size_t i = 0; i < m->nfields; i++)
+        if (!strcmp(m->fields[i], name))
+            return true;
+    return false;
+}
+
+static void collect_fields(run *u, const iq_expr *e)
+{
+    if (!e)
+        return;
+    if (e->k == IQ_REF && is_field(u->m, e->s) && need_index(u, e->s) < 0 && !iq_meas_has_tag(u->m, e->s))
+        u->need[u->nneed++] = e->s;
+    if (e->k == IQ_BIN) {
+        collect_fields(u, e->l);
+        collect_fields(u, e->r);
+    }
+    if (e->k == IQ_CALL)
+        for (size_t i = 0; i < e->nargs; i++)
+            collect_fields(u, e->args[i]);
+}
+
+typedef struct row_ref {
+    const run *u;
+    const iq_iser *is;
+    const double *v;
+} row_ref;
+
+static iq_val ref_row(void *ud, const char *name)
+{
+    row_ref *rr = ud;
+    long j = rr->v ? need_index(rr->u, name) : -1;
+    if (j >= 0)
+        return isnan(rr->v[j]) ? (iq_val){0} : (iq_val){.k = IQV_NUM, .n = rr->v[j]};
+    if (iq_meas_has_tag(rr->u->m, name) || !is_field(rr->u->m, name))
+        return (iq_val){.k = IQV_STR, .s = iq_tag_value(rr->is, name)};
+    return (iq_val){0};
+}
+
+typedef struct reader {
+    const run *u;
+    const uint32_t *ids;
+    fj_ts_points *copy; /* per id */
+    fj_arena *a;
+} reader;
+
+static fj_status keep_points(void *ud, size_t i, const fj_ts_points *pts)
+{
+    reader *rd = ud;
+    fj_ts_points *c = &rd->copy[i];
+    c->n = pts->n;
+    if (!pts->n)
+        return FJ_OK;
+    c->t = fj_arena_alloc(rd->a, pts->n * sizeof *c->t);
+    c->v = fj_arena_alloc(rd->a, pts->n * sizeof *c->v);
+    if (!c->t || !c->v)
+        return FJ_ENOMEM;
+    memcpy(c->t, pts->t, pts->n * sizeof *c->t);
+    memcpy(c->v, pts->v, pts->n * sizeof *c->v);
+    return FJ_OK;
+}
+
+static int cmp_group(const void *x, const void *y, size_t n)
+{
+    const group *a = x, *b = y;
+    for (size_t i = 0; i < n; i++) {
+        int c = strcmp(a->kv[i], b->kv[i]);
+        if (c)
+            return c;
+    }
+    return 0;
+}
+
+/* A series with its GROUP BY values and its place in the catalog. */
+typedef struct keyed {
+    const char **kv;
+    const iq_iser *is;
+    size_t pos;
+} keyed;
+
+static __thread size_t t_ngkeys; /* qsort has no context argument */
+static int cmp_keyed(const void *x, const void *y)
+{
+    const keyed *a = x, *b = y;
+    int c = cmp_group(&(group){.kv = a->kv}, &(group){.kv = b->kv}, t_ngkeys);
+    return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* --- aggregates -------------------------------------------------------------------------------------- */
+
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The aggregates and selectors, resolved once per column rather than by name per bucket. */
+typedef enum { AG_COUNT, AG_SUM, AG_MEAN, AG_MIN, AG_MAX, AG_FIRST, AG_LAST, AG_SPREAD, AG_STDDEV, AG_MEDIAN,
+               AG_PERCENTILE, AG_NONE } ag_fn;
+
+static ag_fn ag_of(const char *f)
+{
+    static const char *const names[] = {"count", "sum", "mean", "min", "max", "first", "last", "spread",
+                                        "stddev", "median", "percentile"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(names[i], f))
+            return (ag_fn)i;
+    return AG_NONE;
+}
+
+/* One aggregate over v[0..n) (time order; times in t), its value and, for a selector, the time
+ * of the point it selected. NaN when there is no answer. */
+static double aggregate(const iq_expr *call, ag_fn fn, double *v, const int64_t *t, size_t n, int64_t *sel_t)
+{
+    *sel_t = n ? t[0] : 0;
+    if (fn == AG_COUNT)
+        return (double)n;
+    if (!n)
+        return NAN;
+    if (fn == AG_SUM || fn == AG_MEAN) {
+        double s = 0;
+        for (size_t i = 0; i < n; i++)
+            s += v[i];
+        return fn == AG_SUM ? s : s / (double)n;
+    }
+    if (fn == AG_MIN || fn == AG_MAX) {
+        bool mx = fn == AG_MAX;
+        size_t b = 0;
+        for (size_t i = 1; i < n; i++)
+            if (mx ? v[i] > v[b] : v[i] < v[b])
+                b = i;
+        *sel_t = t[b];
+        return v[b];
+    }
+    if (fn == AG_FIRST || fn == AG_LAST) {
+        /* among points of the same time (several series), the largest value, as InfluxDB's
+         * first and last reducers break ties */
+        bool last = fn == AG_LAST;
+        size_t b = last ? n - 1 : 0;
+        for (size_t i = 0; i < n && t[i] == t[b]; i++) /* first: the run at the start */
+            if (!last && v[i] > v[b])
+                b = i;
+        for (size_t i = n; last && i-- > 0 && t[i] == t[n - 1];)
+            if (v[i] > v[b])
+                b = i;
+        *sel_t = t[b];
+        return v[b];
+    }
+    if (fn == AG_SPREAD) {
+        double lo = v[0], hi = v[0];
+        for (size_t i = 1; i < n; i++) {
+            lo = v[i] < lo ? v[i] : lo;
+            hi = v[i] > hi ? v[i] : hi;
+        }
+        return hi - lo;
+    }
+    if (fn == AG_STDDEV) {
+        if (n < 2)
+            return NAN;
+        double m = 0, s = 0;
+        for (size_t i = 0; i < n; i++)
+            m += v[i];
+        m /= (double)n;
+        for (size_t i = 0; i < n; i++)
+            s += (v[i] - m) * (v[i] - m);
+        return sqrt(s / (double)(n - 1));
+    }
+    if (fn == AG_MEDIAN) {
+        qsort(v, n, sizeof *v, cmp_dbl);
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+    if (fn == AG_PERCENTILE) {
+        /* InfluxDB's nearest rank: the value at floor(n * p / 100 + 0.5) - 1 in sorted order, and
+         * the time of that point */
+        double p = call->args[1]->num;
+        long i = (long)floor((double)n * p / 100.0 + 0.5) - 1;
+        if (i < 0 || i >= (long)n)
+            return NAN;
+        size_t *ix = malloc(n * sizeof *ix);
+        if (!ix)
+            return NAN;
+        for (size_t k = 0; k < n; k++)
+            ix[k] = k;
+        /* a stable selection by value: insertion order breaks ties, as Go's sort.Stable */
+        for (size_t a = 1; a < n; a++) {
+            size_t x = ix[a], b = a;
+            while (b > 0 && v[ix[b - 1]] > v[x]) {
+                ix[b] = ix[b - 1];
+                b--;
+            }
+            ix[b] = x;
+        }
+        double r = v[ix[i]];
+        *sel_t = t[ix[i]];
+        free(ix);
+        return r;
+    }
+    return NAN;
+}
+
+/* --- columns over the grid -------------------------------------------------------------------------- */
+
+typedef struct grid {
+    int64_t *t; /* bucket starts, or row times */
+    size_t n;
+    bool buckets; /* GROUP BY time */
+    int64_t every;
+} grid;
+
+typedef struct col {
+    double *v;    /* per grid time; NaN: none */
+    int64_t *sel; /* per grid time: the selected point's time (selectors) */
+    bool transformed;
+} col;
+
+static bool eval_col(run *u, const iq_expr *e, const group *gr, const grid *g, col *out);
+
+static void apply_fill(const run *u, const iq_expr *call, col *c, size_t n)
+{
+    bool is_count = !strcmp(call->s, "count");
+    switch (u->st->fill) {
+    case IQ_FILL_NULL:
+        if (is_count)
+            for (size_t i = 0; i < n; i++)
+                if (isnan(c->v[i]))
+                    c->v[i] = 0;
+        break;
+    case IQ_FILL_NONE: break;
+    case IQ_FILL_VALUE: /* count is an integer: its fill value too */
+        for (size_t i = 0; i < n; i++)
+            if (isnan(c->v[i]))
+                c->v[i] = is_count ? trunc(u->st->fill_value) : u->st->fill_value;
+        break;
+    case IQ_FILL_PREVIOUS:
+        for (size_t i = 1; i < n; i++)
+            if (isnan(c->v[i]))
+                c->v[i] = c->v[i - 1];
+        break;
+    case IQ_FILL_LINEAR: {
+        long prev = -1;
+        for (size_t i = 0; i < n; i++) {
+            if (isnan(c->v[i]))
+                continue;
+            if (prev >= 0 && (size_t)prev + 1 < i)
+                for (size_t k = (size_t)prev + 1; k < i; k++)
+                    c->v[k] = c->v[prev] + (c->v[i] - c->v[prev]) * (double)(k - (size_t)prev) / (double)(i - (size_t)prev);
+            prev = (long)i;
+        }
+        break;
+    }
+    }
+}
+
+static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g, col *out)
+{
+    fj_arena *a = u->c->a;
+    long j = need_index(u, call->args[0]->s);
+    out->v = fj_arena_alloc(a, g->n * sizeof *out->v + 1);
+    out->sel = fj_arena_calloc(a, g->n + 1, sizeof *out->sel);
+    double *vals = fj_arena_alloc(a, gr->r.n * sizeof *vals + 1);
+    int64_t *ts = fj_arena_alloc(a, gr->r.n * sizeof *ts + 1);
+    if (!out->v || !out->sel || !vals || !ts)
+        return false;
+    for (size_t i = 0; i < g->n; i++)
+        out->v[i] = NAN;
+    size_t r = 0;
+    const rows *rw = &gr->r;
+    size_t nb = g->n;
+    ag_fn fn = ag_of(call->s);
+    /* rows are time-sorted and buckets ascending: one walk */
+    for (size_t b = 0; b < nb; b++) {
+        size_t n = 0;
+        while (r < rw->n && g->buckets && rw->t[r] < g->t[b])
+            r++;
+        int64_t end = g->buckets ? g->t[b] + g->every : IQ_NO_MAX;
+        while (r < rw->n && (rw->t[r] < end || (!g->buckets && end == IQ_NO_MAX))) {
+            if (!g->buckets || rw->t[r] >= g->t[b]) {
+                double x = j >= 0 ? rw->v[r * rw->k + (size_t)j] : NAN;
+                if (!isnan(x)) {
+                    vals[n] = x;
+                    ts[n++] = rw->t[r];
+                }
+            }
+            r++;
+            if (!g->buckets && r == rw->n)
+                break;
+        }
+        out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
+        if (fn == AG_COUNT && n == 0)
+            out->v[b] = NAN; /* fill decides what an empty count shows */
+    }
+    apply_fill(u, call, out, nb);
+    return true;
+}
+
+/* A transformation over the non-empty values of its argument's column, in time order. */
+static bool transform_col(run *u, const iq_expr *call, const group *gr, const grid *g, col *out)
+{
+    fj_arena *a = u->c->a;
+    col in = {0};
+    const iq_expr *arg = call->args[0];
+    if (arg->k == IQ_CALL) {
+        if (!agg_col(u, arg, gr, g, &in))
+            return false;
+    } else { /* raw: the grid is the rows' times */
+        long j = need_index(u, arg->s);
+        in.v = fj_arena_alloc(a, g->n * sizeof *in.v + 1);
+        if (!in.v)
+            return false;
+        for (size_t i = 0; i < g->n; i++)
+            in.v[i] = NAN;
+        for (size_t r = 0, i = 0; r < gr->r.n && j >= 0; r++) {
+            while (i < g->n && g->t[i] < gr->r.t[r])
+                i++;
+            double x = gr->r.v[r * gr->r.k + (size_t)j];
+            if (i < g->n && g->t[i] == gr->r.t[r] && isnan(in.v[i]))
+                in.v[i] = x;
+        }
+    }
+    out->v = fj_arena_alloc(a, g->n * sizeof *out->v + 1);
+    if (!out->v)
+        return false;
+    out->transformed = true;
+    for (size_t i = 0; i < g->n; i++)
+        out->v[i] = NAN;
+    const char *f = call->s;
+    bool nonneg = !strncmp(f, "non_negative", 12);
+    if (strstr(f, "derivative")) {
+        int64_t unit = call->nargs == 2 ? call->args[1]->dur : g->buckets ? g->every : NSEC;
+        long prev = -1;
+        for (size_t i = 0; i < g->n; i++) {
+            if (isnan(in.v[i]))
+                continue;
+            if (prev >= 0) {
+                double d = (in.v[i] - in.v[prev]) / ((double)(g->t[i] - g->t[prev]) / (double)unit);
+                if (!(nonneg && d < 0))
+                    out->v[i] = d;
+            }
+            prev = (long)i;
+        }
+    } else if (strstr(f, "difference")) {
+        long prev = -1;
+        for (size_t i = 0; i < g->n; i++) {
+            if (isnan(in.v[i]))
+                continue;
+            if (prev >= 0) {
+                double d = in.v[i] - in.v[prev];
+                if (!(nonneg && d < 0))
+                    out->v[i] = d;
+            }
+            prev = (long)i;
+        }
+    } else if (!strcmp(f, "cumulative_sum")) {
+        double s = 0;
+        for (size_t i = 0; i < g->n; i++)
+            if (!isnan(in.v[i]))
+                out->v[i] = s += in.v[i];
+    } else if (!strcmp(f, "moving_average")) {
+        size_t w = (size_t)call->args[1]->num, have = 0;
+        double *win = fj_arena_alloc(a, w * sizeof *win);
+        if (!win)
+            return false;
+        for (size_t i = 0; i < g->n; i++) {
+            if (isnan(in.v[i]))
+                continue;
+            win[have % w] = in.v[i];
+            have++;
+            if (have >= w) {
+                double s = 0;
+                for (size_t k = 0; k < w; k++)
+                    s += win[k];
+                out->v[i] = s / (double)w;
+            }
+        }
+    }
+    return true;
+}
+
+static bool eval_col(run *u, const iq_expr *e, const group *gr, const grid *g, col *out)
+{
+    fj_arena *a = u->c->a;
+    *out = (col){0};
+    if (e->k == IQ_CALL)
+        return classify(e->s) == FN_TRANSFORM ? transform_col(u, e, gr, g, out) : agg_col(u, e, gr, g, out);
+    out->v = fj_arena_alloc(a, g->n * sizeof *out->v + 1);
+    if (!out->v)
+        return false;
+    if (e->k == IQ_NUM) {
+        for (size_t i = 0; i < g->n; i++)
+            out->v[i] = e->num;
+        return true;
+    }
+    if (e->k != IQ_BIN || e->op > IQ_DIV) {
+        for (size_t i = 0; i < g->n; i++)
+            out->v[i] = NAN;
+        return true;
+    }
+    col l, r;
+    if (!eval_col(u, e->l, gr, g, &l) || !eval_col(u, e->r, gr, g, &r))
+        return false;
+    out->transformed = l.transformed || r.transformed;
+    for (size_t i = 0; i < g->n; i++) {
+        double x = l.v[i], y = r.v[i];
+        out->v[i] = e->op == IQ_ADD ? x + y : e->op == IQ_SUB ? x - y : e->op == IQ_MUL ? x * y : y == 0 ? 0 : x / y;
+        if (isnan(x) || isnan(y))
+            out->v[i] = NAN;
+    }
+    return true;
+}
+
+/* Raw values: a field, a tag, a constant, arithmetic. */
+static iq_val eval_raw(const run *u, const iq_expr *e, const iq_iser *is, const double *v)
+{
+    row_ref rr = {u, is, v};
+    switch (e->k) {
+    case IQ_REF: return ref_row(&rr, e->s);
+    case IQ_NUM: return (iq_val){.k = IQV_NUM, .n = e->num};
+    case IQ_STR: return (iq_val){.k = IQV_STR, .s = e->s};
+    case IQ_BIN: {
+        iq_val l = eval_raw(u, e->l, is, v), r = eval_raw(u, e->r, is, v);
+        if (l.k != IQV_NUM || r.k != IQV_NUM || e->op > IQ_DIV)
+            return (iq_val){0};
+        double x = l.n, y = r.n;
+        return (iq_val){.k = IQV_NUM,
+                        .n = e->op == IQ_ADD ? x + y : e->op == IQ_SUB ? x - y : e->op == IQ_MUL ? x * y
+                                                                         : y == 0 ? 0 : x / y};
+    }
+    default: return (iq_val){0};
+    }
+}
+
+static bool refs_field(const run *u, const iq_expr *e)
+{
+    if (e->k == IQ_REF)
+        return need_index(u, e->s) >= 0;
+    return e->k == IQ_BIN && (refs_field(u, e->l) || refs_field(u, e->r));
+}
+
+/* --- one series of the answer ------------------------------------------------------------------------ */
+
+static void put_header(run *u, const group *gr, fj_buf *out, bool *any, const char **names)
+{
+    fj_buf_puts(out, *any ? "," : ",\"series\":[");
+    *any = true;
+    fj_buf_puts(out, "{\"name\":");
+    fj_buf_json_str(out, u->m->name);
+    if (u->ngkeys) {
+        fj_buf_puts(out, ",\"tags\":{");
+        for (size_t i = 0; i < u->ngkeys; i++) {
+            fj_buf_puts(out, i ? "," : "");
+            fj_buf_json_str(out, u->gkeys[i]);
+            fj_buf_puts(out, ":");
+            fj_buf_json_str(out, gr->kv[i]);
+        }
+        fj_buf_puts(out, "}");
+    }
+    fj_buf_puts(out, ",\"columns\":[\"time\"");
+    for (size_t i = 0; i < u->nfields; i++) {
+        fj_buf_puts(out, ",");
+        fj_buf_json_str(out, names[i]);
+    }
+    fj_buf_puts(out, "],\"values\":[");
+}
+
+/* The order in which rows are written: ascending or, with ORDER BY time DESC, descending, after
+ * OFFSET and within LIMIT. */
+static bool take_row(const run *u, size_t *seen)
+{
+    size_t k = (*seen)++;
+    if ((int64_t)k < u->st->off)
+        return false;
+    return !u->st->limit || (int64_t)k < u->st->off + u->st->limit;
+}
+
+static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const char **names)
+{
+    const rows *r = &gr->r;
+    size_t written = 0, seen = 0;
+    for (size_t q = 0; q < r->n; q++) {
+        size_t i = u->st->desc ? r->n - 1 - q : q;
+        const double *v = &r->v[i * r->k];
+        bool some = false;
+        for (size_t f = 0; f < u->nfields && !some; f++)
+            some = refs_field(u, u->fields[f].e) && eval_raw(u, u->fields[f].e, r->is[i], v).k != IQV_NULL;
+        if (!some || !take_row(u, &seen))
+            continue;
+        if (!written)
+            put_header(u, gr, out, any, names);
+        fj_buf_puts(out, written++ ? ",[" : "[");
+        iq_put_time(u->c, out, r->t[i]);
+        for (size_t f = 0; f < u->nfields; f++) {
+            iq_val x = eval_raw(u, u->fields[f].e, r->is[i], v);
+            fj_buf_puts(out, ",");
+            if (x.k == IQV_NUM)
+                iq_put_num(out, x.n);
+            else if (x.k == IQV_STR)
+                fj_buf_json_str(out, x.s);
+            else
+                fj_buf_puts(out, "null");
+        }
+        fj_buf_puts(out, "]");
+    }
+    if (written)
+        fj_buf_puts(out, "]}");
+    return true;
+}
+
+static int64_t floor_bucket(int64_t t, int64_t every, int64_t offset)
+{
+    int64_t m = (t - offset) % every;
+    if (m < 0)
+        m += every;
+    return t - m;
+}
+
+static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, bool *any, const char **names)
+{
+    fj_arena *a = u->c->a;
+    grid g = {0};
+    bool transform = false;
+    for (size_t f = 0; f < u->nfields; f++)
+        transform = transform || has_transform(u->fields[f].e);
+    if (u->st->group_time) {
+        g.buckets = true;
+        g.every = u->st->every;
+        int64_t lo = u->tmin != IQ_NO_MIN ? u->tmin : data_min;
+        int64_t hi = u->tmax != IQ_NO_MAX ? u->tmax : u->c->now_ns;
+        int64_t first = floor_bucket(lo, g.every, u->st->offset), last = floor_bucket(hi, g.every, u->st->offset);
+        if (last < first)
+            return true;
+        if ((last - first) / g.every + 1 > MAX_BUCKETS) {
+            snprintf(u->msg, u->cap, "too many buckets: GROUP BY time(%lldns) over this range makes more than %d",
+                     (long long)g.every, MAX_BUCKETS);
+            return true;
+        }
+        g.n = (size_t)((last - first) / g.every + 1);
+        g.t = fj_arena_alloc(a, g.n * sizeof *g.t);
+        if (!g.t)
+            return false;
+        for (size_t i = 0; i < g.n; i++)
+            g.t[i] = first + (int64_t)i * g.every;
+    } else if (transform) { /* raw transformation: the rows' distinct times */
+        g.t = fj_arena_alloc(a, gr->r.n * sizeof *g.t + 1);
+        if (!g.t)
+            return false;
+        for (size_t i = 0; i < gr->r.n; i++)
+            if (!g.n || g.t[g.n - 1] != gr->r.t[i])
+                g.t[g.n++] = gr->r.t[i];
+    } else {
+        g.n = 1;
+        g.t = fj_arena_alloc(a, sizeof *g.t);
+        if (!g.t)
+            return false;
+        g.t[0] = u->tmin != IQ_NO_MIN ? u->tmin : 0;
+    }
+    col *cols = fj_arena_calloc(a, u->nfields, sizeof *cols);
+    if (!cols)
+        return false;
+    for (size_t f = 0; f < u->nfields; f++)
+        if (!eval_col(u, u->fields[f].e, gr, &g, &cols[f]))
+            return false;
+    /* one selector alone, without GROUP BY time: the time of the point it selected */
+    bool sel_time = !u->st->group_time && u->nfields == 1 && u->fields[0].e->k == IQ_CALL &&
+                    classify(u->fields[0].e->s) == FN_SELECTOR;
+    bool drop_empty = transform || u->st->fill == IQ_FILL_NONE || !u->st->group_time;
+    bool any_value = false; /* a series whose every value is empty is not answered, as InfluxDB */
+    for (size_t i = 0; i < g.n && !any_value; i++)
+        for (size_t f = 0; f < u->nfields && !any_value; f++)
+            any_value = !isnan(cols[f].v[i]);
+    if (!any_value)
+        return true;
+    size_t written = 0, seen = 0;
+    char *line = fj_arena_alloc(a, (u->nfields + 1) * (IQ_FMT_MAX + 1) + 4);
+    if (!line)
+        return false;
+    for (size_t q = 0; q < g.n; q++) {
+        size_t i = u->st->desc ? g.n - 1 - q : q;
+        if (drop_empty) {
+            bool some = false;
+            for (size_t f = 0; f < u->nfields && !some; f++)
+                some = !isnan(cols[f].v[i]);
+            if (!some)
+                continue;
+        }
+        if (!take_row(u, &seen))
+            continue;
+        if (!written)
+            put_header(u, gr, out, any, names);
+        /* the row in one piece: [time,v1,v2...] */
+        size_t n = 0;
+        if (written++)
+            line[n++] = ',';
+        line[n++] = '[';
+        n += iq_fmt_time(u->c, line + n, sel_time && cols[0].sel ? cols[0].sel[i] : g.t[i]);
+        for (size_t f = 0; f < u->nfields; f++) {
+            line[n++] = ',';
+            n += iq_fmt_num(line + n, cols[f].v[i]);
+        }
+        line[n++] = ']';
+        fj_buf_append(out, line, n);
+    }
+    if (written)
+        fj_buf_puts(out, "]}");
+    return true;
+}
+
+/* --- the statement ------------------------------------------------------------------------------------ */
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* One measurement's series of the answer. */
+static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
+{
+    iq_ctx *c = u->c;
+    fj_arena *a = c->a;
+    const iq_meas *m = u->m;
+    const iq_stmt *st = u->st;
+    bool aggregate_mode = false, wild = false;
+    for (size_t f = 0; f < st->nfields; f++) {
+        aggregate_mode = aggregate_mode || has_call(st->fields[f].e);
+        wild = wild || st->fields[f].e->k == IQ_WILD;
+    }
+    /* GROUP BY keys */
+    u->gkeys = st->gstar ? m->tagkeys : st->gtags;
+    u->ngkeys = st->gstar ? m->ntagkeys : st->ngtags;
+    if (st->gstar && st->ngtags) { /* GROUP BY *, tag: every tag once */
+        const char **k = fj_arena_calloc(a, m->ntagkeys + st->ngtags + 1, sizeof *k);
+        if (!k)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        memcpy(k, m->tagkeys, m->ntagkeys * sizeof *k);
+        size_t n = m->ntagkeys;
+        for (size_t i = 0; i < st->ngtags; i++)
+            if (!iq_meas_has_tag(m, st->gtags[i]))
+                k[n++] = st->gtags[i];
+        qsort(k, n, sizeof *k, cmp_str);
+        u->gkeys = k;
+        u->ngkeys = n;
+    } else if (u->ngkeys > 1) {
+        const char **k = fj_arena_calloc(a, u->ngkeys, sizeof *k);
+        if (!k)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        memcpy(k, u->gkeys, u->ngkeys * sizeof *k);
+        qsort(k, u->ngkeys, sizeof *k, cmp_str);
+        size_t n = 1;
+        for (size_t i = 1; i < u->ngkeys; i++)
+            if (strcmp(k[i], k[n - 1]))
+                k[n++] = k[i];
+        u->gkeys = k;
+        u->ngkeys = n;
+    }
+    /* fields, with * expanded (raw only): fields and tags not grouped by, sorted by name */
+    if (wild) {
+        size_t cap = m->nfields + m->ntagkeys + st->nfields;
+        u->fields = fj_arena_calloc(a, cap + 1, sizeof *u->fields);
+        if (!u->fields)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        u->nfields = 0;
+        for (size_t f = 0; f < st->nfields; f++) {
+            if (st->fields[f].e->k != IQ_WILD) {
+                u->fields[u->nfields++] = st->fields[f];
+                continue;
+            }
+            const char **names = fj_arena_calloc(a, m->nfields + m->ntagkeys + 1, sizeof *names);
+            if (!names)
+                return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+            size_t n = 0;
+            for (size_t i = 0; i < m->nfields; i++)
+                names[n++] = m->fields[i];
+            for (size_t i = 0; i < m->ntagkeys; i++) {
+                bool grouped = false;
+                for (size_t g = 0; g < u->ngkeys && !grouped; g++)
+                    grouped = !strcmp(u->gkeys[g], m->tagkeys[i]);
+                if (!grouped)
+                    names[n++] = m->tagkeys[i];
+            }
+            qsort(names, n, sizeof *names, cmp_str);
+            for (size_t i = 0; i < n; i++) {
+                iq_expr *e = fj_arena_calloc(a, 1, sizeof *e);
+                if (!e)
+                    return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+                e->k = IQ_REF;
+                e->s = names[i];
+                u->fields[u->nfields++] = (iq_field){e, NULL};
+            }
+        }
+    } else {
+        u->fields = st->fields;
+        u->nfields = st->nfields;
+    }
+    /* column names, made distinct as InfluxDB does (mean, mean_1) */
+    const char **names = fj_arena_calloc(a, u->nfields + 1, sizeof *names);
+    if (!names)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    for (size_t f = 0; f < u->nfields; f++) {
+        if (u->fields[f].alias) {
+            names[f] = u->fields[f].alias;
+        } else {
+            fj_buf b;
+            fj_buf_init(&b, 4096);
+            name_of(u->fields[f].e, &b);
+            names[f] = fj_arena_strdup(a, b.data ? b.data : "");
+            fj_buf_free(&b);
+        }
+        for (int dup = 1;; dup++) {
+            bool clash = false;
+            for (size_t p = 0; p < f && !clash; p++)
+                clash = !strcmp(names[p], names[f]);
+            if (!clash)
+                break;
+            const char *base = u->fields[f].alias ? u->fields[f].alias : names[f];
+            char *nn = fj_arena_printf(a, "%s_%d", base, dup);
+            if (!nn)
+                return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+            /* base may already carry a suffix from an earlier try: rebuild from the original */
+            if (dup > 1) {
+                fj_buf b;
+                fj_buf_init(&b, 4096);
+                if (u->fields[f].alias)
+                    fj_buf_puts(&b, u->fields[f].alias);
+                else
+                    name_of(u->fields[f].e, &b);
+                nn = fj_arena_printf(a, "%s_%d", b.data ? b.data : "", dup);
+                fj_buf_free(&b);
+            }
+            names[f] = nn;
+        }
+    }
+    /* the fields read */
+    u->need = fj_arena_calloc(a, m->nfields + 1, sizeof *u->need);
+    if (!u->need)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    u->nneed = 0;
+    for (size_t f = 0; f < u->nfields; f++)
+        collect_fields(u, u->fields[f].e);
+    size_t select_fields = u->nneed;
+    if (!select_fields)
+        return FJ_OK; /* nothing of this measurement is selected */
+    u->rest_fields = iq_cond_uses_fields(u->rest, m);
+    if (u->rest_fields)
+        collect_fields(u, u->rest);
+    /* series, filtered by the tag conditions, sorted by their GROUP BY values (then by series
+     * key, their catalog order), into groups */
+    keyed *ks = fj_arena_calloc(a, m->n + 1, sizeof *ks);
+    group *groups = fj_arena_calloc(a, m->n + 1, sizeof *groups);
+    if (!ks || !groups)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    size_t nks = 0, ngroups = 0;
+    for (size_t i = m->first; i < m->first + m->n; i++) {
+        const iq_iser *is = &u->cat->iser[i];
+        if (!u->rest_fields) {
+            row_ref rr = {u, is, NULL};
+            if (!iq_cond_true(u->rest, ref_row, &rr))
+                continue;
+        }
+        const char **kv = fj_arena_calloc(a, u->ngkeys + 1, sizeof *kv);
+        if (!kv)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        for (size_t k = 0; k < u->ngkeys; k++)
+            kv[k] = iq_tag_value(is, u->gkeys[k]);
+        ks[nks++] = (keyed){kv, is, i};
+    }
+    t_ngkeys = u->ngkeys;
+    if (nks > 1 && u->ngkeys)
+        qsort(ks, nks, sizeof *ks, cmp_keyed);
+    const iq_iser **members = fj_arena_calloc(a, nks + 1, sizeof *members);
+    if (!members)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < nks; i++) {
+        if (!ngroups || cmp_group(&(group){.kv = ks[i].kv}, &groups[ngroups - 1], u->ngkeys))
+            groups[ngroups++] = (group){.kv = ks[i].kv, .isers = &members[i], .r = {.k = u->nneed}};
+        members[i] = ks[i].is;
+        groups[ngroups - 1].n++;
+    }
+    /* SLIMIT / SOFFSET over the groups */
+    size_t g0 = (size_t)st->soff < ngroups ? (size_t)st->soff : ngroups;
+    size_t g1 = st->slimit && g0 + (size_t)st->slimit < ngroups ? g0 + (size_t)st->slimit : ngroups;
+    /* read: every needed field of every series of the chosen groups, in one call */
+    size_t nids = 0;
+    for (size_t g = g0; g < g1; g++)
+        nids += groups[g].n * u->nneed;
+    uint32_t *ids = fj_arena_calloc(a, nids + 1, sizeof *ids);
+    long *slot = fj_arena_calloc(a, nids + 1, sizeof *slot);
+    fj_ts_points *pts = fj_arena_calloc(a, nids + 1, sizeof *pts);
+    if (!ids || !slot || !pts)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    size_t n = 0;
+    for (size_t g = g0; g < g1; g++)
+        for (size_t s = 0; s < groups[g].n; s++) {
+            const iq_iser *is = groups[g].isers[s];
+            for (size_t j = 0; j < u->nneed; j++) {
+                slot[n] = -1;
+                for (size_t f = 0; f < is->nfields; f++)
+                    if (!strcmp(u->cat->fser[is->first + f].field, u->need[j]))
+                        slot[n] = (long)(is->first + f);
+                n++;
+            }
+        }
+    size_t nread = 0;
+    uint32_t *rids = fj_arena_calloc(a, nids + 1, sizeof *rids);
+    size_t *rpos = fj_arena_calloc(a, nids + 1, sizeof *rpos);
+    if (!rids || !rpos)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (slot[i] >= 0) {
+            rids[nread] = u->cat->fser[slot[i]].id;
+            rpos[nread++] = i;
+        }
+    fj_ts_points *got = fj_arena_calloc(a, nread + 1, sizeof *got);
+    if (!got)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    int64_t from = u->tmin, to = u->tmax;
+    if (st->group_time && to == IQ_NO_MAX)
+        to = c->now_ns;
+    fj_status rs = FJ_OK;
+    if (m->src == IQ_SRC_TS) {
+        reader rd = {.u = u, .ids = rids, .copy = got, .a = a};
+        fj_ts_points scratch = {0};
+        if (nread && from <= to)
+            rs = fj_store_ts_read_many(c->s, c->live, rids, nread, from, to, &scratch, keep_points, &rd, err);
+        fj_ts_points_free(&scratch);
+        if (rs != FJ_OK)
+            return rs;
+        for (size_t i = 0; i < nread; i++)
+            pts[rpos[i]] = got[i];
+    } else if (nids && from <= to) { /* Sonar: the load queries, one bucket a point */
+        size_t nis = nids / u->nneed, k = 0;
+        const iq_iser **isers = fj_arena_calloc(a, nis + 1, sizeof *isers);
+        fj_ts_points **where = fj_arena_calloc(a, nids + 1, sizeof *where);
+        if (!isers || !where)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        for (size_t g = g0; g < g1; g++)
+            for (size_t s2 = 0; s2 < groups[g].n; s2++)
+                isers[k++] = groups[g].isers[s2];
+        for (size_t i = 0; i < nids; i++)
+            where[i] = slot[i] >= 0 ? &pts[i] : NULL;
+        /* load buckets are aligned to multiples of their width: with an offset, the largest
+         * width that divides both, so that each InfluxQL bucket is whole load buckets */
+        int64_t width = st->group_time ? st->every : 0, off = st->group_time ? st->offset % st->every : 0;
+        for (int64_t x = width, y = off < 0 ? -off : off; y;) {
+            int64_t r = x % y;
+            x = y;
+            y = r;
+            width = x;
+        }
+        rs = iq_sonar_read(c, m->src, isers, nis, u->need, u->nneed, where, from, to, width, err);
+        if (rs != FJ_OK)
+            return rs;
+    }
+    /* rows per group: each series' fields merged by time */
+    int64_t data_min = IQ_NO_MAX;
+    n = 0;
+    double *v = fj_arena_alloc(a, (u->nneed + 1) * sizeof *v);
+    size_t *pos = fj_arena_alloc(a, (u->nneed + 1) * sizeof *pos);
+    if (!v || !pos)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    for (size_t g = g0; g < g1; g++) {
+        group *gr = &groups[g];
+        for (size_t s = 0; s < gr->n; s++, n += u->nneed) {
+            const fj_ts_points *p = &pts[n];
+            memset(pos, 0, u->nneed * sizeof *pos);
+            for (;;) {
+                int64_t t = IQ_NO_MAX;
+                bool more = false;
+                for (size_t j = 0; j < u->nneed; j++)
+                    if (pos[j] < p[j].n && (!more || p[j].t[pos[j]] < t)) {
+                        t = p[j].t[pos[j]];
+                        more = true;
+                    }
+                if (!more)
+                    break;
+                for (size_t j = 0; j < u->nneed; j++) {
+                    v[j] = NAN;
+                    if (pos[j] < p[j].n && p[j].t[pos[j]] == t)
+                        v[j] = p[j].v[pos[j]++];
+                }
+                if (u->rest_fields) {
+                    row_ref rr = {u, gr->isers[s], v};
+                    if (!iq_cond_true(u->rest, ref_row, &rr))
+                        continue;
+                }
+                /* a row whose selected fields are all empty is no row */
+                bool some = false;
+                for (size_t j = 0; j < select_fields && !some; j++)
+                    some = !isnan(v[j]);
+                if (!some)
+                    continue;
+                if (!rows_push(a, &gr->r, t, v, gr->isers[s]))
+                    return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+                data_min = t < data_min ? t : data_min;
+            }
+        }
+        if (gr->n > 1 && !rows_sort(a, &gr->r))
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    }
+    for (size_t q = g0; q < g1 && !u->msg[0]; q++) {
+        size_t g = st->desc ? g1 - 1 - (q - g0) : q; /* ORDER BY time DESC reverses the series too */
+        if (!groups[g].r.n)
+            continue;
+        bool ok = aggregate_mode ? agg_series(u, &groups[g], data_min, out, any, names)
+                                 : raw_series(u, &groups[g], out, any, names);
+        if (!ok)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    }
+    return FJ_OK;
+}
+
+fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *msg, size_t cap, fj_err *err)
+{
+    const char *db = c->db;
+    for (size_t i = 0; i < st->nfrom; i++)
+        if (st->from[i].db)
+            db = st->from[i].db;
+    if (!db || !*db)
+        return snprintf(msg, cap, "database name required"), FJ_OK;
+    if (!fj_auth_may_read(fj_http_principal(c->r), db))
+        return snprintf(msg, cap, "error authorizing query: this credential may not read database %s", db), FJ_OK;
+    if (st->tz && strcasecmp(st->tz, "UTC") && strcasecmp(st->tz, "Etc/UTC") && strcmp(st->tz, "Z"))
+        return snprintf(msg, cap, "unsupported time zone %s: fjord answers in UTC only (tz('UTC'))", st->tz), FJ_OK;
+    bool aggregate_mode = false, raw_ref = false;
+    for (size_t f = 0; f < st->nfields; f++) {
+        const iq_expr *e = st->fields[f].e;
+        if (!check_calls(e, st->group_time, msg, cap))
+            return FJ_OK;
+        aggregate_mode = aggregate_mode || has_call(e);
+        raw_ref = raw_ref || !has_call(e);
+    }
+    if (aggregate_mode && raw_ref) {
+        for (size_t f = 0; f < st->nfields; f++)
+            if (!has_call(st->fields[f].e) && st->fields[f].e->k != IQ_NUM)
+                return snprintf(msg, cap, "mixing aggregate and non-aggregate queries is not supported"), FJ_OK;
+    }
+    if (st->group_time && !aggregate_mode)
+        return snprintf(msg, cap, "GROUP BY requires at least one aggregate function"), FJ_OK;
+    bool wild = false;
+    for (size_t f = 0; f < st->nfields; f++)
+        wild = wild || st->fields[f].e->k == IQ_WILD;
+    if (wild && aggregate_mode)
+        return snprintf(msg, cap, "mixing aggregate and non-aggregate queries is not supported"), FJ_OK;
+    run u = {.c = c, .st = st, .msg = msg, .cap = cap};
+    msg[0] = '\0';
+    if (!iq_cond_split(c, st->where, &u.tmin, &u.tmax, &u.rest, msg, cap))
+        return FJ_OK;
+    c->window_from = u.tmin;
+    c->window_to = u.tmax;
+    iq_catalog cat;
+    fj_status rs = iq_catalog_load(c, db, st->from, st->nfrom, &cat, err);
+    if (rs != FJ_OK)
+        return rs;
+    if (!cat.nmeas) { /* nothing of what FROM names: is there such a database at all? */
+        bool known = false;
+        if ((rs = iq_db_known(c, db, &known, err)) != FJ_OK)
+            return rs;
+        if (!known)
+            snprintf(msg, cap, "database not found: %s", db);
+        return FJ_OK;
+    }
+    u.cat = &cat;
+    for (size_t m = 0; m < cat.nmeas && rs == FJ_OK && !msg[0]; m++) {
+        if (!iq_sources_match(st->from, st->nfrom, cat.meas[m].name))
+            continue;
+        u.m = &cat.meas[m];
+        size_t mark = out->len;
+        bool any_before = *any;
+        rs = run_measurement(&u, out, any, err);
+        if (msg[0]) { /* a statement error: drop what this measurement wrote */
+            out->len = mark;
+            *any = any_before;
+        }
+    }
+    return rs;
+}

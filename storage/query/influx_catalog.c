@@ -1,0 +1,106 @@
+/* storage/query/influx_catalog.c — the clusters holding line-protocol series, for InfluxQL's
+ * SHOW DATABASES (storage/query/influx_catalog.h). */
+#include "storage/query/influx_catalog.h"
+
+#include "storage/query/backend.h"
+
+#include <string.h>
+
+fj_status fj_q_ts_clusters(fj_store *s, fj_arena *a, const char ***out, size_t *n, fj_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    fj_query q = {0};
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, &q, NULL, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qrows r = {0};
+    if ((rs = fj_qx_prepare(&x, "SELECT c FROM (SELECT DISTINCT cluster AS c FROM ts_series) d ORDER BY c{bytes}", &r)) != FJ_OK)
+        goto out;
+    size_t cap = 0;
+    for (;;) {
+        bool row = false;
+        if ((rs = fj_qr_step(&r, "list the clusters of ts_series", &row)) != FJ_OK || !row)
+            break;
+        const char *c = fj_qr_text(&r, 0);
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            const char **nv = fj_arena_calloc(a, cap, sizeof *nv);
+            if (!nv) {
+                rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+                break;
+            }
+            if (*n)
+                memcpy(nv, *out, *n * sizeof *nv);
+            *out = nv;
+        }
+        if (!((*out)[*n] = fj_arena_strdup(a, c ? c : ""))) {
+            rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        (*n)++;
+    }
+out:
+    fj_qx_finalize(&x, &r);
+    return fj_qx_end(&x, rs);
+}
+
+/* Hands every row of r (the columns of ts_series) to cb; *rows counts them. */
+static fj_status each_series(const fj_qrows *r, fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key),
+                             void *ud, size_t *rows)
+{
+    for (;;) {
+        bool row = false;
+        fj_status rs = fj_qr_step(r, "list the series of a measurement", &row);
+        if (rs != FJ_OK || !row)
+            return rs;
+        fj_ts_key k;
+        fj_ts_str *f[] = {&k.cluster, &k.host, &k.metric, &k.type, &k.type_id, &k.stype, &k.stype_id};
+        for (int i = 0; i < 7; i++) {
+            const char *t = fj_qr_text(r, i + 1);
+            *f[i] = (fj_ts_str){t ? t : "", t ? strlen(t) : 0};
+        }
+        (*rows)++;
+        if ((rs = cb(ud, (uint32_t)fj_qr_i64(r, 0), &k)) != FJ_OK)
+            return rs;
+    }
+}
+
+#define SERIES_COLS "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series"
+
+fj_status fj_q_ts_series_of(fj_store *s, const char *cluster, const char *meas,
+                            fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err)
+{
+    fj_query q = {0};
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, &q, NULL, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qrows exact = {0}, range = {0};
+    size_t rows = 0;
+    /* the metric itself (its index); only when there is none, its fields: the range
+     * [meas".", meas"/") in byte order ('/' follows '.'), which no index of every collation serves */
+    if ((rs = fj_qx_prepare(&x, SERIES_COLS " WHERE cluster = ?1 AND metric = ?2", &exact)) != FJ_OK)
+        goto out;
+    fj_qr_bind_text(&exact, 1, cluster);
+    fj_qr_bind_text(&exact, 2, meas);
+    if ((rs = each_series(&exact, cb, ud, &rows)) != FJ_OK || rows)
+        goto out;
+    if ((rs = fj_qx_prepare(&x, SERIES_COLS " WHERE cluster = ?1 AND metric{bytes} >= ?2 AND metric{bytes} < ?3",
+                            &range)) != FJ_OK)
+        goto out;
+    char *lo = fj_arena_printf(x.a, "%s.", meas), *hi = fj_arena_printf(x.a, "%s/", meas);
+    if (!lo || !hi) {
+        rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        goto out;
+    }
+    fj_qr_bind_text(&range, 1, cluster);
+    fj_qr_bind_text(&range, 2, lo);
+    fj_qr_bind_text(&range, 3, hi);
+    rs = each_series(&range, cb, ud, &rows);
+out:
+    fj_qx_finalize(&x, &exact);
+    fj_qx_finalize(&x, &range);
+    return fj_qx_end(&x, rs);
+}

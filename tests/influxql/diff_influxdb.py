@@ -1,0 +1,219 @@
+"""The differential test of InfluxQL: the same line protocol written to fjord and to a real
+InfluxDB 1.6.7 (Debian's influxd, started here in a temporary directory on loopback ports, reporting
+off, stopped by its PID), then every request of corpus.iql run against both and the answers
+compared value by value (floats to 1e-9 relative; errors: both must fail). A difference is a bug
+or a departure documented in docs/metrics.md ("InfluxQL"), listed in DEPARTURES below with why.
+
+Run by CTest in the normal pass only (not under the sanitizers), against SQLite and PostgreSQL."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+from harness import Fjord, check, finish, free_port  # noqa: E402
+
+S = 1700000000
+HOSTS = ["n1", "n2", "n3", "n4"]
+
+# Requests whose answers differ by design (docs/metrics.md, "InfluxQL: departures"):
+DEPARTURES = {
+    # InfluxDB lists its own _internal database too; fjord lists clusters only.
+    "SHOW DATABASES",
+    # fjord refuses time compared inside OR; InfluxDB 1.6 quietly answers as if the OR were not
+    # there (its own documentation calls such conditions unsupported).
+    "SELECT mean(value) FROM cpu_load WHERE time > now() - 1h OR hostname = 'n1'",
+    # GROUP BY time(0s): InfluxDB ignores it; fjord refuses a zero interval.
+    "SELECT mean(value) FROM cpu_load GROUP BY time(0s)",
+    # fjord refuses every statement that writes or administers (InfluxDB runs DROP).
+    "DROP MEASUREMENT nosuch_measurement",
+    # mean(*), distinct(): not implemented; fjord says so where InfluxDB answers (empty here).
+    "SELECT mean(*) FROM cpu_load",
+    'SELECT count(distinct("hostname")) FROM "cpu_load" WHERE time >= 1700000000000ms and time <= 1700003600000ms',
+    # a request of empty statements: InfluxDB answers {}; fjord 400 (no statement).
+    "  ;  ",
+}
+
+
+def errored(doc):
+    """Whether an answer failed: as a whole or in one of its statements."""
+    return "error" in doc or any("error" in r for r in doc.get("results", []))
+
+
+def lcg(seed):
+    x = seed
+    while True:
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        yield (x >> 33) / float(1 << 31)
+
+
+def data(now_s):
+    """One hour at 10 s of ClusterCockpit metric lines and Telegraf-style generic lines for four
+    hosts, with gaps; and a little recent data for now()-relative queries."""
+    rnd = lcg(42)
+    lines = []
+    for k in range(360):
+        t = (S + 10 * k) * 10**9
+        for h in HOSTS:
+            if h == "n3" and 60 <= k < 120:
+                continue  # a 10-minute gap
+            lines.append("cpu_load,cluster=t,hostname=%s,type=node value=%.4f %d" % (h, 100 * next(rnd), t))
+            if k % 3 == 0 or h != "n3":
+                lines.append("mem_used,cluster=t,hostname=%s,type=node value=%.2f %d" % (h, 1000 * next(rnd), t))
+            for s in ("0", "1"):
+                lines.append("flops_any,cluster=t,hostname=%s,type=socket,type-id=%s value=%.3f %d" % (h, s, 50 * next(rnd), t))
+            if h in ("n1", "n2"):
+                for c in ("cpu0", "cpu1"):
+                    extra = ",usage_idle=%.3f" % (100 * next(rnd)) if k % 2 == 0 else ""
+                    lines.append("cpu,cluster=t,cpu=%s,host=%s usage_user=%.3f,usage_system=%.3f%s %d"
+                                 % (c, h, 50 * next(rnd), 20 * next(rnd), extra, t))
+            if k % 6 == 0:
+                lines.append("disk,cluster=t,device=sda1,host=%s,path=/ used_percent=%.2f %d" % (h, 100 * next(rnd), t))
+    for k in range(30):
+        t = (now_s - 3600 + 60 * k) * 10**9
+        for h in HOSTS[:2]:
+            lines.append("recent,cluster=t,hostname=%s,type=node value=%d %d" % (h, k, t))
+    return "\n".join(lines) + "\n"
+
+
+class Influxd:
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="influxd-")
+        self.port = free_port()
+        self.bind = free_port()
+        conf = os.path.join(self.tmp, "influxd.conf")
+        with open(conf, "w") as f:
+            f.write('reporting-disabled = true\nbind-address = "127.0.0.1:%d"\n'
+                    '[meta]\n  dir = "%s/meta"\n[data]\n  dir = "%s/data"\n  wal-dir = "%s/wal"\n'
+                    '  query-log-enabled = false\n[http]\n  bind-address = "127.0.0.1:%d"\n  log-enabled = false\n'
+                    '[monitor]\n  store-enabled = false\n[continuous_queries]\n  enabled = false\n'
+                    % (self.bind, self.tmp, self.tmp, self.tmp, self.port))
+        self.log = open(os.path.join(self.tmp, "influxd.log"), "w")
+        self.proc = subprocess.Popen(["influxd", "run", "-config", conf], stdout=self.log, stderr=self.log)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/ping" % self.port, timeout=1)
+                return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("influxd did not start")
+
+    def stop(self):
+        if self.proc:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def http(port, path, params=None, body=None, method="GET"):
+    url = "http://127.0.0.1:%d%s" % (port, path)
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
+    req = urllib.request.Request(url, data=body, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def close(a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+    return a == b
+
+
+def differences(a, b):
+    """Where answer b (fjord) departs from answer a (InfluxDB), or None."""
+    if errored(a) != errored(b):
+        return "error: influxdb %r, fjord %r" % (a, b)
+    if errored(a):
+        return None
+    ra, rb = a.get("results", []), b.get("results", [])
+    if len(ra) != len(rb):
+        return "%d results against %d" % (len(ra), len(rb))
+    for i, (x, y) in enumerate(zip(ra, rb)):
+        if ("error" in x) != ("error" in y):
+            return "statement %d: error influxdb %r, fjord %r" % (i, x.get("error"), y.get("error"))
+        sa, sb = x.get("series", []), y.get("series", [])
+        if len(sa) != len(sb):
+            return "statement %d: %d series against %d" % (i, len(sa), len(sb))
+        for j, (p, q) in enumerate(zip(sa, sb)):
+            for key in ("name", "tags", "columns"):
+                if p.get(key) != q.get(key):
+                    return "statement %d series %d: %s %r against %r" % (i, j, key, p.get(key), q.get(key))
+            va, vb = p.get("values", []), q.get("values", [])
+            if len(va) != len(vb):
+                return "statement %d series %d: %d rows against %d" % (i, j, len(va), len(vb))
+            for k, (r1, r2) in enumerate(zip(va, vb)):
+                if len(r1) != len(r2) or not all(close(u, v) for u, v in zip(r1, r2)):
+                    return "statement %d series %d row %d: %r against %r" % (i, j, k, r1, r2)
+    return None
+
+
+def main():
+    now_s = int(time.time()) // 3600 * 3600  # recent data well inside now() - 2h, whatever the minute
+    lp = data(now_s).encode()
+    influx = Influxd()
+    f = Fjord()
+    try:
+        f.start()
+        token = f.token("t")
+        http(influx.port, "/query", {"q": "CREATE DATABASE t"}, method="POST")
+        st, body = http(influx.port, "/write", {"db": "t"}, lp, "POST")
+        check(st == 204, "influxd took the data (%d %s)" % (st, body[:200]))
+        st, body = http(f.port, "/write", {"db": "t", "u": "t", "p": token}, lp, "POST")
+        check(st == 204, "fjord took the data (%d %s)" % (st, body[:200]))
+        corpus = [l.rstrip("\n") for l in open(os.path.join(HERE, "corpus.iql"))]
+        corpus = [l for l in corpus if l.strip() and not l.startswith("--")]
+        check(len(corpus) >= 300, "the corpus has at least 300 requests (%d)" % len(corpus))
+        for epoch in (None, "s"):
+            for q in corpus:
+                if epoch and not q.startswith("SELECT"):
+                    continue
+                params = {"db": "t", "q": q}
+                if epoch:
+                    params["epoch"] = epoch
+                sa, ba = http(influx.port, "/query", params)
+                sb, bb = http(f.port, "/query", dict(params, u="t", p=token))
+                if q in DEPARTURES:
+                    try:
+                        doc = json.loads(bb)
+                    except ValueError:
+                        doc = {}
+                    check(sb in (200, 400) and ("results" in doc or "error" in doc),
+                          "fjord answers the departure %s in InfluxDB's shape: %d %s" % (q, sb, bb[:200]))
+                    continue
+                try:
+                    a, b = json.loads(ba), json.loads(bb)
+                except ValueError:
+                    check(False, "%s: not JSON: %r / %r" % (q, ba[:200], bb[:200]))
+                    continue
+                diff = differences(a, b)
+                check((sa == sb or (errored(a) and errored(b))) and diff is None, "%s%s: status %d/%d %s\n  influxdb: %s\n  fjord:    %s"
+                      % (q, " (epoch=%s)" % epoch if epoch else "", sa, sb, diff or "", ba[:600], bb[:600]))
+    finally:
+        rc = f.stop()
+        influx.stop()
+    check(rc == 0, "fjord exits 0")
+    finish()
+
+
+if __name__ == "__main__":
+    main()
