@@ -1,10 +1,16 @@
 /* storage/pg/rollup.c — the PostgreSQL writer's upkeep of the hourly load roll-ups
  * (migrations/postgres/0004): every (node, hour) listed in load_hourly_todo recomputed with the
- * load query's own reading (storage/query/load.c), so answering from the roll-ups or from the
- * samples gives the same figures. The load ops are storage/query/load.c's; every node is read by
- * its index range on samples(node_id, time) (SQLite's one-pass read of a rowid range has no
- * counterpart here: PostgreSQL has no rowid order to rely on). */
+ * load query's own reading (storage/query/load.h's per-sample functions, fed in the order
+ * fj_qload_read_hour reads), so answering from the roll-ups or from the samples gives the same
+ * figures.
+ *
+ * A round trip per statement is what a group commit costs on PostgreSQL, so the node-hours are
+ * done a batch at a time with three statements whatever the batch's size: every node-hour's
+ * previous sample with counters and its samples in one ordered result, the cards of those that
+ * may have GPUs in another, and the roll-ups written with one INSERT of arrays. Node by node it
+ * was five statements per node-hour, about half of a group commit's statements. */
 #include "storage/pg/query_int.h"
+#include "storage/pg/int.h"
 #include "storage/query/load.h"
 
 #include "alloc.h"
@@ -12,61 +18,240 @@
 #include <stdio.h>
 #include <string.h>
 
-/* --- the writer's hourly roll-ups ---------------------------------------------------------------- */
+/* Node-hours per batch: bounds the samples held in one result (a backfill lists every hour). */
+#define ROLLUP_BATCH 256
 
-/* The roll-up's INSERT into sql: last_time is kept for SQLite's appending, this backend always
- * recomputes the hour. */
+/* The batch's node-hours, $1 (nodes) and $2 (hours) as arrays, in the order of the todo list. */
+#define BATCH_SQL "WITH t AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS t(node_id, hour))"
+
+/* Per node-hour (ordered as the batch): first (k = 0) the latest sample with counters before the
+ * hour (load.h's statement prev), then (k = 1) the hour's samples by time (statement samples). */
+static const char samples_sql[] =
+    BATCH_SQL
+    " SELECT t.node_id, t.hour, 0 AS k, p.time, p.boot, p.used_memory_kb, p.load1, p.load5, p.load15, p.cpus"
+    " FROM t CROSS JOIN LATERAL (SELECT s.time, s.boot, s.used_memory_kb, s.load1, s.load5, s.load15, s.cpus"
+    " FROM samples s WHERE s.node_id = t.node_id AND s.time < t.hour AND s.cpus IS NOT NULL"
+    " ORDER BY s.time DESC LIMIT 1) p"
+    " UNION ALL"
+    " SELECT t.node_id, t.hour, 1, s.time, s.boot, s.used_memory_kb, s.load1, s.load5, s.load15, s.cpus"
+    " FROM t JOIN samples s ON s.node_id = t.node_id AND s.time >= t.hour AND s.time < t.hour + $3"
+    " ORDER BY 1, 2, 3, 4";
+
+/* The cards of each node-hour whose node may have some (load.h: it reports cards, or never sent a
+ * sysinfo), by time and card index (statement gpus). */
+static const char cards_sql[] =
+    BATCH_SQL
+    " SELECT t.node_id, t.hour, g.time, g.ce_util, g.memory_kb, g.power, g.temperature"
+    " FROM t JOIN sample_gpus g ON g.node_id = t.node_id AND g.time >= t.hour AND g.time < t.hour + $3"
+    " WHERE NOT EXISTS (SELECT 1 FROM sysinfo i WHERE i.node_id = t.node_id)"
+    " OR EXISTS (SELECT 1 FROM sysinfo i WHERE i.node_id = t.node_id AND i.n_gpus > 0)"
+    " ORDER BY 1, 2, 3, g.idx";
+
+/* One node-hour of the batch. */
+typedef struct node_hour {
+    int64_t node;
+    fj_time hour, last; /* last: its latest sample's time (load_hourly.last_time) */
+    fj_la_bucket b;
+} node_hour;
+
+/* The roll-ups' INSERT of arrays into sql: one array per column, $1.. in load_hourly's order. */
 static bool rollup_insert_sql(char *sql, size_t size)
 {
     int w = snprintf(sql, size,
-                     "INSERT INTO load_hourly(node_id,hour,last_time," FJ_LA_COLS_SQL ") VALUES($1,$2,"
-                     "(SELECT max(time) FROM samples WHERE node_id = $1 AND time >= $2 AND time < $2 + 3600)");
+                     "INSERT INTO load_hourly(node_id,hour,last_time," FJ_LA_COLS_SQL ") SELECT * FROM unnest("
+                     "$1::bigint[],$2::bigint[],$3::bigint[]");
     for (int c = 0; c < FJ_LA_NCOLS && w > 0 && (size_t)w < size; c++)
-        w += snprintf(sql + w, size - (size_t)w, ",$%d", c + 3);
+        w += snprintf(sql + w, size - (size_t)w, ",$%d::%s[]", c + 4,
+                      fj_la_col_is_int(c) ? "bigint" : "float8");
     if (w <= 0 || (size_t)w + 2 > size)
         return false;
     memcpy(sql + w, ")", 2);
     return true;
 }
 
-static fj_status write_rollup(fj_pgq *x, fj_pgs *put, int64_t node, fj_time hour, const fj_la_bucket *b)
+/* Binds the batch's node-hours as $1, $2 (arrays held in t) and the hour's length as $3. */
+static fj_status bind_batch(fj_pgq *x, fj_pgs *st, fj_pg_cols *t, const char **vals, const node_hour *nh,
+                            size_t n)
 {
-    double v[FJ_LA_NCOLS];
-    fj_la_to_row(b, v);
-    fj_pgs_bind_int(put, 1, node);
-    fj_pgs_bind_int(put, 2, hour);
-    for (int c = 0; c < FJ_LA_NCOLS; c++) {
-        if (fj_la_col_is_int(c))
-            fj_pgs_bind_int(put, c + 3, (int64_t)v[c]);
-        else
-            fj_pgs_bind_real(put, c + 3, v[c]);
+    fj_pg_cols_reset(t);
+    for (size_t i = 0; i < n; i++) {
+        fj_pg_i64(t, 0, nh[i].node);
+        fj_pg_i64(t, 1, nh[i].hour);
+        fj_pg_row(t, 0);
     }
-    int r = fj_pgs_step(put);
-    fj_pgs_reset(put);
-    return r == FJ_PGS_DONE || r == FJ_PGS_ROW ? FJ_OK : fj_pgq_fail(x, r, "write load roll-up");
+    if (fj_pg_cols_finish(t, vals) != FJ_OK)
+        return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
+    fj_pgs_bind_text(st, 1, vals[0]);
+    fj_pgs_bind_text(st, 2, vals[1]);
+    fj_pgs_bind_int(st, 3, FJ_LA_ROLLUP_S);
+    return FJ_OK;
 }
 
-/* Recomputes the roll-up of every (node, hour) in load_hourly_todo with the query's own reading
- * (fj_qload_read_hour) and empties the table; on the write connection, inside the writer's
- * transaction. */
+/* The entry of (node, hour), searching on from *at (results come in the batch's order). */
+static node_hour *find_hour(node_hour *nh, size_t n, size_t *at, int64_t node, fj_time hour)
+{
+    while (*at < n && (nh[*at].node != node || nh[*at].hour != hour))
+        (*at)++;
+    return *at < n ? &nh[*at] : NULL;
+}
+
+/* Points l's one-bucket grid at the hour, as fj_qload_read_hour does. */
+static void aim(fj_qload *l, fj_qload_node *n, node_hour *h)
+{
+    l->g.from = h->hour;
+    l->from = h->hour;
+    l->to = h->hour + FJ_LA_ROLLUP_S - 1;
+    n->id = h->node;
+    n->b = &h->b;
+}
+
+/* Every node-hour's samples into its bucket: fj_qload_node_start's clearing and first interval
+ * (the previous sample, before the grid, only opens it), then the hour's samples in time order. */
+static fj_status read_samples(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *nh, size_t cnt, fj_pgs *st)
+{
+    size_t at = 0;
+    node_hour *cur = NULL;
+    int r;
+    fj_status rs = FJ_OK;
+    while (rs == FJ_OK && (r = fj_pgs_step(st)) == FJ_PGS_ROW) {
+        node_hour *h = find_hour(nh, cnt, &at, fj_pgs_int(st, 0), fj_pgs_int(st, 1));
+        if (!h)
+            return fj_err_set(x->err, FJ_EINTERNAL, "db", "load roll-ups: samples out of order");
+        if (h != cur) {
+            cur = h;
+            aim(l, n, h);
+            memset(&h->b, 0, sizeof h->b);
+            n->cpu.have = false;
+            n->cpu.n = 0;
+        }
+        fj_qload_sample s = {.t = fj_pgs_int(st, 3), .boot = fj_pgs_int(st, 4)};
+        s.cpus = fj_pgs_blob(st, 9, &s.cpus_len);
+        if (fj_pgs_int(st, 2) == 1) {
+            s.has_mem = !fj_pgs_isnull(st, 5);
+            s.mem_kb = s.has_mem ? fj_pgs_double(st, 5) : 0;
+            s.has_load = !fj_pgs_isnull(st, 6);
+            s.load1 = s.has_load ? fj_pgs_double(st, 6) : 0;
+            s.load5 = s.has_load ? fj_pgs_double(st, 7) : 0;
+            s.load15 = s.has_load ? fj_pgs_double(st, 8) : 0;
+            h->last = s.t;
+        }
+        rs = fj_qload_add_sample(l, n, &s);
+    }
+    if (rs == FJ_OK && r != FJ_PGS_DONE)
+        rs = fj_pgq_fail(x, r, "load roll-up samples");
+    return rs;
+}
+
+/* Every node-hour's cards into its bucket, grouped by time as load.c's read_cards does. */
+static fj_status read_cards(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *nh, size_t cnt, fj_pgs *st)
+{
+    size_t at = 0;
+    node_hour *cur = NULL;
+    fj_qload_cards c = {0};
+    int r;
+    while ((r = fj_pgs_step(st)) == FJ_PGS_ROW) {
+        node_hour *h = find_hour(nh, cnt, &at, fj_pgs_int(st, 0), fj_pgs_int(st, 1));
+        if (!h)
+            return fj_err_set(x->err, FJ_EINTERNAL, "db", "load roll-ups: cards out of order");
+        fj_time t = fj_pgs_int(st, 2);
+        if (h != cur || t != c.t) {
+            if (cur)
+                fj_qload_cards_flush(l, n, &c);
+            if (h != cur) {
+                cur = h;
+                aim(l, n, h);
+            }
+        }
+        c.t = t;
+        fj_qload_card_add(&c, fj_pgs_double(st, 3), fj_pgs_double(st, 4), fj_pgs_double(st, 5),
+                          fj_pgs_double(st, 6));
+    }
+    if (cur)
+        fj_qload_cards_flush(l, n, &c);
+    return r == FJ_PGS_DONE ? FJ_OK : fj_pgq_fail(x, r, "load roll-up cards");
+}
+
+/* Writes the roll-up of every node-hour that has samples (none: the hour's samples went away, and
+ * so does its roll-up). */
+static fj_status write_rollups(fj_pgq *x, fj_pgs *put, fj_pg_cols *t, const node_hour *nh, size_t cnt)
+{
+    const char *vals[FJ_PG_MAXCOLS];
+    fj_pg_cols_reset(t);
+    size_t rows = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        if (!nh[i].b.samples)
+            continue;
+        double v[FJ_LA_NCOLS];
+        fj_la_to_row(&nh[i].b, v);
+        fj_pg_i64(t, 0, nh[i].node);
+        fj_pg_i64(t, 1, nh[i].hour);
+        fj_pg_i64(t, 2, nh[i].last);
+        for (int c = 0; c < FJ_LA_NCOLS; c++) {
+            if (fj_la_col_is_int(c))
+                fj_pg_i64(t, c + 3, (int64_t)v[c]);
+            else
+                fj_pg_f64(t, c + 3, v[c]);
+        }
+        fj_pg_row(t, 0);
+        rows++;
+    }
+    if (!rows)
+        return FJ_OK;
+    if (fj_pg_cols_finish(t, vals) != FJ_OK)
+        return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
+    for (int c = 0; c < 3 + FJ_LA_NCOLS; c++)
+        fj_pgs_bind_text(put, c + 1, vals[c]);
+    int r = fj_pgs_step(put);
+    fj_pgs_reset(put);
+    return r == FJ_PGS_DONE || r == FJ_PGS_ROW ? FJ_OK : fj_pgq_fail(x, r, "write load roll-ups");
+}
+
+/* Recomputes the roll-ups of one batch of node-hours. */
+static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *nh, size_t cnt,
+                          fj_pgs *const st[3], fj_pg_cols *keys, fj_pg_cols *t)
+{
+    const char *vals[2];
+    fj_status rs;
+    for (size_t i = 0; i < cnt; i++) { /* a node-hour without samples gets no rows below */
+        memset(&nh[i].b, 0, sizeof nh[i].b);
+        nh[i].last = 0;
+    }
+    for (int k = 0; k < 2; k++) {
+        if ((rs = bind_batch(x, st[k], keys, vals, nh, cnt)) != FJ_OK)
+            return rs;
+        rs = k == 0 ? read_samples(x, l, n, nh, cnt, st[k]) : read_cards(x, l, n, nh, cnt, st[k]);
+        fj_pgs_reset(st[k]);
+        if (rs != FJ_OK)
+            return rs;
+    }
+    return write_rollups(x, st[2], t, nh, cnt);
+}
+
+/* Recomputes the roll-up of every (node, hour) in load_hourly_todo and empties the table; on the
+ * write connection, inside the writer's transaction. */
 fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
 {
     fj_query q;
     memset(&q, 0, sizeof q);
     fj_pgq x = {.s = s, .d = &fj_pg_driver, .q = &q, .err = err};
-    fj_qload_stmts st = {0};
-    fj_pgs *todo = NULL, *put = NULL, *clear = NULL;
-    fj_la_bucket b;
-    fj_qload_node n = {.b = &b};
-    char sql[1024];
+    fj_pgs *todo = NULL, *clear = NULL, *st[3] = {NULL, NULL, NULL};
+    node_hour *nh = NULL;
+    fj_qload_node n = {0};
+    char sql[2048];
     if (!rollup_insert_sql(sql, sizeof sql))
         return fj_err_set(err, FJ_EINTERNAL, "db", "roll-up statement too long");
+    fj_pg_cols keys, t; /* the batch's node-hours; its roll-ups */
+    fj_pg_cols_init(&keys, 2);
+    fj_pg_cols_init(&t, 3 + FJ_LA_NCOLS);
     fj_status rs;
-    if (!(x.a = fj_arena_create()))
-        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-    if ((rs = fj_qload_stmts_prepare(&x, &st)) != FJ_OK ||
-        (rs = fj_pgq_prepare(&x, "SELECT node_id, hour FROM load_hourly_todo", &todo)) != FJ_OK ||
-        (rs = fj_pgq_prepare(&x, sql, &put)) != FJ_OK ||
+    if (!(x.a = fj_arena_create()) || !(nh = fj_malloc(ROLLUP_BATCH * sizeof *nh))) {
+        rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        goto out;
+    }
+    if ((rs = fj_pgq_prepare(&x, "SELECT node_id, hour FROM load_hourly_todo ORDER BY node_id, hour", &todo)) !=
+            FJ_OK ||
+        (rs = fj_pgq_prepare(&x, samples_sql, &st[0])) != FJ_OK ||
+        (rs = fj_pgq_prepare(&x, cards_sql, &st[1])) != FJ_OK || (rs = fj_pgq_prepare(&x, sql, &st[2])) != FJ_OK ||
         (rs = fj_pgq_prepare(&x, "DELETE FROM load_hourly h USING load_hourly_todo t"
                                  " WHERE h.node_id = t.node_id AND h.hour = t.hour", &clear)) != FJ_OK)
         goto out;
@@ -77,26 +262,33 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
     }
     fj_qenv e = fj_qx_env(&x);
     fj_qload l;
-    fj_qload_hour_init(&l, &e, &st);
+    fj_qload_stmts none = {0}; /* the statements are this file's */
+    fj_qload_hour_init(&l, &e, &none);
+    size_t cnt = 0;
     while ((r = fj_pgs_step(todo)) == FJ_PGS_ROW) {
-        n.id = fj_pgs_int(todo, 0);
-        fj_time hour = fj_pgs_int(todo, 1);
-        if ((rs = fj_qload_read_hour(&l, &n, hour, hour)) != FJ_OK)
-            goto out;
-        /* no samples: the hour's samples went away, and so does its roll-up */
-        if (b.samples && (rs = write_rollup(&x, put, n.id, hour, &b)) != FJ_OK)
-            goto out;
+        nh[cnt].node = fj_pgs_int(todo, 0);
+        nh[cnt].hour = fj_pgs_int(todo, 1);
+        if (++cnt == ROLLUP_BATCH) {
+            if ((rs = do_batch(&x, &l, &n, nh, cnt, st, &keys, &t)) != FJ_OK)
+                goto out;
+            cnt = 0;
+        }
     }
     if (r != FJ_PGS_DONE) {
         rs = fj_pgq_fail(&x, r, "load roll-ups to do");
         goto out;
     }
+    if (cnt && (rs = do_batch(&x, &l, &n, nh, cnt, st, &keys, &t)) != FJ_OK)
+        goto out;
     rs = fj_pg_exec(s, "DELETE FROM load_hourly_todo", "load roll-ups done", err);
 out:
     fj_pgs_finalize(todo);
-    fj_pgs_finalize(put);
     fj_pgs_finalize(clear);
-    fj_qload_stmts_free(&x, &st);
+    for (int k = 0; k < 3; k++)
+        fj_pgs_finalize(st[k]);
+    fj_pg_cols_free(&keys);
+    fj_pg_cols_free(&t);
+    fj_free(nh);
     fj_free(n.cpu.c);
     fj_arena_destroy(x.a);
     return rs;
