@@ -20,7 +20,8 @@
  * stops at a pseudo-random point between half and all of it, so series created together do not all
  * seal in the same batch), when it has been open for opts.seal_age_ns of data time (data time is
  * the newest point time seen by the engine: a late backlog does not seal point by point), when all
- * buffers together exceed opts.max_buffered_points (buffers are then sealed round-robin), or on
+ * buffers together exceed opts.max_buffered_points or opts.max_buffered_bytes (buffers are then
+ * sealed round-robin), or on
  * fj_ts_engine_flush. A chunk never spans a gap longer than seal_age_ns between two points.
  * Points in the future move data time forward, so the caller should refuse timestamps far ahead
  * of the wall clock at ingest.
@@ -64,7 +65,8 @@ typedef struct fj_ts_key {
 typedef struct fj_ts_opts {
     uint32_t seal_points;       /* default 720 (12 h at 60 s); at most FJ_TS_CHUNK_MAX_POINTS */
     int64_t seal_age_ns;        /* default 12 h; negative: never by age */
-    size_t max_buffered_points; /* default 0: no limit (a point takes 16 bytes plus slack) */
+    size_t max_buffered_points; /* default 0: no limit */
+    size_t max_buffered_bytes;  /* default 0: no limit; the open buffers' memory (fj_ts_stats) */
     uint64_t seq_start;         /* first chunk seq: 1 + the largest stored seq (default 1) */
 } fj_ts_opts;
 

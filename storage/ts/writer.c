@@ -72,7 +72,9 @@ fj_status fj_tsw_open(fj_ts_writer *w, const fj_store_opts *o, uint64_t seq_star
     fj_ts_opts eo = {
         .seal_points = o->ts_seal_points,
         .seal_age_ns = o->ts_seal_age_s > 0 ? o->ts_seal_age_s * NS : 0,
-        .max_buffered_points = o->ts_max_buffered_points ? o->ts_max_buffered_points : DEFAULT_MAX_BUFFERED,
+        /* the setting counts points of 16 bytes, what a buffered point took before open buffers were
+         * compressed: it is now the open buffers' memory, so the same setting holds ~10x the points */
+        .max_buffered_bytes = (o->ts_max_buffered_points ? o->ts_max_buffered_points : DEFAULT_MAX_BUFFERED) * 16,
         .seq_start = seq_start,
     };
     fj_status st = fj_ts_engine_open(&eo, &w->eng);
