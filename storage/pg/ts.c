@@ -62,6 +62,7 @@ static struct fj_pg_ts *ts_of(fj_store *s)
 {
     if (!s->ts && (s->ts = fj_calloc(1, sizeof *s->ts))) {
         fj_pg_cols_init(&s->ts->cols, 0);
+        fj_pg_cols_init(&s->ts->drops, 0);
         fj_buf_init(&s->ts->kbuf, FJ_TS_KEY_MAX + 64);
     }
     return s->ts;
@@ -531,6 +532,23 @@ static fj_status send_chunks(fj_store *s, fj_err *err)
     return st;
 }
 
+#define DROP_BATCH 65536 /* superseded checkpoints deleted per statement */
+
+/* The superseded checkpoints collected by sink_drop. */
+static fj_status send_drops(fj_store *s, fj_err *err)
+{
+    fj_pg_cols *c = &s->ts->drops;
+    if (!c->nrows)
+        return FJ_OK;
+    const char *vals[3];
+    if (fj_pg_cols_finish(c, vals) != FJ_OK)
+        return cols_failed(c, err);
+    fj_status st = fj_pg_run(s, FJ_PG_TS_CHUNK_DEL, 3, vals, NULL, "delete checkpoints", err);
+    fj_pg_cols_reset(c);
+    c->ncols = 3;
+    return st;
+}
+
 typedef struct sink_ctx {
     fj_store *s;
     fj_err *err;
@@ -562,19 +580,40 @@ static fj_status sink_chunk(void *ud, const fj_ts_chunk *ch)
     return c->c[5].b.len >= CHUNK_BATCH_BYTES ? send_chunks(x->s, x->err) : FJ_OK;
 }
 
+/* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint): deleted with the chunks. */
+static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
+{
+    sink_ctx *x = ud;
+    fj_pg_cols *c = &x->s->ts->drops;
+    fj_pg_i64(c, 0, series_id);
+    fj_pg_i64(c, 1, t_last);
+    fj_pg_u64(c, 2, seq);
+    fj_pg_row(c, 0);
+    if (c->st != FJ_OK)
+        return cols_failed(c, x->err);
+    return c->nrows >= DROP_BATCH ? send_drops(x->s, x->err) : FJ_OK;
+}
+
 static fj_status precommit(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
     if (!t || !t->w.eng || (!t->w.dirty && !t->w.own))
         return FJ_OK; /* nothing of ours changed */
     fj_ts_writer *w = &t->w;
-    if (w->dirty) {
+    if (w->dirty || (w->own && w->ckpt_now)) {
+        bool emit = w->dirty;
         fj_pg_cols_reset(&t->cols);
         t->cols.ncols = 6;
+        fj_pg_cols_reset(&t->drops);
+        t->drops.ncols = 3;
         sink_ctx x = {s, err};
-        fj_ts_sink sink = {sink_series, sink_chunk, &x};
-        FJ_TRY(fj_ts_engine_emit(w->eng, &sink));
+        fj_ts_sink sink = {sink_series, sink_chunk, &x, sink_drop};
+        if (emit)
+            FJ_TRY(fj_ts_engine_emit(w->eng, &sink));
+        if (w->own)
+            FJ_TRY(fj_tsw_checkpoint(w, &sink, fj_mono_ns(), err));
         FJ_TRY(send_chunks(s, err));
+        FJ_TRY(send_drops(s, err));
     }
     /* Conservative: chunks handed in this transaction still count until committed. */
     uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
@@ -874,6 +913,7 @@ void fj_pg_ts_close(fj_store *s)
     fj_tsw_free(&t->w);
     fj_intern_clear(&t->keys);
     fj_pg_cols_free(&t->cols);
+    fj_pg_cols_free(&t->drops);
     fj_buf_free(&t->kbuf);
     fj_free(t->ids);
     fj_free(t->instance);

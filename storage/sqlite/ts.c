@@ -33,6 +33,7 @@ enum {
     ST_LOG_INS,
     ST_SERIES_INS,
     ST_CHUNK_INS,
+    ST_CHUNK_DEL,
     ST_STATE_PUT,
     ST_MSG_INS,
     ST_JOB_DUP,
@@ -53,6 +54,7 @@ static const char *const st_sql[ST__COUNT] = {
     [ST_SERIES_INS] = "INSERT OR REPLACE INTO ts_series(id,cluster,host,metric,type,type_id,stype,stype_id) "
                       "VALUES(?,?,?,?,?,?,?,?)",
     [ST_CHUNK_INS] = "INSERT OR REPLACE INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) VALUES(?,?,?,?,?,?)",
+    [ST_CHUNK_DEL] = "DELETE FROM ts_chunk WHERE series_id=?1 AND t_last=?2 AND seq=?3",
     [ST_STATE_PUT] = "INSERT INTO ts_state(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value=?2",
     [ST_MSG_INS] = "INSERT OR IGNORE INTO cc_messages(cluster_id,time,kind,name,host,hash,tags,payload) "
                    "VALUES(?,?,?,?,?,?,?,?)",
@@ -177,6 +179,20 @@ static fj_status sink_chunk(void *ud, const fj_ts_chunk *c)
     return fj_sq_done(s, st, "insert chunk", &err);
 }
 
+/* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint). */
+static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
+{
+    fj_store *s = ud;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_CHUNK_DEL, &err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, series_id);
+    sqlite3_bind_int64(st, 2, t_last);
+    sqlite3_bind_int64(st, 3, (int64_t)seq);
+    return fj_sq_done(s, st, "delete checkpoint", &err);
+}
+
 static fj_status put_state(fj_store *s, const char *key, int64_t v, fj_err *err)
 {
     sqlite3_stmt *st = stmt(s, ST_STATE_PUT, err);
@@ -192,10 +208,12 @@ fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
     fj_ts_writer *w = s->ts ? &s->ts->w : NULL;
     if (!w || !w->eng || (!w->dirty && !w->own))
         return FJ_OK; /* a group without metrics: nothing of ours changed */
-    fj_ts_sink sink = {sink_series, sink_chunk, s};
+    fj_ts_sink sink = {sink_series, sink_chunk, s, sink_drop};
     fj_status st = w->dirty ? fj_ts_engine_emit(w->eng, &sink) : FJ_OK;
     if (st != FJ_OK)
         return fj_err_set(err, st, "db", "storing sealed chunks failed: %s", sqlite3_errmsg(s->db));
+    if (w->own && (st = fj_tsw_checkpoint(w, &sink, fj_mono_ns(), err)) != FJ_OK)
+        return st;
     /* Conservative: chunks handed in this transaction still count until committed. */
     uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
     if (d != w->durable_saved && (st = put_state(s, "durable_lsn", (int64_t)d, err)) != FJ_OK)

@@ -30,6 +30,20 @@ typedef struct pt {
     double v;
 } pt;
 
+/* A checkpoint of an open buffer as stored (a chunk row); seq 0: none. */
+typedef struct checkpoint {
+    uint64_t seq;
+    int64_t t_last;
+} checkpoint;
+
+/* One handed in a transaction not committed yet. */
+typedef struct ckpt_new {
+    uint32_t id;
+    checkpoint c;
+} ckpt_new;
+
+#define LSN_NONE UINT64_MAX /* a buffer without points that only the request log holds */
+
 /* A sealed chunk not yet committed by the caller. Linked in seal order twice: globally (for emit
  * and commit) and per series (for reads). */
 typedef struct pending {
@@ -37,6 +51,7 @@ typedef struct pending {
     struct pending *next_series; /* this series' chunks, oldest first */
     fj_ts_chunk c;               /* c.blob points at data */
     uint64_t lsn_min;
+    checkpoint drop;             /* the checkpoint of the sealed buffer, deleted with this chunk */
     unsigned char data[];
 } pending;
 
@@ -55,7 +70,7 @@ typedef struct series {
     uint8_t sorted;   /* the buffer is an fj_ts_obuf (strictly increasing time) */
     uint32_t next;    /* the series appended right after this one last time (a guess) */
     int64_t t_open;   /* data time when the buffer got its first point */
-    uint64_t lsn_min; /* lsn of the first buffered point */
+    uint64_t lsn_min; /* lsn of the first buffered write not in a committed checkpoint; LSN_NONE */
     pending *pend;    /* unsealed chunks, oldest first */
 } series;
 
@@ -103,6 +118,14 @@ struct fj_ts_engine {
     size_t n_pending, pending_bytes;
 
     uint64_t sealed_chunks, sealed_points, sealed_bytes;
+
+    /* checkpoints: the stored one of each series (indexed by id, ck_cap entries; NULL until the
+     * first), those handed in the open transaction, and writes since the last commit of one */
+    checkpoint *ck;
+    size_t ck_cap;
+    ckpt_new *ck_new;
+    size_t n_ck_new, ck_new_cap;
+    size_t unckpt;
 
     /* writer scratch */
     fj_ts_codec *codec;
@@ -285,6 +308,7 @@ static fj_status add_series(fj_ts_engine *e, uint32_t id, const unsigned char *k
     s->key_len = (uint16_t)len;
     s->tag = tag;
     s->target = first_target(e, tag);
+    s->lsn_min = LSN_NONE;
     e->keys_len += len;
     e->tab[pos].id = id;
     e->tab[pos].tag = tag;
@@ -396,6 +420,8 @@ void fj_ts_engine_close(fj_ts_engine *e)
     fj_free(e->tab);
     fj_free(e->keys);
     fj_free(e->newids);
+    fj_free(e->ck);
+    fj_free(e->ck_new);
     fj_free(e->st);
     fj_free(e->sv);
     fj_free(e->sort_tmp);
@@ -561,6 +587,11 @@ static fj_status seal_run(fj_ts_engine *e, uint32_t id, const int64_t *t, const 
                          .t_last = t[n - 1], .seq = e->next_seq++, .blob = p->data,
                          .len = e->blob.len};
     p->lsn_min = s->lsn_min;
+    p->drop = (checkpoint){0};
+    if (id < e->ck_cap && e->ck[id].seq) { /* the first chunk of the seal takes the checkpoint away */
+        p->drop = e->ck[id];
+        e->ck[id] = (checkpoint){0};
+    }
     if (e->p_tail)
         e->p_tail->next = p;
     else
@@ -591,6 +622,8 @@ static void unseal(fj_ts_engine *e, series *s, pending *tail_before, pending *em
     *sp = NULL;
     for (pending *nx; p; p = nx) {
         nx = p->next;
+        if (p->drop.seq)
+            e->ck[p->c.series_id] = p->drop;
         e->n_pending--;
         e->pending_bytes -= p->c.len;
         e->sealed_chunks--;
@@ -652,6 +685,7 @@ static fj_status seal(fj_ts_engine *e, uint32_t id)
     s->n = s->cap = 0;
     s->sorted = 1;
     s->target = e->o.seal_points;
+    s->lsn_min = LSN_NONE;
     return FJ_OK;
 }
 
@@ -780,14 +814,19 @@ static fj_status append_one(fj_ts_engine *e, uint32_t id, int64_t t, double v)
     }
     bool first = s->n == 0, added;
     fj_status st = buffer_point(e, s, t, v, &added);
-    if (st != FJ_OK || !added)
+    if (st != FJ_OK)
         return st;
-    if (first) {
-        s->t_open = e->t_newest;
+    /* a replaced value is a write too: until checkpointed, only the request log holds it */
+    if (s->lsn_min == LSN_NONE) {
         s->lsn_min = e->lsn;
         if (e->lsn < e->durable_min)
             e->durable_min = e->lsn;
     }
+    e->unckpt++;
+    if (!added)
+        return FJ_OK;
+    if (first)
+        s->t_open = e->t_newest;
     e->buffered++;
     /* a seal that fails keeps the points and is retried by the next append here; if memory
      * stays short, the buffer's own growth reports it */
@@ -906,7 +945,7 @@ uint64_t fj_ts_engine_durable_lsn(fj_ts_engine *e)
         return e->durable_min;
     uint64_t m = UINT64_MAX;
     for (size_t i = 1; i < e->s_cap && i < e->next_id; i++)
-        if (e->s[i].n && e->s[i].lsn_min < m)
+        if (e->s[i].n && e->s[i].lsn_min < m) /* LSN_NONE never is */
             m = e->s[i].lsn_min;
     for (const pending *p = e->p_head; p; p = p->next)
         if (p->lsn_min < m)
@@ -929,6 +968,12 @@ fj_status fj_ts_engine_emit(fj_ts_engine *e, const fj_ts_sink *sink)
         e->new_emitted++;
     }
     while (e->p_emit) {
+        const checkpoint *d = &e->p_emit->drop;
+        if (d->seq && sink->drop) {
+            fj_status st = sink->drop(sink->ud, e->p_emit->c.series_id, d->t_last, d->seq);
+            if (st != FJ_OK)
+                return st;
+        }
         fj_status st = sink->chunk ? sink->chunk(sink->ud, &e->p_emit->c) : FJ_OK;
         if (st != FJ_OK)
             return st;
@@ -957,6 +1002,15 @@ void fj_ts_engine_committed(fj_ts_engine *e)
     }
     if (!e->p_head)
         e->p_tail = NULL;
+    for (size_t i = 0; i < e->n_ck_new; i++) { /* no write came between the checkpoint and here */
+        const ckpt_new *c = &e->ck_new[i];
+        e->ck[c->id] = c->c;
+        e->s[c->id].lsn_min = LSN_NONE;
+        e->durable_stale = true;
+    }
+    if (e->n_ck_new)
+        e->unckpt = 0;
+    e->n_ck_new = 0;
     pthread_rwlock_unlock(&e->lock);
 }
 
@@ -964,6 +1018,83 @@ void fj_ts_engine_rolled_back(fj_ts_engine *e)
 {
     e->new_emitted = 0;
     e->p_emit = e->p_head;
+    e->n_ck_new = 0;
+}
+
+/* Room for the checkpoints of every series and one more new one. Exclusive lock held. */
+static bool ck_room(fj_ts_engine *e)
+{
+    if (e->ck_cap < e->s_cap) {
+        checkpoint *nc = fj_realloc(e->ck, e->s_cap * sizeof *nc);
+        if (!nc)
+            return false;
+        memset(nc + e->ck_cap, 0, (e->s_cap - e->ck_cap) * sizeof *nc);
+        e->ck = nc;
+        e->ck_cap = e->s_cap;
+    }
+    if (e->n_ck_new == e->ck_new_cap) {
+        size_t nc = e->ck_new_cap ? e->ck_new_cap * 2 : 1024;
+        ckpt_new *nn = fj_realloc(e->ck_new, nc * sizeof *nn);
+        if (!nn)
+            return false;
+        e->ck_new = nn;
+        e->ck_new_cap = nc;
+    }
+    return true;
+}
+
+/* The checkpoint of series id's buffer, handed to the sink; a buffer with a gap longer than the
+ * seal age is sealed instead (a chunk never spans one). Exclusive lock held. */
+static fj_status checkpoint_one(fj_ts_engine *e, uint32_t id, const fj_ts_sink *sink)
+{
+    series *s = &e->s[id];
+    if (!scratch(e, s->n) || !ck_room(e))
+        return FJ_ENOMEM;
+    size_t n = s->n;
+    if (s->sorted) {
+        fj_ts_obuf_decode(s->buf.ob, e->st, e->sv);
+    } else {
+        n = sort_dedup(s->buf.raw, n, e->sort_tmp);
+        e->buffered -= s->n - n;
+        s->n = (uint32_t)n;
+        for (size_t i = 0; i < n; i++) {
+            e->st[i] = s->buf.raw[i].t;
+            e->sv[i] = s->buf.raw[i].v;
+        }
+    }
+    uint64_t gap = e->o.seal_age_ns > 0 ? (uint64_t)e->o.seal_age_ns : UINT64_MAX;
+    for (size_t i = 1; i < n; i++)
+        if ((uint64_t)e->st[i] - (uint64_t)e->st[i - 1] > gap)
+            return seal(e, id); /* emitted with the next transaction */
+    fj_buf_reset(&e->blob);
+    fj_status st = fj_ts_chunk_encode(e->codec, e->st, e->sv, n, &e->blob);
+    if (st != FJ_OK)
+        return st;
+    fj_ts_chunk c = {.series_id = id, .count = (uint32_t)n, .t_first = e->st[0], .t_last = e->st[n - 1],
+                     .seq = e->next_seq++, .blob = e->blob.data, .len = e->blob.len};
+    if (e->ck[id].seq && (st = sink->drop(sink->ud, id, e->ck[id].t_last, e->ck[id].seq)) != FJ_OK)
+        return st;
+    if ((st = sink->chunk(sink->ud, &c)) != FJ_OK)
+        return st;
+    e->ck_new[e->n_ck_new++] = (ckpt_new){id, {c.seq, c.t_last}};
+    return FJ_OK;
+}
+
+fj_status fj_ts_engine_checkpoint(fj_ts_engine *e, const fj_ts_sink *sink)
+{
+    if (!sink->chunk || !sink->drop)
+        return FJ_EINVAL;
+    fj_status st = FJ_OK;
+    e->n_ck_new = 0; /* a checkpoint handed before and not committed is handed again */
+    pthread_rwlock_wrlock(&e->lock);
+    for (uint32_t i = 1; i < e->next_id && i < e->s_cap && st == FJ_OK; i++) {
+        if (i % LOCK_SLICE == 0)
+            relock(e);
+        if (e->s[i].n && e->s[i].lsn_min != LSN_NONE)
+            st = checkpoint_one(e, i, sink);
+    }
+    pthread_rwlock_unlock(&e->lock);
+    return st;
 }
 
 void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st)
@@ -971,7 +1102,8 @@ void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st)
     *st = (fj_ts_stats){.series = e->n_series, .buffered_points = e->buffered,
                         .pending_chunks = e->n_pending,
                         .pending_bytes = e->pending_bytes, .sealed_chunks = e->sealed_chunks,
-                        .sealed_points = e->sealed_points, .sealed_bytes = e->sealed_bytes};
+                        .sealed_points = e->sealed_points, .sealed_bytes = e->sealed_bytes,
+                        .open_bytes = e->buffer_bytes, .unckpt_writes = e->unckpt};
     st->buffer_bytes = e->buffer_bytes + e->s_cap * sizeof(series) +
                        (e->tab_mask + 1) * sizeof(slot) + e->keys_cap;
 }
@@ -1087,12 +1219,16 @@ static fj_status copy_memory(fj_ts_engine *e, rctx *r, uint32_t id, int64_t from
     size_t np = 0;
     for (const pending *p = s->pend; p; p = p->next_series)
         np++;
-    if (np) {
-        *seqs = fj_malloc(np * sizeof **seqs);
+    /* the buffer holds every point of its stored checkpoint (or newer values): skip that chunk */
+    uint64_t ck_seq = s->n && id < e->ck_cap ? e->ck[id].seq : 0;
+    if (np || ck_seq) {
+        *seqs = fj_malloc((np + 1) * sizeof **seqs);
         if (!*seqs) {
             st = FJ_ENOMEM;
             goto out;
         }
+        if (ck_seq)
+            (*seqs)[(*n_seqs)++] = ck_seq;
         for (const pending *p = s->pend; p; p = p->next_series) {
             (*seqs)[(*n_seqs)++] = p->c.seq;
             if ((st = add_chunk(r, &p->c, from, to)) != FJ_OK)

@@ -54,6 +54,14 @@ bool fj_tsw_trim_due(const fj_ts_writer *w, int64_t now)
     return w->durable_saved > w->trimmed_below && (!w->keep_ns || now - w->last_trim >= FJ_TSW_TRIM_EVERY);
 }
 
+bool fj_tsw_checkpoint_due(const fj_ts_writer *w, int64_t now, size_t unckpt, size_t open_bytes, bool idle)
+{
+    if (!unckpt || now - w->last_ckpt < FJ_TSW_CKPT_EVERY)
+        return false;
+    double log_bytes = (double)unckpt * FJ_TSW_LOG_POINT_BYTES;
+    return log_bytes * (idle ? 8 : 1) >= (double)open_bytes;
+}
+
 bool fj_tsw_txn_due(const fj_ts_writer *w, uint64_t durable, int64_t now, bool extra)
 {
     bool keep_due = w->keep_ns && now - w->last_trim >= FJ_TSW_TRIM_EVERY;
@@ -86,7 +94,9 @@ fj_status fj_tsw_open(fj_ts_writer *w, const fj_store_opts *o, uint64_t seq_star
     w->next_lsn = fj_tsw_first_lsn(next, max_lsn);
     w->durable_saved = (uint64_t)durable;
     w->next_saved = (uint64_t)next;
-    w->last_maint = w->last_flush = w->last_retention = now;
+    w->last_maint = w->last_flush = w->last_retention = w->last_ckpt = w->writes_seen_at = now;
+    /* with request-log-keep the log is an archive kept anyway: checkpoints would only add writes */
+    w->checkpoints = !w->keep_ns;
     return FJ_OK;
 }
 
@@ -136,8 +146,29 @@ bool fj_tsw_maintain(fj_ts_writer *w, int64_t now, bool extra)
         fj_ts_engine_flush(w->eng); /* what could not be sealed for lack of memory stays buffered */
         w->dirty = true;
     }
+    fj_ts_stats st;
+    fj_ts_engine_stats(w->eng, &st);
+    if (st.unckpt_writes != w->writes_seen) {
+        w->writes_seen = st.unckpt_writes;
+        w->writes_seen_at = now;
+    }
+    w->ckpt_now = w->checkpoints && fj_tsw_checkpoint_due(w, now, st.unckpt_writes, st.open_bytes,
+                                                          now - w->writes_seen_at >= FJ_TSW_CKPT_IDLE);
+    if (w->ckpt_now)
+        return true;
     /* Nothing sealed, the durable lsn unchanged and nothing due: no transaction at all. */
     return fj_tsw_txn_due(w, fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng)), now, extra);
+}
+
+fj_status fj_tsw_checkpoint(fj_ts_writer *w, const fj_ts_sink *sink, int64_t now, fj_err *err)
+{
+    if (!w->ckpt_now)
+        return FJ_OK;
+    w->ckpt_now = false;
+    w->last_ckpt = now;
+    w->dirty = true; /* the engine learns of the commit */
+    fj_status st = fj_ts_engine_checkpoint(w->eng, sink);
+    return st == FJ_OK ? FJ_OK : fj_err_set(err, st, "db", "checkpoint of the open buffers failed");
 }
 
 fj_status fj_tsw_cleanup(fj_ts_writer *w, const fj_tsw_cleanup_ops *ops, void *ud, int64_t wall, int64_t mono,

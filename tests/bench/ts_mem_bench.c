@@ -102,7 +102,7 @@ int main(int argc, char **argv)
     fj_ts_opts o = {0}; /* the writer's: 720 points, 12 h, and no limit here */
     if (fj_ts_engine_open(&o, &e) != FJ_OK)
         return 1;
-    fj_ts_sink sink = {no_series, no_chunk, NULL};
+    fj_ts_sink sink = {no_series, no_chunk, NULL, NULL};
     int64_t t0 = (int64_t)1764000000 * NS;
     double c0 = cpu_s();
     fj_ts_stats half = {0};
