@@ -85,6 +85,8 @@ struct fj_sq_ts {
     fj_ts_writer w;
     bool incremental;      /* the database has auto_vacuum=INCREMENTAL (every database created by migrations) */
     bool free_pages_left;  /* the last release left freed pages in the file */
+    bool wal_grew;         /* metrics were written since the WAL was last cut back */
+    int64_t last_wal_cut;  /* when (monotonic ns) */
     fj_ts_point pts[APPEND_SLICE];
     uint32_t ids[APPEND_SLICE]; /* the series of pts, as the engine resolved them */
     /* reader */
@@ -208,6 +210,7 @@ fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
     fj_ts_writer *w = s->ts ? &s->ts->w : NULL;
     if (!w || !w->eng || (!w->dirty && !w->own))
         return FJ_OK; /* a group without metrics: nothing of ours changed */
+    s->ts->wal_grew = true;
     fj_ts_sink sink = {sink_series, sink_chunk, s, sink_drop};
     fj_status st = w->dirty ? fj_ts_engine_emit(w->eng, &sink) : FJ_OK;
     if (st != FJ_OK)
@@ -672,12 +675,38 @@ static fj_status release_all_free_pages(fj_store *s, fj_err *err)
     return s->ts->incremental ? release_free_pages(s, 0, err) : FJ_OK;
 }
 
+/* Once writes pause, the WAL file is cut back to nothing: the backend's checkpoints keep it at
+ * its high-water mark (up to journal_size_limit), which after a backlog outweighs what the
+ * request log's trim and the checkpoints of the open buffers gave back. Only when no reader holds
+ * an old snapshot (no waiting: the busy timeout is 0 for this call), at most every
+ * FJ_TSW_CKPT_EVERY; a failure is no error (the next pause tries again). */
+static void cut_wal(fj_store *s, int64_t now)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t->wal_grew || now - t->last_wal_cut < FJ_TSW_CKPT_EVERY || now - t->w.writes_seen_at < FJ_TSW_CKPT_IDLE)
+        return;
+    t->last_wal_cut = now;
+    int64_t busy_ms = 0;
+    fj_err ignored = {0};
+    if (query_i64(s, "PRAGMA busy_timeout", &busy_ms, &ignored) != FJ_OK)
+        return;
+    sqlite3_busy_timeout(s->db, 0);
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(s->db, (int)busy_ms);
+    if (rc == SQLITE_OK)
+        t->wal_grew = false;
+}
+
 fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
-    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), t->free_pages_left))
+    if (!t)
         return FJ_OK;
-    return own_txn(s, retention_and_trim, err);
+    int64_t now = fj_mono_ns();
+    fj_status st = fj_tsw_maintain(&t->w, now, t->free_pages_left) ? own_txn(s, retention_and_trim, err) : FJ_OK;
+    if (st == FJ_OK && t->w.started && !t->free_pages_left)
+        cut_wal(s, now);
+    return st;
 }
 
 void fj_sq_ts_close(fj_store *s)

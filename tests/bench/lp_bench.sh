@@ -4,7 +4,9 @@
 # takes the same pre-generated bodies (tests/bench/lp_load.c: a ClusterCockpit cluster of NODES nodes
 # x 2 sockets x 72 hwthreads, 519 lines per node and minute, HOURS of data ending now, 5,000-line
 # bodies, CONNECTIONS keep-alive connections). Printed per system:
-#   points/s, points per server CPU-second, bytes on disk per point after a flush, peak RSS,
+#   points/s, points per server CPU-second, server cores used during the load (CPU-s per s),
+#   bytes on disk per point 60 s after the load with the server running (SETTLE seconds) and
+#   after a flush, peak RSS during the load and overall,
 #   median latency of (a) one host, one metric, 72 hwthreads, the whole range averaged to 60 s and
 #   (b) node-level cpu_load of every host over the whole range at 60 s,
 # using each system's own query API (fjord: /api/query; InfluxDB: InfluxQL; VictoriaMetrics: PromQL
@@ -12,7 +14,9 @@
 # in memory) and after a restart (all from sealed chunks).
 #
 #   tests/bench/lp_bench.sh [NODES] [HOURS] [CONNECTIONS]     (from the checkout, after a build)
-#   BUILD=build-dir SYSTEMS="fjord influxdb victoria" REPEAT=11
+#   BUILD=build-dir SYSTEMS="fjord influxdb victoria" REPEAT=11 SETTLE=60
+#   SYNC=FULL: fjord with synchronous=FULL (an acknowledgement survives a power loss, as InfluxDB's
+#   WAL fsync; VictoriaMetrics acknowledges before its data reaches the disk either way)
 #
 # DB=postgres runs fjord against PostgreSQL instead of SQLite: a server of Debian's packages started
 # in the temporary directory (tests/integration/pgserver.py, fsync and synchronous commit on, as in
@@ -26,6 +30,8 @@ hours=${2:-6}
 conns=${3:-2}
 systems=${SYSTEMS:-fjord influxdb victoria}
 repeat=${REPEAT:-11}
+settle=${SETTLE:-60}
+sync=${SYNC:-}
 tmp=$(mktemp -d)
 pid=
 backend=${DB:-sqlite}
@@ -77,25 +83,32 @@ print("%.1f %d" % (times[len(times) // 2], size))
 EOF
 }
 
-load() { # port path auth -> sets load_json, cpu_s
+load() { # port path auth -> sets load_json, cpu_s, rss_load (peak RSS during the load, kB)
   local c0 c1
   c0=$(cpu_ticks "$pid")
   load_json=$("$build/lp_load" --port "$1" --path "$2" ${3:+--auth "$3"} --nodes "$nodes" --hours "$hours" \
     --start "$start" --connections "$conns")
   c1=$(cpu_ticks "$pid")
+  rss_load=$(hwm_kb "$pid")
   cpu_s=$(python3 -c "print(($c1 - $c0) / $ticks)")
   echo "  load: $load_json" >&2
 }
 
-row() { # name qa qb disk_bytes rss_kb extra
+# settled DIR...: bytes under the directories SETTLE seconds after the load, the server running.
+settled() {
+  sleep "$settle"
+  du -sb "$@" | awk '{s += $1} END {print s}'
+}
+
+row() { # name qa qb disk_running disk_bytes rss_load_kb rss_kb
   python3 - "$load_json" "$cpu_s" "$@" <<'EOF'
 import json, sys
 j = json.loads(sys.argv[1]); cpu = float(sys.argv[2])
-name, qa, qb, disk, rss = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7])
+name, qa, qb = sys.argv[3], sys.argv[4], sys.argv[5]
+running, disk, rss_load, rss = (int(x) for x in sys.argv[6:10])
 p = j["points"]
-inuse = " (%.2f in use)" % (int(sys.argv[8]) / p) if len(sys.argv) > 8 else ""
-print("| %s | %.0f | %.0f | %.2f%s | %.0f MiB | %s | %s |" % (name, j["points_per_s"], p / cpu if cpu else 0,
-      disk / p, inuse, rss / 1024.0, qa, qb))
+print("| %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.0f / %.0f MiB | %s | %s |" % (name, j["points_per_s"],
+      p / cpu if cpu else 0, cpu / j["seconds"], running / p, disk / p, rss_load / 1024.0, rss / 1024.0, qa, qb))
 EOF
 }
 
@@ -114,10 +127,17 @@ for sys in $systems; do
       postmaster=$(head -1 "$tmp/pg/data/postmaster.pid")
     fi
     secret=$("$build/fjord" token add fritz --create --db "$db")
-    args=(serve --db "$db" --listen "127.0.0.1:$port" --log-level warn)
+    args=(serve --db "$db" --listen "127.0.0.1:$port" --log-level warn ${sync:+--synchronous "$sync"})
+    if [ -n "$sync" ]; then name="$name, synchronous=$sync"; fi
     "$build/fjord" "${args[@]}" & pid=$!
     waitport "$port"
     load "$port" "/api/write?cluster=fritz" "Bearer $secret"
+    if [ "$backend" = postgres ]; then
+      sleep "$settle"
+      running=$(psql -X -q -At -d "$db" -c "SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['ts_chunk','ts_series','request_log']::regclass[]) t")
+    else
+      running=$(settled "$d")
+    fi
     ids=$(python3 -c 'import json; print(json.dumps([str(i) for i in range(72)]))')
     qa_body="{\"cluster\":\"fritz\",\"from\":$start,\"to\":$end,\"queries\":[{\"metric\":\"cpu_user\",\"host\":\"$first_host\",\"type\":\"hwthread\",\"type-ids\":$ids,\"resolution\":60}]}"
     qb_body="{\"cluster\":\"fritz\",\"from\":$start,\"to\":$end,\"for-all-nodes\":[\"cpu_load\"]}"
@@ -128,18 +148,15 @@ for sys in $systems; do
     kill -TERM "$pid"; wait "$pid"; pid=  # a clean stop seals every buffer
     if [ "$backend" = postgres ]; then
       disk=$(psql -X -q -At -d "$db" -c "VACUUM" -c "SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['ts_chunk','ts_series','request_log']::regclass[]) t")
-      inuse=$disk
     else
       disk=$(stat -c %s "$db")
-      inuse=$(sqlite3 "$db" "SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count)")
-      inuse=$((inuse * $(sqlite3 "$db" "PRAGMA page_size")))
     fi
     "$build/fjord" "${args[@]}" & pid=$!
     waitport "$port"
     sealed_a=$(median_ms a "$url" "$qa_body" "Authorization: Bearer $secret")
     sealed_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")
     kill -TERM "$pid"; wait "$pid"; pid=
-    results+=("$(row "$name" "${sealed_a% *} ms (live ${live_a% *})" "${sealed_b% *} ms (live ${live_b% *})" "$disk" "$rss" "$inuse")")
+    results+=("$(row "$name" "${sealed_a% *} ms (live ${live_a% *})" "${sealed_b% *} ms (live ${live_b% *})" "$running" "$disk" "$rss_load" "$rss")")
     postmaster=
     ;;
   influxdb)
@@ -167,6 +184,7 @@ EOF
     waitport "$port"
     curl -s -XPOST "http://127.0.0.1:$port/query" --data-urlencode "q=CREATE DATABASE fritz" > /dev/null
     load "$port" "/write?db=fritz&precision=ns" ""
+    running=$(settled "$d/data" "$d/wal")
     qa="SELECT mean(\"value\") FROM \"cpu_user\" WHERE \"hostname\"='$first_host' AND time >= ${start}s AND time < ${end}s GROUP BY time(60s), \"type-id\""
     qb="SELECT mean(\"value\") FROM \"cpu_load\" WHERE time >= ${start}s AND time < ${end}s GROUP BY time(60s), \"hostname\""
     enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
@@ -176,7 +194,7 @@ EOF
     rss=$(hwm_kb "$pid")
     disk=$(du -sb "$d/data" "$d/wal" | awk '{s += $1} END {print s}')
     kill -TERM "$pid"; wait "$pid" || true; pid=
-    results+=("$(row "InfluxDB 1.6.7" "${a% *} ms" "${b% *} ms" "$disk" "$rss")")
+    results+=("$(row "InfluxDB 1.6.7" "${a% *} ms" "${b% *} ms" "$running" "$disk" "$rss_load" "$rss")")
     ;;
   victoria)
     d="$tmp/vm"; mkdir -p "$d"; port=$(freeport)
@@ -184,6 +202,7 @@ EOF
       -loggerLevel ERROR > "$d/log" 2>&1 & pid=$!
     waitport "$port"
     load "$port" "/write" ""
+    running=$(settled "$d/data")
     curl -s "http://127.0.0.1:$port/internal/force_flush" > /dev/null
     sleep 2
     enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
@@ -195,7 +214,7 @@ EOF
     rss=$(hwm_kb "$pid")
     disk=$(du -sb "$d/data" | awk '{print $1}')
     kill -TERM "$pid"; wait "$pid" || true; pid=
-    results+=("$(row "VictoriaMetrics 1.79.5" "${a% *} ms" "${b% *} ms" "$disk" "$rss")")
+    results+=("$(row "VictoriaMetrics 1.79.5" "${a% *} ms" "${b% *} ms" "$running" "$disk" "$rss_load" "$rss")")
     ;;
   *) echo "unknown system $sys" >&2; exit 2 ;;
   esac
@@ -204,6 +223,6 @@ done
 echo
 echo "$nodes nodes, $hours h, $((nodes * 519 * hours * 60)) points, $conns connections, $(nproc) cores"
 echo
-echo "| system | points/s | points per server CPU-s | bytes on disk per point | peak RSS | (a) 1 host, 72 hwthreads, 60 s | (b) cpu_load, all hosts, 60 s |"
-echo "|---|---|---|---|---|---|---|"
+echo "| system | points/s | points per server CPU-s | server cores used | bytes per point, ${settle} s after the load, running | bytes per point after a flush | peak RSS during the load / overall | (a) 1 host, 72 hwthreads, 60 s | (b) cpu_load, all hosts, 60 s |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${results[@]}"
