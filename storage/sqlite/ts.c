@@ -484,8 +484,9 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
 
 /* --- startup: catalog, sequence, replay ------------------------------------------------------ */
 
-static fj_status load_catalog(fj_store *s, fj_err *err)
+static fj_status load_catalog(void *ud, fj_err *err)
 {
+    fj_store *s = ud;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM ts_series",
                                 -1, &st, NULL);
@@ -493,15 +494,14 @@ static fj_status load_catalog(fj_store *s, fj_err *err)
         return fj_sq_fail(s, rc, "load series", err);
     fj_status fs = FJ_OK;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        fj_ts_str f[7];
-        for (int i = 0; i < 7; i++)
-            f[i] = (fj_ts_str){(const char *)sqlite3_column_text(st, i + 1), (size_t)sqlite3_column_bytes(st, i + 1)};
-        fj_ts_key k = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
-        fs = fj_ts_engine_load_series(s->ts->w.eng, (uint32_t)sqlite3_column_int64(st, 0), &k);
-        if (fs != FJ_OK) {
-            fj_err_set(err, fs, "db", "loading series %lld failed", (long long)sqlite3_column_int64(st, 0));
-            break;
+        const char *f[7];
+        size_t n[7];
+        for (int i = 0; i < 7; i++) {
+            f[i] = (const char *)sqlite3_column_text(st, i + 1);
+            n[i] = (size_t)sqlite3_column_bytes(st, i + 1);
         }
+        if ((fs = fj_tsw_load_series(&s->ts->w, sqlite3_column_int64(st, 0), f, n, err)) != FJ_OK)
+            break;
     }
     sqlite3_finalize(st);
     if (fs == FJ_OK && rc != SQLITE_DONE)
@@ -515,8 +515,9 @@ static fj_status replay_append(void *ud, const fj_metrics *m, fj_err *err)
     return append_points(ud, m->points, m->n_points, false, err);
 }
 
-static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
+static fj_status replay(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
 {
+    fj_store *s = ud;
     struct fj_sq_ts *t = s->ts;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db,
@@ -569,6 +570,11 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     return st;
 }
 
+static fj_status first_commit(void *ud, fj_err *err)
+{
+    return own_txn(ud, NULL, err);
+}
+
 fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
 {
     if (s->mode != FJ_STORE_WRITE)
@@ -591,23 +597,8 @@ fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     t->incremental = auto_vacuum == 2;
     if ((st = fj_tsw_open(&t->w, o, (uint64_t)max_seq + 1, durable, next, max_lsn, fj_mono_ns(), err)) != FJ_OK)
         return st;
-    if ((st = load_catalog(s, err)) != FJ_OK)
-        goto fail;
-    size_t n_req = 0, n_pts = 0;
-    if ((st = replay(s, (uint64_t)durable, &n_req, &n_pts, err)) != FJ_OK)
-        goto fail;
-    t->w.started = true;
-    t->w.dirty = true;
-    if ((st = own_txn(s, NULL, err)) != FJ_OK)
-        goto fail;
-    fj_ts_stats ss;
-    fj_ts_engine_stats(t->w.eng, &ss);
-    fj_info("metrics: %zu series; replayed %zu logged requests (%zu points) from lsn %lld", ss.series, n_req, n_pts,
-            (long long)durable);
-    return FJ_OK;
-fail:
-    fj_tsw_abort(&t->w);
-    return st;
+    static const fj_tsw_start_ops ops = {load_catalog, replay, first_commit};
+    return fj_tsw_start(&t->w, &ops, s, (uint64_t)durable, "", err);
 }
 
 fj_ts_engine *fj_sq_ts_engine(fj_store *s)

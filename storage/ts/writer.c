@@ -59,7 +59,7 @@ bool fj_tsw_checkpoint_due(const fj_ts_writer *w, int64_t now, size_t unckpt, si
     if (!unckpt || now - w->last_ckpt < FJ_TSW_CKPT_EVERY)
         return false;
     double log_bytes = (double)unckpt * FJ_TSW_LOG_POINT_BYTES;
-    return log_bytes * (idle ? 8 : 1) >= (double)open_bytes;
+    return log_bytes >= (double)open_bytes * (idle ? 1 : FJ_TSW_CKPT_BUSY_RATIO);
 }
 
 bool fj_tsw_txn_due(const fj_ts_writer *w, uint64_t durable, int64_t now, bool extra)
@@ -105,6 +105,39 @@ void fj_tsw_abort(fj_ts_writer *w)
     w->started = false;
     fj_ts_engine_close(w->eng);
     w->eng = NULL;
+}
+
+fj_status fj_tsw_start(fj_ts_writer *w, const fj_tsw_start_ops *ops, void *ud, uint64_t durable, const char *who,
+                       fj_err *err)
+{
+    size_t n_req = 0, n_pts = 0;
+    fj_status st = ops->catalog(ud, err);
+    if (st == FJ_OK)
+        st = ops->replay(ud, durable, &n_req, &n_pts, err);
+    if (st == FJ_OK) {
+        w->started = true;
+        w->dirty = true;
+        st = ops->commit(ud, err);
+    }
+    if (st != FJ_OK) {
+        fj_tsw_abort(w);
+        return st;
+    }
+    fj_ts_stats ss;
+    fj_ts_engine_stats(w->eng, &ss);
+    fj_info("metrics: %s%zu series; replayed %zu logged requests (%zu points) from lsn %llu", who, ss.series, n_req,
+            n_pts, (unsigned long long)durable);
+    return FJ_OK;
+}
+
+fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], fj_err *err)
+{
+    fj_ts_str s[7];
+    for (int i = 0; i < 7; i++)
+        s[i] = (fj_ts_str){f[i] ? f[i] : "", f[i] ? n[i] : 0};
+    fj_ts_key k = {s[0], s[1], s[2], s[3], s[4], s[5], s[6]};
+    fj_status st = id > 0 && id <= UINT32_MAX ? fj_ts_engine_load_series(w->eng, (uint32_t)id, &k) : FJ_EINVAL;
+    return st == FJ_OK ? FJ_OK : fj_err_set(err, st, "db", "loading series %lld failed", (long long)id);
 }
 
 void fj_tsw_end(fj_ts_writer *w, bool committed)

@@ -34,11 +34,14 @@
 /* Checkpoints of the open buffers (fj_ts_engine_checkpoint), so the request log can be trimmed
  * long before the buffers seal: at most one every FJ_TSW_CKPT_EVERY, once the log written since
  * the last one (~FJ_TSW_LOG_POINT_BYTES a point) outweighs the open buffers (what a checkpoint
- * writes), or an eighth of them once writes have paused for FJ_TSW_CKPT_IDLE (the end of a
- * backlog, a quiet cluster). A checkpoint then costs at most what it saves, and the log holds at
- * most about the open buffers' size. */
+ * writes) FJ_TSW_CKPT_BUSY_RATIO times while writes go on, or once when writes have paused for
+ * FJ_TSW_CKPT_IDLE (the end of a backlog; between a cluster's intervals). A checkpoint writes at
+ * most what the log wrote since the last one, and re-encodes every buffered point: during a
+ * backlog only every few times the buffers' size (each checkpoint there once cost the writer as
+ * much as the points since the last one). */
 #define FJ_TSW_CKPT_EVERY (10 * FJ_TSW_NS)
 #define FJ_TSW_CKPT_IDLE (2 * FJ_TSW_NS)
+#define FJ_TSW_CKPT_BUSY_RATIO 4
 #define FJ_TSW_LOG_POINT_BYTES 5
 
 typedef struct fj_ts_writer {
@@ -110,6 +113,26 @@ fj_status fj_tsw_open(fj_ts_writer *w, const fj_store_opts *o, uint64_t seq_star
 
 /* Startup failed after fj_tsw_open: closes the engine, not started. */
 void fj_tsw_abort(fj_ts_writer *w);
+
+/* The steps of startup after fj_tsw_open that run the backend's statements. */
+typedef struct fj_tsw_start_ops {
+    /* Loads every stored series into the engine (fj_tsw_load_series per row). */
+    fj_status (*catalog)(void *ud, fj_err *err);
+    /* Replays the request log from from_lsn (fj_tsw_replay_row per row), counting requests and points. */
+    fj_status (*replay)(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err);
+    /* The writer's own transaction: stores what the replay sealed and the state. */
+    fj_status (*commit)(void *ud, fj_err *err);
+} fj_tsw_start_ops;
+
+/* Startup after fj_tsw_open, the same on every backend: the catalog, the replay from the saved
+ * durable lsn, started, a first commit; `who` (e.g. "instance 'x' (3); ", or "") leads the log
+ * line that says what was replayed. On failure the engine is closed (fj_tsw_abort). */
+fj_status fj_tsw_start(fj_ts_writer *w, const fj_tsw_start_ops *ops, void *ud, uint64_t durable, const char *who,
+                       fj_err *err);
+
+/* One catalog row: series id and its seven key strings (cluster, host, metric, type, type_id,
+ * stype, stype_id; NULL as empty). FJ_OK, or the engine's failure in err naming the id. */
+fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], fj_err *err);
 
 /* After the transaction's COMMIT (committed) or ROLLBACK: the engine learns which, and after a
  * rollback what was saved is unknown (written again next time). */

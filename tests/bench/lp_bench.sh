@@ -15,6 +15,8 @@
 #
 #   tests/bench/lp_bench.sh [NODES] [HOURS] [CONNECTIONS]     (from the checkout, after a build)
 #   BUILD=build-dir SYSTEMS="fjord influxdb victoria" REPEAT=11 SETTLE=60
+#   BASELINE=other-build-dir: adds the system "baseline", fjord of that build (a before/after
+#   comparison in one run; same options, same bodies)
 #   SYNC=FULL: fjord with synchronous=FULL (an acknowledgement survives a power loss, as InfluxDB's
 #   WAL fsync; VictoriaMetrics acknowledges before its data reaches the disk either way)
 #
@@ -39,7 +41,7 @@ pgserver="$root/tests/integration/pgserver.py"
 postmaster=
 cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  if [ "$backend" = postgres ] && [ -d "$tmp/pg" ]; then python3 "$pgserver" stop "$tmp/pg" || true; fi
+  if [ "$backend" = postgres ]; then for p in "$tmp"/pg-*; do [ -d "$p" ] && { python3 "$pgserver" stop "$p" || true; }; done; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -116,20 +118,21 @@ echo "data: $nodes nodes x 519 series, $hours h at 60 s = $((nodes * 519 * hours
 
 for sys in $systems; do
   case $sys in
-  fjord)
-    d="$tmp/fjord"; mkdir -p "$d"; port=$(freeport)
-    db="$d/fjord.db"; name=fjord
+  fjord|baseline)
+    d="$tmp/$sys"; mkdir -p "$d"; port=$(freeport)
+    db="$d/fjord.db"; name=fjord; fjbin=$build/fjord
+    if [ "$sys" = baseline ]; then fjbin=${BASELINE:?BASELINE=build dir of the baseline}/fjord; name="fjord (baseline)"; fi
     if [ "$backend" = postgres ]; then
       chmod 755 "$tmp"
-      admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$tmp/pg")
+      admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$tmp/pg-$sys")
       psql -X -q -d "$admin" -c "CREATE DATABASE fjord_bench"
-      db=${admin%/*}/fjord_bench; name="fjord on PostgreSQL 15"
-      postmaster=$(head -1 "$tmp/pg/data/postmaster.pid")
+      db=${admin%/*}/fjord_bench; name="$name on PostgreSQL 15"
+      postmaster=$(head -1 "$tmp/pg-$sys/data/postmaster.pid")
     fi
-    secret=$("$build/fjord" token add fritz --create --db "$db")
+    secret=$("$fjbin" token add fritz --create --db "$db")
     args=(serve --db "$db" --listen "127.0.0.1:$port" --log-level warn ${sync:+--synchronous "$sync"})
     if [ -n "$sync" ]; then name="$name, synchronous=$sync"; fi
-    "$build/fjord" "${args[@]}" & pid=$!
+    "$fjbin" "${args[@]}" & pid=$!
     waitport "$port"
     load "$port" "/api/write?cluster=fritz" "Bearer $secret"
     if [ "$backend" = postgres ]; then
@@ -151,7 +154,7 @@ for sys in $systems; do
     else
       disk=$(stat -c %s "$db")
     fi
-    "$build/fjord" "${args[@]}" & pid=$!
+    "$fjbin" "${args[@]}" & pid=$!
     waitport "$port"
     sealed_a=$(median_ms a "$url" "$qa_body" "Authorization: Bearer $secret")
     sealed_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")

@@ -1,7 +1,7 @@
 """Checkpoints of the open buffers: the request log is trimmed while the buffers are still open, and
 a SIGKILL after that loses nothing that was acknowledged.
 
-With the default seal (720 points, 12 h) nothing seals here: 30 s of points of 60 hosts x 4
+With the default seal (720 points, 12 h) nothing seals here: 60 s of points of 60 hosts x 4
 metrics stay in the engine's open buffers. Once writes pause, the writer checkpoints them (one
 chunk row per series) and trims the request log, which the test waits for. Then a value is
 replaced and new points come (only the request log holds those), fjord is killed with SIGKILL and
@@ -19,7 +19,7 @@ from harness import Fjord, check, finish
 HOSTS = ["n%03d" % i for i in range(60)]
 METRICS = ["cpu_load", "mem_used", "ib_recv", "flops_any"]
 BASE = 1700000000
-N = 30
+N = 60
 
 
 def value(i, h, m):
