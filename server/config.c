@@ -88,7 +88,7 @@ static const option_def options[] = {
     NUM("request-log-keep", OPT_I64, request_log_keep_s, SERVE, "DURATION", "keep line-protocol request-log rows this long once durable"),
     NUM("metrics-seal-age", OPT_I64, metrics_seal_age_s, SERVE, "DURATION", "seal a metric buffer after this much data time"),
     NUM("metrics-seal-points", OPT_UINT, metrics_seal_points, SERVE, "N", "seal a metric buffer at this many points"),
-    NUM("metrics-max-buffered", OPT_SIZE, metrics_max_buffered, SERVE, "N", "points buffered in memory before early seals"),
+    NUM("metrics-max-buffered", OPT_SIZE, metrics_max_buffered, SERVE, "N", "open buffers' memory before early seals, in points of 16 bytes"),
     NUM("metrics-max-future", OPT_I64, metrics_max_future_s, SERVE, "DURATION", "refuse points later than arrival plus this"),
     STR("cc-cluster-config", cc_cluster_config, SERVE, "FILE", "cc-backend cluster.json or cc-metric-store config.json"),
     STR("jwt-public-key", jwt_public_key, SERVE, "BASE64", "Ed25519 key: accept EdDSA-signed JWTs"),

@@ -58,7 +58,7 @@ typedef struct fj_config {
     int64_t request_log_keep_s;    /* keep request-log rows this long once durable */
     int64_t metrics_seal_age_s;    /* seal a buffer after this much data time */
     unsigned metrics_seal_points;  /* seal a buffer at this many points */
-    size_t metrics_max_buffered;   /* points buffered in memory before early seals */
+    size_t metrics_max_buffered;   /* open buffers' memory before early seals, in points of 16 bytes */
     int64_t metrics_max_future_s;  /* refuse points later than arrival + this */
     char cc_cluster_config[1024];  /* cc-backend cluster.json or cc-metric-store config.json */
     char jwt_public_key[256];      /* base64 Ed25519 key: accept EdDSA-signed JWTs */

@@ -49,7 +49,7 @@ typedef struct fj_store_opts {
     int64_t ts_log_keep_s;         /* keep request-log rows this long once durable (default 0) */
     int64_t ts_seal_age_s;         /* engine seal_age (default 12 h of data time) */
     uint32_t ts_seal_points;       /* engine seal_points (default 720) */
-    size_t ts_max_buffered_points; /* engine max_buffered_points (default 16M) */
+    size_t ts_max_buffered_points; /* the open buffers' memory in points of 16 bytes (default 16M: 256 MB) */
     /* This server's identity among the servers sharing a PostgreSQL database (setting `instance`):
      * its request log and durable lsn are its own. NULL or "": the host name. SQLite ignores it. */
     const char *ts_instance;

@@ -62,6 +62,7 @@ static struct fj_pg_ts *ts_of(fj_store *s)
 {
     if (!s->ts && (s->ts = fj_calloc(1, sizeof *s->ts))) {
         fj_pg_cols_init(&s->ts->cols, 0);
+        fj_pg_cols_init(&s->ts->drops, 0);
         fj_buf_init(&s->ts->kbuf, FJ_TS_KEY_MAX + 64);
     }
     return s->ts;
@@ -126,13 +127,13 @@ static fj_ts_key key_of(const fj_metric_point *q)
 static fj_status load_rows(struct fj_pg_ts *t, const PGresult *r, fj_err *err)
 {
     for (int i = 0; i < PQntuples(r); i++) {
-        fj_ts_str f[7];
-        for (int k = 0; k < 7; k++)
-            f[k] = (fj_ts_str){PQgetvalue(r, i, k + 1), (size_t)PQgetlength(r, i, k + 1)};
-        fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
-        fj_status st = fj_ts_engine_load_series(t->w.eng, (uint32_t)fj_pg_int(r, i, 0), &key);
-        if (st != FJ_OK)
-            return fj_err_set(err, st, "db", "loading series %lld failed", (long long)fj_pg_int(r, i, 0));
+        const char *f[7];
+        size_t n[7];
+        for (int k = 0; k < 7; k++) {
+            f[k] = PQgetvalue(r, i, k + 1);
+            n[k] = (size_t)PQgetlength(r, i, k + 1);
+        }
+        FJ_TRY(fj_tsw_load_series(&t->w, fj_pg_int(r, i, 0), f, n, err));
     }
     return FJ_OK;
 }
@@ -531,6 +532,23 @@ static fj_status send_chunks(fj_store *s, fj_err *err)
     return st;
 }
 
+#define DROP_BATCH 65536 /* superseded checkpoints deleted per statement */
+
+/* The superseded checkpoints collected by sink_drop. */
+static fj_status send_drops(fj_store *s, fj_err *err)
+{
+    fj_pg_cols *c = &s->ts->drops;
+    if (!c->nrows)
+        return FJ_OK;
+    const char *vals[3];
+    if (fj_pg_cols_finish(c, vals) != FJ_OK)
+        return cols_failed(c, err);
+    fj_status st = fj_pg_run(s, FJ_PG_TS_CHUNK_DEL, 3, vals, NULL, "delete checkpoints", err);
+    fj_pg_cols_reset(c);
+    c->ncols = 3;
+    return st;
+}
+
 typedef struct sink_ctx {
     fj_store *s;
     fj_err *err;
@@ -562,19 +580,40 @@ static fj_status sink_chunk(void *ud, const fj_ts_chunk *ch)
     return c->c[5].b.len >= CHUNK_BATCH_BYTES ? send_chunks(x->s, x->err) : FJ_OK;
 }
 
+/* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint): deleted with the chunks. */
+static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
+{
+    sink_ctx *x = ud;
+    fj_pg_cols *c = &x->s->ts->drops;
+    fj_pg_i64(c, 0, series_id);
+    fj_pg_i64(c, 1, t_last);
+    fj_pg_u64(c, 2, seq);
+    fj_pg_row(c, 0);
+    if (c->st != FJ_OK)
+        return cols_failed(c, x->err);
+    return c->nrows >= DROP_BATCH ? send_drops(x->s, x->err) : FJ_OK;
+}
+
 static fj_status precommit(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
     if (!t || !t->w.eng || (!t->w.dirty && !t->w.own))
         return FJ_OK; /* nothing of ours changed */
     fj_ts_writer *w = &t->w;
-    if (w->dirty) {
+    if (w->dirty || (w->own && w->ckpt_now)) {
+        bool emit = w->dirty;
         fj_pg_cols_reset(&t->cols);
         t->cols.ncols = 6;
+        fj_pg_cols_reset(&t->drops);
+        t->drops.ncols = 3;
         sink_ctx x = {s, err};
-        fj_ts_sink sink = {sink_series, sink_chunk, &x};
-        FJ_TRY(fj_ts_engine_emit(w->eng, &sink));
+        fj_ts_sink sink = {sink_series, sink_chunk, &x, sink_drop};
+        if (emit)
+            FJ_TRY(fj_ts_engine_emit(w->eng, &sink));
+        if (w->own)
+            FJ_TRY(fj_tsw_checkpoint(w, &sink, fj_mono_ns(), err));
         FJ_TRY(send_chunks(s, err));
+        FJ_TRY(send_drops(s, err));
     }
     /* Conservative: chunks handed in this transaction still count until committed. */
     uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
@@ -712,8 +751,9 @@ static fj_status replay_row(fj_store *s, fj_tsw_replay *rp, const PGresult *r, i
     return st;
 }
 
-static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
+static fj_status replay(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
 {
+    fj_store *s = ud;
     struct fj_pg_ts *t = s->ts;
     size_t wn = strlen(t->instance) + sizeof " of instance ''";
     char *where = fj_malloc(wn);
@@ -769,6 +809,21 @@ static fj_status open_instance(fj_store *s, int64_t *durable, int64_t *next, int
     return ensure_lock(s, FJ_ECONFLICT, err);
 }
 
+static fj_status load_catalog(void *ud, fj_err *err)
+{
+    fj_store *s = ud;
+    PGresult *r = NULL;
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ALL, 0, NULL, &r, "load series", err));
+    fj_status st = load_rows(s->ts, r, err);
+    PQclear(r);
+    return st;
+}
+
+static fj_status first_commit(void *ud, fj_err *err)
+{
+    return own_txn(ud, NULL, err);
+}
+
 static char *default_instance(void)
 {
     char host[256] = "";
@@ -796,29 +851,10 @@ fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     int64_t base = t->instance_id << SEQ_SHIFT;
     FJ_TRY(fj_tsw_open(&t->w, o, (uint64_t)(seq > base ? seq : base) + 1, durable, next, max_lsn, fj_mono_ns(), err));
     t->seq_max = t->seq_saved = (uint64_t)seq;
-    PGresult *r = NULL;
-    size_t n_req = 0, n_pts = 0;
-    fj_status st;
-    if ((st = fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ALL, 0, NULL, &r, "load series", err)) != FJ_OK ||
-        (st = load_rows(t, r, err)) != FJ_OK)
-        goto fail;
-    PQclear(r);
-    r = NULL;
-    if ((st = replay(s, (uint64_t)durable, &n_req, &n_pts, err)) != FJ_OK)
-        goto fail;
-    t->w.started = true;
-    t->w.dirty = true;
-    if ((st = own_txn(s, NULL, err)) != FJ_OK)
-        goto fail;
-    fj_ts_stats ss;
-    fj_ts_engine_stats(t->w.eng, &ss);
-    fj_info("metrics: instance '%s' (%lld); %zu series; replayed %zu logged requests (%zu points) from lsn %lld",
-            t->instance, (long long)t->instance_id, ss.series, n_req, n_pts, (long long)durable);
-    return FJ_OK;
-fail:
-    PQclear(r);
-    fj_tsw_abort(&t->w);
-    return st;
+    static const fj_tsw_start_ops ops = {load_catalog, replay, first_commit};
+    char who[300];
+    snprintf(who, sizeof who, "instance '%.250s' (%lld); ", t->instance, (long long)t->instance_id);
+    return fj_tsw_start(&t->w, &ops, s, (uint64_t)durable, who, err);
 }
 
 fj_ts_engine *fj_pg_ts_engine(fj_store *s)
@@ -874,6 +910,7 @@ void fj_pg_ts_close(fj_store *s)
     fj_tsw_free(&t->w);
     fj_intern_clear(&t->keys);
     fj_pg_cols_free(&t->cols);
+    fj_pg_cols_free(&t->drops);
     fj_buf_free(&t->kbuf);
     fj_free(t->ids);
     fj_free(t->instance);

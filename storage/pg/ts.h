@@ -32,6 +32,7 @@ struct fj_pg_ts {
     size_t n_ids, cap_ids;
     fj_intern keys;           /* the group's distinct unknown keys (serialised) */
     fj_pg_cols cols;          /* batched statements' rows */
+    fj_pg_cols drops;         /* checkpoints to delete (series, t_last, seq), sent with the chunks */
     fj_buf kbuf;              /* a serialised key */
     /* reader */
     fj_ts_codec *codec;

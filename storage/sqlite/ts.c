@@ -33,6 +33,7 @@ enum {
     ST_LOG_INS,
     ST_SERIES_INS,
     ST_CHUNK_INS,
+    ST_CHUNK_DEL,
     ST_STATE_PUT,
     ST_MSG_INS,
     ST_JOB_DUP,
@@ -53,6 +54,7 @@ static const char *const st_sql[ST__COUNT] = {
     [ST_SERIES_INS] = "INSERT OR REPLACE INTO ts_series(id,cluster,host,metric,type,type_id,stype,stype_id) "
                       "VALUES(?,?,?,?,?,?,?,?)",
     [ST_CHUNK_INS] = "INSERT OR REPLACE INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) VALUES(?,?,?,?,?,?)",
+    [ST_CHUNK_DEL] = "DELETE FROM ts_chunk WHERE series_id=?1 AND t_last=?2 AND seq=?3",
     [ST_STATE_PUT] = "INSERT INTO ts_state(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value=?2",
     [ST_MSG_INS] = "INSERT OR IGNORE INTO cc_messages(cluster_id,time,kind,name,host,hash,tags,payload) "
                    "VALUES(?,?,?,?,?,?,?,?)",
@@ -83,6 +85,8 @@ struct fj_sq_ts {
     fj_ts_writer w;
     bool incremental;      /* the database has auto_vacuum=INCREMENTAL (every database created by migrations) */
     bool free_pages_left;  /* the last release left freed pages in the file */
+    bool wal_grew;         /* metrics were written since the WAL was last cut back */
+    int64_t last_wal_cut;  /* when (monotonic ns) */
     fj_ts_point pts[APPEND_SLICE];
     uint32_t ids[APPEND_SLICE]; /* the series of pts, as the engine resolved them */
     /* reader */
@@ -177,6 +181,20 @@ static fj_status sink_chunk(void *ud, const fj_ts_chunk *c)
     return fj_sq_done(s, st, "insert chunk", &err);
 }
 
+/* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint). */
+static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
+{
+    fj_store *s = ud;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_CHUNK_DEL, &err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, series_id);
+    sqlite3_bind_int64(st, 2, t_last);
+    sqlite3_bind_int64(st, 3, (int64_t)seq);
+    return fj_sq_done(s, st, "delete checkpoint", &err);
+}
+
 static fj_status put_state(fj_store *s, const char *key, int64_t v, fj_err *err)
 {
     sqlite3_stmt *st = stmt(s, ST_STATE_PUT, err);
@@ -192,10 +210,13 @@ fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
     fj_ts_writer *w = s->ts ? &s->ts->w : NULL;
     if (!w || !w->eng || (!w->dirty && !w->own))
         return FJ_OK; /* a group without metrics: nothing of ours changed */
-    fj_ts_sink sink = {sink_series, sink_chunk, s};
+    s->ts->wal_grew = true;
+    fj_ts_sink sink = {sink_series, sink_chunk, s, sink_drop};
     fj_status st = w->dirty ? fj_ts_engine_emit(w->eng, &sink) : FJ_OK;
     if (st != FJ_OK)
         return fj_err_set(err, st, "db", "storing sealed chunks failed: %s", sqlite3_errmsg(s->db));
+    if (w->own && (st = fj_tsw_checkpoint(w, &sink, fj_mono_ns(), err)) != FJ_OK)
+        return st;
     /* Conservative: chunks handed in this transaction still count until committed. */
     uint64_t d = fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng));
     if (d != w->durable_saved && (st = put_state(s, "durable_lsn", (int64_t)d, err)) != FJ_OK)
@@ -463,8 +484,9 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
 
 /* --- startup: catalog, sequence, replay ------------------------------------------------------ */
 
-static fj_status load_catalog(fj_store *s, fj_err *err)
+static fj_status load_catalog(void *ud, fj_err *err)
 {
+    fj_store *s = ud;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db, "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM ts_series",
                                 -1, &st, NULL);
@@ -472,15 +494,14 @@ static fj_status load_catalog(fj_store *s, fj_err *err)
         return fj_sq_fail(s, rc, "load series", err);
     fj_status fs = FJ_OK;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        fj_ts_str f[7];
-        for (int i = 0; i < 7; i++)
-            f[i] = (fj_ts_str){(const char *)sqlite3_column_text(st, i + 1), (size_t)sqlite3_column_bytes(st, i + 1)};
-        fj_ts_key k = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
-        fs = fj_ts_engine_load_series(s->ts->w.eng, (uint32_t)sqlite3_column_int64(st, 0), &k);
-        if (fs != FJ_OK) {
-            fj_err_set(err, fs, "db", "loading series %lld failed", (long long)sqlite3_column_int64(st, 0));
-            break;
+        const char *f[7];
+        size_t n[7];
+        for (int i = 0; i < 7; i++) {
+            f[i] = (const char *)sqlite3_column_text(st, i + 1);
+            n[i] = (size_t)sqlite3_column_bytes(st, i + 1);
         }
+        if ((fs = fj_tsw_load_series(&s->ts->w, sqlite3_column_int64(st, 0), f, n, err)) != FJ_OK)
+            break;
     }
     sqlite3_finalize(st);
     if (fs == FJ_OK && rc != SQLITE_DONE)
@@ -494,8 +515,9 @@ static fj_status replay_append(void *ud, const fj_metrics *m, fj_err *err)
     return append_points(ud, m->points, m->n_points, false, err);
 }
 
-static fj_status replay(fj_store *s, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
+static fj_status replay(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
 {
+    fj_store *s = ud;
     struct fj_sq_ts *t = s->ts;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db,
@@ -548,6 +570,11 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     return st;
 }
 
+static fj_status first_commit(void *ud, fj_err *err)
+{
+    return own_txn(ud, NULL, err);
+}
+
 fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
 {
     if (s->mode != FJ_STORE_WRITE)
@@ -570,23 +597,8 @@ fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     t->incremental = auto_vacuum == 2;
     if ((st = fj_tsw_open(&t->w, o, (uint64_t)max_seq + 1, durable, next, max_lsn, fj_mono_ns(), err)) != FJ_OK)
         return st;
-    if ((st = load_catalog(s, err)) != FJ_OK)
-        goto fail;
-    size_t n_req = 0, n_pts = 0;
-    if ((st = replay(s, (uint64_t)durable, &n_req, &n_pts, err)) != FJ_OK)
-        goto fail;
-    t->w.started = true;
-    t->w.dirty = true;
-    if ((st = own_txn(s, NULL, err)) != FJ_OK)
-        goto fail;
-    fj_ts_stats ss;
-    fj_ts_engine_stats(t->w.eng, &ss);
-    fj_info("metrics: %zu series; replayed %zu logged requests (%zu points) from lsn %lld", ss.series, n_req, n_pts,
-            (long long)durable);
-    return FJ_OK;
-fail:
-    fj_tsw_abort(&t->w);
-    return st;
+    static const fj_tsw_start_ops ops = {load_catalog, replay, first_commit};
+    return fj_tsw_start(&t->w, &ops, s, (uint64_t)durable, "", err);
 }
 
 fj_ts_engine *fj_sq_ts_engine(fj_store *s)
@@ -654,12 +666,38 @@ static fj_status release_all_free_pages(fj_store *s, fj_err *err)
     return s->ts->incremental ? release_free_pages(s, 0, err) : FJ_OK;
 }
 
+/* Once writes pause, the WAL file is cut back to nothing: the backend's checkpoints keep it at
+ * its high-water mark (up to journal_size_limit), which after a backlog outweighs what the
+ * request log's trim and the checkpoints of the open buffers gave back. Only when no reader holds
+ * an old snapshot (no waiting: the busy timeout is 0 for this call), at most every
+ * FJ_TSW_CKPT_EVERY; a failure is no error (the next pause tries again). */
+static void cut_wal(fj_store *s, int64_t now)
+{
+    struct fj_sq_ts *t = s->ts;
+    if (!t->wal_grew || now - t->last_wal_cut < FJ_TSW_CKPT_EVERY || now - t->w.writes_seen_at < FJ_TSW_CKPT_IDLE)
+        return;
+    t->last_wal_cut = now;
+    int64_t busy_ms = 0;
+    fj_err ignored = {0};
+    if (query_i64(s, "PRAGMA busy_timeout", &busy_ms, &ignored) != FJ_OK)
+        return;
+    sqlite3_busy_timeout(s->db, 0);
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(s->db, (int)busy_ms);
+    if (rc == SQLITE_OK)
+        t->wal_grew = false;
+}
+
 fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
-    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), t->free_pages_left))
+    if (!t)
         return FJ_OK;
-    return own_txn(s, retention_and_trim, err);
+    int64_t now = fj_mono_ns();
+    fj_status st = fj_tsw_maintain(&t->w, now, t->free_pages_left) ? own_txn(s, retention_and_trim, err) : FJ_OK;
+    if (st == FJ_OK && t->w.started && !t->free_pages_left)
+        cut_wal(s, now);
+    return st;
 }
 
 void fj_sq_ts_close(fj_store *s)

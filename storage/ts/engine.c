@@ -1,11 +1,15 @@
 /* storage/ts/engine.c — series catalog, append buffers, sealing and merged reads (see storage/ts/engine.h).
  *
  * Memory: a series is one 64-byte struct in an array indexed by id, its key bytes in one shared
- * store, and a 16-byte (t, v) pair per buffered point in an array that doubles up to the seal
- * target and is freed on seal. The catalog index is open addressing over (id, 32-bit hash) slots,
- * so growing it never touches the keys. */
+ * store, and its open buffer compressed as it fills (storage/ts/obuf.h: about what a sealed chunk
+ * takes, 1 to 2 bytes a point for what collectors send), freed on seal. Only a buffer that got a
+ * point earlier than its newest becomes plain 16-byte (t, v) pairs, sorted at the seal. The
+ * catalog index is open addressing over (id, 32-bit hash) slots, so growing it never touches the
+ * keys. */
 #define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 #include "storage/ts/engine.h"
+
+#include "storage/ts/obuf.h"
 
 #include "alloc.h"
 #include "buf.h"
@@ -18,7 +22,6 @@
 #define DEFAULT_SEAL_POINTS 720
 #define DEFAULT_SEAL_AGE_NS (INT64_C(12) * 3600 * 1000000000)
 #define LOCK_SLICE 4096   /* points appended per hold of the exclusive lock */
-#define BUF_KEEP 64       /* a sealed buffer keeps its memory up to this capacity */
 #define PRESSURE_STEPS 64 /* series visited per point when over max_buffered_points */
 #define N_KEY_FIELDS 7
 
@@ -27,6 +30,20 @@ typedef struct pt {
     double v;
 } pt;
 
+/* A checkpoint of an open buffer as stored (a chunk row); seq 0: none. */
+typedef struct checkpoint {
+    uint64_t seq;
+    int64_t t_last;
+} checkpoint;
+
+/* One handed in a transaction not committed yet. */
+typedef struct ckpt_new {
+    uint32_t id;
+    checkpoint c;
+} ckpt_new;
+
+#define LSN_NONE UINT64_MAX /* a buffer without points that only the request log holds */
+
 /* A sealed chunk not yet committed by the caller. Linked in seal order twice: globally (for emit
  * and commit) and per series (for reads). */
 typedef struct pending {
@@ -34,20 +51,26 @@ typedef struct pending {
     struct pending *next_series; /* this series' chunks, oldest first */
     fj_ts_chunk c;               /* c.blob points at data */
     uint64_t lsn_min;
+    checkpoint drop;             /* the checkpoint of the sealed buffer, deleted with this chunk */
     unsigned char data[];
 } pending;
 
 typedef struct series {
-    pt *buf;
-    uint32_t n, cap;
+    /* The open buffer: while sorted, a compressed fj_ts_obuf (NULL when empty); after a point
+     * earlier than the newest, plain pairs of capacity cap. */
+    union {
+        fj_ts_obuf *ob;
+        pt *raw;
+    } buf;
+    uint32_t n, cap;  /* points buffered; cap: of raw only */
     uint32_t target;  /* seal when n reaches it */
     uint32_t tag;     /* high half of the key hash */
     uint64_t key_off; /* into the key store; key_len 0 means no series has this id */
     uint16_t key_len;
-    uint8_t sorted;   /* buf is in strictly increasing time */
+    uint8_t sorted;   /* the buffer is an fj_ts_obuf (strictly increasing time) */
     uint32_t next;    /* the series appended right after this one last time (a guess) */
     int64_t t_open;   /* data time when the buffer got its first point */
-    uint64_t lsn_min; /* lsn of the first buffered point */
+    uint64_t lsn_min; /* lsn of the first buffered write not in a committed checkpoint; LSN_NONE */
     pending *pend;    /* unsealed chunks, oldest first */
 } series;
 
@@ -84,7 +107,7 @@ struct fj_ts_engine {
     bool durable_stale;
     uint64_t next_seq;
     size_t buffered;
-    size_t buffer_cap_points;
+    size_t buffer_bytes; /* memory of the open buffers */
     uint32_t sweep;    /* age check cursor */
     uint32_t pressure; /* round-robin seal cursor */
 
@@ -95,6 +118,14 @@ struct fj_ts_engine {
     size_t n_pending, pending_bytes;
 
     uint64_t sealed_chunks, sealed_points, sealed_bytes;
+
+    /* checkpoints: the stored one of each series (indexed by id, ck_cap entries; NULL until the
+     * first), those handed in the open transaction, and writes since the last commit of one */
+    checkpoint *ck;
+    size_t ck_cap;
+    ckpt_new *ck_new;
+    size_t n_ck_new, ck_new_cap;
+    size_t unckpt;
 
     /* writer scratch */
     fj_ts_codec *codec;
@@ -277,6 +308,7 @@ static fj_status add_series(fj_ts_engine *e, uint32_t id, const unsigned char *k
     s->key_len = (uint16_t)len;
     s->tag = tag;
     s->target = first_target(e, tag);
+    s->lsn_min = LSN_NONE;
     e->keys_len += len;
     e->tab[pos].id = id;
     e->tab[pos].tag = tag;
@@ -379,7 +411,7 @@ void fj_ts_engine_close(fj_ts_engine *e)
     if (!e)
         return;
     for (size_t i = 0; i < e->s_cap; i++)
-        fj_free(e->s[i].buf);
+        fj_free(e->s[i].buf.raw); /* either kind of buffer: one allocation */
     for (pending *p = e->p_head, *nx; p; p = nx) {
         nx = p->next;
         fj_free(p);
@@ -388,6 +420,8 @@ void fj_ts_engine_close(fj_ts_engine *e)
     fj_free(e->tab);
     fj_free(e->keys);
     fj_free(e->newids);
+    fj_free(e->ck);
+    fj_free(e->ck_new);
     fj_free(e->st);
     fj_free(e->sv);
     fj_free(e->sort_tmp);
@@ -536,15 +570,11 @@ static size_t sort_dedup(pt *a, size_t n, pt *tmp)
     return m;
 }
 
-/* Encodes a[0..n) of series id as one pending chunk. Exclusive lock held. */
-static fj_status seal_run(fj_ts_engine *e, uint32_t id, const pt *a, size_t n)
+/* Encodes t[0..n), v[0..n) of series id as one pending chunk. Exclusive lock held. */
+static fj_status seal_run(fj_ts_engine *e, uint32_t id, const int64_t *t, const double *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        e->st[i] = a[i].t;
-        e->sv[i] = a[i].v;
-    }
     fj_buf_reset(&e->blob);
-    fj_status st = fj_ts_chunk_encode(e->codec, e->st, e->sv, n, &e->blob);
+    fj_status st = fj_ts_chunk_encode(e->codec, t, v, n, &e->blob);
     if (st != FJ_OK)
         return st;
     pending *p = fj_malloc(sizeof *p + e->blob.len);
@@ -553,10 +583,15 @@ static fj_status seal_run(fj_ts_engine *e, uint32_t id, const pt *a, size_t n)
     series *s = &e->s[id];
     memcpy(p->data, e->blob.data, e->blob.len);
     p->next = p->next_series = NULL;
-    p->c = (fj_ts_chunk){.series_id = id, .count = (uint32_t)n, .t_first = a[0].t,
-                         .t_last = a[n - 1].t, .seq = e->next_seq++, .blob = p->data,
+    p->c = (fj_ts_chunk){.series_id = id, .count = (uint32_t)n, .t_first = t[0],
+                         .t_last = t[n - 1], .seq = e->next_seq++, .blob = p->data,
                          .len = e->blob.len};
     p->lsn_min = s->lsn_min;
+    p->drop = (checkpoint){0};
+    if (id < e->ck_cap && e->ck[id].seq) { /* the first chunk of the seal takes the checkpoint away */
+        p->drop = e->ck[id];
+        e->ck[id] = (checkpoint){0};
+    }
     if (e->p_tail)
         e->p_tail->next = p;
     else
@@ -576,8 +611,41 @@ static fj_status seal_run(fj_ts_engine *e, uint32_t id, const pt *a, size_t n)
     return FJ_OK;
 }
 
+/* A seal failed after some of its chunks: they go again (the last ones of both lists, not emitted
+ * yet, since emit never runs inside an append), so the buffer stays whole. */
+static void unseal(fj_ts_engine *e, series *s, pending *tail_before, pending *emit_before)
+{
+    pending *p = tail_before ? tail_before->next : e->p_head;
+    pending **sp = &s->pend;
+    while (*sp && *sp != p)
+        sp = &(*sp)->next_series;
+    *sp = NULL;
+    for (pending *nx; p; p = nx) {
+        nx = p->next;
+        if (p->drop.seq)
+            e->ck[p->c.series_id] = p->drop;
+        e->n_pending--;
+        e->pending_bytes -= p->c.len;
+        e->sealed_chunks--;
+        e->sealed_points -= p->c.count;
+        e->sealed_bytes -= p->c.len;
+        fj_free(p);
+    }
+    if (tail_before)
+        tail_before->next = NULL;
+    else
+        e->p_head = NULL;
+    e->p_tail = tail_before;
+    e->p_emit = emit_before;
+}
+
+static size_t buf_bytes(const series *s)
+{
+    return s->sorted ? fj_ts_obuf_bytes(s->buf.ob) : (size_t)s->cap * sizeof(pt);
+}
+
 /* Seals the buffer of series id into one chunk per stretch without a gap over seal_age_ns.
- * Exclusive lock held. On failure the unsealed points stay buffered. */
+ * Exclusive lock held. On failure the points stay buffered. */
 static fj_status seal(fj_ts_engine *e, uint32_t id)
 {
     series *s = &e->s[id];
@@ -585,37 +653,39 @@ static fj_status seal(fj_ts_engine *e, uint32_t id)
         return FJ_OK;
     if (!scratch(e, s->n))
         return FJ_ENOMEM;
-    size_t before = s->n, n = s->n;
-    if (!s->sorted) {
-        n = sort_dedup(s->buf, n, e->sort_tmp);
+    size_t n = s->n;
+    if (s->sorted) {
+        fj_ts_obuf_decode(s->buf.ob, e->st, e->sv);
+    } else {
+        n = sort_dedup(s->buf.raw, n, e->sort_tmp);
+        e->buffered -= s->n - n;
         s->n = (uint32_t)n;
-        s->sorted = 1;
+        for (size_t i = 0; i < n; i++) {
+            e->st[i] = s->buf.raw[i].t;
+            e->sv[i] = s->buf.raw[i].v;
+        }
     }
+    pending *tail_before = e->p_tail, *emit_before = e->p_emit;
     uint64_t gap = e->o.seal_age_ns > 0 ? (uint64_t)e->o.seal_age_ns : UINT64_MAX;
     size_t start = 0;
-    fj_status st = FJ_OK;
     for (size_t i = 1; i <= n; i++) {
-        if (i < n && (uint64_t)s->buf[i].t - (uint64_t)s->buf[i - 1].t <= gap)
+        if (i < n && (uint64_t)e->st[i] - (uint64_t)e->st[i - 1] <= gap)
             continue;
-        st = seal_run(e, id, s->buf + start, i - start);
-        if (st != FJ_OK)
-            break;
+        fj_status st = seal_run(e, id, e->st + start, e->sv + start, i - start);
+        if (st != FJ_OK) {
+            unseal(e, s, tail_before, emit_before);
+            return st;
+        }
         start = i;
     }
-    e->buffered -= before - (n - start);
-    if (start < n) { /* failed part way: keep the rest */
-        memmove(s->buf, s->buf + start, (n - start) * sizeof *s->buf);
-        s->n = (uint32_t)(n - start);
-        return st;
-    }
-    s->n = 0;
+    e->buffered -= n;
+    e->buffer_bytes -= buf_bytes(s);
+    fj_free(s->buf.raw); /* either kind: one allocation */
+    s->buf.ob = NULL;
+    s->n = s->cap = 0;
+    s->sorted = 1;
     s->target = e->o.seal_points;
-    if (s->cap > BUF_KEEP) {
-        e->buffer_cap_points -= s->cap;
-        fj_free(s->buf);
-        s->buf = NULL;
-        s->cap = 0;
-    }
+    s->lsn_min = LSN_NONE;
     return FJ_OK;
 }
 
@@ -635,6 +705,12 @@ static inline bool aged(const fj_ts_engine *e, const series *s)
     return e->o.seal_age_ns > 0 && (uint64_t)e->t_newest - (uint64_t)s->t_open >= (uint64_t)e->o.seal_age_ns;
 }
 
+static inline bool over_budget(const fj_ts_engine *e)
+{
+    return (e->o.max_buffered_points && e->buffered > e->o.max_buffered_points) ||
+           (e->o.max_buffered_bytes && e->buffer_bytes > e->o.max_buffered_bytes);
+}
+
 /* The per-point share of the background work: one series checked for age, and round-robin seals
  * while over the memory limit. A failed seal here is left for later. */
 static void housekeeping(fj_ts_engine *e)
@@ -645,14 +721,88 @@ static void housekeeping(fj_ts_engine *e)
         if (i < e->s_cap && e->s[i].n && aged(e, &e->s[i]))
             (void)seal(e, i);
     }
-    if (e->o.max_buffered_points && e->buffered > e->o.max_buffered_points) {
-        for (int k = 0; k < PRESSURE_STEPS && e->buffered > e->o.max_buffered_points; k++) {
-            uint32_t i = e->pressure + 1 < e->next_id ? e->pressure + 1 : 1;
-            e->pressure = i;
-            if (i < e->s_cap && e->s[i].n)
-                (void)seal(e, i);
-        }
+    for (int k = 0; k < PRESSURE_STEPS && over_budget(e); k++) {
+        uint32_t i = e->pressure + 1 < e->next_id ? e->pressure + 1 : 1;
+        e->pressure = i;
+        if (i < e->s_cap && e->s[i].n)
+            (void)seal(e, i);
     }
+}
+
+/* A point earlier than the buffer's newest: the compressed buffer becomes plain pairs, sorted at
+ * the seal. Rare (late or re-sent data), so the memory it costs is not a concern. */
+static fj_status to_raw(fj_ts_engine *e, series *s)
+{
+    uint32_t cap = s->n * 2 > 8 ? s->n * 2 : 8;
+    if (!scratch(e, s->n))
+        return FJ_ENOMEM;
+    pt *raw = fj_malloc((size_t)cap * sizeof *raw);
+    if (!raw)
+        return FJ_ENOMEM;
+    fj_ts_obuf_decode(s->buf.ob, e->st, e->sv);
+    for (uint32_t i = 0; i < s->n; i++)
+        raw[i] = (pt){e->st[i], e->sv[i]};
+    e->buffer_bytes += (size_t)cap * sizeof *raw;
+    e->buffer_bytes -= fj_ts_obuf_bytes(s->buf.ob);
+    fj_ts_obuf_free(s->buf.ob);
+    s->buf.raw = raw;
+    s->cap = cap;
+    s->sorted = 0;
+    return FJ_OK;
+}
+
+/* Adds (t, v) to the buffer; *added false when it replaced the newest point's value. */
+static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, bool *added)
+{
+    *added = true;
+    if (s->n == 0) {
+        fj_ts_obuf *b = fj_ts_obuf_new(t, v);
+        if (!b)
+            return FJ_ENOMEM;
+        s->buf.ob = b;
+        s->sorted = 1;
+        s->n = 1;
+        e->buffer_bytes += fj_ts_obuf_bytes(b);
+        return FJ_OK;
+    }
+    if (s->sorted) {
+        int64_t last = fj_ts_obuf_last_t(s->buf.ob);
+        if (t == last) { /* the common duplicate: replace in place */
+            fj_ts_obuf_replace_last(s->buf.ob, v);
+            *added = false;
+            return FJ_OK;
+        }
+        if (t > last) {
+            size_t before = fj_ts_obuf_bytes(s->buf.ob);
+            if (fj_ts_obuf_append(&s->buf.ob, t, v) != FJ_OK)
+                return FJ_ENOMEM;
+            e->buffer_bytes += fj_ts_obuf_bytes(s->buf.ob) - before;
+            s->n++;
+            return FJ_OK;
+        }
+        fj_status st = to_raw(e, s);
+        if (st != FJ_OK)
+            return st;
+    } else if (t == s->buf.raw[s->n - 1].t) {
+        s->buf.raw[s->n - 1].v = v;
+        *added = false;
+        return FJ_OK;
+    }
+    if (s->n == s->cap) {
+        uint32_t nc = s->cap * 2;
+        if (s->cap < s->target && nc > s->target)
+            nc = s->target;
+        if (nc <= s->cap) /* target below the size, or overflowing it after failed seals */
+            nc = s->cap + 8;
+        pt *nb = fj_realloc(s->buf.raw, (size_t)nc * sizeof *nb);
+        if (!nb)
+            return FJ_ENOMEM;
+        e->buffer_bytes += (size_t)(nc - s->cap) * sizeof *nb;
+        s->buf.raw = nb;
+        s->cap = nc;
+    }
+    s->buf.raw[s->n++] = (pt){t, v};
+    return FJ_OK;
 }
 
 static fj_status append_one(fj_ts_engine *e, uint32_t id, int64_t t, double v)
@@ -662,35 +812,21 @@ static fj_status append_one(fj_ts_engine *e, uint32_t id, int64_t t, double v)
         e->t_newest = t;
         e->have_time = true;
     }
-    if (s->n == 0) {
-        s->t_open = e->t_newest;
+    bool first = s->n == 0, added;
+    fj_status st = buffer_point(e, s, t, v, &added);
+    if (st != FJ_OK)
+        return st;
+    /* a replaced value is a write too: until checkpointed, only the request log holds it */
+    if (s->lsn_min == LSN_NONE) {
         s->lsn_min = e->lsn;
         if (e->lsn < e->durable_min)
             e->durable_min = e->lsn;
-        s->sorted = 1;
-    } else {
-        int64_t last = s->buf[s->n - 1].t;
-        if (t == last) { /* the common duplicate: replace in place */
-            s->buf[s->n - 1].v = v;
-            return FJ_OK;
-        }
-        if (t < last)
-            s->sorted = 0;
     }
-    if (s->n == s->cap) {
-        uint32_t nc = s->cap ? s->cap * 2 : 8;
-        if (s->cap < s->target && nc > s->target)
-            nc = s->target;
-        if (nc <= s->cap) /* target below 8, or overflowing it after failed seals */
-            nc = s->cap + 8;
-        pt *nb = fj_realloc(s->buf, (size_t)nc * sizeof *nb);
-        if (!nb)
-            return FJ_ENOMEM;
-        e->buffer_cap_points += nc - s->cap;
-        s->buf = nb;
-        s->cap = nc;
-    }
-    s->buf[s->n++] = (pt){t, v};
+    e->unckpt++;
+    if (!added)
+        return FJ_OK;
+    if (first)
+        s->t_open = e->t_newest;
     e->buffered++;
     /* a seal that fails keeps the points and is retried by the next append here; if memory
      * stays short, the buffer's own growth reports it */
@@ -726,8 +862,8 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32
                 e->s[prev].next = ids[got];
             prev = ids[got];
             const series *s = &e->s[prev];
-            if (s->n)
-                __builtin_prefetch(&s->buf[s->n - 1], 1);
+            if (s->n) /* the newest point: an obuf's header, a raw buffer's end */
+                __builtin_prefetch(s->sorted ? (const void *)s->buf.ob : (const void *)&s->buf.raw[s->n - 1], 1);
         }
         size_t done = 0;
         for (; done < got; done++) {
@@ -809,7 +945,7 @@ uint64_t fj_ts_engine_durable_lsn(fj_ts_engine *e)
         return e->durable_min;
     uint64_t m = UINT64_MAX;
     for (size_t i = 1; i < e->s_cap && i < e->next_id; i++)
-        if (e->s[i].n && e->s[i].lsn_min < m)
+        if (e->s[i].n && e->s[i].lsn_min < m) /* LSN_NONE never is */
             m = e->s[i].lsn_min;
     for (const pending *p = e->p_head; p; p = p->next)
         if (p->lsn_min < m)
@@ -832,6 +968,12 @@ fj_status fj_ts_engine_emit(fj_ts_engine *e, const fj_ts_sink *sink)
         e->new_emitted++;
     }
     while (e->p_emit) {
+        const checkpoint *d = &e->p_emit->drop;
+        if (d->seq && sink->drop) {
+            fj_status st = sink->drop(sink->ud, e->p_emit->c.series_id, d->t_last, d->seq);
+            if (st != FJ_OK)
+                return st;
+        }
         fj_status st = sink->chunk ? sink->chunk(sink->ud, &e->p_emit->c) : FJ_OK;
         if (st != FJ_OK)
             return st;
@@ -860,6 +1002,15 @@ void fj_ts_engine_committed(fj_ts_engine *e)
     }
     if (!e->p_head)
         e->p_tail = NULL;
+    for (size_t i = 0; i < e->n_ck_new; i++) { /* no write came between the checkpoint and here */
+        const ckpt_new *c = &e->ck_new[i];
+        e->ck[c->id] = c->c;
+        e->s[c->id].lsn_min = LSN_NONE;
+        e->durable_stale = true;
+    }
+    if (e->n_ck_new)
+        e->unckpt = 0;
+    e->n_ck_new = 0;
     pthread_rwlock_unlock(&e->lock);
 }
 
@@ -867,6 +1018,83 @@ void fj_ts_engine_rolled_back(fj_ts_engine *e)
 {
     e->new_emitted = 0;
     e->p_emit = e->p_head;
+    e->n_ck_new = 0;
+}
+
+/* Room for the checkpoints of every series and one more new one. Exclusive lock held. */
+static bool ck_room(fj_ts_engine *e)
+{
+    if (e->ck_cap < e->s_cap) {
+        checkpoint *nc = fj_realloc(e->ck, e->s_cap * sizeof *nc);
+        if (!nc)
+            return false;
+        memset(nc + e->ck_cap, 0, (e->s_cap - e->ck_cap) * sizeof *nc);
+        e->ck = nc;
+        e->ck_cap = e->s_cap;
+    }
+    if (e->n_ck_new == e->ck_new_cap) {
+        size_t nc = e->ck_new_cap ? e->ck_new_cap * 2 : 1024;
+        ckpt_new *nn = fj_realloc(e->ck_new, nc * sizeof *nn);
+        if (!nn)
+            return false;
+        e->ck_new = nn;
+        e->ck_new_cap = nc;
+    }
+    return true;
+}
+
+/* The checkpoint of series id's buffer, handed to the sink; a buffer with a gap longer than the
+ * seal age is sealed instead (a chunk never spans one). Exclusive lock held. */
+static fj_status checkpoint_one(fj_ts_engine *e, uint32_t id, const fj_ts_sink *sink)
+{
+    series *s = &e->s[id];
+    if (!scratch(e, s->n) || !ck_room(e))
+        return FJ_ENOMEM;
+    size_t n = s->n;
+    if (s->sorted) {
+        fj_ts_obuf_decode(s->buf.ob, e->st, e->sv);
+    } else {
+        n = sort_dedup(s->buf.raw, n, e->sort_tmp);
+        e->buffered -= s->n - n;
+        s->n = (uint32_t)n;
+        for (size_t i = 0; i < n; i++) {
+            e->st[i] = s->buf.raw[i].t;
+            e->sv[i] = s->buf.raw[i].v;
+        }
+    }
+    uint64_t gap = e->o.seal_age_ns > 0 ? (uint64_t)e->o.seal_age_ns : UINT64_MAX;
+    for (size_t i = 1; i < n; i++)
+        if ((uint64_t)e->st[i] - (uint64_t)e->st[i - 1] > gap)
+            return seal(e, id); /* emitted with the next transaction */
+    fj_buf_reset(&e->blob);
+    fj_status st = fj_ts_chunk_encode(e->codec, e->st, e->sv, n, &e->blob);
+    if (st != FJ_OK)
+        return st;
+    fj_ts_chunk c = {.series_id = id, .count = (uint32_t)n, .t_first = e->st[0], .t_last = e->st[n - 1],
+                     .seq = e->next_seq++, .blob = e->blob.data, .len = e->blob.len};
+    if (e->ck[id].seq && (st = sink->drop(sink->ud, id, e->ck[id].t_last, e->ck[id].seq)) != FJ_OK)
+        return st;
+    if ((st = sink->chunk(sink->ud, &c)) != FJ_OK)
+        return st;
+    e->ck_new[e->n_ck_new++] = (ckpt_new){id, {c.seq, c.t_last}};
+    return FJ_OK;
+}
+
+fj_status fj_ts_engine_checkpoint(fj_ts_engine *e, const fj_ts_sink *sink)
+{
+    if (!sink->chunk || !sink->drop)
+        return FJ_EINVAL;
+    fj_status st = FJ_OK;
+    e->n_ck_new = 0; /* a checkpoint handed before and not committed is handed again */
+    pthread_rwlock_wrlock(&e->lock);
+    for (uint32_t i = 1; i < e->next_id && i < e->s_cap && st == FJ_OK; i++) {
+        if (i % LOCK_SLICE == 0)
+            relock(e);
+        if (e->s[i].n && e->s[i].lsn_min != LSN_NONE)
+            st = checkpoint_one(e, i, sink);
+    }
+    pthread_rwlock_unlock(&e->lock);
+    return st;
 }
 
 void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st)
@@ -874,8 +1102,9 @@ void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st)
     *st = (fj_ts_stats){.series = e->n_series, .buffered_points = e->buffered,
                         .pending_chunks = e->n_pending,
                         .pending_bytes = e->pending_bytes, .sealed_chunks = e->sealed_chunks,
-                        .sealed_points = e->sealed_points, .sealed_bytes = e->sealed_bytes};
-    st->buffer_bytes = e->buffer_cap_points * sizeof(pt) + e->s_cap * sizeof(series) +
+                        .sealed_points = e->sealed_points, .sealed_bytes = e->sealed_bytes,
+                        .open_bytes = e->buffer_bytes, .unckpt_writes = e->unckpt};
+    st->buffer_bytes = e->buffer_bytes + e->s_cap * sizeof(series) +
                        (e->tab_mask + 1) * sizeof(slot) + e->keys_cap;
 }
 
@@ -990,12 +1219,16 @@ static fj_status copy_memory(fj_ts_engine *e, rctx *r, uint32_t id, int64_t from
     size_t np = 0;
     for (const pending *p = s->pend; p; p = p->next_series)
         np++;
-    if (np) {
-        *seqs = fj_malloc(np * sizeof **seqs);
+    /* the buffer holds every point of its stored checkpoint (or newer values): skip that chunk */
+    uint64_t ck_seq = s->n && id < e->ck_cap ? e->ck[id].seq : 0;
+    if (np || ck_seq) {
+        *seqs = fj_malloc((np + 1) * sizeof **seqs);
         if (!*seqs) {
             st = FJ_ENOMEM;
             goto out;
         }
+        if (ck_seq)
+            (*seqs)[(*n_seqs)++] = ck_seq;
         for (const pending *p = s->pend; p; p = p->next_series) {
             (*seqs)[(*n_seqs)++] = p->c.seq;
             if ((st = add_chunk(r, &p->c, from, to)) != FJ_OK)
@@ -1008,11 +1241,22 @@ static fj_status copy_memory(fj_ts_engine *e, rctx *r, uint32_t id, int64_t from
             goto out;
         }
         size_t off = r->n, k = 0;
-        for (uint32_t i = 0; i < s->n; i++) {
-            if (s->buf[i].t >= from && s->buf[i].t <= to) {
-                r->t[off + k] = s->buf[i].t;
-                r->v[off + k] = s->buf[i].v;
-                k++;
+        if (s->sorted) { /* decoded into place, then the range kept */
+            fj_ts_obuf_decode(s->buf.ob, r->t + off, r->v + off);
+            for (uint32_t i = 0; i < s->n; i++) {
+                if (r->t[off + i] >= from && r->t[off + i] <= to) {
+                    r->t[off + k] = r->t[off + i];
+                    r->v[off + k] = r->v[off + i];
+                    k++;
+                }
+            }
+        } else {
+            for (uint32_t i = 0; i < s->n; i++) {
+                if (s->buf.raw[i].t >= from && s->buf.raw[i].t <= to) {
+                    r->t[off + k] = s->buf.raw[i].t;
+                    r->v[off + k] = s->buf.raw[i].v;
+                    k++;
+                }
             }
         }
         if (!add_run(r, 2 * e->next_seq, off, k)) {

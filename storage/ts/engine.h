@@ -20,7 +20,8 @@
  * stops at a pseudo-random point between half and all of it, so series created together do not all
  * seal in the same batch), when it has been open for opts.seal_age_ns of data time (data time is
  * the newest point time seen by the engine: a late backlog does not seal point by point), when all
- * buffers together exceed opts.max_buffered_points (buffers are then sealed round-robin), or on
+ * buffers together exceed opts.max_buffered_points or opts.max_buffered_bytes (buffers are then
+ * sealed round-robin), or on
  * fj_ts_engine_flush. A chunk never spans a gap longer than seal_age_ns between two points.
  * Points in the future move data time forward, so the caller should refuse timestamps far ahead
  * of the wall clock at ingest.
@@ -64,7 +65,8 @@ typedef struct fj_ts_key {
 typedef struct fj_ts_opts {
     uint32_t seal_points;       /* default 720 (12 h at 60 s); at most FJ_TS_CHUNK_MAX_POINTS */
     int64_t seal_age_ns;        /* default 12 h; negative: never by age */
-    size_t max_buffered_points; /* default 0: no limit (a point takes 16 bytes plus slack) */
+    size_t max_buffered_points; /* default 0: no limit */
+    size_t max_buffered_bytes;  /* default 0: no limit; the open buffers' memory (fj_ts_stats) */
     uint64_t seq_start;         /* first chunk seq: 1 + the largest stored seq (default 1) */
 } fj_ts_opts;
 
@@ -92,6 +94,10 @@ typedef struct fj_ts_sink {
     fj_status (*series)(void *ud, uint32_t id, const fj_ts_key *key);
     fj_status (*chunk)(void *ud, const fj_ts_chunk *c);
     void *ud;
+    /* Deletes a chunk handed before (series_id, t_last, seq): a checkpoint (fj_ts_engine_checkpoint)
+     * superseded by a newer one or by the seal of its buffer, handed right before that chunk.
+     * Needed only by a caller that checkpoints. */
+    fj_status (*drop)(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq);
 } fj_ts_sink;
 
 /* A new engine; opts may be NULL for the defaults (zero fields also mean the default).
@@ -148,6 +154,19 @@ fj_status fj_ts_engine_flush(fj_ts_engine *e);
  * returns it; what was not handed is handed by the next call. */
 fj_status fj_ts_engine_emit(fj_ts_engine *e, const fj_ts_sink *sink);
 
+/* Checkpoint: every open buffer holding writes not yet in a committed chunk or checkpoint is handed
+ * to the sink as a chunk of its points so far (a new seq; the buffer stays open), after a drop of
+ * its previous checkpoint; a buffer spanning a gap longer than the seal age is sealed instead
+ * (handed by the next emit). Call inside the write transaction after fj_ts_engine_emit, with no
+ * append before its commit: fj_ts_engine_committed then counts those writes durable (the request
+ * log below fj_ts_engine_durable_lsn may go), fj_ts_engine_rolled_back forgets the checkpoint.
+ * Why: without it an open buffer's points stay in the request log until the buffer seals (12 h by
+ * default), the log taking ~5 bytes a point beside the chunks. A checkpoint takes about what the
+ * buffer's seal will, and is deleted by that seal. Reads skip a buffer's stored checkpoint (the
+ * buffer holds all of it). FJ_OK, FJ_EINVAL (sink without chunk or drop), FJ_ENOMEM, or the
+ * sink's error (nothing of the checkpoint counts then). */
+fj_status fj_ts_engine_checkpoint(fj_ts_engine *e, const fj_ts_sink *sink);
+
 /* The transaction holding everything handed so far committed: the engine forgets those chunks. */
 void fj_ts_engine_committed(fj_ts_engine *e);
 
@@ -193,6 +212,8 @@ void fj_ts_read_discard(fj_ts_read_part *p);
 typedef struct fj_ts_stats {
     size_t series, buffered_points, buffer_bytes, pending_chunks, pending_bytes;
     uint64_t sealed_chunks, sealed_points, sealed_bytes; /* since open */
+    size_t open_bytes;    /* the open buffers alone (buffer_bytes adds the catalog's memory) */
+    size_t unckpt_writes; /* points written since the last committed checkpoint */
 } fj_ts_stats;
 
 /* Counters for monitoring and benchmarks. */

@@ -54,6 +54,14 @@ bool fj_tsw_trim_due(const fj_ts_writer *w, int64_t now)
     return w->durable_saved > w->trimmed_below && (!w->keep_ns || now - w->last_trim >= FJ_TSW_TRIM_EVERY);
 }
 
+bool fj_tsw_checkpoint_due(const fj_ts_writer *w, int64_t now, size_t unckpt, size_t open_bytes, bool idle)
+{
+    if (!unckpt || now - w->last_ckpt < FJ_TSW_CKPT_EVERY)
+        return false;
+    double log_bytes = (double)unckpt * FJ_TSW_LOG_POINT_BYTES;
+    return log_bytes >= (double)open_bytes * (idle ? 1 : FJ_TSW_CKPT_BUSY_RATIO);
+}
+
 bool fj_tsw_txn_due(const fj_ts_writer *w, uint64_t durable, int64_t now, bool extra)
 {
     bool keep_due = w->keep_ns && now - w->last_trim >= FJ_TSW_TRIM_EVERY;
@@ -72,7 +80,9 @@ fj_status fj_tsw_open(fj_ts_writer *w, const fj_store_opts *o, uint64_t seq_star
     fj_ts_opts eo = {
         .seal_points = o->ts_seal_points,
         .seal_age_ns = o->ts_seal_age_s > 0 ? o->ts_seal_age_s * NS : 0,
-        .max_buffered_points = o->ts_max_buffered_points ? o->ts_max_buffered_points : DEFAULT_MAX_BUFFERED,
+        /* the setting counts points of 16 bytes, what a buffered point took before open buffers were
+         * compressed: it is now the open buffers' memory, so the same setting holds ~10x the points */
+        .max_buffered_bytes = (o->ts_max_buffered_points ? o->ts_max_buffered_points : DEFAULT_MAX_BUFFERED) * 16,
         .seq_start = seq_start,
     };
     fj_status st = fj_ts_engine_open(&eo, &w->eng);
@@ -84,7 +94,9 @@ fj_status fj_tsw_open(fj_ts_writer *w, const fj_store_opts *o, uint64_t seq_star
     w->next_lsn = fj_tsw_first_lsn(next, max_lsn);
     w->durable_saved = (uint64_t)durable;
     w->next_saved = (uint64_t)next;
-    w->last_maint = w->last_flush = w->last_retention = now;
+    w->last_maint = w->last_flush = w->last_retention = w->last_ckpt = w->writes_seen_at = now;
+    /* with request-log-keep the log is an archive kept anyway: checkpoints would only add writes */
+    w->checkpoints = !w->keep_ns;
     return FJ_OK;
 }
 
@@ -93,6 +105,39 @@ void fj_tsw_abort(fj_ts_writer *w)
     w->started = false;
     fj_ts_engine_close(w->eng);
     w->eng = NULL;
+}
+
+fj_status fj_tsw_start(fj_ts_writer *w, const fj_tsw_start_ops *ops, void *ud, uint64_t durable, const char *who,
+                       fj_err *err)
+{
+    size_t n_req = 0, n_pts = 0;
+    fj_status st = ops->catalog(ud, err);
+    if (st == FJ_OK)
+        st = ops->replay(ud, durable, &n_req, &n_pts, err);
+    if (st == FJ_OK) {
+        w->started = true;
+        w->dirty = true;
+        st = ops->commit(ud, err);
+    }
+    if (st != FJ_OK) {
+        fj_tsw_abort(w);
+        return st;
+    }
+    fj_ts_stats ss;
+    fj_ts_engine_stats(w->eng, &ss);
+    fj_info("metrics: %s%zu series; replayed %zu logged requests (%zu points) from lsn %llu", who, ss.series, n_req,
+            n_pts, (unsigned long long)durable);
+    return FJ_OK;
+}
+
+fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], fj_err *err)
+{
+    fj_ts_str s[7];
+    for (int i = 0; i < 7; i++)
+        s[i] = (fj_ts_str){f[i] ? f[i] : "", f[i] ? n[i] : 0};
+    fj_ts_key k = {s[0], s[1], s[2], s[3], s[4], s[5], s[6]};
+    fj_status st = id > 0 && id <= UINT32_MAX ? fj_ts_engine_load_series(w->eng, (uint32_t)id, &k) : FJ_EINVAL;
+    return st == FJ_OK ? FJ_OK : fj_err_set(err, st, "db", "loading series %lld failed", (long long)id);
 }
 
 void fj_tsw_end(fj_ts_writer *w, bool committed)
@@ -134,8 +179,29 @@ bool fj_tsw_maintain(fj_ts_writer *w, int64_t now, bool extra)
         fj_ts_engine_flush(w->eng); /* what could not be sealed for lack of memory stays buffered */
         w->dirty = true;
     }
+    fj_ts_stats st;
+    fj_ts_engine_stats(w->eng, &st);
+    if (st.unckpt_writes != w->writes_seen) {
+        w->writes_seen = st.unckpt_writes;
+        w->writes_seen_at = now;
+    }
+    w->ckpt_now = w->checkpoints && fj_tsw_checkpoint_due(w, now, st.unckpt_writes, st.open_bytes,
+                                                          now - w->writes_seen_at >= FJ_TSW_CKPT_IDLE);
+    if (w->ckpt_now)
+        return true;
     /* Nothing sealed, the durable lsn unchanged and nothing due: no transaction at all. */
     return fj_tsw_txn_due(w, fj_tsw_durable_of(w, fj_ts_engine_durable_lsn(w->eng)), now, extra);
+}
+
+fj_status fj_tsw_checkpoint(fj_ts_writer *w, const fj_ts_sink *sink, int64_t now, fj_err *err)
+{
+    if (!w->ckpt_now)
+        return FJ_OK;
+    w->ckpt_now = false;
+    w->last_ckpt = now;
+    w->dirty = true; /* the engine learns of the commit */
+    fj_status st = fj_ts_engine_checkpoint(w->eng, sink);
+    return st == FJ_OK ? FJ_OK : fj_err_set(err, st, "db", "checkpoint of the open buffers failed");
 }
 
 fj_status fj_tsw_cleanup(fj_ts_writer *w, const fj_tsw_cleanup_ops *ops, void *ud, int64_t wall, int64_t mono,

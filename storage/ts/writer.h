@@ -31,6 +31,18 @@
 #define FJ_TSW_SLICE 1024           /* points handed to the engine or a point record per call */
 #define FJ_TSW_POINT_RECORD (-1)    /* request_log.unit_ns of a point record (a raw body's: 0 or a unit) */
 #define FJ_TSW_TRIM_EVERY (60 * FJ_TSW_NS) /* with request-log-keep: archived rows trimmed once a minute */
+/* Checkpoints of the open buffers (fj_ts_engine_checkpoint), so the request log can be trimmed
+ * long before the buffers seal: at most one every FJ_TSW_CKPT_EVERY, once the log written since
+ * the last one (~FJ_TSW_LOG_POINT_BYTES a point) outweighs the open buffers (what a checkpoint
+ * writes) FJ_TSW_CKPT_BUSY_RATIO times while writes go on, or once when writes have paused for
+ * FJ_TSW_CKPT_IDLE (the end of a backlog; between a cluster's intervals). A checkpoint writes at
+ * most what the log wrote since the last one, and re-encodes every buffered point: during a
+ * backlog only every few times the buffers' size (each checkpoint there once cost the writer as
+ * much as the points since the last one). */
+#define FJ_TSW_CKPT_EVERY (10 * FJ_TSW_NS)
+#define FJ_TSW_CKPT_IDLE (2 * FJ_TSW_NS)
+#define FJ_TSW_CKPT_BUSY_RATIO 4
+#define FJ_TSW_LOG_POINT_BYTES 5
 
 typedef struct fj_ts_writer {
     fj_ts_engine *eng;
@@ -43,6 +55,12 @@ typedef struct fj_ts_writer {
     /* Settings (ns; retention and keep 0: off) and when each task last ran (monotonic ns). */
     int64_t retention_ns, flush_ns, keep_ns;
     int64_t last_maint, last_flush, last_retention, last_trim;
+    /* Checkpoints: whether this backend takes them, whether the coming maintenance transaction
+     * should (set by fj_tsw_maintain), when the last one was taken, and the engine's count of
+     * writes since then as last seen and since when it stood still. */
+    bool checkpoints, ckpt_now;
+    int64_t last_ckpt, writes_seen_at;
+    size_t writes_seen;
     /* Buffers of the request log's rows. */
     ZSTD_CCtx *zc;
     ZSTD_DCtx *zd;
@@ -76,6 +94,10 @@ bool fj_tsw_retention_due(const fj_ts_writer *w, int64_t now);
  * and with request-log-keep only once a minute. */
 bool fj_tsw_trim_due(const fj_ts_writer *w, int64_t now);
 
+/* Whether a checkpoint is due at now, with unckpt writes since the last one, open_bytes in the
+ * open buffers, and idle true when writes have paused (FJ_TSW_CKPT_IDLE). */
+bool fj_tsw_checkpoint_due(const fj_ts_writer *w, int64_t now, size_t unckpt, size_t open_bytes, bool idle);
+
 /* Whether a maintenance pass needs a transaction, given the durable lsn it would save: anything
  * to emit, a durable lsn to save, a trim or retention due, or `extra` (the backend's own work
  * pending). False: the pass does nothing at all. */
@@ -92,6 +114,26 @@ fj_status fj_tsw_open(fj_ts_writer *w, const fj_store_opts *o, uint64_t seq_star
 /* Startup failed after fj_tsw_open: closes the engine, not started. */
 void fj_tsw_abort(fj_ts_writer *w);
 
+/* The steps of startup after fj_tsw_open that run the backend's statements. */
+typedef struct fj_tsw_start_ops {
+    /* Loads every stored series into the engine (fj_tsw_load_series per row). */
+    fj_status (*catalog)(void *ud, fj_err *err);
+    /* Replays the request log from from_lsn (fj_tsw_replay_row per row), counting requests and points. */
+    fj_status (*replay)(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err);
+    /* The writer's own transaction: stores what the replay sealed and the state. */
+    fj_status (*commit)(void *ud, fj_err *err);
+} fj_tsw_start_ops;
+
+/* Startup after fj_tsw_open, the same on every backend: the catalog, the replay from the saved
+ * durable lsn, started, a first commit; `who` (e.g. "instance 'x' (3); ", or "") leads the log
+ * line that says what was replayed. On failure the engine is closed (fj_tsw_abort). */
+fj_status fj_tsw_start(fj_ts_writer *w, const fj_tsw_start_ops *ops, void *ud, uint64_t durable, const char *who,
+                       fj_err *err);
+
+/* One catalog row: series id and its seven key strings (cluster, host, metric, type, type_id,
+ * stype, stype_id; NULL as empty). FJ_OK, or the engine's failure in err naming the id. */
+fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], fj_err *err);
+
 /* After the transaction's COMMIT (committed) or ROLLBACK: the engine learns which, and after a
  * rollback what was saved is unknown (written again next time). */
 void fj_tsw_end(fj_ts_writer *w, bool committed);
@@ -102,9 +144,14 @@ void fj_tsw_free(fj_ts_writer *w);
 /* --- maintenance ----------------------------------------------------------------------------- */
 
 /* A maintenance pass at monotonic now: at most one a second; flushes the engine when the flush
- * interval passed. True: the backend runs its own transaction (emit, save, fj_tsw_cleanup);
- * false: nothing to do. extra: the backend has work of its own pending. */
+ * interval passed, and sets ckpt_now when a checkpoint is due (w->checkpoints on). True: the
+ * backend runs its own transaction (emit, fj_tsw_checkpoint, save, fj_tsw_cleanup); false:
+ * nothing to do. extra: the backend has work of its own pending. */
 bool fj_tsw_maintain(fj_ts_writer *w, int64_t now, bool extra);
+
+/* Inside the backend's own transaction, after emit: the checkpoint when ckpt_now, else nothing.
+ * sink: the backend's, with drop. */
+fj_status fj_tsw_checkpoint(fj_ts_writer *w, const fj_ts_sink *sink, int64_t now, fj_err *err);
 
 /* What a maintenance transaction deletes, in the backend's SQL. */
 typedef struct fj_tsw_cleanup_ops {

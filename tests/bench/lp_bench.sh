@@ -4,7 +4,9 @@
 # takes the same pre-generated bodies (tests/bench/lp_load.c: a ClusterCockpit cluster of NODES nodes
 # x 2 sockets x 72 hwthreads, 519 lines per node and minute, HOURS of data ending now, 5,000-line
 # bodies, CONNECTIONS keep-alive connections). Printed per system:
-#   points/s, points per server CPU-second, bytes on disk per point after a flush, peak RSS,
+#   points/s, points per server CPU-second, server cores used during the load (CPU-s per s),
+#   bytes on disk per point 60 s after the load with the server running (SETTLE seconds) and
+#   after a flush, peak RSS during the load and overall,
 #   median latency of (a) one host, one metric, 72 hwthreads, the whole range averaged to 60 s and
 #   (b) node-level cpu_load of every host over the whole range at 60 s,
 # using each system's own query API (fjord: /api/query; InfluxDB: InfluxQL; VictoriaMetrics: PromQL
@@ -14,7 +16,11 @@
 # in memory) and after a restart (all from sealed chunks).
 #
 #   tests/bench/lp_bench.sh [NODES] [HOURS] [CONNECTIONS]     (from the checkout, after a build)
-#   BUILD=build-dir SYSTEMS="fjord influxdb victoria" REPEAT=11
+#   BUILD=build-dir SYSTEMS="fjord influxdb victoria" REPEAT=11 SETTLE=60
+#   BASELINE=other-build-dir: adds the system "baseline", fjord of that build (a before/after
+#   comparison in one run; same options, same bodies)
+#   SYNC=FULL: fjord with synchronous=FULL (an acknowledgement survives a power loss, as InfluxDB's
+#   WAL fsync; VictoriaMetrics acknowledges before its data reaches the disk either way)
 #
 # DB=postgres runs fjord against PostgreSQL instead of SQLite: a server of Debian's packages started
 # in the temporary directory (tests/integration/pgserver.py, fsync and synchronous commit on, as in
@@ -28,6 +34,8 @@ hours=${2:-6}
 conns=${3:-2}
 systems=${SYSTEMS:-fjord influxdb victoria}
 repeat=${REPEAT:-11}
+settle=${SETTLE:-60}
+sync=${SYNC:-}
 tmp=$(mktemp -d)
 pid=
 backend=${DB:-sqlite}
@@ -35,7 +43,7 @@ pgserver="$root/tests/integration/pgserver.py"
 postmaster=
 cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  if [ "$backend" = postgres ] && [ -d "$tmp/pg" ]; then python3 "$pgserver" stop "$tmp/pg" || true; fi
+  if [ "$backend" = postgres ]; then for p in "$tmp"/pg-*; do [ -d "$p" ] && { python3 "$pgserver" stop "$p" || true; }; done; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -82,25 +90,32 @@ print("%.1f %d" % (times[len(times) // 2], size))
 EOF
 }
 
-load() { # port path auth -> sets load_json, cpu_s
+load() { # port path auth -> sets load_json, cpu_s, rss_load (peak RSS during the load, kB)
   local c0 c1
   c0=$(cpu_ticks "$pid")
   load_json=$("$build/lp_load" --port "$1" --path "$2" ${3:+--auth "$3"} --nodes "$nodes" --hours "$hours" \
     --start "$start" --connections "$conns")
   c1=$(cpu_ticks "$pid")
+  rss_load=$(hwm_kb "$pid")
   cpu_s=$(python3 -c "print(($c1 - $c0) / $ticks)")
   echo "  load: $load_json" >&2
 }
 
-row() { # name qa qb qc disk_bytes rss_kb extra
+# settled DIR...: bytes under the directories SETTLE seconds after the load, the server running.
+settled() {
+  sleep "$settle"
+  du -sb "$@" | awk '{s += $1} END {print s}'
+}
+
+row() { # name qa qb qc disk_running disk_bytes rss_load_kb rss_kb
   python3 - "$load_json" "$cpu_s" "$@" <<'EOF'
 import json, sys
 j = json.loads(sys.argv[1]); cpu = float(sys.argv[2])
-name, qa, qb, qc, disk, rss = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7]), int(sys.argv[8])
+name, qa, qb, qc = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+running, disk, rss_load, rss = (int(x) for x in sys.argv[7:11])
 p = j["points"]
-inuse = " (%.2f in use)" % (int(sys.argv[9]) / p) if len(sys.argv) > 9 else ""
-print("| %s | %.0f | %.0f | %.2f%s | %.0f MiB | %s | %s | %s |" % (name, j["points_per_s"], p / cpu if cpu else 0,
-      disk / p, inuse, rss / 1024.0, qa, qb, qc))
+print("| %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.0f / %.0f MiB | %s | %s | %s |" % (name, j["points_per_s"],
+      p / cpu if cpu else 0, cpu / j["seconds"], running / p, disk / p, rss_load / 1024.0, rss / 1024.0, qa, qb, qc))
 EOF
 }
 
@@ -108,21 +123,29 @@ echo "data: $nodes nodes x 519 series, $hours h at 60 s = $((nodes * 519 * hours
 
 for sys in $systems; do
   case $sys in
-  fjord)
-    d="$tmp/fjord"; mkdir -p "$d"; port=$(freeport)
-    db="$d/fjord.db"; name=fjord
+  fjord|baseline)
+    d="$tmp/$sys"; mkdir -p "$d"; port=$(freeport)
+    db="$d/fjord.db"; name=fjord; fjbin=$build/fjord
+    if [ "$sys" = baseline ]; then fjbin=${BASELINE:?BASELINE=build dir of the baseline}/fjord; name="fjord (baseline)"; fi
     if [ "$backend" = postgres ]; then
       chmod 755 "$tmp"
-      admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$tmp/pg")
+      admin=$(FJ_PG_DURABLE=1 python3 "$pgserver" start "$tmp/pg-$sys")
       psql -X -q -d "$admin" -c "CREATE DATABASE fjord_bench"
-      db=${admin%/*}/fjord_bench; name="fjord on PostgreSQL 15"
-      postmaster=$(head -1 "$tmp/pg/data/postmaster.pid")
+      db=${admin%/*}/fjord_bench; name="$name on PostgreSQL 15"
+      postmaster=$(head -1 "$tmp/pg-$sys/data/postmaster.pid")
     fi
-    secret=$("$build/fjord" token add fritz --create --db "$db")
-    args=(serve --db "$db" --listen "127.0.0.1:$port" --log-level warn)
-    "$build/fjord" "${args[@]}" & pid=$!
+    secret=$("$fjbin" token add fritz --create --db "$db")
+    args=(serve --db "$db" --listen "127.0.0.1:$port" --log-level warn ${sync:+--synchronous "$sync"})
+    if [ -n "$sync" ]; then name="$name, synchronous=$sync"; fi
+    "$fjbin" "${args[@]}" & pid=$!
     waitport "$port"
     load "$port" "/api/write?cluster=fritz" "Bearer $secret"
+    if [ "$backend" = postgres ]; then
+      sleep "$settle"
+      running=$(psql -X -q -At -d "$db" -c "SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['ts_chunk','ts_series','request_log']::regclass[]) t")
+    else
+      running=$(settled "$d")
+    fi
     ids=$(python3 -c 'import json; print(json.dumps([str(i) for i in range(72)]))')
     qa_body="{\"cluster\":\"fritz\",\"from\":$start,\"to\":$end,\"queries\":[{\"metric\":\"cpu_user\",\"host\":\"$first_host\",\"type\":\"hwthread\",\"type-ids\":$ids,\"resolution\":60}]}"
     qb_body="{\"cluster\":\"fritz\",\"from\":$start,\"to\":$end,\"for-all-nodes\":[\"cpu_load\"]}"
@@ -135,20 +158,17 @@ for sys in $systems; do
     kill -TERM "$pid"; wait "$pid"; pid=  # a clean stop seals every buffer
     if [ "$backend" = postgres ]; then
       disk=$(psql -X -q -At -d "$db" -c "VACUUM" -c "SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY['ts_chunk','ts_series','request_log']::regclass[]) t")
-      inuse=$disk
     else
       disk=$(stat -c %s "$db")
-      inuse=$(sqlite3 "$db" "SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count)")
-      inuse=$((inuse * $(sqlite3 "$db" "PRAGMA page_size")))
     fi
-    "$build/fjord" "${args[@]}" & pid=$!
+    "$fjbin" "${args[@]}" & pid=$!
     waitport "$port"
     sealed_a=$(median_ms a "$url" "$qa_body" "Authorization: Bearer $secret")
     sealed_b=$(median_ms b "$url" "$qb_body" "Authorization: Bearer $secret")
     sealed_c=$(median_ms c "$iq_url" "" "Authorization: Bearer $secret")
     kill -TERM "$pid"; wait "$pid"; pid=
     results+=("$(row "$name" "${sealed_a% *} ms (live ${live_a% *})" "${sealed_b% *} ms (live ${live_b% *})" \
-      "${sealed_c% *} ms (live ${live_c% *})" "$disk" "$rss" "$inuse")")
+      "${sealed_c% *} ms (live ${live_c% *})" "$running" "$disk" "$rss_load" "$rss")")
     postmaster=
     ;;
   influxdb)
@@ -176,6 +196,7 @@ EOF
     waitport "$port"
     curl -s -XPOST "http://127.0.0.1:$port/query" --data-urlencode "q=CREATE DATABASE fritz" > /dev/null
     load "$port" "/write?db=fritz&precision=ns" ""
+    running=$(settled "$d/data" "$d/wal")
     qa="SELECT mean(\"value\") FROM \"cpu_user\" WHERE \"hostname\"='$first_host' AND time >= ${start}s AND time < ${end}s GROUP BY time(60s), \"type-id\""
     a=$(median_ms a "http://127.0.0.1:$port/query?db=fritz&epoch=s&q=$(enc "$qa")")
     b=$(median_ms b "http://127.0.0.1:$port/query?db=fritz&epoch=s&q=$(enc "$qc")")  # (b) is (c)
@@ -183,7 +204,7 @@ EOF
     rss=$(hwm_kb "$pid")
     disk=$(du -sb "$d/data" "$d/wal" | awk '{s += $1} END {print s}')
     kill -TERM "$pid"; wait "$pid" || true; pid=
-    results+=("$(row "InfluxDB 1.6.7" "${a% *} ms" "${b% *} ms" "${b% *} ms (as b)" "$disk" "$rss")")
+    results+=("$(row "InfluxDB 1.6.7" "${a% *} ms" "${b% *} ms" "${b% *} ms (as b)" "$running" "$disk" "$rss_load" "$rss")")
     ;;
   victoria)
     d="$tmp/vm"; mkdir -p "$d"; port=$(freeport)
@@ -191,6 +212,7 @@ EOF
       -loggerLevel ERROR > "$d/log" 2>&1 & pid=$!
     waitport "$port"
     load "$port" "/write" ""
+    running=$(settled "$d/data")
     curl -s "http://127.0.0.1:$port/internal/force_flush" > /dev/null
     sleep 2
     rng="start=$start&end=$end&step=60&nocache=1"
@@ -201,7 +223,7 @@ EOF
     rss=$(hwm_kb "$pid")
     disk=$(du -sb "$d/data" | awk '{print $1}')
     kill -TERM "$pid"; wait "$pid" || true; pid=
-    results+=("$(row "VictoriaMetrics 1.79.5" "${a% *} ms" "${b% *} ms" "${b% *} ms (PromQL of b)" "$disk" "$rss")")
+    results+=("$(row "VictoriaMetrics 1.79.5" "${a% *} ms" "${b% *} ms" "${b% *} ms (PromQL of b)" "$running" "$disk" "$rss_load" "$rss")")
     ;;
   *) echo "unknown system $sys" >&2; exit 2 ;;
   esac
@@ -210,6 +232,6 @@ done
 echo
 echo "$nodes nodes, $hours h, $((nodes * 519 * hours * 60)) points, $conns connections, $(nproc) cores"
 echo
-echo "| system | points/s | points per server CPU-s | bytes on disk per point | peak RSS | (a) 1 host, 72 hwthreads, 60 s | (b) cpu_load, all hosts, 60 s | (c) (b) as Grafana's InfluxQL |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| system | points/s | points per server CPU-s | server cores used | bytes per point, ${settle} s after the load, running | bytes per point after a flush | peak RSS during the load / overall | (a) 1 host, 72 hwthreads, 60 s | (b) cpu_load, all hosts, 60 s | (c) (b) as Grafana's InfluxQL |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${results[@]}"

@@ -368,7 +368,7 @@ static int run_engine(const dataset *d, uint32_t seal_points, bool by_id, int da
     if (fj_ts_engine_open(&o, &e) != FJ_OK)
         return 1;
     store st = {0};
-    fj_ts_sink sink = {NULL, sink_chunk, &st};
+    fj_ts_sink sink = {NULL, sink_chunk, &st, NULL};
     size_t per_node = d->n_series / (size_t)data_nodes, n_all = per_node * (size_t)total_nodes;
     /* time-major copies, so the loop reads the data sequentially */
     double *vt = malloc(d->n_series * d->n_t * sizeof *vt);

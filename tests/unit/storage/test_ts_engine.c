@@ -22,6 +22,12 @@ typedef struct row {
     unsigned char *blob;
 } row;
 
+typedef struct checkpoint_ref {
+    uint32_t id;
+    int64_t t_last;
+    uint64_t seq;
+} checkpoint_ref;
+
 typedef struct db {
     pthread_mutex_t mu;
     row *rows;
@@ -30,6 +36,8 @@ typedef struct db {
     uint32_t series_ids[4096];
     size_t n_series, series_in_txn;
     int fail_after;      /* sink fails after this many more calls (-1: never) */
+    checkpoint_ref drops[4096]; /* rows the open transaction deletes (at its commit) */
+    size_t n_drops;
 } db;
 
 static void db_init(db *d)
@@ -83,10 +91,35 @@ static fj_status sink_chunk(void *ud, const fj_ts_chunk *c)
     return FJ_OK;
 }
 
-/* Transaction end: commit keeps the rows, rollback drops those of the transaction. */
+static fj_status sink_drop(void *ud, uint32_t id, int64_t t_last, uint64_t seq)
+{
+    db *d = ud;
+    if (d->fail_after == 0)
+        return FJ_EIO;
+    if (d->fail_after > 0)
+        d->fail_after--;
+    cr_assert_lt(d->n_drops, 4096);
+    d->drops[d->n_drops++] = (checkpoint_ref){id, t_last, seq};
+    return FJ_OK;
+}
+
+/* Transaction end: commit keeps the rows and deletes the dropped ones (each must exist), rollback
+ * forgets the rows and drops of the transaction. */
 static void db_commit(db *d, fj_ts_engine *e)
 {
     pthread_mutex_lock(&d->mu);
+    for (size_t k = 0; k < d->n_drops; k++) {
+        size_t i = 0;
+        while (i < d->n && !(d->rows[i].c.series_id == d->drops[k].id && d->rows[i].c.t_last == d->drops[k].t_last &&
+                             d->rows[i].c.seq == d->drops[k].seq))
+            i++;
+        cr_assert_lt(i, d->n, "dropped chunk %llu of series %u is not stored", (unsigned long long)d->drops[k].seq,
+                     d->drops[k].id);
+        free(d->rows[i].blob);
+        memmove(d->rows + i, d->rows + i + 1, (d->n - i - 1) * sizeof *d->rows);
+        d->n--;
+    }
+    d->n_drops = 0;
     d->n_in_txn = 0;
     d->series_in_txn = 0;
     pthread_mutex_unlock(&d->mu);
@@ -102,13 +135,14 @@ static void db_rollback(db *d, fj_ts_engine *e)
     d->n_in_txn = 0;
     d->n_series -= d->series_in_txn;
     d->series_in_txn = 0;
+    d->n_drops = 0;
     pthread_mutex_unlock(&d->mu);
     fj_ts_engine_rolled_back(e);
 }
 
 static fj_status emit_commit(db *d, fj_ts_engine *e)
 {
-    fj_ts_sink sink = {sink_series, sink_chunk, d};
+    fj_ts_sink sink = {sink_series, sink_chunk, d, sink_drop};
     fj_status st = fj_ts_engine_emit(e, &sink);
     if (st == FJ_OK)
         db_commit(d, e);
@@ -454,7 +488,7 @@ Test(ts_engine, rollback_and_sink_failure_hand_things_again)
     /* an explicit rollback after a successful emit */
     put(e, &a, 100 * S, 1);
     cr_assert_eq(fj_ts_engine_flush(e), FJ_OK);
-    fj_ts_sink sink = {sink_series, sink_chunk, &d};
+    fj_ts_sink sink = {sink_series, sink_chunk, &d, sink_drop};
     cr_assert_eq(fj_ts_engine_emit(e, &sink), FJ_OK);
     cr_assert_eq(d.n, chunks + 2); /* a's buffer sealed, b's too */
     /* emitting again in the same transaction hands nothing twice */
@@ -676,7 +710,7 @@ Test(ts_engine, durable_lsn_follows_commits)
     cr_assert_eq(fj_ts_engine_durable_lsn(e), 10);
     cr_assert_eq(fj_ts_engine_flush(e), FJ_OK);
     cr_assert_eq(fj_ts_engine_durable_lsn(e), 10); /* sealed, not committed */
-    fj_ts_sink sink = {sink_series, sink_chunk, &d};
+    fj_ts_sink sink = {sink_series, sink_chunk, &d, sink_drop};
     cr_assert_eq(fj_ts_engine_emit(e, &sink), FJ_OK);
     fj_ts_engine_set_lsn(e, 12);
     put(e, &b, 3 * S, 1);
@@ -794,21 +828,185 @@ Test(ts_engine, out_of_memory_on_append_is_reported)
     fj_alloc_fail_after(-1);
     cr_assert_eq(st, FJ_ENOMEM);
     cr_assert_eq(done, 0);
-    /* a failing seal keeps the points */
+    /* every append answered FJ_OK is kept, a failing seal included (the compressed buffer may
+     * need memory to grow before the seal is reached: those appends say FJ_ENOMEM) */
     for (int i = 2; i < 7; i++)
         put(e, &a, i * S, i);
+    size_t ok = 0;
     fj_alloc_fail_after(0);
     for (int i = 7; i < 12; i++) {
         fj_ts_point q = {a, i * S, i};
-        (void)fj_ts_append(e, &q, 1, NULL, NULL, NULL);
+        ok += fj_ts_append(e, &q, 1, NULL, NULL, NULL) == FJ_OK;
     }
     fj_alloc_fail_after(-1);
     fj_ts_points r = {0};
     cr_assert_eq(rd(e, NULL, id_of(e, &a), INT64_MIN, INT64_MAX, &r), FJ_OK);
-    cr_assert_geq(r.n, 7);
+    cr_assert_eq(r.n, 6 + ok);
+    for (size_t i = 0; i < r.n; i++)
+        cr_assert_eq(r.v[i], (double)(i + 1));
     cr_assert_eq(fj_ts_engine_flush(e), FJ_OK);
     fj_ts_points_free(&r);
     fj_ts_engine_close(e);
+}
+
+/* Emit, checkpoint and commit, as the writer's own transaction does. */
+static void checkpoint_commit(db *d, fj_ts_engine *e)
+{
+    fj_ts_sink sink = {sink_series, sink_chunk, d, sink_drop};
+    cr_assert_eq(fj_ts_engine_emit(e, &sink), FJ_OK);
+    cr_assert_eq(fj_ts_engine_checkpoint(e, &sink), FJ_OK);
+    db_commit(d, e);
+}
+
+/* A checkpoint stores each open buffer with writes only the request log held, so the log can go
+ * (the durable lsn passes them); a value replaced afterwards is such a write again; the next
+ * checkpoint replaces the stored one, and the seal of the buffer deletes it. Reads, from the
+ * engine with the database or from the database alone (as after a crash), see every point once. */
+Test(ts_engine, checkpoint_makes_open_buffers_durable_and_the_seal_deletes_it)
+{
+    fj_ts_engine *e = open_engine(100, 0, 0);
+    db d;
+    db_init(&d);
+    fj_ts_key a = key_of("f0112", "cpu_user", "0"), b = key_of("f0112", "cpu_user", "1");
+    fj_ts_engine_set_lsn(e, 1);
+    for (int i = 0; i < 10; i++)
+        put(e, &a, i * S, i + 0.5);
+    fj_ts_engine_set_lsn(e, 2);
+    for (int i = 0; i < 5; i++)
+        put(e, &b, i * S, -i);
+    cr_assert_eq(emit_commit(&d, e), FJ_OK);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), 1);
+    cr_assert_eq(d.n, 0);
+
+    checkpoint_commit(&d, e);
+    cr_assert_eq(d.n, 2);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), UINT64_MAX); /* nothing waits for the log */
+    fj_ts_stats st;
+    fj_ts_engine_stats(e, &st);
+    cr_assert_eq(st.buffered_points, 15); /* the buffers stay open */
+    cr_assert_eq(st.unckpt_writes, 0);
+    fj_ts_points p = {0};
+    cr_assert_eq(rd(e, &d, id_of(e, &a), INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 10);
+    cr_assert_eq(rd(NULL, &d, id_of(e, &a), INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 10);
+    cr_assert_eq(p.v[9], 9.5);
+
+    /* nothing new: a second checkpoint hands nothing */
+    checkpoint_commit(&d, e);
+    cr_assert_eq(d.n, 2);
+
+    /* the newest value replaced, and one more point: only a's buffer is written again */
+    fj_ts_engine_set_lsn(e, 3);
+    put(e, &a, 9 * S, 99);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), 3);
+    put(e, &a, 10 * S, 100);
+    cr_assert_eq(emit_commit(&d, e), FJ_OK);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), 3);
+    uint64_t b_seq = 0;
+    for (size_t i = 0; i < d.n; i++)
+        if (d.rows[i].c.series_id == id_of(e, &b))
+            b_seq = d.rows[i].c.seq;
+    checkpoint_commit(&d, e);
+    cr_assert_eq(d.n, 2);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), UINT64_MAX);
+    for (size_t i = 0; i < d.n; i++)
+        if (d.rows[i].c.series_id == id_of(e, &b))
+            cr_assert_eq(d.rows[i].c.seq, b_seq, "b's checkpoint was written again");
+    cr_assert_eq(rd(NULL, &d, id_of(e, &a), INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 11);
+    cr_assert_eq(p.v[9], 99);
+    cr_assert_eq(p.v[10], 100);
+
+    /* a checkpoint rolled back is handed again and changes nothing */
+    fj_ts_engine_set_lsn(e, 4);
+    put(e, &b, 5 * S, -5);
+    fj_ts_sink sink = {sink_series, sink_chunk, &d, sink_drop};
+    cr_assert_eq(fj_ts_engine_checkpoint(e, &sink), FJ_OK);
+    db_rollback(&d, e);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), 4);
+    checkpoint_commit(&d, e);
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), UINT64_MAX);
+    cr_assert_eq(d.n, 2);
+
+    /* the seal: the chunks replace the checkpoints */
+    cr_assert_eq(fj_ts_engine_flush(e), FJ_OK);
+    cr_assert_eq(emit_commit(&d, e), FJ_OK);
+    cr_assert_eq(d.n, 2);
+    fj_ts_engine_stats(e, &st);
+    cr_assert_eq(st.buffered_points, 0);
+    cr_assert_eq(rd(e, &d, id_of(e, &a), INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 11);
+    cr_assert_eq(p.v[9], 99);
+    cr_assert_eq(rd(NULL, &d, id_of(e, &b), INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 6);
+    fj_ts_points_free(&p);
+    fj_ts_engine_close(e);
+    db_free(&d);
+}
+
+/* A buffer that took a late point (plain pairs) is checkpointed sorted, its last write winning. */
+Test(ts_engine, checkpoint_of_a_buffer_with_late_points)
+{
+    fj_ts_engine *e = open_engine(100, 0, 0);
+    db d;
+    db_init(&d);
+    fj_ts_key a = key_of("f0112", "cpu_user", "0");
+    fj_ts_engine_set_lsn(e, 1);
+    put(e, &a, 10 * S, 1);
+    put(e, &a, 20 * S, 2);
+    put(e, &a, 5 * S, 3);
+    put(e, &a, 10 * S, 4);
+    checkpoint_commit(&d, e);
+    cr_assert_eq(d.n, 1);
+    fj_ts_points p = {0};
+    cr_assert_eq(rd(NULL, &d, id_of(e, &a), INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 3);
+    cr_assert_eq(p.t[0], 5 * S);
+    cr_assert_eq(p.v[1], 4);
+    cr_assert_eq(rd(e, &d, id_of(e, &a), INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 3);
+    cr_assert_eq(p.v[1], 4);
+    fj_ts_points_free(&p);
+    fj_ts_engine_close(e);
+    db_free(&d);
+}
+
+/* A seal that runs out of memory part way (a buffer spanning a gap, so two chunks) takes back
+ * the chunks it made: the points stay buffered, whole, and are sealed once memory is back. */
+Test(ts_engine, seal_failing_part_way_keeps_the_buffer_whole)
+{
+    for (long k = 0; k < 40; k++) {
+        fj_ts_engine *e = open_engine(0, 10 * S, 0);
+        fj_ts_key a = key_of("f0112", "cpu_user", "0");
+        /* 104..108 s, then late points at 0..4 s: one buffer, not aged (its data time is 108 s),
+         * with a gap of 100 s inside */
+        for (int i = 0; i < 5; i++)
+            put(e, &a, (104 + i) * S, i + 10.5);
+        for (int i = 0; i < 5; i++)
+            put(e, &a, i * S, i + 0.25);
+        fj_alloc_fail_after(k);
+        fj_status st = fj_ts_engine_flush(e);
+        fj_alloc_fail_after(-1);
+        cr_assert(st == FJ_OK || st == FJ_ENOMEM);
+        fj_ts_stats ss;
+        fj_ts_engine_stats(e, &ss);
+        cr_assert(st == FJ_OK ? ss.pending_chunks == 2 && ss.buffered_points == 0
+                              : ss.pending_chunks == 0 && ss.buffered_points == 10,
+                  "after %ld allocations: %s, %zu chunks, %zu buffered", k, fj_status_name(st), ss.pending_chunks,
+                  ss.buffered_points);
+        cr_assert_eq(fj_ts_engine_flush(e), FJ_OK);
+        fj_ts_engine_stats(e, &ss);
+        cr_assert_eq(ss.pending_chunks, 2);
+        cr_assert_eq(ss.sealed_points, 10);
+        fj_ts_points r = {0};
+        cr_assert_eq(rd(e, NULL, id_of(e, &a), INT64_MIN, INT64_MAX, &r), FJ_OK);
+        cr_assert_eq(r.n, 10);
+        cr_assert_eq(r.t[5], 104 * S);
+        cr_assert_eq(r.v[9], 14.5);
+        fj_ts_points_free(&r);
+        fj_ts_engine_close(e);
+    }
 }
 
 /* A writer appends one point after another to one series, sealing often and committing to the

@@ -154,6 +154,49 @@ Test(ts_writer, maintain_at_most_once_a_second_and_flushes_when_due)
     fj_tsw_free(&w);
 }
 
+/* A checkpoint costs what the open buffers weigh: it is due once the log written since the last
+ * one (5 bytes a point) weighs as much when writes paused, or four times as much while they go on;
+ * at most one every 10 s, none with nothing new, none with request-log-keep (the log is kept
+ * anyway). */
+Test(ts_writer, checkpoint_due_when_the_log_outweighs_the_open_buffers)
+{
+    fj_ts_writer w = sched(0, 3600, 0);
+    w.last_ckpt = 0;
+    cr_assert_not(fj_tsw_checkpoint_due(&w, 9 * S, 1000000, 1000, false));   /* under 10 s */
+    cr_assert(fj_tsw_checkpoint_due(&w, 10 * S, 800, 1000, false));           /* 4000 bytes of log */
+    cr_assert_not(fj_tsw_checkpoint_due(&w, 10 * S, 799, 1000, false));
+    cr_assert(fj_tsw_checkpoint_due(&w, 10 * S, 200, 1000, true));            /* as much, idle */
+    cr_assert_not(fj_tsw_checkpoint_due(&w, 10 * S, 199, 1000, true));
+    cr_assert_not(fj_tsw_checkpoint_due(&w, 100 * S, 0, 0, true));            /* nothing new */
+
+    fj_store_opts keep = {.ts_log_keep_s = 600};
+    fj_ts_writer k = opened(&keep, 0);
+    cr_assert_not(k.checkpoints);
+    fj_tsw_free(&k);
+
+    /* maintain: writes pause for 2 s, then the checkpoint is asked for; taking it resets the clock */
+    fj_ts_writer m = opened(NULL, 0);
+    cr_assert(m.checkpoints);
+    m.started = true;
+    m.durable_saved = m.trimmed_below = m.next_lsn;
+    fj_ts_key key = {.cluster = {"c", 1}, .host = {"h", 1}, .metric = {"m", 1}};
+    for (int i = 1; i <= 30; i++) {
+        fj_ts_point p = {key, i * S, 1.5};
+        cr_assert_eq(fj_ts_append(m.eng, &p, 1, NULL, NULL, NULL), FJ_OK);
+    }
+    fj_ts_stats st;
+    fj_ts_engine_stats(m.eng, &st);
+    cr_assert_eq(st.unckpt_writes, 30);
+    cr_assert(st.open_bytes > 30 * 5 / 4 && st.open_bytes <= 30 * 5, "%zu", st.open_bytes); /* due idle only */
+    (void)fj_tsw_maintain(&m, 10 * S, false); /* sees the writes */
+    cr_assert_not(m.ckpt_now);
+    (void)fj_tsw_maintain(&m, 11 * S, false);
+    cr_assert_not(m.ckpt_now);
+    cr_assert(fj_tsw_maintain(&m, 12 * S, false)); /* writes paused for 2 s */
+    cr_assert(m.ckpt_now);
+    fj_tsw_free(&m);
+}
+
 typedef struct calls {
     int retention, trim;
     int64_t before, received_before;
