@@ -56,8 +56,8 @@ static const fj_qcol problems_cols[] = {
     {"used", FJ_VT_REAL, "cpu_low: mean cores used (per node); mem_low: peak resident memory in kB (per node); "
                          "0 for the GPU rules; null for deadweight"},
     {"held", FJ_VT_REAL, "cpu_low: cores held per node (Slurm allocation, else the node's); mem_low: memory "
-                         "requested per node in kB; gpu_idle of a card: 1; other GPU rows: the node's GPU cards (null when "
-                          "unknown)"},
+                         "requested per node in kB; gpu_idle of a card: 1; other GPU rows: the node's GPU "
+                         "cards (null when unknown)"},
     {"ratio", FJ_VT_REAL, "used / held (cpu_low, mem_low)"},
     {"detail", FJ_VT_TEXT, "the finding in words, with the threshold"},
     {"api", FJ_VT_TEXT, "the job's API path"},
@@ -75,7 +75,8 @@ static const fj_qcol users_cols[] = {
     {"mem_low", FJ_VT_INT, "rows of the rule"},
     {"deadweight", FJ_VT_INT, "rows of the rule"},
     {"idle_core_hours", FJ_VT_REAL, "cpu_low: (cores held - used) x nodes x duration, summed"},
-    {"idle_gpu_hours", FJ_VT_REAL, "gpu_idle and gpu_unused: the cards of the row (held) x for_s, summed (cards unknown: 1)"},
+    {"idle_gpu_hours", FJ_VT_REAL,
+     "gpu_idle and gpu_unused: the cards of the row (held) x for_s, summed (cards unknown: 1)"},
 };
 const fj_qtable fj_qt_problem_users = {"users", users_cols, N(users_cols), 0};
 
