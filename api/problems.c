@@ -20,8 +20,8 @@ static const fj_pspec params[] = {
     {"user", FJ_PT_LIST, "user names, comma-separated; repeatable", NULL, false, 0, 0},
     {"rule", FJ_PT_LIST, "rules to judge (default all): gpu_idle, gpu_unused, cpu_low, mem_low, deadweight; "
                          "repeatable", NULL, false, 0, 0},
-    {"gpu_idle", FJ_PT_DURATION, "gpu_idle: a job that used GPUs and used none on a node over at least its last "
-                                 "this long (default 2h)", NULL, false, 0, 0},
+    {"gpu_idle", FJ_PT_DURATION, "gpu_idle: a job that used GPUs and did not use a card it had processes on over "
+                                 "at least its last this long on the node (default 2h)", NULL, false, 0, 0},
     {"gpu_unused", FJ_PT_DURATION, "gpu_unused: a job that never used a GPU and ran at least this long on a node "
                                    "with GPUs (default 1h)", NULL, false, 0, 0},
     {"cpu_ratio", FJ_PT_NUMBER, "cpu_low: mean cores used below this fraction of the cores held (default 0.25)",
@@ -41,10 +41,10 @@ static const fj_pspec params[] = {
 static const fj_endpoint ep_problems = {
     "/api/v1/problems", "Problem jobs",
     "Jobs seen in the window that hold resources without using them, one row per job and rule broken (per "
-    "node for gpu_idle, gpu_unused and deadweight): GPUs left idle over the job's last hours, GPU nodes "
-    "used without a GPU, far fewer cores used than held, far less memory used than requested, no activity "
-    "at all over the job's last hours. Judged from the stored job summaries, the jobs' activity per node, "
-    "Slurm requests and the nodes' sysinfo. See docs/problems.md.",
+    "GPU card for gpu_idle, per node for gpu_unused and deadweight): GPU cards left idle over the job's last "
+    "hours, GPU nodes used without a GPU, far fewer cores used than held, far less memory used than "
+    "requested, no activity at all over the job's last hours. Judged from the stored job summaries, the "
+    "jobs' activity per node and per GPU card, Slurm requests and the nodes' sysinfo. See docs/problems.md.",
     NULL, NULL, params, {&fj_qt_problems}, NULL, "from,to", 0, NULL};
 
 static const fj_endpoint ep_users = {

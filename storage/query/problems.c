@@ -1,7 +1,8 @@
 /* storage/query/problems.c — the problem-jobs report (storage/core/store_problems.h, docs/problems.md),
- * written once over the driver: three reads of stored summaries (the window's jobs with their Slurm
- * request, their activity per node from job_activity, the cluster's latest sysinfo per node), the
- * rules judged in C, and the rows handed over per problem or per user. */
+ * written once over the driver: four reads of stored summaries (the window's jobs with their Slurm
+ * request, their activity per node from job_activity and per GPU card from job_gpu_activity, the
+ * cluster's latest sysinfo per node), the rules judged in C, and the rows handed over per problem
+ * or per user. */
 #include "storage/query/ops.h"
 
 #include "storage/core/store_problems.h"
@@ -44,6 +45,9 @@ static const fj_qcol problems_cols[] = {
     {"user", FJ_VT_TEXT, "user name"},
     {"node", FJ_VT_TEXT,
      "the node, for the rules judged per node (gpu_idle, gpu_unused, deadweight); null for the job"},
+    {"card", FJ_VT_INT,
+     "gpu_idle: the idle GPU card's index on the node; null for the other rules, and for a node on which the "
+     "job had no process on any card"},
     {"nodes", FJ_VT_INT, "nodes the job ran on"},
     {"start", FJ_VT_TIME, "first sample of the job"},
     {"end", FJ_VT_TIME, "last sample of the job"},
@@ -52,7 +56,8 @@ static const fj_qcol problems_cols[] = {
     {"used", FJ_VT_REAL, "cpu_low: mean cores used (per node); mem_low: peak resident memory in kB (per node); "
                          "0 for the GPU rules; null for deadweight"},
     {"held", FJ_VT_REAL, "cpu_low: cores held per node (Slurm allocation, else the node's); mem_low: memory "
-                         "requested per node in kB; GPU rules: the node's GPU cards (null when unknown)"},
+                         "requested per node in kB; gpu_idle of a card: 1; other GPU rows: the node's GPU "
+                         "cards (null when unknown)"},
     {"ratio", FJ_VT_REAL, "used / held (cpu_low, mem_low)"},
     {"detail", FJ_VT_TEXT, "the finding in words, with the threshold"},
     {"api", FJ_VT_TEXT, "the job's API path"},
@@ -70,7 +75,8 @@ static const fj_qcol users_cols[] = {
     {"mem_low", FJ_VT_INT, "rows of the rule"},
     {"deadweight", FJ_VT_INT, "rows of the rule"},
     {"idle_core_hours", FJ_VT_REAL, "cpu_low: (cores held - used) x nodes x duration, summed"},
-    {"idle_gpu_hours", FJ_VT_REAL, "gpu_idle and gpu_unused: the node's cards x for_s, summed (cards unknown: 1)"},
+    {"idle_gpu_hours", FJ_VT_REAL,
+     "gpu_idle and gpu_unused: the cards of the row (held) x for_s, summed (cards unknown: 1)"},
 };
 const fj_qtable fj_qt_problem_users = {"users", users_cols, N(users_cols), 0};
 
@@ -87,6 +93,10 @@ typedef struct pact {
     int64_t node_id, first, last, cpu_busy, gpu_busy; /* job_activity; busy 0: never */
 } pact;
 
+typedef struct pcard {
+    int64_t node_id, card, first, busy; /* job_gpu_activity; busy 0: never */
+} pcard;
+
 typedef struct pnode {
     int64_t cores, gpus; /* latest sysinfo; -1: unknown */
 } pnode;
@@ -95,6 +105,7 @@ typedef struct problem {
     fj_problem_rule rule;
     const pjob *job;
     int64_t node_id; /* 0: the job as a whole */
+    int64_t card;    /* gpu_idle of one card: its index; -1: none */
     int64_t nodes;
     int64_t for_s;
     fj_value used, held;
@@ -135,30 +146,59 @@ static pnode node_of(const fj_qnodes *nodes, const pnode *info, int64_t id)
     return i < 0 ? (pnode){-1, -1} : info[i];
 }
 
-/* The rules of one job, whose activity rows are act[0..n_act). */
-static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act, size_t n_act,
-                       const fj_qnodes *nodes, const pnode *info, found *f)
+/* gpu_idle on one node of a job that used a GPU: per card where the job had processes on cards
+ * there (cards[0..n_cards), this node's), an idle stretch of each card from its last use (or the
+ * job's first node-sample on it) to the job's last node-sample on the node, which still held it;
+ * per node, as a whole, where it had none (its processes there touched no card). */
+static fj_status gpu_idle(const fj_problem_rules *r, const pjob *j, const pact *a, const pcard *cards,
+                          size_t n_cards, pnode nd, int64_t n_nodes, found *f)
+{
+    fj_status st = FJ_OK;
+    for (size_t c = 0; c < n_cards && st == FJ_OK; c++) {
+        int64_t idle = a->last - (cards[c].busy > cards[c].first ? cards[c].busy : cards[c].first);
+        if (idle >= r->gpu_idle_s)
+            st = add(f, &(problem){FJ_PR_GPU_IDLE, j, a->node_id, cards[c].card, n_nodes, idle, fj_v_real(0),
+                                   fj_v_real(1), -1});
+    }
+    if (n_cards || !(nd.gpus > 0 || a->gpu_busy > 0))
+        return st;
+    int64_t idle = a->last - (a->gpu_busy > a->first ? a->gpu_busy : a->first);
+    if (idle >= r->gpu_idle_s)
+        st = add(f, &(problem){FJ_PR_GPU_IDLE, j, a->node_id, -1, n_nodes, idle, fj_v_real(0),
+                               nd.gpus > 0 ? fj_v_real((double)nd.gpus) : fj_v_null(), -1});
+    return st;
+}
+
+/* The rules of one job, whose activity rows are act[0..n_act) and card rows card[0..n_card), both
+ * in node order. */
+static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act, size_t n_act, const pcard *card,
+                       size_t n_card, const fj_qnodes *nodes, const pnode *info, found *f)
 {
     fj_status st = FJ_OK;
     int64_t n_nodes = n_act ? (int64_t)n_act : 1, dur = j->last - j->first;
     bool saw_gpu = j->gpu_peak_m > 0 || j->gpumem_peak_kb > 0;
+    size_t c0 = 0;
     for (size_t i = 0; i < n_act && st == FJ_OK; i++) {
         const pact *a = &act[i];
         pnode nd = node_of(nodes, info, a->node_id);
         fj_value cards = nd.gpus > 0 ? fj_v_real((double)nd.gpus) : fj_v_null();
-        if (r->want[FJ_PR_GPU_IDLE] && saw_gpu && (nd.gpus > 0 || a->gpu_busy > 0)) {
-            int64_t idle = a->last - (a->gpu_busy > a->first ? a->gpu_busy : a->first);
-            if (idle >= r->gpu_idle_s)
-                st = add(f, &(problem){FJ_PR_GPU_IDLE, j, a->node_id, n_nodes, idle, fj_v_real(0), cards, -1});
-        }
+        while (c0 < n_card && card[c0].node_id < a->node_id)
+            c0++;
+        size_t c1 = c0;
+        while (c1 < n_card && card[c1].node_id == a->node_id)
+            c1++;
+        if (r->want[FJ_PR_GPU_IDLE] && saw_gpu)
+            st = gpu_idle(r, j, a, card + c0, c1 - c0, nd, n_nodes, f);
+        c0 = c1;
         if (st == FJ_OK && r->want[FJ_PR_GPU_UNUSED] && !saw_gpu && nd.gpus > 0 &&
             a->last - a->first >= r->gpu_unused_s)
-            st = add(f, &(problem){FJ_PR_GPU_UNUSED, j, a->node_id, n_nodes, a->last - a->first, fj_v_real(0),
+            st = add(f, &(problem){FJ_PR_GPU_UNUSED, j, a->node_id, -1, n_nodes, a->last - a->first, fj_v_real(0),
                                    cards, -1});
         if (st == FJ_OK && r->want[FJ_PR_DEADWEIGHT]) {
             int64_t idle = a->last - max3(a->cpu_busy, a->gpu_busy, a->first);
             if (idle >= r->deadweight_s)
-                st = add(f, &(problem){FJ_PR_DEADWEIGHT, j, a->node_id, n_nodes, idle, fj_v_null(), fj_v_null(), -1});
+                st = add(f, &(problem){FJ_PR_DEADWEIGHT, j, a->node_id, -1, n_nodes, idle, fj_v_null(), fj_v_null(),
+                                       -1});
         }
     }
     if (st != FJ_OK)
@@ -175,13 +215,13 @@ static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act
         }
         double used = (double)j->cpu_sum_m / 100000.0 / (double)j->n_samples;
         if (held > 0 && used < r->cpu_ratio * held)
-            st = add(f, &(problem){FJ_PR_CPU_LOW, j, 0, n_nodes, dur, fj_v_real(used), fj_v_real(held),
+            st = add(f, &(problem){FJ_PR_CPU_LOW, j, 0, -1, n_nodes, dur, fj_v_real(used), fj_v_real(held),
                                    used / held});
     }
     if (st == FJ_OK && r->want[FJ_PR_MEM_LOW] && j->slurm && j->req_mem_kb > 0 &&
         (double)j->req_mem_kb >= r->mem_min_request_kb && dur >= r->mem_min_s &&
         (double)j->mem_peak_kb < r->mem_ratio * (double)j->req_mem_kb)
-        st = add(f, &(problem){FJ_PR_MEM_LOW, j, 0, n_nodes, dur, fj_v_real((double)j->mem_peak_kb),
+        st = add(f, &(problem){FJ_PR_MEM_LOW, j, 0, -1, n_nodes, dur, fj_v_real((double)j->mem_peak_kb),
                                fj_v_real((double)j->req_mem_kb), (double)j->mem_peak_kb / (double)j->req_mem_kb});
     return st;
 }
@@ -201,6 +241,11 @@ static const char jobs_sql[] =
 static const char activity_sql[] =
     "SELECT a.rjob_id, a.node_id, a.first_time, a.last_time, a.cpu_busy_last, a.gpu_busy_last"
     " FROM jobs j {cross} job_activity a ON a.rjob_id = j.id" WINDOW_SQL " ORDER BY a.rjob_id, a.node_id";
+
+static const char cards_sql[] =
+    "SELECT c.rjob_id, c.node_id, c.card, c.first_time, c.busy_last"
+    " FROM jobs j {cross} job_gpu_activity c ON c.rjob_id = j.id" WINDOW_SQL
+    " ORDER BY c.rjob_id, c.node_id, c.card";
 
 /* The latest sysinfo of each node of the cluster (rows in time order: the last one wins). */
 static const char sysinfo_sql[] =
@@ -241,24 +286,40 @@ static bool wanted_user(const fj_strlist *users, const char *user)
     return false;
 }
 
-/* Reads the window's jobs and their activity (both in job id order, walked together) and judges
- * each job. */
-static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *acts, const pnode *info, found *f)
+/* Room for one more element in *v (cap elements of size each, n used), doubling when full. */
+static void *grow(fj_arena *a, void *v, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return v;
+    void *w = fj_arena_alloc(a, 2 * *cap * size);
+    if (w && n)
+        memcpy(w, v, n * size);
+    *cap *= 2;
+    return w;
+}
+
+/* Reads the window's jobs, their activity per node and per card (all three in job id order,
+ * walked together) and judges each job. */
+static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *acts, const fj_qrows *cards,
+                                const pnode *info, found *f)
 {
     const fj_query *q = x->q;
     const fj_problem_rules *r = q->problems;
-    const fj_qrows *both[2] = {jobs, acts};
-    for (int k = 0; k < 2; k++) {
-        fj_qr_bind(both[k], 1, x->cluster_id);
-        fj_qr_bind(both[k], 2, q->from);
-        fj_qr_bind(both[k], 3, q->to);
+    const fj_qrows *all[3] = {jobs, acts, cards};
+    for (int k = 0; k < 3; k++) {
+        fj_qr_bind(all[k], 1, x->cluster_id);
+        fj_qr_bind(all[k], 2, q->from);
+        fj_qr_bind(all[k], 3, q->to);
     }
-    size_t cap = 64, n_act = 0;
-    pact *act = fj_arena_alloc(x->a, cap * sizeof *act);
-    if (!act)
+    size_t act_cap = 64, n_act = 0, card_cap = 64, n_card = 0;
+    pact *act = fj_arena_alloc(x->a, act_cap * sizeof *act);
+    pcard *card = fj_arena_alloc(x->a, card_cap * sizeof *card);
+    if (!act || !card)
         return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
-    bool row = false, arow = false;
+    bool row = false, arow = false, crow = false;
     fj_status st = fj_qr_step(acts, "job activity", &arow);
+    if (st == FJ_OK)
+        st = fj_qr_step(cards, "job GPU activity", &crow);
     while (st == FJ_OK && (st = fj_qr_step(jobs, "problem jobs", &row)) == FJ_OK && row) {
         const char *user = fj_qr_null(jobs, 3) ? NULL : fj_qr_text(jobs, 3);
         /* a job of a user not asked for is not judged, but its activity rows are still walked */
@@ -273,20 +334,24 @@ static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *
         n_act = 0;
         while (st == FJ_OK && arow && fj_qr_i64(acts, 0) <= j->id) {
             if (fj_qr_i64(acts, 0) == j->id && wanted) {
-                if (n_act == cap) {
-                    pact *v = fj_arena_alloc(x->a, 2 * cap * sizeof *v);
-                    if (!v)
-                        return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
-                    memcpy(v, act, n_act * sizeof *v);
-                    act = v;
-                    cap *= 2;
-                }
+                if (!(act = grow(x->a, act, n_act, &act_cap, sizeof *act)))
+                    return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
                 act[n_act++] = (pact){fj_qr_i64(acts, 1), fj_qr_i64(acts, 2), fj_qr_i64(acts, 3),
                                       fj_qr_i64(acts, 4), fj_qr_i64(acts, 5)};
             }
             st = fj_qr_step(acts, "job activity", &arow);
         }
-        if (st == FJ_OK && wanted && judge(r, j, act, n_act, &x->nodes, info, f) != FJ_OK)
+        n_card = 0;
+        while (st == FJ_OK && crow && fj_qr_i64(cards, 0) <= j->id) {
+            if (fj_qr_i64(cards, 0) == j->id && wanted) {
+                if (!(card = grow(x->a, card, n_card, &card_cap, sizeof *card)))
+                    return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
+                card[n_card++] = (pcard){fj_qr_i64(cards, 1), fj_qr_i64(cards, 2), fj_qr_i64(cards, 3),
+                                         fj_qr_i64(cards, 4)};
+            }
+            st = fj_qr_step(cards, "job GPU activity", &crow);
+        }
+        if (st == FJ_OK && wanted && judge(r, j, act, n_act, card, n_card, &x->nodes, info, f) != FJ_OK)
             return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
     }
     return st;
@@ -306,7 +371,11 @@ static void describe(const fj_problem_rules *r, const problem *p, char *out, siz
     case FJ_PR_GPU_IDLE:
         hours(a, sizeof a, p->for_s);
         hours(b, sizeof b, r->gpu_idle_s);
-        snprintf(out, n, "no GPU use on the node over the job's last %s (rule: %s)", a, b);
+        if (p->card >= 0)
+            snprintf(out, n, "no use of GPU card %lld over the job's last %s on the node (rule: %s)",
+                     (long long)p->card, a, b);
+        else
+            snprintf(out, n, "no GPU use on the node over the job's last %s (rule: %s)", a, b);
         break;
     case FJ_PR_GPU_UNUSED:
         hours(a, sizeof a, p->for_s);
@@ -348,6 +417,7 @@ static fj_status send_problems(fj_qx *x, found *f)
             fj_v_int(p->job->job),
             fj_v_text(p->job->user),
             p->node_id ? fj_v_text(fj_qnodes_name(&x->nodes, p->node_id)) : fj_v_null(),
+            p->card >= 0 ? fj_v_int(p->card) : fj_v_null(),
             fj_v_int(p->nodes),
             fj_v_time(p->job->first),
             fj_v_time(p->job->last),
@@ -428,20 +498,23 @@ fj_status fj_q_problems(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     fj_status rs = fj_qx_begin(&x, s, q, k, err);
     if (rs != FJ_OK)
         return rs;
-    fj_qrows js = {0}, as = {0}, ss = {0};
+    fj_qrows js = {0}, as = {0}, cs = {0}, ss = {0};
     pnode *info = NULL;
     found f = {NULL, 0, 0, x.a};
     if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
         (rs = fj_qx_prepare(&x, jobs_sql, &js)) != FJ_OK || (rs = fj_qx_prepare(&x, activity_sql, &as)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, cards_sql, &cs)) != FJ_OK ||
         (rs = fj_qx_prepare(&x, sysinfo_sql, &ss)) != FJ_OK)
         goto out;
-    fj_qrows jobs = js, acts = as, sysinfo = ss;
-    if ((rs = read_nodes(&x, &sysinfo, &info)) != FJ_OK || (rs = read_and_judge(&x, &jobs, &acts, info, &f)) != FJ_OK)
+    fj_qrows jobs = js, acts = as, cards = cs, sysinfo = ss;
+    if ((rs = read_nodes(&x, &sysinfo, &info)) != FJ_OK ||
+        (rs = read_and_judge(&x, &jobs, &acts, &cards, info, &f)) != FJ_OK)
         goto out;
     rs = q->problems->by_user ? send_users(&x, &f) : send_problems(&x, &f);
 out:
     fj_qx_finalize(&x, &js);
     fj_qx_finalize(&x, &as);
+    fj_qx_finalize(&x, &cs);
     fj_qx_finalize(&x, &ss);
     return fj_qx_end(&x, rs);
 }

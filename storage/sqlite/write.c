@@ -328,12 +328,15 @@ static fj_status buf_flush_all(wctx *w)
     return FJ_OK;
 }
 
-/* Room for one more row of b (flushing a full buffer first); *row has buf_def[b].ncol values. */
+/* Room for one more row of b (flushing a full buffer first); *row has buf_def[b].ncol values. A
+ * full buffer goes in after the buffers listed before it: a job_samples row's triggers read its
+ * sample job's sample_proc_gpus rows (migration 0011). */
 static fj_status buf_row(wctx *w, fj_sq_buf_id b, fj_sq_val **row)
 {
     fj_sq_buf *bf = &w->s->bufs[b];
     if (bf->n == FJ_SQ_BUF_ROWS)
-        FJ_TRY(buf_flush(w, b));
+        for (int k = 0; k <= (int)b; k++)
+            FJ_TRY(buf_flush(w, (fj_sq_buf_id)k));
     *row = &bf->v[bf->n++ * (size_t)(buf_def[b].rowid + buf_def[b].ncol)];
     return FJ_OK;
 }

@@ -1,7 +1,9 @@
 """The problem-jobs report (GET /api/v1/problems, /api/v1/problems/users; docs/problems.md) on a
 synthetic cluster whose problem jobs are known: for every rule, jobs just over its threshold (a
 problem) and jobs just under (fine), in figures and in durations; per node for the per-node rules
-(a Slurm job on two GPU nodes, idle on one); Slurm allocations and, without a Slurm record, the
+(a Slurm job on two GPU nodes, idle on one); per card for gpu_idle (a job keeping one of four
+cards busy, three idle; cards just over and under the threshold; a node on which the job touched
+no card); Slurm allocations and, without a Slurm record, the
 node's cores; thresholds as parameters; the user and rule filters; the per-user summary; JSON and
 CSV; a late sample that arrives out of order; 400 naming a bad threshold, 401 without and 403
 with a wrong credential, 404 for an unknown cluster. Sampling every 5 minutes, as Sonar does."""
@@ -32,8 +34,9 @@ def sysinfo(node, gpus):
 
 class Job:
     """A job sampled every STEP on its nodes from `start` for `n` samples (duration (n-1) x STEP).
-    cores(k, node): cores used over the interval ending at sample k; gpu(k, node): GPU % on card 0
-    (None: no GPU record); mem_kb: resident memory per node."""
+    cores(k, node): cores used over the interval ending at sample k; gpu(k, node): GPU % on card 0,
+    or a list of GPU % per card 0.. (one process on each), or None (no GPU record); mem_kb: resident
+    memory per node."""
 
     def __init__(self, job, user, nodes, n, cores=lambda k, nd: 8.0, gpu=lambda k, nd: None, mem_kb=4 * GIB,
                  slurm=None, start=T0, epoch=0):
@@ -52,13 +55,20 @@ class Job:
                 if used:
                     p["cpu_time"] = used
                 g = self.gpu(k, nd)
-                if g is not None:
+                procs = [p]
+                if isinstance(g, list):  # one process per card, the first also doing the CPU work
+                    procs = [p] + [{"pid": 2000 + i, "ppid": p["pid"], "cmd": "worker", "resident_memory": 1024,
+                                    "num_threads": 0} for i in range(1, len(g))]
+                    for i, u in enumerate(g):
+                        procs[i]["gpus"] = [{"index": i, "uuid": "GPU-%s-%d" % (nd, i), "gpu_util": u,
+                                             "gpu_memory": 2 * GIB}]
+                elif g is not None:
                     p["gpus"] = [{"index": 0, "uuid": "GPU-%s-0" % nd, "gpu_util": g, "gpu_memory": 2 * GIB}]
                 out.append({"meta": {"producer": "sonar", "version": "0.19.0"},
                             "data": {"type": "sample", "attributes": {
                                 "time": rfc(self.start + k * STEP), "cluster": CLUSTER, "node": nd,
                                 "jobs": [{"job": self.job, "user": self.user, "epoch": self.epoch,
-                                          "processes": [p]}]}}})
+                                          "processes": procs}]}}})
         return out
 
     def slurm_record(self):
@@ -102,6 +112,12 @@ JOBS = [
     Job(123, "dee", ["g03", "g04"], 37,                                          # idle on g04 only
         gpu=lambda k, nd: 50.0 if nd == "g03" or k <= 6 else 0.0, slurm={"requested_cpus": 32}),
     Job(124, "dee", ["g05"], 37, gpu=lambda k, nd: 0.0),                         # memory on the card, no use: 3 h
+    # ... per card: card 0 kept busy, cards 1-3 held (memory) and never used: 3 rows of 3 h
+    Job(125, "dee", ["g09"], 37, gpu=lambda k, nd: [80.0, 0.0, 0.0, 0.0]),
+    # card 1 idle 2 h exactly (a row), card 2 idle 1 h 55 (fine), cards 0 and 3 busy to the end
+    Job(126, "dee", ["g10"], 37, gpu=lambda k, nd: [60.0, 50.0 if k <= 12 else 0.0, 50.0 if k <= 13 else 0.0, 5.0]),
+    # two nodes: cards busy on g11, no process on any card of g12: g12 judged as a node (card null)
+    Job(127, "dee", ["g11", "g12"], 37, gpu=lambda k, nd: [70.0, 70.0] if nd == "g11" else None),
     # gpu_unused: a GPU node, no GPU at all, 1 h or more
     Job(131, "eve", ["g06"], H // STEP + 1),                                     # 1 h: problem
     Job(132, "eve", ["g07"], H // STEP),                                         # 55 min: fine
@@ -115,7 +131,7 @@ JOBS = [
 DESIGNED = {
     "cpu_low": ({101, 103, 105, 106}, {102, 104, 107}),
     "mem_low": ({111}, {112, 113, 114}),
-    "gpu_idle": ({121, 123, 124}, {122}),
+    "gpu_idle": ({121, 123, 124, 125, 126, 127}, {122}),
     "gpu_unused": ({131}, {132, 133}),
     "deadweight": ({141, 144}, {142, 143}),
 }
@@ -136,14 +152,18 @@ def main():
     try:
         nodes = sorted({nd for j in JOBS for nd in j.nodes})
         post(f, tok, [sysinfo(nd, CARDS if nd.startswith("g") else 0) for nd in nodes])
-        late = []
+        late, series = [], []
         for j in JOBS:
             s = j.samples()
             if j.job == 141:  # one sample of the busy stretch arrives last: the same figures
                 late.append(s.pop(5))
             if j.job == 144:  # its last busy sample arrives last: the next one, busy until then, is not
                 late.append(s.pop(12))
-            post(f, tok, s)
+            series.append(s)
+        # the nodes report side by side: one body takes the jobs' samples in turn, GPU jobs among the
+        # others, so that a job's node-samples and their per-card process rows are written in
+        # different groups (the per-card roll-up must see each node-sample's cards all the same)
+        post(f, tok, [s[k] for k in range(max(map(len, series))) for s in series if k < len(s)])
         post(f, tok, late)
         slurm = [j.slurm_record() for j in JOBS if j.slurm is not None]
         post(f, tok, [{"meta": {"producer": "sonar", "version": "0.19.0"},
@@ -190,9 +210,20 @@ def main():
         check(x.get("used") == 2 * GIB - 1 and x.get("held") == 8 * GIB and x.get("for_s") == 2 * H,
               "mem_low 111: %s" % x)
         x = one("gpu_idle", 121)
-        check(x.get("node") == "g01" and x.get("for_s") == 2 * H and x.get("held") == CARDS, "gpu_idle 121: %s" % x)
+        check(x.get("node") == "g01" and x.get("for_s") == 2 * H and x.get("card") == 0 and x.get("held") == 1,
+              "gpu_idle 121, its card 0: %s" % x)
+        check("GPU card 0" in x.get("detail", ""), "gpu_idle detail names the card: %s" % x.get("detail"))
+        xs = got.get("gpu_idle", {}).get(125, [])
+        check(sorted((x.get("node"), x.get("card"), x.get("for_s"), x.get("held")) for x in xs)
+              == [("g09", c, 3 * H, 1) for c in (1, 2, 3)], "gpu_idle 125: cards 1, 2, 3 idle 3 h, not 0: %s" % xs)
+        x = one("gpu_idle", 126)
+        check(x.get("card") == 1 and x.get("for_s") == 2 * H, "gpu_idle 126: card 1 only (2 h; card 2 1 h 55): %s" % x)
+        x = one("gpu_idle", 127)
+        check(x.get("node") == "g12" and x.get("card") is None and x.get("held") == CARDS and x.get("for_s") == 3 * H,
+              "gpu_idle 127: g12 as a node, no card touched there: %s" % x)
+        check(all(x.get("card") is None for x in rows if x["rule"] != "gpu_idle"), "card: null for other rules")
         x = one("gpu_idle", 123)
-        check(x.get("node") == "g04" and x.get("for_s") == 3 * H - 6 * STEP and x.get("nodes") == 2,
+        check(x.get("node") == "g04" and x.get("card") == 0 and x.get("for_s") == 3 * H - 6 * STEP and x.get("nodes") == 2,
               "gpu_idle 123 on g04 only: %s" % x)
         x = one("gpu_idle", 124)
         check(x.get("for_s") == 3 * H, "gpu_idle 124: never used, all of its 3 h: %s" % x)
@@ -217,6 +248,9 @@ def main():
         check(114 in jobs_of("mem_min=55m", "mem_low"), "mem_min moves mem_low's edge")
         check(122 in jobs_of("gpu_idle=115m", "gpu_idle") and 121 not in jobs_of("gpu_idle=125m", "gpu_idle"),
               "gpu_idle moves its edge")
+        r = get("/api/v1/problems?%s&rule=gpu_idle&gpu_idle=115m&user=dee" % win)
+        xs = r.json().get("problems", []) if r.status == 200 else []
+        check(sorted(x["card"] for x in xs if x["job"] == 126) == [1, 2], "gpu_idle=115m: card 2 of 126 too: %s" % xs)
         check(132 in jobs_of("gpu_unused=55m", "gpu_unused"), "gpu_unused moves its edge")
         check(142 in jobs_of("deadweight=235m", "deadweight") and 141 not in jobs_of("deadweight=245m", "deadweight"),
               "deadweight moves its edge")
@@ -243,14 +277,15 @@ def main():
         core_h = sum((x["held"] - x["used"]) * x["nodes"] * x["for_s"] / 3600 for x in rows
                      if x["user"] == "bob" and x["rule"] == "cpu_low")
         check(abs(users.get("bob", {}).get("idle_core_hours", -1) - core_h) < 1e-6, "bob's idle core-hours")
-        check(abs(users.get("dee", {}).get("idle_gpu_hours", -1) - (2 + 3 - 0.5 + 3) * CARDS) < 1e-6,
+        # per idle card: 121 2 h, 123 2.5 h, 124 3 h, 125 three cards x 3 h, 126 2 h; 127's g12 as a node: 4 x 3 h
+        check(abs(users.get("dee", {}).get("idle_gpu_hours", -1) - (2 + 2.5 + 3 + 3 * 3 + 2 + CARDS * 3)) < 1e-6,
               "dee's idle GPU-hours: %s" % users.get("dee"))
 
         # CSV: the same rows.
         r = get("/api/v1/problems?%s&format=csv" % win)
         check(r.status == 200 and r.headers.get("Content-Type", "").startswith("text/csv"), "CSV answered")
         lines = r.body.strip().split("\n") if r.status == 200 else []
-        check(lines and lines[0].startswith("rule,id,job,user,node,nodes,start,end,for_s,used,held,ratio,detail"),
+        check(lines and lines[0].startswith("rule,id,job,user,node,card,nodes,start,end,for_s,used,held,ratio,detail"),
               "CSV header: %s" % (lines[:1],))
         check(len(lines) == len(rows) + 1, "CSV rows: %d vs %d" % (len(lines) - 1, len(rows)))
         r = f.get("/api/v1/problems/users?" + win, headers={"Accept": "text/csv"}, auth=("reader", reader))

@@ -89,13 +89,18 @@ def answers(f, reader):
             out[path] = r.body
     out["rows"] = f.query("SELECT %s FROM sample_procs ORDER BY node_id, time, job, epoch, seq" % PROC_COLS)
     out["v_processes"] = f.query("SELECT * FROM v_processes ORDER BY node, time, job, epoch, seq")
+    out["job_gpu_activity"] = f.query("SELECT * FROM job_gpu_activity ORDER BY rjob_id, node_id, card")
     return out
 
 
 def to_older(f):
     """The schema as fjord left it before migration 0008, with the same rows."""
     weeks = f.query("SELECT DISTINCT time - ((time - 345600) % 604800 + 604800) % 604800 FROM sample_procs")
-    # job_activity (0009) came after: its table, triggers and functions go too, and 0009 fills it again
+    # job_activity (0009) and job_gpu_activity (0010) came after: their tables, triggers and
+    # functions go too, and 0009 and 0010 fill them again
+    f.execute("DROP TRIGGER job_gpu_activity_insert ON job_samples; DROP TRIGGER job_gpu_activity_move ON job_samples;"
+              "DROP TRIGGER job_gpu_activity_job_gone ON jobs; DROP FUNCTION fj_job_gpu_activity_note();"
+              "DROP FUNCTION fj_job_gpu_activity_job_gone(); DROP TABLE job_gpu_activity;")
     f.execute("DROP TRIGGER job_activity_insert ON job_samples; DROP TRIGGER job_activity_update ON job_samples;"
               "DROP TRIGGER job_activity_job_gone ON jobs; DROP FUNCTION fj_job_activity_note();"
               "DROP FUNCTION fj_job_activity_job_gone(); DROP TABLE job_activity; DROP INDEX jobs_last_seen;")

@@ -73,10 +73,21 @@ def test_job_samples_place():
         check(version >= 7, "schema version %d" % version)
 
         # The database as fjord left it before 0007 (and any later migration: 0008's index on
-        # job_samples names node_id and time; 0009 retention's columns; 0010's job_activity, its
-        # triggers and index, which name job_samples' columns too: LATER drops them first).
+        # job_samples names node_id and time; 0009 retention's columns; 0010's job_activity and
+        # 0011's job_gpu_activity, their triggers and index, which name job_samples' columns too:
+        # LATER drops them first).
         activity = con_rows(f.db, "SELECT * FROM job_activity ORDER BY rjob_id, node_id")
         check(len(activity) > 10, "job_activity rows written by the triggers: %d" % len(activity))
+        cards = con_rows(f.db, "SELECT * FROM job_gpu_activity ORDER BY rjob_id, node_id, card")
+        check(len(cards) > 10 and any(c[5] > 0 for c in cards),
+              "job_gpu_activity rows written by the triggers, cards used: %s" % cards[:4])
+        # the triggers' rows against the raw rows, read another way: per process, not per node-sample
+        truth = con_rows(f.db, "SELECT js.rjob_id, js.node_id, g.idx, min(js.time), max(js.time)"
+                         " FROM job_samples js JOIN jobs j ON j.id = js.rjob_id"
+                         " JOIN sample_jobs sj ON sj.sample_id = js.sample_id AND sj.job = j.job AND sj.epoch = j.epoch"
+                         " JOIN sample_proc_gpus g ON g.proc_id BETWEEN sj.proc_first AND sj.proc_first + sj.n_procs - 1"
+                         " WHERE j.job <> 0 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
+        check([c[:5] for c in cards] == truth, "job_gpu_activity: the cards and times of the raw rows")
         f.execute(LATER["sqlite"])
         f.execute("DROP INDEX job_samples_time; DROP TABLE job_cpu_todo;"
                   "ALTER TABLE job_samples DROP COLUMN cpu_win_m; ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;" +
@@ -85,11 +96,14 @@ def test_job_samples_place():
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 4 migrations" in out, "migrate up applies 0007, 0008, 0009 and 0010: %r" % out)
+        check("applied 5 migrations" in out, "migrate up applies 0007 to 0011: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
         refilled = con_rows(f.db, "SELECT * FROM job_activity ORDER BY rjob_id, node_id")
         check(refilled == activity, "0010 fills job_activity from job_samples as the triggers did: %s" %
               sorted(set(refilled) ^ set(activity))[:6])
+        refilled = con_rows(f.db, "SELECT * FROM job_gpu_activity ORDER BY rjob_id, node_id, card")
+        check(refilled == cards, "0011 fills job_gpu_activity from the raw rows as the triggers did: %s" %
+              sorted(set(refilled) ^ set(cards))[:6])
 
         f.start()
         after = answers(api, jobs)

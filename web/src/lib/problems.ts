@@ -21,7 +21,7 @@ export function problemsQuery(p: Params, from: string, to: string): Params {
 }
 
 /** Columns the problem table sorts by, and the default: the longest-lasting problems first. */
-export const PROBLEM_SORTS = ["rule", "job", "user", "node", "nodes", "start", "end", "for_s", "used", "held", "ratio"];
+export const PROBLEM_SORTS = ["rule", "job", "user", "node", "card", "nodes", "start", "end", "for_s", "used", "held", "ratio"];
 export const PROBLEM_DEFAULT_SORT = "for_s";
 
 /** Rows sorted by `key` (a copy): numbers by value, texts byte-wise; nulls last either way; ties

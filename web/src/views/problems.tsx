@@ -22,7 +22,7 @@ async function loadProblems(p: Record<string, string>) {
 }
 
 const COLUMNS: [string, string][] = [["rule", "rule"], ["job", "job"], ["user", "user"], ["node", "node"],
-  ["nodes", "nodes"], ["start", "start"], ["end", "end"], ["for_s", "for"], ["used", "used"], ["held", "held"],
+  ["card", "card"], ["nodes", "nodes"], ["start", "start"], ["end", "end"], ["for_s", "for"], ["used", "used"], ["held", "held"],
   ["ratio", "used / held"], ["detail", "finding"]];
 
 /** used and held in the rule's unit: cores, memory, GPU cards. */
@@ -30,7 +30,7 @@ function amount(r: any, v: number | null) {
   if (v === null || v === undefined) return "";
   if (r.rule === "mem_low") return fmtKb(v);
   if (r.rule === "cpu_low") return `${fmtNum(v, 2)} cores`;
-  return `${fmtNum(v, 0)} GPUs`;
+  return `${fmtNum(v, 0)} GPU${v === 1 ? "" : "s"}`;
 }
 
 function cell(r: any, k: string, p: Record<string, string>) {
@@ -40,6 +40,7 @@ function cell(r: any, k: string, p: Record<string, string>) {
     case "user": return v ? <a href={href("problems", { ...p, user: v })}>{v}</a> : "";
     case "node": return v ? <a href={href("node", { cluster: p.cluster }, v)}>{v}</a> : <span class="muted">all</span>;
     case "start": case "end": return <Time t={v} />;
+    case "card": return v ?? "";
     case "for_s": return fmtDuration(v);
     case "used": case "held": return amount(r, v);
     case "ratio": return v === null ? "" : `${fmtNum(100 * v, 1)} %`;
@@ -91,7 +92,7 @@ export function Problems({ p }: { p: Record<string, string> }) {
               <div class="scroll">
                 <table class="data" id="problems">
                   <thead><tr>{COLUMNS.map(([k, label]) => (
-                    <th class={["nodes", "for_s", "used", "held", "ratio", "job"].includes(k) ? "num" : ""}>
+                    <th class={["card", "nodes", "for_s", "used", "held", "ratio", "job"].includes(k) ? "num" : ""}>
                       {PROBLEM_SORTS.includes(k) ? (
                         <a href={href("problems", toggleProblemSort(p, k))} data-sort={k}>
                           {label}{sort === k ? (desc ? " ▼" : " ▲") : ""}</a>
