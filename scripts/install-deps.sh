@@ -7,7 +7,8 @@ what=${1:-test}
 build_pkgs=(build-essential cmake pkg-config
   libmicrohttpd-dev libsqlite3-dev libpq-dev libzstd-dev zlib1g-dev libinih-dev libsodium-dev
   libgnutls28-dev libcurl4-openssl-dev libhwloc-dev libyaml-dev
-  libnats-dev)
+  libnats-dev
+  tzdata)  # InfluxQL's tz(): the zones' TZif files, read at run time
 test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev prometheus
   nats-server openssl dpkg-dev systemd chromium
   influxdb influxdb-client python3-influxdb)  # InfluxQL's differential test and real clients
