@@ -296,6 +296,8 @@ size_t iq_fmt_time(const iq_ctx *c, char *dst, int64_t t)
         f += 1000000000LL;
         s--;
     }
+    int32_t zone = c->zone ? fj_tz_offset(c->zone, s) : 0; /* local time, then its offset */
+    s += zone;
     int64_t days = s / 86400 - (s % 86400 < 0), sod = s - days * 86400;
     /* civil from days (Howard Hinnant's algorithm) */
     int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
@@ -326,7 +328,15 @@ size_t iq_fmt_time(const iq_ctx *c, char *dst, int64_t t)
         while (e[-1] == '0')
             e--;
     }
-    *e++ = 'Z';
+    if (zone) { /* as Go's Z07:00: hours and minutes, Z for none */
+        int32_t az = zone < 0 ? -zone : zone;
+        e[0] = zone < 0 ? '-' : '+';
+        digits(e + 3, (uint64_t)(az / 3600), 2);
+        e[3] = ':';
+        digits(e + 6, (uint64_t)(az / 60 % 60), 2);
+        e += 6;
+    } else
+        *e++ = 'Z';
     *e++ = '"';
     memcpy(dst, b, (size_t)(e - b));
     return (size_t)(e - b);

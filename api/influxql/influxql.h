@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "buf.h"
 #include "server/http.h"
+#include "tz.h"
 
 #include <regex.h>
 #include <stdbool.h>
@@ -90,7 +91,8 @@ typedef struct iq_stmt {
     double fill_value;
     bool desc;
     int64_t limit, off, slimit, soff; /* 0: none */
-    const char *tz;
+    const char *tz;      /* tz('...') as written */
+    const fj_tz *zone;   /* its zone; NULL: UTC (no tz, tz(''), tz('UTC')) */
     const char *on_db; /* SHOW ... ON db */
     /* SHOW MEASUREMENTS WITH MEASUREMENT; SHOW TAG VALUES WITH KEY: op IQ_EQ (keys[0]), IQ_NE,
      * IQ_EQRE / IQ_NERE (re), or IQ_OR for IN (keys) */
@@ -126,6 +128,7 @@ typedef struct iq_ctx {
     fj_ts_engine *live;
     const char *db;  /* the db parameter, or NULL */
     iq_epoch epoch;
+    const fj_tz *zone; /* the statement's tz(): RFC 3339 times carry its offset */
     int64_t now_ns;  /* now(), fixed for the request */
     /* the statement's time range (ns, inclusive; INT64_MIN/MAX: open): where the catalog looks
      * for Sonar's GPU cards */

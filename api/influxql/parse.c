@@ -854,6 +854,9 @@ static bool tz_clause(parser *ps, iq_stmt *st)
     if (ps->t.k != T_STR)
         return fail(ps, "string");
     st->tz = ps->t.s;
+    /* InfluxDB (Go's LoadLocation) takes "" and "UTC" as UTC, any other name from zoneinfo */
+    if (*st->tz && strcmp(st->tz, "UTC") && !(st->zone = fj_tz_get(st->tz)))
+        return fail_msg(ps, "unable to find time zone %s", st->tz);
     lex(ps);
     if (!accept(ps, T_RP))
         return fail(ps, ")");

@@ -134,6 +134,7 @@ fj_status iq_exec(iq_ctx *c, const iq_stmt *st, int id, fj_buf *out, fj_err *err
     size_t mark = out->len;
     bool any = false;
     fj_buf_printf(out, "{\"statement_id\":%d", id);
+    c->zone = st->zone;
     fj_status rs = st->kind == IQS_SELECT ? iq_select(c, st, out, &any, msg, sizeof msg, err)
                                           : iq_show(c, st, out, &any, msg, sizeof msg, err);
     if (rs != FJ_OK)

@@ -456,8 +456,50 @@ typedef struct grid {
     int64_t *t; /* bucket starts, or row times */
     size_t n;
     bool buckets; /* GROUP BY time */
-    int64_t every;
+    int64_t every, offset;
+    const fj_tz *zone; /* tz(): a row's bucket is zone_bucket's, not [t[b], t[b] + every) */
 } grid;
+
+static int64_t floor_bucket(int64_t t, int64_t every, int64_t offset)
+{
+    int64_t m = (t - offset) % every;
+    if (m < 0)
+        m += every;
+    return t - m;
+}
+
+/* The start of t's bucket in a zone, as InfluxDB 1.6 computes it (its IteratorOptions.Window):
+ * buckets aligned in the local time of t (less the GROUP BY offset), then moved by the change of
+ * offset between t and that start when the change is shorter than a bucket (a day across a DST
+ * change begins at local midnight). */
+static int64_t zone_bucket(const fj_tz *z, int64_t t, int64_t every, int64_t offset)
+{
+    t -= offset;
+    int64_t zone = (int64_t)fj_tz_offset_ns(z, t) * NSEC;
+    int64_t dt = (t + zone) % every;
+    if (dt < 0)
+        dt += every;
+    int64_t start = t - dt, o = zone - (int64_t)fj_tz_offset_ns(z, start) * NSEC;
+    if (o != 0 && (o < 0 ? -o : o) < every)
+        start += o;
+    return start + offset;
+}
+
+static int64_t bucket_of(const grid *g, int64_t t)
+{
+    return g->zone ? zone_bucket(g->zone, t, g->every, g->offset) : floor_bucket(t, g->every, g->offset);
+}
+
+/* The bucket after the one at t in a zone, as InfluxDB's fill walks them: one interval on, less
+ * the change of offset on the way when it is shorter than an interval. */
+static int64_t zone_next(const fj_tz *z, int64_t t, int64_t every)
+{
+    int64_t was = fj_tz_offset_ns(z, t), next = t + every, now = fj_tz_offset_ns(z, next - 1);
+    int64_t diff = (was - now) * NSEC;
+    if (diff && (diff < 0 ? -diff : diff) < every)
+        next += diff;
+    return next;
+}
 
 typedef struct col {
     double *v;    /* per grid time; NaN: none */
@@ -522,6 +564,21 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
     /* rows are time-sorted and buckets ascending: one walk */
     for (size_t b = 0; b < nb; b++) {
         size_t n = 0;
+        if (g->buckets && g->zone) { /* the rows whose bucket starts at t[b] */
+            while (r < rw->n && bucket_of(g, rw->t[r]) < g->t[b])
+                r++;
+            for (; r < rw->n && bucket_of(g, rw->t[r]) == g->t[b]; r++) {
+                double x = j >= 0 ? rw->v[r * rw->k + (size_t)j] : NAN;
+                if (!isnan(x)) {
+                    vals[n] = x;
+                    ts[n++] = rw->t[r];
+                }
+            }
+            out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
+            if (fn == AG_COUNT && n == 0)
+                out->v[b] = NAN;
+            continue;
+        }
         while (r < rw->n && g->buckets && rw->t[r] < g->t[b])
             r++;
         int64_t end = g->buckets ? g->t[b] + g->every : IQ_NO_MAX;
@@ -757,12 +814,43 @@ static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const ch
     return true;
 }
 
-static int64_t floor_bucket(int64_t t, int64_t every, int64_t offset)
+/* The buckets of a zone: InfluxDB's fill walk from lo's bucket to hi's, and every bucket that
+ * holds rows (across a DST change the two can differ, and InfluxDB answers both). */
+static bool zone_grid(run *u, const group *gr, grid *g, int64_t lo, int64_t hi)
 {
-    int64_t m = (t - offset) % every;
-    if (m < 0)
-        m += every;
-    return t - m;
+    int64_t first = bucket_of(g, lo), last = bucket_of(g, hi);
+    size_t cap = 0, n = 0;
+    for (int64_t t = first; t <= last && cap <= MAX_BUCKETS; t = zone_next(g->zone, t, g->every))
+        cap++;
+    int64_t prev = INT64_MIN;
+    for (size_t r = 0; r < gr->r.n; r++) {
+        int64_t k = bucket_of(g, gr->r.t[r]);
+        cap += k != prev;
+        prev = k;
+    }
+    if (cap > MAX_BUCKETS) {
+        snprintf(u->msg, u->cap, "too many buckets: GROUP BY time(%lldns) over this range makes more than %d",
+                 (long long)g->every, MAX_BUCKETS);
+        return true;
+    }
+    g->t = fj_arena_alloc(u->c->a, cap * sizeof *g->t + 1);
+    if (!g->t)
+        return false;
+    /* merge the walk with the rows' buckets (both ascending), without repeats */
+    int64_t w = first;
+    size_t r = 0;
+    prev = INT64_MIN;
+    while (w <= last || r < gr->r.n) {
+        int64_t k = r < gr->r.n ? bucket_of(g, gr->r.t[r]) : INT64_MAX, t = w <= last && w <= k ? w : k;
+        if (t == w && w <= last)
+            w = zone_next(g->zone, w, g->every);
+        if (t == k)
+            r++;
+        if (t != prev && n < cap)
+            g->t[n++] = prev = t;
+    }
+    g->n = n;
+    return true;
 }
 
 static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, bool *any, const char **names)
@@ -775,22 +863,31 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
     if (u->st->group_time) {
         g.buckets = true;
         g.every = u->st->every;
+        g.offset = u->st->offset;
+        g.zone = u->st->zone;
         int64_t lo = u->tmin != IQ_NO_MIN ? u->tmin : data_min;
         int64_t hi = u->tmax != IQ_NO_MAX ? u->tmax : u->c->now_ns;
-        int64_t first = floor_bucket(lo, g.every, u->st->offset), last = floor_bucket(hi, g.every, u->st->offset);
-        if (last < first)
-            return true;
-        if ((last - first) / g.every + 1 > MAX_BUCKETS) {
-            snprintf(u->msg, u->cap, "too many buckets: GROUP BY time(%lldns) over this range makes more than %d",
-                     (long long)g.every, MAX_BUCKETS);
-            return true;
+        if (g.zone) {
+            if (!zone_grid(u, gr, &g, lo, hi))
+                return false;
+            if (u->msg[0] || !g.n)
+                return true;
+        } else {
+            int64_t first = floor_bucket(lo, g.every, u->st->offset), last = floor_bucket(hi, g.every, u->st->offset);
+            if (last < first)
+                return true;
+            if ((last - first) / g.every + 1 > MAX_BUCKETS) {
+                snprintf(u->msg, u->cap, "too many buckets: GROUP BY time(%lldns) over this range makes more than %d",
+                         (long long)g.every, MAX_BUCKETS);
+                return true;
+            }
+            g.n = (size_t)((last - first) / g.every + 1);
+            g.t = fj_arena_alloc(a, g.n * sizeof *g.t);
+            if (!g.t)
+                return false;
+            for (size_t i = 0; i < g.n; i++)
+                g.t[i] = first + (int64_t)i * g.every;
         }
-        g.n = (size_t)((last - first) / g.every + 1);
-        g.t = fj_arena_alloc(a, g.n * sizeof *g.t);
-        if (!g.t)
-            return false;
-        for (size_t i = 0; i < g.n; i++)
-            g.t[i] = first + (int64_t)i * g.every;
     } else if (transform) { /* raw transformation: the rows' distinct times */
         g.t = fj_arena_alloc(a, gr->r.n * sizeof *g.t + 1);
         if (!g.t)
@@ -1097,6 +1194,14 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
             y = r;
             width = x;
         }
+        /* in a zone, buckets start at local times: today's offsets and their changes are whole
+         * quarter hours, so load buckets of a width dividing 15 minutes fit them */
+        for (int64_t x = width, y = st->group_time && st->zone ? 900 * NSEC : 0; y;) {
+            int64_t r = x % y;
+            x = y;
+            y = r;
+            width = x;
+        }
         rs = iq_sonar_read(c, m->src, isers, nis, u->need, u->nneed, where, from, to, width, err);
         if (rs != FJ_OK)
             return rs;
@@ -1169,8 +1274,6 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
         return snprintf(msg, cap, "database name required"), FJ_OK;
     if (!fj_auth_may_read(fj_http_principal(c->r), db))
         return snprintf(msg, cap, "error authorizing query: this credential may not read database %s", db), FJ_OK;
-    if (st->tz && strcasecmp(st->tz, "UTC") && strcasecmp(st->tz, "Etc/UTC") && strcmp(st->tz, "Z"))
-        return snprintf(msg, cap, "unsupported time zone %s: fjord answers in UTC only (tz('UTC'))", st->tz), FJ_OK;
     bool aggregate_mode = false, raw_ref = false;
     for (size_t f = 0; f < st->nfields; f++) {
         const iq_expr *e = st->fields[f].e;

@@ -80,6 +80,11 @@ def data(now_s):
         t = (now_s - 3600 + 60 * k) * 10**9
         for h in HOSTS[:2]:
             lines.append("recent,cluster=t,hostname=%s,type=node value=%d %d" % (h, k, t))
+    # hourly points across the two DST changes of 2026 in Europe (and Newfoundland's autumn one),
+    # for tz(): buckets of local days and weeks across a change
+    for start in (1774483200, 1792627200):  # 2026-03-26, 2026-10-22 00:00 UTC
+        for k in range(24 * 12):
+            lines.append("tzm,cluster=t,hostname=n%d,type=node value=%d %d" % (1 + k % 2, k, (start + 3600 * k) * 10**9))
     return "\n".join(lines) + "\n"
 
 

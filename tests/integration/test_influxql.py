@@ -142,8 +142,11 @@ def main():
               "an unknown function is a statement error: %s" % r.body)
         r = q(f, "SELECT value FROM cpu_load", auth=("alpha", alpha))
         check(r.json()["results"][0].get("error") == "database name required", "no db: %s" % r.body)
-        r = q(f, "SELECT mean(value) FROM cpu_load GROUP BY time(1m) tz('Europe/Oslo')", auth=("alpha", alpha), db="alpha")
-        check("UTC" in r.json()["results"][0].get("error", ""), "a time zone other than UTC is refused: %s" % r.body)
+        r = q(f, "SELECT mean(value) FROM cpu_load GROUP BY time(1m) tz('Nowhere/Land')", auth=("alpha", alpha), db="alpha")
+        check(r.status == 400 and r.json() == {"error": "error parsing query: unable to find time zone Nowhere/Land"},
+              "an unknown time zone is refused as InfluxDB does: %s" % r.body)
+        r = q(f, "SELECT count(value) FROM cpu_load tz('../../etc/passwd')", auth=("alpha", alpha), db="alpha")
+        check(r.status == 400 and "unable to find time zone" in r.json().get("error", ""), "no path outside zoneinfo: %s" % r.body)
         r = q(f, "SELECT count(value) FROM cpu_load tz('UTC')", auth=("alpha", alpha), db="alpha")
         check(r.json()["results"][0]["series"][0]["values"][0][1] == 360, "tz('UTC') reads as without: %s" % r.body)
 
