@@ -147,6 +147,19 @@ def main():
               "an unknown time zone is refused as InfluxDB does: %s" % r.body)
         r = q(f, "SELECT count(value) FROM cpu_load tz('../../etc/passwd')", auth=("alpha", alpha), db="alpha")
         check(r.status == 400 and "unable to find time zone" in r.json().get("error", ""), "no path outside zoneinfo: %s" % r.body)
+        # tz(): the hour of data (22:13-23:13 UTC) spans Oslo's midnight: two local days, the first
+        # holding what lies before 23:00 UTC
+        r = q(f, "SELECT count(value) FROM cpu_load WHERE time < '2023-11-14T23:00:00Z'", auth=("alpha", alpha), db="alpha")
+        before = r.json()["results"][0]["series"][0]["values"][0][1]
+        r = q(f, "SELECT count(value) FROM cpu_load WHERE time >= %ds AND time < %ds GROUP BY time(1d) tz('Europe/Oslo')"
+              % (S, S + 3600), auth=("alpha", alpha), db="alpha")
+        check(r.json()["results"][0]["series"][0]["values"] == [["2023-11-14T00:00:00+01:00", before],
+                                                                ["2023-11-15T00:00:00+01:00", 360 - before]],
+              "tz('Europe/Oslo'): local days, times with the offset (%d before midnight): %s" % (before, r.body))
+        r = q(f, "SELECT count(value) FROM cpu_load WHERE time >= %ds AND time < %ds GROUP BY time(1d) tz('Asia/Kolkata')"
+              % (S, S + 3600), auth=("alpha", alpha), db="alpha", epoch="s")
+        check(r.json()["results"][0]["series"][0]["values"] == [[1699986600, 360]],
+              "tz('Asia/Kolkata'): one local day from 18:30 UTC, epoch times: %s" % r.body)
         r = q(f, "SELECT count(value) FROM cpu_load tz('UTC')", auth=("alpha", alpha), db="alpha")
         check(r.json()["results"][0]["series"][0]["values"][0][1] == 360, "tz('UTC') reads as without: %s" % r.body)
 
