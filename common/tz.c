@@ -147,6 +147,19 @@ int32_t fj_tz_offset(const fj_tz *z, int64_t t)
     return z->off[lo];
 }
 
+int64_t fj_tz_next_change(const fj_tz *z, int64_t t)
+{
+    size_t lo = 0, hi = z->n; /* the first transition after t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (z->at[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < z->n ? z->at[lo] : INT64_MAX;
+}
+
 int32_t fj_tz_offset_ns(const fj_tz *z, int64_t t_ns)
 {
     int64_t s = t_ns / 1000000000LL;

@@ -19,6 +19,9 @@ const fj_tz *fj_tz_get(const char *name);
  * (Debian's files list transitions to 2037). */
 int32_t fj_tz_offset(const fj_tz *z, int64_t t);
 
+/* The first instant after t (seconds) at which the zone's offset changes; INT64_MAX when none. */
+int64_t fj_tz_next_change(const fj_tz *z, int64_t t);
+
 /* The same at t_ns nanoseconds since the epoch (floored to the second). */
 int32_t fj_tz_offset_ns(const fj_tz *z, int64_t t_ns);
 

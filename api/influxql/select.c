@@ -1194,13 +1194,19 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
             y = r;
             width = x;
         }
-        /* in a zone, buckets start at local times: today's offsets and their changes are whole
-         * quarter hours, so load buckets of a width dividing 15 minutes fit them */
-        for (int64_t x = width, y = st->group_time && st->zone ? 900 * NSEC : 0; y;) {
-            int64_t r = x % y;
-            x = y;
-            y = r;
-            width = x;
+        /* in a zone, buckets start at local times: narrowed further to divide each UTC offset the
+         * zone has over the range (and so each change between them) */
+        for (int64_t s = from / NSEC - 1; st->group_time && st->zone && s <= to / NSEC;
+             s = fj_tz_next_change(st->zone, s)) {
+            int64_t y = (int64_t)fj_tz_offset(st->zone, s) * NSEC;
+            for (int64_t x = width, y2 = y < 0 ? -y : y; y2;) {
+                int64_t r = x % y2;
+                x = y2;
+                y2 = r;
+                width = x;
+            }
+            if (s == INT64_MAX)
+                break;
         }
         rs = iq_sonar_read(c, m->src, isers, nis, u->need, u->nneed, where, from, to, width, err);
         if (rs != FJ_OK)

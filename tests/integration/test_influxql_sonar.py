@@ -57,6 +57,14 @@ def nodes(api, base):
                 and (r[4] is None if w["cpu_util"] is None else close(r[4], w["cpu_util"])) \
                 and (r[5] is None if w["cpu_cores"] is None else close(r[5], w["cpu_cores"]))
             check(ok, "by %s at %s: %s, want %s" % (interval, rfc(t), r, {k: v for k, v in w.items() if k != "iv"}))
+    # tz(): Kolkata's hours start at :30 UTC, the same buckets as UTC hours offset by 30 minutes
+    # (load buckets narrowed to fit the zone's quarter hours)
+    base_q = ("SELECT max(mem_max_kb), mean(load1) FROM sonar_node WHERE node = 'iq1' AND time >= %ds AND time <= %ds"
+              " GROUP BY time(%%s) fill(none)%%s" % (H - 3600, H + 7199))
+    in_zone = iq(api, base_q % ("1h", " tz('Asia/Kolkata')")).get("series", [{}])[0].get("values")
+    offset = iq(api, base_q % ("1h, 30m", "")).get("series", [{}])[0].get("values")
+    check(in_zone and in_zone == offset and all((t - H) % 3600 == 1800 for t, _, _ in in_zone),
+          "tz('Asia/Kolkata') by 1h: %s, want time(1h, 30m)'s %s" % (in_zone, offset))
     # a whole window at once: the mean of the hourly points
     res = iq(api, "SELECT max(load1_max) FROM sonar_node WHERE node = 'iq1' AND time >= %ds AND time <= %ds" % (H, H + 7199))
     vals = res.get("series", [{}])[0].get("values", [])

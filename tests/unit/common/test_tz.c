@@ -52,6 +52,17 @@ Test(tz, half_hour_zones)
     cr_assert_eq(fj_tz_offset(ad, e), 9 * 3600 + 1800);
 }
 
+Test(tz, next_change)
+{
+    const fj_tz *z = fj_tz_get("Europe/Oslo");
+    cr_assert_not_null(z);
+    cr_assert_eq(fj_tz_next_change(z, utc(2026, 3, 1, 0, 0)), utc(2026, 3, 29, 1, 0));
+    cr_assert_eq(fj_tz_next_change(z, utc(2026, 3, 29, 1, 0)), utc(2026, 10, 25, 1, 0), "strictly after");
+    const fj_tz *k = fj_tz_get("Asia/Kolkata");
+    cr_assert_not_null(k);
+    cr_assert_eq(fj_tz_next_change(k, utc(2026, 1, 1, 0, 0)), INT64_MAX, "no change since 1945");
+}
+
 Test(tz, utc_and_the_same_zone_twice)
 {
     const fj_tz *z = fj_tz_get("Etc/UTC");
