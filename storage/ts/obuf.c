@@ -221,6 +221,11 @@ int64_t fj_ts_obuf_last_t(const fj_ts_obuf *b)
     return b->t_last;
 }
 
+const void *fj_ts_obuf_tail(const fj_ts_obuf *b)
+{
+    return b->data + (b->bits >> 3);
+}
+
 size_t fj_ts_obuf_bytes(const fj_ts_obuf *b)
 {
     return MALLOC_HEADER + sizeof *b + b->cap;

@@ -49,6 +49,9 @@ size_t fj_ts_obuf_count(const fj_ts_obuf *b);
 int64_t fj_ts_obuf_last_t(const fj_ts_obuf *b);
 /* Bytes allocated for the buffer, header included (what it costs in memory). */
 size_t fj_ts_obuf_bytes(const fj_ts_obuf *b);
+/* Where the next point's bits go, a byte of the block once it holds two points: for a prefetch
+ * before fj_ts_obuf_append (the header and this byte are apart once a buffer holds a few points). */
+const void *fj_ts_obuf_tail(const fj_ts_obuf *b);
 
 /* Writes the fj_ts_obuf_count points into t[] and v[], in time order. */
 void fj_ts_obuf_decode(const fj_ts_obuf *b, int64_t *t, double *v);

@@ -178,3 +178,36 @@ Test(ts_obuf, small_for_what_collectors_send)
     cr_assert_lt(fj_ts_obuf_bytes(b), (size_t)(1.6 * N), "%zu bytes for %d points", fj_ts_obuf_bytes(b), N);
     fj_ts_obuf_free(b);
 }
+
+/* fj_ts_obuf_tail (a prefetch hint) lies inside the block once it holds two points, past every
+ * byte already written, and moves on as points are added; an append changes nothing before it. */
+Test(ts_obuf, tail_is_where_the_next_point_goes)
+{
+    fj_ts_obuf *b = fj_ts_obuf_new(0, 1.5);
+    cr_assert_not_null(b);
+    size_t first = 0;
+    for (int64_t i = 1; i < 200; i++) {
+        const unsigned char *base = (const unsigned char *)b, *tail = fj_ts_obuf_tail(b);
+        size_t bytes = fj_ts_obuf_bytes(b) - 8; /* less the allocator's header */
+        if (i > 1) /* with one point nothing is in the bits yet: the block is its header */
+            cr_assert(tail > base && tail < base + bytes, "point %lld: tail at %td of %zu bytes", (long long)i,
+                  tail - base, bytes);
+        size_t before = (size_t)(tail - base);
+        unsigned char *copy = malloc(before);
+        memcpy(copy, base, before);
+        int64_t t_last = fj_ts_obuf_last_t(b);
+        cr_assert_eq(fj_ts_obuf_append(&b, i * 60 * S + (i % 3), (double)(i * 7919 % 1000) / 10), FJ_OK);
+        /* the header's first fields (the newest point) change; the bits before the tail do not */
+        size_t header = 56;
+        if (before > header)
+            cr_assert(memcmp(copy + header, (const unsigned char *)b + header, before - header) == 0,
+                      "point %lld rewrote bits before the tail", (long long)i);
+        cr_assert_neq(fj_ts_obuf_last_t(b), t_last);
+        free(copy);
+        if (i == 2)
+            first = (size_t)((const unsigned char *)fj_ts_obuf_tail(b) - (const unsigned char *)b);
+    }
+    cr_assert_gt((size_t)((const unsigned char *)fj_ts_obuf_tail(b) - (const unsigned char *)b),
+                 first + 100, "the tail moved on");
+    fj_ts_obuf_free(b);
+}
