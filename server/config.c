@@ -80,7 +80,9 @@ static const option_def options[] = {
     STR("metrics-token", metrics_token, SERVE, "SECRET", "Bearer secret for GET /metrics (Prometheus), besides read credentials"),
     NUM("connection-memory", OPT_SIZE, conn_memory, SERVE, "SIZE", "per-connection buffer for headers"),
     NUM("queue-max", OPT_SIZE, queue_max, SERVE, "N", "queued write batches beyond which ingest answers 503"),
-    NUM("group-commit-ms", OPT_UINT, group_commit_ms, SERVE, "MS", "how long the writer gathers requests into one commit"),
+    NUM("group-commit-ms", OPT_UINT, group_commit_ms, SERVE, "MS|auto",
+        "how long the writer gathers requests into one commit; auto: 2 where commits wait for the disk "
+        "(PostgreSQL, synchronous=FULL), else 0"),
     BOOL("dev-mode", dev_mode, SERVE, "accept requests without credentials (loopback listener only)"),
     STR("log-level", log_level, ALL, "debug|info|warn|error", "what is logged to stderr"),
     NUM("metrics-retention", OPT_I64, metrics_retention_s, SERVE, "DURATION", "the older name of retention-metrics"),
@@ -130,7 +132,7 @@ void fj_config_defaults(fj_config *c)
     snprintf(c->log_request_format, sizeof c->log_request_format, "logfmt");
     c->conn_memory = 64 * 1024;
     c->queue_max = 256;
-    c->group_commit_ms = 2;
+    c->group_commit_ms = FJ_GROUP_COMMIT_AUTO;
     c->dev_mode = false;
     snprintf(c->log_level, sizeof c->log_level, "info");
     c->metrics_flush_s = 12 * 3600;
@@ -198,7 +200,11 @@ static fj_status set_option(fj_config *c, const option_def *o, const char *name,
         *(size_t *)(void *)field = (size_t)n;
         return FJ_OK;
     case OPT_UINT:
-        if (!parse_size(value, &n) || n > 0xffffffffULL)
+        if (o->arg && strstr(o->arg, "auto") && !strcmp(value, "auto")) {
+            *(unsigned *)(void *)field = UINT_MAX; /* an option whose arg names auto (FJ_GROUP_COMMIT_AUTO) */
+            return FJ_OK;
+        }
+        if (!parse_size(value, &n) || n >= 0xffffffffULL)
             return fj_err_set(err, FJ_EINVAL, name, "%s: '%s' is not a count", name, value);
         *(unsigned *)(void *)field = (unsigned)n;
         return FJ_OK;
@@ -357,7 +363,10 @@ static void format_default(const option_def *o, const fj_config *d, char *out, s
         snprintf(out, cap, "%s", *(const bool *)(const void *)field ? "true" : "false");
         return;
     case OPT_UINT:
-        snprintf(out, cap, "%u", *(const unsigned *)(const void *)field);
+        if (*(const unsigned *)(const void *)field == UINT_MAX)
+            snprintf(out, cap, "auto");
+        else
+            snprintf(out, cap, "%u", *(const unsigned *)(const void *)field);
         return;
     case OPT_SIZE: {
         n = *(const size_t *)(const void *)field;
@@ -538,4 +547,12 @@ void fj_config_instance(const fj_config *c, char *out, size_t cap)
         snprintf(host, sizeof host, "localhost");
     const char *port = strrchr(c->listen, ':'); /* "[::1]:8077" and "0.0.0.0:8077" alike */
     snprintf(out, cap, "%s:%s", host, port ? port + 1 : c->listen);
+}
+
+unsigned fj_config_group_commit_ms(const fj_config *c)
+{
+    if (c->group_commit_ms != FJ_GROUP_COMMIT_AUTO)
+        return c->group_commit_ms;
+    bool pg = !strncmp(c->db, "postgres://", 11) || !strncmp(c->db, "postgresql://", 13);
+    return pg || !strcasecmp(c->synchronous, "FULL") ? 2 : 0;
 }

@@ -7,6 +7,7 @@
 #include "fj_status.h"
 #include "storage/core/retention.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -49,7 +50,8 @@ typedef struct fj_config {
     char metrics_token[256];   /* a Bearer secret for GET /metrics besides read credentials; "" = none */
     size_t conn_memory;        /* libmicrohttpd per-connection memory limit */
     size_t queue_max;          /* writer queue length past which ingest answers 503 */
-    unsigned group_commit_ms;  /* how long the writer waits to gather more batches */
+    unsigned group_commit_ms;  /* how long the writer waits to gather more batches; FJ_GROUP_COMMIT_AUTO:
+                                * fj_config_group_commit_ms decides */
     bool dev_mode;             /* accept unauthenticated requests (loopback listener only) */
     char log_level[16];        /* debug, info, warn, error */
     /* Line-protocol metrics (docs/metrics.md) */
@@ -83,6 +85,15 @@ enum {
 
 /* Fills c with the documented defaults. */
 void fj_config_defaults(fj_config *c);
+
+/* group-commit-ms = auto (the default). */
+#define FJ_GROUP_COMMIT_AUTO UINT_MAX
+
+/* The writer's group-commit wait in milliseconds: the setting, or for auto 2 where a commit waits
+ * for the disk (PostgreSQL, SQLite with synchronous=FULL), so that concurrent requests share that
+ * wait, and 0 elsewhere, where waiting only holds the request threads back (docs/benchmarks.md,
+ * "The group-commit wait"). */
+unsigned fj_config_group_commit_ms(const fj_config *c);
 
 /* Reads an INI file into c. FJ_EINVAL names the file, line and key on a bad entry. */
 fj_status fj_config_load_file(fj_config *c, const char *path, fj_err *err);

@@ -129,3 +129,24 @@ Test(config, retention_contradictions_refused)
     cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL);
     cr_assert_str_eq(err.path, "retention-metrics");
 }
+
+/* group-commit-ms = auto (the default) waits only where a commit waits for the disk. */
+Test(config, group_commit_auto_waits_where_commits_reach_the_disk)
+{
+    fj_config c;
+    fj_config_defaults(&c);
+    cr_assert_eq(c.group_commit_ms, FJ_GROUP_COMMIT_AUTO);
+    cr_assert_eq(fj_config_group_commit_ms(&c), 0, "SQLite, synchronous=NORMAL: no wait");
+    fj_err err = {0};
+    cr_assert_eq(fj_config_set(&c, "synchronous", "FULL", &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_config_group_commit_ms(&c), 2, "SQLite, synchronous=FULL: 2 ms");
+    cr_assert_eq(fj_config_set(&c, "synchronous", "NORMAL", &err), FJ_OK);
+    cr_assert_eq(fj_config_set(&c, "db", "postgresql://fjord@127.0.0.1/fjord", &err), FJ_OK);
+    cr_assert_eq(fj_config_group_commit_ms(&c), 2, "PostgreSQL: 2 ms");
+    cr_assert_eq(fj_config_set(&c, "group-commit-ms", "5", &err), FJ_OK);
+    cr_assert_eq(fj_config_group_commit_ms(&c), 5, "a number set is kept");
+    cr_assert_eq(fj_config_set(&c, "group-commit-ms", "auto", &err), FJ_OK);
+    cr_assert_eq(c.group_commit_ms, FJ_GROUP_COMMIT_AUTO);
+    cr_assert_eq(fj_config_set(&c, "group-commit-ms", "4294967295", &err), FJ_EINVAL, "auto's value is not a count");
+    cr_assert_eq(fj_config_set(&c, "threads", "auto", &err), FJ_EINVAL, "only an option that names auto takes it");
+}
