@@ -644,6 +644,32 @@ static size_t buf_bytes(const series *s)
     return s->sorted ? fj_ts_obuf_bytes(s->buf.ob) : (size_t)s->cap * sizeof(pt);
 }
 
+/* The points of s's buffer in time order, one per timestamp, into the scratch arrays e->st and
+ * e->sv (room made by scratch()); an unsorted buffer is sorted and deduplicated in place first.
+ * Returns how many. Exclusive lock held. Sealing and checkpointing both start here. */
+static size_t buffer_points(fj_ts_engine *e, series *s)
+{
+    size_t n = s->n;
+    if (s->sorted) {
+        fj_ts_obuf_decode(s->buf.ob, e->st, e->sv);
+        return n;
+    }
+    n = sort_dedup(s->buf.raw, n, e->sort_tmp);
+    e->buffered -= s->n - n;
+    s->n = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        e->st[i] = s->buf.raw[i].t;
+        e->sv[i] = s->buf.raw[i].v;
+    }
+    return n;
+}
+
+/* The longest gap between two points of one chunk, in ns (none: no limit). */
+static uint64_t seal_gap(const fj_ts_engine *e)
+{
+    return e->o.seal_age_ns > 0 ? (uint64_t)e->o.seal_age_ns : UINT64_MAX;
+}
+
 /* Seals the buffer of series id into one chunk per stretch without a gap over seal_age_ns.
  * Exclusive lock held. On failure the points stay buffered. */
 static fj_status seal(fj_ts_engine *e, uint32_t id)
@@ -653,20 +679,9 @@ static fj_status seal(fj_ts_engine *e, uint32_t id)
         return FJ_OK;
     if (!scratch(e, s->n))
         return FJ_ENOMEM;
-    size_t n = s->n;
-    if (s->sorted) {
-        fj_ts_obuf_decode(s->buf.ob, e->st, e->sv);
-    } else {
-        n = sort_dedup(s->buf.raw, n, e->sort_tmp);
-        e->buffered -= s->n - n;
-        s->n = (uint32_t)n;
-        for (size_t i = 0; i < n; i++) {
-            e->st[i] = s->buf.raw[i].t;
-            e->sv[i] = s->buf.raw[i].v;
-        }
-    }
+    size_t n = buffer_points(e, s);
     pending *tail_before = e->p_tail, *emit_before = e->p_emit;
-    uint64_t gap = e->o.seal_age_ns > 0 ? (uint64_t)e->o.seal_age_ns : UINT64_MAX;
+    uint64_t gap = seal_gap(e);
     size_t start = 0;
     for (size_t i = 1; i <= n; i++) {
         if (i < n && (uint64_t)e->st[i] - (uint64_t)e->st[i - 1] <= gap)
@@ -1058,19 +1073,8 @@ static fj_status checkpoint_one(fj_ts_engine *e, uint32_t id, const fj_ts_sink *
     series *s = &e->s[id];
     if (!scratch(e, s->n) || !ck_room(e))
         return FJ_ENOMEM;
-    size_t n = s->n;
-    if (s->sorted) {
-        fj_ts_obuf_decode(s->buf.ob, e->st, e->sv);
-    } else {
-        n = sort_dedup(s->buf.raw, n, e->sort_tmp);
-        e->buffered -= s->n - n;
-        s->n = (uint32_t)n;
-        for (size_t i = 0; i < n; i++) {
-            e->st[i] = s->buf.raw[i].t;
-            e->sv[i] = s->buf.raw[i].v;
-        }
-    }
-    uint64_t gap = e->o.seal_age_ns > 0 ? (uint64_t)e->o.seal_age_ns : UINT64_MAX;
+    size_t n = buffer_points(e, s);
+    uint64_t gap = seal_gap(e);
     for (size_t i = 1; i < n; i++)
         if ((uint64_t)e->st[i] - (uint64_t)e->st[i - 1] > gap)
             return seal(e, id); /* emitted with the next transaction */
