@@ -8,27 +8,17 @@ each kind's horizon, and the answers say where raw data expired (raw_expired_bef
 job keeps every figure, the CPU time and I/O read from its process rows included. Old records
 of each kind are refused with a reason naming the setting. Settings that contradict each other
 are refused when the server starts."""
-import copy
 import json
 import os
 import time
 
 from api_common import envelope, epoch, rfc
 from harness import Fjord, check, finish, run_cli, split_envelopes, PG, SHARED
+from test_retention import VM0, sample
 
-VM0 = "sonar-0.19-output/head-sample-default.json"  # node vm of test.local, with processes
 SLURM = os.path.join(SHARED, "data", "sonar", "formats-testdata", "newfmt_slurmjobs.json")
 DAY = 86400
 WAIT_S = 30
-
-
-def sample(base, t, job):
-    e = copy.deepcopy(base)
-    a = e["data"]["attributes"]
-    a["time"] = rfc(t)
-    procs = [p for j in a["jobs"] for p in j["processes"]]
-    a["jobs"] = [{"job": job, "user": "alice", "epoch": 0, "processes": procs}]
-    return e
 
 
 def slurm_env(t, job_id):
