@@ -271,7 +271,7 @@ fj_status fj_jcpu_recompute(const fj_jcpu_io *io, int64_t rjob, int64_t node, fj
     return st;
 }
 
-static int note_cmp(const void *a, const void *b)
+int fj_jcpu_note_cmp(const void *a, const void *b)
 {
     const fj_jcpu_note *x = a, *y = b;
     if (x->rjob != y->rjob)
@@ -305,7 +305,7 @@ static fj_status settle_job(const fj_jcpu_io *io, int64_t rjob, const fj_jcpu_de
 fj_status fj_jcpu_drain(const fj_jcpu_io *io, fj_jcpu_note *notes, size_t n, fj_err *err)
 {
     if (n > 1)
-        qsort(notes, n, sizeof *notes, note_cmp);
+        qsort(notes, n, sizeof *notes, fj_jcpu_note_cmp);
     fj_status st = FJ_OK;
     for (size_t i = 0; i < n && st == FJ_OK;) {
         int64_t rjob = notes[i].rjob;

@@ -113,6 +113,9 @@ typedef struct fj_jcpu_note {
     fj_time t;
 } fj_jcpu_note;
 
+/* qsort order of notes: by job, node, then time (fj_jcpu_drain's order). */
+int fj_jcpu_note_cmp(const void *a, const void *b);
+
 /* What one update changed: the sum of figure changes and the largest new candidate (-1 none);
  * stale: some candidate went down (the job's maximum must be read again). */
 typedef struct fj_jcpu_delta {

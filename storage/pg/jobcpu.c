@@ -709,22 +709,12 @@ static fj_status io_job_set(void *x, int64_t rjob, int64_t sum_m, int64_t win_m,
     return push_pend(c, &k->job_sets, &k->n_job_sets, &k->cap_job_sets, p);
 }
 
-static int note_cmp(const void *a, const void *b)
-{
-    const fj_jcpu_note *x = a, *y = b;
-    if (x->rjob != y->rjob)
-        return x->rjob < y->rjob ? -1 : 1;
-    if (x->node != y->node)
-        return x->node < y->node ? -1 : 1;
-    return x->t < y->t ? -1 : x->t > y->t;
-}
-
 /* Reads what the notes will ask into the cache. */
 static fj_status prefetch(ctx *c, fj_jcpu_note *notes, size_t n)
 {
     if (!n)
         return FJ_OK;
-    qsort(notes, n, sizeof *notes, note_cmp); /* fj_jcpu_drain's order too */
+    qsort(notes, n, sizeof *notes, fj_jcpu_note_cmp); /* fj_jcpu_drain's order too */
     fj_status st = load_jobs(c, notes, n);
     if (st == FJ_OK)
         st = load_rows(c, notes, n);
