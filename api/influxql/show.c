@@ -34,6 +34,19 @@ static void series_open(fj_buf *out, bool *any, const char *name, const char *c1
     fj_buf_puts(out, "],\"values\":[");
 }
 
+/* One row of a one-column series: the series (name, column col) opened before the first row,
+ * *rows counting them; the caller closes it with "]}" when *rows is not 0. */
+static void name_row(fj_buf *out, bool *any, size_t *rows, const char *name, const char *col, const char *value)
+{
+    if (!(*rows)++)
+        series_open(out, any, name, col, NULL);
+    else
+        fj_buf_puts(out, ",");
+    fj_buf_puts(out, "[");
+    fj_buf_json_str(out, value);
+    fj_buf_puts(out, "]");
+}
+
 /* Rows within OFFSET and LIMIT. */
 static bool within(const iq_stmt *st, size_t k)
 {
@@ -105,13 +118,7 @@ static fj_status show_databases(iq_ctx *c, fj_buf *out, bool *any, fj_err *err)
     for (size_t i = 0; i < l.n; i++) {
         if (!fj_auth_may_read(who, l.v[i]))
             continue;
-        if (!k++)
-            series_open(out, any, "databases", "name", NULL);
-        else
-            fj_buf_puts(out, ",");
-        fj_buf_puts(out, "[");
-        fj_buf_json_str(out, l.v[i]);
-        fj_buf_puts(out, "]");
+        name_row(out, any, &k, "databases", "name", l.v[i]);
     }
     if (k)
         fj_buf_puts(out, "]}");
@@ -177,14 +184,7 @@ fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *ms
                 pass = series_passes(c, rest, &cat.iser[i]);
             if (!pass || !within(st, k++))
                 continue;
-            if (!l.n)
-                series_open(out, any, "measurements", "name", NULL);
-            else
-                fj_buf_puts(out, ",");
-            l.n++;
-            fj_buf_puts(out, "[");
-            fj_buf_json_str(out, me->name);
-            fj_buf_puts(out, "]");
+            name_row(out, any, &l.n, "measurements", "name", me->name);
         }
         if (l.n)
             fj_buf_puts(out, "]}");
@@ -201,13 +201,7 @@ fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *ms
         for (size_t i = 0; i < l.n; i++) {
             if (!within(st, i))
                 continue;
-            if (!k++)
-                series_open(out, any, NULL, "key", NULL);
-            else
-                fj_buf_puts(out, ",");
-            fj_buf_puts(out, "[");
-            fj_buf_json_str(out, l.v[i]);
-            fj_buf_puts(out, "]");
+            name_row(out, any, &k, NULL, "key", l.v[i]);
         }
         if (k)
             fj_buf_puts(out, "]}");
