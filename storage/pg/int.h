@@ -120,15 +120,18 @@ typedef fj_intern fj_pg_map;
     /* The same reads for a whole group at once, and its writes batched (storage/pg/jobcpu.c). */      \
     X(JCPU_JOBS_MANY, "SELECT id, job, epoch, pid, ppid, cmd_id, cluster_id, cpu_sum_m, n_samples, "     \
                       "coalesce(cpu_win_peak_m, -1) FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id") \
+    /* every part lateral, OFFSET 0 keeping the last from being flattened into a join: an index \
+     * lookup per key whatever the planner thinks of unnest and of a partition whose statistics \
+     * lag its growth (as a join it became a scan of the whole table) */                        \
     X(JCPU_ROWS_MANY, "SELECT k.o, f.t, n.t, j.time, j.cpu_m, coalesce(j.cpu_win_m, -1) FROM "          \
                       "unnest($1::bigint[],$2::bigint[],$3::bigint[],$4::bigint[]) WITH ORDINALITY "     \
                       "k(r,n,lo,hi,o) LEFT JOIN LATERAL (SELECT time t FROM job_samples WHERE rjob_id " \
                       "= k.r AND node_id = k.n AND time <= k.lo - 120 ORDER BY time DESC LIMIT 1) f ON " \
                       "true LEFT JOIN LATERAL (SELECT time t FROM job_samples WHERE rjob_id = k.r AND "  \
-                      "node_id = k.n AND time > k.hi ORDER BY time LIMIT 1) n ON true JOIN job_samples " \
-                      "j ON j.rjob_id = k.r AND j.node_id = k.n AND j.time >= coalesce(f.t, "           \
-                      "-9223372036854775807) AND j.time <= coalesce(n.t + 120, 9223372036854775807) "    \
-                      "ORDER BY k.o, j.time")                                                            \
+                      "node_id = k.n AND time > k.hi ORDER BY time LIMIT 1) n ON true CROSS JOIN "     \
+                      "LATERAL (SELECT time, cpu_m, cpu_win_m FROM job_samples WHERE rjob_id = k.r AND " \
+                      "node_id = k.n AND time >= coalesce(f.t, -9223372036854775807) AND time <= "       \
+                      "coalesce(n.t + 120, 9223372036854775807) OFFSET 0) j ORDER BY k.o, j.time")       \
     X(JCPU_PROCS_MANY, "SELECT k.o, p.job, p.epoch, p.pid, p.ppid, p.cmd_id, coalesce(p.cpu_time, 0), "  \
                        "coalesce(p.cpu_avg_m, 0), coalesce(p.cpu_util_m, 0), coalesce(p.num_threads, 0), " \
                        "coalesce(p.rolledup, 0) FROM unnest($1::bigint[],$2::bigint[]) WITH ORDINALITY "  \
@@ -362,11 +365,28 @@ fj_status fj_pg_stats(fj_store *s, fj_store_stats *out, fj_err *err);
  * the group's sample rows; also completes the backfill of migration 0004. */
 fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err);
 
+/* A job_samples row of the write group that is not in the table yet: the drain gives it its
+ * figure and peak candidate (win_m -1: none) before it is inserted, so that no new row is written
+ * twice (an UPDATE right after the INSERT left a dead copy of most rows). */
+typedef struct fj_pg_jcpu_added {
+    int64_t rjob, node;
+    fj_time t;
+    int64_t cpu_m, win_m;
+} fj_pg_jcpu_added;
+
+/* Inserts the added rows with the figures they have so far. */
+typedef fj_status (*fj_pg_jcpu_insert_fn)(void *arg, fj_err *err);
+
 /* Job CPU upkeep (storage/pg/jobcpu.c, storage/core/jobcpu.h): the figures of the new node-samples noted
- * (rjob, node, time each; the rows written), the jobs' CPU summaries, then job_cpu_todo (the
- * backfill of migration 0005). Inside the writer's transaction. */
+ * (rjob, node, time each), the jobs' CPU summaries, then job_cpu_todo (the backfill of migration
+ * 0005). Inside the writer's transaction, after the group's jobs and processes are written.
+ * added[0 .. n_added) are the group's new job_samples rows (each also a note), not inserted yet:
+ * the drain works on them in memory and leaves their figures in them; should it have to read
+ * job_samples from the database (a question its prefetch did not cover), it calls insert first
+ * and writes later figures of those rows as updates. *inserted says whether it did. */
 fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node, const int64_t *t, size_t n,
-                           fj_err *err);
+                           fj_pg_jcpu_added *added, size_t n_added, fj_pg_jcpu_insert_fn insert, void *arg,
+                           bool *inserted, fj_err *err);
 
 /* A statement waits at most this long for a lock (session setting; DDL too, with SET LOCAL): behind
  * a long query it gives up (the write answers 503 and is retried) instead of queueing every other

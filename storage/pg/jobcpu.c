@@ -8,7 +8,12 @@
  * their producers) into a cache that answers exactly what the database would; the figures it
  * writes are applied to the cache and sent in two batched UPDATEs. A question the cache cannot
  * answer (a backfill, a merge's totals, late data far from the rest) sends the pending writes,
- * then asks the database. */
+ * then asks the database.
+ *
+ * The group's new job_samples rows are not in the table yet (fj_pg_jcpu_added): the cache holds
+ * them among the stored rows, and their figures go into the rows to insert, so a new row is
+ * written once. Before the database is asked anything, they are inserted (the writer's callback)
+ * and from then on they are stored rows like the others. */
 #include "storage/pg/int.h"
 
 #include "alloc.h"
@@ -56,7 +61,8 @@ typedef struct cache {
     ckey *keys;
     size_t n_keys;
     fj_jcpu_row *rows;
-    size_t *row_pend; /* per row: its entry in sets, or SIZE_MAX */
+    size_t *row_pend;  /* per row: its entry in sets, or SIZE_MAX */
+    size_t *row_added; /* per row: its entry in the added rows (not inserted yet), or SIZE_MAX */
     size_t n_rows;
     cprocs *sjobs;
     size_t n_sjobs;
@@ -75,6 +81,12 @@ typedef struct ctx {
     /* the job being worked on: its key picks its processes */
     int64_t job_id, job, epoch, pid, ppid, cmd_id, cluster_id;
     cache c;
+    /* the group's rows not in job_samples yet, and how to put them there */
+    fj_pg_jcpu_added *added;
+    size_t n_added;
+    fj_pg_jcpu_insert_fn insert;
+    void *insert_arg;
+    bool inserted;
 } ctx;
 
 /* Up to five integer parameters as text. */
@@ -170,6 +182,7 @@ static void cache_free(cache *k)
     fj_free(k->keys);
     fj_free(k->rows);
     fj_free(k->row_pend);
+    fj_free(k->row_added);
     fj_free(k->sjobs);
     fj_free(k->procs);
     fj_free(k->sets);
@@ -201,8 +214,8 @@ static fj_status run_cols(ctx *c, fj_pg_stmt_id id, fj_pg_cols *t, PGresult **r,
     return fj_pg_run(c->s, id, t->ncols, vals, r, what, c->err);
 }
 
-/* Sends the figures written so far (before anything is read from the database). */
-static fj_status flush(ctx *c)
+/* Sends the figures written so far. */
+static fj_status send_pending(ctx *c)
 {
     cache *k = &c->c;
     fj_status st = FJ_OK;
@@ -233,6 +246,19 @@ static fj_status flush(ctx *c)
         k->n_job_sets = 0;
     }
     return st;
+}
+
+/* Before the database answers a question or takes a figure: the group's new rows go in, then the
+ * figures written so far. */
+static fj_status flush(ctx *c)
+{
+    if (!c->inserted && c->n_added) {
+        fj_status st = c->insert(c->insert_arg, c->err);
+        if (st != FJ_OK)
+            return st;
+        c->inserted = true;
+    }
+    return send_pending(c);
 }
 
 static int i64_cmp(const void *a, const void *b)
@@ -284,6 +310,91 @@ static fj_status load_jobs(ctx *c, const fj_jcpu_note *notes, size_t n)
     return FJ_OK;
 }
 
+/* An added row, sorted by (rjob, node, time, arrival). */
+typedef struct aref {
+    int64_t rjob, node;
+    fj_time t;
+    size_t i;
+} aref;
+
+static int aref_cmp(const void *a, const void *b)
+{
+    const aref *x = a, *y = b;
+    if (x->rjob != y->rjob)
+        return x->rjob < y->rjob ? -1 : 1;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The cache's rows: each key's stored rows (JCPU_ROWS_MANY's result r, rows rows, by key ordinal
+ * and time) merged by time with its added rows. Of rows with one time the stored one stands, and
+ * of added ones the first to arrive: the others are what INSERT ... ON CONFLICT DO NOTHING will
+ * drop. A key without stored rows has none at all (the query returns every row between its
+ * neighbours, and the neighbours themselves), so the cache holds all of its rows. Keys left with
+ * no rows stay out of the cache. */
+static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
+{
+    cache *k = &c->c;
+    size_t na = c->n_added, cap = rows + na ? rows + na : 1;
+    aref *ar = fj_malloc((na ? na : 1) * sizeof *ar);
+    k->rows = fj_malloc(cap * sizeof *k->rows);
+    k->row_pend = fj_malloc(cap * sizeof *k->row_pend);
+    k->row_added = fj_malloc(cap * sizeof *k->row_added);
+    if (!ar || !k->rows || !k->row_pend || !k->row_added) {
+        fj_free(ar);
+        return oom(c);
+    }
+    for (size_t i = 0; i < na; i++)
+        ar[i] = (aref){c->added[i].rjob, c->added[i].node, c->added[i].t, i};
+    qsort(ar, na, sizeof *ar, aref_cmp);
+    size_t kept = 0, out = 0;
+    for (size_t i = 0, a = 0, o = 0; o < nk; o++) {
+        ckey key = k->keys[o];
+        key.first = out;
+        size_t d = i;
+        while (i < rows && (size_t)fj_pg_int(r, (int)i, 0) == o + 1)
+            i++;
+        key.from = INT64_MIN, key.to = INT64_MAX;
+        if (i > d) {
+            if (!PQgetisnull(r, (int)d, 1))
+                key.from = fj_pg_int(r, (int)d, 1);
+            if (!PQgetisnull(r, (int)d, 2))
+                key.to = fj_pg_int(r, (int)d, 2) + FJ_JCPU_WINDOW_S;
+        }
+        while (a < na && (ar[a].rjob < key.rjob || (ar[a].rjob == key.rjob && ar[a].node < key.node)))
+            a++;
+        size_t q = a;
+        while (a < na && ar[a].rjob == key.rjob && ar[a].node == key.node)
+            a++;
+        while (d < i || q < a) {
+            bool stored = q == a || (d < i && fj_pg_int(r, (int)d, 3) <= ar[q].t);
+            fj_time t = stored ? fj_pg_int(r, (int)d, 3) : ar[q].t;
+            if (stored) {
+                k->rows[out] = (fj_jcpu_row){t, fj_pg_int(r, (int)d, 4), fj_pg_int(r, (int)d, 5)};
+                k->row_added[out] = SIZE_MAX;
+                d++;
+            } else {
+                const fj_pg_jcpu_added *ad = &c->added[ar[q].i];
+                k->rows[out] = (fj_jcpu_row){t, ad->cpu_m, ad->win_m};
+                k->row_added[out] = ar[q].i;
+            }
+            while (q < a && ar[q].t == t)
+                q++;
+            k->row_pend[out++] = SIZE_MAX;
+        }
+        key.n = out - key.first;
+        if (key.n)
+            k->keys[kept++] = key;
+    }
+    fj_free(ar);
+    k->n_keys = kept;
+    k->n_rows = out;
+    return FJ_OK;
+}
+
 /* The job_samples rows around each (job, node)'s new node-samples (notes sorted, finite times). */
 static fj_status load_rows(ctx *c, const fj_jcpu_note *notes, size_t n)
 {
@@ -315,34 +426,10 @@ static fj_status load_rows(ctx *c, const fj_jcpu_note *notes, size_t n)
     fj_pg_cols_free(&t);
     if (st != FJ_OK || !nk)
         return st;
-    size_t rows = (size_t)PQntuples(r);
-    k->rows = fj_malloc((rows ? rows : 1) * sizeof *k->rows);
-    k->row_pend = fj_malloc((rows ? rows : 1) * sizeof *k->row_pend);
-    if (!k->rows || !k->row_pend) {
-        PQclear(r);
-        return oom(c);
-    }
-    /* keys without rows (none matched: a note of a row that is not there) stay out of the cache */
-    size_t kept = 0;
-    for (size_t i = 0, o = 0; o < nk; o++) {
-        ckey key = k->keys[o];
-        key.first = i;
-        for (; i < rows && (size_t)fj_pg_int(r, (int)i, 0) == o + 1; i++) {
-            if (i == key.first) {
-                key.from = PQgetisnull(r, (int)i, 1) ? INT64_MIN : fj_pg_int(r, (int)i, 1);
-                key.to = PQgetisnull(r, (int)i, 2) ? INT64_MAX : fj_pg_int(r, (int)i, 2) + FJ_JCPU_WINDOW_S;
-            }
-            k->rows[i] = (fj_jcpu_row){fj_pg_int(r, (int)i, 3), fj_pg_int(r, (int)i, 4), fj_pg_int(r, (int)i, 5)};
-            k->row_pend[i] = SIZE_MAX;
-        }
-        key.n = i - key.first;
-        if (key.n)
-            k->keys[kept++] = key;
-    }
-    k->n_keys = kept;
-    k->n_rows = rows;
+    size_t rows = r ? (size_t)PQntuples(r) : 0;
+    st = merge_rows(c, r, rows, nk);
     PQclear(r);
-    return FJ_OK;
+    return st;
 }
 
 static fj_status add_sjob(ctx *c, size_t *cap, const cjob *j, int64_t node, fj_time t)
@@ -660,6 +747,11 @@ static fj_status io_set(void *x, int64_t rjob, int64_t node, fj_time t, int64_t 
     }
     k->rows[at].cpu_m = cpu_m;
     k->rows[at].win_m = win_m;
+    if (!c->inserted && k->row_added[at] != SIZE_MAX) { /* goes in with its row */
+        c->added[k->row_added[at]].cpu_m = cpu_m;
+        c->added[k->row_added[at]].win_m = win_m;
+        return FJ_OK;
+    }
     if (k->row_pend[at] != SIZE_MAX) {
         k->sets[k->row_pend[at]] = (pend){rjob, node, t, cpu_m, win_m};
         return FJ_OK;
@@ -724,9 +816,10 @@ static fj_status prefetch(ctx *c, fj_jcpu_note *notes, size_t n)
 }
 
 fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node, const int64_t *t, size_t n,
-                           fj_err *err)
+                           fj_pg_jcpu_added *added, size_t n_added, fj_pg_jcpu_insert_fn insert, void *arg,
+                           bool *inserted, fj_err *err)
 {
-    ctx c = {.s = s, .err = err, .job_id = -1};
+    ctx c = {.s = s, .err = err, .job_id = -1, .added = added, .n_added = n_added, .insert = insert, .insert_arg = arg};
     PGresult *todo;
     fj_status st = fj_pg_run(s, FJ_PG_JCPU_TODO, 0, NULL, &todo, "job CPU backfill", err);
     if (st != FJ_OK)
@@ -747,7 +840,9 @@ fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node
     if (st == FJ_OK)
         st = fj_jcpu_drain(&io, notes, n + n_todo, err);
     if (st == FJ_OK)
-        st = flush(&c);
+        st = send_pending(&c); /* the added rows stay for the writer to insert */
+    if (inserted)
+        *inserted = c.inserted;
     if (st == FJ_OK && n_todo)
         st = fj_pg_run(s, FJ_PG_JCPU_TODO_DEL, 0, NULL, NULL, "job CPU backfill", err);
     cache_free(&c.c);

@@ -117,8 +117,8 @@ static const spec specs[] = {
     {FJ_PG_RJ_INS, SP_DIRECT, "jobs", NULL, JOB_COLS, "bbbbbbbbbbbbbbbbbbbbbb", NULL, NULL},
     {FJ_PG_RJ_FIND, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbb", NULL, NULL},
     {FJ_PG_RJ_UPD, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbbbbbbbb", NULL, NULL},
-    {FJ_PG_RJS_INS, SP_ORDERED, "job_samples", "fjs_job_samples", "rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb",
-     "bbbbbbbb", "rjob_id,node_id,time", NULL},
+    {FJ_PG_RJS_INS, SP_ORDERED, "job_samples", "fjs_job_samples",
+     "rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb,cpu_win_m", "bbbbbbbbb", "rjob_id,node_id,time", NULL},
     {FJ_PG_RJH_INS, SP_ORDERED, "job_hosts", "fjs_job_hosts", "rjob_id,node_id", "bb", "rjob_id,node_id", NULL},
     {FJ_PG_RJC_INS, SP_ORDERED, "job_cmds", "fjs_job_cmds", "rjob_id,cmd_id", "bb", "rjob_id,cmd_id", NULL},
     {FJ_PG_SLURM_INS, SP_COUNTED, "slurm_jobs", "fjs_slurm_jobs", "cluster_id,job_id,job_step" SLURM_FIELDS(SF_COL) ",time",
@@ -328,6 +328,8 @@ struct fj_pg_wstate {
     size_t n_inst, cap_inst;
     rc *con;
     size_t n_con, cap_con;
+    fj_pg_jcpu_added *added; /* per contribution: its job_samples row's CPU figures (jobcpu.c) */
+    size_t cap_added;
     int64_t *cmds;
     size_t n_cmds, cap_cmds;
     size_t *scratch; /* live instances of one key, and which of them a time matches */
@@ -384,6 +386,7 @@ void fj_pg_write_free(fj_store *s)
     fj_free(w->keys);
     fj_free(w->inst);
     fj_free(w->con);
+    fj_free(w->added);
     fj_free(w->cmds);
     fj_free(w->scratch);
     fj_free(w->sums);
@@ -1411,21 +1414,6 @@ static fj_status write_back(wctx *x)
         FJ_TRY(fj_pg_run(x->s, FJ_PG_RJ_DEL, 1, vals, NULL, "merge jobs", x->err));
     }
 
-    begin_rows(x, FJ_PG_RJS_INS);
-    for (size_t q = 0; q < w->n_con; q++) {
-        const rc *c = &w->con[q];
-        fj_pg_i64(t, 0, w->inst[final_of(w, c->inst)].id);
-        fj_pg_i64(t, 1, c->node_id);
-        fj_pg_i64(t, 2, c->t);
-        fj_pg_i64(t, 3, c->c.nproc);
-        fj_pg_i64(t, 4, c->c.cpu_m);
-        fj_pg_i64(t, 5, c->c.mem_kb);
-        fj_pg_i64(t, 6, c->c.gpu_m);
-        fj_pg_i64(t, 7, c->c.gpumem_kb);
-        fj_pg_row(t, 0);
-    }
-    FJ_TRY(run_rows(x, FJ_PG_RJS_INS, NULL, "insert job samples"));
-
     begin_rows(x, FJ_PG_RJH_INS);
     for (size_t q = 0; q < w->n_con; q++) {
         fj_pg_i64(t, 0, w->inst[final_of(w, w->con[q].inst)].id);
@@ -1447,12 +1435,46 @@ static fj_status write_back(wctx *x)
     return run_rows(x, FJ_PG_RJC_INS, NULL, "insert job commands");
 }
 
-/* The new node-samples' CPU and their jobs' CPU summaries (storage/core/jobcpu.h), from the rows just
- * written. A stored job merged into another: the survivor's largest candidate is read again (its
- * summed figures came with the merged sums). */
+/* The group's job_samples rows, one per contribution, with the CPU figures job_cpu gave them
+ * (w->added). The callback of fj_pg_jcpu_drain, or called after it. */
+static fj_status insert_job_samples(void *arg, fj_err *err)
+{
+    wctx *x = arg;
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
+    (void)err; /* x->err, the same */
+    begin_rows(x, FJ_PG_RJS_INS);
+    for (size_t q = 0; q < w->n_con; q++) {
+        const rc *c = &w->con[q];
+        const fj_pg_jcpu_added *a = &w->added[q];
+        fj_pg_i64(t, 0, a->rjob);
+        fj_pg_i64(t, 1, a->node);
+        fj_pg_i64(t, 2, a->t);
+        fj_pg_i64(t, 3, c->c.nproc);
+        fj_pg_i64(t, 4, a->cpu_m);
+        fj_pg_i64(t, 5, c->c.mem_kb);
+        fj_pg_i64(t, 6, c->c.gpu_m);
+        fj_pg_i64(t, 7, c->c.gpumem_kb);
+        if (a->win_m < 0)
+            fj_pg_null(t, 8);
+        else
+            fj_pg_i64(t, 8, a->win_m);
+        fj_pg_row(t, 0);
+    }
+    return run_rows(x, FJ_PG_RJS_INS, NULL, "insert job samples");
+}
+
+/* The new node-samples' CPU and their jobs' CPU summaries (storage/core/jobcpu.h), then the new
+ * node-samples' job_samples rows with their figures. A stored job merged into another: the
+ * survivor's largest candidate is read again (its summed figures came with the merged sums). */
 static fj_status job_cpu(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
+    FJ_TRY(GROW(x, w->added, w->cap_added, w->n_con + 1));
+    for (size_t q = 0; q < w->n_con; q++) {
+        const rc *c = &w->con[q];
+        w->added[q] = (fj_pg_jcpu_added){w->inst[final_of(w, c->inst)].id, c->node_id, c->t, c->c.cpu_m, -1};
+    }
     size_t n = w->n_con + w->n_inst;
     int64_t *v = fj_malloc((3 * n + 1) * sizeof *v);
     if (!v)
@@ -1470,8 +1492,12 @@ static fj_status job_cpu(wctx *x)
             node[k] = -1;
             t[k++] = INT64_MAX;
         }
-    fj_status st = fj_pg_jcpu_drain(x->s, rjob, node, t, k, x->err);
+    bool inserted = false;
+    fj_status st = fj_pg_jcpu_drain(x->s, rjob, node, t, k, w->added, w->n_con, insert_job_samples, x, &inserted,
+                                    x->err);
     fj_free(v);
+    if (st == FJ_OK && !inserted)
+        st = insert_job_samples(x, x->err);
     return st;
 }
 

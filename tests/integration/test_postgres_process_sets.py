@@ -96,14 +96,16 @@ def answers(f, reader):
 def to_older(f):
     """The schema as fjord left it before migration 0008, with the same rows."""
     weeks = f.query("SELECT DISTINCT time - ((time - 345600) % 604800 + 604800) % 604800 FROM sample_procs")
-    # job_activity (0009) and job_gpu_activity (0010) came after: their tables, triggers and
-    # functions go too, and 0009 and 0010 fill them again
+    # job_activity (0009) and job_gpu_activity (0010, 0011) came after: their tables, triggers and
+    # functions go too, and 0009 to 0011 make them again
     f.execute("DROP TRIGGER job_gpu_activity_insert ON job_samples; DROP TRIGGER job_gpu_activity_move ON job_samples;"
               "DROP TRIGGER job_gpu_activity_job_gone ON jobs; DROP FUNCTION fj_job_gpu_activity_note();"
-              "DROP FUNCTION fj_job_gpu_activity_job_gone(); DROP TABLE job_gpu_activity;")
+              "DROP FUNCTION fj_job_gpu_activity_job_gone(); DROP FUNCTION fj_job_gpu_activity_note_rows();"
+              "DROP TABLE job_gpu_activity;")
     f.execute("DROP TRIGGER job_activity_insert ON job_samples; DROP TRIGGER job_activity_update ON job_samples;"
               "DROP TRIGGER job_activity_job_gone ON jobs; DROP FUNCTION fj_job_activity_note();"
-              "DROP FUNCTION fj_job_activity_job_gone(); DROP TABLE job_activity; DROP INDEX jobs_last_seen;")
+              "DROP FUNCTION fj_job_activity_job_gone(); DROP FUNCTION fj_job_activity_note_rows();"
+              "DROP TABLE job_activity; DROP INDEX jobs_last_seen;")
     f.execute("CREATE TABLE procs_kept AS SELECT %s FROM sample_procs;"
               "DROP VIEW v_processes; DROP VIEW sample_procs; DROP TABLE sample_proc_sets;" % PROC_COLS
               + OLD_TABLE)
