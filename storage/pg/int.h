@@ -72,7 +72,12 @@ typedef fj_intern fj_pg_map;
     X(SAMPLE_INS, NULL)                                                                                  \
     X(SGPU_INS, NULL)                                                                                    \
     X(SDISK_INS, NULL)                                                                                   \
-    X(SJOB_INS, NULL)                                                                                    \
+    /* a re-sent node-sample's stored sample jobs, read under the lock of its samples row */     \
+    X(SJOB_LOCK, "SELECT 1 FROM samples x JOIN unnest($1::bigint[],$2::bigint[]) u(n,t) ON x.node_id = " \
+                 "u.n AND x.time = u.t ORDER BY x.node_id, x.time FOR UPDATE OF x")                      \
+    X(SJOB_STORED, "SELECT j.node_id, j.time, j.job, j.epoch FROM unnest($1::bigint[],$2::bigint[]) "     \
+                   "k(n,t) CROSS JOIN LATERAL (SELECT * FROM sample_jobs WHERE node_id = k.n AND time = " \
+                   "k.t OFFSET 0) j")                                                                    \
     X(PROC_INS, NULL)                                                                                    \
     X(PGPU_INS, NULL)                                                                                    \
     X(RJ_SLURM_PLACE, NULL)                                                                              \

@@ -96,7 +96,7 @@ fj_status fj_pg_ensure_weeks(fj_store *s, const fj_time *times, size_t n, bool i
 
 /* The process-sample tables; every other partitioned table but load_hourly holds node samples
  * (fj_drop_partitions_by, migrations/postgres/0007_retention.sql). */
-#define PROCESS_TABLES "{sample_jobs,sample_proc_sets,sample_proc_gpus,job_samples}"
+#define PROCESS_TABLES "{sample_proc_sets,sample_proc_gpus,job_samples}"
 
 /* A horizon as a statement parameter: NULL (no horizon) when the kind is kept forever. */
 static const char *horizon(char *buf, size_t cap, bool set, int64_t t)

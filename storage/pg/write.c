@@ -105,13 +105,12 @@ static const spec specs[] = {
      "bbbbbbbbbbbbbbbb", "node_id,time,idx", "node_id,time,idx"},
     {FJ_PG_SDISK_INS, SP_COUNTED, "sample_disks", "fjs_sample_disks", "node_id,time,name_id,major,minor,stats",
      "bbbbby", "node_id,time,name_id", "node_id,time,name_id"},
-    {FJ_PG_SJOB_INS, SP_COUNTED, "sample_jobs", "fjs_sample_jobs", "node_id,time,job,epoch,user_id,n_procs", "bbbbbb",
-     "node_id,time,job,epoch", "node_id,time,job,epoch"},
-    /* a node-sample's processes, one array a column (migrations/postgres/0008_process_sets.sql) */
+    /* a node-sample's new sample jobs and their processes, one array a column
+     * (migrations/postgres/0008_process_sets.sql, 0012_sample_jobs_in_sets.sql) */
     {FJ_PG_PROC_INS, SP_DIRECT, "sample_proc_sets", NULL,
      "node_id,time,job,epoch,seq,pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,cpu_avg_m,cpu_util_m,cpu_time,"
-     "data_read_kb,data_written_kb,data_cancelled_kb,rolledup,flags",
-     "bbbbibbbbbbbbbbbbbi", NULL, NULL},
+     "data_read_kb,data_written_kb,data_cancelled_kb,rolledup,flags,sj_job,sj_epoch,sj_user_id,sj_n_procs",
+     "bbbbibbbbbbbbbbbbbibbbb", NULL, NULL},
     {FJ_PG_PGPU_INS, SP_DIRECT, "sample_proc_gpus", NULL,
      "node_id,time,job,epoch,seq,idx,uuid_id,gpu_util_m,gpu_memory_kb,gpu_memory_util_m", "bbbbibbbbb", NULL, NULL},
     {FJ_PG_RJ_INS, SP_DIRECT, "jobs", NULL, JOB_COLS, "bbbbbbbbbbbbbbbbbbbbbb", NULL, NULL},
@@ -260,6 +259,7 @@ typedef struct wenv {
     const fj_envelope *e;
     fj_write_count *cnt;
     int64_t cluster_id, node_id;
+    bool sample_new; /* a sample whose node-sample (samples row) this group inserted */
 } wenv;
 
 /* A sample job of the group: its sorted process keys are pk[pk0 .. pk0 + n). */
@@ -307,12 +307,16 @@ typedef struct rc {
     for (size_t k = 0; k < (w)->n_envs; k++)                                                             \
         for (const wenv *we = &(w)->envs[k]; we && keep(we->e); we = NULL)
 
-/* The array columns of a sample_proc_sets row: job, epoch, seq, then the process's values. */
-enum { SET_COLS = 3 + FJ_WV_PROC_N };
+/* The array columns of a sample_proc_sets row: job, epoch, seq, then the process's values; then
+ * the sample jobs' job, epoch, user_id and n_procs. */
+enum { SET_COLS = 3 + FJ_WV_PROC_N, SJ_COLS = 4 };
 
 struct fj_pg_wstate {
     fj_pg_cols t;
-    fj_pg_cols set; /* one node-sample's processes as array literals, a column each */
+    fj_pg_cols set;   /* one node-sample's processes as array literals, a column each */
+    fj_pg_cols sjset; /* and its new sample jobs */
+    struct sjkey *sj_keys; /* the group's sample jobs sorted by node-sample and key */
+    size_t cap_sj_keys;
     wenv *envs;
     size_t n_envs, cap_envs;
     bool *flags; /* per row of the last counted statement: inserted */
@@ -378,6 +382,8 @@ void fj_pg_write_free(fj_store *s)
         return;
     fj_pg_cols_free(&w->t);
     fj_pg_cols_free(&w->set);
+    fj_pg_cols_free(&w->sjset);
+    fj_free(w->sj_keys);
     fj_free(w->envs);
     fj_free(w->flags);
     fj_free(w->pk);
@@ -869,6 +875,9 @@ static fj_status write_samples(wctx *x)
         fj_pg_row(t, k);
     }
     FJ_TRY(run_counted(x, FJ_PG_SAMPLE_INS, "insert samples", true));
+    for (size_t k = 0, row = 0; k < w->n_envs; k++)
+        if (sample_env(w->envs[k].e))
+            w->envs[k].sample_new = w->flags[row++];
     FJ_TRY(list_rollups(x));
 
     begin_rows(x, FJ_PG_SGPU_INS);
@@ -960,24 +969,119 @@ static void put_proc_at(fj_pg_cols *t, const wenv *we, const fj_sample_job *j, i
     fj_pg_i64(t, 4, seq);
 }
 
-/* Ends the sample_proc_sets row of envelope env's node-sample: its processes gathered in w->set,
- * one array literal a column, become one COPY row of w->t (nothing when it has none). */
+/* Ends the sample_proc_sets row of envelope env's node-sample: its new sample jobs gathered in
+ * w->sjset and their processes in w->set, one array literal a column, become one COPY row of w->t
+ * (nothing when it has no new sample job). */
 static fj_status end_proc_set(wctx *x, size_t env)
 {
     struct fj_pg_wstate *w = x->w;
-    if (!w->set.nrows)
+    if (!w->sjset.nrows)
         return FJ_OK;
-    const char *arrays[FJ_PG_MAXCOLS];
-    if (fj_pg_cols_finish(&w->set, arrays) != FJ_OK) {
-        w->t.st = w->set.st;
+    const char *procs[FJ_PG_MAXCOLS], *sjobs[FJ_PG_MAXCOLS];
+    if (fj_pg_cols_finish(&w->set, procs) != FJ_OK || fj_pg_cols_finish(&w->sjset, sjobs) != FJ_OK) {
+        w->t.st = w->set.st != FJ_OK ? w->set.st : w->sjset.st;
         return cols_status(x);
     }
     const wenv *we = &w->envs[env];
     put_at(&w->t, we->node_id, we->e->time);
+    /* digits, commas, NULL: nothing COPY escapes */
     for (int c = 0; c < SET_COLS; c++)
-        fj_pg_text(&w->t, 2 + c, arrays[c]); /* digits, commas, NULL: nothing COPY escapes */
+        fj_pg_text(&w->t, 2 + c, procs[c]);
+    for (int c = 0; c < SJ_COLS; c++)
+        fj_pg_text(&w->t, 2 + SET_COLS + c, sjobs[c]);
     fj_pg_row(&w->t, env);
     fj_pg_cols_reset(&w->set);
+    fj_pg_cols_reset(&w->sjset);
+    return FJ_OK;
+}
+
+/* A sample job's key in its node-sample, and its place among the group's sj rows. */
+typedef struct sjkey {
+    int64_t node;
+    fj_time t;
+    uint64_t job, epoch;
+    size_t q;
+} sjkey;
+
+static int sjkey_cmp(const void *a, const void *b)
+{
+    const sjkey *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    if (x->epoch != y->epoch)
+        return x->epoch < y->epoch ? -1 : 1;
+    return (x->q > y->q) - (x->q < y->q);
+}
+
+/* Which of the group's sample jobs are new (is_new), each counted for its envelope as inserted or
+ * duplicate: a sample job is stored once per node-sample. The first of a key within the group
+ * wins; a node-sample the group inserted has no stored sample jobs; for one already stored (a
+ * re-send), its samples row is locked, so that a writer re-sending it at the same time waits, and
+ * the sample jobs stored with it are read. */
+static fj_status new_sample_jobs(wctx *x, bool *is_new)
+{
+    struct fj_pg_wstate *w = x->w;
+    size_t n = w->n_sj;
+    FJ_TRY(GROW(x, w->sj_keys, w->cap_sj_keys, n + 1));
+    sjkey *keys = w->sj_keys;
+    for (size_t q = 0; q < n; q++) {
+        const wenv *we = &w->envs[w->sj[q].env];
+        keys[q] = (sjkey){we->node_id, we->e->time, w->sj[q].j->job, w->sj[q].j->epoch, q};
+        is_new[q] = true;
+    }
+    qsort(keys, n, sizeof *keys, sjkey_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (keys[i].node == keys[i - 1].node && keys[i].t == keys[i - 1].t && keys[i].job == keys[i - 1].job &&
+            keys[i].epoch == keys[i - 1].epoch)
+            is_new[keys[i].q] = false;
+
+    fj_pg_cols *t = &w->t;
+    fj_pg_cols_reset(t);
+    t->ncols = 2;
+    for (size_t i = 0; i < n; i++) {
+        if (w->envs[w->sj[keys[i].q].env].sample_new ||
+            (i && keys[i - 1].node == keys[i].node && keys[i - 1].t == keys[i].t))
+            continue;
+        fj_pg_i64(t, 0, keys[i].node);
+        fj_pg_i64(t, 1, keys[i].t);
+        fj_pg_row(t, 0);
+    }
+    if (t->nrows) {
+        const char *vals[2];
+        PGresult *r;
+        if (fj_pg_cols_finish(t, vals) != FJ_OK)
+            return cols_status(x);
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_SJOB_LOCK, 2, vals, NULL, "lock re-sent samples", x->err));
+        FJ_TRY(fj_pg_run(x->s, FJ_PG_SJOB_STORED, 2, vals, &r, "read stored sample jobs", x->err));
+        for (int row = 0, rows = PQntuples(r); row < rows; row++) {
+            /* stored: the group's first of the key is a duplicate too (the later ones are already) */
+            sjkey want = {fj_pg_int(r, row, 0), fj_pg_int(r, row, 1), (uint64_t)fj_pg_int(r, row, 2),
+                          (uint64_t)fj_pg_int(r, row, 3), 0};
+            size_t lo = 0, hi = n;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (sjkey_cmp(&keys[mid], &want) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < n && keys[lo].node == want.node && keys[lo].t == want.t && keys[lo].job == want.job &&
+                keys[lo].epoch == want.epoch)
+                is_new[keys[lo].q] = false;
+        }
+        PQclear(r);
+    }
+    for (size_t q = 0; q < n; q++) {
+        fj_write_count *c = w->envs[w->sj[q].env].cnt;
+        if (is_new[q])
+            c->inserted++;
+        else
+            c->duplicates++;
+    }
     return FJ_OK;
 }
 
@@ -989,7 +1093,6 @@ static fj_status write_sample_jobs(wctx *x)
 
     /* Process keys of every sample job, sorted, so repeated (pid, ppid, cmd) can be dropped. */
     w->n_sj = w->n_pk = 0;
-    begin_rows(x, FJ_PG_SJOB_INS);
     FOR_ENVS(w, k, we, sample_env) {
         const fj_sample *sm = &we->e->u.sample;
         for (size_t i = 0; i < sm->n_jobs; i++) {
@@ -1003,33 +1106,33 @@ static fj_status write_sample_jobs(wctx *x)
                 pk[p] = (fj_wv_pkey){j->procs[p].pid, j->procs[p].ppid, string_of(s, j->procs[p].cmd, false), p};
             r->n_unique = fj_wv_pkeys_sort(pk, r->n);
             w->n_pk += r->n;
-            fj_wval v[FJ_WV_SAMPLE_JOB_N];
-            fj_wv_sample_job(v, j, r->user_id);
-            put_at(t, we->node_id, we->e->time);
-            put_vals(t, 2, v, FJ_WV_SAMPLE_JOB_N);
-            fj_pg_i64(t, 5, (int64_t)r->n_unique);
-            fj_pg_row(t, k);
         }
     }
-    FJ_TRY(run_counted(x, FJ_PG_SJOB_INS, "insert sample jobs", true));
 
     /* Processes only with a new sample job (a re-sent sample is a duplicate as a whole), and
-     * each new sample job's contribution to its rectified job: exactly once per node-sample. The
-     * inserted flags are copied first: the next statements reuse them. */
+     * each new sample job's contribution to its rectified job: exactly once per node-sample. */
     bool *is_new = fj_malloc((w->n_sj ? w->n_sj : 1) * sizeof *is_new);
     if (!is_new)
         return oom(x);
-    memcpy(is_new, w->flags, w->n_sj * sizeof *is_new);
-    /* The processes of a node-sample's new sample jobs: one sample_proc_sets row (sj rows come
+    fj_status st = new_sample_jobs(x, is_new);
+    /* A node-sample's new sample jobs and their processes: one sample_proc_sets row (sj rows come
      * envelope by envelope). */
-    fj_status st = FJ_OK;
-    begin_rows(x, FJ_PG_PROC_INS);
-    fj_pg_cols *set = &w->set;
+    if (st == FJ_OK)
+        begin_rows(x, FJ_PG_PROC_INS);
+    fj_pg_cols *set = &w->set, *sjset = &w->sjset;
     fj_pg_cols_reset(set);
+    fj_pg_cols_reset(sjset);
     for (size_t q = 0; st == FJ_OK && q < w->n_sj; q++) {
         const sjrow *r = &w->sj[q];
         const wenv *we = &w->envs[r->env];
         const fj_sample_job *j = r->j;
+        if (is_new[q]) {
+            fj_wval v[FJ_WV_SAMPLE_JOB_N];
+            fj_wv_sample_job(v, j, r->user_id);
+            put_vals(sjset, 0, v, FJ_WV_SAMPLE_JOB_N);
+            fj_pg_i64(sjset, FJ_WV_SAMPLE_JOB_N, (int64_t)r->n_unique);
+            fj_pg_row(sjset, r->env);
+        }
         if (!is_new[q]) {
             for (size_t p = 0; p < j->n_procs; p++)
                 we->cnt->duplicates += proc_rows(&j->procs[p]);
@@ -1956,6 +2059,7 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
             return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
         fj_pg_cols_init(&s->w->t, 0);
         fj_pg_cols_init(&s->w->set, SET_COLS);
+        fj_pg_cols_init(&s->w->sjset, SJ_COLS);
     }
     struct fj_pg_wstate *w = s->w;
     wctx x = {s, w, err, false};
@@ -1972,7 +2076,7 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         for (size_t i = 0; i < batches[b]->n_envs; i++, k++) {
             if (batches[b]->envs[i].kind == FJ_KIND_METRICS)
                 continue; /* line protocol: storage/pg/ts.c writes it, after the other tables */
-            w->envs[n] = (wenv){&batches[b]->envs[i], counts ? &counts[k] : &scratch[k], 0, 0};
+            w->envs[n] = (wenv){&batches[b]->envs[i], counts ? &counts[k] : &scratch[k], 0, 0, false};
             /* Chimbuko rows are not partitioned (their envelope time may be 0): this week's
              * partition, which is ensured anyway, stands in for theirs. */
             w->times[n++] = batches[b]->envs[i].kind == FJ_KIND_CHIMBUKO ? fj_time_now() : batches[b]->envs[i].time;

@@ -7,6 +7,7 @@ gives (the synthetic truth), the job without keeps its stored ones."""
 import random
 
 from harness import Fjord, check, finish, run_cli
+from pg_older import undo_sample_job_sets
 from test_job_cpu import N, STEP, T0, Series, envelopes_for, job_row, post_all, profile
 
 PG_VERSION, SQLITE_VERSION = 5, 8
@@ -39,6 +40,8 @@ LATER = {
 
 def to_older(f, pg):
     """The schema and figures of the fjord before job CPU from cpu_time."""
+    if pg:
+        undo_sample_job_sets(f)  # PostgreSQL 0012
     f.execute(LATER["pg" if pg else "sqlite"])
     if pg:
         # before 0008 a process was a row of the table sample_procs (now a view over sample_proc_sets)

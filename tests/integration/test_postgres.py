@@ -225,7 +225,9 @@ def test_two_servers():
                       "GROUP BY 1, 2, 3 HAVING count(*) > 1) x")[0][0]
         check(dup == 0, "no node-sample counted twice")
         counts = a.row_counts()
-        # processes are elements of sample_proc_sets' arrays, a row each in the view sample_procs
+        # sample jobs and processes are elements of sample_proc_sets' arrays, a row each in the
+        # views sample_jobs and sample_procs
+        counts["sample_jobs"] = a.query("SELECT count(*) FROM sample_jobs")[0][0]
         counts["sample_procs"] = a.query("SELECT count(*) FROM sample_procs")[0][0]
         check(inserted == sum(v for k, v in counts.items() if k in (
             "samples", "sample_gpus", "sample_disks", "sample_jobs", "sample_procs", "sample_proc_gpus", "errors")),

@@ -1,12 +1,14 @@
-"""PostgreSQL only (FJ_TEST_DB=postgres; exits 77, skipped, otherwise): migration 0008 packs the
-process rows of a database an older fjord left into sample_proc_sets, and every answer stays.
+"""PostgreSQL only (FJ_TEST_DB=postgres; exits 77, skipped, otherwise): migrations 0008 and 0012
+pack the process and sample-job rows of a database an older fjord left into sample_proc_sets, and
+every answer stays.
 
 Real ML-node samples are posted at several times (with a Slurm job added, and one sample re-sent
 with a sample job more, which gives its node-sample a second row of processes); the answers that
 read processes (job list, job details, profiles by host and by process) and every process row are
-recorded. The database is then put back as fjord left it before 0008 (sample_procs a partitioned
-table with a row per process), `fjord migrate up` runs, and the answers and rows must be the same;
-new samples after the migration are written and counted, and re-sent ones are duplicates.
+recorded. The database is then put back as fjord left it before 0008 (sample_procs and sample_jobs
+partitioned tables with a row per process and per sample job), `fjord migrate up` runs, and the
+answers and rows must be the same; new samples after the migration are written and counted, and
+re-sent ones are duplicates, also a re-send that adds a sample job after the migration.
 """
 import datetime
 import json
@@ -15,6 +17,7 @@ import sys
 
 import harness
 from harness import Fjord, SHARED, check, finish, run_cli
+from pg_older import undo_sample_job_sets
 
 CLUSTER = "mlx.hpc.uio.no"
 NODES = ("ml1", "ml2", "ml3")
@@ -88,6 +91,7 @@ def answers(f, reader):
             check(r.status == 200, "%s: %d %s" % (path, r.status, r.body[:200]))
             out[path] = r.body
     out["rows"] = f.query("SELECT %s FROM sample_procs ORDER BY node_id, time, job, epoch, seq" % PROC_COLS)
+    out["sample_jobs"] = f.query("SELECT * FROM sample_jobs ORDER BY node_id, time, job, epoch")
     out["v_processes"] = f.query("SELECT * FROM v_processes ORDER BY node, time, job, epoch, seq")
     out["job_gpu_activity"] = f.query("SELECT * FROM job_gpu_activity ORDER BY rjob_id, node_id, card")
     return out
@@ -95,6 +99,7 @@ def answers(f, reader):
 
 def to_older(f):
     """The schema as fjord left it before migration 0008, with the same rows."""
+    undo_sample_job_sets(f)
     weeks = f.query("SELECT DISTINCT time - ((time - 345600) % 604800 + 604800) % 604800 FROM sample_procs")
     # job_activity (0009) and job_gpu_activity (0010, 0011) came after: their tables, triggers and
     # functions go too, and 0009 to 0011 make them again
@@ -146,14 +151,17 @@ def main():
         check(f.stop() == 0, "SIGTERM exits 0")
 
         to_older(f)
-        check(f.query("SELECT count(*) FROM pg_class WHERE relname = 'sample_procs' AND relkind = 'p'")[0][0] == 1,
-              "the older schema: sample_procs is a partitioned table")
+        check(f.query("SELECT count(*) FROM pg_class WHERE relname IN ('sample_procs', 'sample_jobs')"
+                      " AND relkind = 'p'")[0][0] == 2,
+              "the older schema: sample_procs and sample_jobs are partitioned tables")
+        check(f.query("SELECT count(*) FROM sample_jobs")[0][0] == len(before["sample_jobs"]),
+              "the older schema holds every sample job")
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
         check("applied " in out, "migrate up applies the process sets: %r" % out)
-        check(f.query("SELECT relkind FROM pg_class WHERE relname = 'sample_procs'")[0][0] == "v",
-              "sample_procs is a view after the migration")
+        check(f.query("SELECT relkind FROM pg_class WHERE relname IN ('sample_procs', 'sample_jobs')") == [("v",), ("v",)],
+              "sample_procs and sample_jobs are views after the migration")
         sets = f.query("SELECT count(*), count(DISTINCT (node_id, time)) FROM sample_proc_sets")[0]
         check(sets == (len(NODES) * 6, len(NODES) * 6), "the migration packs a row per node-sample: %s" % (sets,))
         f.start()
@@ -168,6 +176,14 @@ def main():
         r = post(f, tok, sample("ml2", 7), "the same sample again")
         check(r.get("inserted") == 0 and r.get("duplicates", 0) == n_new, "a re-send adds nothing: %s" % r)
         check(f.query("SELECT count(*) FROM sample_procs")[0][0] > len(before["rows"]), "its processes are stored")
+        n_sj = f.query("SELECT count(*) FROM sample_jobs")[0][0]
+        r = post(f, tok, sample("ml2", 7, extra_job=True), "a re-send with a new job after the migration")
+        check(r.get("inserted") == 2 and r.get("duplicates") == n_new, "only the new job and its process: %s" % r)
+        r = post(f, tok, sample("ml2", 7, extra_job=True), "that re-send again")
+        check(r.get("inserted") == 0, "the added job is stored once: %s" % r)
+        check(f.query("SELECT count(*) FROM sample_jobs")[0][0] == n_sj + 1, "one sample job more")
+        check(f.query("SELECT count(*) FROM (SELECT node_id, time, job, epoch FROM sample_jobs GROUP BY 1, 2, 3, 4"
+                      " HAVING count(*) > 1) d")[0][0] == 0, "no sample job stored twice")
     finally:
         f.cleanup()
     finish()
