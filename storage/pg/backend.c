@@ -95,7 +95,7 @@ static fj_status run_text(fj_store *s, const fj_migration *m, fj_err *err)
 static fj_status backfill(fj_store *s, fj_err *err)
 {
     fj_status st = fj_pg_load_rollup_drain(s, err);
-    return st == FJ_OK ? fj_pg_jcpu_drain(s, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL, err) : st; /* 0005's backfill of job CPU */
+    return st == FJ_OK ? fj_pg_jcpu_drain(s, NULL, NULL, NULL, 0, NULL, err) : st; /* 0005's backfill of job CPU */
 }
 
 static fj_migrator migrator(const fj_store *s)

@@ -379,19 +379,40 @@ typedef struct fj_pg_jcpu_added {
     int64_t cpu_m, win_m;
 } fj_pg_jcpu_added;
 
-/* Inserts the added rows with the figures they have so far. */
+/* A job of the write group that is not written yet: the drain reads its summary from here (as
+ * the write will store it) and leaves its CPU summary here (set), so that a job row is written
+ * once a group rather than updated again. */
+typedef struct fj_pg_jcpu_job {
+    int64_t id, job, epoch, pid, ppid, cmd_id, cluster_id;
+    int64_t sum_m, n_samples, win_m; /* cpu_sum_m, n_samples, cpu_win_peak_m (-1 = NULL) */
+    int64_t peak_m;                  /* cpu_peak_m, when set */
+    bool set;
+} fj_pg_jcpu_job;
+
+/* Writes the group's jobs and inserts the added rows, with the figures they have so far. */
 typedef fj_status (*fj_pg_jcpu_insert_fn)(void *arg, fj_err *err);
+
+/* What a write group has not written yet, for the job CPU drain: its new job_samples rows (each
+ * also a note) and, unless they are stored already (jobs NULL), its jobs, sorted by id; insert
+ * writes them. */
+typedef struct fj_pg_jcpu_pending {
+    fj_pg_jcpu_added *added;
+    size_t n_added;
+    fj_pg_jcpu_job *jobs;
+    size_t n_jobs;
+    fj_pg_jcpu_insert_fn insert;
+    void *arg;
+    bool inserted; /* out: insert was called */
+} fj_pg_jcpu_pending;
 
 /* Job CPU upkeep (storage/pg/jobcpu.c, storage/core/jobcpu.h): the figures of the new node-samples noted
  * (rjob, node, time each), the jobs' CPU summaries, then job_cpu_todo (the backfill of migration
- * 0005). Inside the writer's transaction, after the group's jobs and processes are written.
- * added[0 .. n_added) are the group's new job_samples rows (each also a note), not inserted yet:
- * the drain works on them in memory and leaves their figures in them; should it have to read
- * job_samples from the database (a question its prefetch did not cover), it calls insert first
- * and writes later figures of those rows as updates. *inserted says whether it did. */
+ * 0005). Inside the writer's transaction, after the group's processes are written. The pending
+ * rows and jobs (p, NULL: none) are worked on in memory and their figures left in them; should
+ * the drain have to ask the database a question its prefetch did not cover, it calls p->insert
+ * first and writes later figures of them as updates. */
 fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node, const int64_t *t, size_t n,
-                           fj_pg_jcpu_added *added, size_t n_added, fj_pg_jcpu_insert_fn insert, void *arg,
-                           bool *inserted, fj_err *err);
+                           fj_pg_jcpu_pending *p, fj_err *err);
 
 /* A statement waits at most this long for a lock (session setting; DDL too, with SET LOCAL): behind
  * a long query it gives up (the write answers 503 and is retried) instead of queueing every other

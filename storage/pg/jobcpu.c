@@ -10,10 +10,11 @@
  * answer (a backfill, a merge's totals, late data far from the rest) sends the pending writes,
  * then asks the database.
  *
- * The group's new job_samples rows are not in the table yet (fj_pg_jcpu_added): the cache holds
- * them among the stored rows, and their figures go into the rows to insert, so a new row is
- * written once. Before the database is asked anything, they are inserted (the writer's callback)
- * and from then on they are stored rows like the others. */
+ * The group's new job_samples rows and its jobs are not in the tables yet (fj_pg_jcpu_pending):
+ * the cache holds them among the stored rows and jobs, and their figures go into what the writer
+ * then writes, so a new row is written once and a job once a group. Before the database is asked
+ * anything, they are written (the writer's callback) and from then on they are stored rows and
+ * jobs like the others. */
 #include "storage/pg/int.h"
 
 #include "alloc.h"
@@ -30,9 +31,10 @@ typedef struct slot {
     size_t cap;
 } slot;
 
-/* A job as read before the drain (JCPU_JOBS_MANY's columns). */
+/* A job as read before the drain (JCPU_JOBS_MANY's columns), or as the group will write it. */
 typedef struct cjob {
     int64_t id, job, epoch, pid, ppid, cmd_id, cluster_id, sum_m, n_samples, win_m;
+    size_t pending; /* its entry in the pending jobs, or SIZE_MAX */
 } cjob;
 
 /* The job_samples rows of (rjob, node) with from <= time <= to: all of them (INT64_MIN, INT64_MAX:
@@ -81,13 +83,14 @@ typedef struct ctx {
     /* the job being worked on: its key picks its processes */
     int64_t job_id, job, epoch, pid, ppid, cmd_id, cluster_id;
     cache c;
-    /* the group's rows not in job_samples yet, and how to put them there */
-    fj_pg_jcpu_added *added;
-    size_t n_added;
-    fj_pg_jcpu_insert_fn insert;
-    void *insert_arg;
-    bool inserted;
+    /* the group's rows and jobs not written yet (pend->inserted: they are now) */
+    fj_pg_jcpu_pending *pend;
 } ctx;
+
+static bool pending(const ctx *c)
+{
+    return c->pend && !c->pend->inserted;
+}
 
 /* Up to five integer parameters as text. */
 typedef struct args {
@@ -252,11 +255,11 @@ static fj_status send_pending(ctx *c)
  * figures written so far. */
 static fj_status flush(ctx *c)
 {
-    if (!c->inserted && c->n_added) {
-        fj_status st = c->insert(c->insert_arg, c->err);
+    if (pending(c)) {
+        fj_status st = c->pend->insert(c->pend->arg, c->err);
         if (st != FJ_OK)
             return st;
-        c->inserted = true;
+        c->pend->inserted = true;
     }
     return send_pending(c);
 }
@@ -271,9 +274,18 @@ static int i64_cmp(const void *a, const void *b)
  * in between could be many. */
 #define SPAN_MAX (86400 * 2)
 
+static int cjob_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const cjob *)a)->id, y = ((const cjob *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The notes' jobs: the group's pending ones as it will write them, the others read. */
 static fj_status load_jobs(ctx *c, const fj_jcpu_note *notes, size_t n)
 {
     cache *k = &c->c;
+    const fj_pg_jcpu_job *pj = c->pend ? c->pend->jobs : NULL;
+    size_t n_pj = pj ? c->pend->n_jobs : 0;
     int64_t *ids = fj_malloc((n ? n : 1) * sizeof *ids);
     if (!ids)
         return oom(c);
@@ -283,18 +295,26 @@ static fj_status load_jobs(ctx *c, const fj_jcpu_note *notes, size_t n)
     qsort(ids, m, sizeof *ids, i64_cmp);
     fj_pg_cols t;
     fj_pg_cols_init(&t, 1);
-    for (size_t i = 0; i < m; i++)
-        if (i == 0 || ids[i] != ids[i - 1])
-            fj_pg_i64(&t, 0, ids[i]);
+    size_t p = 0, asked = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i > 0 && ids[i] == ids[i - 1])
+            continue;
+        while (p < n_pj && pj[p].id < ids[i])
+            p++;
+        if (p < n_pj && pj[p].id == ids[i])
+            continue;
+        fj_pg_i64(&t, 0, ids[i]);
+        asked++;
+    }
     fj_free(ids);
     fj_pg_row(&t, 0);
-    PGresult *r;
-    fj_status st = run_cols(c, FJ_PG_JCPU_JOBS_MANY, &t, &r, "job CPU jobs");
+    PGresult *r = NULL;
+    fj_status st = asked ? run_cols(c, FJ_PG_JCPU_JOBS_MANY, &t, &r, "job CPU jobs") : FJ_OK;
     fj_pg_cols_free(&t);
     if (st != FJ_OK)
         return st;
-    size_t rows = (size_t)PQntuples(r);
-    k->jobs = fj_malloc((rows ? rows : 1) * sizeof *k->jobs);
+    size_t rows = r ? (size_t)PQntuples(r) : 0;
+    k->jobs = fj_malloc((rows + n_pj ? rows + n_pj : 1) * sizeof *k->jobs);
     if (!k->jobs) {
         PQclear(r);
         return oom(c);
@@ -303,10 +323,14 @@ static fj_status load_jobs(ctx *c, const fj_jcpu_note *notes, size_t n)
         int64_t v[10];
         for (int col = 0; col < 10; col++)
             v[col] = fj_pg_int(r, (int)i, col);
-        k->jobs[i] = (cjob){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
+        k->jobs[i] = (cjob){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], SIZE_MAX};
     }
-    k->n_jobs = rows;
     PQclear(r);
+    for (size_t i = 0; i < n_pj; i++)
+        k->jobs[rows + i] = (cjob){pj[i].id, pj[i].job, pj[i].epoch, pj[i].pid, pj[i].ppid, pj[i].cmd_id,
+                                   pj[i].cluster_id, pj[i].sum_m, pj[i].n_samples, pj[i].win_m, i};
+    k->n_jobs = rows + n_pj;
+    qsort(k->jobs, k->n_jobs, sizeof *k->jobs, cjob_cmp);
     return FJ_OK;
 }
 
@@ -338,7 +362,8 @@ static int aref_cmp(const void *a, const void *b)
 static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
 {
     cache *k = &c->c;
-    size_t na = c->n_added, cap = rows + na ? rows + na : 1;
+    fj_pg_jcpu_added *added = c->pend ? c->pend->added : NULL;
+    size_t na = c->pend ? c->pend->n_added : 0, cap = rows + na ? rows + na : 1;
     aref *ar = fj_malloc((na ? na : 1) * sizeof *ar);
     k->rows = fj_malloc(cap * sizeof *k->rows);
     k->row_pend = fj_malloc(cap * sizeof *k->row_pend);
@@ -348,7 +373,7 @@ static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
         return oom(c);
     }
     for (size_t i = 0; i < na; i++)
-        ar[i] = (aref){c->added[i].rjob, c->added[i].node, c->added[i].t, i};
+        ar[i] = (aref){added[i].rjob, added[i].node, added[i].t, i};
     qsort(ar, na, sizeof *ar, aref_cmp);
     size_t kept = 0, out = 0;
     for (size_t i = 0, a = 0, o = 0; o < nk; o++) {
@@ -377,7 +402,7 @@ static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
                 k->row_added[out] = SIZE_MAX;
                 d++;
             } else {
-                const fj_pg_jcpu_added *ad = &c->added[ar[q].i];
+                const fj_pg_jcpu_added *ad = &added[ar[q].i];
                 k->rows[out] = (fj_jcpu_row){t, ad->cpu_m, ad->win_m};
                 k->row_added[out] = ar[q].i;
             }
@@ -747,9 +772,9 @@ static fj_status io_set(void *x, int64_t rjob, int64_t node, fj_time t, int64_t 
     }
     k->rows[at].cpu_m = cpu_m;
     k->rows[at].win_m = win_m;
-    if (!c->inserted && k->row_added[at] != SIZE_MAX) { /* goes in with its row */
-        c->added[k->row_added[at]].cpu_m = cpu_m;
-        c->added[k->row_added[at]].win_m = win_m;
+    if (pending(c) && k->row_added[at] != SIZE_MAX) { /* goes in with its row */
+        c->pend->added[k->row_added[at]].cpu_m = cpu_m;
+        c->pend->added[k->row_added[at]].win_m = win_m;
         return FJ_OK;
     }
     if (k->row_pend[at] != SIZE_MAX) {
@@ -791,6 +816,11 @@ static fj_status io_job_set(void *x, int64_t rjob, int64_t sum_m, int64_t win_m,
     }
     j->sum_m = sum_m;
     j->win_m = win_m;
+    if (pending(c) && j->pending != SIZE_MAX) { /* goes in with its job row */
+        fj_pg_jcpu_job *pj = &c->pend->jobs[j->pending];
+        pj->sum_m = sum_m, pj->win_m = win_m, pj->peak_m = peak_m, pj->set = true;
+        return FJ_OK;
+    }
     pend p = {rjob, sum_m, win_m, peak_m, 0};
     /* the drain settles a job once; should it come again, the last figures stand */
     for (size_t i = 0; i < k->n_job_sets; i++)
@@ -816,10 +846,9 @@ static fj_status prefetch(ctx *c, fj_jcpu_note *notes, size_t n)
 }
 
 fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node, const int64_t *t, size_t n,
-                           fj_pg_jcpu_added *added, size_t n_added, fj_pg_jcpu_insert_fn insert, void *arg,
-                           bool *inserted, fj_err *err)
+                           fj_pg_jcpu_pending *p, fj_err *err)
 {
-    ctx c = {.s = s, .err = err, .job_id = -1, .added = added, .n_added = n_added, .insert = insert, .insert_arg = arg};
+    ctx c = {.s = s, .err = err, .job_id = -1, .pend = p};
     PGresult *todo;
     fj_status st = fj_pg_run(s, FJ_PG_JCPU_TODO, 0, NULL, &todo, "job CPU backfill", err);
     if (st != FJ_OK)
@@ -840,9 +869,7 @@ fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node
     if (st == FJ_OK)
         st = fj_jcpu_drain(&io, notes, n + n_todo, err);
     if (st == FJ_OK)
-        st = send_pending(&c); /* the added rows stay for the writer to insert */
-    if (inserted)
-        *inserted = c.inserted;
+        st = send_pending(&c); /* what is pending stays for the writer to write */
     if (st == FJ_OK && n_todo)
         st = fj_pg_run(s, FJ_PG_JCPU_TODO_DEL, 0, NULL, NULL, "job CPU backfill", err);
     cache_free(&c.c);

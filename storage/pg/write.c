@@ -60,11 +60,11 @@ _Static_assert(FJ_WV_SLURM_N == SLURM_NF + 2, "fj_wv_slurm gives job_id, job_ste
 #define JOB_SUM_COLS                                                                                     \
     "first_seen,last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,cpu_peak_m,mem_sum_kb,mem_peak_kb,"   \
     "gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb"
-#define JOB_COLS "id,cluster_id,job,node_id,epoch,pid,ppid,cmd_id,user_id," JOB_SUM_COLS
+#define JOB_COLS "id,cluster_id,job,node_id,epoch,pid,ppid,cmd_id,user_id," JOB_SUM_COLS ",cpu_win_peak_m"
 #define JOB_XCOLS                                                                                        \
     "x.id,x.cluster_id,x.job,x.node_id,x.epoch,x.pid,x.ppid,x.cmd_id,x.user_id,x.first_seen,x.last_seen," \
     "x.n_samples,x.nproc_sum,x.nproc_peak,x.cpu_sum_m,x.cpu_peak_m,x.mem_sum_kb,x.mem_peak_kb,"          \
-    "x.gpu_sum_m,x.gpu_peak_m,x.gpumem_sum_kb,x.gpumem_peak_kb"
+    "x.gpu_sum_m,x.gpu_peak_m,x.gpumem_sum_kb,x.gpumem_peak_kb,coalesce(x.cpu_win_peak_m,-1)"
 
 /* One batched statement. The high-volume ones send their rows with COPY (text format), which
  * PostgreSQL parses several times faster than array parameters: straight into the table (DIRECT,
@@ -113,9 +113,9 @@ static const spec specs[] = {
      "bbbbibbbbbbbbbbbbbibbbb", NULL, NULL},
     {FJ_PG_PGPU_INS, SP_DIRECT, "sample_proc_gpus", NULL,
      "node_id,time,job,epoch,seq,idx,uuid_id,gpu_util_m,gpu_memory_kb,gpu_memory_util_m", "bbbbibbbbb", NULL, NULL},
-    {FJ_PG_RJ_INS, SP_DIRECT, "jobs", NULL, JOB_COLS, "bbbbbbbbbbbbbbbbbbbbbb", NULL, NULL},
+    {FJ_PG_RJ_INS, SP_DIRECT, "jobs", NULL, JOB_COLS, "bbbbbbbbbbbbbbbbbbbbbbb", NULL, NULL},
     {FJ_PG_RJ_FIND, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbb", NULL, NULL},
-    {FJ_PG_RJ_UPD, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbbbbbbbb", NULL, NULL},
+    {FJ_PG_RJ_UPD, SP_ARRAY, NULL, NULL, NULL, "bbbbbbbbbbbbbbbb", NULL, NULL},
     {FJ_PG_RJS_INS, SP_ORDERED, "job_samples", "fjs_job_samples",
      "rjob_id,node_id,time,nproc,cpu_m,mem_kb,gpu_m,gpumem_kb,cpu_win_m", "bbbbbbbbb", "rjob_id,node_id,time", NULL},
     {FJ_PG_RJH_INS, SP_ORDERED, "job_hosts", "fjs_job_hosts", "rjob_id,node_id", "bb", "rjob_id,node_id", NULL},
@@ -152,10 +152,10 @@ static const char rj_upd_sql[] =
     "UPDATE jobs x SET user_id = u.user_id, first_seen = u.first_seen, last_seen = u.last_seen, n_samples = "
     "u.n_samples, nproc_sum = u.nproc_sum, nproc_peak = u.nproc_peak, cpu_sum_m = u.cpu_sum_m, cpu_peak_m = "
     "u.cpu_peak_m, mem_sum_kb = u.mem_sum_kb, mem_peak_kb = u.mem_peak_kb, gpu_sum_m = u.gpu_sum_m, gpu_peak_m = "
-    "u.gpu_peak_m, gpumem_sum_kb = u.gpumem_sum_kb, gpumem_peak_kb = u.gpumem_peak_kb FROM unnest($1::bigint[],"
-    "$2::bigint[],$3::bigint[],$4::bigint[],$5::bigint[],$6::bigint[],$7::bigint[],$8::bigint[],$9::bigint[],"
-    "$10::bigint[],$11::bigint[],$12::bigint[],$13::bigint[],$14::bigint[],$15::bigint[]) u(id,user_id," JOB_SUM_COLS
-    ") WHERE x.id = u.id";
+    "u.gpu_peak_m, gpumem_sum_kb = u.gpumem_sum_kb, gpumem_peak_kb = u.gpumem_peak_kb, cpu_win_peak_m = "
+    "nullif(u.cpu_win_peak_m, -1) FROM unnest($1::bigint[],$2::bigint[],$3::bigint[],$4::bigint[],$5::bigint[],"
+    "$6::bigint[],$7::bigint[],$8::bigint[],$9::bigint[],$10::bigint[],$11::bigint[],$12::bigint[],$13::bigint[],"
+    "$14::bigint[],$15::bigint[],$16::bigint[]) u(id,user_id," JOB_SUM_COLS ",cpu_win_peak_m) WHERE x.id = u.id";
 static const char slurm_recompute_sql[] =
     "UPDATE slurm_jobs_current x SET time = r.time" SLURM_FIELDS(SF_SET) " FROM (SELECT h.cluster_id, h.job_id, "
     "h.job_step, max(h.time) AS time" SLURM_FIELDS(SF_LATEST) " FROM slurm_jobs h JOIN unnest($1::bigint[],"
@@ -284,6 +284,7 @@ typedef struct ri {
     int64_t id;
     size_t key, next;
     fj_jobsum sum;
+    int64_t win_m; /* cpu_win_peak_m, -1 = NULL */
     int64_t user_id;
     bool existing, dirty, dead;
     size_t into; /* dead: merged into this one */
@@ -334,6 +335,9 @@ struct fj_pg_wstate {
     size_t n_con, cap_con;
     fj_pg_jcpu_added *added; /* per contribution: its job_samples row's CPU figures (jobcpu.c) */
     size_t cap_added;
+    fj_pg_jcpu_job *pjobs; /* the jobs the group writes, for the drain (pending_jobs) */
+    size_t *pjob_inst;
+    size_t n_pjobs, cap_pjobs, cap_pjob_inst;
     int64_t *cmds;
     size_t n_cmds, cap_cmds;
     size_t *scratch; /* live instances of one key, and which of them a time matches */
@@ -393,6 +397,8 @@ void fj_pg_write_free(fj_store *s)
     fj_free(w->inst);
     fj_free(w->con);
     fj_free(w->added);
+    fj_free(w->pjobs);
+    fj_free(w->pjob_inst);
     fj_free(w->cmds);
     fj_free(w->scratch);
     fj_free(w->sums);
@@ -1252,7 +1258,7 @@ static fj_status add_inst(wctx *x, size_t key, int64_t id, const fj_jobsum *sum,
     struct fj_pg_wstate *w = x->w;
     FJ_TRY(GROW(x, w->inst, w->cap_inst, w->n_inst + 1));
     size_t i = w->n_inst++;
-    w->inst[i] = (ri){id, key, NONE, *sum, user_id, existing, !existing, false, NONE};
+    w->inst[i] = (ri){id, key, NONE, *sum, -1, user_id, existing, !existing, false, NONE};
     rk *k = &w->keys[key];
     if (k->tail == NONE)
         k->head = i;
@@ -1287,7 +1293,9 @@ static fj_status load_instances(wctx *x, PGresult *r)
         int64_t v = fj_intern_get(&w->keymap, 0, &k, sizeof k);
         if (!v)
             return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: a job instance of an unknown key");
-        FJ_TRY(add_inst(x, (size_t)v - 1, fj_pg_int(r, i, 0), &s, user_id, true, NULL));
+        size_t at;
+        FJ_TRY(add_inst(x, (size_t)v - 1, fj_pg_int(r, i, 0), &s, user_id, true, &at));
+        w->inst[at].win_m = fj_pg_int(r, i, c++);
     }
     return FJ_OK;
 }
@@ -1434,32 +1442,46 @@ static void add_sum_cols(fj_pg_cols *t, int col, const fj_jobsum *s)
     put_vals(t, col, v, FJ_WV_JOBSUM_N);
 }
 
-static fj_status write_back(wctx *x)
+/* Ids for the instances created here that survived. */
+static fj_status allocate_ids(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
-    fj_pg_cols *t = &w->t;
-
-    /* ids for the instances created here that survived */
     size_t n_new = 0;
     for (size_t i = 0; i < w->n_inst; i++)
         n_new += !w->inst[i].existing && !w->inst[i].dead;
-    if (n_new) {
-        char nv[24];
-        snprintf(nv, sizeof nv, "%zu", n_new);
-        const char *vals[] = {nv};
-        PGresult *r;
-        FJ_TRY(fj_pg_run(x->s, FJ_PG_RJ_IDS, 1, vals, &r, "allocate job ids", x->err));
-        if ((size_t)PQntuples(r) != n_new) {
-            PQclear(r);
-            return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: job id allocation returned too few ids");
-        }
-        int row = 0;
-        for (size_t i = 0; i < w->n_inst; i++)
-            if (!w->inst[i].existing && !w->inst[i].dead)
-                w->inst[i].id = fj_pg_int(r, row++, 0);
+    if (!n_new)
+        return FJ_OK;
+    char nv[24];
+    snprintf(nv, sizeof nv, "%zu", n_new);
+    const char *vals[] = {nv};
+    PGresult *r;
+    FJ_TRY(fj_pg_run(x->s, FJ_PG_RJ_IDS, 1, vals, &r, "allocate job ids", x->err));
+    if ((size_t)PQntuples(r) != n_new) {
         PQclear(r);
+        return fj_err_set(x->err, FJ_EINTERNAL, "db", "postgres: job id allocation returned too few ids");
     }
+    int row = 0;
+    for (size_t i = 0; i < w->n_inst; i++)
+        if (!w->inst[i].existing && !w->inst[i].dead)
+            w->inst[i].id = fj_pg_int(r, row++, 0);
+    PQclear(r);
+    return FJ_OK;
+}
 
+static void put_win(fj_pg_cols *t, int col, int64_t win_m)
+{
+    if (win_m < 0)
+        fj_pg_null(t, col);
+    else
+        fj_pg_i64(t, col, win_m);
+}
+
+/* The group's jobs as their instances hold them: the new ones inserted, the stored ones that
+ * changed updated. */
+static fj_status write_jobs(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
     begin_rows(x, FJ_PG_RJ_INS);
     for (size_t i = 0; i < w->n_inst; i++) {
         const ri *in = &w->inst[i];
@@ -1476,12 +1498,13 @@ static fj_status write_back(wctx *x)
         fj_pg_i64(t, 7, k->cmd_id);
         col_id(t, 8, in->user_id);
         add_sum_cols(t, 9, &in->sum);
+        put_win(t, 9 + FJ_WV_JOBSUM_N, in->win_m);
         fj_pg_row(t, 0);
     }
     FJ_TRY(run_rows(x, FJ_PG_RJ_INS, NULL, "insert jobs"));
 
     fj_pg_cols_reset(t);
-    t->ncols = 15;
+    t->ncols = 3 + FJ_WV_JOBSUM_N;
     for (size_t i = 0; i < w->n_inst; i++) {
         const ri *in = &w->inst[i];
         if (!in->existing || in->dead || !in->dirty)
@@ -1489,10 +1512,24 @@ static fj_status write_back(wctx *x)
         fj_pg_i64(t, 0, in->id);
         col_id(t, 1, in->user_id);
         add_sum_cols(t, 2, &in->sum);
+        fj_pg_i64(t, 2 + FJ_WV_JOBSUM_N, in->win_m); /* -1: NULL (the statement's nullif) */
         fj_pg_row(t, 0);
     }
-    FJ_TRY(run_rows(x, FJ_PG_RJ_UPD, NULL, "update jobs"));
+    return run_rows(x, FJ_PG_RJ_UPD, NULL, "update jobs");
+}
 
+static bool has_merges(const struct fj_pg_wstate *w)
+{
+    for (size_t i = 0; i < w->n_inst; i++)
+        if (w->inst[i].existing && w->inst[i].dead)
+            return true;
+    return false;
+}
+
+static fj_status write_merges(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
     /* Stored instances merged into another: their rows move to the survivor, then go. */
     fj_pg_cols_reset(t);
     t->ncols = 2;
@@ -1517,6 +1554,13 @@ static fj_status write_back(wctx *x)
         FJ_TRY(fj_pg_run(x->s, FJ_PG_RJ_DEL, 1, vals, NULL, "merge jobs", x->err));
     }
 
+    return FJ_OK;
+}
+
+static fj_status write_hosts_cmds(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    fj_pg_cols *t = &w->t;
     begin_rows(x, FJ_PG_RJH_INS);
     for (size_t q = 0; q < w->n_con; q++) {
         fj_pg_i64(t, 0, w->inst[final_of(w, w->con[q].inst)].id);
@@ -1567,10 +1611,70 @@ static fj_status insert_job_samples(void *arg, fj_err *err)
     return run_rows(x, FJ_PG_RJS_INS, NULL, "insert job samples");
 }
 
-/* The new node-samples' CPU and their jobs' CPU summaries (storage/core/jobcpu.h), then the new
- * node-samples' job_samples rows with their figures. A stored job merged into another: the
- * survivor's largest candidate is read again (its summed figures came with the merged sums). */
-static fj_status job_cpu(wctx *x)
+/* The CPU summaries the drain gave the group's jobs (w->pjobs), into their instances. */
+static void take_job_cpu(struct fj_pg_wstate *w)
+{
+    for (size_t p = 0; p < w->n_pjobs; p++) {
+        const fj_pg_jcpu_job *j = &w->pjobs[p];
+        if (!j->set)
+            continue;
+        ri *in = &w->inst[w->pjob_inst[p]];
+        in->sum.sum.cpu_m = j->sum_m;
+        in->sum.peak.cpu_m = j->peak_m;
+        in->win_m = j->win_m;
+    }
+}
+
+/* What the drain has not let wait any longer, or what is left to write after it: the jobs (unless
+ * written before it) with their CPU summaries, then the job_samples rows with their figures. */
+static fj_status write_pending(void *arg, fj_err *err)
+{
+    wctx *x = arg;
+    (void)err; /* x->err, the same */
+    if (x->w->n_pjobs) {
+        take_job_cpu(x->w);
+        FJ_TRY(write_jobs(x));
+    }
+    return insert_job_samples(x, x->err);
+}
+
+static int pjob_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const fj_pg_jcpu_job *)a)->id, y = ((const fj_pg_jcpu_job *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The group's jobs that it writes (new instances, changed stored ones), for the drain to work on
+ * in memory, sorted by id; w->pjob_inst[p] is pjobs[p]'s instance. */
+static fj_status pending_jobs(wctx *x)
+{
+    struct fj_pg_wstate *w = x->w;
+    FJ_TRY(GROW(x, w->pjobs, w->cap_pjobs, w->n_inst + 1));
+    FJ_TRY(GROW(x, w->pjob_inst, w->cap_pjob_inst, w->n_inst + 1));
+    size_t n = 0;
+    for (size_t i = 0; i < w->n_inst; i++) {
+        const ri *in = &w->inst[i];
+        if (in->dead || (in->existing && !in->dirty))
+            continue;
+        const fj_rjkey *k = &w->keys[in->key].k;
+        /* peak_m carries the instance's index through the sort */
+        w->pjobs[n++] = (fj_pg_jcpu_job){in->id, k->job, k->epoch, k->pid, k->ppid, k->cmd_id, k->cluster_id,
+                                         in->sum.sum.cpu_m, in->sum.n_samples, in->win_m, (int64_t)i, false};
+    }
+    qsort(w->pjobs, n, sizeof *w->pjobs, pjob_cmp);
+    for (size_t p = 0; p < n; p++) {
+        w->pjob_inst[p] = (size_t)w->pjobs[p].peak_m;
+        w->pjobs[p].peak_m = 0;
+    }
+    w->n_pjobs = n;
+    return FJ_OK;
+}
+
+/* The new node-samples' CPU and their jobs' CPU summaries (storage/core/jobcpu.h), then what the
+ * group has not written yet with them: its jobs (jobs_written: they are already) and the new
+ * node-samples' job_samples rows. A stored job merged into another: the survivor's largest
+ * candidate is read again (its summed figures came with the merged sums). */
+static fj_status job_cpu(wctx *x, bool jobs_written)
 {
     struct fj_pg_wstate *w = x->w;
     FJ_TRY(GROW(x, w->added, w->cap_added, w->n_con + 1));
@@ -1578,6 +1682,9 @@ static fj_status job_cpu(wctx *x)
         const rc *c = &w->con[q];
         w->added[q] = (fj_pg_jcpu_added){w->inst[final_of(w, c->inst)].id, c->node_id, c->t, c->c.cpu_m, -1};
     }
+    w->n_pjobs = 0;
+    if (!jobs_written)
+        FJ_TRY(pending_jobs(x));
     size_t n = w->n_con + w->n_inst;
     int64_t *v = fj_malloc((3 * n + 1) * sizeof *v);
     if (!v)
@@ -1595,12 +1702,11 @@ static fj_status job_cpu(wctx *x)
             node[k] = -1;
             t[k++] = INT64_MAX;
         }
-    bool inserted = false;
-    fj_status st = fj_pg_jcpu_drain(x->s, rjob, node, t, k, w->added, w->n_con, insert_job_samples, x, &inserted,
-                                    x->err);
+    fj_pg_jcpu_pending p = {w->added, w->n_con, jobs_written ? NULL : w->pjobs, w->n_pjobs, write_pending, x, false};
+    fj_status st = fj_pg_jcpu_drain(x->s, rjob, node, t, k, &p, x->err);
     fj_free(v);
-    if (st == FJ_OK && !inserted)
-        st = insert_job_samples(x, x->err);
+    if (st == FJ_OK && !p.inserted)
+        st = write_pending(x, x->err);
     return st;
 }
 
@@ -1610,8 +1716,17 @@ static fj_status rectify(wctx *x)
         return FJ_OK;
     FJ_TRY(lock_and_load(x));
     FJ_TRY(apply(x));
-    FJ_TRY(write_back(x));
-    return job_cpu(x);
+    FJ_TRY(allocate_ids(x));
+    /* Merged stored jobs move their rows into the survivor, whose row must be there first (the
+     * activity triggers read it): then the jobs are written before the drain, which updates
+     * their CPU summaries. Otherwise they are written once, after it. */
+    bool merges = has_merges(x->w);
+    if (merges) {
+        FJ_TRY(write_jobs(x));
+        FJ_TRY(write_merges(x));
+    }
+    FJ_TRY(write_hosts_cmds(x));
+    return job_cpu(x, merges);
 }
 
 /* --- sysinfo (one envelope at a time: one per node and day) ------------------------------------ */

@@ -91,31 +91,43 @@ PY
   rm -f "$tmp"/load.*
 }
 
-# Database bytes per process record of db (phase name $2), as a result line.
-size_of() { # db phase
-  local db=$1 name=$2
+# The bytes of database db on disk, after VACUUM (PostgreSQL) or a WAL checkpoint (SQLite).
+db_bytes() { # db
   if [ -n "$pgdir" ]; then
-    psql -X -q -At -d "$db" -F ' ' -c "VACUUM" \
-      -c "SELECT pg_database_size(current_database()), (SELECT count(*) FROM sample_procs)" |
-      awk -v c="$config" -v ph="$name" '{printf "{\"config\":\"%s\",\"phase\":\"%s\",\"bytes\":%d,\"process_records\":%d,\"bytes_per_process_record\":%.1f}\n", c, ph, $1, $2, $1 / ($2 ? $2 : 1)}' |
-      tee -a "$tmp/results"
+    psql -X -q -At -d "$1" -c "VACUUM" -c "SELECT pg_database_size(current_database())"
+  else
+    python3 - "$1" <<'PY'
+import os, sqlite3, sys
+db = sys.argv[1]
+sqlite3.connect(db).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+print(os.path.getsize(db) + (os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0))
+PY
+  fi
+}
+
+# Database bytes per process record of db (phase name $2), as a result line: the whole database,
+# and what it grew by over the empty one ($3 bytes, fjord's schema and, for PostgreSQL, the
+# system catalogues every database has).
+size_of() { # db phase empty-bytes
+  local db=$1 name=$2 empty=$3 bytes procs
+  bytes=$(db_bytes "$db")
+  if [ -n "$pgdir" ]; then
+    procs=$(psql -X -q -At -d "$db" -c "SELECT count(*) FROM sample_procs")
+  else
+    procs=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM sample_procs").fetchone()[0])' "$db")
+  fi
+  python3 -c 'import json, sys
+c, ph, b, e, p = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), max(int(sys.argv[5]), 1)
+print(json.dumps({"config": c, "phase": ph, "bytes": b, "empty_bytes": e, "process_records": p,
+                  "bytes_per_process_record": round(b / p, 1), "grown_bytes_per_process_record": round((b - e) / p, 1)}))' \
+    "$config" "$name" "$bytes" "$empty" "$procs" | tee -a "$tmp/results"
+  if [ -n "$pgdir" ]; then
     if [ -n "${TABLES:-}" ]; then
       psql -X -q -d "$db" -c "SELECT coalesce(p.relname, c.relname) AS tbl, sum(pg_total_relation_size(c.oid)) AS bytes
         FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
         WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace GROUP BY 1 ORDER BY 2 DESC LIMIT 12"
     fi
-    return
   fi
-  python3 - "$db" "$config" "$name" <<'PY' | tee -a "$tmp/results"
-import json, os, sqlite3, sys
-db = sys.argv[1]
-con = sqlite3.connect(db)
-con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-procs = con.execute("SELECT count(*) FROM sample_procs").fetchone()[0]
-size = os.path.getsize(db) + (os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0)
-print(json.dumps({"config": sys.argv[2], "phase": sys.argv[3], "bytes": size, "process_records": procs,
-                  "bytes_per_process_record": round(size / max(procs, 1), 1)}))
-PY
 }
 
 # A fresh database of configuration $config (its PostgreSQL server already started): its URL.
@@ -159,22 +171,24 @@ bench() { # config
   esac
   db=$(new_db fjord_bench)
   start_servers "$db" "$servers"
+  empty=$(db_bytes "$db")
   echo "== $config ($servers fjord server(s), $duration s a phase, $conns connections)"
   phase saturation
   # The fixed-load phase continues after the saturation phase's envelopes: new data, not re-sends.
   phase "at 500/s" --rate $((500 / servers)) --seq-start 100000000
   stop_servers
-  size_of "$db" "size after load"
+  size_of "$db" "size after load" "$empty"
   # Bytes per process record of the same data on every backend: 100 nodes, 20 samples each (the
   # load phases store as many samples per node as the backend took, which weighs the job
   # bookkeeping of a node's first samples differently).
   if [ "$config" != postgres2 ]; then
     db=$(new_db fjord_size)
     start_servers "$db" 1
+    empty=$(db_bytes "$db")
     "$build/sonar_load" --port "${ports[0]}" --secret "$secret" --template "$template" --nodes 100 \
       --envelopes 2000 --connections "$conns" --duration 600 > /dev/null
     stop_servers
-    size_of "$db" "size of 2000"
+    size_of "$db" "size of 2000" "$empty"
   fi
   if [ -n "$pgdir" ]; then
     python3 "$pgserver" stop "$pgdir"
@@ -201,7 +215,9 @@ lines = [("envelopes/s at saturation", "saturation", "envelopes_per_s", "{:,.0f}
          ("p50 / p99 ack at 500/s offered, ms", "at 500/s", None, None),
          ("server CPU-s per 1,000 envelopes at 500/s", "at 500/s", "server_cpu_s_per_1000_env", "{:.2f}"),
          ("bytes per process record after the load phases", "size after load", "bytes_per_process_record", "{:.1f}"),
-         ("bytes per process record, 100 nodes x 20 samples", "size of 2000", "bytes_per_process_record", "{:.1f}")]
+         ("bytes per process record, 100 nodes x 20 samples", "size of 2000", "bytes_per_process_record", "{:.1f}"),
+         ("the same, growth over the empty database", "size of 2000", "grown_bytes_per_process_record", "{:.1f}"),
+         ("the empty database, bytes", "size of 2000", "empty_bytes", "{:,}")]
 print()
 print("| | " + " | ".join(names.get(c, c) for c in configs) + " |")
 print("|---" * (len(configs) + 1) + "|")
