@@ -2,6 +2,7 @@
 #include "storage/core/write_values.h"
 
 #include "alloc.h"
+#include "storage/core/cmp.h"
 #include "storage/core/rectify.h"
 
 #include <stdlib.h>
@@ -121,13 +122,12 @@ void fj_wv_blob_free(fj_wv_blob *b)
 static int pkey_cmp(const void *a, const void *b)
 {
     const fj_wv_pkey *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->ppid != y->ppid)
-        return x->ppid < y->ppid ? -1 : 1;
-    if (x->cmd_id != y->cmd_id)
-        return x->cmd_id < y->cmd_id ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx; /* the first occurrence wins */
+    int c = fj_cmp_u64(x->pid, y->pid);
+    if (!c)
+        c = fj_cmp_u64(x->ppid, y->ppid);
+    if (!c)
+        c = fj_cmp_i64(x->cmd_id, y->cmd_id);
+    return c ? c : fj_cmp_u64(x->idx, y->idx); /* the first occurrence wins */
 }
 
 size_t fj_wv_pkeys_sort(fj_wv_pkey *pk, size_t n)

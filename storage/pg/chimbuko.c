@@ -73,16 +73,6 @@ static const cb_spec specs[] = {
 static char spec_sql[N_SPECS][SPEC_SQL_MAX];
 static pthread_once_t spec_once = PTHREAD_ONCE_INIT;
 
-static const char *type_name(char t)
-{
-    switch (t) {
-    case 't': return "text";
-    case 'f': return "float8";
-    case 'o': return "boolean";
-    default: return "bigint";
-    }
-}
-
 /* WITH u AS (the rows with their ordinal o), n AS (those the filter keeps), i AS (INSERT ...
  * RETURNING the keys inserted): the smallest ordinal of each inserted key, which is the row that
  * went in (rows are inserted in order, the later copies of a key conflict). */
@@ -93,7 +83,7 @@ static void build_spec(const cb_spec *p, char *out)
     size_t off = 0;
     for (size_t i = 0; d->types[i] && off < sizeof args; i++)
         off += (size_t)snprintf(args + off, sizeof args - off, "%s$%zu::%s[]", i ? "," : "", i + 1,
-                                type_name(d->types[i]));
+                                fj_pg_type_name(d->types[i]));
     int n = off < sizeof args
                 ? snprintf(out, SPEC_SQL_MAX,
                            "WITH u AS (SELECT * FROM unnest(%s) WITH ORDINALITY AS u(%s,o)), "

@@ -254,3 +254,14 @@ fj_status fj_pg_cols_finish(fj_pg_cols *t, const char **vals)
     return t->st;
 }
 
+const char *fj_pg_type_name(char t)
+{
+    switch (t) {
+    case 't': return "text";
+    case 'f': return "float8";
+    case 'y': return "bytea";
+    case 'i': return "integer";
+    case 'o': return "boolean";
+    default: return "bigint";
+    }
+}

@@ -323,6 +323,10 @@ void fj_pg_row(fj_pg_cols *t, size_t env);
 /* Closes the arrays and points vals[0..ncols) at them. FJ_ENOMEM after a failed append. */
 fj_status fj_pg_cols_finish(fj_pg_cols *t, const char **vals);
 
+/* The SQL type of a column type letter of the batched writers' column lists: t text, f float8,
+ * y bytea, i integer, o boolean, anything else (b) bigint. */
+const char *fj_pg_type_name(char t);
+
 /* --- the handle -------------------------------------------------------------------------------- */
 
 struct fj_store {

@@ -18,6 +18,7 @@
 #include "storage/pg/int.h"
 
 #include "alloc.h"
+#include "storage/core/cmp.h"
 #include "storage/core/grow.h"
 #include "storage/core/jobcpu.h"
 
@@ -136,9 +137,8 @@ static const cjob *find_job(const cache *k, int64_t id)
 static int key_cmp(const void *a, const void *b)
 {
     const ckey *x = a, *y = b;
-    if (x->rjob != y->rjob)
-        return x->rjob < y->rjob ? -1 : 1;
-    return x->node < y->node ? -1 : x->node > y->node;
+    int c = fj_cmp_i64(x->rjob, y->rjob);
+    return c ? c : fj_cmp_i64(x->node, y->node);
 }
 
 static ckey *find_key(const cache *k, int64_t rjob, int64_t node)
@@ -150,13 +150,12 @@ static ckey *find_key(const cache *k, int64_t rjob, int64_t node)
 static int sjob_cmp(const void *a, const void *b)
 {
     const cprocs *x = a, *y = b;
-    if (x->node != y->node)
-        return x->node < y->node ? -1 : 1;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    if (x->job != y->job)
-        return x->job < y->job ? -1 : 1;
-    return x->epoch < y->epoch ? -1 : x->epoch > y->epoch;
+    int c = fj_cmp_i64(x->node, y->node);
+    if (!c)
+        c = fj_cmp_i64(x->time, y->time);
+    if (!c)
+        c = fj_cmp_i64(x->job, y->job);
+    return c ? c : fj_cmp_i64(x->epoch, y->epoch);
 }
 
 static const cprocs *find_sjob(const cache *k, int64_t node, fj_time t, int64_t job, int64_t epoch)
@@ -264,20 +263,13 @@ static fj_status flush(ctx *c)
     return send_pending(c);
 }
 
-static int i64_cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* A (job, node) whose new node-samples lie further apart than this is asked row by row: its rows
  * in between could be many. */
 #define SPAN_MAX (86400 * 2)
 
 static int cjob_cmp(const void *a, const void *b)
 {
-    int64_t x = ((const cjob *)a)->id, y = ((const cjob *)b)->id;
-    return x < y ? -1 : x > y;
+    return fj_cmp_i64(((const cjob *)a)->id, ((const cjob *)b)->id);
 }
 
 /* The notes' jobs: the group's pending ones as it will write them, the others read. */
@@ -292,7 +284,7 @@ static fj_status load_jobs(ctx *c, const fj_jcpu_note *notes, size_t n)
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         ids[m++] = notes[i].rjob;
-    qsort(ids, m, sizeof *ids, i64_cmp);
+    qsort(ids, m, sizeof *ids, fj_cmp_i64_elems);
     fj_pg_cols t;
     fj_pg_cols_init(&t, 1);
     size_t p = 0, asked = 0;
@@ -334,25 +326,6 @@ static fj_status load_jobs(ctx *c, const fj_jcpu_note *notes, size_t n)
     return FJ_OK;
 }
 
-/* An added row, sorted by (rjob, node, time, arrival). */
-typedef struct aref {
-    int64_t rjob, node;
-    fj_time t;
-    size_t i;
-} aref;
-
-static int aref_cmp(const void *a, const void *b)
-{
-    const aref *x = a, *y = b;
-    if (x->rjob != y->rjob)
-        return x->rjob < y->rjob ? -1 : 1;
-    if (x->node != y->node)
-        return x->node < y->node ? -1 : 1;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /* The cache's rows: each key's stored rows (JCPU_ROWS_MANY's result r, rows rows, by key ordinal
  * and time) merged by time with its added rows. Of rows with one time the stored one stands, and
  * of added ones the first to arrive: the others are what INSERT ... ON CONFLICT DO NOTHING will
@@ -364,7 +337,7 @@ static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
     cache *k = &c->c;
     fj_pg_jcpu_added *added = c->pend ? c->pend->added : NULL;
     size_t na = c->pend ? c->pend->n_added : 0, cap = rows + na ? rows + na : 1;
-    aref *ar = fj_malloc((na ? na : 1) * sizeof *ar);
+    fj_sort_key *ar = fj_malloc((na ? na : 1) * sizeof *ar); /* (rjob, node, time), arrival */
     k->rows = fj_malloc(cap * sizeof *k->rows);
     k->row_pend = fj_malloc(cap * sizeof *k->row_pend);
     k->row_added = fj_malloc(cap * sizeof *k->row_added);
@@ -373,8 +346,8 @@ static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
         return oom(c);
     }
     for (size_t i = 0; i < na; i++)
-        ar[i] = (aref){added[i].rjob, added[i].node, added[i].t, i};
-    qsort(ar, na, sizeof *ar, aref_cmp);
+        ar[i] = (fj_sort_key){{added[i].rjob, added[i].node, added[i].t, 0}, i};
+    qsort(ar, na, sizeof *ar, fj_sort_key_cmp);
     size_t kept = 0, out = 0;
     for (size_t i = 0, a = 0, o = 0; o < nk; o++) {
         ckey key = k->keys[o];
@@ -389,24 +362,25 @@ static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
             if (!PQgetisnull(r, (int)d, 2))
                 key.to = fj_pg_int(r, (int)d, 2) + FJ_JCPU_WINDOW_S;
         }
-        while (a < na && (ar[a].rjob < key.rjob || (ar[a].rjob == key.rjob && ar[a].node < key.node)))
+        const fj_sort_key kk = {{key.rjob, key.node, 0, 0}, 0};
+        while (a < na && fj_sort_key_fields(&ar[a], &kk, 2) < 0)
             a++;
         size_t q = a;
-        while (a < na && ar[a].rjob == key.rjob && ar[a].node == key.node)
+        while (a < na && fj_sort_key_fields(&ar[a], &kk, 2) == 0)
             a++;
         while (d < i || q < a) {
-            bool stored = q == a || (d < i && fj_pg_int(r, (int)d, 3) <= ar[q].t);
-            fj_time t = stored ? fj_pg_int(r, (int)d, 3) : ar[q].t;
+            bool stored = q == a || (d < i && fj_pg_int(r, (int)d, 3) <= ar[q].k[2]);
+            fj_time t = stored ? fj_pg_int(r, (int)d, 3) : ar[q].k[2];
             if (stored) {
                 k->rows[out] = (fj_jcpu_row){t, fj_pg_int(r, (int)d, 4), fj_pg_int(r, (int)d, 5)};
                 k->row_added[out] = SIZE_MAX;
                 d++;
             } else {
-                const fj_pg_jcpu_added *ad = &added[ar[q].i];
+                const fj_pg_jcpu_added *ad = &added[ar[q].at];
                 k->rows[out] = (fj_jcpu_row){t, ad->cpu_m, ad->win_m};
-                k->row_added[out] = ar[q].i;
+                k->row_added[out] = ar[q].at;
             }
-            while (q < a && ar[q].t == t)
+            while (q < a && ar[q].k[2] == t)
                 q++;
             k->row_pend[out++] = SIZE_MAX;
         }

@@ -25,6 +25,8 @@
 #include "storage/pg/ts.h"
 
 #include "alloc.h"
+#include "storage/core/cmp.h"
+#include "storage/core/grow.h"
 #include "storage/core/rectify.h"
 #include "storage/core/write_values.h"
 
@@ -172,17 +174,6 @@ static char spec_copy[N_SPECS][SPEC_SQL_MAX];  /* COPY ... FROM STDIN */
 static char spec_stage[N_SPECS][SPEC_SQL_MAX]; /* CREATE TEMP TABLE of the staging table */
 static pthread_once_t spec_once = PTHREAD_ONCE_INIT;
 
-static const char *type_name(char t)
-{
-    switch (t) {
-    case 't': return "text";
-    case 'f': return "float8";
-    case 'y': return "bytea";
-    case 'i': return "integer";
-    default: return "bigint";
-    }
-}
-
 static bool fits(int len)
 {
     return len >= 0 && len < SPEC_SQL_MAX;
@@ -203,7 +194,7 @@ static void build_spec(const spec *p, size_t k)
         const char *c = p->cols;
         for (size_t i = 0; p->types[i] && off < sizeof decl; i++) {
             size_t len = strcspn(c, ",");
-            off += (size_t)snprintf(decl + off, sizeof decl - off, "%.*s %s,", (int)len, c, type_name(p->types[i]));
+            off += (size_t)snprintf(decl + off, sizeof decl - off, "%.*s %s,", (int)len, c, fj_pg_type_name(p->types[i]));
             c += len + (c[len] == ',');
         }
         ok = off < sizeof decl &&
@@ -316,7 +307,7 @@ struct fj_pg_wstate {
     fj_pg_cols t;
     fj_pg_cols set;   /* one node-sample's processes as array literals, a column each */
     fj_pg_cols sjset; /* and its new sample jobs */
-    struct sjkey *sj_keys; /* the group's sample jobs sorted by node-sample and key */
+    fj_sort_key *sj_keys; /* the group's sample jobs: (node, time, job, epoch) and place, sorted */
     size_t cap_sj_keys;
     wenv *envs;
     size_t n_envs, cap_envs;
@@ -362,22 +353,8 @@ static fj_status oom(wctx *x)
     return fj_err_set(x->err, FJ_ENOMEM, "db", "out of memory");
 }
 
-/* Grows *v (of elements of size sz) to hold at least need. */
-static fj_status grow(void **v, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return FJ_OK;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *p = fj_realloc(*v, c * sz);
-    if (!p)
-        return FJ_ENOMEM;
-    *v = p;
-    *cap = c;
-    return FJ_OK;
-}
-#define GROW(x, arr, cap, need) (grow((void **)&(arr), &(cap), (need), sizeof *(arr)) == FJ_OK ? FJ_OK : oom(x))
+/* Room for need elements in the heap array arr (storage/core/grow.h), or out of memory. */
+#define GROW(x, arr, cap, need) (fj_grow(&(arr), &(cap), (need), sizeof *(arr), 64) ? FJ_OK : oom(x))
 
 void fj_pg_write_free(fj_store *s)
 {
@@ -387,24 +364,11 @@ void fj_pg_write_free(fj_store *s)
     fj_pg_cols_free(&w->t);
     fj_pg_cols_free(&w->set);
     fj_pg_cols_free(&w->sjset);
-    fj_free(w->sj_keys);
-    fj_free(w->envs);
-    fj_free(w->flags);
-    fj_free(w->pk);
-    fj_free(w->sj);
     fj_intern_clear(&w->keymap);
-    fj_free(w->keys);
-    fj_free(w->inst);
-    fj_free(w->con);
-    fj_free(w->added);
-    fj_free(w->pjobs);
-    fj_free(w->pjob_inst);
-    fj_free(w->cmds);
-    fj_free(w->scratch);
-    fj_free(w->sums);
-    fj_free(w->bytes);
-    fj_free(w->times);
-    fj_free(w);
+    void *heap[] = {w->sj_keys, w->envs, w->flags, w->pk, w->sj, w->keys, w->inst, w->con, w->added, w->pjobs,
+                    w->pjob_inst, w->cmds, w->scratch, w->sums, w->bytes, w->times, w};
+    for (size_t i = 0; i < sizeof heap / sizeof heap[0]; i++)
+        fj_free(heap[i]);
     s->w = NULL;
 }
 
@@ -1001,28 +965,6 @@ static fj_status end_proc_set(wctx *x, size_t env)
     return FJ_OK;
 }
 
-/* A sample job's key in its node-sample, and its place among the group's sj rows. */
-typedef struct sjkey {
-    int64_t node;
-    fj_time t;
-    uint64_t job, epoch;
-    size_t q;
-} sjkey;
-
-static int sjkey_cmp(const void *a, const void *b)
-{
-    const sjkey *x = a, *y = b;
-    if (x->node != y->node)
-        return x->node < y->node ? -1 : 1;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    if (x->job != y->job)
-        return x->job < y->job ? -1 : 1;
-    if (x->epoch != y->epoch)
-        return x->epoch < y->epoch ? -1 : 1;
-    return (x->q > y->q) - (x->q < y->q);
-}
-
 /* Which of the group's sample jobs are new (is_new), each counted for its envelope as inserted or
  * duplicate: a sample job is stored once per node-sample. The first of a key within the group
  * wins; a node-sample the group inserted has no stored sample jobs; for one already stored (a
@@ -1033,27 +975,26 @@ static fj_status new_sample_jobs(wctx *x, bool *is_new)
     struct fj_pg_wstate *w = x->w;
     size_t n = w->n_sj;
     FJ_TRY(GROW(x, w->sj_keys, w->cap_sj_keys, n + 1));
-    sjkey *keys = w->sj_keys;
+    fj_sort_key *keys = w->sj_keys;
     for (size_t q = 0; q < n; q++) {
         const wenv *we = &w->envs[w->sj[q].env];
-        keys[q] = (sjkey){we->node_id, we->e->time, w->sj[q].j->job, w->sj[q].j->epoch, q};
+        /* job and epoch as stored (saturated), to match what is read back */
+        keys[q] = (fj_sort_key){{we->node_id, we->e->time, u64_i64(w->sj[q].j->job), u64_i64(w->sj[q].j->epoch)}, q};
         is_new[q] = true;
     }
-    qsort(keys, n, sizeof *keys, sjkey_cmp);
+    qsort(keys, n, sizeof *keys, fj_sort_key_cmp);
     for (size_t i = 1; i < n; i++)
-        if (keys[i].node == keys[i - 1].node && keys[i].t == keys[i - 1].t && keys[i].job == keys[i - 1].job &&
-            keys[i].epoch == keys[i - 1].epoch)
-            is_new[keys[i].q] = false;
+        if (fj_sort_key_fields(&keys[i], &keys[i - 1], 4) == 0)
+            is_new[keys[i].at] = false;
 
     fj_pg_cols *t = &w->t;
     fj_pg_cols_reset(t);
     t->ncols = 2;
     for (size_t i = 0; i < n; i++) {
-        if (w->envs[w->sj[keys[i].q].env].sample_new ||
-            (i && keys[i - 1].node == keys[i].node && keys[i - 1].t == keys[i].t))
+        if (w->envs[w->sj[keys[i].at].env].sample_new || (i && fj_sort_key_fields(&keys[i - 1], &keys[i], 2) == 0))
             continue;
-        fj_pg_i64(t, 0, keys[i].node);
-        fj_pg_i64(t, 1, keys[i].t);
+        fj_pg_i64(t, 0, keys[i].k[0]);
+        fj_pg_i64(t, 1, keys[i].k[1]);
         fj_pg_row(t, 0);
     }
     if (t->nrows) {
@@ -1065,19 +1006,11 @@ static fj_status new_sample_jobs(wctx *x, bool *is_new)
         FJ_TRY(fj_pg_run(x->s, FJ_PG_SJOB_STORED, 2, vals, &r, "read stored sample jobs", x->err));
         for (int row = 0, rows = PQntuples(r); row < rows; row++) {
             /* stored: the group's first of the key is a duplicate too (the later ones are already) */
-            sjkey want = {fj_pg_int(r, row, 0), fj_pg_int(r, row, 1), (uint64_t)fj_pg_int(r, row, 2),
-                          (uint64_t)fj_pg_int(r, row, 3), 0};
-            size_t lo = 0, hi = n;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (sjkey_cmp(&keys[mid], &want) < 0)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < n && keys[lo].node == want.node && keys[lo].t == want.t && keys[lo].job == want.job &&
-                keys[lo].epoch == want.epoch)
-                is_new[keys[lo].q] = false;
+            fj_sort_key want = {{fj_pg_int(r, row, 0), fj_pg_int(r, row, 1), fj_pg_int(r, row, 2),
+                                 fj_pg_int(r, row, 3)}, 0};
+            size_t lo = fj_sort_key_lower(keys, n, &want);
+            if (lo < n && fj_sort_key_fields(&keys[lo], &want, 4) == 0)
+                is_new[keys[lo].at] = false;
         }
         PQclear(r);
     }
@@ -1246,12 +1179,6 @@ static fj_status write_sample_jobs(wctx *x)
 
 /* --- rectification: locks, instances, summaries, write-back ----------------------------------- */
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static fj_status add_inst(wctx *x, size_t key, int64_t id, const fj_jobsum *sum, int64_t user_id, bool existing,
                           size_t *out)
 {
@@ -1314,7 +1241,7 @@ static fj_status lock_and_load(wctx *x)
     for (size_t i = 0; i < w->n_keys; i++)
         if (!w->keys[i].slurm)
             nodes[n_nodes++] = w->keys[i].k.node_id;
-    qsort(nodes, n_nodes, sizeof *nodes, cmp_i64);
+    qsort(nodes, n_nodes, sizeof *nodes, fj_cmp_i64_elems);
     fj_pg_cols_reset(t);
     t->ncols = 1;
     for (size_t i = 0; i < n_nodes; i++)
@@ -1640,8 +1567,7 @@ static fj_status write_pending(void *arg, fj_err *err)
 
 static int pjob_cmp(const void *a, const void *b)
 {
-    int64_t x = ((const fj_pg_jcpu_job *)a)->id, y = ((const fj_pg_jcpu_job *)b)->id;
-    return x < y ? -1 : x > y;
+    return fj_cmp_i64(((const fj_pg_jcpu_job *)a)->id, ((const fj_pg_jcpu_job *)b)->id);
 }
 
 /* The group's jobs that it writes (new instances, changed stored ones), for the drain to work on

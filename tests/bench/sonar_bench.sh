@@ -12,7 +12,11 @@
 # and prints envelopes/s, process records/s, p50/p99 ack latency, server CPU-seconds per 1,000
 # envelopes (fjord's processes, plus all of PostgreSQL's) and database bytes per process record;
 #  3. size: a fresh database, one server, the same 2,000 envelopes (100 nodes x 20 samples) on
-#     every backend, and its bytes per process record;
+#     every backend, and its bytes per process record: the whole database after VACUUM, what it
+#     grew by over the empty one (fjord's schema; for PostgreSQL also the system catalogues every
+#     database has, some 7 MB), and that again after VACUUM FULL (SQLite: VACUUM): the rows
+#     without the space that updates left behind (a job's row is rewritten at every sample: in
+#     20 samples of every job in 10 s, autovacuum has no time to hand that space to new rows);
 # then a table of all of them.
 #
 #   tests/bench/sonar_bench.sh [DURATION] [CONNECTIONS]     (from the checkout, after a build)
@@ -91,15 +95,20 @@ PY
   rm -f "$tmp"/load.*
 }
 
-# The bytes of database db on disk, after VACUUM (PostgreSQL) or a WAL checkpoint (SQLite).
-db_bytes() { # db
+# The bytes of database db on disk, after VACUUM (PostgreSQL: dead rows' space marked free for
+# new rows, as autovacuum would) or a WAL checkpoint (SQLite). With "full": after rewriting it
+# without free space (VACUUM FULL; SQLite's VACUUM), what the rows themselves take.
+db_bytes() { # db [full]
   if [ -n "$pgdir" ]; then
-    psql -X -q -At -d "$1" -c "VACUUM" -c "SELECT pg_database_size(current_database())"
+    psql -X -q -At -d "$1" -c "VACUUM${2:+ FULL}" -c "SELECT pg_database_size(current_database())"
   else
-    python3 - "$1" <<'PY'
+    python3 - "$1" "${2:-}" <<'PY'
 import os, sqlite3, sys
 db = sys.argv[1]
-sqlite3.connect(db).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+con = sqlite3.connect(db)
+if sys.argv[2]:
+    con.execute("VACUUM")
+con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 print(os.path.getsize(db) + (os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0))
 PY
   fi
@@ -108,9 +117,9 @@ PY
 # Database bytes per process record of db (phase name $2), as a result line: the whole database,
 # and what it grew by over the empty one ($3 bytes, fjord's schema and, for PostgreSQL, the
 # system catalogues every database has).
-size_of() { # db phase empty-bytes
+size_of() { # db phase empty-bytes [full]
   local db=$1 name=$2 empty=$3 bytes procs
-  bytes=$(db_bytes "$db")
+  bytes=$(db_bytes "$db" "${4:-}")
   if [ -n "$pgdir" ]; then
     procs=$(psql -X -q -At -d "$db" -c "SELECT count(*) FROM sample_procs")
   else
@@ -189,6 +198,7 @@ bench() { # config
       --envelopes 2000 --connections "$conns" --duration 600 > /dev/null
     stop_servers
     size_of "$db" "size of 2000" "$empty"
+    size_of "$db" "size of 2000, compacted" "$empty" full
   fi
   if [ -n "$pgdir" ]; then
     python3 "$pgserver" stop "$pgdir"
@@ -217,6 +227,7 @@ lines = [("envelopes/s at saturation", "saturation", "envelopes_per_s", "{:,.0f}
          ("bytes per process record after the load phases", "size after load", "bytes_per_process_record", "{:.1f}"),
          ("bytes per process record, 100 nodes x 20 samples", "size of 2000", "bytes_per_process_record", "{:.1f}"),
          ("the same, growth over the empty database", "size of 2000", "grown_bytes_per_process_record", "{:.1f}"),
+         ("the same, compacted (VACUUM FULL; SQLite VACUUM)", "size of 2000, compacted", "grown_bytes_per_process_record", "{:.1f}"),
          ("the empty database, bytes", "size of 2000", "empty_bytes", "{:,}")]
 print()
 print("| | " + " | ".join(names.get(c, c) for c in configs) + " |")
