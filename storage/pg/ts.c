@@ -21,6 +21,7 @@
  * - The instance's session advisory lock, held on the writer connection (taken again after a
  *   reconnection), keeps a second server with the same identity from writing the same log. */
 #include "storage/pg/ts.h"
+#include "storage/core/grow.h"
 #include "storage/core/try.h"
 
 #include "alloc.h"
@@ -217,17 +218,7 @@ static fj_status resolve_points(fj_store *s, const fj_metric_point *p, size_t n,
 
 static fj_status grow_ids(struct fj_pg_ts *t, size_t need, fj_err *err)
 {
-    if (need <= t->cap_ids)
-        return FJ_OK;
-    size_t cap = t->cap_ids ? t->cap_ids : 1024;
-    while (cap < need)
-        cap *= 2;
-    uint32_t *v = fj_realloc(t->ids, cap * sizeof *v);
-    if (!v)
-        return oom(err);
-    t->ids = v;
-    t->cap_ids = cap;
-    return FJ_OK;
+    return fj_grow(&t->ids, &t->cap_ids, need, sizeof *t->ids, 1024) ? FJ_OK : oom(err);
 }
 
 /* --- clusters of messages and jobs ----------------------------------------------------------- */

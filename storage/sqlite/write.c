@@ -8,6 +8,7 @@
  * (1), its partitions, partition memberships and node states; each error object. Interned names,
  * notes, envelope meta, Slurm "current" rows and rectification rows are bookkeeping, not counted. */
 #include "storage/sqlite/int.h"
+#include "storage/core/grow.h"
 #include "storage/core/try.h"
 #include "storage/sqlite/chimbuko.h"
 
@@ -525,14 +526,8 @@ static fj_status rj_defer(wctx *w, size_t ent, size_t slot, int64_t user_id, boo
         p->first_changed |= first_changed;
         return FJ_OK;
     }
-    if (s->rj_pend_n == s->rj_pend_cap) {
-        size_t cap = s->rj_pend_cap ? s->rj_pend_cap * 2 : 256;
-        struct fj_sq_rjpend *v = fj_realloc(s->rj_pend, cap * sizeof *v);
-        if (!v)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        s->rj_pend = v;
-        s->rj_pend_cap = cap;
-    }
+    if (!fj_grow(&s->rj_pend, &s->rj_pend_cap, s->rj_pend_n + 1, sizeof *s->rj_pend, 256))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     s->rj_pend[s->rj_pend_n] = (struct fj_sq_rjpend){in->id, ent, slot, user_id, first_changed};
     in->pend = (uint32_t)++s->rj_pend_n;
     return FJ_OK;
@@ -622,14 +617,8 @@ static fj_status rj_lookup(wctx *w, const fj_rjkey *k, size_t *out)
             return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
         s->rj_slots_cap = 2 * RJ_CACHE_MAX;
     }
-    if (s->rj_n == s->rj_cap) {
-        size_t cap = s->rj_cap ? s->rj_cap * 2 : 1024;
-        struct fj_sq_rjent *e = fj_realloc(s->rj, cap * sizeof *e);
-        if (!e)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        s->rj = e;
-        s->rj_cap = cap;
-    }
+    if (!fj_grow(&s->rj, &s->rj_cap, s->rj_n + 1, sizeof *s->rj, 1024))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     struct fj_sq_rjent *e = &s->rj[s->rj_n];
     e->key = *k;
     e->hash = h;
