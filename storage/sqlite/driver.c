@@ -64,6 +64,23 @@ fj_status fj_sq_insert(fj_store *s, sqlite3_stmt *st, const char *what, bool *ad
     return FJ_OK;
 }
 
+fj_status fj_sq_exec(fj_store *s, const char *sql, fj_err *err)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+fj_status fj_sq_query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, sql, err);
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
 
 /* --- values ------------------------------------------------------------------------------------ */
 
@@ -287,8 +304,7 @@ static fj_status run(fj_store *s, const char *sql, int n, const char *const *par
 static fj_status exec(fj_store *s, const char *sql, const char *what, fj_err *err)
 {
     (void)what;
-    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+    return fj_sq_exec(s, sql, err);
 }
 
 static void rollback(fj_store *s)

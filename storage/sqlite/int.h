@@ -275,6 +275,12 @@ fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *er
  * duplicate the database ignored). */
 fj_status fj_sq_insert(fj_store *s, sqlite3_stmt *st, const char *what, bool *added, fj_err *err);
 
+/* Runs sql (one or more statements without parameters: pragmas, BEGIN, schema checks); an error
+ * names the text. */
+fj_status fj_sq_exec(fj_store *s, const char *sql, fj_err *err);
+/* The integer in the first column of sql's first row (0 when no row): counts, pragmas, state. */
+fj_status fj_sq_query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *err);
+
 /* Interning: the id of a name, created when new. Must run inside a write transaction. */
 fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *err);
 fj_status fj_sq_node_id(fj_store *s, int64_t cluster_id, const char *name, int64_t *id, fj_err *err);

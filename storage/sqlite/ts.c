@@ -115,24 +115,6 @@ static sqlite3_stmt *stmt(fj_store *s, int id, fj_err *err)
     return t->st[id];
 }
 
-static fj_status exec(fj_store *s, const char *sql, fj_err *err)
-{
-    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
-}
-
-static fj_status query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return fj_sq_fail(s, rc, sql, err);
-    rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, sql, err);
-}
-
 static int64_t wall_ns(void)
 {
     struct timespec ts;
@@ -554,7 +536,7 @@ static fj_status replay(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pt
 /* One transaction of the writer's own: emit what is sealed, optionally more work in between. */
 static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err), fj_err *err)
 {
-    fj_status st = exec(s, "BEGIN IMMEDIATE", err);
+    fj_status st = fj_sq_exec(s, "BEGIN IMMEDIATE", err);
     if (st != FJ_OK)
         return st;
     s->ts->w.own = true;
@@ -563,7 +545,7 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     if (st == FJ_OK && more)
         st = more(s, err);
     if (st == FJ_OK)
-        st = exec(s, "COMMIT", err);
+        st = fj_sq_exec(s, "COMMIT", err);
     if (st != FJ_OK && !sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     fj_sq_ts_end(s, st == FJ_OK);
@@ -586,13 +568,13 @@ fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
         return FJ_OK;
     int64_t max_seq = 0, durable = 0, next = 0, max_lsn = 0, auto_vacuum = 0;
     fj_status st;
-    if ((st = query_i64(s, "SELECT coalesce(max(seq),0) FROM ts_chunk", &max_seq, err)) != FJ_OK ||
-        (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='durable_lsn'),0)", &durable,
+    if ((st = fj_sq_query_i64(s, "SELECT coalesce(max(seq),0) FROM ts_chunk", &max_seq, err)) != FJ_OK ||
+        (st = fj_sq_query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='durable_lsn'),0)", &durable,
                         err)) != FJ_OK ||
-        (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='next_lsn'),0)", &next, err)) !=
+        (st = fj_sq_query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='next_lsn'),0)", &next, err)) !=
             FJ_OK ||
-        (st = query_i64(s, "SELECT coalesce(max(lsn),0) FROM request_log", &max_lsn, err)) != FJ_OK ||
-        (st = query_i64(s, "PRAGMA auto_vacuum", &auto_vacuum, err)) != FJ_OK)
+        (st = fj_sq_query_i64(s, "SELECT coalesce(max(lsn),0) FROM request_log", &max_lsn, err)) != FJ_OK ||
+        (st = fj_sq_query_i64(s, "PRAGMA auto_vacuum", &auto_vacuum, err)) != FJ_OK)
         return st;
     t->incremental = auto_vacuum == 2;
     if ((st = fj_tsw_open(&t->w, o, (uint64_t)max_seq + 1, durable, next, max_lsn, fj_mono_ns(), err)) != FJ_OK)
@@ -617,9 +599,9 @@ static fj_status release_free_pages(fj_store *s, int64_t max_pages, fj_err *err)
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%lld)", (long long)max_pages);
     int64_t left = 0;
-    fj_status st = exec(s, sql, err);
+    fj_status st = fj_sq_exec(s, sql, err);
     if (st == FJ_OK)
-        st = query_i64(s, "PRAGMA freelist_count", &left, err);
+        st = fj_sq_query_i64(s, "PRAGMA freelist_count", &left, err);
     s->ts->free_pages_left = left > 0;
     return st;
 }
@@ -679,7 +661,7 @@ static void cut_wal(fj_store *s, int64_t now)
     t->last_wal_cut = now;
     int64_t busy_ms = 0;
     fj_err ignored = {0};
-    if (query_i64(s, "PRAGMA busy_timeout", &busy_ms, &ignored) != FJ_OK)
+    if (fj_sq_query_i64(s, "PRAGMA busy_timeout", &busy_ms, &ignored) != FJ_OK)
         return;
     sqlite3_busy_timeout(s->db, 0);
     int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
