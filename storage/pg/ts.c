@@ -886,19 +886,19 @@ fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err)
     return own_txn(s, retention_and_trim, err);
 }
 
+/* The writer's last transactions at close (fj_tsw_close). */
+static fj_status last_txns(void *ud, fj_err *err)
+{
+    FJ_TRY(own_txn(ud, NULL, err));
+    return own_txn(ud, retention_and_trim, err);
+}
+
 void fj_pg_ts_close(fj_store *s)
 {
     struct fj_pg_ts *t = s->ts;
     if (!t)
         return;
-    if (t->w.eng && t->w.started) {
-        fj_err err = {0};
-        fj_ts_engine_flush(t->w.eng);
-        t->w.dirty = true;
-        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK)
-            fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
-    }
-    fj_tsw_free(&t->w);
+    fj_tsw_close(&t->w, last_txns, s);
     fj_intern_clear(&t->keys);
     fj_pg_cols_free(&t->cols);
     fj_pg_cols_free(&t->drops);

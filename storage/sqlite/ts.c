@@ -13,6 +13,7 @@
  * points in the engine's buffers (there is no undo): reads may see them, a crash loses them, and
  * their client was answered 503 and retries. */
 #include "storage/sqlite/int.h"
+#include "storage/core/try.h"
 
 #include "alloc.h"
 #include "storage/ts/cc_json.h"
@@ -682,20 +683,20 @@ fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
     return st;
 }
 
+/* The writer's last transactions at close (fj_tsw_close): the free pages too. */
+static fj_status last_txns(void *ud, fj_err *err)
+{
+    FJ_TRY(own_txn(ud, NULL, err));
+    FJ_TRY(own_txn(ud, retention_and_trim, err));
+    return own_txn(ud, release_all_free_pages, err);
+}
+
 void fj_sq_ts_close(fj_store *s)
 {
     struct fj_sq_ts *t = s->ts;
     if (!t)
         return;
-    if (t->w.eng && t->w.started) {
-        fj_err err = {0};
-        fj_ts_engine_flush(t->w.eng);
-        t->w.dirty = true;
-        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK ||
-            own_txn(s, release_all_free_pages, &err) != FJ_OK)
-            fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
-    }
-    fj_tsw_free(&t->w);
+    fj_tsw_close(&t->w, last_txns, s);
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(t->st[i]);
     fj_ts_codec_destroy(t->codec);
