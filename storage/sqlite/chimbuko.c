@@ -267,40 +267,20 @@ static fj_status write_packet(cw *w, const fj_cb_packet *p)
 
 static fj_status write_records(cw *w, const fj_chimbuko *cb)
 {
-    for (size_t i = 0; i < cb->n_events; i++) {
-        const fj_cb_event *e = &cb->events[i];
-        int64_t func_id, host_id = 0;
-        FJ_TRY(string_id(w, e->func, &func_id));
-        if (e->hostname)
-            FJ_TRY(string_id(w, e->hostname, &host_id));
-        STMT(st, FJ_CBT_EVENTS);
-        fj_cb_row_event(BIND(st), w->key, cb->collection == FJ_CB_ANOMALIES, e, func_id, host_id);
-        FJ_TRY(run_ins(w, st, "insert chimbuko event", true, NULL));
-    }
-    for (size_t i = 0; i < cb->n_meta; i++) {
-        const fj_cb_meta *m = &cb->meta[i];
-        int64_t descr_id;
-        FJ_TRY(string_id(w, m->descr, &descr_id));
-        STMT(st, FJ_CBT_METADATA);
-        fj_cb_row_meta(BIND(st), w->key, m, descr_id);
-        FJ_TRY(run_ins(w, st, "insert chimbuko metadata", true, NULL));
-    }
-    for (size_t i = 0; i < cb->n_profiles; i++) {
-        const fj_cb_profile *p = &cb->profiles[i];
-        int64_t name_id;
-        FJ_TRY(string_id(w, p->fname, &name_id));
-        STMT(st, FJ_CBT_PROFILES);
-        fj_cb_row_profile(BIND(st), w->key, p, name_id);
-        FJ_TRY(run_ins(w, st, "insert chimbuko profile", true, NULL));
-    }
-    for (size_t i = 0; i < cb->n_counters; i++) {
-        const fj_cb_counter *c = &cb->counters[i];
-        int64_t counter_id;
-        FJ_TRY(string_id(w, c->counter, &counter_id));
-        STMT(st, FJ_CBT_COUNTERS);
-        fj_cb_row_counter(BIND(st), w->key, c, counter_id);
-        FJ_TRY(run_ins(w, st, "insert chimbuko counter", true, NULL));
-    }
+    static const char *const what[] = {"insert chimbuko event", "insert chimbuko metadata",
+                                       "insert chimbuko profile", "insert chimbuko counter"};
+    for (fj_cb_table t = FJ_CBT_RECORDS_FIRST; t <= FJ_CBT_RECORDS_LAST; t++)
+        for (size_t i = 0; i < fj_cb_record_count(cb, t); i++) {
+            const char *names[2];
+            int64_t ids[2] = {0, 0};
+            fj_cb_record_names(cb, t, i, names);
+            FJ_TRY(string_id(w, names[0], &ids[0]));
+            if (names[1])
+                FJ_TRY(string_id(w, names[1], &ids[1]));
+            STMT(st, t);
+            fj_cb_row_record(BIND(st), w->key, cb, t, i, ids);
+            FJ_TRY(run_ins(w, st, what[t - FJ_CBT_RECORDS_FIRST], true, NULL));
+        }
     return FJ_OK;
 }
 
