@@ -509,18 +509,25 @@ static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt,
 
 /* --- sealed chunks and the instance's state, right before COMMIT ----------------------------- */
 
-static fj_status send_chunks(fj_store *s, fj_err *err)
+/* Runs statement id over the rows collected in c (ncols columns, one parameter each) and starts c
+ * over. */
+static fj_status send_rows(fj_store *s, fj_pg_cols *c, fj_pg_stmt_id id, int ncols, const char *what, fj_err *err)
 {
-    fj_pg_cols *c = &s->ts->cols;
     if (!c->nrows)
         return FJ_OK;
-    const char *vals[6];
+    const char *vals[FJ_PG_MAXCOLS];
     if (fj_pg_cols_finish(c, vals) != FJ_OK)
         return cols_failed(c, err);
-    fj_status st = fj_pg_run(s, FJ_PG_TS_CHUNK_INS, 6, vals, NULL, "insert chunks", err);
+    fj_status st = fj_pg_run(s, id, ncols, vals, NULL, what, err);
     fj_pg_cols_reset(c);
-    c->ncols = 6;
+    c->ncols = ncols;
     return st;
+}
+
+/* The sealed chunks collected by sink_chunk. */
+static fj_status send_chunks(fj_store *s, fj_err *err)
+{
+    return send_rows(s, &s->ts->cols, FJ_PG_TS_CHUNK_INS, 6, "insert chunks", err);
 }
 
 #define DROP_BATCH 65536 /* superseded checkpoints deleted per statement */
@@ -528,16 +535,7 @@ static fj_status send_chunks(fj_store *s, fj_err *err)
 /* The superseded checkpoints collected by sink_drop. */
 static fj_status send_drops(fj_store *s, fj_err *err)
 {
-    fj_pg_cols *c = &s->ts->drops;
-    if (!c->nrows)
-        return FJ_OK;
-    const char *vals[3];
-    if (fj_pg_cols_finish(c, vals) != FJ_OK)
-        return cols_failed(c, err);
-    fj_status st = fj_pg_run(s, FJ_PG_TS_CHUNK_DEL, 3, vals, NULL, "delete checkpoints", err);
-    fj_pg_cols_reset(c);
-    c->ncols = 3;
-    return st;
+    return send_rows(s, &s->ts->drops, FJ_PG_TS_CHUNK_DEL, 3, "delete checkpoints", err);
 }
 
 typedef struct sink_ctx {

@@ -72,11 +72,8 @@ static int bind_vals(sqlite3_stmt *st, int i, const fj_wval *v, size_t n)
 /* Runs an insert; counts the row for the envelope when count is set; tells whether it was new. */
 static fj_status run_ins(wctx *w, sqlite3_stmt *st, const char *what, bool count, bool *added)
 {
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return fj_sq_fail(w->s, rc, what, w->err);
-    bool a = sqlite3_changes(w->s->db) > 0;
+    bool a;
+    FJ_TRY(fj_sq_insert(w->s, st, what, &a, w->err));
     if (count) {
         if (a)
             w->cnt->inserted++;
@@ -86,6 +83,20 @@ static fj_status run_ins(wctx *w, sqlite3_stmt *st, const char *what, bool count
     if (added)
         *added = a;
     return FJ_OK;
+}
+
+/* Inserts a row of statement id whose first two columns are integers (cluster and node, or node
+ * and time) and the rest the values v[0 .. n), counted as run_ins counts. */
+static fj_status insert_row(wctx *w, fj_sq_stmt_id id, int64_t a, int64_t b, const fj_wval *v, size_t n,
+                            const char *what, bool count)
+{
+    sqlite3_stmt *st = fj_sq_stmt(w->s, id, w->err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    bind_vals(st, 3, v, n);
+    return run_ins(w, st, what, count, NULL);
 }
 
 /* The single id a lookup returns; FJ_EINTERNAL when there is none (it was just inserted or ignored). */
@@ -105,14 +116,8 @@ static fj_status get_id(wctx *w, sqlite3_stmt *st, const char *what, int64_t *id
 /* The handle's scratch for packed varints, grown to hold FJ_WV_VARINTS_MAX(n) bytes. */
 static fj_status varint_bytes(wctx *w, size_t n, unsigned char **out)
 {
-    size_t need = FJ_WV_VARINTS_MAX(n);
-    if (need > w->s->bytes_cap) {
-        unsigned char *b = fj_realloc(w->s->bytes, need);
-        if (!b)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        w->s->bytes = b;
-        w->s->bytes_cap = need;
-    }
+    if (!fj_grow(&w->s->bytes, &w->s->bytes_cap, FJ_WV_VARINTS_MAX(n), 1, FJ_WV_VARINTS_MAX(n)))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     *out = w->s->bytes;
     return FJ_OK;
 }
@@ -123,11 +128,7 @@ static fj_status write_meta(wctx *w)
 {
     fj_wval v[FJ_WV_ENVELOPE_N];
     fj_wv_envelope(v, w->e);
-    STMT(st, ENVELOPE_INS);
-    sqlite3_bind_int64(st, 1, w->cluster_id);
-    sqlite3_bind_int64(st, 2, w->node_id);
-    bind_vals(st, 3, v, FJ_WV_ENVELOPE_N);
-    return run_ins(w, st, "insert envelope", false, NULL);
+    return insert_row(w, FJ_SQ_ENVELOPE_INS, w->cluster_id, w->node_id, v, FJ_WV_ENVELOPE_N, "insert envelope", false);
 }
 
 static fj_status write_errors(wctx *w)
@@ -142,11 +143,7 @@ static fj_status write_errors(wctx *w)
             FJ_TRY(fj_sq_node_id(w->s, cid, r->node, &nid, w->err));
         fj_wval v[FJ_WV_ERROR_N];
         fj_wv_error(v, e, r);
-        STMT(st, ERROR_INS);
-        sqlite3_bind_int64(st, 1, cid);
-        sqlite3_bind_int64(st, 2, nid);
-        bind_vals(st, 3, v, FJ_WV_ERROR_N);
-        FJ_TRY(run_ins(w, st, "insert error", true, NULL));
+        FJ_TRY(insert_row(w, FJ_SQ_ERROR_INS, cid, nid, v, FJ_WV_ERROR_N, "insert error", true));
     }
     return FJ_OK;
 }
@@ -157,11 +154,7 @@ static fj_status write_notes(wctx *w)
     for (size_t i = 0; i < e->n_notes; i++) {
         fj_wval v[FJ_WV_NOTE_N];
         fj_wv_note(v, e, &e->notes[i]);
-        STMT(st, NOTE_INS);
-        sqlite3_bind_int64(st, 1, w->cluster_id);
-        sqlite3_bind_int64(st, 2, w->node_id);
-        bind_vals(st, 3, v, FJ_WV_NOTE_N);
-        FJ_TRY(run_ins(w, st, "insert note", false, NULL));
+        FJ_TRY(insert_row(w, FJ_SQ_NOTE_INS, w->cluster_id, w->node_id, v, FJ_WV_NOTE_N, "insert note", false));
     }
     return FJ_OK;
 }
@@ -1247,17 +1240,9 @@ static fj_status write_sysinfo(wctx *w)
     fj_buf dist;
     FJ_TRY(fj_wv_distances_json(si, &dist, w->err));
 
-    sqlite3_stmt *ins = fj_sq_stmt(w->s, FJ_SQ_SYSINFO_INS, w->err);
-    if (!ins) {
-        fj_buf_free(&dist);
-        return FJ_EIO;
-    }
     fj_wval v[FJ_WV_SYSINFO_N];
     fj_wv_sysinfo(v, si, svg_id, text_id, &dist);
-    sqlite3_bind_int64(ins, 1, w->node_id);
-    sqlite3_bind_int64(ins, 2, e->time);
-    bind_vals(ins, 3, v, FJ_WV_SYSINFO_N);
-    fj_status st = run_ins(w, ins, "insert sysinfo", true, NULL);
+    fj_status st = insert_row(w, FJ_SQ_SYSINFO_INS, w->node_id, e->time, v, FJ_WV_SYSINFO_N, "insert sysinfo", true);
     fj_buf_free(&dist);
     if (st != FJ_OK)
         return st;
@@ -1265,11 +1250,8 @@ static fj_status write_sysinfo(wctx *w)
     for (size_t k = 0; k < si->n_cards; k++) {
         fj_wval gv[FJ_WV_SYSINFO_GPU_N];
         fj_wv_sysinfo_gpu(gv, &si->cards[k]);
-        STMT(gs, SYSGPU_INS);
-        sqlite3_bind_int64(gs, 1, w->node_id);
-        sqlite3_bind_int64(gs, 2, e->time);
-        bind_vals(gs, 3, gv, FJ_WV_SYSINFO_GPU_N);
-        FJ_TRY(run_ins(w, gs, "insert sysinfo gpu", true, NULL));
+        FJ_TRY(insert_row(w, FJ_SQ_SYSGPU_INS, w->node_id, e->time, gv, FJ_WV_SYSINFO_GPU_N, "insert sysinfo gpu",
+                          true));
     }
     return FJ_OK;
 }
