@@ -174,17 +174,27 @@ static fj_status collect_unknown(struct fj_pg_ts *t, const fj_metric_point *p, s
     return c->st == FJ_OK ? FJ_OK : cols_failed(c, err);
 }
 
+/* Interning the rows collected in c (ncols columns, one parameter each), two statements each
+ * committed on its own: add inserts the missing ones, get reads the ids of all of them back,
+ * whoever added them, into *r (for PQclear). */
+static fj_status add_then_get(fj_store *s, fj_pg_cols *c, int ncols, fj_pg_stmt_id add, const char *add_what,
+                              fj_pg_stmt_id get, const char *get_what, PGresult **r, fj_err *err)
+{
+    const char *vals[FJ_PG_MAXCOLS];
+    if (fj_pg_cols_finish(c, vals) != FJ_OK)
+        return cols_failed(c, err);
+    FJ_TRY(fj_pg_ts_run1(s, add, ncols, vals, NULL, add_what, err));
+    return fj_pg_ts_run1(s, get, ncols, vals, r, get_what, err);
+}
+
 /* Adds the keys collected in t->cols (committed on their own: outside any transaction), reads
  * their ids back, whoever added them, and loads them into the engine. */
 static fj_status fetch_unknown(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    const char *vals[7];
-    if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
-        return cols_failed(&t->cols, err);
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ADD, 7, vals, NULL, "add series", err));
     PGresult *r;
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_GET, 7, vals, &r, "look up series", err));
+    FJ_TRY(add_then_get(s, &t->cols, 7, FJ_PG_TS_SERIES_ADD, "add series", FJ_PG_TS_SERIES_GET, "look up series", &r,
+                        err));
     fj_status st = load_rows(t, r, err);
     PQclear(r);
     return st;
@@ -264,12 +274,9 @@ static fj_status intern_clusters(fj_store *s, fj_batch *const *batches, size_t n
         return cols_failed(&t->cols, err);
     if (!t->cols.nrows)
         return FJ_OK;
-    const char *vals[1];
-    if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
-        return cols_failed(&t->cols, err);
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_INS, 1, vals, NULL, "intern clusters", err));
     PGresult *r;
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_GET, 1, vals, &r, "look up clusters", err));
+    FJ_TRY(add_then_get(s, &t->cols, 1, FJ_PG_CLUSTER_INS, "intern clusters", FJ_PG_CLUSTER_GET, "look up clusters",
+                        &r, err));
     fj_status st = FJ_OK;
     for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
         const char *name = PQgetvalue(r, i, 1);

@@ -11,33 +11,21 @@
 #include "storage/core/store_measure.h"
 #include "storage/core/store_ts.h"
 
-fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* The analysts' queries that hand rows to a sink: one signature (the ops' in
+ * storage/core/store_query.h); the problem-jobs report is storage/query/problems.c and
+ * storage/core/store_problems.h. */
+typedef fj_status fj_q_rows_fn(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_q_rows_fn fj_q_clusters, fj_q_nodes, fj_q_sysinfo, fj_q_jobs, fj_q_job, fj_q_profile, fj_q_node_load,
+    fj_q_cluster_load, fj_q_gpu_load, fj_q_slurm_jobs, fj_q_partitions, fj_q_node_states, fj_q_uptime, fj_q_errors,
+    fj_q_node_usage, fj_q_problems;
 fj_status fj_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
-fj_status fj_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-/* the problem-jobs report (storage/query/problems.c; storage/core/store_problems.h) */
-fj_status fj_q_problems(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
                                   fj_err *err);
 /* Chimbuko's (storage/chimbuko/query.c) */
-fj_status fj_cb_q_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cb_q_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cb_q_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+typedef fj_status fj_cb_q_fn(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_cb_q_fn fj_cb_q_runs, fj_cb_q_series, fj_cb_q_top, fj_cb_q_records;
 
 /* --- what both ops tables name ------------------------------------------------------------------ */
 

@@ -348,15 +348,24 @@ typedef struct job_ctx {
     int64_t cid; /* the cluster's id */
 } job_ctx;
 
+/* Statement id with the job's key bound (?1 cluster, ?2 job id, ?3 start time); NULL with err set. */
+static sqlite3_stmt *job_stmt(job_ctx *x, int id, const fj_cc_job *j, fj_err *err)
+{
+    sqlite3_stmt *st = stmt(x->s, id, err);
+    if (st) {
+        sqlite3_bind_int64(st, 1, x->cid);
+        sqlite3_bind_int64(st, 2, (int64_t)j->job_id);
+        sqlite3_bind_int64(st, 3, j->start_time);
+    }
+    return st;
+}
+
 static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
 {
     job_ctx *x = ud;
-    sqlite3_stmt *dup = stmt(x->s, ST_JOB_DUP, err);
+    sqlite3_stmt *dup = job_stmt(x, ST_JOB_DUP, j, err);
     if (!dup)
         return FJ_EIO;
-    sqlite3_bind_int64(dup, 1, x->cid);
-    sqlite3_bind_int64(dup, 2, (int64_t)j->job_id);
-    sqlite3_bind_int64(dup, 3, j->start_time);
     int rc = sqlite3_step(dup);
     *id = rc == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
     sqlite3_reset(dup);
@@ -366,12 +375,9 @@ static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_e
 static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
 {
     job_ctx *x = ud;
-    sqlite3_stmt *ins = stmt(x->s, ST_JOB_INS, err);
+    sqlite3_stmt *ins = job_stmt(x, ST_JOB_INS, j, err);
     if (!ins)
         return FJ_EIO;
-    sqlite3_bind_int64(ins, 1, x->cid);
-    sqlite3_bind_int64(ins, 2, (int64_t)j->job_id);
-    sqlite3_bind_int64(ins, 3, j->start_time);
     sqlite3_bind_text(ins, 4, "running", -1, SQLITE_STATIC);
     bind_opt(ins, 5, j->user);
     bind_opt(ins, 6, j->project);
@@ -391,12 +397,9 @@ static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *e
 static fj_status job_find(void *ud, const fj_cc_job *j, int64_t *id, int64_t *start, char state[32], fj_err *err)
 {
     job_ctx *x = ud;
-    sqlite3_stmt *find = stmt(x->s, ST_JOB_FIND, err);
+    sqlite3_stmt *find = job_stmt(x, ST_JOB_FIND, j, err);
     if (!find)
         return FJ_EIO;
-    sqlite3_bind_int64(find, 1, x->cid);
-    sqlite3_bind_int64(find, 2, (int64_t)j->job_id);
-    sqlite3_bind_int64(find, 3, j->start_time);
     int rc = sqlite3_step(find);
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(find, 0);
