@@ -292,7 +292,7 @@ fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t
 void fj_sq_rj_clear(fj_store *s);
 
 /* Finalizes the write path's statements and frees its scratch and caches (storage/sqlite/write.c); for
- * close, before the connection is closed. */
+ * close only (the handle is freed next), before the connection is closed. */
 void fj_sq_write_free(fj_store *s);
 
 /* The write path (storage/sqlite/write.c). */

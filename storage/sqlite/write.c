@@ -459,8 +459,6 @@ void fj_sq_write_free(fj_store *s)
         for (int k = 0; k <= FJ_SQ_BUF_LOG2; k++) {
             sqlite3_finalize(s->bufs[b].st[k]);
             fj_free(s->bufs[b].bound[k]);
-            s->bufs[b].st[k] = NULL;
-            s->bufs[b].bound[k] = NULL;
         }
     fj_sq_rj_clear(s);
     fj_sq_jcpu_free(s);
@@ -471,14 +469,6 @@ void fj_sq_write_free(fj_store *s)
     fj_free(s->ids);
     fj_free(s->pkeys);
     fj_free(s->seen);
-    s->rj = NULL;
-    s->rj_slots = NULL;
-    s->rj_pend = NULL;
-    s->bytes = NULL;
-    s->ids = NULL;
-    s->pkeys = NULL;
-    s->seen = NULL;
-    s->rj_cap = s->rj_slots_cap = s->rj_pend_cap = s->bytes_cap = s->ids_cap = s->pkeys_cap = s->seen_cap = 0;
 }
 
 static int pend_cmp(const void *a, const void *b)
