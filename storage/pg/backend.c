@@ -6,6 +6,7 @@
  * (intern.c), never back up. The write path is in storage/pg/write.c, the queries in pg_query_*.c; the
  * schema in migrations/postgres/. */
 #include "storage/pg/int.h"
+#include "storage/core/stats.h"
 #include "storage/core/tokens.h"
 #include "storage/query/ops.h"
 #include "storage/pg/migrations.h"
@@ -227,5 +228,5 @@ const fj_store_ops fj_store_pg_ops = {
     .ts = &ts_ops,
     .chimbuko = &fj_cb_query_ops,
     .measure = &fj_q_measure_ops,
-    .stats = fj_pg_stats,
+    .stats = fj_store_stats_read,
 };

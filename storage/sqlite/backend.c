@@ -6,6 +6,7 @@
  * sqlite_query_*.c; the schema in migrations/sqlite/. */
 #include "storage/sqlite/chimbuko.h"
 #include "storage/sqlite/int.h"
+#include "storage/core/stats.h"
 #include "storage/core/tokens.h"
 #include "storage/query/ops.h"
 #include "storage/sqlite/migrations.h"
@@ -637,5 +638,5 @@ const fj_store_ops fj_store_sqlite_ops = {
     .ts = &ts_ops,
     .chimbuko = &fj_cb_query_ops,
     .measure = &fj_q_measure_ops,
-    .stats = fj_sq_stats,
+    .stats = fj_store_stats_read,
 };

@@ -266,6 +266,13 @@ static const fj_layout_sql layout = {
                       " LEFT JOIN strings u ON u.id = g.uuid_id"
                       " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
                       " ORDER BY g.idx, u.s NULLS FIRST, s.time",
+    /* the request log is trimmed as it becomes durable, so its counts stay small; ts_series and
+     * ts_chunk are counted on their smallest index */
+    .stats = "SELECT (SELECT page_count FROM pragma_page_count()) * (SELECT page_size FROM pragma_page_size()),"
+             " (SELECT count(*) FROM ts_series), (SELECT count(*) FROM ts_chunk),"
+             " (SELECT count(*) FROM request_log), (SELECT coalesce(sum(length(body)), 0) FROM request_log),"
+             " (SELECT count(*) FROM request_log WHERE lsn >"
+             "   coalesce((SELECT value FROM ts_state WHERE key = 'durable_lsn'), 0))",
 };
 
 /* The columns a row of run() may have (the store's own statements read a few). */

@@ -338,7 +338,6 @@ void fj_sq_ts_close(fj_store *s);
 fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *opts, fj_err *err);
 fj_ts_engine *fj_sq_ts_engine(fj_store *s);
 fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err);
-fj_status fj_sq_stats(fj_store *s, fj_store_stats *out, fj_err *err); /* storage/sqlite/stats.c */
 fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
                           fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
 fj_status fj_sq_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
