@@ -10,6 +10,8 @@
 #include "storage/core/store_chimbuko.h"
 #include "storage/core/store_measure.h"
 #include "storage/core/store_ts.h"
+#include "storage/core/stats.h"
+#include "storage/core/tokens.h"
 
 /* The analysts' queries that hand rows to a sink: one signature (the ops' in
  * storage/core/store_query.h); the problem-jobs report is storage/query/problems.c and
@@ -45,5 +47,10 @@ fj_cb_q_fn fj_cb_q_runs, fj_cb_q_series, fj_cb_q_top, fj_cb_q_records;
 /* The concerns whose every op is written once: a backend's fj_store_ops points to these tables. */
 extern const fj_store_chimbuko_ops fj_cb_query_ops; /* storage/chimbuko/query.c */
 extern const fj_store_measure_ops fj_q_measure_ops; /* storage/query/measure.c */
+
+/* What every backend's fj_store_ops names as it is: the tokens (storage/core/tokens.h), the
+ * monitoring figures (storage/core/stats.h) and the concerns written once. */
+#define FJ_STORE_SHARED_OPS                                                                              \
+    FJ_TOKENS_OPS, .chimbuko = &fj_cb_query_ops, .measure = &fj_q_measure_ops, .stats = fj_store_stats_read
 
 #endif

@@ -6,8 +6,6 @@
  * sqlite_query_*.c; the schema in migrations/sqlite/. */
 #include "storage/sqlite/chimbuko.h"
 #include "storage/sqlite/int.h"
-#include "storage/core/stats.h"
-#include "storage/core/tokens.h"
 #include "storage/query/ops.h"
 #include "storage/sqlite/migrations.h"
 #include "storage/sqlite/query_int.h"
@@ -613,30 +611,18 @@ static const fj_store_query_ops query_ops = {
 };
 
 static const fj_store_ts_ops ts_ops = {
-    .ts_start = fj_sq_ts_start,
-    .ts_engine = fj_sq_ts_engine,
-    .maintain = fj_sq_maintain,
-    .ts_series = fj_sq_ts_series,
-    .ts_read = fj_sq_ts_read,
+    .ts_start = fj_sq_ts_start, .ts_engine = fj_sq_ts_engine, .maintain = fj_sq_maintain,
+    .ts_series = fj_sq_ts_series, .ts_read = fj_sq_ts_read,
     FJ_Q_SHARED_CC_OPS,
 };
 
+/* The ops in store.h's order, a line per section. */
 const fj_store_ops fj_store_sqlite_ops = {
-    .version = FJ_STORE_OPS_VERSION,
-    .name = "sqlite",
-    .driver = &fj_sqlite_driver,
-    .accepts = sq_accepts,
-    .open = sq_open,
-    .close = sq_close,
-    .migrate_status = sq_migrate_status,
-    .migrate_up = sq_migrate_up,
-    .compact = sq_compact,
-    .backup = sq_backup,
+    .version = FJ_STORE_OPS_VERSION, .name = "sqlite", .driver = &fj_sqlite_driver,
+    .accepts = sq_accepts, .open = sq_open, .close = sq_close,
+    .migrate_status = sq_migrate_status, .migrate_up = sq_migrate_up,
+    .compact = sq_compact, .backup = sq_backup,
     .write = fj_sq_write,
-    FJ_TOKENS_OPS,
-    .query = &query_ops,
-    .ts = &ts_ops,
-    .chimbuko = &fj_cb_query_ops,
-    .measure = &fj_q_measure_ops,
-    .stats = fj_store_stats_read,
+    .query = &query_ops, .ts = &ts_ops,
+    FJ_STORE_SHARED_OPS,
 };

@@ -327,22 +327,11 @@ static bool writable(const fj_store *s)
 
 const fj_driver fj_sqlite_driver = {
     .name = "sqlite",
-    .dialect = {.mark = '?',
-                .bytewise = "",
-                .greatest = "max",
-                .cross = "CROSS JOIN",
-                .real = "",
+    .dialect = {.mark = '?', .bytewise = "", .greatest = "max", .cross = "CROSS JOIN", .real = "",
                 .glob_regex = false,
-                .insert_ignore_head = "INSERT OR IGNORE INTO",
-                .insert_ignore_tail = "",
-                .blob_type = "BLOB"},
+                .insert_ignore_head = "INSERT OR IGNORE INTO", .insert_ignore_tail = "", .blob_type = "BLOB"},
     .layout = &layout,
-    .begin_read = begin_read,
-    .end_read = end_read,
-    .prepare = prepare,
-    .finalize = finalize,
-    .exec = exec,
-    .rollback = rollback,
-    .writable = writable,
-    .run = run,
+    /* a query's statements; the store's own */
+    .begin_read = begin_read, .end_read = end_read, .prepare = prepare, .finalize = finalize,
+    .exec = exec, .rollback = rollback, .writable = writable, .run = run,
 };
