@@ -76,15 +76,6 @@ static sqlite3_stmt *stmt(cw *w, int id)
     if (!var)                                                                                          \
         return FJ_EIO
 
-/* Unsigned values past 2^63-1 are stored as REAL, as everywhere in the schema. */
-static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
-{
-    if (v <= (uint64_t)INT64_MAX)
-        sqlite3_bind_int64(st, i, (int64_t)v);
-    else
-        sqlite3_bind_double(st, i, (double)v);
-}
-
 /* The column writer of storage/chimbuko/rows.h over a statement: its columns are the parameters. */
 static void col_null(void *st, int c)
 {
@@ -98,7 +89,7 @@ static void col_i64(void *st, int c, int64_t v)
 
 static void col_u64(void *st, int c, uint64_t v)
 {
-    bind_u64(st, c + 1, v);
+    fj_sq_bind_u64(st, c + 1, v);
 }
 
 static void col_real(void *st, int c, double v)
@@ -175,8 +166,8 @@ static fj_status find_prev(cw *w, sqlite3_stmt *prev, uint64_t app, uint64_t id,
 {
     sqlite3_bind_int64(prev, 1, w->key.cluster_id);
     sqlite3_bind_int64(prev, 2, w->key.run_id);
-    bind_u64(prev, 3, app);
-    bind_u64(prev, 4, id);
+    fj_sq_bind_u64(prev, 3, app);
+    fj_sq_bind_u64(prev, 4, id);
     sqlite3_bind_int64(prev, 5, at);
     int rc = sqlite3_step(prev);
     *found = rc == SQLITE_ROW;

@@ -64,6 +64,33 @@ fj_status fj_sq_insert(fj_store *s, sqlite3_stmt *st, const char *what, bool *ad
     return FJ_OK;
 }
 
+/* --- binding ------------------------------------------------------------------------------ */
+
+void fj_sq_bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        sqlite3_bind_int64(st, i, (int64_t)v);
+    else
+        sqlite3_bind_double(st, i, (double)v);
+}
+
+int fj_sq_bind_vals(sqlite3_stmt *st, int i, const fj_wval *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++, i++) {
+        switch (v[k].type) {
+        case FJ_WV_INT: sqlite3_bind_int64(st, i, v[k].u.i); break;
+        case FJ_WV_U64: fj_sq_bind_u64(st, i, v[k].u.u); break;
+        case FJ_WV_REAL: sqlite3_bind_double(st, i, v[k].u.r); break;
+        case FJ_WV_TEXT: sqlite3_bind_text(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
+        case FJ_WV_BLOB: sqlite3_bind_blob(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
+        default: sqlite3_bind_null(st, i); break;
+        }
+    }
+    return i;
+}
+
+/* --- statements outside the cache ---------------------------------------------------------- */
+
 fj_status fj_sq_exec(fj_store *s, const char *sql, fj_err *err)
 {
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);

@@ -11,6 +11,7 @@
 #include "storage/core/store_measure.h"
 #include "storage/core/store_query.h"
 #include "storage/core/store_ts.h"
+#include "storage/core/write_values.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -268,6 +269,12 @@ sqlite3_stmt *fj_sq_stmt(fj_store *s, fj_sq_stmt_id id, fj_err *err);
 /* Builds the SQL of the statements whose text is NULL in FJ_SQ_STMTS (storage/sqlite/write.c). Returns a
  * static string. */
 const char *fj_sq_built_sql(fj_sq_stmt_id id);
+
+/* Binds v past INT64_MAX as REAL, as everywhere in the schema (unsigned values). */
+void fj_sq_bind_u64(sqlite3_stmt *st, int i, uint64_t v);
+/* Binds the values v[0 .. n) (storage/core/write_values.h) from parameter i on, text and blobs
+ * without a copy; returns the next index. */
+int fj_sq_bind_vals(sqlite3_stmt *st, int i, const fj_wval *v, size_t n);
 
 /* Steps a statement that returns no rows, then resets it. */
 fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *err);

@@ -123,69 +123,54 @@ static int64_t wall_ns(void)
     return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
 }
 
-static void bind_mstr(sqlite3_stmt *st, int i, fj_ts_str v)
+/* A series key's field as a value: empty, never NULL, when absent. */
+static fj_wval key_str(fj_ts_str v)
 {
-    sqlite3_bind_text(st, i, v.n ? v.p : "", (int)v.n, SQLITE_STATIC);
+    return (fj_wval){.type = FJ_WV_TEXT, .u.s = {v.n ? v.p : "", v.n}};
+}
+
+/* Runs statement id of the metrics writer with the values v[0 .. n) bound from parameter 1 on. */
+static fj_status run_vals(fj_store *s, int id, const fj_wval *v, size_t n, const char *what, fj_err *err)
+{
+    sqlite3_stmt *st = stmt(s, id, err);
+    if (!st)
+        return FJ_EIO;
+    fj_sq_bind_vals(st, 1, v, n);
+    return fj_sq_done(s, st, what, err);
 }
 
 /* --- engine's sink -------------------------------------------------------------------------- */
 
+/* The engine's sinks answer with a status; the message is dropped. */
 static fj_status sink_series(void *ud, uint32_t id, const fj_ts_key *k)
 {
-    fj_store *s = ud;
+    const fj_wval v[] = {fj_wv_int(id),    key_str(k->cluster), key_str(k->host),  key_str(k->metric),
+                         key_str(k->type), key_str(k->type_id), key_str(k->stype), key_str(k->stype_id)};
     fj_err err = {0};
-    sqlite3_stmt *st = stmt(s, ST_SERIES_INS, &err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_int64(st, 1, id);
-    bind_mstr(st, 2, k->cluster);
-    bind_mstr(st, 3, k->host);
-    bind_mstr(st, 4, k->metric);
-    bind_mstr(st, 5, k->type);
-    bind_mstr(st, 6, k->type_id);
-    bind_mstr(st, 7, k->stype);
-    bind_mstr(st, 8, k->stype_id);
-    return fj_sq_done(s, st, "insert series", &err);
+    return run_vals(ud, ST_SERIES_INS, v, sizeof v / sizeof v[0], "insert series", &err);
 }
 
 static fj_status sink_chunk(void *ud, const fj_ts_chunk *c)
 {
-    fj_store *s = ud;
+    const fj_wval v[] = {fj_wv_int(c->series_id), fj_wv_int(c->t_last), fj_wv_int((int64_t)c->seq),
+                         fj_wv_int(c->t_first),   fj_wv_int(c->count),
+                         {.type = FJ_WV_BLOB, .u.s = {c->blob, c->len}}};
     fj_err err = {0};
-    sqlite3_stmt *st = stmt(s, ST_CHUNK_INS, &err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_int64(st, 1, c->series_id);
-    sqlite3_bind_int64(st, 2, c->t_last);
-    sqlite3_bind_int64(st, 3, (int64_t)c->seq);
-    sqlite3_bind_int64(st, 4, c->t_first);
-    sqlite3_bind_int64(st, 5, c->count);
-    sqlite3_bind_blob(st, 6, c->blob, (int)c->len, SQLITE_STATIC);
-    return fj_sq_done(s, st, "insert chunk", &err);
+    return run_vals(ud, ST_CHUNK_INS, v, sizeof v / sizeof v[0], "insert chunk", &err);
 }
 
 /* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint). */
 static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
 {
-    fj_store *s = ud;
+    const fj_wval v[] = {fj_wv_int(series_id), fj_wv_int(t_last), fj_wv_int((int64_t)seq)};
     fj_err err = {0};
-    sqlite3_stmt *st = stmt(s, ST_CHUNK_DEL, &err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_int64(st, 1, series_id);
-    sqlite3_bind_int64(st, 2, t_last);
-    sqlite3_bind_int64(st, 3, (int64_t)seq);
-    return fj_sq_done(s, st, "delete checkpoint", &err);
+    return run_vals(ud, ST_CHUNK_DEL, v, sizeof v / sizeof v[0], "delete checkpoint", &err);
 }
 
 static fj_status put_state(fj_store *s, const char *key, int64_t v, fj_err *err)
 {
-    sqlite3_stmt *st = stmt(s, ST_STATE_PUT, err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, v);
-    return fj_sq_done(s, st, "ts_state", err);
+    const fj_wval kv[] = {fj_wv_text(key), fj_wv_int(v)};
+    return run_vals(s, ST_STATE_PUT, kv, sizeof kv / sizeof kv[0], "ts_state", err);
 }
 
 fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
@@ -334,14 +319,6 @@ static fj_status write_message(fj_store *s, const fj_cc_message *msg, fj_write_c
     return FJ_OK;
 }
 
-static void bind_opt(sqlite3_stmt *st, int i, const char *v)
-{
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
-}
-
 /* cc-backend's rules (fj_cc_job_apply) on this database. */
 typedef struct job_ctx {
     fj_store *s;
@@ -378,16 +355,11 @@ static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *e
     sqlite3_stmt *ins = job_stmt(x, ST_JOB_INS, j, err);
     if (!ins)
         return FJ_EIO;
-    sqlite3_bind_text(ins, 4, "running", -1, SQLITE_STATIC);
-    bind_opt(ins, 5, j->user);
-    bind_opt(ins, 6, j->project);
-    bind_opt(ins, 7, j->partition);
-    bind_opt(ins, 8, j->subcluster);
-    sqlite3_bind_int64(ins, 9, (int64_t)j->num_nodes);
-    sqlite3_bind_int64(ins, 10, (int64_t)j->num_hwthreads);
-    sqlite3_bind_int64(ins, 11, (int64_t)j->num_acc);
-    bind_opt(ins, 12, j->hosts);
-    bind_opt(ins, 13, j->payload);
+    const fj_wval v[] = {fj_wv_text("running"), fj_wv_text(j->user), fj_wv_text(j->project),
+                         fj_wv_text(j->partition), fj_wv_text(j->subcluster), fj_wv_int((int64_t)j->num_nodes),
+                         fj_wv_int((int64_t)j->num_hwthreads), fj_wv_int((int64_t)j->num_acc),
+                         fj_wv_text(j->hosts), fj_wv_text(j->payload)};
+    fj_sq_bind_vals(ins, 4, v, sizeof v / sizeof v[0]);
     fj_status fs = fj_sq_done(x->s, ins, "insert job", err);
     if (fs == FJ_OK)
         *id = sqlite3_last_insert_rowid(x->s->db);

@@ -37,36 +37,12 @@ typedef struct wctx {
 /* --- binding ------------------------------------------------------------------------------ */
 
 /* SQLite integers are signed: values past INT64_MAX are stored as REAL (see the migration). */
-static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
-{
-    if (v <= (uint64_t)INT64_MAX)
-        sqlite3_bind_int64(st, i, (int64_t)v);
-    else
-        sqlite3_bind_double(st, i, (double)v);
-}
-
 static void bind_id(sqlite3_stmt *st, int i, int64_t id)
 {
     if (id)
         sqlite3_bind_int64(st, i, id);
     else
         sqlite3_bind_null(st, i);
-}
-
-/* Binds the values v[0 .. n) (storage/core/write_values.h) from parameter i on; returns the next index. */
-static int bind_vals(sqlite3_stmt *st, int i, const fj_wval *v, size_t n)
-{
-    for (size_t k = 0; k < n; k++, i++) {
-        switch (v[k].type) {
-        case FJ_WV_INT: sqlite3_bind_int64(st, i, v[k].u.i); break;
-        case FJ_WV_U64: bind_u64(st, i, v[k].u.u); break;
-        case FJ_WV_REAL: sqlite3_bind_double(st, i, v[k].u.r); break;
-        case FJ_WV_TEXT: sqlite3_bind_text(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
-        case FJ_WV_BLOB: sqlite3_bind_blob(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
-        default: sqlite3_bind_null(st, i); break;
-        }
-    }
-    return i;
 }
 
 /* Runs an insert; counts the row for the envelope when count is set; tells whether it was new. */
@@ -95,7 +71,7 @@ static fj_status insert_row(wctx *w, fj_sq_stmt_id id, int64_t a, int64_t b, con
         return FJ_EIO;
     sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
-    bind_vals(st, 3, v, n);
+    fj_sq_bind_vals(st, 3, v, n);
     return run_ins(w, st, what, count, NULL);
 }
 
@@ -182,7 +158,7 @@ static void v_int(fj_sq_val *v, int64_t x)
     v->u.i = x;
 }
 
-/* As bind_u64: past INT64_MAX as REAL. */
+/* As fj_sq_bind_u64: past INT64_MAX as REAL. */
 static void v_u64(fj_sq_val *v, uint64_t x)
 {
     if (x <= (uint64_t)INT64_MAX) {
@@ -201,8 +177,8 @@ static void v_id(fj_sq_val *v, int64_t id)
         v_null(v);
 }
 
-/* A buffered row's values from v[0 .. n) (storage/core/write_values.h), as bind_vals would bind them: the
- * buffered tables hold numbers only. Inlined and unrolled: with an inline fill (fj_wv_proc) every
+/* A buffered row's values from v[0 .. n) (storage/core/write_values.h), as fj_sq_bind_vals would
+ * bind them: the buffered tables hold numbers only. Inlined and unrolled: with an inline fill (fj_wv_proc) every
  * type is known at compile time and the row costs what setting its values one by one did. */
 static inline __attribute__((always_inline)) void buf_vals(fj_sq_val *out, const fj_wval *v, size_t n)
 {
@@ -220,7 +196,7 @@ static inline __attribute__((always_inline)) void buf_vals(fj_sq_val *out, const
     }
 }
 
-/* Do two unsigned values land on one stored value (bind_u64 / v_u64)? Values past INT64_MAX are
+/* Do two unsigned values land on one stored value (fj_sq_bind_u64 / v_u64)? Values past INT64_MAX are
  * stored as REAL, so distinct ones may collide there, as they do in a key. */
 static bool same_u64(uint64_t a, uint64_t b)
 {
@@ -343,7 +319,7 @@ static void bind_sum(sqlite3_stmt *st, int i, const fj_jobsum *s)
 {
     fj_wval v[FJ_WV_JOBSUM_N];
     fj_wv_jobsum(v, s);
-    bind_vals(st, i, v, FJ_WV_JOBSUM_N);
+    fj_sq_bind_vals(st, i, v, FJ_WV_JOBSUM_N);
 }
 
 static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
@@ -1096,7 +1072,7 @@ static fj_status write_sample(wctx *w)
     STMT(st, SAMPLE_INS);
     sqlite3_bind_int64(st, 1, w->node_id);
     sqlite3_bind_int64(st, 2, e->time);
-    bind_vals(st, 3, sv, FJ_WV_SAMPLE_N);
+    fj_sq_bind_vals(st, 3, sv, FJ_WV_SAMPLE_N);
     /* A new sample row has a new id, and rows are never deleted, so none of its children exist
      * yet: they are buffered and counted without asking (fresh). For a sample seen before (re-sent,
      * perhaps earlier in this very transaction) its GPUs go row by row with INSERT OR IGNORE and
@@ -1140,7 +1116,7 @@ static fj_status write_sample(wctx *w)
         }
         STMT(gs, SGPU_INS);
         sqlite3_bind_int64(gs, 1, sample_id);
-        bind_vals(gs, 2, gv, FJ_WV_SAMPLE_GPU_N);
+        fj_sq_bind_vals(gs, 2, gv, FJ_WV_SAMPLE_GPU_N);
         bool added;
         FJ_TRY(run_ins(w, gs, "insert sample gpu", true, &added));
         if (added) /* a card the first sending lacked */
@@ -1157,7 +1133,7 @@ static fj_status write_sample(wctx *w)
         fj_wv_sample_disk(dv, d, name_id, stats);
         STMT(ds, SDISK_INS);
         sqlite3_bind_int64(ds, 1, sample_id);
-        bind_vals(ds, 2, dv, FJ_WV_SAMPLE_DISK_N);
+        fj_sq_bind_vals(ds, 2, dv, FJ_WV_SAMPLE_DISK_N);
         FJ_TRY(run_ins(w, ds, "insert sample disk", true, NULL));
     }
 
@@ -1300,7 +1276,7 @@ static int bind_slurm(sqlite3_stmt *st, int64_t cluster_id, fj_time t, const fj_
     fj_wval v[FJ_WV_SLURM_N];
     fj_wv_slurm(v, j);
     sqlite3_bind_int64(st, 1, cluster_id);
-    int i = bind_vals(st, 2, v, FJ_WV_SLURM_N);
+    int i = fj_sq_bind_vals(st, 2, v, FJ_WV_SLURM_N);
     sqlite3_bind_int64(st, i++, t);
     return i;
 }
@@ -1328,7 +1304,7 @@ static fj_status write_jobs(wctx *w)
                  * so the result is what in-order arrival would have given. */
                 STMT(re, SLURM_CUR_RECOMPUTE);
                 sqlite3_bind_int64(re, 1, w->cluster_id);
-                bind_u64(re, 2, j->job_id);
+                fj_sq_bind_u64(re, 2, j->job_id);
                 sqlite3_bind_text(re, 3, fj_wv_job_step(j), -1, SQLITE_STATIC);
                 FJ_TRY(fj_sq_done(w->s, re, "recompute current slurm job", w->err));
             }
@@ -1338,7 +1314,7 @@ static fj_status write_jobs(wctx *w)
             FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, j->nodes[n], &nid, w->err));
             STMT(sn, SLURM_NODE_INS);
             sqlite3_bind_int64(sn, 1, w->cluster_id);
-            bind_u64(sn, 2, j->job_id);
+            fj_sq_bind_u64(sn, 2, j->job_id);
             sqlite3_bind_text(sn, 3, fj_wv_job_step(j), -1, SQLITE_STATIC);
             sqlite3_bind_int64(sn, 4, nid);
             FJ_TRY(run_ins(w, sn, "insert slurm job node", false, NULL));
