@@ -203,6 +203,23 @@ static bool same_u64(uint64_t a, uint64_t b)
     return a == b || (a > (uint64_t)INT64_MAX && b > (uint64_t)INT64_MAX && (double)a == (double)b);
 }
 
+/* Does a card before card i of a process (of a sample) store under the same index? */
+static bool proc_card_taken(const fj_proc_gpu *g, size_t i)
+{
+    for (size_t h = 0; h < i; h++)
+        if (same_u64(g[h].index, g[i].index))
+            return true;
+    return false;
+}
+
+static bool sample_card_taken(const fj_sample_gpu *g, size_t i)
+{
+    for (size_t h = 0; h < i; h++)
+        if (same_u64(g[h].index, g[i].index))
+            return true;
+    return false;
+}
+
 /* The statement inserting 1 << k rows of buffer b, prepared on first use. */
 static fj_status buf_stmt(wctx *w, fj_sq_buf_id b, int k, sqlite3_stmt **out)
 {
@@ -823,10 +840,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
             const fj_proc_gpu *pg = &p->gpus[g];
             int64_t uuid_id;
             FJ_TRY(fj_sq_string_id(w->s, pg->uuid, true, &uuid_id, w->err));
-            size_t h = 0;
-            while (h < g && !same_u64(p->gpus[h].index, pg->index))
-                h++;
-            if (h < g) { /* key (proc_id, idx): the first one wins */
+            if (proc_card_taken(p->gpus, g)) { /* key (proc_id, idx): the first one wins */
                 w->cnt->duplicates++;
                 continue;
             }
@@ -878,13 +892,8 @@ static fj_status seen_init(wctx *w, seen_set *set, size_t n)
     size_t slots = 16;
     while (slots < 2 * n)
         slots *= 2;
-    if (3 * slots > w->s->seen_cap) {
-        uint64_t *v = fj_realloc(w->s->seen, 3 * slots * sizeof *v);
-        if (!v)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        w->s->seen = v;
-        w->s->seen_cap = 3 * slots;
-    }
+    if (!fj_grow(&w->s->seen, &w->s->seen_cap, 3 * slots, sizeof *w->s->seen, 3 * slots))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     memset(w->s->seen, 0, 3 * slots * sizeof *w->s->seen);
     set->v = w->s->seen;
     set->mask = slots - 1;
@@ -934,15 +943,9 @@ static fj_status seen_load(wctx *w, seen_set *set, int64_t sample_id, bool fresh
         sqlite3_bind_int64(st, 1, sample_id);
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if (2 * n + 2 > s->ids_cap) {
-                size_t cap = s->ids_cap ? 2 * s->ids_cap : 128;
-                int64_t *v = fj_realloc(s->ids, cap * sizeof *v);
-                if (!v) {
-                    sqlite3_reset(st);
-                    return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-                }
-                s->ids = v;
-                s->ids_cap = cap;
+            if (!fj_grow(&s->ids, &s->ids_cap, 2 * n + 2, sizeof *s->ids, 128)) {
+                sqlite3_reset(st);
+                return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
             }
             s->ids[2 * n] = (int64_t)column_key(st, 0);
             s->ids[2 * n + 1] = (int64_t)column_key(st, 1);
@@ -969,20 +972,9 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
     int64_t user_id;
     FJ_TRY(fj_sq_string_id(s, j->user, true, &user_id, w->err));
     size_t n = j->n_procs;
-    if (n + 1 > s->pkeys_cap) {
-        fj_wv_pkey *v = fj_realloc(s->pkeys, (n + 1) * sizeof *v);
-        if (!v)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        s->pkeys = v;
-        s->pkeys_cap = n + 1;
-    }
-    if (n + 1 > s->ids_cap) {
-        int64_t *v = fj_realloc(s->ids, (n + 1) * sizeof *v);
-        if (!v)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        s->ids = v;
-        s->ids_cap = n + 1;
-    }
+    if (!fj_grow(&s->pkeys, &s->pkeys_cap, n + 1, sizeof *s->pkeys, n + 1) ||
+        !fj_grow(&s->ids, &s->ids_cap, n + 1, sizeof *s->ids, n + 1))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     fj_wv_pkey *pk = s->pkeys;
     for (size_t i = 0; i < n; i++) {
         const fj_sample_proc *p = &j->procs[i];
@@ -1100,10 +1092,7 @@ static fj_status write_sample(wctx *w)
         fj_wval gv[FJ_WV_SAMPLE_GPU_N];
         fj_wv_sample_gpu(gv, g, uuid_id, mode_id);
         if (fresh) {
-            size_t h = 0;
-            while (h < i && !same_u64(sm->gpus[h].index, g->index))
-                h++;
-            if (h < i) { /* key (sample_id, idx): the first one wins */
+            if (sample_card_taken(sm->gpus, i)) { /* key (sample_id, idx): the first one wins */
                 w->cnt->duplicates++;
                 continue;
             }
@@ -1329,31 +1318,20 @@ static fj_status write_cluster(wctx *w)
 {
     const fj_envelope *e = w->e;
     const fj_cluster_info *ci = &e->u.cluster_info;
-    STMT(ins, CLUSTER_INFO_INS);
-    sqlite3_bind_int64(ins, 1, w->cluster_id);
-    sqlite3_bind_int64(ins, 2, e->time);
-    sqlite3_bind_int(ins, 3, ci->slurm ? 1 : 0);
-    FJ_TRY(run_ins(w, ins, "insert cluster", true, NULL));
+    const fj_wval slurm = fj_wv_int(ci->slurm ? 1 : 0);
+    FJ_TRY(insert_row(w, FJ_SQ_CLUSTER_INFO_INS, w->cluster_id, e->time, &slurm, 1, "insert cluster", true));
 
     for (size_t k = 0; k < ci->n_partitions; k++) {
         const fj_partition *p = &ci->partitions[k];
         int64_t name_id;
         FJ_TRY(fj_sq_string_id(w->s, p->name, false, &name_id, w->err));
-        STMT(ps, PART_INS);
-        sqlite3_bind_int64(ps, 1, w->cluster_id);
-        sqlite3_bind_int64(ps, 2, e->time);
-        sqlite3_bind_int64(ps, 3, name_id);
-        sqlite3_bind_int64(ps, 4, (int64_t)p->n_nodes);
-        FJ_TRY(run_ins(w, ps, "insert partition", true, NULL));
+        const fj_wval part[] = {fj_wv_int(name_id), fj_wv_int((int64_t)p->n_nodes)};
+        FJ_TRY(insert_row(w, FJ_SQ_PART_INS, w->cluster_id, e->time, part, 2, "insert partition", true));
         for (size_t n = 0; n < p->n_nodes; n++) {
             int64_t nid;
             FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, p->nodes[n], &nid, w->err));
-            STMT(pn, PART_NODE_INS);
-            sqlite3_bind_int64(pn, 1, w->cluster_id);
-            sqlite3_bind_int64(pn, 2, e->time);
-            sqlite3_bind_int64(pn, 3, name_id);
-            sqlite3_bind_int64(pn, 4, nid);
-            FJ_TRY(run_ins(w, pn, "insert partition node", true, NULL));
+            const fj_wval node[] = {fj_wv_int(name_id), fj_wv_int(nid)};
+            FJ_TRY(insert_row(w, FJ_SQ_PART_NODE_INS, w->cluster_id, e->time, node, 2, "insert partition node", true));
         }
     }
 
