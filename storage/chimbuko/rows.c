@@ -187,8 +187,8 @@ void fj_cb_row_metrics(const fj_cb_colw *w, fj_cb_key k, int64_t at, const fj_cb
     set_text(w, 15, m->all_data.json ? m->all_data.json : "null");
 }
 
-void fj_cb_row_event(const fj_cb_colw *w, fj_cb_key k, bool anomaly, const fj_cb_event *e, int64_t func_id,
-                     int64_t host_id)
+static void row_event(const fj_cb_colw *w, fj_cb_key k, bool anomaly, const fj_cb_event *e, int64_t func_id,
+                      int64_t host_id)
 {
     int c = 0;
     set_i64(w, c++, k.cluster_id);
@@ -239,7 +239,7 @@ void fj_cb_row_event(const fj_cb_colw *w, fj_cb_key k, bool anomaly, const fj_cb
         set_text(w, c++, texts[i]);
 }
 
-void fj_cb_row_meta(const fj_cb_colw *w, fj_cb_key k, const fj_cb_meta *m, int64_t descr_id)
+static void row_meta(const fj_cb_colw *w, fj_cb_key k, const fj_cb_meta *m, int64_t descr_id)
 {
     set_key(w, k);
     set_u64(w, 2, m->pid);
@@ -249,7 +249,7 @@ void fj_cb_row_meta(const fj_cb_colw *w, fj_cb_key k, const fj_cb_meta *m, int64
     set_text(w, 6, m->value ? m->value : "");
 }
 
-void fj_cb_row_profile(const fj_cb_colw *w, fj_cb_key k, const fj_cb_profile *p, int64_t name_id)
+static void row_profile(const fj_cb_colw *w, fj_cb_key k, const fj_cb_profile *p, int64_t name_id)
 {
     set_key(w, k);
     set_u64(w, 2, p->app);
@@ -271,7 +271,7 @@ void fj_cb_row_profile(const fj_cb_colw *w, fj_cb_key k, const fj_cb_profile *p,
     set_text(w, 9, p->has_anomalies ? p->anomalies.json : NULL);
 }
 
-void fj_cb_row_counter(const fj_cb_colw *w, fj_cb_key k, const fj_cb_counter *c, int64_t counter_id)
+static void row_counter(const fj_cb_colw *w, fj_cb_key k, const fj_cb_counter *c, int64_t counter_id)
 {
     set_key(w, k);
     set_u64(w, 2, c->app);
@@ -279,6 +279,66 @@ void fj_cb_row_counter(const fj_cb_colw *w, fj_cb_key k, const fj_cb_counter *c,
     set_u64(w, 4, c->stats.count);
     set_real(w, 5, c->stats.accumulate);
     set_text(w, 6, c->stats.json);
+}
+
+size_t fj_cb_record_count(const fj_chimbuko *cb, fj_cb_table t)
+{
+    switch (t) {
+    case FJ_CBT_EVENTS:
+        return cb->n_events;
+    case FJ_CBT_METADATA:
+        return cb->n_meta;
+    case FJ_CBT_PROFILES:
+        return cb->n_profiles;
+    case FJ_CBT_COUNTERS:
+        return cb->n_counters;
+    default:
+        return 0;
+    }
+}
+
+void fj_cb_record_names(const fj_chimbuko *cb, fj_cb_table t, size_t i, const char *names[2])
+{
+    names[1] = NULL;
+    switch (t) {
+    case FJ_CBT_EVENTS:
+        names[0] = cb->events[i].func;
+        names[1] = cb->events[i].hostname;
+        break;
+    case FJ_CBT_METADATA:
+        names[0] = cb->meta[i].descr;
+        break;
+    case FJ_CBT_PROFILES:
+        names[0] = cb->profiles[i].fname;
+        break;
+    case FJ_CBT_COUNTERS:
+        names[0] = cb->counters[i].counter;
+        break;
+    default:
+        names[0] = NULL;
+        break;
+    }
+}
+
+void fj_cb_row_record(const fj_cb_colw *w, fj_cb_key k, const fj_chimbuko *cb, fj_cb_table t, size_t i,
+                      const int64_t ids[2])
+{
+    switch (t) {
+    case FJ_CBT_EVENTS:
+        row_event(w, k, cb->collection == FJ_CB_ANOMALIES, &cb->events[i], ids[0], ids[1]);
+        break;
+    case FJ_CBT_METADATA:
+        row_meta(w, k, &cb->meta[i], ids[0]);
+        break;
+    case FJ_CBT_PROFILES:
+        row_profile(w, k, &cb->profiles[i], ids[0]);
+        break;
+    case FJ_CBT_COUNTERS:
+        row_counter(w, k, &cb->counters[i], ids[0]);
+        break;
+    default:
+        break;
+    }
 }
 
 /* --- counting --------------------------------------------------------------------------------- */

@@ -77,12 +77,18 @@ void fj_cb_row_counter_point(const fj_cb_colw *w, fj_cb_key k, int64_t at, const
                              int64_t counter_id);
 void fj_cb_row_metrics(const fj_cb_colw *w, fj_cb_key k, int64_t at, const fj_cb_func_metrics *m,
                        int64_t name_id);
-/* host_id is read only when e->hostname is set. */
-void fj_cb_row_event(const fj_cb_colw *w, fj_cb_key k, bool anomaly, const fj_cb_event *e, int64_t func_id,
-                     int64_t host_id);
-void fj_cb_row_meta(const fj_cb_colw *w, fj_cb_key k, const fj_cb_meta *m, int64_t descr_id);
-void fj_cb_row_profile(const fj_cb_colw *w, fj_cb_key k, const fj_cb_profile *p, int64_t name_id);
-void fj_cb_row_counter(const fj_cb_colw *w, fj_cb_key k, const fj_cb_counter *c, int64_t counter_id);
+
+/* The sender's records (a collection other than a packet), written by one loop over their tables,
+ * FJ_CBT_RECORDS_FIRST to FJ_CBT_RECORDS_LAST in order: how many records of table t cb holds, the
+ * names record i interns (names[1]: an event's hostname, else NULL and nothing to intern; a NULL
+ * names[0] stands for ""), and its row from the ids of those names (ids[1] read only when
+ * names[1] was set). */
+#define FJ_CBT_RECORDS_FIRST FJ_CBT_EVENTS
+#define FJ_CBT_RECORDS_LAST FJ_CBT_COUNTERS
+size_t fj_cb_record_count(const fj_chimbuko *cb, fj_cb_table t);
+void fj_cb_record_names(const fj_chimbuko *cb, fj_cb_table t, size_t i, const char *names[2]);
+void fj_cb_row_record(const fj_cb_colw *w, fj_cb_key k, const fj_chimbuko *cb, fj_cb_table t, size_t i,
+                      const int64_t ids[2]);
 
 /* --- counting --------------------------------------------------------------------------------- */
 

@@ -150,6 +150,10 @@ typedef struct fj_layout_sql {
      * index and uuid first, by index, uuid (NULL first) and time. */
     const char *load_gpus;
     const char *gpu_load_cards;
+    /* The monitoring figures (storage/core/stats.c), one row: the database's size in bytes, the
+     * metrics' series and chunks, the request log's rows and bytes, and its rows past the durable
+     * lsn. */
+    const char *stats;
 } fj_layout_sql;
 
 /* --- the driver ------------------------------------------------------------------------------- */

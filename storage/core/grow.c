@@ -20,3 +20,15 @@ bool fj_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
     *cap = nc;
     return true;
 }
+
+bool fj_grow_cols(size_t *cap, size_t need, size_t first, size_t n, void *const arrs[], const size_t elems[])
+{
+    size_t grown = *cap;
+    for (size_t i = 0; i < n; i++) {
+        grown = *cap;
+        if (!fj_grow(arrs[i], &grown, need, elems[i], first))
+            return false;
+    }
+    *cap = grown;
+    return true;
+}

@@ -6,7 +6,6 @@
  * (intern.c), never back up. The write path is in storage/pg/write.c, the queries in pg_query_*.c; the
  * schema in migrations/postgres/. */
 #include "storage/pg/int.h"
-#include "storage/core/tokens.h"
 #include "storage/query/ops.h"
 #include "storage/pg/migrations.h"
 #include "storage/pg/query_int.h"
@@ -202,30 +201,18 @@ static const fj_store_query_ops query_ops = {
 };
 
 static const fj_store_ts_ops ts_ops = {
-    .ts_start = fj_pg_ts_start,
-    .ts_engine = fj_pg_ts_engine,
-    .maintain = fj_pg_ts_maintain,
-    .ts_series = fj_pg_ts_series,
-    .ts_read = fj_pg_ts_read,
-    .ts_read_many = fj_pg_ts_read_many,
+    .ts_start = fj_pg_ts_start, .ts_engine = fj_pg_ts_engine, .maintain = fj_pg_ts_maintain,
+    .ts_series = fj_pg_ts_series, .ts_read = fj_pg_ts_read, .ts_read_many = fj_pg_ts_read_many,
     FJ_Q_SHARED_CC_OPS,
 };
 
-/* Every op is implemented: line-protocol metrics in storage/pg/ts.c and storage/pg/ts_read.c. */
+/* Every op is implemented: line-protocol metrics in storage/pg/ts.c and storage/pg/ts_read.c. The
+ * ops in store.h's order, a line per section. */
 const fj_store_ops fj_store_pg_ops = {
-    .version = FJ_STORE_OPS_VERSION,
-    .name = "postgres",
-    .driver = &fj_pg_driver,
-    .accepts = pg_accepts,
-    .open = pg_open,
-    .close = pg_close,
-    .migrate_status = pg_migrate_status,
-    .migrate_up = pg_migrate_up,
+    .version = FJ_STORE_OPS_VERSION, .name = "postgres", .driver = &fj_pg_driver,
+    .accepts = pg_accepts, .open = pg_open, .close = pg_close,
+    .migrate_status = pg_migrate_status, .migrate_up = pg_migrate_up,
     .write = fj_pg_write,
-    FJ_TOKENS_OPS,
-    .query = &query_ops,
-    .ts = &ts_ops,
-    .chimbuko = &fj_cb_query_ops,
-    .measure = &fj_q_measure_ops,
-    .stats = fj_pg_stats,
+    .query = &query_ops, .ts = &ts_ops,
+    FJ_STORE_SHARED_OPS,
 };

@@ -253,17 +253,14 @@ static void need_all(cw *w, const fj_chimbuko *cb)
         need(w, p->counters[i].counter);
     for (size_t i = 0; i < p->n_metrics; i++)
         need(w, p->metrics[i].fname);
-    for (size_t i = 0; i < cb->n_events; i++) {
-        need(w, cb->events[i].func);
-        if (cb->events[i].hostname)
-            need(w, cb->events[i].hostname);
-    }
-    for (size_t i = 0; i < cb->n_meta; i++)
-        need(w, cb->meta[i].descr);
-    for (size_t i = 0; i < cb->n_profiles; i++)
-        need(w, cb->profiles[i].fname);
-    for (size_t i = 0; i < cb->n_counters; i++)
-        need(w, cb->counters[i].counter);
+    for (fj_cb_table t = FJ_CBT_RECORDS_FIRST; t <= FJ_CBT_RECORDS_LAST; t++)
+        for (size_t i = 0; i < fj_cb_record_count(cb, t); i++) {
+            const char *names[2];
+            fj_cb_record_names(cb, t, i, names);
+            need(w, names[0]);
+            if (names[1])
+                need(w, names[1]);
+        }
 }
 
 /* Interns every string of the group's envelopes: the missing ones in two statements. (A failed
@@ -416,48 +413,29 @@ static fj_status write_packet_points(cw *w, size_t k)
 /* The records of every provenance envelope of the group, one statement per table. */
 static fj_status write_records(cw *w)
 {
-    fj_pg_cols *t = &w->t;
-    begin_rows(w, FJ_PG_CB_EVENT_INS);
-    for (size_t k = 0; k < w->n; k++) {
-        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
-        for (size_t i = 0; i < cb->n_events; i++) {
-            const fj_cb_event *e = &cb->events[i];
-            fj_cb_row_event(COLS(w), key_of(w, k), cb->collection == FJ_CB_ANOMALIES, e, sid(w, e->func),
-                            e->hostname ? sid(w, e->hostname) : 0);
-            fj_pg_row(t, k);
+    static const struct {
+        fj_pg_stmt_id id;
+        const char *what;
+    } stmts[] = {{FJ_PG_CB_EVENT_INS, "insert chimbuko events"},
+                 {FJ_PG_CB_META_INS, "insert chimbuko metadata"},
+                 {FJ_PG_CB_PROFILE_INS, "insert chimbuko profiles"},
+                 {FJ_PG_CB_FINAL_COUNTER_INS, "insert chimbuko counters"}};
+    for (fj_cb_table t = FJ_CBT_RECORDS_FIRST; t <= FJ_CBT_RECORDS_LAST; t++) {
+        fj_pg_stmt_id id = stmts[t - FJ_CBT_RECORDS_FIRST].id;
+        begin_rows(w, id);
+        for (size_t k = 0; k < w->n; k++) {
+            const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
+            for (size_t i = 0; i < fj_cb_record_count(cb, t); i++) {
+                const char *names[2];
+                fj_cb_record_names(cb, t, i, names);
+                const int64_t ids[2] = {sid(w, names[0]), names[1] ? sid(w, names[1]) : 0};
+                fj_cb_row_record(COLS(w), key_of(w, k), cb, t, i, ids);
+                fj_pg_row(&w->t, k);
+            }
         }
+        FJ_TRY(run_counted(w, id, stmts[t - FJ_CBT_RECORDS_FIRST].what, true));
     }
-    FJ_TRY(run_counted(w, FJ_PG_CB_EVENT_INS, "insert chimbuko events", true));
-
-    begin_rows(w, FJ_PG_CB_META_INS);
-    for (size_t k = 0; k < w->n; k++) {
-        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
-        for (size_t i = 0; i < cb->n_meta; i++) {
-            fj_cb_row_meta(COLS(w), key_of(w, k), &cb->meta[i], sid(w, cb->meta[i].descr));
-            fj_pg_row(t, k);
-        }
-    }
-    FJ_TRY(run_counted(w, FJ_PG_CB_META_INS, "insert chimbuko metadata", true));
-
-    begin_rows(w, FJ_PG_CB_PROFILE_INS);
-    for (size_t k = 0; k < w->n; k++) {
-        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
-        for (size_t i = 0; i < cb->n_profiles; i++) {
-            fj_cb_row_profile(COLS(w), key_of(w, k), &cb->profiles[i], sid(w, cb->profiles[i].fname));
-            fj_pg_row(t, k);
-        }
-    }
-    FJ_TRY(run_counted(w, FJ_PG_CB_PROFILE_INS, "insert chimbuko profiles", true));
-
-    begin_rows(w, FJ_PG_CB_FINAL_COUNTER_INS);
-    for (size_t k = 0; k < w->n; k++) {
-        const fj_chimbuko *cb = &w->envs[k].e->u.chimbuko;
-        for (size_t i = 0; i < cb->n_counters; i++) {
-            fj_cb_row_counter(COLS(w), key_of(w, k), &cb->counters[i], sid(w, cb->counters[i].counter));
-            fj_pg_row(t, k);
-        }
-    }
-    return run_counted(w, FJ_PG_CB_FINAL_COUNTER_INS, "insert chimbuko counters", true);
+    return FJ_OK;
 }
 
 static fj_status write_group(cw *w)

@@ -600,6 +600,12 @@ static const fj_layout_sql layout = {
                       " FROM sample_gpus g LEFT JOIN strings u ON u.id = g.uuid_id"
                       " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
                       " ORDER BY g.idx, u.s NULLS FIRST, g.time",
+    /* for all instances sharing the database */
+    .stats = "SELECT pg_database_size(current_database()),"
+             " (SELECT count(*) FROM ts_series), (SELECT count(*) FROM ts_chunk),"
+             " (SELECT count(*) FROM request_log), (SELECT coalesce(sum(octet_length(body)), 0) FROM request_log),"
+             " (SELECT count(*) FROM request_log l JOIN ts_instances i ON i.id = l.instance_id"
+             "   WHERE l.lsn > i.durable_lsn)",
 };
 
 /* One statement of run(): the shared form's ?N become $N (the store's own statements hold no

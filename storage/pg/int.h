@@ -367,7 +367,6 @@ fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *val
 fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err);
 
 /* The monitoring figures (storage/pg/stats.c). */
-fj_status fj_pg_stats(fj_store *s, fj_store_stats *out, fj_err *err);
 
 /* Hourly load roll-ups (storage/pg/rollup.c): recomputes every (node, hour) listed in
  * load_hourly_todo from the samples and empties the list. Inside the writer's transaction, after

@@ -21,6 +21,7 @@
  * - The instance's session advisory lock, held on the writer connection (taken again after a
  *   reconnection), keeps a second server with the same identity from writing the same log. */
 #include "storage/pg/ts.h"
+#include "storage/core/grow.h"
 #include "storage/core/try.h"
 
 #include "alloc.h"
@@ -173,17 +174,27 @@ static fj_status collect_unknown(struct fj_pg_ts *t, const fj_metric_point *p, s
     return c->st == FJ_OK ? FJ_OK : cols_failed(c, err);
 }
 
+/* Interning the rows collected in c (ncols columns, one parameter each), two statements each
+ * committed on its own: add inserts the missing ones, get reads the ids of all of them back,
+ * whoever added them, into *r (for PQclear). */
+static fj_status add_then_get(fj_store *s, fj_pg_cols *c, int ncols, fj_pg_stmt_id add, const char *add_what,
+                              fj_pg_stmt_id get, const char *get_what, PGresult **r, fj_err *err)
+{
+    const char *vals[FJ_PG_MAXCOLS];
+    if (fj_pg_cols_finish(c, vals) != FJ_OK)
+        return cols_failed(c, err);
+    FJ_TRY(fj_pg_ts_run1(s, add, ncols, vals, NULL, add_what, err));
+    return fj_pg_ts_run1(s, get, ncols, vals, r, get_what, err);
+}
+
 /* Adds the keys collected in t->cols (committed on their own: outside any transaction), reads
  * their ids back, whoever added them, and loads them into the engine. */
 static fj_status fetch_unknown(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    const char *vals[7];
-    if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
-        return cols_failed(&t->cols, err);
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ADD, 7, vals, NULL, "add series", err));
     PGresult *r;
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_GET, 7, vals, &r, "look up series", err));
+    FJ_TRY(add_then_get(s, &t->cols, 7, FJ_PG_TS_SERIES_ADD, "add series", FJ_PG_TS_SERIES_GET, "look up series", &r,
+                        err));
     fj_status st = load_rows(t, r, err);
     PQclear(r);
     return st;
@@ -217,17 +228,7 @@ static fj_status resolve_points(fj_store *s, const fj_metric_point *p, size_t n,
 
 static fj_status grow_ids(struct fj_pg_ts *t, size_t need, fj_err *err)
 {
-    if (need <= t->cap_ids)
-        return FJ_OK;
-    size_t cap = t->cap_ids ? t->cap_ids : 1024;
-    while (cap < need)
-        cap *= 2;
-    uint32_t *v = fj_realloc(t->ids, cap * sizeof *v);
-    if (!v)
-        return oom(err);
-    t->ids = v;
-    t->cap_ids = cap;
-    return FJ_OK;
+    return fj_grow(&t->ids, &t->cap_ids, need, sizeof *t->ids, 1024) ? FJ_OK : oom(err);
 }
 
 /* --- clusters of messages and jobs ----------------------------------------------------------- */
@@ -273,12 +274,9 @@ static fj_status intern_clusters(fj_store *s, fj_batch *const *batches, size_t n
         return cols_failed(&t->cols, err);
     if (!t->cols.nrows)
         return FJ_OK;
-    const char *vals[1];
-    if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
-        return cols_failed(&t->cols, err);
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_INS, 1, vals, NULL, "intern clusters", err));
     PGresult *r;
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_CLUSTER_GET, 1, vals, &r, "look up clusters", err));
+    FJ_TRY(add_then_get(s, &t->cols, 1, FJ_PG_CLUSTER_INS, "intern clusters", FJ_PG_CLUSTER_GET, "look up clusters",
+                        &r, err));
     fj_status st = FJ_OK;
     for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
         const char *name = PQgetvalue(r, i, 1);
@@ -518,18 +516,25 @@ static fj_status write_job(fj_store *s, const fj_cc_job *j, fj_write_count *cnt,
 
 /* --- sealed chunks and the instance's state, right before COMMIT ----------------------------- */
 
-static fj_status send_chunks(fj_store *s, fj_err *err)
+/* Runs statement id over the rows collected in c (ncols columns, one parameter each) and starts c
+ * over. */
+static fj_status send_rows(fj_store *s, fj_pg_cols *c, fj_pg_stmt_id id, int ncols, const char *what, fj_err *err)
 {
-    fj_pg_cols *c = &s->ts->cols;
     if (!c->nrows)
         return FJ_OK;
-    const char *vals[6];
+    const char *vals[FJ_PG_MAXCOLS];
     if (fj_pg_cols_finish(c, vals) != FJ_OK)
         return cols_failed(c, err);
-    fj_status st = fj_pg_run(s, FJ_PG_TS_CHUNK_INS, 6, vals, NULL, "insert chunks", err);
+    fj_status st = fj_pg_run(s, id, ncols, vals, NULL, what, err);
     fj_pg_cols_reset(c);
-    c->ncols = 6;
+    c->ncols = ncols;
     return st;
+}
+
+/* The sealed chunks collected by sink_chunk. */
+static fj_status send_chunks(fj_store *s, fj_err *err)
+{
+    return send_rows(s, &s->ts->cols, FJ_PG_TS_CHUNK_INS, 6, "insert chunks", err);
 }
 
 #define DROP_BATCH 65536 /* superseded checkpoints deleted per statement */
@@ -537,16 +542,7 @@ static fj_status send_chunks(fj_store *s, fj_err *err)
 /* The superseded checkpoints collected by sink_drop. */
 static fj_status send_drops(fj_store *s, fj_err *err)
 {
-    fj_pg_cols *c = &s->ts->drops;
-    if (!c->nrows)
-        return FJ_OK;
-    const char *vals[3];
-    if (fj_pg_cols_finish(c, vals) != FJ_OK)
-        return cols_failed(c, err);
-    fj_status st = fj_pg_run(s, FJ_PG_TS_CHUNK_DEL, 3, vals, NULL, "delete checkpoints", err);
-    fj_pg_cols_reset(c);
-    c->ncols = 3;
-    return st;
+    return send_rows(s, &s->ts->drops, FJ_PG_TS_CHUNK_DEL, 3, "delete checkpoints", err);
 }
 
 typedef struct sink_ctx {
@@ -895,19 +891,19 @@ fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err)
     return own_txn(s, retention_and_trim, err);
 }
 
+/* The writer's last transactions at close (fj_tsw_close). */
+static fj_status last_txns(void *ud, fj_err *err)
+{
+    FJ_TRY(own_txn(ud, NULL, err));
+    return own_txn(ud, retention_and_trim, err);
+}
+
 void fj_pg_ts_close(fj_store *s)
 {
     struct fj_pg_ts *t = s->ts;
     if (!t)
         return;
-    if (t->w.eng && t->w.started) {
-        fj_err err = {0};
-        fj_ts_engine_flush(t->w.eng);
-        t->w.dirty = true;
-        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK)
-            fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
-    }
-    fj_tsw_free(&t->w);
+    fj_tsw_close(&t->w, last_txns, s);
     fj_intern_clear(&t->keys);
     fj_pg_cols_free(&t->cols);
     fj_pg_cols_free(&t->drops);

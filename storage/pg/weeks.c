@@ -2,6 +2,7 @@
  * a write needs exist (and a few ahead), and retention (storage/core/retention.h) dropping the old
  * ones, with the errors and Slurm job steps past theirs. */
 #include "storage/pg/int.h"
+#include "storage/core/grow.h"
 
 #include "alloc.h"
 #include "log.h"
@@ -44,13 +45,8 @@ static fj_status week_remember(fj_store *s, int64_t w)
     if (s->n_weeks == s->cap_weeks) {
         if (s->cap_weeks >= 4096) { /* a cache: start over */
             s->n_weeks = 0;
-        } else {
-            size_t cap = s->cap_weeks ? s->cap_weeks * 2 : 16;
-            int64_t *v = fj_realloc(s->weeks, cap * sizeof *v);
-            if (!v)
-                return FJ_ENOMEM;
-            s->weeks = v;
-            s->cap_weeks = cap;
+        } else if (!fj_grow(&s->weeks, &s->cap_weeks, s->n_weeks + 1, sizeof *s->weeks, 16)) {
+            return FJ_ENOMEM;
         }
     }
     s->weeks[s->n_weeks++] = w;

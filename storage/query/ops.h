@@ -10,34 +10,24 @@
 #include "storage/core/store_chimbuko.h"
 #include "storage/core/store_measure.h"
 #include "storage/core/store_ts.h"
+#include "storage/core/stats.h"
+#include "storage/core/tokens.h"
 
-fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* The analysts' queries that hand rows to a sink: one signature (the ops' in
+ * storage/core/store_query.h); the problem-jobs report is storage/query/problems.c and
+ * storage/core/store_problems.h. */
+typedef fj_status fj_q_rows_fn(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+fj_q_rows_fn fj_q_clusters, fj_q_nodes, fj_q_sysinfo, fj_q_jobs, fj_q_job, fj_q_profile, fj_q_node_load,
+    fj_q_cluster_load, fj_q_gpu_load, fj_q_slurm_jobs, fj_q_partitions, fj_q_node_states, fj_q_uptime, fj_q_errors,
+    fj_q_node_usage, fj_q_problems;
 fj_status fj_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
-fj_status fj_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-/* the problem-jobs report (storage/query/problems.c; storage/core/store_problems.h) */
-fj_status fj_q_problems(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err);
 fj_status fj_q_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
                                   fj_err *err);
 /* Chimbuko's (storage/chimbuko/query.c) */
-fj_status fj_cb_q_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cb_q_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cb_q_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+typedef fj_status fj_cb_q_fn(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+fj_cb_q_fn fj_cb_q_runs, fj_cb_q_series, fj_cb_q_top, fj_cb_q_records;
 
 /* --- what both ops tables name ------------------------------------------------------------------ */
 
@@ -57,5 +47,10 @@ fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 /* The concerns whose every op is written once: a backend's fj_store_ops points to these tables. */
 extern const fj_store_chimbuko_ops fj_cb_query_ops; /* storage/chimbuko/query.c */
 extern const fj_store_measure_ops fj_q_measure_ops; /* storage/query/measure.c */
+
+/* What every backend's fj_store_ops names as it is: the tokens (storage/core/tokens.h), the
+ * monitoring figures (storage/core/stats.h) and the concerns written once. */
+#define FJ_STORE_SHARED_OPS                                                                              \
+    FJ_TOKENS_OPS, .chimbuko = &fj_cb_query_ops, .measure = &fj_q_measure_ops, .stats = fj_store_stats_read
 
 #endif

@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
 const char *const fj_problem_rule_names[FJ_PR__COUNT] = {
 #define FJ_PR_NAME(id, name) name,
     FJ_PROBLEM_RULES(FJ_PR_NAME)
@@ -35,50 +33,6 @@ void fj_problem_rules_default(fj_problem_rules *r)
     r->mem_min_request_kb = 1024.0 * 1024.0;
     r->deadweight_s = 4 * 3600;
 }
-
-/* --- the result tables ------------------------------------------------------------------------- */
-
-static const fj_qcol problems_cols[] = {
-    {"rule", FJ_VT_TEXT, "the rule broken: gpu_idle, gpu_unused, cpu_low, mem_low or deadweight (docs/problems.md)"},
-    {"id", FJ_VT_INT, "fjord's id of the rectified job: GET /api/v1/jobs/{id}"},
-    {"job", FJ_VT_INT, "Slurm job id, or process group id of a job without Slurm"},
-    {"user", FJ_VT_TEXT, "user name"},
-    {"node", FJ_VT_TEXT,
-     "the node, for the rules judged per node (gpu_idle, gpu_unused, deadweight); null for the job"},
-    {"card", FJ_VT_INT,
-     "gpu_idle: the idle GPU card's index on the node; null for the other rules, and for a node on which the "
-     "job had no process on any card"},
-    {"nodes", FJ_VT_INT, "nodes the job ran on"},
-    {"start", FJ_VT_TIME, "first sample of the job"},
-    {"end", FJ_VT_TIME, "last sample of the job"},
-    {"for_s", FJ_VT_INT, "how long the rule held: the idle stretch at the job's end on the node (gpu_idle, "
-                         "deadweight), the time on the node (gpu_unused), the job's duration (cpu_low, mem_low)"},
-    {"used", FJ_VT_REAL, "cpu_low: mean cores used (per node); mem_low: peak resident memory in kB (per node); "
-                         "0 for the GPU rules; null for deadweight"},
-    {"held", FJ_VT_REAL, "cpu_low: cores held per node (Slurm allocation, else the node's); mem_low: memory "
-                         "requested per node in kB; gpu_idle of a card: 1; other GPU rows: the node's GPU "
-                         "cards (null when unknown)"},
-    {"ratio", FJ_VT_REAL, "used / held (cpu_low, mem_low)"},
-    {"detail", FJ_VT_TEXT, "the finding in words, with the threshold"},
-    {"api", FJ_VT_TEXT, "the job's API path"},
-    {"url", FJ_VT_TEXT, "the job's dashboard path"},
-};
-const fj_qtable fj_qt_problems = {"problems", problems_cols, N(problems_cols), 0};
-
-static const fj_qcol users_cols[] = {
-    {"user", FJ_VT_TEXT, "user name"},
-    {"jobs", FJ_VT_INT, "jobs with at least one problem"},
-    {"problems", FJ_VT_INT, "problem rows (a job can break several rules, a per-node rule on several nodes)"},
-    {"gpu_idle", FJ_VT_INT, "rows of the rule"},
-    {"gpu_unused", FJ_VT_INT, "rows of the rule"},
-    {"cpu_low", FJ_VT_INT, "rows of the rule"},
-    {"mem_low", FJ_VT_INT, "rows of the rule"},
-    {"deadweight", FJ_VT_INT, "rows of the rule"},
-    {"idle_core_hours", FJ_VT_REAL, "cpu_low: (cores held - used) x nodes x duration, summed"},
-    {"idle_gpu_hours", FJ_VT_REAL,
-     "gpu_idle and gpu_unused: the cards of the row (held) x for_s, summed (cards unknown: 1)"},
-};
-const fj_qtable fj_qt_problem_users = {"users", users_cols, N(users_cols), 0};
 
 /* --- what the rules read ----------------------------------------------------------------------- */
 

@@ -6,7 +6,6 @@
  * sqlite_query_*.c; the schema in migrations/sqlite/. */
 #include "storage/sqlite/chimbuko.h"
 #include "storage/sqlite/int.h"
-#include "storage/core/tokens.h"
 #include "storage/query/ops.h"
 #include "storage/sqlite/migrations.h"
 #include "storage/sqlite/query_int.h"
@@ -37,28 +36,6 @@ static const char *const stmt_sql[FJ_SQ__COUNT] = {
 static const char *stmt_text(fj_sq_stmt_id id)
 {
     return stmt_sql[id] ? stmt_sql[id] : fj_sq_built_sql(id);
-}
-
-/* One-off statements (pragmas, schema checks). */
-static fj_status exec(fj_store *s, const char *sql, fj_err *err)
-{
-    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
-}
-
-/* The single integer a query returns (0 when no row), or an error. */
-static fj_status query_int(fj_store *s, const char *sql, int64_t *out, fj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return fj_sq_fail(s, rc, sql, err);
-    rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return fj_sq_fail(s, rc, sql, err);
-    return FJ_OK;
 }
 
 /* --- URL ---------------------------------------------------------------------------------- */
@@ -118,7 +95,7 @@ static fj_migrator migrator(const fj_store *s)
         .has_table = "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='schema_migrations'",
         .count_tables = "SELECT count(*) FROM sqlite_master WHERE type IN ('table','view') AND "
                         "name NOT LIKE 'sqlite_%'",
-        .query_int = query_int,
+        .query_int = fj_sq_query_i64,
         .run_text = run_text,
         .backfill = backfill,
         .lock = NULL, /* the writer is alone on its file */
@@ -476,13 +453,13 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
          * is deleted about as fast as it is written; see release_free_pages in storage/sqlite/ts.c).
          * SQLite takes this only before the first table and before the switch to WAL; on an older
          * database it changes nothing until a VACUUM. */
-        st = exec(s, "PRAGMA auto_vacuum=INCREMENTAL", err);
+        st = fj_sq_exec(s, "PRAGMA auto_vacuum=INCREMENTAL", err);
         int64_t dummy;
         if (st == FJ_OK)
-            st = query_int(s, "PRAGMA journal_mode=WAL", &dummy, err);
+            st = fj_sq_query_i64(s, "PRAGMA journal_mode=WAL", &dummy, err);
         if (st == FJ_OK) {
             snprintf(sql, sizeof sql, "PRAGMA synchronous=%s; PRAGMA journal_size_limit=%d", sync, CKPT_WAL_LIMIT);
-            st = exec(s, sql, err);
+            st = fj_sq_exec(s, sql, err);
         }
         /* checkpoints off the commit path (see ckpt_hook); replaces the autocheckpoint hook */
         if (st == FJ_OK)
@@ -491,7 +468,7 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     /* A 64 MB page cache keeps the hot ends of the sample tables and their indexes in memory;
      * mmap saves a copy on reads. Foreign keys are not declared (see the migration). */
     if (st == FJ_OK)
-        st = exec(s, "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY; PRAGMA mmap_size=268435456", err);
+        st = fj_sq_exec(s, "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY; PRAGMA mmap_size=268435456", err);
     if (st == FJ_OK) {
         fj_migrator m = migrator(s);
         st = fj_migrate_check(s, &m, opts, err);
@@ -529,23 +506,23 @@ static fj_status sq_compact(fj_store *s, fj_compact_info *out, fj_err *err)
     if (s->mode != FJ_STORE_WRITE)
         return fj_err_set(err, FJ_EINVAL, "db", "compact needs a writable handle");
     int64_t pages, page_size, mode;
-    fj_status st = query_int(s, "PRAGMA page_count", &pages, err);
+    fj_status st = fj_sq_query_i64(s, "PRAGMA page_count", &pages, err);
     if (st == FJ_OK)
-        st = query_int(s, "PRAGMA page_size", &page_size, err);
+        st = fj_sq_query_i64(s, "PRAGMA page_size", &page_size, err);
     if (st == FJ_OK)
-        st = query_int(s, "PRAGMA auto_vacuum", &mode, err);
+        st = fj_sq_query_i64(s, "PRAGMA auto_vacuum", &mode, err);
     if (st != FJ_OK)
         return st;
     out->bytes_before = pages * page_size;
     out->rewritten = mode == 0; /* NONE; 1 (FULL) and 2 (INCREMENTAL) can release pages */
     if (out->rewritten)
-        st = exec(s, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM", err);
+        st = fj_sq_exec(s, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM", err);
     else
-        st = exec(s, "PRAGMA incremental_vacuum", err);
+        st = fj_sq_exec(s, "PRAGMA incremental_vacuum", err);
     if (st == FJ_OK)
-        st = exec(s, "PRAGMA wal_checkpoint(TRUNCATE)", err);
+        st = fj_sq_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)", err);
     if (st == FJ_OK)
-        st = query_int(s, "PRAGMA page_count", &pages, err);
+        st = fj_sq_query_i64(s, "PRAGMA page_count", &pages, err);
     out->bytes_after = pages * page_size;
     return st;
 }
@@ -634,30 +611,18 @@ static const fj_store_query_ops query_ops = {
 };
 
 static const fj_store_ts_ops ts_ops = {
-    .ts_start = fj_sq_ts_start,
-    .ts_engine = fj_sq_ts_engine,
-    .maintain = fj_sq_maintain,
-    .ts_series = fj_sq_ts_series,
-    .ts_read = fj_sq_ts_read,
+    .ts_start = fj_sq_ts_start, .ts_engine = fj_sq_ts_engine, .maintain = fj_sq_maintain,
+    .ts_series = fj_sq_ts_series, .ts_read = fj_sq_ts_read,
     FJ_Q_SHARED_CC_OPS,
 };
 
+/* The ops in store.h's order, a line per section. */
 const fj_store_ops fj_store_sqlite_ops = {
-    .version = FJ_STORE_OPS_VERSION,
-    .name = "sqlite",
-    .driver = &fj_sqlite_driver,
-    .accepts = sq_accepts,
-    .open = sq_open,
-    .close = sq_close,
-    .migrate_status = sq_migrate_status,
-    .migrate_up = sq_migrate_up,
-    .compact = sq_compact,
-    .backup = sq_backup,
+    .version = FJ_STORE_OPS_VERSION, .name = "sqlite", .driver = &fj_sqlite_driver,
+    .accepts = sq_accepts, .open = sq_open, .close = sq_close,
+    .migrate_status = sq_migrate_status, .migrate_up = sq_migrate_up,
+    .compact = sq_compact, .backup = sq_backup,
     .write = fj_sq_write,
-    FJ_TOKENS_OPS,
-    .query = &query_ops,
-    .ts = &ts_ops,
-    .chimbuko = &fj_cb_query_ops,
-    .measure = &fj_q_measure_ops,
-    .stats = fj_sq_stats,
+    .query = &query_ops, .ts = &ts_ops,
+    FJ_STORE_SHARED_OPS,
 };

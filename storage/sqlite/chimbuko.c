@@ -76,15 +76,6 @@ static sqlite3_stmt *stmt(cw *w, int id)
     if (!var)                                                                                          \
         return FJ_EIO
 
-/* Unsigned values past 2^63-1 are stored as REAL, as everywhere in the schema. */
-static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
-{
-    if (v <= (uint64_t)INT64_MAX)
-        sqlite3_bind_int64(st, i, (int64_t)v);
-    else
-        sqlite3_bind_double(st, i, (double)v);
-}
-
 /* The column writer of storage/chimbuko/rows.h over a statement: its columns are the parameters. */
 static void col_null(void *st, int c)
 {
@@ -98,7 +89,7 @@ static void col_i64(void *st, int c, int64_t v)
 
 static void col_u64(void *st, int c, uint64_t v)
 {
-    bind_u64(st, c + 1, v);
+    fj_sq_bind_u64(st, c + 1, v);
 }
 
 static void col_real(void *st, int c, double v)
@@ -175,8 +166,8 @@ static fj_status find_prev(cw *w, sqlite3_stmt *prev, uint64_t app, uint64_t id,
 {
     sqlite3_bind_int64(prev, 1, w->key.cluster_id);
     sqlite3_bind_int64(prev, 2, w->key.run_id);
-    bind_u64(prev, 3, app);
-    bind_u64(prev, 4, id);
+    fj_sq_bind_u64(prev, 3, app);
+    fj_sq_bind_u64(prev, 4, id);
     sqlite3_bind_int64(prev, 5, at);
     int rc = sqlite3_step(prev);
     *found = rc == SQLITE_ROW;
@@ -267,40 +258,20 @@ static fj_status write_packet(cw *w, const fj_cb_packet *p)
 
 static fj_status write_records(cw *w, const fj_chimbuko *cb)
 {
-    for (size_t i = 0; i < cb->n_events; i++) {
-        const fj_cb_event *e = &cb->events[i];
-        int64_t func_id, host_id = 0;
-        FJ_TRY(string_id(w, e->func, &func_id));
-        if (e->hostname)
-            FJ_TRY(string_id(w, e->hostname, &host_id));
-        STMT(st, FJ_CBT_EVENTS);
-        fj_cb_row_event(BIND(st), w->key, cb->collection == FJ_CB_ANOMALIES, e, func_id, host_id);
-        FJ_TRY(run_ins(w, st, "insert chimbuko event", true, NULL));
-    }
-    for (size_t i = 0; i < cb->n_meta; i++) {
-        const fj_cb_meta *m = &cb->meta[i];
-        int64_t descr_id;
-        FJ_TRY(string_id(w, m->descr, &descr_id));
-        STMT(st, FJ_CBT_METADATA);
-        fj_cb_row_meta(BIND(st), w->key, m, descr_id);
-        FJ_TRY(run_ins(w, st, "insert chimbuko metadata", true, NULL));
-    }
-    for (size_t i = 0; i < cb->n_profiles; i++) {
-        const fj_cb_profile *p = &cb->profiles[i];
-        int64_t name_id;
-        FJ_TRY(string_id(w, p->fname, &name_id));
-        STMT(st, FJ_CBT_PROFILES);
-        fj_cb_row_profile(BIND(st), w->key, p, name_id);
-        FJ_TRY(run_ins(w, st, "insert chimbuko profile", true, NULL));
-    }
-    for (size_t i = 0; i < cb->n_counters; i++) {
-        const fj_cb_counter *c = &cb->counters[i];
-        int64_t counter_id;
-        FJ_TRY(string_id(w, c->counter, &counter_id));
-        STMT(st, FJ_CBT_COUNTERS);
-        fj_cb_row_counter(BIND(st), w->key, c, counter_id);
-        FJ_TRY(run_ins(w, st, "insert chimbuko counter", true, NULL));
-    }
+    static const char *const what[] = {"insert chimbuko event", "insert chimbuko metadata",
+                                       "insert chimbuko profile", "insert chimbuko counter"};
+    for (fj_cb_table t = FJ_CBT_RECORDS_FIRST; t <= FJ_CBT_RECORDS_LAST; t++)
+        for (size_t i = 0; i < fj_cb_record_count(cb, t); i++) {
+            const char *names[2];
+            int64_t ids[2] = {0, 0};
+            fj_cb_record_names(cb, t, i, names);
+            FJ_TRY(string_id(w, names[0], &ids[0]));
+            if (names[1])
+                FJ_TRY(string_id(w, names[1], &ids[1]));
+            STMT(st, t);
+            fj_cb_row_record(BIND(st), w->key, cb, t, i, ids);
+            FJ_TRY(run_ins(w, st, what[t - FJ_CBT_RECORDS_FIRST], true, NULL));
+        }
     return FJ_OK;
 }
 

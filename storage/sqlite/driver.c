@@ -64,6 +64,50 @@ fj_status fj_sq_insert(fj_store *s, sqlite3_stmt *st, const char *what, bool *ad
     return FJ_OK;
 }
 
+/* --- binding ------------------------------------------------------------------------------ */
+
+void fj_sq_bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        sqlite3_bind_int64(st, i, (int64_t)v);
+    else
+        sqlite3_bind_double(st, i, (double)v);
+}
+
+int fj_sq_bind_vals(sqlite3_stmt *st, int i, const fj_wval *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++, i++) {
+        switch (v[k].type) {
+        case FJ_WV_INT: sqlite3_bind_int64(st, i, v[k].u.i); break;
+        case FJ_WV_U64: fj_sq_bind_u64(st, i, v[k].u.u); break;
+        case FJ_WV_REAL: sqlite3_bind_double(st, i, v[k].u.r); break;
+        case FJ_WV_TEXT: sqlite3_bind_text(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
+        case FJ_WV_BLOB: sqlite3_bind_blob(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
+        default: sqlite3_bind_null(st, i); break;
+        }
+    }
+    return i;
+}
+
+/* --- statements outside the cache ---------------------------------------------------------- */
+
+fj_status fj_sq_exec(fj_store *s, const char *sql, fj_err *err)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
+
+fj_status fj_sq_query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, sql, err);
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+}
 
 /* --- values ------------------------------------------------------------------------------------ */
 
@@ -249,6 +293,13 @@ static const fj_layout_sql layout = {
                       " LEFT JOIN strings u ON u.id = g.uuid_id"
                       " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
                       " ORDER BY g.idx, u.s NULLS FIRST, s.time",
+    /* the request log is trimmed as it becomes durable, so its counts stay small; ts_series and
+     * ts_chunk are counted on their smallest index */
+    .stats = "SELECT (SELECT page_count FROM pragma_page_count()) * (SELECT page_size FROM pragma_page_size()),"
+             " (SELECT count(*) FROM ts_series), (SELECT count(*) FROM ts_chunk),"
+             " (SELECT count(*) FROM request_log), (SELECT coalesce(sum(length(body)), 0) FROM request_log),"
+             " (SELECT count(*) FROM request_log WHERE lsn >"
+             "   coalesce((SELECT value FROM ts_state WHERE key = 'durable_lsn'), 0))",
 };
 
 /* The columns a row of run() may have (the store's own statements read a few). */
@@ -287,8 +338,7 @@ static fj_status run(fj_store *s, const char *sql, int n, const char *const *par
 static fj_status exec(fj_store *s, const char *sql, const char *what, fj_err *err)
 {
     (void)what;
-    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
+    return fj_sq_exec(s, sql, err);
 }
 
 static void rollback(fj_store *s)
@@ -304,22 +354,11 @@ static bool writable(const fj_store *s)
 
 const fj_driver fj_sqlite_driver = {
     .name = "sqlite",
-    .dialect = {.mark = '?',
-                .bytewise = "",
-                .greatest = "max",
-                .cross = "CROSS JOIN",
-                .real = "",
+    .dialect = {.mark = '?', .bytewise = "", .greatest = "max", .cross = "CROSS JOIN", .real = "",
                 .glob_regex = false,
-                .insert_ignore_head = "INSERT OR IGNORE INTO",
-                .insert_ignore_tail = "",
-                .blob_type = "BLOB"},
+                .insert_ignore_head = "INSERT OR IGNORE INTO", .insert_ignore_tail = "", .blob_type = "BLOB"},
     .layout = &layout,
-    .begin_read = begin_read,
-    .end_read = end_read,
-    .prepare = prepare,
-    .finalize = finalize,
-    .exec = exec,
-    .rollback = rollback,
-    .writable = writable,
-    .run = run,
+    /* a query's statements; the store's own */
+    .begin_read = begin_read, .end_read = end_read, .prepare = prepare, .finalize = finalize,
+    .exec = exec, .rollback = rollback, .writable = writable, .run = run,
 };

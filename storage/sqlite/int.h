@@ -11,6 +11,7 @@
 #include "storage/core/store_measure.h"
 #include "storage/core/store_query.h"
 #include "storage/core/store_ts.h"
+#include "storage/core/write_values.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -269,11 +270,23 @@ sqlite3_stmt *fj_sq_stmt(fj_store *s, fj_sq_stmt_id id, fj_err *err);
  * static string. */
 const char *fj_sq_built_sql(fj_sq_stmt_id id);
 
+/* Binds v past INT64_MAX as REAL, as everywhere in the schema (unsigned values). */
+void fj_sq_bind_u64(sqlite3_stmt *st, int i, uint64_t v);
+/* Binds the values v[0 .. n) (storage/core/write_values.h) from parameter i on, text and blobs
+ * without a copy; returns the next index. */
+int fj_sq_bind_vals(sqlite3_stmt *st, int i, const fj_wval *v, size_t n);
+
 /* Steps a statement that returns no rows, then resets it. */
 fj_status fj_sq_done(fj_store *s, sqlite3_stmt *st, const char *what, fj_err *err);
 /* Steps an insert (OR IGNORE), then resets it; *added tells whether it added its row (false: a
  * duplicate the database ignored). */
 fj_status fj_sq_insert(fj_store *s, sqlite3_stmt *st, const char *what, bool *added, fj_err *err);
+
+/* Runs sql (one or more statements without parameters: pragmas, BEGIN, schema checks); an error
+ * names the text. */
+fj_status fj_sq_exec(fj_store *s, const char *sql, fj_err *err);
+/* The integer in the first column of sql's first row (0 when no row): counts, pragmas, state. */
+fj_status fj_sq_query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *err);
 
 /* Interning: the id of a name, created when new. Must run inside a write transaction. */
 fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *err);
@@ -286,7 +299,7 @@ fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t
 void fj_sq_rj_clear(fj_store *s);
 
 /* Finalizes the write path's statements and frees its scratch and caches (storage/sqlite/write.c); for
- * close, before the connection is closed. */
+ * close only (the handle is freed next), before the connection is closed. */
 void fj_sq_write_free(fj_store *s);
 
 /* The write path (storage/sqlite/write.c). */
@@ -332,7 +345,6 @@ void fj_sq_ts_close(fj_store *s);
 fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *opts, fj_err *err);
 fj_ts_engine *fj_sq_ts_engine(fj_store *s);
 fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err);
-fj_status fj_sq_stats(fj_store *s, fj_store_stats *out, fj_err *err); /* storage/sqlite/stats.c */
 fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
                           fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
 fj_status fj_sq_ts_read(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,

@@ -174,19 +174,28 @@ typedef struct sample_map {
     fj_time *t;
 } sample_map;
 
+/* Prepares sql, a pass over the rowid range [r0, r1] (?1, ?2), with the range bound. */
+static fj_status prepare_range(fj_sqq *x, const char *sql, int64_t r0, int64_t r1, sqlite3_stmt **st)
+{
+    fj_status rs = fj_sqq_prepare(x, sql, st);
+    if (rs == FJ_OK) {
+        sqlite3_bind_int64(*st, 1, r0);
+        sqlite3_bind_int64(*st, 2, r1);
+    }
+    return rs;
+}
+
 /* The samples of the rowid range [r0, r1] into the nodes' buckets, and into map when there is one. */
 static fj_status pass_samples(const pass_stmts *p, fj_qload *l, pass_node *pn, const idslot *ids, int64_t r1,
                               sample_map *map)
 {
     sqlite3_stmt *st = NULL;
-    fj_status rs = fj_sqq_prepare(p->x,
-                                  "SELECT id, node_id, time, boot, used_memory_kb, load1, load5, load15, cpus"
-                                  " FROM samples WHERE id >= ?1 AND id <= ?2",
-                                  &st);
+    fj_status rs = prepare_range(p->x,
+                                 "SELECT id, node_id, time, boot, used_memory_kb, load1, load5, load15, cpus"
+                                 " FROM samples WHERE id >= ?1 AND id <= ?2",
+                                 map->r0, r1, &st);
     if (rs != FJ_OK)
         return rs;
-    sqlite3_bind_int64(st, 1, map->r0);
-    sqlite3_bind_int64(st, 2, r1);
     fj_qload_sample s;
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -222,14 +231,12 @@ static fj_status pass_cards(const pass_stmts *p, fj_qload *l, const pass_node *p
                             const sample_map *map)
 {
     sqlite3_stmt *st = NULL;
-    fj_status rs = fj_sqq_prepare(p->x,
-                                  "SELECT sample_id, ce_util, memory_kb, power, temperature FROM sample_gpus"
-                                  " WHERE sample_id >= ?1 AND sample_id <= ?2",
-                                  &st);
+    fj_status rs = prepare_range(p->x,
+                                 "SELECT sample_id, ce_util, memory_kb, power, temperature FROM sample_gpus"
+                                 " WHERE sample_id >= ?1 AND sample_id <= ?2",
+                                 map->r0, r1, &st);
     if (rs != FJ_OK)
         return rs;
-    sqlite3_bind_int64(st, 1, map->r0);
-    sqlite3_bind_int64(st, 2, r1);
     fj_qload_cards c = {0};
     int64_t cur = -1;
     fj_qload_node *n = NULL;

@@ -16,20 +16,16 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
-static fj_status prep(fj_store *s, const char *sql, sqlite3_stmt **st, fj_err *err)
+/* Prepares sql, a statement of one node's snapshots, with the node bound (?1 cluster, ?2 node): it
+ * stays bound across resets. */
+static fj_status prep_node(fj_store *s, const char *sql, int64_t cluster_id, int64_t node_id, sqlite3_stmt **st,
+                           fj_err *err)
 {
     int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
-    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, "prepare", err);
-}
-
-/* Steps an insert and resets it; *added tells whether a row was written. */
-static fj_status insert(fj_store *s, sqlite3_stmt *st, const char *what, bool *added, fj_err *err)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return fj_sq_fail(s, rc, what, err);
-    *added = sqlite3_changes(s->db) > 0;
+    if (rc != SQLITE_OK)
+        return fj_sq_fail(s, rc, "prepare", err);
+    sqlite3_bind_int64(*st, 1, cluster_id);
+    sqlite3_bind_int64(*st, 2, node_id);
     return FJ_OK;
 }
 
@@ -54,12 +50,11 @@ fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cl
     fj_time t = e->time;
 
     if (m->arrival_time) {
-        if ((st = prep(s, "SELECT time, hash, snapshot FROM measurement_snapshots WHERE cluster_id=?1 AND "
-                          "node_id=?2 ORDER BY time DESC LIMIT 1",
-                       &latest, err)) != FJ_OK)
+        if ((st = prep_node(s,
+                            "SELECT time, hash, snapshot FROM measurement_snapshots WHERE cluster_id=?1 AND "
+                            "node_id=?2 ORDER BY time DESC LIMIT 1",
+                            cluster_id, node_id, &latest, err)) != FJ_OK)
             goto out;
-        sqlite3_bind_int64(latest, 1, cluster_id);
-        sqlite3_bind_int64(latest, 2, node_id);
         int rc = sqlite3_step(latest);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
             st = fj_sq_fail(s, rc, "find latest snapshot", err);
@@ -81,18 +76,17 @@ fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cl
     if (m->stored_time)
         *m->stored_time = t;
 
-    if ((st = prep(s, "INSERT OR IGNORE INTO measurement_snapshots(cluster_id,node_id,time,hash,n_measurements,"
-                      "n_subtypes,snapshot) VALUES(?,?,?,?,?,?,?)",
-                   &snap, err)) != FJ_OK)
+    if ((st = prep_node(s,
+                        "INSERT OR IGNORE INTO measurement_snapshots(cluster_id,node_id,time,hash,n_measurements,"
+                        "n_subtypes,snapshot) VALUES(?,?,?,?,?,?,?)",
+                        cluster_id, node_id, &snap, err)) != FJ_OK)
         goto out;
-    sqlite3_bind_int64(snap, 1, cluster_id);
-    sqlite3_bind_int64(snap, 2, node_id);
     sqlite3_bind_int64(snap, 3, t);
     sqlite3_bind_int64(snap, 4, hash);
     sqlite3_bind_int64(snap, 5, (int64_t)m->n_measurements);
     sqlite3_bind_int64(snap, 6, (int64_t)m->n_rows);
     sqlite3_bind_text(snap, 7, m->json, -1, SQLITE_STATIC);
-    if ((st = insert(s, snap, "insert snapshot", &added, err)) != FJ_OK)
+    if ((st = fj_sq_insert(s, snap, "insert snapshot", &added, err)) != FJ_OK)
         goto out;
     if (!added) { /* this node's snapshot of that time is stored: nothing of this one is written */
         cnt->duplicates += rows;
@@ -100,20 +94,19 @@ fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cl
     }
     cnt->inserted++;
 
-    if ((st = prep(s, "INSERT OR IGNORE INTO measurements(cluster_id,node_id,time,type,instance,subtype,data) "
-                      "VALUES(?,?,?,?,?,?,?)",
-                   &sub, err)) != FJ_OK)
+    if ((st = prep_node(s,
+                        "INSERT OR IGNORE INTO measurements(cluster_id,node_id,time,type,instance,subtype,data) "
+                        "VALUES(?,?,?,?,?,?,?)",
+                        cluster_id, node_id, &sub, err)) != FJ_OK)
         goto out;
     for (size_t i = 0; i < m->n_rows; i++) {
         const fj_measure_row *r = &m->rows[i];
-        sqlite3_bind_int64(sub, 1, cluster_id);
-        sqlite3_bind_int64(sub, 2, node_id);
         sqlite3_bind_int64(sub, 3, t);
         sqlite3_bind_text(sub, 4, r->type, -1, SQLITE_STATIC);
         sqlite3_bind_int64(sub, 5, r->instance);
         sqlite3_bind_text(sub, 6, r->subtype, -1, SQLITE_STATIC);
         sqlite3_bind_text(sub, 7, r->json, -1, SQLITE_STATIC);
-        if ((st = insert(s, sub, "insert measurement", &added, err)) != FJ_OK)
+        if ((st = fj_sq_insert(s, sub, "insert measurement", &added, err)) != FJ_OK)
             goto out;
         if (added)
             cnt->inserted++;
@@ -141,7 +134,7 @@ fj_status fj_sq_write_measurements(fj_store *s, const fj_envelope *e, int64_t cl
         sqlite3_bind_null(env, 6);
     sqlite3_bind_null(env, 7);
     sqlite3_bind_int64(env, 8, (int64_t)e->unknown_fields);
-    st = insert(s, env, "insert envelope", &added, err);
+    st = fj_sq_insert(s, env, "insert envelope", &added, err);
 out:
     sqlite3_finalize(latest);
     sqlite3_finalize(snap);

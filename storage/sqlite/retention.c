@@ -159,6 +159,22 @@ static fj_status step_job_samples(fj_store *s, fj_err *err)
     return r->cursor > r->end ? next_phase(s, err) : FJ_OK;
 }
 
+/* Prepares one of delete_oldest's statements and binds what both take: ?1 a, ?2 b, ?3 text (when
+ * given), ?4 the time rows are older than. SQLite's result code (*st NULL when not OK). */
+static int prepare_oldest(fj_store *s, const char *sql, int64_t a, int64_t b, const char *text, int64_t before,
+                          sqlite3_stmt **st)
+{
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(*st, 1, a);
+        sqlite3_bind_int64(*st, 2, b);
+        if (text)
+            sqlite3_bind_text(*st, 3, text, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(*st, 4, before);
+    }
+    return rc;
+}
+
 /* Deletes the oldest rows of table matching `where` (?1, ?2: integers, ?3: text or unused) before
  * cut, at most about STEP_ROWS: up to the time of the STEP_ROWS-th oldest, when there is one
  * (*more then). Both statements seek the table's key: `where` fixes its leading columns, time
@@ -172,14 +188,9 @@ static fj_status delete_oldest(fj_store *s, const char *table, const char *where
     snprintf(sql, sizeof sql, "SELECT time FROM %s WHERE %s AND time < ?4 ORDER BY time LIMIT 1 OFFSET ?5", table,
              where);
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    int rc = prepare_oldest(s, sql, a, b, text, cut, &st);
     int64_t until = cut;
     if (rc == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, a);
-        sqlite3_bind_int64(st, 2, b);
-        if (text)
-            sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, cut);
         sqlite3_bind_int64(st, 5, STEP_ROWS);
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
@@ -192,15 +203,8 @@ static fj_status delete_oldest(fj_store *s, const char *table, const char *where
     if (rc != SQLITE_DONE)
         return fj_sq_fail(s, rc, "retention", err);
     snprintf(sql, sizeof sql, "DELETE FROM %s WHERE %s AND time < ?4", table, where);
-    rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, a);
-        sqlite3_bind_int64(st, 2, b);
-        if (text)
-            sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, until);
+    if ((rc = prepare_oldest(s, sql, a, b, text, until, &st)) == SQLITE_OK)
         rc = sqlite3_step(st);
-    }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, "retention", err);
 }

@@ -13,6 +13,7 @@
  * points in the engine's buffers (there is no undo): reads may see them, a crash loses them, and
  * their client was answered 503 and retries. */
 #include "storage/sqlite/int.h"
+#include "storage/core/try.h"
 
 #include "alloc.h"
 #include "storage/ts/cc_json.h"
@@ -115,24 +116,6 @@ static sqlite3_stmt *stmt(fj_store *s, int id, fj_err *err)
     return t->st[id];
 }
 
-static fj_status exec(fj_store *s, const char *sql, fj_err *err)
-{
-    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(s, rc, sql, err);
-}
-
-static fj_status query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return fj_sq_fail(s, rc, sql, err);
-    rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? FJ_OK : fj_sq_fail(s, rc, sql, err);
-}
-
 static int64_t wall_ns(void)
 {
     struct timespec ts;
@@ -140,69 +123,54 @@ static int64_t wall_ns(void)
     return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
 }
 
-static void bind_mstr(sqlite3_stmt *st, int i, fj_ts_str v)
+/* A series key's field as a value: empty, never NULL, when absent. */
+static fj_wval key_str(fj_ts_str v)
 {
-    sqlite3_bind_text(st, i, v.n ? v.p : "", (int)v.n, SQLITE_STATIC);
+    return (fj_wval){.type = FJ_WV_TEXT, .u.s = {v.n ? v.p : "", v.n}};
+}
+
+/* Runs statement id of the metrics writer with the values v[0 .. n) bound from parameter 1 on. */
+static fj_status run_vals(fj_store *s, int id, const fj_wval *v, size_t n, const char *what, fj_err *err)
+{
+    sqlite3_stmt *st = stmt(s, id, err);
+    if (!st)
+        return FJ_EIO;
+    fj_sq_bind_vals(st, 1, v, n);
+    return fj_sq_done(s, st, what, err);
 }
 
 /* --- engine's sink -------------------------------------------------------------------------- */
 
+/* The engine's sinks answer with a status; the message is dropped. */
 static fj_status sink_series(void *ud, uint32_t id, const fj_ts_key *k)
 {
-    fj_store *s = ud;
+    const fj_wval v[] = {fj_wv_int(id),    key_str(k->cluster), key_str(k->host),  key_str(k->metric),
+                         key_str(k->type), key_str(k->type_id), key_str(k->stype), key_str(k->stype_id)};
     fj_err err = {0};
-    sqlite3_stmt *st = stmt(s, ST_SERIES_INS, &err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_int64(st, 1, id);
-    bind_mstr(st, 2, k->cluster);
-    bind_mstr(st, 3, k->host);
-    bind_mstr(st, 4, k->metric);
-    bind_mstr(st, 5, k->type);
-    bind_mstr(st, 6, k->type_id);
-    bind_mstr(st, 7, k->stype);
-    bind_mstr(st, 8, k->stype_id);
-    return fj_sq_done(s, st, "insert series", &err);
+    return run_vals(ud, ST_SERIES_INS, v, sizeof v / sizeof v[0], "insert series", &err);
 }
 
 static fj_status sink_chunk(void *ud, const fj_ts_chunk *c)
 {
-    fj_store *s = ud;
+    const fj_wval v[] = {fj_wv_int(c->series_id), fj_wv_int(c->t_last), fj_wv_int((int64_t)c->seq),
+                         fj_wv_int(c->t_first),   fj_wv_int(c->count),
+                         {.type = FJ_WV_BLOB, .u.s = {c->blob, c->len}}};
     fj_err err = {0};
-    sqlite3_stmt *st = stmt(s, ST_CHUNK_INS, &err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_int64(st, 1, c->series_id);
-    sqlite3_bind_int64(st, 2, c->t_last);
-    sqlite3_bind_int64(st, 3, (int64_t)c->seq);
-    sqlite3_bind_int64(st, 4, c->t_first);
-    sqlite3_bind_int64(st, 5, c->count);
-    sqlite3_bind_blob(st, 6, c->blob, (int)c->len, SQLITE_STATIC);
-    return fj_sq_done(s, st, "insert chunk", &err);
+    return run_vals(ud, ST_CHUNK_INS, v, sizeof v / sizeof v[0], "insert chunk", &err);
 }
 
 /* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint). */
 static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
 {
-    fj_store *s = ud;
+    const fj_wval v[] = {fj_wv_int(series_id), fj_wv_int(t_last), fj_wv_int((int64_t)seq)};
     fj_err err = {0};
-    sqlite3_stmt *st = stmt(s, ST_CHUNK_DEL, &err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_int64(st, 1, series_id);
-    sqlite3_bind_int64(st, 2, t_last);
-    sqlite3_bind_int64(st, 3, (int64_t)seq);
-    return fj_sq_done(s, st, "delete checkpoint", &err);
+    return run_vals(ud, ST_CHUNK_DEL, v, sizeof v / sizeof v[0], "delete checkpoint", &err);
 }
 
 static fj_status put_state(fj_store *s, const char *key, int64_t v, fj_err *err)
 {
-    sqlite3_stmt *st = stmt(s, ST_STATE_PUT, err);
-    if (!st)
-        return FJ_EIO;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, v);
-    return fj_sq_done(s, st, "ts_state", err);
+    const fj_wval kv[] = {fj_wv_text(key), fj_wv_int(v)};
+    return run_vals(s, ST_STATE_PUT, kv, sizeof kv / sizeof kv[0], "ts_state", err);
 }
 
 fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err)
@@ -351,29 +319,30 @@ static fj_status write_message(fj_store *s, const fj_cc_message *msg, fj_write_c
     return FJ_OK;
 }
 
-static void bind_opt(sqlite3_stmt *st, int i, const char *v)
-{
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
-}
-
 /* cc-backend's rules (fj_cc_job_apply) on this database. */
 typedef struct job_ctx {
     fj_store *s;
     int64_t cid; /* the cluster's id */
 } job_ctx;
 
+/* Statement id with the job's key bound (?1 cluster, ?2 job id, ?3 start time); NULL with err set. */
+static sqlite3_stmt *job_stmt(job_ctx *x, int id, const fj_cc_job *j, fj_err *err)
+{
+    sqlite3_stmt *st = stmt(x->s, id, err);
+    if (st) {
+        sqlite3_bind_int64(st, 1, x->cid);
+        sqlite3_bind_int64(st, 2, (int64_t)j->job_id);
+        sqlite3_bind_int64(st, 3, j->start_time);
+    }
+    return st;
+}
+
 static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
 {
     job_ctx *x = ud;
-    sqlite3_stmt *dup = stmt(x->s, ST_JOB_DUP, err);
+    sqlite3_stmt *dup = job_stmt(x, ST_JOB_DUP, j, err);
     if (!dup)
         return FJ_EIO;
-    sqlite3_bind_int64(dup, 1, x->cid);
-    sqlite3_bind_int64(dup, 2, (int64_t)j->job_id);
-    sqlite3_bind_int64(dup, 3, j->start_time);
     int rc = sqlite3_step(dup);
     *id = rc == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
     sqlite3_reset(dup);
@@ -383,22 +352,14 @@ static fj_status job_find_recent(void *ud, const fj_cc_job *j, int64_t *id, fj_e
 static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *err)
 {
     job_ctx *x = ud;
-    sqlite3_stmt *ins = stmt(x->s, ST_JOB_INS, err);
+    sqlite3_stmt *ins = job_stmt(x, ST_JOB_INS, j, err);
     if (!ins)
         return FJ_EIO;
-    sqlite3_bind_int64(ins, 1, x->cid);
-    sqlite3_bind_int64(ins, 2, (int64_t)j->job_id);
-    sqlite3_bind_int64(ins, 3, j->start_time);
-    sqlite3_bind_text(ins, 4, "running", -1, SQLITE_STATIC);
-    bind_opt(ins, 5, j->user);
-    bind_opt(ins, 6, j->project);
-    bind_opt(ins, 7, j->partition);
-    bind_opt(ins, 8, j->subcluster);
-    sqlite3_bind_int64(ins, 9, (int64_t)j->num_nodes);
-    sqlite3_bind_int64(ins, 10, (int64_t)j->num_hwthreads);
-    sqlite3_bind_int64(ins, 11, (int64_t)j->num_acc);
-    bind_opt(ins, 12, j->hosts);
-    bind_opt(ins, 13, j->payload);
+    const fj_wval v[] = {fj_wv_text("running"), fj_wv_text(j->user), fj_wv_text(j->project),
+                         fj_wv_text(j->partition), fj_wv_text(j->subcluster), fj_wv_int((int64_t)j->num_nodes),
+                         fj_wv_int((int64_t)j->num_hwthreads), fj_wv_int((int64_t)j->num_acc),
+                         fj_wv_text(j->hosts), fj_wv_text(j->payload)};
+    fj_sq_bind_vals(ins, 4, v, sizeof v / sizeof v[0]);
     fj_status fs = fj_sq_done(x->s, ins, "insert job", err);
     if (fs == FJ_OK)
         *id = sqlite3_last_insert_rowid(x->s->db);
@@ -408,12 +369,9 @@ static fj_status job_insert(void *ud, const fj_cc_job *j, int64_t *id, fj_err *e
 static fj_status job_find(void *ud, const fj_cc_job *j, int64_t *id, int64_t *start, char state[32], fj_err *err)
 {
     job_ctx *x = ud;
-    sqlite3_stmt *find = stmt(x->s, ST_JOB_FIND, err);
+    sqlite3_stmt *find = job_stmt(x, ST_JOB_FIND, j, err);
     if (!find)
         return FJ_EIO;
-    sqlite3_bind_int64(find, 1, x->cid);
-    sqlite3_bind_int64(find, 2, (int64_t)j->job_id);
-    sqlite3_bind_int64(find, 3, j->start_time);
     int rc = sqlite3_step(find);
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(find, 0);
@@ -554,7 +512,7 @@ static fj_status replay(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pt
 /* One transaction of the writer's own: emit what is sealed, optionally more work in between. */
 static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err), fj_err *err)
 {
-    fj_status st = exec(s, "BEGIN IMMEDIATE", err);
+    fj_status st = fj_sq_exec(s, "BEGIN IMMEDIATE", err);
     if (st != FJ_OK)
         return st;
     s->ts->w.own = true;
@@ -563,7 +521,7 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     if (st == FJ_OK && more)
         st = more(s, err);
     if (st == FJ_OK)
-        st = exec(s, "COMMIT", err);
+        st = fj_sq_exec(s, "COMMIT", err);
     if (st != FJ_OK && !sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     fj_sq_ts_end(s, st == FJ_OK);
@@ -586,13 +544,13 @@ fj_status fj_sq_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
         return FJ_OK;
     int64_t max_seq = 0, durable = 0, next = 0, max_lsn = 0, auto_vacuum = 0;
     fj_status st;
-    if ((st = query_i64(s, "SELECT coalesce(max(seq),0) FROM ts_chunk", &max_seq, err)) != FJ_OK ||
-        (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='durable_lsn'),0)", &durable,
+    if ((st = fj_sq_query_i64(s, "SELECT coalesce(max(seq),0) FROM ts_chunk", &max_seq, err)) != FJ_OK ||
+        (st = fj_sq_query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='durable_lsn'),0)", &durable,
                         err)) != FJ_OK ||
-        (st = query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='next_lsn'),0)", &next, err)) !=
+        (st = fj_sq_query_i64(s, "SELECT coalesce((SELECT value FROM ts_state WHERE key='next_lsn'),0)", &next, err)) !=
             FJ_OK ||
-        (st = query_i64(s, "SELECT coalesce(max(lsn),0) FROM request_log", &max_lsn, err)) != FJ_OK ||
-        (st = query_i64(s, "PRAGMA auto_vacuum", &auto_vacuum, err)) != FJ_OK)
+        (st = fj_sq_query_i64(s, "SELECT coalesce(max(lsn),0) FROM request_log", &max_lsn, err)) != FJ_OK ||
+        (st = fj_sq_query_i64(s, "PRAGMA auto_vacuum", &auto_vacuum, err)) != FJ_OK)
         return st;
     t->incremental = auto_vacuum == 2;
     if ((st = fj_tsw_open(&t->w, o, (uint64_t)max_seq + 1, durable, next, max_lsn, fj_mono_ns(), err)) != FJ_OK)
@@ -617,9 +575,9 @@ static fj_status release_free_pages(fj_store *s, int64_t max_pages, fj_err *err)
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%lld)", (long long)max_pages);
     int64_t left = 0;
-    fj_status st = exec(s, sql, err);
+    fj_status st = fj_sq_exec(s, sql, err);
     if (st == FJ_OK)
-        st = query_i64(s, "PRAGMA freelist_count", &left, err);
+        st = fj_sq_query_i64(s, "PRAGMA freelist_count", &left, err);
     s->ts->free_pages_left = left > 0;
     return st;
 }
@@ -679,7 +637,7 @@ static void cut_wal(fj_store *s, int64_t now)
     t->last_wal_cut = now;
     int64_t busy_ms = 0;
     fj_err ignored = {0};
-    if (query_i64(s, "PRAGMA busy_timeout", &busy_ms, &ignored) != FJ_OK)
+    if (fj_sq_query_i64(s, "PRAGMA busy_timeout", &busy_ms, &ignored) != FJ_OK)
         return;
     sqlite3_busy_timeout(s->db, 0);
     int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
@@ -700,20 +658,20 @@ fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
     return st;
 }
 
+/* The writer's last transactions at close (fj_tsw_close): the free pages too. */
+static fj_status last_txns(void *ud, fj_err *err)
+{
+    FJ_TRY(own_txn(ud, NULL, err));
+    FJ_TRY(own_txn(ud, retention_and_trim, err));
+    return own_txn(ud, release_all_free_pages, err);
+}
+
 void fj_sq_ts_close(fj_store *s)
 {
     struct fj_sq_ts *t = s->ts;
     if (!t)
         return;
-    if (t->w.eng && t->w.started) {
-        fj_err err = {0};
-        fj_ts_engine_flush(t->w.eng);
-        t->w.dirty = true;
-        if (own_txn(s, NULL, &err) != FJ_OK || own_txn(s, retention_and_trim, &err) != FJ_OK ||
-            own_txn(s, release_all_free_pages, &err) != FJ_OK)
-            fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
-    }
-    fj_tsw_free(&t->w);
+    fj_tsw_close(&t->w, last_txns, s);
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(t->st[i]);
     fj_ts_codec_destroy(t->codec);

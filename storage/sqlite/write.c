@@ -8,6 +8,7 @@
  * (1), its partitions, partition memberships and node states; each error object. Interned names,
  * notes, envelope meta, Slurm "current" rows and rectification rows are bookkeeping, not counted. */
 #include "storage/sqlite/int.h"
+#include "storage/core/grow.h"
 #include "storage/core/try.h"
 #include "storage/sqlite/chimbuko.h"
 
@@ -36,14 +37,6 @@ typedef struct wctx {
 /* --- binding ------------------------------------------------------------------------------ */
 
 /* SQLite integers are signed: values past INT64_MAX are stored as REAL (see the migration). */
-static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
-{
-    if (v <= (uint64_t)INT64_MAX)
-        sqlite3_bind_int64(st, i, (int64_t)v);
-    else
-        sqlite3_bind_double(st, i, (double)v);
-}
-
 static void bind_id(sqlite3_stmt *st, int i, int64_t id)
 {
     if (id)
@@ -52,30 +45,11 @@ static void bind_id(sqlite3_stmt *st, int i, int64_t id)
         sqlite3_bind_null(st, i);
 }
 
-/* Binds the values v[0 .. n) (storage/core/write_values.h) from parameter i on; returns the next index. */
-static int bind_vals(sqlite3_stmt *st, int i, const fj_wval *v, size_t n)
-{
-    for (size_t k = 0; k < n; k++, i++) {
-        switch (v[k].type) {
-        case FJ_WV_INT: sqlite3_bind_int64(st, i, v[k].u.i); break;
-        case FJ_WV_U64: bind_u64(st, i, v[k].u.u); break;
-        case FJ_WV_REAL: sqlite3_bind_double(st, i, v[k].u.r); break;
-        case FJ_WV_TEXT: sqlite3_bind_text(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
-        case FJ_WV_BLOB: sqlite3_bind_blob(st, i, v[k].u.s.p, (int)v[k].u.s.n, SQLITE_STATIC); break;
-        default: sqlite3_bind_null(st, i); break;
-        }
-    }
-    return i;
-}
-
 /* Runs an insert; counts the row for the envelope when count is set; tells whether it was new. */
 static fj_status run_ins(wctx *w, sqlite3_stmt *st, const char *what, bool count, bool *added)
 {
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return fj_sq_fail(w->s, rc, what, w->err);
-    bool a = sqlite3_changes(w->s->db) > 0;
+    bool a;
+    FJ_TRY(fj_sq_insert(w->s, st, what, &a, w->err));
     if (count) {
         if (a)
             w->cnt->inserted++;
@@ -85,6 +59,20 @@ static fj_status run_ins(wctx *w, sqlite3_stmt *st, const char *what, bool count
     if (added)
         *added = a;
     return FJ_OK;
+}
+
+/* Inserts a row of statement id whose first two columns are integers (cluster and node, or node
+ * and time) and the rest the values v[0 .. n), counted as run_ins counts. */
+static fj_status insert_row(wctx *w, fj_sq_stmt_id id, int64_t a, int64_t b, const fj_wval *v, size_t n,
+                            const char *what, bool count)
+{
+    sqlite3_stmt *st = fj_sq_stmt(w->s, id, w->err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    fj_sq_bind_vals(st, 3, v, n);
+    return run_ins(w, st, what, count, NULL);
 }
 
 /* The single id a lookup returns; FJ_EINTERNAL when there is none (it was just inserted or ignored). */
@@ -104,14 +92,8 @@ static fj_status get_id(wctx *w, sqlite3_stmt *st, const char *what, int64_t *id
 /* The handle's scratch for packed varints, grown to hold FJ_WV_VARINTS_MAX(n) bytes. */
 static fj_status varint_bytes(wctx *w, size_t n, unsigned char **out)
 {
-    size_t need = FJ_WV_VARINTS_MAX(n);
-    if (need > w->s->bytes_cap) {
-        unsigned char *b = fj_realloc(w->s->bytes, need);
-        if (!b)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        w->s->bytes = b;
-        w->s->bytes_cap = need;
-    }
+    if (!fj_grow(&w->s->bytes, &w->s->bytes_cap, FJ_WV_VARINTS_MAX(n), 1, FJ_WV_VARINTS_MAX(n)))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     *out = w->s->bytes;
     return FJ_OK;
 }
@@ -122,11 +104,7 @@ static fj_status write_meta(wctx *w)
 {
     fj_wval v[FJ_WV_ENVELOPE_N];
     fj_wv_envelope(v, w->e);
-    STMT(st, ENVELOPE_INS);
-    sqlite3_bind_int64(st, 1, w->cluster_id);
-    sqlite3_bind_int64(st, 2, w->node_id);
-    bind_vals(st, 3, v, FJ_WV_ENVELOPE_N);
-    return run_ins(w, st, "insert envelope", false, NULL);
+    return insert_row(w, FJ_SQ_ENVELOPE_INS, w->cluster_id, w->node_id, v, FJ_WV_ENVELOPE_N, "insert envelope", false);
 }
 
 static fj_status write_errors(wctx *w)
@@ -141,11 +119,7 @@ static fj_status write_errors(wctx *w)
             FJ_TRY(fj_sq_node_id(w->s, cid, r->node, &nid, w->err));
         fj_wval v[FJ_WV_ERROR_N];
         fj_wv_error(v, e, r);
-        STMT(st, ERROR_INS);
-        sqlite3_bind_int64(st, 1, cid);
-        sqlite3_bind_int64(st, 2, nid);
-        bind_vals(st, 3, v, FJ_WV_ERROR_N);
-        FJ_TRY(run_ins(w, st, "insert error", true, NULL));
+        FJ_TRY(insert_row(w, FJ_SQ_ERROR_INS, cid, nid, v, FJ_WV_ERROR_N, "insert error", true));
     }
     return FJ_OK;
 }
@@ -156,11 +130,7 @@ static fj_status write_notes(wctx *w)
     for (size_t i = 0; i < e->n_notes; i++) {
         fj_wval v[FJ_WV_NOTE_N];
         fj_wv_note(v, e, &e->notes[i]);
-        STMT(st, NOTE_INS);
-        sqlite3_bind_int64(st, 1, w->cluster_id);
-        sqlite3_bind_int64(st, 2, w->node_id);
-        bind_vals(st, 3, v, FJ_WV_NOTE_N);
-        FJ_TRY(run_ins(w, st, "insert note", false, NULL));
+        FJ_TRY(insert_row(w, FJ_SQ_NOTE_INS, w->cluster_id, w->node_id, v, FJ_WV_NOTE_N, "insert note", false));
     }
     return FJ_OK;
 }
@@ -188,7 +158,7 @@ static void v_int(fj_sq_val *v, int64_t x)
     v->u.i = x;
 }
 
-/* As bind_u64: past INT64_MAX as REAL. */
+/* As fj_sq_bind_u64: past INT64_MAX as REAL. */
 static void v_u64(fj_sq_val *v, uint64_t x)
 {
     if (x <= (uint64_t)INT64_MAX) {
@@ -207,8 +177,8 @@ static void v_id(fj_sq_val *v, int64_t id)
         v_null(v);
 }
 
-/* A buffered row's values from v[0 .. n) (storage/core/write_values.h), as bind_vals would bind them: the
- * buffered tables hold numbers only. Inlined and unrolled: with an inline fill (fj_wv_proc) every
+/* A buffered row's values from v[0 .. n) (storage/core/write_values.h), as fj_sq_bind_vals would
+ * bind them: the buffered tables hold numbers only. Inlined and unrolled: with an inline fill (fj_wv_proc) every
  * type is known at compile time and the row costs what setting its values one by one did. */
 static inline __attribute__((always_inline)) void buf_vals(fj_sq_val *out, const fj_wval *v, size_t n)
 {
@@ -226,11 +196,28 @@ static inline __attribute__((always_inline)) void buf_vals(fj_sq_val *out, const
     }
 }
 
-/* Do two unsigned values land on one stored value (bind_u64 / v_u64)? Values past INT64_MAX are
+/* Do two unsigned values land on one stored value (fj_sq_bind_u64 / v_u64)? Values past INT64_MAX are
  * stored as REAL, so distinct ones may collide there, as they do in a key. */
 static bool same_u64(uint64_t a, uint64_t b)
 {
     return a == b || (a > (uint64_t)INT64_MAX && b > (uint64_t)INT64_MAX && (double)a == (double)b);
+}
+
+/* Does a card before card i of a process (of a sample) store under the same index? */
+static bool proc_card_taken(const fj_proc_gpu *g, size_t i)
+{
+    for (size_t h = 0; h < i; h++)
+        if (same_u64(g[h].index, g[i].index))
+            return true;
+    return false;
+}
+
+static bool sample_card_taken(const fj_sample_gpu *g, size_t i)
+{
+    for (size_t h = 0; h < i; h++)
+        if (same_u64(g[h].index, g[i].index))
+            return true;
+    return false;
 }
 
 /* The statement inserting 1 << k rows of buffer b, prepared on first use. */
@@ -349,7 +336,7 @@ static void bind_sum(sqlite3_stmt *st, int i, const fj_jobsum *s)
 {
     fj_wval v[FJ_WV_JOBSUM_N];
     fj_wv_jobsum(v, s);
-    bind_vals(st, i, v, FJ_WV_JOBSUM_N);
+    fj_sq_bind_vals(st, i, v, FJ_WV_JOBSUM_N);
 }
 
 static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
@@ -465,8 +452,6 @@ void fj_sq_write_free(fj_store *s)
         for (int k = 0; k <= FJ_SQ_BUF_LOG2; k++) {
             sqlite3_finalize(s->bufs[b].st[k]);
             fj_free(s->bufs[b].bound[k]);
-            s->bufs[b].st[k] = NULL;
-            s->bufs[b].bound[k] = NULL;
         }
     fj_sq_rj_clear(s);
     fj_sq_jcpu_free(s);
@@ -477,14 +462,6 @@ void fj_sq_write_free(fj_store *s)
     fj_free(s->ids);
     fj_free(s->pkeys);
     fj_free(s->seen);
-    s->rj = NULL;
-    s->rj_slots = NULL;
-    s->rj_pend = NULL;
-    s->bytes = NULL;
-    s->ids = NULL;
-    s->pkeys = NULL;
-    s->seen = NULL;
-    s->rj_cap = s->rj_slots_cap = s->rj_pend_cap = s->bytes_cap = s->ids_cap = s->pkeys_cap = s->seen_cap = 0;
 }
 
 static int pend_cmp(const void *a, const void *b)
@@ -525,14 +502,8 @@ static fj_status rj_defer(wctx *w, size_t ent, size_t slot, int64_t user_id, boo
         p->first_changed |= first_changed;
         return FJ_OK;
     }
-    if (s->rj_pend_n == s->rj_pend_cap) {
-        size_t cap = s->rj_pend_cap ? s->rj_pend_cap * 2 : 256;
-        struct fj_sq_rjpend *v = fj_realloc(s->rj_pend, cap * sizeof *v);
-        if (!v)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        s->rj_pend = v;
-        s->rj_pend_cap = cap;
-    }
+    if (!fj_grow(&s->rj_pend, &s->rj_pend_cap, s->rj_pend_n + 1, sizeof *s->rj_pend, 256))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     s->rj_pend[s->rj_pend_n] = (struct fj_sq_rjpend){in->id, ent, slot, user_id, first_changed};
     in->pend = (uint32_t)++s->rj_pend_n;
     return FJ_OK;
@@ -622,14 +593,8 @@ static fj_status rj_lookup(wctx *w, const fj_rjkey *k, size_t *out)
             return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
         s->rj_slots_cap = 2 * RJ_CACHE_MAX;
     }
-    if (s->rj_n == s->rj_cap) {
-        size_t cap = s->rj_cap ? s->rj_cap * 2 : 1024;
-        struct fj_sq_rjent *e = fj_realloc(s->rj, cap * sizeof *e);
-        if (!e)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        s->rj = e;
-        s->rj_cap = cap;
-    }
+    if (!fj_grow(&s->rj, &s->rj_cap, s->rj_n + 1, sizeof *s->rj, 1024))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     struct fj_sq_rjent *e = &s->rj[s->rj_n];
     e->key = *k;
     e->hash = h;
@@ -875,10 +840,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
             const fj_proc_gpu *pg = &p->gpus[g];
             int64_t uuid_id;
             FJ_TRY(fj_sq_string_id(w->s, pg->uuid, true, &uuid_id, w->err));
-            size_t h = 0;
-            while (h < g && !same_u64(p->gpus[h].index, pg->index))
-                h++;
-            if (h < g) { /* key (proc_id, idx): the first one wins */
+            if (proc_card_taken(p->gpus, g)) { /* key (proc_id, idx): the first one wins */
                 w->cnt->duplicates++;
                 continue;
             }
@@ -930,13 +892,8 @@ static fj_status seen_init(wctx *w, seen_set *set, size_t n)
     size_t slots = 16;
     while (slots < 2 * n)
         slots *= 2;
-    if (3 * slots > w->s->seen_cap) {
-        uint64_t *v = fj_realloc(w->s->seen, 3 * slots * sizeof *v);
-        if (!v)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        w->s->seen = v;
-        w->s->seen_cap = 3 * slots;
-    }
+    if (!fj_grow(&w->s->seen, &w->s->seen_cap, 3 * slots, sizeof *w->s->seen, 3 * slots))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     memset(w->s->seen, 0, 3 * slots * sizeof *w->s->seen);
     set->v = w->s->seen;
     set->mask = slots - 1;
@@ -986,15 +943,9 @@ static fj_status seen_load(wctx *w, seen_set *set, int64_t sample_id, bool fresh
         sqlite3_bind_int64(st, 1, sample_id);
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if (2 * n + 2 > s->ids_cap) {
-                size_t cap = s->ids_cap ? 2 * s->ids_cap : 128;
-                int64_t *v = fj_realloc(s->ids, cap * sizeof *v);
-                if (!v) {
-                    sqlite3_reset(st);
-                    return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-                }
-                s->ids = v;
-                s->ids_cap = cap;
+            if (!fj_grow(&s->ids, &s->ids_cap, 2 * n + 2, sizeof *s->ids, 128)) {
+                sqlite3_reset(st);
+                return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
             }
             s->ids[2 * n] = (int64_t)column_key(st, 0);
             s->ids[2 * n + 1] = (int64_t)column_key(st, 1);
@@ -1021,20 +972,9 @@ static fj_status write_sample_job(wctx *w, int64_t sample_id, const fj_sample_jo
     int64_t user_id;
     FJ_TRY(fj_sq_string_id(s, j->user, true, &user_id, w->err));
     size_t n = j->n_procs;
-    if (n + 1 > s->pkeys_cap) {
-        fj_wv_pkey *v = fj_realloc(s->pkeys, (n + 1) * sizeof *v);
-        if (!v)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        s->pkeys = v;
-        s->pkeys_cap = n + 1;
-    }
-    if (n + 1 > s->ids_cap) {
-        int64_t *v = fj_realloc(s->ids, (n + 1) * sizeof *v);
-        if (!v)
-            return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
-        s->ids = v;
-        s->ids_cap = n + 1;
-    }
+    if (!fj_grow(&s->pkeys, &s->pkeys_cap, n + 1, sizeof *s->pkeys, n + 1) ||
+        !fj_grow(&s->ids, &s->ids_cap, n + 1, sizeof *s->ids, n + 1))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     fj_wv_pkey *pk = s->pkeys;
     for (size_t i = 0; i < n; i++) {
         const fj_sample_proc *p = &j->procs[i];
@@ -1124,7 +1064,7 @@ static fj_status write_sample(wctx *w)
     STMT(st, SAMPLE_INS);
     sqlite3_bind_int64(st, 1, w->node_id);
     sqlite3_bind_int64(st, 2, e->time);
-    bind_vals(st, 3, sv, FJ_WV_SAMPLE_N);
+    fj_sq_bind_vals(st, 3, sv, FJ_WV_SAMPLE_N);
     /* A new sample row has a new id, and rows are never deleted, so none of its children exist
      * yet: they are buffered and counted without asking (fresh). For a sample seen before (re-sent,
      * perhaps earlier in this very transaction) its GPUs go row by row with INSERT OR IGNORE and
@@ -1152,10 +1092,7 @@ static fj_status write_sample(wctx *w)
         fj_wval gv[FJ_WV_SAMPLE_GPU_N];
         fj_wv_sample_gpu(gv, g, uuid_id, mode_id);
         if (fresh) {
-            size_t h = 0;
-            while (h < i && !same_u64(sm->gpus[h].index, g->index))
-                h++;
-            if (h < i) { /* key (sample_id, idx): the first one wins */
+            if (sample_card_taken(sm->gpus, i)) { /* key (sample_id, idx): the first one wins */
                 w->cnt->duplicates++;
                 continue;
             }
@@ -1168,7 +1105,7 @@ static fj_status write_sample(wctx *w)
         }
         STMT(gs, SGPU_INS);
         sqlite3_bind_int64(gs, 1, sample_id);
-        bind_vals(gs, 2, gv, FJ_WV_SAMPLE_GPU_N);
+        fj_sq_bind_vals(gs, 2, gv, FJ_WV_SAMPLE_GPU_N);
         bool added;
         FJ_TRY(run_ins(w, gs, "insert sample gpu", true, &added));
         if (added) /* a card the first sending lacked */
@@ -1185,7 +1122,7 @@ static fj_status write_sample(wctx *w)
         fj_wv_sample_disk(dv, d, name_id, stats);
         STMT(ds, SDISK_INS);
         sqlite3_bind_int64(ds, 1, sample_id);
-        bind_vals(ds, 2, dv, FJ_WV_SAMPLE_DISK_N);
+        fj_sq_bind_vals(ds, 2, dv, FJ_WV_SAMPLE_DISK_N);
         FJ_TRY(run_ins(w, ds, "insert sample disk", true, NULL));
     }
 
@@ -1258,17 +1195,9 @@ static fj_status write_sysinfo(wctx *w)
     fj_buf dist;
     FJ_TRY(fj_wv_distances_json(si, &dist, w->err));
 
-    sqlite3_stmt *ins = fj_sq_stmt(w->s, FJ_SQ_SYSINFO_INS, w->err);
-    if (!ins) {
-        fj_buf_free(&dist);
-        return FJ_EIO;
-    }
     fj_wval v[FJ_WV_SYSINFO_N];
     fj_wv_sysinfo(v, si, svg_id, text_id, &dist);
-    sqlite3_bind_int64(ins, 1, w->node_id);
-    sqlite3_bind_int64(ins, 2, e->time);
-    bind_vals(ins, 3, v, FJ_WV_SYSINFO_N);
-    fj_status st = run_ins(w, ins, "insert sysinfo", true, NULL);
+    fj_status st = insert_row(w, FJ_SQ_SYSINFO_INS, w->node_id, e->time, v, FJ_WV_SYSINFO_N, "insert sysinfo", true);
     fj_buf_free(&dist);
     if (st != FJ_OK)
         return st;
@@ -1276,11 +1205,8 @@ static fj_status write_sysinfo(wctx *w)
     for (size_t k = 0; k < si->n_cards; k++) {
         fj_wval gv[FJ_WV_SYSINFO_GPU_N];
         fj_wv_sysinfo_gpu(gv, &si->cards[k]);
-        STMT(gs, SYSGPU_INS);
-        sqlite3_bind_int64(gs, 1, w->node_id);
-        sqlite3_bind_int64(gs, 2, e->time);
-        bind_vals(gs, 3, gv, FJ_WV_SYSINFO_GPU_N);
-        FJ_TRY(run_ins(w, gs, "insert sysinfo gpu", true, NULL));
+        FJ_TRY(insert_row(w, FJ_SQ_SYSGPU_INS, w->node_id, e->time, gv, FJ_WV_SYSINFO_GPU_N, "insert sysinfo gpu",
+                          true));
     }
     return FJ_OK;
 }
@@ -1339,7 +1265,7 @@ static int bind_slurm(sqlite3_stmt *st, int64_t cluster_id, fj_time t, const fj_
     fj_wval v[FJ_WV_SLURM_N];
     fj_wv_slurm(v, j);
     sqlite3_bind_int64(st, 1, cluster_id);
-    int i = bind_vals(st, 2, v, FJ_WV_SLURM_N);
+    int i = fj_sq_bind_vals(st, 2, v, FJ_WV_SLURM_N);
     sqlite3_bind_int64(st, i++, t);
     return i;
 }
@@ -1367,7 +1293,7 @@ static fj_status write_jobs(wctx *w)
                  * so the result is what in-order arrival would have given. */
                 STMT(re, SLURM_CUR_RECOMPUTE);
                 sqlite3_bind_int64(re, 1, w->cluster_id);
-                bind_u64(re, 2, j->job_id);
+                fj_sq_bind_u64(re, 2, j->job_id);
                 sqlite3_bind_text(re, 3, fj_wv_job_step(j), -1, SQLITE_STATIC);
                 FJ_TRY(fj_sq_done(w->s, re, "recompute current slurm job", w->err));
             }
@@ -1377,7 +1303,7 @@ static fj_status write_jobs(wctx *w)
             FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, j->nodes[n], &nid, w->err));
             STMT(sn, SLURM_NODE_INS);
             sqlite3_bind_int64(sn, 1, w->cluster_id);
-            bind_u64(sn, 2, j->job_id);
+            fj_sq_bind_u64(sn, 2, j->job_id);
             sqlite3_bind_text(sn, 3, fj_wv_job_step(j), -1, SQLITE_STATIC);
             sqlite3_bind_int64(sn, 4, nid);
             FJ_TRY(run_ins(w, sn, "insert slurm job node", false, NULL));
@@ -1392,31 +1318,20 @@ static fj_status write_cluster(wctx *w)
 {
     const fj_envelope *e = w->e;
     const fj_cluster_info *ci = &e->u.cluster_info;
-    STMT(ins, CLUSTER_INFO_INS);
-    sqlite3_bind_int64(ins, 1, w->cluster_id);
-    sqlite3_bind_int64(ins, 2, e->time);
-    sqlite3_bind_int(ins, 3, ci->slurm ? 1 : 0);
-    FJ_TRY(run_ins(w, ins, "insert cluster", true, NULL));
+    const fj_wval slurm = fj_wv_int(ci->slurm ? 1 : 0);
+    FJ_TRY(insert_row(w, FJ_SQ_CLUSTER_INFO_INS, w->cluster_id, e->time, &slurm, 1, "insert cluster", true));
 
     for (size_t k = 0; k < ci->n_partitions; k++) {
         const fj_partition *p = &ci->partitions[k];
         int64_t name_id;
         FJ_TRY(fj_sq_string_id(w->s, p->name, false, &name_id, w->err));
-        STMT(ps, PART_INS);
-        sqlite3_bind_int64(ps, 1, w->cluster_id);
-        sqlite3_bind_int64(ps, 2, e->time);
-        sqlite3_bind_int64(ps, 3, name_id);
-        sqlite3_bind_int64(ps, 4, (int64_t)p->n_nodes);
-        FJ_TRY(run_ins(w, ps, "insert partition", true, NULL));
+        const fj_wval part[] = {fj_wv_int(name_id), fj_wv_int((int64_t)p->n_nodes)};
+        FJ_TRY(insert_row(w, FJ_SQ_PART_INS, w->cluster_id, e->time, part, 2, "insert partition", true));
         for (size_t n = 0; n < p->n_nodes; n++) {
             int64_t nid;
             FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, p->nodes[n], &nid, w->err));
-            STMT(pn, PART_NODE_INS);
-            sqlite3_bind_int64(pn, 1, w->cluster_id);
-            sqlite3_bind_int64(pn, 2, e->time);
-            sqlite3_bind_int64(pn, 3, name_id);
-            sqlite3_bind_int64(pn, 4, nid);
-            FJ_TRY(run_ins(w, pn, "insert partition node", true, NULL));
+            const fj_wval node[] = {fj_wv_int(name_id), fj_wv_int(nid)};
+            FJ_TRY(insert_row(w, FJ_SQ_PART_NODE_INS, w->cluster_id, e->time, node, 2, "insert partition node", true));
         }
     }
 

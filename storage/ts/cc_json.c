@@ -3,6 +3,7 @@
 
 #include "timefmt.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,42 +36,44 @@ fj_status fj_cc_job_ref_json(fj_buf *out, const fj_cc_job_ref *r)
     return st;
 }
 
-void fj_cc_job_duplicate(fj_cc_job_result *r, const fj_cc_job *j, int64_t existing_id)
+/* A refusal into r (nothing when r is NULL): its status and cc-backend's message. */
+static void refuse(fj_cc_job_result *r, fj_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void refuse(fj_cc_job_result *r, fj_status status, const char *fmt, ...)
 {
     if (!r)
         return;
-    r->status = FJ_ECONFLICT;
-    r->id = existing_id;
-    snprintf(r->message, sizeof r->message,
-             "a job with that jobId, cluster and startTime already exists: jobId %llu on %s",
-             (unsigned long long)j->job_id, j->cluster);
+    r->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+}
+
+void fj_cc_job_duplicate(fj_cc_job_result *r, const fj_cc_job *j, int64_t existing_id)
+{
+    if (r)
+        r->id = existing_id;
+    refuse(r, FJ_ECONFLICT, "a job with that jobId, cluster and startTime already exists: jobId %llu on %s",
+           (unsigned long long)j->job_id, j->cluster);
 }
 
 void fj_cc_job_unknown(fj_cc_job_result *r, const fj_cc_job *j)
 {
-    if (!r)
-        return;
-    r->status = FJ_ENOTFOUND;
-    snprintf(r->message, sizeof r->message, "finding job failed: no job %llu on cluster %s",
-             (unsigned long long)j->job_id, j->cluster);
+    refuse(r, FJ_ENOTFOUND, "finding job failed: no job %llu on cluster %s", (unsigned long long)j->job_id,
+           j->cluster);
 }
 
 void fj_cc_job_not_running(fj_cc_job_result *r, const fj_cc_job *j, const char *state)
 {
-    if (!r)
-        return;
-    r->status = FJ_ECONFLICT;
-    snprintf(r->message, sizeof r->message, "jobId %llu on %s: job has already been stopped (state is: %s)",
-             (unsigned long long)j->job_id, j->cluster, state);
+    refuse(r, FJ_ECONFLICT, "jobId %llu on %s: job has already been stopped (state is: %s)",
+           (unsigned long long)j->job_id, j->cluster, state);
 }
 
 void fj_cc_job_stop_before_start(fj_cc_job_result *r, const fj_cc_job *j)
 {
-    if (!r)
-        return;
-    r->status = FJ_EINVAL;
-    snprintf(r->message, sizeof r->message, "jobId %llu on %s: stopTime must be larger/equal than startTime",
-             (unsigned long long)j->job_id, j->cluster);
+    refuse(r, FJ_EINVAL, "jobId %llu on %s: stopTime must be larger/equal than startTime",
+           (unsigned long long)j->job_id, j->cluster);
 }
 
 fj_status fj_cc_job_apply(const fj_cc_job *j, const fj_cc_job_ops *ops, void *ud, bool *added, fj_err *err)

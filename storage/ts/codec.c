@@ -6,6 +6,7 @@
  * sizes of every (order, block size) are computed before writing, so the choice is the smallest.
  * Arithmetic on sequences is modular (uint64), so any int64 input round-trips. */
 #include "storage/ts/codec.h"
+#include "storage/core/grow.h"
 
 #include "alloc.h"
 
@@ -327,42 +328,11 @@ void fj_ts_codec_destroy(fj_ts_codec *c)
     fj_free(c);
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *q = fj_realloc(*p, nc * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = nc;
-    return true;
-}
-
+/* Room for n values in each of the int streams' arrays (one capacity). */
 static bool ensure_n(fj_ts_codec *c, size_t n)
 {
-    if (n <= c->n_cap)
-        return true;
-    size_t nc = c->n_cap ? c->n_cap : 256;
-    while (nc < n)
-        nc *= 2;
-    uint64_t *u = fj_realloc(c->u, nc * sizeof *u);
-    if (!u)
-        return false;
-    c->u = u;
-    uint64_t *w = fj_realloc(c->w, nc * sizeof *w);
-    if (!w)
-        return false;
-    c->w = w;
-    uint8_t *e = fj_realloc(c->exc, nc);
-    if (!e)
-        return false;
-    c->exc = e;
-    c->n_cap = nc;
-    return true;
+    return fj_grow_cols(&c->n_cap, n, 256, 3, (void *[]){&c->u, &c->w, &c->exc},
+                        (size_t[]){sizeof *c->u, sizeof *c->w, sizeof *c->exc});
 }
 
 /* An upper bound of the raw body of n points, whatever the data (every int stream value at most
@@ -384,6 +354,24 @@ static inline uint64_t diff_at(const uint64_t *x, size_t i, unsigned order)
         return x[i] - x[i - 1];
     default:
         return (x[i] - x[i - 1]) - (x[i - 1] - x[i - 2]);
+    }
+}
+
+/* The inverse of diff_at: x[i] from y, the order-k difference at i >= k, and x before i; *d1
+ * carries the first difference from one i to the next (order 2). */
+static inline void undiff_at(uint64_t *x, size_t i, uint64_t y, unsigned order, uint64_t *d1)
+{
+    switch (order) {
+    case 0:
+        x[i] = y;
+        break;
+    case 1:
+        x[i] = x[i - 1] + y;
+        break;
+    default:
+        *d1 += y;
+        x[i] = x[i - 1] + *d1;
+        break;
     }
 }
 
@@ -568,21 +556,8 @@ static void get_ints(rd *r, uint64_t *x, size_t n)
                 stop = i + (size_t)gap;
                 y = unzz(get_uv(r));
             }
-            for (; i <= stop && i < n; i++) {
-                uint64_t yi = i == stop ? y : 0;
-                switch (order) {
-                case 0:
-                    x[i] = yi;
-                    break;
-                case 1:
-                    x[i] = x[i - 1] + yi;
-                    break;
-                default:
-                    d1 += yi;
-                    x[i] = x[i - 1] + d1;
-                    break;
-                }
-            }
+            for (; i <= stop && i < n; i++)
+                undiff_at(x, i, i == stop ? y : 0, order, &d1);
         }
         return;
     }
@@ -603,21 +578,8 @@ static void get_ints(rd *r, uint64_t *x, size_t n)
         }
         bitr b = {r->p, r->p + nbytes, 0, 0, false};
         r->p += nbytes;
-        for (size_t i = i0; i < i1; i++) {
-            uint64_t y = base + br_get(&b, wd);
-            switch (order) {
-            case 0:
-                x[i] = y;
-                break;
-            case 1:
-                x[i] = x[i - 1] + y;
-                break;
-            default:
-                d1 += y;
-                x[i] = x[i - 1] + d1;
-                break;
-            }
-        }
+        for (size_t i = i0; i < i1; i++)
+            undiff_at(x, i, base + br_get(&b, wd), order, &d1);
     }
 }
 
@@ -832,8 +794,8 @@ static fj_status encode(fj_ts_codec *c, const int64_t *t, const double *v, size_
         if (t[i] <= t[i - 1])
             return FJ_EINVAL;
     size_t bound = body_bound(n);
-    if (!grow((void **)&c->body, &c->body_cap, 32 + bound, 1) || !ensure_n(c, n) ||
-        !grow((void **)&c->bstat, &c->bstat_cap, 2 * (n / BLOCK_MIN + 2), sizeof(uint64_t)))
+    if (!fj_grow(&c->body, &c->body_cap, 32 + bound, 1, 64) || !ensure_n(c, n) ||
+        !fj_grow(&c->bstat, &c->bstat_cap, 2 * (n / BLOCK_MIN + 2), sizeof *c->bstat, 64))
         return FJ_ENOMEM;
 
     /* header */
@@ -887,7 +849,7 @@ static fj_status encode(fj_ts_codec *c, const int64_t *t, const double *v, size_
         size_t zcap = ZSTD_compressBound(blen) + 16;
         if (!c->cctx && !(c->cctx = ZSTD_createCCtx()))
             return FJ_ENOMEM;
-        if (!grow((void **)&c->zbuf, &c->zbuf_cap, zcap, 1))
+        if (!fj_grow(&c->zbuf, &c->zbuf_cap, zcap, 1, 64))
             return FJ_ENOMEM;
         uint8_t *z = put_uv(c->zbuf, blen);
         size_t zl = ZSTD_compressCCtx(c->cctx, z, zcap - (size_t)(z - c->zbuf), body, blen, ZSTD_LEVEL);
@@ -967,7 +929,7 @@ static fj_status decode(fj_ts_codec *c, const void *blob, size_t len, int64_t *t
             return FJ_EINVAL;
         if (!c->dctx && !(c->dctx = ZSTD_createDCtx()))
             return FJ_ENOMEM;
-        if (!grow((void **)&c->zbuf, &c->zbuf_cap, (size_t)raw + 1, 1))
+        if (!fj_grow(&c->zbuf, &c->zbuf_cap, (size_t)raw + 1, 1, 64))
             return FJ_ENOMEM;
         size_t got = ZSTD_decompressDCtx(c->dctx, c->zbuf, (size_t)raw, r.p, (size_t)(r.end - r.p));
         if (ZSTD_isError(got) || got != raw)

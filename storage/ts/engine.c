@@ -10,6 +10,7 @@
 #include "storage/ts/engine.h"
 
 #include "storage/ts/obuf.h"
+#include "storage/core/grow.h"
 
 #include "alloc.h"
 #include "buf.h"
@@ -272,27 +273,12 @@ static uint32_t first_target(const fj_ts_engine *e, uint32_t tag)
 static fj_status add_series(fj_ts_engine *e, uint32_t id, const unsigned char *k, size_t len,
                             uint32_t tag, size_t pos)
 {
-    if (id >= e->s_cap) {
-        size_t nc = e->s_cap ? e->s_cap : 1024;
-        while (nc <= id)
-            nc *= 2;
-        series *ns = fj_realloc(e->s, nc * sizeof *ns);
-        if (!ns)
-            return FJ_ENOMEM;
-        memset(ns + e->s_cap, 0, (nc - e->s_cap) * sizeof *ns);
-        e->s = ns;
-        e->s_cap = nc;
-    }
-    if (e->keys_len + len > e->keys_cap) {
-        size_t nc = e->keys_cap ? e->keys_cap : 65536;
-        while (nc < e->keys_len + len)
-            nc *= 2;
-        char *nk = fj_realloc(e->keys, nc);
-        if (!nk)
-            return FJ_ENOMEM;
-        e->keys = nk;
-        e->keys_cap = nc;
-    }
+    size_t s_cap = e->s_cap;
+    if (!fj_grow(&e->s, &e->s_cap, (size_t)id + 1, sizeof *e->s, 1024))
+        return FJ_ENOMEM;
+    memset(e->s + s_cap, 0, (e->s_cap - s_cap) * sizeof *e->s);
+    if (!fj_grow(&e->keys, &e->keys_cap, e->keys_len + len, 1, 65536))
+        return FJ_ENOMEM;
     if ((e->n_series + 1) * 2 > e->tab_mask + 1) {
         if (!tab_grow(e))
             return FJ_ENOMEM;
@@ -344,14 +330,8 @@ static fj_status get_locked(fj_ts_engine *e, const fj_ts_key *key, bool create, 
         return FJ_ENOTFOUND;
     if (e->next_id == 0) /* wrapped: 4 billion series */
         return FJ_ENOMEM;
-    if (e->n_new == e->new_cap) {
-        size_t nc = e->new_cap ? e->new_cap * 2 : 256;
-        uint32_t *nn = fj_realloc(e->newids, nc * sizeof *nn);
-        if (!nn)
-            return FJ_ENOMEM;
-        e->newids = nn;
-        e->new_cap = nc;
-    }
+    if (!fj_grow(&e->newids, &e->new_cap, e->n_new + 1, sizeof *e->newids, 256))
+        return FJ_ENOMEM;
     uint32_t nid = e->next_id;
     fj_status st = add_series(e, nid, k, len, tag, pos);
     if (st != FJ_OK)
@@ -518,24 +498,8 @@ out:
 
 static bool scratch(fj_ts_engine *e, size_t n)
 {
-    if (n <= e->scratch_cap)
-        return true;
-    size_t nc = e->scratch_cap ? e->scratch_cap : 1024;
-    while (nc < n)
-        nc *= 2;
-    int64_t *st = fj_realloc(e->st, nc * sizeof *st);
-    if (st)
-        e->st = st;
-    double *sv = fj_realloc(e->sv, nc * sizeof *sv);
-    if (sv)
-        e->sv = sv;
-    pt *tmp = fj_realloc(e->sort_tmp, nc * sizeof *tmp);
-    if (tmp)
-        e->sort_tmp = tmp;
-    if (!st || !sv || !tmp)
-        return false;
-    e->scratch_cap = nc;
-    return true;
+    return fj_grow_cols(&e->scratch_cap, n, 1024, 3, (void *[]){&e->st, &e->sv, &e->sort_tmp},
+                        (size_t[]){sizeof *e->st, sizeof *e->sv, sizeof *e->sort_tmp});
 }
 
 /* Stable sort by time (bottom-up merge sort), then keep the last of equal times. Returns the new
@@ -1055,15 +1019,7 @@ static bool ck_room(fj_ts_engine *e)
         e->ck = nc;
         e->ck_cap = e->s_cap;
     }
-    if (e->n_ck_new == e->ck_new_cap) {
-        size_t nc = e->ck_new_cap ? e->ck_new_cap * 2 : 1024;
-        ckpt_new *nn = fj_realloc(e->ck_new, nc * sizeof *nn);
-        if (!nn)
-            return false;
-        e->ck_new = nn;
-        e->ck_new_cap = nc;
-    }
-    return true;
+    return fj_grow(&e->ck_new, &e->ck_new_cap, e->n_ck_new + 1, sizeof *e->ck_new, 1024);
 }
 
 /* The checkpoint of series id's buffer, handed to the sink; a buffer with a gap longer than the
@@ -1144,35 +1100,16 @@ typedef struct rctx {
 
 static bool pool_room(rctx *r, size_t more)
 {
-    if (r->n + more <= r->cap)
-        return true;
-    size_t nc = r->cap ? r->cap : 1024;
-    while (nc < r->n + more)
-        nc *= 2;
-    int64_t *t = fj_realloc(r->t, nc * sizeof *t);
-    if (!t)
-        return false;
-    r->t = t;
-    double *v = fj_realloc(r->v, nc * sizeof *v);
-    if (!v)
-        return false;
-    r->v = v;
-    r->cap = nc;
-    return true;
+    return fj_grow_cols(&r->cap, r->n + more, 1024, 2, (void *[]){&r->t, &r->v},
+                        (size_t[]){sizeof *r->t, sizeof *r->v});
 }
 
 static bool add_run(rctx *r, uint64_t prio, size_t off, size_t n)
 {
     if (n == 0)
         return true;
-    if (r->n_runs == r->runs_cap) {
-        size_t nc = r->runs_cap ? r->runs_cap * 2 : 16;
-        run *nr = fj_realloc(r->runs, nc * sizeof *nr);
-        if (!nr)
-            return false;
-        r->runs = nr;
-        r->runs_cap = nc;
-    }
+    if (!fj_grow(&r->runs, &r->runs_cap, r->n_runs + 1, sizeof *r->runs, 16))
+        return false;
     r->runs[r->n_runs++] = (run){prio, off, n};
     return true;
 }
@@ -1185,17 +1122,9 @@ static fj_status add_chunk(rctx *r, const fj_ts_chunk *ch, int64_t from, int64_t
         return FJ_EIO;
     if (h.n == 0 || h.t_last < from || h.t_first > to)
         return FJ_OK;
-    if (h.n > r->dcap) {
-        int64_t *dt = fj_realloc(r->dt, h.n * sizeof *dt);
-        if (!dt)
-            return FJ_ENOMEM;
-        r->dt = dt;
-        double *dv = fj_realloc(r->dv, h.n * sizeof *dv);
-        if (!dv)
-            return FJ_ENOMEM;
-        r->dv = dv;
-        r->dcap = h.n;
-    }
+    if (!fj_grow_cols(&r->dcap, h.n, h.n, 2, (void *[]){&r->dt, &r->dv},
+                      (size_t[]){sizeof *r->dt, sizeof *r->dv}))
+        return FJ_ENOMEM;
     size_t n;
     fj_status st = fj_ts_chunk_decode(r->c, ch->blob, ch->len, r->dt, r->dv, r->dcap, &n);
     if (st == FJ_ENOMEM)
@@ -1316,17 +1245,9 @@ static fj_status merge_runs(rctx *r, fj_ts_points *out)
     for (size_t i = 0; i < r->n_runs; i++)
         total += r->runs[i].n;
     /* out holds the result so far; tt/tv take the next merge */
-    if (total > out->cap) {
-        int64_t *t = fj_realloc(out->t, total * sizeof *t);
-        if (!t)
-            return FJ_ENOMEM;
-        out->t = t;
-        double *v = fj_realloc(out->v, total * sizeof *v);
-        if (!v)
-            return FJ_ENOMEM;
-        out->v = v;
-        out->cap = total;
-    }
+    if (!fj_grow_cols(&out->cap, total, total, 2, (void *[]){&out->t, &out->v},
+                      (size_t[]){sizeof *out->t, sizeof *out->v}))
+        return FJ_ENOMEM;
     int64_t *tt = NULL;
     double *tv = NULL;
     if (r->n_runs > 1) {

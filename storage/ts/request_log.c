@@ -1,5 +1,6 @@
 /* storage/ts/request_log.c — point records of the metrics request log (format in storage/ts/request_log.h). */
 #include "storage/ts/request_log.h"
+#include "storage/core/grow.h"
 
 #include "alloc.h"
 
@@ -25,21 +26,6 @@ struct fj_ts_log {
     double *v;
     size_t pts_cap;
 };
-
-static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t nc = *cap ? *cap : 4096;
-    while (nc < need)
-        nc *= 2;
-    void *np = fj_realloc(*p, nc * elem);
-    if (!np)
-        return false;
-    *p = np;
-    *cap = nc;
-    return true;
-}
 
 fj_ts_log *fj_ts_log_create(void)
 {
@@ -115,7 +101,7 @@ static uint8_t *put_value(uint8_t *p, double v)
 fj_status fj_ts_log_add(fj_ts_log *l, const uint32_t *ids, const int64_t *t, const double *v, size_t n)
 {
     size_t need = l->raw_len + (l->raw_len ? 0 : MAGIC_LEN) + n * MAX_POINT_BYTES;
-    if (!reserve((void **)&l->raw, &l->raw_cap, need, 1))
+    if (!fj_grow(&l->raw, &l->raw_cap, need, 1, 4096))
         return FJ_ENOMEM;
     uint8_t *p = l->raw + l->raw_len;
     if (!l->raw_len) {
@@ -143,7 +129,7 @@ size_t fj_ts_log_count(const fj_ts_log *l)
 fj_status fj_ts_log_finish(fj_ts_log *l, const void **out, size_t *len)
 {
     if (!l->raw_len) { /* no points: the magic alone */
-        if (!reserve((void **)&l->raw, &l->raw_cap, MAGIC_LEN, 1))
+        if (!fj_grow(&l->raw, &l->raw_cap, MAGIC_LEN, 1, 4096))
             return FJ_ENOMEM;
         memcpy(l->raw, MAGIC, MAGIC_LEN);
         l->raw_len = MAGIC_LEN;
@@ -175,18 +161,9 @@ fj_status fj_ts_log_decode(fj_ts_log *l, const void *rec, size_t len, const uint
         return FJ_EIO;
     /* every point takes at least 3 bytes: enough room for all of them */
     size_t most = (len - MAGIC_LEN) / 3;
-    if (most > l->pts_cap) {
-        size_t cap = l->pts_cap;
-        if (!reserve((void **)&l->ids, &cap, most, sizeof *l->ids))
-            return FJ_ENOMEM;
-        cap = l->pts_cap;
-        if (!reserve((void **)&l->t, &cap, most, sizeof *l->t))
-            return FJ_ENOMEM;
-        cap = l->pts_cap;
-        if (!reserve((void **)&l->v, &cap, most, sizeof *l->v))
-            return FJ_ENOMEM;
-        l->pts_cap = cap;
-    }
+    if (!fj_grow_cols(&l->pts_cap, most, 4096, 3, (void *[]){&l->ids, &l->t, &l->v},
+                      (size_t[]){sizeof *l->ids, sizeof *l->t, sizeof *l->v}))
+        return FJ_ENOMEM;
     const uint8_t *p = (const uint8_t *)rec + MAGIC_LEN, *end = (const uint8_t *)rec + len;
     uint64_t id = 0, tt = 0;
     size_t k = 0;

@@ -167,6 +167,18 @@ void fj_tsw_free(fj_ts_writer *w)
     w->zcap = 0;
 }
 
+void fj_tsw_close(fj_ts_writer *w, fj_status (*finish)(void *ud, fj_err *err), void *ud)
+{
+    if (w->eng && w->started) {
+        fj_err err = {0};
+        fj_ts_engine_flush(w->eng);
+        w->dirty = true;
+        if (finish(ud, &err) != FJ_OK)
+            fj_warn("metrics: final flush failed (the request log replays it): %s", err.message);
+    }
+    fj_tsw_free(w);
+}
+
 /* --- maintenance ----------------------------------------------------------------------------- */
 
 bool fj_tsw_maintain(fj_ts_writer *w, int64_t now, bool extra)

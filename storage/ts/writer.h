@@ -141,6 +141,11 @@ void fj_tsw_end(fj_ts_writer *w, bool committed);
 /* Closes the engine and frees the buffers; the struct may then be freed. */
 void fj_tsw_free(fj_ts_writer *w);
 
+/* At close: once started, flushes the engine and runs finish, the backend's last transactions
+ * (what the flush sealed and the state, then retention and the trim), warning when they fail (the
+ * request log replays what they did not store); then frees as fj_tsw_free. */
+void fj_tsw_close(fj_ts_writer *w, fj_status (*finish)(void *ud, fj_err *err), void *ud);
+
 /* --- maintenance ----------------------------------------------------------------------------- */
 
 /* A maintenance pass at monotonic now: at most one a second; flushes the engine when the flush
