@@ -142,6 +142,12 @@ static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *a
     return ops->ts->ts_start(store, &opts, err);
 }
 
+static void close_stores(fj_store **stores, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fj_store_close(stores[i]);
+}
+
 static int cmd_serve(const fj_config *cfg)
 {
     fj_err err = {0};
@@ -163,21 +169,29 @@ static int cmd_serve(const fj_config *cfg)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 128 << 20);
 
-    fj_store *store = NULL;
-    if (open_store(cfg, FJ_STORE_WRITE, false, true, &store, &err) != FJ_OK)
+    /* A writer-mode handle per writer thread (writer.h); the first also holds the metrics engine. */
+    fj_store *stores[16] = {0};
+    size_t n_stores = fj_config_writers(cfg);
+    if (open_store(cfg, FJ_STORE_WRITE, false, true, &stores[0], &err) != FJ_OK)
         return fail(&err);
+    fj_store *store = stores[0];
+    for (size_t i = 1; i < n_stores; i++)
+        if (open_store(cfg, FJ_STORE_WRITE, false, false, &stores[i], &err) != FJ_OK) {
+            close_stores(stores, i);
+            return fail(&err);
+        }
     fj_auth *auth = fj_auth_new(cfg->db, 2);
     fj_server *srv = NULL;
     if (!auth || metrics_setup(cfg, store, auth, &err) != FJ_OK ||
-        fj_server_start(cfg, store, auth, fj_routes, &srv, &err) != FJ_OK) {
-        fj_store_close(store);
+        fj_server_start(cfg, stores, n_stores, auth, fj_routes, &srv, &err) != FJ_OK) {
+        close_stores(stores, n_stores);
         fj_auth_free(auth);
         return fail(&err);
     }
     fj_nats *nats = NULL;
     if (cfg->nats[0] && fj_nats_start(cfg->nats, srv, cfg->max_decoded, cfg->metrics_max_future_s, &nats, &err) != FJ_OK) {
         fj_server_stop(srv, 30);
-        fj_store_close(store);
+        close_stores(stores, n_stores);
         fj_auth_free(auth);
         return fail(&err);
     }
@@ -203,7 +217,7 @@ static int cmd_serve(const fj_config *cfg)
     fj_nats_stop(nats); /* no new messages; what it submitted is committed by the writer */
     fj_server_stop(srv, 30);
     fj_auth_free(auth);
-    fj_store_close(store);
+    close_stores(stores, n_stores);
     fj_info("stopped");
     return 0;
 }

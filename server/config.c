@@ -83,6 +83,8 @@ static const option_def options[] = {
     NUM("group-commit-ms", OPT_UINT, group_commit_ms, SERVE, "MS|auto",
         "how long the writer gathers requests into one commit; auto: 2 where commits wait for the disk "
         "(PostgreSQL, synchronous=FULL), else 0"),
+    NUM("writers", OPT_UINT, writers, SERVE, "N|auto",
+        "writer threads, a database connection each (1-16; SQLite: 1); auto: 2 on PostgreSQL, 1 on SQLite"),
     BOOL("dev-mode", dev_mode, SERVE, "accept requests without credentials (loopback listener only)"),
     STR("log-level", log_level, ALL, "debug|info|warn|error", "what is logged to stderr"),
     NUM("metrics-retention", OPT_I64, metrics_retention_s, SERVE, "DURATION", "the older name of retention-metrics"),
@@ -133,6 +135,7 @@ void fj_config_defaults(fj_config *c)
     c->conn_memory = 64 * 1024;
     c->queue_max = 256;
     c->group_commit_ms = FJ_GROUP_COMMIT_AUTO;
+    c->writers = FJ_WRITERS_AUTO;
     c->dev_mode = false;
     snprintf(c->log_level, sizeof c->log_level, "info");
     c->metrics_flush_s = 12 * 3600;
@@ -506,6 +509,11 @@ static fj_status check_retention(const fj_config *c, fj_err *err)
     return fj_retention_check(&r, err);
 }
 
+static bool is_postgres(const fj_config *c)
+{
+    return !strncmp(c->db, "postgres://", 11) || !strncmp(c->db, "postgresql://", 13);
+}
+
 fj_status fj_config_check(const fj_config *c, fj_err *err)
 {
     char host[256];
@@ -529,6 +537,10 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
         return fj_err_set(err, FJ_EINVAL, "max-decoded", "max-decoded must be at least max-body");
     if (c->body_memory < c->max_body)
         return fj_err_set(err, FJ_EINVAL, "body-memory", "body-memory must be at least max-body");
+    if (c->writers != FJ_WRITERS_AUTO && (c->writers < 1 || c->writers > 16))
+        return fj_err_set(err, FJ_EINVAL, "writers", "writers must be 1-16 or auto");
+    if (c->writers != FJ_WRITERS_AUTO && c->writers > 1 && !is_postgres(c))
+        return fj_err_set(err, FJ_EINVAL, "writers", "SQLite has one writer: writers must be 1 (or auto)");
     if (c->auth_fail_rate && c->auth_fail_burst < 1)
         return fj_err_set(err, FJ_EINVAL, "auth-fail-burst", "auth-fail-burst must be at least 1");
     if ((st = check_retention(c, err)) != FJ_OK)
@@ -553,6 +565,12 @@ unsigned fj_config_group_commit_ms(const fj_config *c)
 {
     if (c->group_commit_ms != FJ_GROUP_COMMIT_AUTO)
         return c->group_commit_ms;
-    bool pg = !strncmp(c->db, "postgres://", 11) || !strncmp(c->db, "postgresql://", 13);
-    return pg || !strcasecmp(c->synchronous, "FULL") ? 2 : 0;
+    return is_postgres(c) || !strcasecmp(c->synchronous, "FULL") ? 2 : 0;
+}
+
+unsigned fj_config_writers(const fj_config *c)
+{
+    if (c->writers != FJ_WRITERS_AUTO)
+        return c->writers;
+    return is_postgres(c) ? 2 : 1;
 }

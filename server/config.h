@@ -52,6 +52,7 @@ typedef struct fj_config {
     size_t queue_max;          /* writer queue length past which ingest answers 503 */
     unsigned group_commit_ms;  /* how long the writer waits to gather more batches; FJ_GROUP_COMMIT_AUTO:
                                 * fj_config_group_commit_ms decides */
+    unsigned writers;          /* writer threads (connections); FJ_WRITERS_AUTO: fj_config_writers decides */
     bool dev_mode;             /* accept unauthenticated requests (loopback listener only) */
     char log_level[16];        /* debug, info, warn, error */
     /* Line-protocol metrics (docs/metrics.md) */
@@ -94,6 +95,14 @@ void fj_config_defaults(fj_config *c);
  * wait, and 0 elsewhere, where waiting only holds the request threads back (docs/benchmarks.md,
  * "The group-commit wait"). */
 unsigned fj_config_group_commit_ms(const fj_config *c);
+
+/* writers = auto (the default). */
+#define FJ_WRITERS_AUTO UINT_MAX
+
+/* Writer threads, each with a connection of its own: the setting, or for auto 2 on PostgreSQL
+ * (a second transaction runs while the first waits on its statements: docs/postgres.md, "Writer
+ * connections") and 1 on SQLite, which has one writer. */
+unsigned fj_config_writers(const fj_config *c);
 
 /* Reads an INI file into c. FJ_EINVAL names the file, line and key on a bad entry. */
 fj_status fj_config_load_file(fj_config *c, const char *path, fj_err *err);

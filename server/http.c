@@ -937,14 +937,14 @@ static void free_server(fj_server *s)
     fj_free(s);
 }
 
-fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, const fj_route *routes,
-                          fj_server **out, fj_err *err)
+fj_status fj_server_start(const fj_config *cfg, fj_store *const *stores, size_t n_stores, fj_auth *auth,
+                          const fj_route *routes, fj_server **out, fj_err *err)
 {
     fj_server *s = fj_calloc(1, sizeof *s);
     if (!s)
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     s->cfg = *cfg;
-    s->store = store;
+    s->store = stores[0];
     s->auth = auth;
     s->routes = routes;
     pthread_mutex_init(&s->readers_mu, NULL);
@@ -976,7 +976,7 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, 
     fj_guard_limits glim = {cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, cfg->body_min_rate,
                             cfg->max_per_ip, &s->proxies};
     s->guard = s->reqlog ? fj_guard_start(&glim, s->reqlog, flush_reqlog, s->reqlog) : NULL;
-    s->writer = s->guard ? fj_writer_start(store, cfg->queue_max, fj_config_group_commit_ms(cfg)) : NULL;
+    s->writer = s->guard ? fj_writer_start(stores, n_stores, cfg->queue_max, fj_config_group_commit_ms(cfg)) : NULL;
     if (!s->writer) {
         free_server(s);
         return fj_err_set(err, FJ_ENOMEM, NULL, "cannot start the writer thread");

@@ -85,10 +85,11 @@ void *fj_http_submit_ctx(const fj_http_req *r);
 
 /* --- For main -------------------------------------------------------------------------- */
 
-/* Starts listening with the given routes (terminated by a zeroed entry). The store (writer
- * mode) and auth are not owned. */
-fj_status fj_server_start(const fj_config *cfg, fj_store *store, fj_auth *auth, const fj_route *routes,
-                          fj_server **out, fj_err *err);
+/* Starts listening with the given routes (terminated by a zeroed entry). stores: writer-mode
+ * handles of the database, one per writer thread (writer.h), stores[0] the one routes read
+ * through and whose metrics engine is started; they and auth are not owned. */
+fj_status fj_server_start(const fj_config *cfg, fj_store *const *stores, size_t n_stores, fj_auth *auth,
+                          const fj_route *routes, fj_server **out, fj_err *err);
 
 /* The writer, for other producers than HTTP (the NATS subscriber). */
 fj_writer *fj_server_writer(fj_server *s);

@@ -1,4 +1,4 @@
-/* writer.c — one thread owns the write connection; many requests share each transaction. */
+/* writer.c — writer threads, each owning a write connection; many requests share each transaction. */
 #include "writer.h"
 
 #include "alloc.h"
@@ -12,21 +12,63 @@
 #include <time.h>
 
 /* Upper bound of batches in one transaction: keeps commit latency bounded under load. */
-enum { GROUP_MAX = 256 };
+enum { GROUP_MAX = 256, WRITERS_MAX = 16 };
 
-struct fj_writer {
+typedef struct fj_write_queue {
+    fj_write_req *head, *tail;
+} fj_write_queue;
+
+struct fj_writer;
+
+/* One writer thread and the store handle it writes through. */
+typedef struct writer_thread {
+    struct fj_writer *w;
     fj_store *store;
     pthread_t thread;
+    size_t index; /* 0: the first, which alone writes metrics and runs the store's maintenance */
+} writer_thread;
+
+struct fj_writer {
+    writer_thread threads[WRITERS_MAX];
+    size_t n_threads;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    fj_write_req *head, *tail;
+    /* batches with metric points (only the first thread's handle holds the metrics engine), and
+     * all others (any thread) */
+    fj_write_queue metrics, rest;
     size_t queued, queue_max;
     unsigned group_ms;
     bool stopping;
 };
 
+static bool has_metrics(const fj_batch *b)
+{
+    for (size_t i = 0; i < b->n_envs; i++)
+        if (b->envs[i].kind == FJ_KIND_METRICS)
+            return true;
+    return false;
+}
+
+static void push(fj_write_queue *q, fj_write_req *r)
+{
+    r->next = NULL;
+    if (q->tail)
+        q->tail->next = r;
+    else
+        q->head = r;
+    q->tail = r;
+}
+
+static fj_write_req *pop(fj_write_queue *q)
+{
+    fj_write_req *r = q->head;
+    if (r && !(q->head = r->next))
+        q->tail = NULL;
+    return r;
+}
+
 /* One transaction for reqs[0..n); fills each request's status and counts, answers none. */
-static fj_status write_group(fj_writer *w, fj_write_req **reqs, size_t n)
+static fj_status write_group(writer_thread *w, fj_write_req **reqs, size_t n)
 {
     fj_batch *batches[GROUP_MAX];
     size_t n_envs = 0;
@@ -51,7 +93,7 @@ static fj_status write_group(fj_writer *w, fj_write_req **reqs, size_t n)
     return st;
 }
 
-static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
+static void commit_group(writer_thread *w, fj_write_req **reqs, size_t n)
 {
     int64_t t0 = fj_mono_ns();
     fj_status st = write_group(w, reqs, n);
@@ -72,31 +114,41 @@ static void commit_group(fj_writer *w, fj_write_req **reqs, size_t n)
 
 /* The store's periodic work (metrics: sealing, retention, request-log trimming) runs on this
  * thread between groups; the op is cheap when nothing is due. Called without w->mu. */
-static void maintain(fj_writer *w)
+static void maintain(writer_thread *w)
 {
+    if (w->index)
+        return;
     const fj_store_ops *ops = fj_store_ops_of(w->store);
     fj_err err = {0};
     if (ops->ts->maintain && ops->ts->maintain(w->store, &err) != FJ_OK)
         fj_warn("store maintenance failed: %s", err.message);
 }
 
+/* Whether thread t has work waiting: the first thread takes any batch, the others all but those
+ * with metric points. */
+static bool work_for(const fj_writer *w, const writer_thread *t)
+{
+    return w->rest.head || (t->index == 0 && w->metrics.head);
+}
+
 static void *writer_main(void *arg)
 {
-    fj_writer *w = arg;
+    writer_thread *t = arg;
+    fj_writer *w = t->w;
     fj_write_req *group[GROUP_MAX];
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->head && !w->stopping) {
+        while (!work_for(w, t) && !w->stopping) {
             struct timespec tick; /* idle: wake once a second for maintenance */
             clock_gettime(CLOCK_REALTIME, &tick);
             tick.tv_sec += 1;
-            if (pthread_cond_timedwait(&w->cv, &w->mu, &tick) != 0 && !w->head && !w->stopping) {
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &tick) != 0 && !work_for(w, t) && !w->stopping) {
                 pthread_mutex_unlock(&w->mu);
-                maintain(w);
+                maintain(t);
                 pthread_mutex_lock(&w->mu);
             }
         }
-        if (!w->head && w->stopping)
+        if (!work_for(w, t) && w->stopping)
             break;
         /* A short wait lets concurrent requests join this transaction: one fsync for many. */
         if (w->group_ms && w->queued < 8 && !w->stopping) {
@@ -110,36 +162,51 @@ static void *writer_main(void *arg)
             pthread_cond_timedwait(&w->cv, &w->mu, &until);
         }
         size_t n = 0;
-        while (w->head && n < GROUP_MAX) {
-            fj_write_req *r = w->head;
-            w->head = r->next;
-            if (!w->head)
-                w->tail = NULL;
-            w->queued--;
+        for (fj_write_req *r; n < GROUP_MAX && t->index == 0 && (r = pop(&w->metrics)); w->queued--)
             group[n++] = r;
-        }
+        for (fj_write_req *r; n < GROUP_MAX && (r = pop(&w->rest)); w->queued--)
+            group[n++] = r;
         pthread_mutex_unlock(&w->mu);
-        commit_group(w, group, n);
-        maintain(w);
+        if (n) /* another thread may have taken what the wait saw */
+            commit_group(t, group, n);
+        maintain(t);
         pthread_mutex_lock(&w->mu);
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
 }
 
-fj_writer *fj_writer_start(fj_store *store, size_t queue_max, unsigned group_ms)
+static void join_threads(fj_writer *w)
 {
+    pthread_mutex_lock(&w->mu);
+    w->stopping = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    for (size_t i = 0; i < w->n_threads; i++)
+        pthread_join(w->threads[i].thread, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    fj_free(w);
+}
+
+fj_writer *fj_writer_start(fj_store *const *stores, size_t n_stores, size_t queue_max, unsigned group_ms)
+{
+    if (n_stores < 1 || n_stores > WRITERS_MAX)
+        return NULL;
     fj_writer *w = fj_calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->store = store;
     w->queue_max = queue_max ? queue_max : 1;
     w->group_ms = group_ms;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
-        fj_free(w);
-        return NULL;
+    for (size_t i = 0; i < n_stores; i++) {
+        w->threads[i] = (writer_thread){w, stores[i], 0, i};
+        if (pthread_create(&w->threads[i].thread, NULL, writer_main, &w->threads[i]) != 0) {
+            join_threads(w);
+            return NULL;
+        }
+        w->n_threads++;
     }
     return w;
 }
@@ -151,14 +218,10 @@ fj_status fj_writer_submit(fj_writer *w, fj_write_req *r)
         pthread_mutex_unlock(&w->mu);
         return FJ_EBUSY;
     }
-    r->next = NULL;
-    if (w->tail)
-        w->tail->next = r;
-    else
-        w->head = r;
-    w->tail = r;
+    push(has_metrics(r->batch) ? &w->metrics : &w->rest, r);
     w->queued++;
-    pthread_cond_signal(&w->cv);
+    /* every thread: the one that may take it could be any of them */
+    pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
     return FJ_OK;
 }
@@ -175,12 +238,5 @@ void fj_writer_stop(fj_writer *w)
 {
     if (!w)
         return;
-    pthread_mutex_lock(&w->mu);
-    w->stopping = true;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
-    fj_free(w);
+    join_threads(w); /* each thread commits what it may take before it ends */
 }

@@ -150,3 +150,26 @@ Test(config, group_commit_auto_waits_where_commits_reach_the_disk)
     cr_assert_eq(fj_config_set(&c, "group-commit-ms", "4294967295", &err), FJ_EINVAL, "auto's value is not a count");
     cr_assert_eq(fj_config_set(&c, "threads", "auto", &err), FJ_EINVAL, "only an option that names auto takes it");
 }
+
+/* writers = auto (the default): two writer connections on PostgreSQL, SQLite's one; SQLite takes
+ * no more than one. */
+Test(config, writers_auto_two_on_postgres_one_on_sqlite)
+{
+    fj_config c;
+    fj_config_defaults(&c);
+    fj_err err = {0};
+    cr_assert_eq(c.writers, FJ_WRITERS_AUTO);
+    cr_assert_eq(fj_config_writers(&c), 1, "SQLite: one writer");
+    cr_assert_eq(fj_config_set(&c, "writers", "2", &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL, "SQLite refuses a second writer");
+    cr_assert_str_eq(err.path, "writers");
+    cr_assert_eq(fj_config_set(&c, "db", "postgres://fjord@127.0.0.1/fjord", &err), FJ_OK);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_config_writers(&c), 2, "a number set is kept");
+    cr_assert_eq(fj_config_set(&c, "writers", "auto", &err), FJ_OK);
+    cr_assert_eq(fj_config_writers(&c), 2, "PostgreSQL: two writers");
+    cr_assert_eq(fj_config_set(&c, "writers", "17", &err), FJ_OK);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL, "at most 16");
+    cr_assert_eq(fj_config_set(&c, "writers", "0", &err), FJ_OK);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL, "at least 1");
+}
