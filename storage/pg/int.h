@@ -390,6 +390,7 @@ typedef struct fj_pg_jcpu_job {
     int64_t sum_m, n_samples, win_m; /* cpu_sum_m, n_samples, cpu_win_peak_m (-1 = NULL) */
     int64_t peak_m;                  /* cpu_peak_m, when set */
     bool set;
+    size_t tag; /* the writer's own (its instance); the drain leaves it */
 } fj_pg_jcpu_job;
 
 /* Writes the group's jobs and inserts the added rows, with the figures they have so far. */

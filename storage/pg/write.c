@@ -327,8 +327,7 @@ struct fj_pg_wstate {
     fj_pg_jcpu_added *added; /* per contribution: its job_samples row's CPU figures (jobcpu.c) */
     size_t cap_added;
     fj_pg_jcpu_job *pjobs; /* the jobs the group writes, for the drain (pending_jobs) */
-    size_t *pjob_inst;
-    size_t n_pjobs, cap_pjobs, cap_pjob_inst;
+    size_t n_pjobs, cap_pjobs;
     int64_t *cmds;
     size_t n_cmds, cap_cmds;
     size_t *scratch; /* live instances of one key, and which of them a time matches */
@@ -366,7 +365,7 @@ void fj_pg_write_free(fj_store *s)
     fj_pg_cols_free(&w->sjset);
     fj_intern_clear(&w->keymap);
     void *heap[] = {w->sj_keys, w->envs, w->flags, w->pk, w->sj, w->keys, w->inst, w->con, w->added, w->pjobs,
-                    w->pjob_inst, w->cmds, w->scratch, w->sums, w->bytes, w->times, w};
+                    w->cmds, w->scratch, w->sums, w->bytes, w->times, w};
     for (size_t i = 0; i < sizeof heap / sizeof heap[0]; i++)
         fj_free(heap[i]);
     s->w = NULL;
@@ -1545,7 +1544,7 @@ static void take_job_cpu(struct fj_pg_wstate *w)
         const fj_pg_jcpu_job *j = &w->pjobs[p];
         if (!j->set)
             continue;
-        ri *in = &w->inst[w->pjob_inst[p]];
+        ri *in = &w->inst[j->tag];
         in->sum.sum.cpu_m = j->sum_m;
         in->sum.peak.cpu_m = j->peak_m;
         in->win_m = j->win_m;
@@ -1571,27 +1570,21 @@ static int pjob_cmp(const void *a, const void *b)
 }
 
 /* The group's jobs that it writes (new instances, changed stored ones), for the drain to work on
- * in memory, sorted by id; w->pjob_inst[p] is pjobs[p]'s instance. */
+ * in memory, sorted by id; each tagged with its instance. */
 static fj_status pending_jobs(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
     FJ_TRY(GROW(x, w->pjobs, w->cap_pjobs, w->n_inst + 1));
-    FJ_TRY(GROW(x, w->pjob_inst, w->cap_pjob_inst, w->n_inst + 1));
     size_t n = 0;
     for (size_t i = 0; i < w->n_inst; i++) {
         const ri *in = &w->inst[i];
         if (in->dead || (in->existing && !in->dirty))
             continue;
         const fj_rjkey *k = &w->keys[in->key].k;
-        /* peak_m carries the instance's index through the sort */
         w->pjobs[n++] = (fj_pg_jcpu_job){in->id, k->job, k->epoch, k->pid, k->ppid, k->cmd_id, k->cluster_id,
-                                         in->sum.sum.cpu_m, in->sum.n_samples, in->win_m, (int64_t)i, false};
+                                         in->sum.sum.cpu_m, in->sum.n_samples, in->win_m, 0, false, i};
     }
     qsort(w->pjobs, n, sizeof *w->pjobs, pjob_cmp);
-    for (size_t p = 0; p < n; p++) {
-        w->pjob_inst[p] = (size_t)w->pjobs[p].peak_m;
-        w->pjobs[p].peak_m = 0;
-    }
     w->n_pjobs = n;
     return FJ_OK;
 }
