@@ -7,10 +7,14 @@
  * prepared once per connection.
  *
  * Order of a transaction: names (clusters, nodes, strings), envelope meta, errors, notes, samples
- * and their children, processes of new sample jobs, rectification, sysinfo, Slurm, cluster,
+ * and their children, new sample jobs and their processes, rectification, sysinfo, Slurm, cluster,
  * aicr snapshots. Within a statement rows are sorted by key, and every writer takes the tables in
- * this order, so two fjord processes writing at once wait for each other at worst, without
- * deadlocking (PostgreSQL would break a deadlock anyway: the write answers 503 and is retried).
+ * this order, so two writers (threads of one server, or servers) wait for each other at worst,
+ * without deadlocking (PostgreSQL would break a deadlock anyway: the write answers 503 and is
+ * retried). Within rectification (locks, instances, job hosts and commands, the job CPU drain,
+ * then the jobs and their job_samples rows, written once with their CPU figures; jobs first when
+ * stored jobs merge) every row written belongs to a job whose node or Slurm row the transaction
+ * has locked, so the order of those tables does not matter.
  *
  * Rectification with several writers: the instances of a job key are read, merged and updated by
  * one transaction at a time. Keys of one node (local jobs, job 0 processes) are serialised by
