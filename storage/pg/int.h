@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "storage/core/intern.h"
+#include "storage/core/jobcpu.h"
 #include "storage/core/store.h"
 #include "storage/core/store_chimbuko.h"
 #include "storage/core/store_measure.h"
@@ -396,14 +397,29 @@ typedef struct fj_pg_jcpu_job {
 /* Writes the group's jobs and inserts the added rows, with the figures they have so far. */
 typedef fj_status (*fj_pg_jcpu_insert_fn)(void *arg, fj_err *err);
 
+/* A new sample job of the write group with its processes as stored (procs[first .. first + n) of
+ * fj_pg_jcpu_pending; sorted (fj_jcpu_sort) or not), so that the drain need not read back what
+ * the group has just written. job and epoch as stored (saturated at INT64_MAX). */
+typedef struct fj_pg_jcpu_sjob {
+    int64_t node;
+    fj_time time;
+    int64_t job, epoch;
+    bool children_counted; /* its producer's cpu_time includes reaped children (not fjord-push) */
+    size_t first, n;
+} fj_pg_jcpu_sjob;
+
 /* What a write group has not written yet, for the job CPU drain: its new job_samples rows (each
  * also a note) and, unless they are stored already (jobs NULL), its jobs, sorted by id; insert
- * writes them. */
+ * writes them. And the group's new sample jobs, sorted by (node, time, job, epoch), with their
+ * processes: written already, but read from here. */
 typedef struct fj_pg_jcpu_pending {
     fj_pg_jcpu_added *added;
     size_t n_added;
     fj_pg_jcpu_job *jobs;
     size_t n_jobs;
+    const fj_pg_jcpu_sjob *sjobs;
+    size_t n_sjobs;
+    const fj_jcpu_proc *procs;
     fj_pg_jcpu_insert_fn insert;
     void *arg;
     bool inserted; /* out: insert was called */

@@ -51,6 +51,7 @@ typedef struct cprocs {
     int64_t node, time, job, epoch, cluster_id;
     size_t first, n;
     bool children_counted;
+    const fj_pg_jcpu_sjob *mem; /* a new sample job of the group, taken from memory; NULL: read */
 } cprocs;
 
 /* A figure written: rows of JCPU_SET_MANY (one per row) or JCPU_JOB_SET_MANY (one per job). */
@@ -442,8 +443,30 @@ static fj_status add_sjob(ctx *c, size_t *cap, const cjob *j, int64_t node, fj_t
         k->sjobs = v;
         *cap = nc;
     }
-    k->sjobs[k->n_sjobs++] = (cprocs){node, t, j->job, j->epoch, j->cluster_id, 0, 0, true};
+    k->sjobs[k->n_sjobs++] = (cprocs){node, t, j->job, j->epoch, j->cluster_id, 0, 0, true, NULL};
     return FJ_OK;
+}
+
+/* The group's new sample job p, if the writer handed it over (fj_pg_jcpu_pending's sjobs). */
+static const fj_pg_jcpu_sjob *find_mem_sjob(const ctx *c, const cprocs *p)
+{
+    if (!c->pend || !c->pend->n_sjobs)
+        return NULL;
+    const fj_pg_jcpu_sjob *v = c->pend->sjobs;
+    size_t lo = 0, hi = c->pend->n_sjobs;
+    const fj_sort_key want = {{p->node, p->time, p->job, p->epoch}, 0};
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const fj_sort_key at = {{v[mid].node, v[mid].time, v[mid].job, v[mid].epoch}, 0};
+        if (fj_sort_key_fields(&at, &want, 4) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < c->pend->n_sjobs && v[lo].node == p->node && v[lo].time == p->time && v[lo].job == p->job &&
+        v[lo].epoch == p->epoch)
+        return &v[lo];
+    return NULL;
 }
 
 /* The processes (and producers) of the node-samples the notes will read: each new one and its
@@ -477,8 +500,19 @@ static fj_status load_procs(ctx *c, const fj_jcpu_note *notes, size_t n)
             k->sjobs[m++] = k->sjobs[i];
     k->n_sjobs = m;
 
-    /* every process of each node-sample once (its arrays decompressed once), handed to the sample
-     * jobs asked for; rows of one sample job come together */
+    /* the group's new sample jobs from memory */
+    size_t n_mem = 0;
+    for (size_t i = 0; i < m; i++) {
+        cprocs *p = &k->sjobs[i];
+        p->mem = find_mem_sjob(c, p);
+        if (p->mem) {
+            p->children_counted = p->mem->children_counted;
+            n_mem += p->mem->n;
+        }
+    }
+
+    /* the others: every process of each of their node-samples once (its arrays decompressed
+     * once), handed to the sample jobs asked for; rows of one sample job come together */
     fj_pg_cols t;
     fj_pg_cols_init(&t, 2);
     int64_t *ns_node = fj_malloc(m * sizeof *ns_node), *ns_time = fj_malloc(m * sizeof *ns_time);
@@ -489,21 +523,21 @@ static fj_status load_procs(ctx *c, const fj_jcpu_note *notes, size_t n)
     }
     for (size_t i = 0; i < m; i++) {
         const cprocs *p = &k->sjobs[i];
-        if (n_ns && ns_node[n_ns - 1] == p->node && ns_time[n_ns - 1] == p->time)
+        if (p->mem || (n_ns && ns_node[n_ns - 1] == p->node && ns_time[n_ns - 1] == p->time))
             continue;
         ns_node[n_ns] = p->node, ns_time[n_ns++] = p->time;
         fj_pg_i64(&t, 0, p->node), fj_pg_i64(&t, 1, p->time);
     }
     fj_pg_row(&t, 0);
-    PGresult *r;
-    st = run_cols(c, FJ_PG_JCPU_PROCS_MANY, &t, &r, "job CPU processes");
+    PGresult *r = NULL;
+    st = n_ns ? run_cols(c, FJ_PG_JCPU_PROCS_MANY, &t, &r, "job CPU processes") : FJ_OK;
     fj_pg_cols_free(&t);
     if (st != FJ_OK) {
         fj_free(ns_node), fj_free(ns_time);
         return st;
     }
-    size_t rows = (size_t)PQntuples(r);
-    k->procs = fj_malloc((rows ? rows : 1) * sizeof *k->procs);
+    size_t rows = r ? (size_t)PQntuples(r) : 0;
+    k->procs = fj_malloc((rows + n_mem ? rows + n_mem : 1) * sizeof *k->procs);
     if (!k->procs) {
         fj_free(ns_node), fj_free(ns_time);
         PQclear(r);
@@ -520,6 +554,8 @@ static fj_status load_procs(ctx *c, const fj_jcpu_note *notes, size_t n)
             cur = cur_o >= 1 && (size_t)cur_o <= n_ns
                       ? (cprocs *)find_sjob(k, ns_node[cur_o - 1], ns_time[cur_o - 1], cur_job, cur_epoch)
                       : NULL;
+            if (cur && cur->mem) /* a node-sample with stored and new sample jobs */
+                cur = NULL;
             if (cur)
                 cur->first = k->n_procs, cur->n = 0;
         }
@@ -530,25 +566,40 @@ static fj_status load_procs(ctx *c, const fj_jcpu_note *notes, size_t n)
     }
     fj_free(ns_node), fj_free(ns_time);
     PQclear(r);
+    for (size_t i = 0; i < m; i++) {
+        cprocs *p = &k->sjobs[i];
+        if (!p->mem)
+            continue;
+        p->first = k->n_procs, p->n = p->mem->n;
+        memcpy(k->procs + k->n_procs, c->pend->procs + p->mem->first, p->n * sizeof *k->procs);
+        k->n_procs += p->n;
+    }
 
+    /* their producers (the new ones' came with them) */
+    size_t *asked = fj_malloc((m ? m : 1) * sizeof *asked), n_asked = 0;
+    if (!asked)
+        return oom(c);
     fj_pg_cols_init(&t, 3);
     for (size_t i = 0; i < m; i++) {
         const cprocs *p = &k->sjobs[i];
+        if (p->mem)
+            continue;
+        asked[n_asked++] = i;
         fj_pg_i64(&t, 0, p->cluster_id), fj_pg_i64(&t, 1, p->node), fj_pg_i64(&t, 2, p->time);
     }
     fj_pg_row(&t, 0);
-    st = run_cols(c, FJ_PG_JCPU_PRODUCERS, &t, &r, "job CPU producers");
+    r = NULL;
+    st = n_asked ? run_cols(c, FJ_PG_JCPU_PRODUCERS, &t, &r, "job CPU producers") : FJ_OK;
     fj_pg_cols_free(&t);
-    if (st != FJ_OK)
-        return st;
     /* fjord-push sends a process's own time; Sonar (and, unknown, anything else) adds children's */
-    for (int i = 0, rows2 = PQntuples(r); i < rows2; i++) {
+    for (int i = 0, rows2 = r ? PQntuples(r) : 0; st == FJ_OK && i < rows2; i++) {
         int64_t o = fj_pg_int(r, i, 0);
-        if (o >= 1 && (size_t)o <= m)
-            k->sjobs[o - 1].children_counted = false;
+        if (o >= 1 && (size_t)o <= n_asked)
+            k->sjobs[asked[o - 1]].children_counted = false;
     }
     PQclear(r);
-    return FJ_OK;
+    fj_free(asked);
+    return st;
 }
 
 /* --- the questions: from the cache, else from the database ------------------------------------ */

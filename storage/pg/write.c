@@ -332,6 +332,10 @@ struct fj_pg_wstate {
     size_t cap_added;
     fj_pg_jcpu_job *pjobs; /* the jobs the group writes, for the drain (pending_jobs) */
     size_t n_pjobs, cap_pjobs;
+    fj_pg_jcpu_sjob *msj; /* the group's new sample jobs and their processes, for the drain */
+    size_t n_msj, cap_msj;
+    fj_jcpu_proc *mprocs;
+    size_t n_mprocs, cap_mprocs;
     int64_t *cmds;
     size_t n_cmds, cap_cmds;
     size_t *scratch; /* live instances of one key, and which of them a time matches */
@@ -369,7 +373,7 @@ void fj_pg_write_free(fj_store *s)
     fj_pg_cols_free(&w->sjset);
     fj_intern_clear(&w->keymap);
     void *heap[] = {w->sj_keys, w->envs, w->flags, w->pk, w->sj, w->keys, w->inst, w->con, w->added, w->pjobs,
-                    w->cmds, w->scratch, w->sums, w->bytes, w->times, w};
+                    w->msj,     w->mprocs, w->cmds, w->scratch, w->sums, w->bytes, w->times, w};
     for (size_t i = 0; i < sizeof heap / sizeof heap[0]; i++)
         fj_free(heap[i]);
     s->w = NULL;
@@ -1027,6 +1031,41 @@ static fj_status new_sample_jobs(wctx *x, bool *is_new)
     return FJ_OK;
 }
 
+/* The new sample jobs of node-samples the group inserted, with their processes as stored, in
+ * (node, time, job, epoch) order, for the job CPU drain (fj_pg_jcpu_sjob): it need not read back
+ * what was just written. (Those of a re-sent node-sample it reads: their envelope, which says
+ * whether cpu_time counts children, is the first one stored.) */
+static fj_status keep_new_sample_jobs(wctx *x, const bool *is_new)
+{
+    struct fj_pg_wstate *w = x->w;
+    w->n_msj = w->n_mprocs = 0;
+    for (size_t i = 0; i < w->n_sj; i++) {
+        size_t q = w->sj_keys[i].at;
+        const sjrow *r = &w->sj[q];
+        const wenv *we = &w->envs[r->env];
+        if (!is_new[q] || !we->sample_new)
+            continue;
+        FJ_TRY(GROW(x, w->msj, w->cap_msj, w->n_msj + 1));
+        FJ_TRY(GROW(x, w->mprocs, w->cap_mprocs, w->n_mprocs + r->n + 1));
+        const char *producer = we->e->producer;
+        fj_pg_jcpu_sjob *m = &w->msj[w->n_msj++];
+        *m = (fj_pg_jcpu_sjob){we->node_id, we->e->time, u64_i64(r->j->job), u64_i64(r->j->epoch),
+                               !(producer && !strcmp(producer, "fjord-push")), w->n_mprocs, 0};
+        const fj_wv_pkey *pk = w->pk + r->pk0;
+        for (size_t k = 0; k < r->n; k++) {
+            if (k > 0 && fj_wv_pkey_same(&pk[k], &pk[k - 1]))
+                continue;
+            const fj_sample_proc *p = &r->j->procs[pk[k].idx];
+            w->mprocs[w->n_mprocs++] = (fj_jcpu_proc){u64_i64(p->pid), u64_i64(p->ppid), pk[k].cmd_id,
+                                                      u64_i64(p->cpu_time), fj_pct_to_m(p->cpu_avg),
+                                                      fj_pct_to_m(p->cpu_util), u64_i64(p->num_threads),
+                                                      u64_i64(p->rolledup)};
+            m->n++;
+        }
+    }
+    return FJ_OK;
+}
+
 static fj_status write_sample_jobs(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
@@ -1057,6 +1096,8 @@ static fj_status write_sample_jobs(wctx *x)
     if (!is_new)
         return oom(x);
     fj_status st = new_sample_jobs(x, is_new);
+    if (st == FJ_OK)
+        st = keep_new_sample_jobs(x, is_new);
     /* A node-sample's new sample jobs and their processes: one sample_proc_sets row (sj rows come
      * envelope by envelope). */
     if (st == FJ_OK)
@@ -1625,7 +1666,15 @@ static fj_status job_cpu(wctx *x, bool jobs_written)
             node[k] = -1;
             t[k++] = INT64_MAX;
         }
-    fj_pg_jcpu_pending p = {w->added, w->n_con, jobs_written ? NULL : w->pjobs, w->n_pjobs, write_pending, x, false};
+    fj_pg_jcpu_pending p = {.added = w->added,
+                            .n_added = w->n_con,
+                            .jobs = jobs_written ? NULL : w->pjobs,
+                            .n_jobs = w->n_pjobs,
+                            .sjobs = w->msj,
+                            .n_sjobs = w->n_msj,
+                            .procs = w->mprocs,
+                            .insert = write_pending,
+                            .arg = x};
     fj_status st = fj_pg_jcpu_drain(x->s, rjob, node, t, k, &p, x->err);
     fj_free(v);
     if (st == FJ_OK && !p.inserted)
