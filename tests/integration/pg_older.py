@@ -14,6 +14,7 @@ CREATE TABLE sample_jobs (
 ) PARTITION BY RANGE (time);
 """
 
+# v_processes as 0001 and 0008 made it: over the table sample_jobs (0012 made that a view).
 V_PROCESSES = """
 CREATE VIEW v_processes AS
 SELECT c.name AS cluster, n.name AS node, s.time AS time, to_timestamp(s.time) AT TIME ZONE 'UTC' AS time_utc,

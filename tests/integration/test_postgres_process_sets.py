@@ -17,7 +17,7 @@ import sys
 
 import harness
 from harness import Fjord, SHARED, check, finish, run_cli
-from pg_older import undo_sample_job_sets
+from pg_older import V_PROCESSES, undo_sample_job_sets
 
 CLUSTER = "mlx.hpc.uio.no"
 NODES = ("ml1", "ml2", "ml3")
@@ -35,22 +35,6 @@ CREATE TABLE sample_procs (
     rolledup bigint, flags integer
 ) PARTITION BY RANGE (time);
 CREATE INDEX sample_procs_node_time ON sample_procs (node_id, time);
-"""
-OLD_VIEW = """
-CREATE VIEW v_processes AS
-SELECT c.name AS cluster, n.name AS node, s.time AS time, to_timestamp(s.time) AT TIME ZONE 'UTC' AS time_utc,
-       sj.job, sj.epoch, u.s AS "user", p.pid, p.ppid, cmd.s AS cmd,
-       p.resident_kb, p.virtual_kb, p.num_threads, (p.cpu_avg_m / 1000.0)::float8 AS cpu_avg,
-       (p.cpu_util_m / 1000.0)::float8 AS cpu_util, p.cpu_time, p.data_read_kb, p.data_written_kb,
-       p.data_cancelled_kb, p.rolledup, p.flags & 1 AS in_container, (p.flags >> 1) & 1 AS synthetic_pid,
-       p.seq
-FROM sample_jobs sj
-JOIN samples s ON s.node_id = sj.node_id AND s.time = sj.time
-JOIN nodes n ON n.id = s.node_id
-JOIN clusters c ON c.id = n.cluster_id
-LEFT JOIN strings u ON u.id = sj.user_id
-JOIN sample_procs p ON p.node_id = sj.node_id AND p.time = sj.time AND p.job = sj.job AND p.epoch = sj.epoch
-LEFT JOIN strings cmd ON cmd.id = p.cmd_id;
 """
 PROC_COLS = ("node_id, time, job, epoch, seq, pid, ppid, cmd_id, resident_kb, virtual_kb, num_threads, cpu_avg_m,"
              " cpu_util_m, cpu_time, data_read_kb, data_written_kb, data_cancelled_kb, rolledup, flags")
@@ -116,7 +100,7 @@ def to_older(f):
               + OLD_TABLE)
     for (ws,) in weeks:
         f.execute("SELECT fj_ensure_partitions(%d)" % ws)
-    f.execute("INSERT INTO sample_procs SELECT * FROM procs_kept; DROP TABLE procs_kept;" + OLD_VIEW
+    f.execute("INSERT INTO sample_procs SELECT * FROM procs_kept; DROP TABLE procs_kept;" + V_PROCESSES
               + "ALTER TABLE jobs RESET (fillfactor);"
               "DELETE FROM schema_migrations WHERE version >= %d;" % PG_SETS_VERSION)
 
