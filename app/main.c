@@ -170,7 +170,7 @@ static int cmd_serve(const fj_config *cfg)
     mallopt(M_TRIM_THRESHOLD, 128 << 20);
 
     /* A writer-mode handle per writer thread (writer.h); the first also holds the metrics engine. */
-    fj_store *stores[16] = {0};
+    fj_store *stores[FJ_WRITERS_MAX] = {0};
     size_t n_stores = fj_config_writers(cfg);
     if (open_store(cfg, FJ_STORE_WRITE, false, true, &stores[0], &err) != FJ_OK)
         return fail(&err);

@@ -537,8 +537,8 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
         return fj_err_set(err, FJ_EINVAL, "max-decoded", "max-decoded must be at least max-body");
     if (c->body_memory < c->max_body)
         return fj_err_set(err, FJ_EINVAL, "body-memory", "body-memory must be at least max-body");
-    if (c->writers != FJ_WRITERS_AUTO && (c->writers < 1 || c->writers > 16))
-        return fj_err_set(err, FJ_EINVAL, "writers", "writers must be 1-16 or auto");
+    if (c->writers != FJ_WRITERS_AUTO && (c->writers < 1 || c->writers > FJ_WRITERS_MAX))
+        return fj_err_set(err, FJ_EINVAL, "writers", "writers must be 1-%d or auto", FJ_WRITERS_MAX);
     if (c->writers != FJ_WRITERS_AUTO && c->writers > 1 && !is_postgres(c))
         return fj_err_set(err, FJ_EINVAL, "writers", "SQLite has one writer: writers must be 1 (or auto)");
     if (c->auth_fail_rate && c->auth_fail_burst < 1)

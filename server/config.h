@@ -96,8 +96,9 @@ void fj_config_defaults(fj_config *c);
  * "The group-commit wait"). */
 unsigned fj_config_group_commit_ms(const fj_config *c);
 
-/* writers = auto (the default). */
+/* writers = auto (the default); the most writers a server takes. */
 #define FJ_WRITERS_AUTO UINT_MAX
+#define FJ_WRITERS_MAX 16
 
 /* Writer threads, each with a connection of its own: the setting, or for auto 2 on PostgreSQL
  * (a second transaction runs while the first waits on its statements: docs/postgres.md, "Writer

@@ -2,6 +2,7 @@
 #include "writer.h"
 
 #include "alloc.h"
+#include "config.h"
 #include "log.h"
 #include "prom.h"
 #include "timefmt.h"
@@ -12,7 +13,7 @@
 #include <time.h>
 
 /* Upper bound of batches in one transaction: keeps commit latency bounded under load. */
-enum { GROUP_MAX = 256, WRITERS_MAX = 16 };
+enum { GROUP_MAX = 256 };
 
 typedef struct fj_write_queue {
     fj_write_req *head, *tail;
@@ -29,7 +30,7 @@ typedef struct writer_thread {
 } writer_thread;
 
 struct fj_writer {
-    writer_thread threads[WRITERS_MAX];
+    writer_thread threads[FJ_WRITERS_MAX];
     size_t n_threads;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -191,7 +192,7 @@ static void join_threads(fj_writer *w)
 
 fj_writer *fj_writer_start(fj_store *const *stores, size_t n_stores, size_t queue_max, unsigned group_ms)
 {
-    if (n_stores < 1 || n_stores > WRITERS_MAX)
+    if (n_stores < 1 || n_stores > FJ_WRITERS_MAX)
         return NULL;
     fj_writer *w = fj_calloc(1, sizeof *w);
     if (!w)
