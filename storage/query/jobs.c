@@ -320,6 +320,7 @@ static void job_filters(fj_qb *b, const fj_qenv *e, const fj_dialect *d)
 {
     const fj_query *q = e->q;
     fj_qb_bound(b, " AND j.last_seen >= ", q->from);
+    fj_qb_bound(b, " AND j.last_day >= ", fj_job_last_day(q->from));
     fj_qb_bound(b, " AND j.first_seen <= ", q->to);
     if (q->users.n) {
         fj_qb_put(b, " AND j.user_id IN (SELECT id FROM strings WHERE s IN ");

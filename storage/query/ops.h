@@ -29,6 +29,13 @@ fj_status fj_q_measurement_latest(fj_store *s, const char *cluster, const char *
 typedef fj_status fj_cb_q_fn(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 fj_cb_q_fn fj_cb_q_runs, fj_cb_q_series, fj_cb_q_top, fj_cb_q_records;
 
+/* jobs.last_day: last_seen / FJ_JOB_DAY_S, the UTC day of a job's latest sample, a column each
+ * database keeps itself. PostgreSQL indexes it instead of last_seen, which every sample changes
+ * (migrations/postgres/0013_jobs_last_day.sql), so a query's "j.last_seen >= from" is written with
+ * "j.last_day >= fj_job_last_day(from)" beside it: implied by it, and what that index can find. */
+#define FJ_JOB_DAY_S 86400
+static inline int64_t fj_job_last_day(int64_t t) { return t / FJ_JOB_DAY_S; }
+
 /* --- what both ops tables name ------------------------------------------------------------------ */
 
 /* The query ops every backend names as they are: a backend's fj_store_query_ops starts with these,

@@ -182,7 +182,9 @@ static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act
 
 /* --- reading ----------------------------------------------------------------------------------- */
 
-#define WINDOW_SQL " WHERE j.cluster_id = ?1 AND j.last_seen >= ?2 AND j.first_seen <= ?3 AND j.job <> 0"
+/* The window's jobs: seen in it, found by their last day (?4: storage/query/ops.h). */
+#define WINDOW_SQL                                                                                   \
+    " WHERE j.cluster_id = ?1 AND j.last_day >= ?4 AND j.last_seen >= ?2 AND j.first_seen <= ?3 AND j.job <> 0"
 
 static const char jobs_sql[] =
     "SELECT j.id, j.job, j.node_id, u.s, j.first_seen, j.last_seen, j.n_samples, j.cpu_sum_m, j.mem_peak_kb,"
@@ -264,6 +266,7 @@ static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *
         fj_qr_bind(all[k], 1, x->cluster_id);
         fj_qr_bind(all[k], 2, q->from);
         fj_qr_bind(all[k], 3, q->to);
+        fj_qr_bind(all[k], 4, fj_job_last_day(q->from));
     }
     size_t act_cap = 64, n_act = 0, card_cap = 64, n_card = 0;
     pact *act = fj_arena_alloc(x->a, act_cap * sizeof *act);

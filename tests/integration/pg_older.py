@@ -1,6 +1,9 @@
 """Undoing PostgreSQL migrations, for the tests that put a database back as an older fjord left it
 and check that `fjord migrate up` brings it forward with every answer the same.
 
+Latest first:
+undo_jobs_last_day(f) undoes 0013 (jobs indexed on the day of their last sample): the column
+last_day goes, the index on last_seen is back, job_activity's pages are filled again.
 undo_sample_job_sets(f) undoes 0012 (sample jobs in sample_proc_sets' arrays): sample_jobs is a
 partitioned table again with the same rows, v_processes reads it, and the rows of
 sample_proc_sets that held only sample jobs go. Run it before undoing anything older.
@@ -43,3 +46,8 @@ def undo_sample_job_sets(f):
     for (ws,) in weeks:
         f.execute("SELECT fj_ensure_partitions(%d)" % ws)
     f.execute("INSERT INTO sample_jobs SELECT * FROM sample_jobs_kept; DROP TABLE sample_jobs_kept;" + V_PROCESSES)
+
+
+def undo_jobs_last_day(f):
+    f.execute("ALTER TABLE jobs DROP COLUMN last_day; CREATE INDEX jobs_last_seen ON jobs (cluster_id, last_seen);"
+              "ALTER TABLE job_activity RESET (fillfactor);")

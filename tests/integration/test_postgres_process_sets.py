@@ -17,7 +17,7 @@ import sys
 
 import harness
 from harness import Fjord, SHARED, check, finish, run_cli
-from pg_older import V_PROCESSES, undo_sample_job_sets
+from pg_older import V_PROCESSES, undo_jobs_last_day, undo_sample_job_sets
 
 CLUSTER = "mlx.hpc.uio.no"
 NODES = ("ml1", "ml2", "ml3")
@@ -83,6 +83,7 @@ def answers(f, reader):
 
 def to_older(f):
     """The schema as fjord left it before migration 0008, with the same rows."""
+    undo_jobs_last_day(f)
     undo_sample_job_sets(f)
     weeks = f.query("SELECT DISTINCT time - ((time - 345600) % 604800 + 604800) % 604800 FROM sample_procs")
     # job_activity (0009) and job_gpu_activity (0010, 0011) came after: their tables, triggers and
