@@ -78,6 +78,17 @@ static fj_status intern_grow(fj_intern *m)
     return FJ_OK;
 }
 
+bool fj_intern_replace(fj_intern *m, int64_t ns, const void *key, size_t len, int64_t id)
+{
+    if (!m->cap)
+        return false;
+    fj_intern_ent *e = intern_slot(m, intern_hash(ns, key, len), ns, key, len);
+    if (!e->hash)
+        return false;
+    e->id = id;
+    return true;
+}
+
 fj_status fj_intern_put(fj_intern *m, int64_t ns, const void *key, size_t len, int64_t id)
 {
     if ((m->n + 1) * 2 > m->cap && intern_grow(m) != FJ_OK)

@@ -11,6 +11,7 @@
 
 #include "fj_status.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,9 @@ int64_t fj_intern_get(const fj_intern *m, int64_t ns, const void *key, size_t le
 /* Stores id (not 0) for (ns, key[0..len)), replacing an id stored before. FJ_OK or FJ_ENOMEM (the
  * map is unchanged then). */
 fj_status fj_intern_put(fj_intern *m, int64_t ns, const void *key, size_t len, int64_t id);
+/* Changes the id stored for (ns, key[0..len)) to id (not 0), allocating nothing: false when the
+ * key is absent. */
+bool fj_intern_replace(fj_intern *m, int64_t ns, const void *key, size_t len, int64_t id);
 /* Empties the map and frees its memory; it can be used again. */
 void fj_intern_clear(fj_intern *m);
 

@@ -129,6 +129,7 @@ static void pg_close(fj_store *s)
         PQfinish(s->conn);
     fj_pg_write_free(s);
     fj_intern_clear(&s->names);
+    fj_intern_clear(&s->kept);
     fj_free(s->weeks);
     fj_free(s->url);
     fj_free(s->shown);

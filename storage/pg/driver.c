@@ -114,6 +114,7 @@ fj_status fj_pg_reconnect(fj_store *s, fj_err *err)
         PQfinish(s->conn);
     memset(s->prepared, 0, sizeof s->prepared);
     memset(s->staged, 0, sizeof s->staged);
+    fj_intern_clear(&s->kept);
     /* Defaults first: settings in the URL (expanded at "dbname") override them. */
     const char *const keys[] = {"connect_timeout", "application_name", "keepalives_idle", "keepalives_interval",
                                 "keepalives_count", "dbname", NULL};
@@ -194,6 +195,7 @@ void fj_pg_rollback(fj_store *s)
 struct fj_pgs {
     fj_pgq *x;
     const char *sql;
+    bool keep; /* a kept statement: prepared once per session */
     int n, cap; /* parameters */
     Oid *types;
     const char **vals;
@@ -229,6 +231,46 @@ fj_status fj_pgq_prepare(fj_pgq *x, const char *sql, fj_pgs **out)
     st->sql = copy;
     *out = st;
     return FJ_OK;
+}
+
+fj_status fj_pgq_prepare_kept(fj_pgq *x, const char *sql, fj_pgs **out)
+{
+    fj_status st = fj_pgq_prepare(x, sql, out);
+    if (st == FJ_OK)
+        (*out)->keep = true;
+    return st;
+}
+
+/* Runs st: a kept statement as the session's prepared statement "fjk<n>", prepared at its first
+ * run with the types of that run's parameters; any other with its text. NULL with *oom set: out
+ * of memory, nothing sent. s->kept holds n for a prepared one, -n while its name is reserved and
+ * the statement not (yet) prepared: a failed PREPARE is tried again, under the same name. */
+static PGresult *exec_statement(fj_store *s, fj_pgs *st, bool *oom)
+{
+    *oom = false;
+    if (!st->keep)
+        return PQexecParams(s->conn, st->sql, st->n, st->types, st->vals, NULL, NULL, 0);
+    size_t len = strlen(st->sql);
+    int64_t id = fj_intern_get(&s->kept, 0, st->sql, len);
+    char name[32];
+    if (id <= 0) {
+        if (!id) {
+            id = -(int64_t)(s->kept.n + 1);
+            if (fj_intern_put(&s->kept, 0, st->sql, len, id) != FJ_OK) {
+                *oom = true;
+                return NULL;
+            }
+        }
+        id = -id;
+        snprintf(name, sizeof name, "fjk%lld", (long long)id);
+        PGresult *p = PQprepare(s->conn, name, st->sql, st->n, st->types);
+        if (!p || PQresultStatus(p) != PGRES_COMMAND_OK)
+            return p;
+        PQclear(p);
+        fj_intern_replace(&s->kept, 0, st->sql, len, id);
+    }
+    snprintf(name, sizeof name, "fjk%lld", (long long)id);
+    return PQexecPrepared(s->conn, name, st->n, st->vals, NULL, NULL, 0);
 }
 
 /* Room for parameter i (1-based); false on out-of-memory (the statement then fails to run). */
@@ -307,7 +349,12 @@ int fj_pgs_step(fj_pgs *st)
             x->fail = fj_pg_fail(s, NULL, "query", x->err);
             return FJ_PGS_ERR;
         }
-        st->res = PQexecParams(s->conn, st->sql, st->n, st->types, st->vals, NULL, NULL, 0);
+        bool no_memory;
+        st->res = exec_statement(s, st, &no_memory);
+        if (no_memory) {
+            x->fail = oom(x);
+            return FJ_PGS_ERR;
+        }
         ExecStatusType rs = st->res ? PQresultStatus(st->res) : PGRES_FATAL_ERROR;
         if (rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK) {
             x->fail = fj_pg_fail(s, st->res, "query", x->err);

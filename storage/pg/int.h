@@ -153,6 +153,14 @@ typedef fj_intern fj_pg_map;
                          "cpu_peak_m = u.p FROM unnest($1::bigint[],$2::bigint[],$3::bigint[],"           \
                          "$4::bigint[]) u(id,s,w,p) WHERE j.id = u.id")                                   \
     X(JCPU_TODO_DEL, "DELETE FROM job_cpu_todo")                                                         \
+    /* the node-hours whose load roll-ups a group's new samples change: their own, and the next     \
+     * sample's where it has counters (its CPU interval starts at the new one) (storage/pg/rollup.c) */ \
+    X(ROLLUP_TODO, "WITH f AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[]) AS "      \
+                   "f(node_id, time, cpus)) INSERT INTO load_hourly_todo (node_id, hour) SELECT node_id, h " \
+                   "FROM (SELECT node_id, time - (time % 3600 + 3600) % 3600 AS h FROM f UNION SELECT "  \
+                   "f.node_id, n.time - (n.time % 3600 + 3600) % 3600 FROM f CROSS JOIN LATERAL (SELECT " \
+                   "s.time FROM samples s WHERE s.node_id = f.node_id AND s.time > f.time AND s.cpus IS " \
+                   "NOT NULL ORDER BY s.time LIMIT 1) n WHERE f.cpus) u ON CONFLICT DO NOTHING")          \
     X(RJS_INS, NULL)                                                                               \
     X(RJH_INS, NULL)                                                                               \
     X(RJC_INS, NULL)                                                                               \
@@ -344,6 +352,8 @@ struct fj_store {
      * asks the top for texts instead of calling up into the writers. */
     const char *(*stmt_text)(fj_pg_stmt_id id);
     bool staged[FJ_PG__COUNT]; /* the statement's staging table exists in this session */
+    fj_intern kept;            /* SQL -> number of the session's kept statements (fj_pgq_prepare_kept) */
+    unsigned stage_groups;     /* write groups since the staging tables were last emptied */
     fj_pg_map names;         /* interned names: see FJ_PG_NS_* */
     /* Week partitions known to exist (week start times). */
     int64_t *weeks;
@@ -392,6 +402,8 @@ typedef struct fj_pg_jcpu_job {
     int64_t peak_m;                  /* cpu_peak_m, when set */
     bool set;
     size_t tag; /* the writer's own (its instance); the drain leaves it */
+    bool fresh; /* made by this group, no stored job merged into it: none of its job_samples rows is
+                 * stored yet, so the drain reads none */
 } fj_pg_jcpu_job;
 
 /* Writes the group's jobs and inserts the added rows, with the figures they have so far. */

@@ -36,6 +36,7 @@ typedef struct slot {
 typedef struct cjob {
     int64_t id, job, epoch, pid, ppid, cmd_id, cluster_id, sum_m, n_samples, win_m;
     size_t pending; /* its entry in the pending jobs, or SIZE_MAX */
+    bool fresh;     /* nothing of it stored (fj_pg_jcpu_job.fresh) */
 } cjob;
 
 /* The job_samples rows of (rjob, node) with from <= time <= to: all of them (INT64_MIN, INT64_MAX:
@@ -44,6 +45,7 @@ typedef struct ckey {
     int64_t rjob, node;
     fj_time from, to;
     size_t first, n;
+    bool asked; /* its stored rows were read; not for a fresh job's, which has none */
 } ckey;
 
 /* The process rows of a sample job (node, time, job, epoch): procs[first .. first + n). */
@@ -316,19 +318,19 @@ static fj_status load_jobs(ctx *c, const fj_jcpu_note *notes, size_t n)
         int64_t v[10];
         for (int col = 0; col < 10; col++)
             v[col] = fj_pg_int(r, (int)i, col);
-        k->jobs[i] = (cjob){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], SIZE_MAX};
+        k->jobs[i] = (cjob){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], SIZE_MAX, false};
     }
     PQclear(r);
     for (size_t i = 0; i < n_pj; i++)
         k->jobs[rows + i] = (cjob){pj[i].id, pj[i].job, pj[i].epoch, pj[i].pid, pj[i].ppid, pj[i].cmd_id,
-                                   pj[i].cluster_id, pj[i].sum_m, pj[i].n_samples, pj[i].win_m, i};
+                                   pj[i].cluster_id, pj[i].sum_m, pj[i].n_samples, pj[i].win_m, i, pj[i].fresh};
     k->n_jobs = rows + n_pj;
     qsort(k->jobs, k->n_jobs, sizeof *k->jobs, cjob_cmp);
     return FJ_OK;
 }
 
-/* The cache's rows: each key's stored rows (JCPU_ROWS_MANY's result r, rows rows, by key ordinal
- * and time) merged by time with its added rows. Of rows with one time the stored one stands, and
+/* The cache's rows: each key's stored rows (JCPU_ROWS_MANY's result r, rows rows, by the ordinal
+ * among the asked keys and time) merged by time with its added rows. Of rows with one time the stored one stands, and
  * of added ones the first to arrive: the others are what INSERT ... ON CONFLICT DO NOTHING will
  * drop. A key without stored rows has none at all (the query returns every row between its
  * neighbours, and the neighbours themselves), so the cache holds all of its rows. Keys left with
@@ -350,12 +352,15 @@ static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
         ar[i] = (fj_sort_key){{added[i].rjob, added[i].node, added[i].t, 0}, i};
     qsort(ar, na, sizeof *ar, fj_sort_key_cmp);
     size_t kept = 0, out = 0;
-    for (size_t i = 0, a = 0, o = 0; o < nk; o++) {
+    for (size_t i = 0, a = 0, o = 0, asked = 0; o < nk; o++) {
         ckey key = k->keys[o];
         key.first = out;
         size_t d = i;
-        while (i < rows && (size_t)fj_pg_int(r, (int)i, 0) == o + 1)
-            i++;
+        if (key.asked) {
+            asked++;
+            while (i < rows && (size_t)fj_pg_int(r, (int)i, 0) == asked)
+                i++;
+        }
         key.from = INT64_MIN, key.to = INT64_MAX;
         if (i > d) {
             if (!PQgetisnull(r, (int)d, 1))
@@ -404,24 +409,29 @@ static fj_status load_rows(ctx *c, const fj_jcpu_note *notes, size_t n)
         return oom(c);
     fj_pg_cols t;
     fj_pg_cols_init(&t, 4);
-    size_t nk = 0;
+    size_t nk = 0, asked = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && notes[j].rjob == notes[i].rjob && notes[j].node == notes[i].node)
             j++;
         const fj_jcpu_note *lo = &notes[i], *hi = &notes[j - 1]; /* sorted: the smallest time first */
-        if (lo->node >= 0 && lo->t != INT64_MIN && hi->t != INT64_MAX && hi->t - lo->t <= SPAN_MAX &&
-            find_job(k, lo->rjob)) {
-            k->keys[nk++] = (ckey){lo->rjob, lo->node, 0, 0, 0, 0};
-            fj_pg_i64(&t, 0, lo->rjob), fj_pg_i64(&t, 1, lo->node), fj_pg_i64(&t, 2, lo->t);
-            fj_pg_i64(&t, 3, hi->t);
+        const cjob *job = lo->node >= 0 && lo->t != INT64_MIN && hi->t != INT64_MAX && hi->t - lo->t <= SPAN_MAX
+                              ? find_job(k, lo->rjob)
+                              : NULL;
+        if (job) {
+            k->keys[nk++] = (ckey){lo->rjob, lo->node, 0, 0, 0, 0, !job->fresh};
+            if (!job->fresh) {
+                fj_pg_i64(&t, 0, lo->rjob), fj_pg_i64(&t, 1, lo->node), fj_pg_i64(&t, 2, lo->t);
+                fj_pg_i64(&t, 3, hi->t);
+                asked++;
+            }
         }
         i = j;
     }
     fj_pg_row(&t, 0);
     fj_status st = FJ_OK;
     PGresult *r = NULL;
-    if (nk)
+    if (asked)
         st = run_cols(c, FJ_PG_JCPU_ROWS_MANY, &t, &r, "job CPU rows");
     fj_pg_cols_free(&t);
     if (st != FJ_OK || !nk)

@@ -30,6 +30,10 @@ typedef struct fj_pgs fj_pgs;
 /* A statement with $1..$n placeholders; parameters are bound by number (1-based) and keep their
  * values across fj_pgs_reset. Lives in the query's arena. */
 fj_status fj_pgq_prepare(fj_pgq *x, const char *sql, fj_pgs **st);
+/* The same for a statement the session runs over and over (the writer's upkeep): prepared on the
+ * connection at its first run and kept there, so that PostgreSQL parses and plans it once, not at
+ * every run. Not for SQL built from values: every text is kept until the connection closes. */
+fj_status fj_pgq_prepare_kept(fj_pgq *x, const char *sql, fj_pgs **st);
 void fj_pgs_bind_int(fj_pgs *st, int i, int64_t v);
 /* How many parameters are bound (fewer than bound when an allocation failed). */
 int fj_pgs_nparams(const fj_pgs *st);

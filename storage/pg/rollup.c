@@ -47,6 +47,12 @@ static const char cards_sql[] =
     " OR EXISTS (SELECT 1 FROM sysinfo i WHERE i.node_id = t.node_id AND i.n_gpus > 0)"
     " ORDER BY 1, 2, 3, g.idx";
 
+/* The stored roll-ups of the batch's node-hours. By the batch's keys, not by a join with
+ * load_hourly_todo: the planner, knowing nothing of that table's few rows, hashed it and read
+ * every week of load_hourly (which retention keeps) at every group commit. */
+static const char clear_sql[] = "DELETE FROM load_hourly h USING unnest($1::bigint[], $2::bigint[]) AS t(node_id, hour)"
+                                " WHERE h.node_id = t.node_id AND h.hour = t.hour";
+
 /* One node-hour of the batch. */
 typedef struct node_hour {
     int64_t node;
@@ -69,9 +75,10 @@ static bool rollup_insert_sql(char *sql, size_t size)
     return true;
 }
 
-/* Binds the batch's node-hours as $1, $2 (arrays held in t) and the hour's length as $3. */
+/* Binds the batch's node-hours as $1, $2 (arrays held in t) and, with hour_len, the hour's length
+ * as $3. */
 static fj_status bind_batch(fj_pgq *x, fj_pgs *st, fj_pg_cols *t, const char **vals, const node_hour *nh,
-                            size_t n)
+                            size_t n, bool hour_len)
 {
     fj_pg_cols_reset(t);
     for (size_t i = 0; i < n; i++) {
@@ -83,7 +90,8 @@ static fj_status bind_batch(fj_pgq *x, fj_pgs *st, fj_pg_cols *t, const char **v
         return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
     fj_pgs_bind_text(st, 1, vals[0]);
     fj_pgs_bind_text(st, 2, vals[1]);
-    fj_pgs_bind_int(st, 3, FJ_LA_ROLLUP_S);
+    if (hour_len)
+        fj_pgs_bind_int(st, 3, FJ_LA_ROLLUP_S);
     return FJ_OK;
 }
 
@@ -206,9 +214,13 @@ static fj_status write_rollups(fj_pgq *x, fj_pgs *put, fj_pg_cols *t, const node
     return r == FJ_PGS_DONE || r == FJ_PGS_ROW ? FJ_OK : fj_pgq_fail(x, r, "write load roll-ups");
 }
 
+/* The batch's statements: its samples, its cards, the INSERT of its roll-ups, the DELETE of what
+ * they replace. */
+enum { ST_SAMPLES, ST_CARDS, ST_PUT, ST_CLEAR, ST__N };
+
 /* Recomputes the roll-ups of one batch of node-hours. */
 static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *nh, size_t cnt,
-                          fj_pgs *const st[3], fj_pg_cols *keys, fj_pg_cols *t)
+                          fj_pgs *const st[ST__N], fj_pg_cols *keys, fj_pg_cols *t)
 {
     const char *vals[2];
     fj_status rs;
@@ -216,15 +228,22 @@ static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *n
         memset(&nh[i].b, 0, sizeof nh[i].b);
         nh[i].last = 0;
     }
-    for (int k = 0; k < 2; k++) {
-        if ((rs = bind_batch(x, st[k], keys, vals, nh, cnt)) != FJ_OK)
+    for (int k = ST_SAMPLES; k <= ST_CARDS; k++) {
+        if ((rs = bind_batch(x, st[k], keys, vals, nh, cnt, true)) != FJ_OK)
             return rs;
-        rs = k == 0 ? read_samples(x, l, n, nh, cnt, st[k]) : read_cards(x, l, n, nh, cnt, st[k]);
+        rs = k == ST_SAMPLES ? read_samples(x, l, n, nh, cnt, st[k]) : read_cards(x, l, n, nh, cnt, st[k]);
         fj_pgs_reset(st[k]);
         if (rs != FJ_OK)
             return rs;
     }
-    return write_rollups(x, st[2], t, nh, cnt);
+    /* each of the batch's roll-ups is written anew below, or not at all */
+    if ((rs = bind_batch(x, st[ST_CLEAR], keys, vals, nh, cnt, false)) != FJ_OK)
+        return rs;
+    int r = fj_pgs_step(st[ST_CLEAR]);
+    fj_pgs_reset(st[ST_CLEAR]);
+    if (r != FJ_PGS_DONE && r != FJ_PGS_ROW)
+        return fj_pgq_fail(x, r, "clear load roll-ups");
+    return write_rollups(x, st[ST_PUT], t, nh, cnt);
 }
 
 /* Recomputes the roll-up of every (node, hour) in load_hourly_todo and empties the table; on the
@@ -234,7 +253,7 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
     fj_query q;
     memset(&q, 0, sizeof q);
     fj_pgq x = {.s = s, .d = &fj_pg_driver, .q = &q, .err = err};
-    fj_pgs *todo = NULL, *clear = NULL, *st[3] = {NULL, NULL, NULL};
+    fj_pgs *todo = NULL, *done = NULL, *st[ST__N] = {NULL};
     node_hour *nh = NULL;
     fj_qload_node n = {0};
     char sql[2048];
@@ -248,18 +267,16 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
         rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
         goto out;
     }
-    if ((rs = fj_pgq_prepare(&x, "SELECT node_id, hour FROM load_hourly_todo ORDER BY node_id, hour", &todo)) !=
-            FJ_OK ||
-        (rs = fj_pgq_prepare(&x, samples_sql, &st[0])) != FJ_OK ||
-        (rs = fj_pgq_prepare(&x, cards_sql, &st[1])) != FJ_OK || (rs = fj_pgq_prepare(&x, sql, &st[2])) != FJ_OK ||
-        (rs = fj_pgq_prepare(&x, "DELETE FROM load_hourly h USING load_hourly_todo t"
-                                 " WHERE h.node_id = t.node_id AND h.hour = t.hour", &clear)) != FJ_OK)
+    /* Kept statements: run at every group commit, parsed and planned once per connection. */
+    if ((rs = fj_pgq_prepare_kept(&x, "SELECT node_id, hour FROM load_hourly_todo ORDER BY node_id, hour",
+                                  &todo)) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, samples_sql, &st[ST_SAMPLES])) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, cards_sql, &st[ST_CARDS])) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, sql, &st[ST_PUT])) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, clear_sql, &st[ST_CLEAR])) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, "DELETE FROM load_hourly_todo", &done)) != FJ_OK)
         goto out;
-    int r = fj_pgs_step(clear); /* each listed roll-up is written anew below, or not at all */
-    if (r != FJ_PGS_DONE && r != FJ_PGS_ROW) {
-        rs = fj_pgq_fail(&x, r, "clear load roll-ups");
-        goto out;
-    }
+    int r;
     fj_qenv e = fj_qx_env(&x);
     fj_qload l;
     fj_qload_stmts none = {0}; /* the statements are this file's */
@@ -280,11 +297,13 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
     }
     if (cnt && (rs = do_batch(&x, &l, &n, nh, cnt, st, &keys, &t)) != FJ_OK)
         goto out;
-    rs = fj_pg_exec(s, "DELETE FROM load_hourly_todo", "load roll-ups done", err);
+    r = fj_pgs_step(done);
+    if (r != FJ_PGS_DONE && r != FJ_PGS_ROW)
+        rs = fj_pgq_fail(&x, r, "load roll-ups done");
 out:
     fj_pgs_finalize(todo);
-    fj_pgs_finalize(clear);
-    for (int k = 0; k < 3; k++)
+    fj_pgs_finalize(done);
+    for (int k = 0; k < ST__N; k++)
         fj_pgs_finalize(st[k]);
     fj_pg_cols_free(&keys);
     fj_pg_cols_free(&t);

@@ -74,9 +74,14 @@ _Static_assert(FJ_WV_SLURM_N == SLURM_NF + 2, "fj_wv_slurm gives job_id, job_ste
 
 /* One batched statement. The high-volume ones send their rows with COPY (text format), which
  * PostgreSQL parses several times faster than array parameters: straight into the table (DIRECT,
- * plain inserts), or into a temporary staging table of the session (ON COMMIT DELETE ROWS) from
- * which a prepared INSERT ... SELECT ... ON CONFLICT DO NOTHING takes them (ORDERED), counting the
- * inserted rows (COUNTED: the statement returns their ordinals). ARRAY statements take their rows
+ * plain inserts), or into a temporary staging table of the session from which a prepared
+ * INSERT ... SELECT ... ON CONFLICT DO NOTHING takes them (ORDERED), counting the inserted rows
+ * (COUNTED: the statement returns their ordinals). The statement takes them with DELETE ...
+ * RETURNING, so the table is empty again for the next group without being truncated at COMMIT
+ * (ON COMMIT DELETE ROWS truncated every staging table at every commit: 5 % of the server's CPU,
+ * and each truncation made PostgreSQL plan every statement that reads the table anew, 10 % more).
+ * Rows of a group that rolled back are gone with it. What the deleted rows leave behind is
+ * truncated every STAGE_GROUPS groups (empty_stages). ARRAY statements take their rows
  * as array parameters, INSERT ... SELECT FROM unnest($1::bigint[], ...): used where the rows are
  * joined with a big table, since the planner's estimate for unnest (not for a staging table whose
  * size it only learns when planning) keeps that join an index lookup per row. Rows go in sorted by
@@ -202,18 +207,19 @@ static void build_spec(const spec *p, size_t k)
             c += len + (c[len] == ',');
         }
         ok = off < sizeof decl &&
-             fits(snprintf(stage, SPEC_SQL_MAX, "CREATE TEMP TABLE IF NOT EXISTS %s (%so bigint) ON COMMIT DELETE ROWS",
-                           p->stage, decl)) &&
+             fits(snprintf(stage, SPEC_SQL_MAX, "CREATE TEMP TABLE IF NOT EXISTS %s (%so bigint)", p->stage, decl)) &&
              fits(snprintf(copy, SPEC_SQL_MAX, "COPY %s(%s,o) FROM STDIN", p->stage, p->cols));
         if (ok && p->kind == SP_COUNTED)
             ok = fits(snprintf(sql, SPEC_SQL_MAX,
-                               "WITH i AS (INSERT INTO %s(%s) SELECT %s FROM %s ORDER BY %s,o ON CONFLICT DO NOTHING "
-                               "RETURNING %s) SELECT min(u.o) FROM %s u JOIN i USING (%s) GROUP BY %s",
-                               p->table, p->cols, p->cols, p->stage, p->order, p->keys, p->stage, p->keys, p->keys));
+                               "WITH d AS (DELETE FROM %s RETURNING *), i AS (INSERT INTO %s(%s) SELECT %s FROM d "
+                               "ORDER BY %s,o ON CONFLICT DO NOTHING RETURNING %s) SELECT min(u.o) FROM d u JOIN i "
+                               "USING (%s) GROUP BY %s",
+                               p->stage, p->table, p->cols, p->cols, p->order, p->keys, p->keys, p->keys));
         else if (ok)
             ok = fits(snprintf(sql, SPEC_SQL_MAX,
-                               "INSERT INTO %s(%s) SELECT %s FROM %s ORDER BY %s,o ON CONFLICT DO NOTHING", p->table,
-                               p->cols, p->cols, p->stage, p->order));
+                               "WITH d AS (DELETE FROM %s RETURNING *) INSERT INTO %s(%s) SELECT %s FROM d ORDER BY "
+                               "%s,o ON CONFLICT DO NOTHING",
+                               p->stage, p->table, p->cols, p->cols, p->order));
     }
     if (!ok)
         sql[0] = copy[0] = stage[0] = '\0';
@@ -346,7 +352,18 @@ struct fj_pg_wstate {
     size_t cap_bytes;
     fj_time *times;
     size_t cap_times;
+    /* (job, host) and (job, command) pairs this connection has committed (job id -> the pair's
+     * code, stored_pair): they are not sent again (write_hosts_cmds). Job ids are never handed out
+     * twice and a job's pairs are deleted only with the job (a merge moves them to the
+     * survivor), so a committed pair stays true for every id a later group can write; what
+     * another connection committed is merely sent again and ignored (ON CONFLICT). The group's
+     * own pairs wait in pair_new until its COMMIT. */
+    fj_intern pairs;
+    int64_t *pair_new; /* (job id, code) */
+    size_t n_pair_new, cap_pair_new;
 };
+
+#define PAIRS_MAX 262144 /* committed pairs remembered; past this the memory starts over */
 
 typedef struct wctx {
     fj_store *s;
@@ -372,8 +389,10 @@ void fj_pg_write_free(fj_store *s)
     fj_pg_cols_free(&w->set);
     fj_pg_cols_free(&w->sjset);
     fj_intern_clear(&w->keymap);
-    void *heap[] = {w->sj_keys, w->envs, w->flags, w->pk, w->sj, w->keys, w->inst, w->con, w->added, w->pjobs,
-                    w->msj,     w->mprocs, w->cmds, w->scratch, w->sums, w->bytes, w->times, w};
+    fj_intern_clear(&w->pairs);
+    void *heap[] = {w->sj_keys, w->envs,   w->flags,   w->pk,   w->sj,   w->keys,  w->inst,     w->con, w->added,
+                    w->pjobs,   w->msj,    w->mprocs,  w->cmds, w->scratch, w->sums, w->bytes, w->times,
+                    w->pair_new, w};
     for (size_t i = 0; i < sizeof heap / sizeof heap[0]; i++)
         fj_free(heap[i]);
     s->w = NULL;
@@ -432,6 +451,26 @@ static fj_status copy_in(wctx *x, const char *copy_sql, const char *what)
     if (st == FJ_OK && (!sent || !ended))
         st = fj_pg_fail(x->s, NULL, what, x->err);
     return st;
+}
+
+#define STAGE_GROUPS 64 /* write groups between two truncations of the staging tables */
+
+/* Every STAGE_GROUPS groups, the space the staging tables' deleted rows hold is given back: they
+ * are truncated (in the group's transaction; a rollback keeps them as they were, which is as
+ * correct, only larger). PostgreSQL does not vacuum temporary tables. */
+static fj_status empty_stages(wctx *x)
+{
+    fj_store *s = x->s;
+    if (++s->stage_groups < STAGE_GROUPS)
+        return FJ_OK;
+    s->stage_groups = 0;
+    char sql[1024] = "TRUNCATE ";
+    const size_t start = strlen(sql);
+    size_t off = start;
+    for (size_t k = 0; k < N_SPECS; k++)
+        if (specs[k].stage && s->staged[specs[k].id] && off + strlen(specs[k].stage) + 2 < sizeof sql)
+            off += (size_t)snprintf(sql + off, sizeof sql - off, "%s%s", off > start ? "," : "", specs[k].stage);
+    return off > start ? fj_pg_exec(s, sql, "empty staging tables", x->err) : FJ_OK;
 }
 
 /* Runs a batched statement over the rows of x->w->t (nothing when there are none). */
@@ -812,18 +851,7 @@ static fj_status list_rollups(wctx *x)
         st = fj_buf_puts(&cpus, "}");
     if (st == FJ_OK && n) {
         const char *v[3] = {nodes.data, times.data, cpus.data};
-        PGresult *r = PQexecParams(
-            x->s->conn,
-            "WITH f AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[]) AS f(node_id, time, cpus))"
-            " INSERT INTO load_hourly_todo (node_id, hour)"
-            " SELECT node_id, h FROM (SELECT node_id, time - (time % 3600 + 3600) % 3600 AS h FROM f"
-            " UNION SELECT f.node_id, n.time - (n.time % 3600 + 3600) % 3600 FROM f CROSS JOIN LATERAL"
-            " (SELECT s.time FROM samples s WHERE s.node_id = f.node_id AND s.time > f.time AND s.cpus IS NOT NULL"
-            " ORDER BY s.time LIMIT 1) n WHERE f.cpus) u ON CONFLICT DO NOTHING",
-            3, NULL, v, NULL, NULL, 0);
-        if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
-            st = fj_pg_fail(x->s, r, "list load roll-ups", x->err);
-        PQclear(r);
+        st = fj_pg_run(x->s, FJ_PG_ROLLUP_TODO, 3, v, NULL, "list load roll-ups", x->err);
         x->rollups = true;
     } else if (st != FJ_OK) {
         st = oom(x);
@@ -1528,27 +1556,53 @@ static fj_status write_merges(wctx *x)
     return FJ_OK;
 }
 
+/* A (job, host) or (job, command) pair's code in fj_pg_wstate.pairs, beside the job's id. */
+static int64_t pair_code(bool host, int64_t val)
+{
+    return (int64_t)((uint64_t)val << 1) | (host ? 1 : 0);
+}
+
+/* Adds the pair to the statement's rows unless this connection has committed it. */
+static fj_status pair_row(wctx *x, bool host, int64_t id, int64_t val)
+{
+    struct fj_pg_wstate *w = x->w;
+    int64_t code = pair_code(host, val);
+    if (fj_intern_get(&w->pairs, id, &code, sizeof code))
+        return FJ_OK;
+    FJ_TRY(GROW(x, w->pair_new, w->cap_pair_new, 2 * (w->n_pair_new + 1)));
+    w->pair_new[2 * w->n_pair_new] = id;
+    w->pair_new[2 * w->n_pair_new++ + 1] = code;
+    fj_pg_i64(&w->t, 0, id);
+    fj_pg_i64(&w->t, 1, val);
+    fj_pg_row(&w->t, 0);
+    return FJ_OK;
+}
+
+/* After the group's COMMIT: its pairs are stored. (Out of memory only forgets them: they are sent
+ * again.) */
+static void pairs_committed(struct fj_pg_wstate *w)
+{
+    if (w->pairs.n + w->n_pair_new > PAIRS_MAX)
+        fj_intern_clear(&w->pairs);
+    for (size_t i = 0; i < w->n_pair_new; i++)
+        if (fj_intern_put(&w->pairs, w->pair_new[2 * i], &w->pair_new[2 * i + 1], sizeof(int64_t), 1) != FJ_OK)
+            break;
+}
+
 static fj_status write_hosts_cmds(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
-    fj_pg_cols *t = &w->t;
     begin_rows(x, FJ_PG_RJH_INS);
-    for (size_t q = 0; q < w->n_con; q++) {
-        fj_pg_i64(t, 0, w->inst[final_of(w, w->con[q].inst)].id);
-        fj_pg_i64(t, 1, w->con[q].node_id);
-        fj_pg_row(t, 0);
-    }
+    for (size_t q = 0; q < w->n_con; q++)
+        FJ_TRY(pair_row(x, true, w->inst[final_of(w, w->con[q].inst)].id, w->con[q].node_id));
     FJ_TRY(run_rows(x, FJ_PG_RJH_INS, NULL, "insert job hosts"));
 
     begin_rows(x, FJ_PG_RJC_INS);
     for (size_t q = 0; q < w->n_con; q++) {
         const rc *c = &w->con[q];
         int64_t id = w->inst[final_of(w, c->inst)].id;
-        for (size_t i = 0; i < c->ncmd; i++) {
-            fj_pg_i64(t, 0, id);
-            fj_pg_i64(t, 1, w->cmds[c->cmd0 + i]);
-            fj_pg_row(t, 0);
-        }
+        for (size_t i = 0; i < c->ncmd; i++)
+            FJ_TRY(pair_row(x, false, id, w->cmds[c->cmd0 + i]));
     }
     return run_rows(x, FJ_PG_RJC_INS, NULL, "insert job commands");
 }
@@ -1620,6 +1674,7 @@ static fj_status pending_jobs(wctx *x)
 {
     struct fj_pg_wstate *w = x->w;
     FJ_TRY(GROW(x, w->pjobs, w->cap_pjobs, w->n_inst + 1));
+    bool merges = has_merges(w); /* a stored job merged into a new one: its rows move to it */
     size_t n = 0;
     for (size_t i = 0; i < w->n_inst; i++) {
         const ri *in = &w->inst[i];
@@ -1627,7 +1682,8 @@ static fj_status pending_jobs(wctx *x)
             continue;
         const fj_rjkey *k = &w->keys[in->key].k;
         w->pjobs[n++] = (fj_pg_jcpu_job){in->id, k->job, k->epoch, k->pid, k->ppid, k->cmd_id, k->cluster_id,
-                                         in->sum.sum.cpu_m, in->sum.n_samples, in->win_m, 0, false, i};
+                                         in->sum.sum.cpu_m, in->sum.n_samples, in->win_m, 0, false, i,
+                                         !in->existing && !merges};
     }
     qsort(w->pjobs, n, sizeof *w->pjobs, pjob_cmp);
     w->n_pjobs = n;
@@ -2128,7 +2184,7 @@ static void reset_group(struct fj_pg_wstate *w)
 {
     w->n_envs = w->n_sj = w->n_pk = 0;
     fj_intern_clear(&w->keymap);
-    w->n_keys = w->n_inst = w->n_con = w->n_cmds = 0;
+    w->n_keys = w->n_inst = w->n_con = w->n_cmds = w->n_pair_new = 0;
 }
 
 fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts, fj_err *err)
@@ -2182,12 +2238,16 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
     if (st == FJ_OK)
         st = fj_pg_begin(s, false, err);
     if (st == FJ_OK)
+        st = empty_stages(&x);
+    if (st == FJ_OK)
         st = write_all(&x);
     if (st == FJ_OK)
         st = fj_pg_ts_write(s, batches, n_batches, counts ? counts : scratch, err);
     if (st == FJ_OK)
         st = fj_pg_exec(s, "COMMIT", "commit", err);
     fj_pg_ts_end(s, st == FJ_OK);
+    if (st == FJ_OK)
+        pairs_committed(w);
     fj_free(scratch);
     reset_group(w);
     if (st == FJ_OK)

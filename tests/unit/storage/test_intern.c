@@ -51,3 +51,25 @@ Test(intern, grows_and_keeps_every_key)
     cr_assert_eq(fj_intern_get(&m, 0, k, sizeof k), 0);
     fj_intern_clear(&m);
 }
+
+Test(intern, replace_changes_only_a_present_key)
+{
+    fj_intern m = {0};
+    cr_assert_not(fj_intern_replace(&m, 0, "a", 1, 5), "an empty map has no key to replace");
+    /* fill to the point where one more put would grow the table: replace must not need that */
+    char key[32];
+    size_t i = 0;
+    do {
+        int n = snprintf(key, sizeof key, "k%zu", i++);
+        cr_assert_eq(fj_intern_put(&m, 0, key, (size_t)n, -1), FJ_OK);
+    } while ((m.n + 1) * 2 <= m.cap);
+    size_t cap = m.cap, n = m.n;
+    cr_assert(fj_intern_replace(&m, 0, "k0", 2, 7));
+    cr_assert_eq(fj_intern_get(&m, 0, "k0", 2), 7);
+    cr_assert_eq(m.cap, cap, "no growth");
+    cr_assert_eq(m.n, n, "no new entry");
+    cr_assert_not(fj_intern_replace(&m, 0, "absent", 6, 7));
+    cr_assert_not(fj_intern_replace(&m, 1, "k0", 2, 7), "another namespace");
+    cr_assert_eq(fj_intern_get(&m, 0, "absent", 6), 0);
+    fj_intern_clear(&m);
+}
