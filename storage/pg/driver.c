@@ -86,6 +86,16 @@ fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *val
     return FJ_OK;
 }
 
+fj_status fj_pg_forget_plans(fj_store *s, fj_err *err)
+{
+    fj_status st = fj_pg_exec(s, "DEALLOCATE ALL", "forget plans", err);
+    if (st == FJ_OK) {
+        memset(s->prepared, 0, sizeof s->prepared);
+        fj_intern_clear(&s->kept);
+    }
+    return st;
+}
+
 fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err)
 {
     if (!s->conn || PQstatus(s->conn) != CONNECTION_OK)

@@ -354,6 +354,7 @@ struct fj_store {
     bool staged[FJ_PG__COUNT]; /* the statement's staging table exists in this session */
     fj_intern kept;            /* SQL -> number of the session's kept statements (fj_pgq_prepare_kept) */
     unsigned stage_groups;     /* write groups since the staging tables were last emptied */
+    unsigned plan_groups;      /* write groups since the session's statements were last prepared */
     fj_pg_map names;         /* interned names: see FJ_PG_NS_* */
     /* Week partitions known to exist (week start times). */
     int64_t *weeks;
@@ -373,6 +374,10 @@ fj_status fj_pg_fail(fj_store *s, const PGresult *r, const char *what, fj_err *e
  * *res (when res is not NULL) holds the result, to be freed with PQclear. */
 fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *vals, PGresult **res,
                     const char *what, fj_err *err);
+
+/* Drops the session's prepared statements (the driver's and the kept ones): each is prepared again
+ * when next run, and PostgreSQL plans it with its tables as they are then. */
+fj_status fj_pg_forget_plans(fj_store *s, fj_err *err);
 
 /* Runs SQL without parameters (transaction control, SET LOCAL). */
 fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err);
