@@ -330,11 +330,12 @@ static fj_status load_jobs(ctx *c, const fj_jcpu_note *notes, size_t n)
 }
 
 /* The cache's rows: each key's stored rows (JCPU_ROWS_MANY's result r, rows rows, by the ordinal
- * among the asked keys and time) merged by time with its added rows. Of rows with one time the stored one stands, and
- * of added ones the first to arrive: the others are what INSERT ... ON CONFLICT DO NOTHING will
- * drop. A key without stored rows has none at all (the query returns every row between its
- * neighbours, and the neighbours themselves), so the cache holds all of its rows. Keys left with
- * no rows stay out of the cache. */
+ * among the asked keys and time; a fresh job's key was not asked) merged by time with its added
+ * rows. Of rows with one time the stored one stands, and of added ones the first to arrive: the
+ * others are what INSERT ... ON CONFLICT DO NOTHING will drop. A key without stored rows has
+ * none at all (the query returns every row between its neighbours, and the neighbours
+ * themselves), so the cache holds all of its rows. Keys left with no rows stay out of the
+ * cache. */
 static fj_status merge_rows(ctx *c, PGresult *r, size_t rows, size_t nk)
 {
     cache *k = &c->c;

@@ -5,10 +5,12 @@
  * figures.
  *
  * A round trip per statement is what a group commit costs on PostgreSQL, so the node-hours are
- * done a batch at a time with three statements whatever the batch's size: every node-hour's
+ * done a batch at a time with four statements whatever the batch's size: every node-hour's
  * previous sample with counters and its samples in one ordered result, the cards of those that
- * may have GPUs in another, and the roll-ups written with one INSERT of arrays. Node by node it
- * was five statements per node-hour, about half of a group commit's statements. */
+ * may have GPUs in another, the old roll-ups deleted and the new ones written with one INSERT of
+ * arrays. Node by node it was five statements per node-hour, about half of a group commit's
+ * statements. They run at every group commit, so they are kept (prepared once per connection):
+ * as text, PostgreSQL parsed and planned each of them every time. */
 #include "storage/pg/query_int.h"
 #include "storage/pg/int.h"
 #include "storage/query/load.h"

@@ -78,14 +78,14 @@ _Static_assert(FJ_WV_SLURM_N == SLURM_NF + 2, "fj_wv_slurm gives job_id, job_ste
  * INSERT ... SELECT ... ON CONFLICT DO NOTHING takes them (ORDERED), counting the inserted rows
  * (COUNTED: the statement returns their ordinals). The statement takes them with DELETE ...
  * RETURNING, so the table is empty again for the next group without being truncated at COMMIT
- * (ON COMMIT DELETE ROWS truncated every staging table at every commit: 5 % of the server's CPU,
- * and each truncation made PostgreSQL plan every statement that reads the table anew, 10 % more).
- * Rows of a group that rolled back are gone with it. What the deleted rows leave behind is
- * truncated every STAGE_GROUPS groups (empty_stages). ARRAY statements take their rows
- * as array parameters, INSERT ... SELECT FROM unnest($1::bigint[], ...): used where the rows are
- * joined with a big table, since the planner's estimate for unnest (not for a staging table whose
- * size it only learns when planning) keeps that join an index lookup per row. Rows go in sorted by
- * order, then by arrival, so the first copy of a row repeated within a group wins. */
+ * (ON COMMIT DELETE ROWS truncated every staging table of the session at every commit: 5 % of
+ * the machine's CPU under the Sonar benchmark). Rows of a group that rolled back are gone with
+ * it; what the deleted rows leave behind is truncated every STAGE_GROUPS groups (empty_stages).
+ * ARRAY statements take their rows as array parameters, INSERT ... SELECT FROM unnest($1::bigint[],
+ * ...): used where the rows are joined with a big table, since the planner's estimate for unnest
+ * (not for a staging table whose size it only learns when planning) keeps that join an index
+ * lookup per row. Rows go in sorted by order, then by arrival, so the first copy of a row
+ * repeated within a group wins. */
 typedef enum { SP_ARRAY, SP_DIRECT, SP_ORDERED, SP_COUNTED } sp_kind;
 
 typedef struct spec {
@@ -353,7 +353,7 @@ struct fj_pg_wstate {
     fj_time *times;
     size_t cap_times;
     /* (job, host) and (job, command) pairs this connection has committed (job id -> the pair's
-     * code, stored_pair): they are not sent again (write_hosts_cmds). Job ids are never handed out
+     * code, pair_code): they are not sent again (write_hosts_cmds). Job ids are never handed out
      * twice and a job's pairs are deleted only with the job (a merge moves them to the
      * survivor), so a committed pair stays true for every id a later group can write; what
      * another connection committed is merely sent again and ignored (ON CONFLICT). The group's
@@ -460,7 +460,7 @@ static fj_status copy_in(wctx *x, const char *copy_sql, const char *what)
  * all of it for every key once it has grown (jobs, envelopes: 5 ms a group at 50,000 rows in a
  * benchmark's fresh database) until autovacuum's next ANALYZE of the table, a minute or more
  * away. Preparing again every so many groups bounds that; the first runs after it are planned for
- * their values, some 0.2 ms each, 0.2 ms a group on average. */
+ * their values, some 0.2 ms each: under 0.2 ms a group on average. */
 #define PLAN_GROUPS 256
 
 /* Every STAGE_GROUPS groups, the space the staging tables' deleted rows hold is given back: they

@@ -22,7 +22,11 @@
 #   tests/bench/sonar_bench.sh [DURATION] [CONNECTIONS]     (from the checkout, after a build)
 #
 # CONFIGS="sqlite postgres" picks configurations (default: all three; DB=postgres is the old
-# spelling of CONFIGS=postgres). TABLES=1 also prints PostgreSQL's bytes per table.
+# spelling of CONFIGS=postgres). TABLES=1 also prints PostgreSQL's bytes per table. WARMUP=N first
+# sends N envelopes (split among the servers, as fast as acknowledged, not measured), so that the
+# phases measure what a running site sends, later samples of known nodes and running jobs, rather
+# than an empty database's first samples (at 1,000 nodes, a 10 s saturation phase is some four
+# samples a node, its first among them).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
@@ -181,8 +185,18 @@ bench() { # config
   db=$(new_db fjord_bench)
   start_servers "$db" "$servers"
   empty=$(db_bytes "$db")
-  echo "== $config ($servers fjord server(s), $duration s a phase, $conns connections)"
-  phase saturation
+  echo "== $config ($servers fjord server(s), $duration s a phase, $conns connections, warm-up ${WARMUP:-0})"
+  local warm=$((${WARMUP:-0} / servers)) i outs=()
+  if [ "$warm" -gt 0 ]; then
+    for i in "${!ports[@]}"; do
+      "$build/sonar_load" --port "${ports[$i]}" --secret "$secret" --template "$template" \
+        --nodes $((nodes / servers)) --node-offset $((i * nodes / servers)) --connections $((conns / servers)) \
+        --envelopes "$warm" --duration 600 > /dev/null &
+      outs+=($!)
+    done
+    for i in "${outs[@]}"; do wait "$i"; done
+  fi
+  phase saturation --seq-start "$warm"
   # The fixed-load phase continues after the saturation phase's envelopes: new data, not re-sends.
   phase "at 500/s" --rate $((500 / servers)) --seq-start 100000000
   stop_servers
