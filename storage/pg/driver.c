@@ -262,24 +262,22 @@ static PGresult *exec_statement(fj_store *s, fj_pgs *st, bool *oom)
         return PQexecParams(s->conn, st->sql, st->n, st->types, st->vals, NULL, NULL, 0);
     size_t len = strlen(st->sql);
     int64_t id = fj_intern_get(&s->kept, 0, st->sql, len);
-    char name[32];
-    if (id <= 0) {
-        if (!id) {
-            id = -(int64_t)(s->kept.n + 1);
-            if (fj_intern_put(&s->kept, 0, st->sql, len, id) != FJ_OK) {
-                *oom = true;
-                return NULL;
-            }
+    if (!id) {
+        id = -(int64_t)(s->kept.n + 1);
+        if (fj_intern_put(&s->kept, 0, st->sql, len, id) != FJ_OK) {
+            *oom = true;
+            return NULL;
         }
-        id = -id;
-        snprintf(name, sizeof name, "fjk%lld", (long long)id);
+    }
+    char name[32];
+    snprintf(name, sizeof name, "fjk%lld", (long long)(id < 0 ? -id : id));
+    if (id < 0) {
         PGresult *p = PQprepare(s->conn, name, st->sql, st->n, st->types);
         if (!p || PQresultStatus(p) != PGRES_COMMAND_OK)
             return p;
         PQclear(p);
-        fj_intern_replace(&s->kept, 0, st->sql, len, id);
+        fj_intern_replace(&s->kept, 0, st->sql, len, -id);
     }
-    snprintf(name, sizeof name, "fjk%lld", (long long)id);
     return PQexecPrepared(s->conn, name, st->n, st->vals, NULL, NULL, 0);
 }
 

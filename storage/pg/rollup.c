@@ -77,10 +77,9 @@ static bool rollup_insert_sql(char *sql, size_t size)
     return true;
 }
 
-/* Binds the batch's node-hours as $1, $2 (arrays held in t) and, with hour_len, the hour's length
- * as $3. */
-static fj_status bind_batch(fj_pgq *x, fj_pgs *st, fj_pg_cols *t, const char **vals, const node_hour *nh,
-                            size_t n, bool hour_len)
+/* The batch's node-hours as two array literals, vals[0] (nodes) and vals[1] (hours), held in t:
+ * formatted once, bound as $1 and $2 of each of the batch's statements. */
+static fj_status batch_keys(fj_pgq *x, fj_pg_cols *t, const char **vals, const node_hour *nh, size_t n)
 {
     fj_pg_cols_reset(t);
     for (size_t i = 0; i < n; i++) {
@@ -90,10 +89,6 @@ static fj_status bind_batch(fj_pgq *x, fj_pgs *st, fj_pg_cols *t, const char **v
     }
     if (fj_pg_cols_finish(t, vals) != FJ_OK)
         return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
-    fj_pgs_bind_text(st, 1, vals[0]);
-    fj_pgs_bind_text(st, 2, vals[1]);
-    if (hour_len)
-        fj_pgs_bind_int(st, 3, FJ_LA_ROLLUP_S);
     return FJ_OK;
 }
 
@@ -230,17 +225,20 @@ static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *n
         memset(&nh[i].b, 0, sizeof nh[i].b);
         nh[i].last = 0;
     }
+    if ((rs = batch_keys(x, keys, vals, nh, cnt)) != FJ_OK)
+        return rs;
+    for (int k = ST_SAMPLES; k <= ST_CLEAR; k++) {
+        fj_pgs_bind_text(st[k], 1, vals[0]);
+        fj_pgs_bind_text(st[k], 2, vals[1]);
+    }
     for (int k = ST_SAMPLES; k <= ST_CARDS; k++) {
-        if ((rs = bind_batch(x, st[k], keys, vals, nh, cnt, true)) != FJ_OK)
-            return rs;
+        fj_pgs_bind_int(st[k], 3, FJ_LA_ROLLUP_S); /* the hour's length */
         rs = k == ST_SAMPLES ? read_samples(x, l, n, nh, cnt, st[k]) : read_cards(x, l, n, nh, cnt, st[k]);
         fj_pgs_reset(st[k]);
         if (rs != FJ_OK)
             return rs;
     }
     /* each of the batch's roll-ups is written anew below, or not at all */
-    if ((rs = bind_batch(x, st[ST_CLEAR], keys, vals, nh, cnt, false)) != FJ_OK)
-        return rs;
     int r = fj_pgs_step(st[ST_CLEAR]);
     fj_pgs_reset(st[ST_CLEAR]);
     if (r != FJ_PGS_DONE && r != FJ_PGS_ROW)
