@@ -2,6 +2,7 @@
 #include "storage/core/jobcpu.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int fj_jcpu_proc_cmp(const void *a, const void *b)
 {
@@ -11,6 +12,11 @@ int fj_jcpu_proc_cmp(const void *a, const void *b)
     if (x->ppid != y->ppid)
         return x->ppid < y->ppid ? -1 : 1;
     return x->cmd_id < y->cmd_id ? -1 : x->cmd_id > y->cmd_id;
+}
+
+bool fj_jcpu_counts_children(const char *producer)
+{
+    return !(producer && strcmp(producer, "fjord-push") == 0);
 }
 
 void fj_jcpu_sort(fj_jcpu_sample *s)
@@ -180,6 +186,52 @@ static fj_status split(const fj_jcpu_row *rows, size_t n, series *s, fj_err *err
     for (size_t i = 0; i < n; i++)
         s->t[i] = rows[i].time, s->m[i] = rows[i].cpu_m;
     return FJ_OK;
+}
+
+fj_status fj_jcpu_next(const fj_jcpu_sample *prev, const fj_jcpu_row *rows, size_t n, const fj_jcpu_sample *cur,
+                       int64_t *cpu_m, int64_t *win_m, fj_err *err)
+{
+    fj_time t_small[16];
+    int64_t m_small[16];
+    fj_time *t = t_small;
+    int64_t *m = m_small;
+    if (n + 1 > 16) {
+        t = malloc((n + 1) * sizeof *t);
+        m = malloc((n + 1) * sizeof *m);
+        if (!t || !m) {
+            free(t);
+            free(m);
+            return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        t[i] = rows[i].time, m[i] = rows[i].cpu_m;
+    *cpu_m = fj_jcpu_sample_m(prev, cur);
+    t[n] = cur->time;
+    m[n] = *cpu_m;
+    int64_t win = fj_jcpu_window_m(t, m, n, INT64_MAX);
+    if (win >= 0) {
+        int64_t cap = fj_jcpu_cap_m(cur);
+        win = win < cap ? win : cap;
+    }
+    *win_m = win;
+    if (t != t_small) {
+        free(t);
+        free(m);
+    }
+    return FJ_OK;
+}
+
+size_t fj_jcpu_rows_keep_from(const fj_jcpu_row *rows, size_t n)
+{
+    if (n == 0)
+        return 0;
+    fj_time last = rows[n - 1].time;
+    size_t i = n;
+    while (i-- > 0)
+        if (last - rows[i].time >= FJ_JCPU_WINDOW_S)
+            return i;
+    return 0;
 }
 
 fj_status fj_jcpu_update(const fj_jcpu_io *io, int64_t rjob, int64_t node, fj_time t, fj_jcpu_delta *d, fj_err *err)

@@ -53,6 +53,11 @@ typedef struct fj_jcpu_sample {
 } fj_jcpu_sample;
 
 void fj_jcpu_sort(fj_jcpu_sample *s);
+
+/* Does the cpu_time of the producer named (an envelope's meta.producer, NULL: none) include its
+ * processes' reaped children? fjord-push sends a process's own time; Sonar (and, unknown,
+ * anything else) adds the children's. */
+bool fj_jcpu_counts_children(const char *producer);
 /* qsort's order of fj_jcpu_sort, (pid, ppid, cmd_id): also for an array of structs that begin with
  * an fj_jcpu_proc (the job profile's points). */
 int fj_jcpu_proc_cmp(const void *a, const void *b);
@@ -79,6 +84,20 @@ typedef struct fj_jcpu_row {
     fj_time time;
     int64_t cpu_m, win_m;
 } fj_jcpu_row;
+
+/* The figure and candidate of node-sample cur arriving after every stored node-sample of its (job,
+ * node), as fj_jcpu_update would store them, from what a writer kept in memory: prev, the latest
+ * stored node-sample's processes (NULL: none, or its raw rows are gone), and rows[0 .. n), the
+ * stored node-samples from the latest one at least FJ_JCPU_WINDOW_S older than cur (or the first)
+ * up to the latest, ascending. The arrival in order that a running job's samples make needs no
+ * read. FJ_OK or FJ_ENOMEM. */
+fj_status fj_jcpu_next(const fj_jcpu_sample *prev, const fj_jcpu_row *rows, size_t n, const fj_jcpu_sample *cur,
+                       int64_t *cpu_m, int64_t *win_m, fj_err *err);
+
+/* How many of rows[0 .. n) (ascending) a later node-sample can still need, given that the latest
+ * is rows[n - 1]: the rows from the latest one at least FJ_JCPU_WINDOW_S older than it. Returns
+ * the index of the first row to keep. */
+size_t fj_jcpu_rows_keep_from(const fj_jcpu_row *rows, size_t n);
 
 /* What a backend gives: reads within its write transaction. Arrays come from scratch memory the
  * backend owns until the next call of the same function. */

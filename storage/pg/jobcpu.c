@@ -791,7 +791,7 @@ static fj_status io_procs(void *x, int which, int64_t rjob, int64_t node, fj_tim
     if ((st = run(c, FJ_PG_JCPU_PRODUCER, 3, (int64_t[]){c->cluster_id, node, t}, &r, "job CPU producer")) != FJ_OK)
         return st;
     /* fjord-push sends a process's own time; Sonar (and, unknown, anything else) adds children's */
-    out->children_counted = !(PQntuples(r) > 0 && strcmp(PQgetvalue(r, 0, 0), "fjord-push") == 0);
+    out->children_counted = fj_jcpu_counts_children(PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : NULL);
     PQclear(r);
     return FJ_OK;
 }

@@ -89,6 +89,16 @@ fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, i
                      "nproc_sum=?6,nproc_peak=?7,mem_sum_kb=?10,"                                   \
                      "mem_peak_kb=?11,gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,"                  \
                      "gpumem_peak_kb=?15 WHERE id=?1")                                                   \
+    /* RJOB_UPD and RJOB_UPD_LAST with the job's CPU summary kept in memory (fj_sq_jcpu_take):    \
+     * one write of the job's row per transaction. */                                                \
+    X(RJOB_UPD_CPU, "UPDATE jobs SET user_id=coalesce(user_id,?2),first_seen=?3,last_seen=?4,n_samples=?5," \
+                    "nproc_sum=?6,nproc_peak=?7,cpu_sum_m=?8,cpu_peak_m=?9,mem_sum_kb=?10,mem_peak_kb=?11," \
+                    "gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,gpumem_peak_kb=?15,"              \
+                    "cpu_win_peak_m=nullif(?16,-1) WHERE id=?1")                                       \
+    X(RJOB_UPD_LAST_CPU, "UPDATE jobs SET user_id=coalesce(user_id,?2),last_seen=?4,n_samples=?5,"     \
+                         "nproc_sum=?6,nproc_peak=?7,cpu_sum_m=?8,cpu_peak_m=?9,mem_sum_kb=?10,"       \
+                         "mem_peak_kb=?11,gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,"            \
+                         "gpumem_peak_kb=?15,cpu_win_peak_m=nullif(?16,-1) WHERE id=?1")              \
     /* The job CPU upkeep (storage/core/jobcpu.h; RJOB_UPD leaves the CPU columns to it). */               \
     X(JCPU_ROWS, "SELECT time,cpu_m,coalesce(cpu_win_m,-1) FROM job_samples WHERE rjob_id=?1 AND "       \
                  "node_id=?2 AND time>=?3 AND time<=?4 ORDER BY time")                                   \
@@ -155,8 +165,8 @@ typedef enum fj_sq_stmt_id {
     X(SGPUS, 0, 15, "INSERT OR FAIL INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"        \
                     "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"     \
                     "ce_clock,memory_clock) VALUES")                                                     \
-    X(JSAMPLES, 0, 11, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,"  \
-                       "gpumem_kb,node_id,time,proc_first,n_procs) VALUES")                             \
+    X(JSAMPLES, 0, 12, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,"  \
+                       "gpumem_kb,node_id,time,proc_first,n_procs,cpu_win_m) VALUES")                           \
     X(JHOSTS, 0, 2, "INSERT OR IGNORE INTO job_hosts(rjob_id,node_id) VALUES")                           \
     X(JCMDS, 0, 2, "INSERT OR IGNORE INTO job_cmds(rjob_id,cmd_id) VALUES")
 
@@ -209,6 +219,8 @@ struct fj_store {
     size_t ids_cap;
     struct fj_wv_pkey *pkeys; /* reusable scratch: process keys of one sample job */
     size_t pkeys_cap;
+    struct fj_jcpu_proc *jprocs; /* reusable scratch: one sample job's processes for its CPU */
+    size_t jprocs_cap;
     uint64_t *seen;          /* reusable scratch: hash set of one sample's (job, epoch) pairs */
     size_t seen_cap;
     fj_sq_buf bufs[FJ_SQ_BUF__COUNT]; /* buffered rows of the open write transaction */
@@ -228,7 +240,7 @@ struct fj_store {
     struct fj_sq_rjpend *rj_pend; /* cached instances whose summary awaits its UPDATE */
     size_t rj_pend_n, rj_pend_cap;
     struct fj_sq_jcpu *jcpu;      /* new job_samples rows of the transaction (storage/sqlite/jobcpu.c) */
-    fj_sq_val upd_bound[2][15];   /* what RJOB_UPD / RJOB_UPD_LAST have bound (type 0: nothing) */
+    fj_sq_val upd_bound[4][16];   /* what RJOB_UPD(_LAST)(_CPU) have bound (type 0: nothing) */
     /* Checkpoints of a writer handle (storage/sqlite/backend.c): the thread is started when the WAL first grows. */
     struct fj_sq_ckpt *ckpt;
     int open_flags;               /* as the handle was opened, for the checkpoint connection */
@@ -329,12 +341,26 @@ fj_status fj_sq_ts_precommit(fj_store *s, fj_err *err);
  * transaction, after the buffered rows went in; also completes the backfill of migration 0006. */
 fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err);
 
+struct fj_jcpu_sample;
 /* Job CPU upkeep (storage/sqlite/jobcpu.c, storage/core/jobcpu.h). The writer notes each new job_samples row
  * (and, with node -1, a job whose rows a merge joined); before COMMIT, with the rows flushed,
  * fj_sq_jcpu_drain computes their figures and the jobs' CPU summaries, then works off
  * job_cpu_todo (the backfill migration 0008 lists). A failed transaction clears the notes. */
 fj_status fj_sq_jcpu_note(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj_err *err);
+/* A new node-sample of rjob on node at t, cur its processes as stored (sorted, with the producer's
+ * children_counted), or NULL when the writer cannot give them; created: rjob was made by it;
+ * n_samples: the job's node-samples with it. *fast: its figure and candidate (-1: none) are in
+ * *cpu_m and *win_m, to be stored with its row, and the job's summary is written by the drain;
+ * else it is noted (the row is stored with cpu_m 0 and no candidate, and the drain computes them). */
+fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, const struct fj_jcpu_sample *cur,
+                         bool created,
+                         int64_t n_samples, bool *fast, int64_t *cpu_m, int64_t *win_m, fj_err *err);
 void fj_sq_jcpu_moved(fj_store *s, int64_t to, int64_t from);
+/* The job's CPU summary when one computed in memory awaits its write: *sum_m, *peak_m and *win_m
+ * (-1: none) to write with the job's row now, which takes it off the drain's list. */
+bool fj_sq_jcpu_take(fj_store *s, int64_t rjob, int64_t *sum_m, int64_t *peak_m, int64_t *win_m);
+/* Drops what the writer keeps of jobs' CPU between transactions (rows changed behind it). */
+void fj_sq_jcpu_forget(fj_store *s);
 fj_status fj_sq_jcpu_drain(fj_store *s, fj_err *err);
 void fj_sq_jcpu_clear(fj_store *s);
 void fj_sq_jcpu_free(fj_store *s);

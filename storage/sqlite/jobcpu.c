@@ -1,11 +1,23 @@
 /* storage/sqlite/jobcpu.c — the SQLite side of the job CPU upkeep (storage/core/jobcpu.h): the reads and
  * writes fj_jcpu_update needs, the notes of the transaction's new node-samples, and the jobs'
- * CPU summaries. */
+ * CPU summaries.
+ *
+ * What the writer keeps between transactions. A running job's samples arrive in order, and each
+ * needs only what the previous ones left: the latest node-sample's processes on the node, the
+ * figures of the last window (FJ_JCPU_WINDOW_S), and the job's CPU summary. The handle keeps them
+ * (a tail per (job, node), a summary per job), so such a node-sample's figure is computed when its
+ * row is buffered (fj_sq_jcpu_add, fj_jcpu_next) and stored with it, and the job's summary is
+ * written once per transaction: no read, and no second write of the row. Everything else (a
+ * sample that is late or repeated, a merge, a job first seen since the handle opened or since its
+ * memory was dropped) is noted and worked off by the drain from the stored rows, as before, and
+ * the job's memory is dropped after it. Dropped entirely on rollback, when another connection
+ * wrote (data_version), when retention deleted rows, and when it grows past its bounds. */
 #include "storage/sqlite/int.h"
 
 #include "alloc.h"
 #include "storage/core/grow.h"
 #include "storage/core/jobcpu.h"
+#include "storage/core/try.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +30,41 @@ typedef struct slot {
     size_t cap;
 } slot;
 
+/* The latest stored node-sample of a (job, node) and the figures a next one's window needs. */
+typedef struct tail {
+    bool loaded;         /* filled (from the stored rows, or empty for a new job) */
+    uint32_t gen;        /* the job's generation when filled: an older one is stale */
+    bool prev_have;      /* the latest node-sample's raw rows exist (procs is it) */
+    fj_jcpu_proc *procs; /* its processes, sorted */
+    size_t n_procs, procs_cap;
+    fj_jcpu_row *rows;   /* the stored node-samples a later window needs (fj_jcpu_rows_keep_from) */
+    size_t n_rows, rows_cap;
+} tail;
+
+/* A job's CPU summary as stored once the transaction's pending write ran. */
+typedef struct jsum {
+    int64_t rjob;
+    uint32_t gen;        /* bumped when the job's tails go stale */
+    bool known;          /* sum_m and win_m are current */
+    bool slow;           /* noted in this transaction: the drain reads and writes it */
+    bool pend;           /* its summary awaits JCPU_JOB_SET */
+    int64_t sum_m, win_m, n_samples;
+} jsum;
+
+#define TAILS_MAX 131072 /* (job, node) tails kept; past this, memory starts over between transactions */
+#define JSUMS_MAX 131072
+
 struct fj_sq_jcpu {
     note *notes;
     size_t n, cap;
+    fj_intern tail_ix;   /* (rjob, node) -> 1 + index into tails */
+    tail *tails;
+    size_t n_tails, tails_cap;
+    fj_intern jsum_ix;   /* (rjob) -> 1 + index into jsums */
+    jsum *jsums;
+    size_t n_jsums, jsums_cap;
+    size_t *touched;     /* jsums pending or slow in this transaction */
+    size_t n_touched, touched_cap;
     slot slots[2];
     fj_jcpu_row *rows;
     size_t rows_cap;
@@ -57,25 +101,119 @@ fj_status fj_sq_jcpu_note(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj
     return FJ_OK;
 }
 
+/* --- the memory kept between transactions ---------------------------------------------------- */
+
+static jsum *jsum_find(struct fj_sq_jcpu *j, int64_t rjob)
+{
+    int64_t ix = fj_intern_get(&j->jsum_ix, rjob, "", 0);
+    return ix ? &j->jsums[ix - 1] : NULL;
+}
+
+/* The job's summary entry, made (unknown) when absent. */
+static fj_status jsum_get(struct fj_sq_jcpu *j, int64_t rjob, jsum **out, fj_err *err)
+{
+    if ((*out = jsum_find(j, rjob)) != NULL)
+        return FJ_OK;
+    if (!fj_grow(&j->jsums, &j->jsums_cap, j->n_jsums + 1, sizeof *j->jsums, 1024) ||
+        fj_intern_put(&j->jsum_ix, rjob, "", 0, (int64_t)j->n_jsums + 1) != FJ_OK)
+        return oom(err);
+    *out = &j->jsums[j->n_jsums++];
+    **out = (jsum){.rjob = rjob};
+    return FJ_OK;
+}
+
+/* Lists the job among those the drain visits (once). */
+static fj_status touch(struct fj_sq_jcpu *j, jsum *e, fj_err *err)
+{
+    if (e->pend || e->slow)
+        return FJ_OK;
+    if (!fj_grow(&j->touched, &j->touched_cap, j->n_touched + 1, sizeof *j->touched, 256))
+        return oom(err);
+    j->touched[j->n_touched++] = (size_t)(e - j->jsums);
+    return FJ_OK;
+}
+
+/* The job goes through the drain in this transaction: its pending summary is written first, its
+ * tails are stale, and its memory is dropped after it. */
+static fj_status make_slow(struct fj_sq_jcpu *j, int64_t rjob, fj_err *err)
+{
+    jsum *e;
+    FJ_TRY(jsum_get(j, rjob, &e, err));
+    FJ_TRY(touch(j, e, err));
+    e->slow = true;
+    e->gen++;
+    return FJ_OK;
+}
+
+static tail *tail_find(struct fj_sq_jcpu *j, int64_t rjob, int64_t node)
+{
+    int64_t ix = fj_intern_get(&j->tail_ix, rjob, &node, sizeof node);
+    return ix ? &j->tails[ix - 1] : NULL;
+}
+
+static fj_status tail_get(struct fj_sq_jcpu *j, int64_t rjob, int64_t node, tail **out, fj_err *err)
+{
+    if ((*out = tail_find(j, rjob, node)) != NULL)
+        return FJ_OK;
+    if (!fj_grow(&j->tails, &j->tails_cap, j->n_tails + 1, sizeof *j->tails, 1024) ||
+        fj_intern_put(&j->tail_ix, rjob, &node, sizeof node, (int64_t)j->n_tails + 1) != FJ_OK)
+        return oom(err);
+    *out = &j->tails[j->n_tails++];
+    **out = (tail){0};
+    return FJ_OK;
+}
+
+static void forget(struct fj_sq_jcpu *j)
+{
+    for (size_t i = 0; i < j->n_tails; i++) {
+        fj_free(j->tails[i].procs);
+        fj_free(j->tails[i].rows);
+    }
+    j->n_tails = 0;
+    j->n_jsums = 0;
+    j->n_touched = 0;
+    fj_intern_clear(&j->tail_ix);
+    fj_intern_clear(&j->jsum_ix);
+}
+
+void fj_sq_jcpu_forget(fj_store *s)
+{
+    if (s->jcpu)
+        forget(s->jcpu);
+}
+
 void fj_sq_jcpu_moved(fj_store *s, int64_t to, int64_t from)
 {
     if (!s->jcpu)
         return;
-    for (size_t i = 0; i < s->jcpu->n; i++)
-        if (s->jcpu->notes[i].rjob == from)
-            s->jcpu->notes[i].rjob = to;
+    struct fj_sq_jcpu *j = s->jcpu;
+    for (size_t i = 0; i < j->n; i++)
+        if (j->notes[i].rjob == from)
+            j->notes[i].rjob = to;
+    /* from is deleted and its id may be handed out again: nothing of it may be written */
+    jsum *e = jsum_find(j, from);
+    if (e) {
+        e->known = e->pend = e->slow = false;
+        e->gen++;
+    }
 }
 
 void fj_sq_jcpu_clear(fj_store *s)
 {
-    if (s->jcpu)
-        s->jcpu->n = 0;
+    if (!s->jcpu)
+        return;
+    s->jcpu->n = 0;
+    forget(s->jcpu); /* the transaction is rolled back: what it added to memory is not stored */
 }
 
 void fj_sq_jcpu_free(fj_store *s)
 {
     if (!s->jcpu)
         return;
+    forget(s->jcpu);
+    fj_free(s->jcpu->tails);
+    fj_free(s->jcpu->jsums);
+    fj_free(s->jcpu->touched);
     fj_free(s->jcpu->notes);
     fj_free(s->jcpu->slots[0].v);
     fj_free(s->jcpu->slots[1].v);
@@ -224,8 +362,7 @@ static fj_status io_procs(void *x, int which, int64_t rjob, int64_t node, fj_tim
     bind3(pr, j->cluster_id, node, t);
     rc = sqlite3_step(pr);
     const unsigned char *producer = rc == SQLITE_ROW ? sqlite3_column_text(pr, 0) : NULL;
-    /* fjord-push sends a process's own time; Sonar (and, unknown, anything else) adds children's */
-    out->children_counted = !(producer && strcmp((const char *)producer, "fjord-push") == 0);
+    out->children_counted = fj_jcpu_counts_children((const char *)producer);
     return step_end(c, pr, rc, "job CPU producer");
 }
 
@@ -286,12 +423,177 @@ static fj_status load_todo(ctx *c, bool *any)
     return step_end(c, st, rc, "job CPU backfill");
 }
 
+/* --- node-samples computed when they are written ----------------------------------------------- */
+
+/* Copies n processes into the tail's own array. */
+static fj_status keep_procs(tail *tl, const fj_jcpu_proc *p, size_t n, fj_err *err)
+{
+    if (!fj_grow(&tl->procs, &tl->procs_cap, n ? n : 1, sizeof *tl->procs, 8))
+        return oom(err);
+    memcpy(tl->procs, p, n * sizeof *p);
+    tl->n_procs = n;
+    return FJ_OK;
+}
+
+/* Fills a tail of (rjob, node) from the stored rows: the latest node-sample's processes and the
+ * figures a later window needs. Only for a job with nothing of this transaction in memory or
+ * buffers, so the stored rows are all there is. */
+static fj_status load_tail(ctx *c, tail *tl, int64_t rjob, int64_t node, fj_err *err)
+{
+    fj_time last = 0, lo = 0;
+    bool found, found_lo;
+    tl->n_rows = tl->n_procs = 0;
+    tl->prev_have = false;
+    FJ_TRY(io_before(c, rjob, node, INT64_MAX, &last, &found));
+    if (!found)
+        return FJ_OK;
+    fj_jcpu_sample prev;
+    FJ_TRY(io_procs(c, 0, rjob, node, last, &prev, &tl->prev_have));
+    if (tl->prev_have)
+        FJ_TRY(keep_procs(tl, prev.procs, prev.n, err));
+    FJ_TRY(io_before(c, rjob, node, last - FJ_JCPU_WINDOW_S, &lo, &found_lo));
+    fj_jcpu_row *rows;
+    size_t n;
+    FJ_TRY(io_rows(c, rjob, node, found_lo ? lo : INT64_MIN, last, &rows, &n));
+    if (!fj_grow(&tl->rows, &tl->rows_cap, n ? n : 1, sizeof *tl->rows, 8))
+        return oom(err);
+    memcpy(tl->rows, rows, n * sizeof *rows);
+    tl->n_rows = n;
+    return FJ_OK;
+}
+
+/* Appends the new node-sample to its tail, keeping only the rows a later window needs. */
+static fj_status advance(tail *tl, const fj_jcpu_sample *cur, int64_t cpu_m, int64_t win_m, fj_err *err)
+{
+    if (!fj_grow(&tl->rows, &tl->rows_cap, tl->n_rows + 1, sizeof *tl->rows, 8))
+        return oom(err);
+    tl->rows[tl->n_rows++] = (fj_jcpu_row){cur->time, cpu_m, win_m};
+    size_t from = fj_jcpu_rows_keep_from(tl->rows, tl->n_rows);
+    if (from) {
+        memmove(tl->rows, tl->rows + from, (tl->n_rows - from) * sizeof *tl->rows);
+        tl->n_rows -= from;
+    }
+    FJ_TRY(keep_procs(tl, cur->procs, cur->n, err));
+    tl->prev_have = true;
+    return FJ_OK;
+}
+
+fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, const fj_jcpu_sample *cur, bool created,
+                         int64_t n_samples, bool *fast, int64_t *cpu_m, int64_t *win_m, fj_err *err)
+{
+    FJ_TRY(ensure(s, err));
+    struct fj_sq_jcpu *j = s->jcpu;
+    ctx c = {s, err, j};
+    *fast = false;
+    *cpu_m = 0;
+    *win_m = -1;
+    jsum *e;
+    FJ_TRY(jsum_get(j, rjob, &e, err));
+    if (created) { /* a new id (perhaps one a merge freed): nothing stored, nothing kept is its */
+        uint32_t gen = e->gen + 1;
+        *e = (jsum){.rjob = rjob, .gen = gen, .known = true, .win_m = -1};
+    }
+    if (!cur || e->slow) {
+        FJ_TRY(make_slow(j, rjob, err));
+        return fj_sq_jcpu_note(s, rjob, node, t, err);
+    }
+    tail *tl;
+    FJ_TRY(tail_get(j, rjob, node, &tl, err));
+    if (!tl->loaded || tl->gen != e->gen) {
+        /* unknown or stale: nothing of this transaction is in memory for the job (it would be
+         * slow, or the tail current), so the stored rows are the whole story */
+        if (created) {
+            tl->n_rows = tl->n_procs = 0;
+            tl->prev_have = false;
+        } else {
+            c.j->job_id = 0; /* an id a merge freed may name another job now */
+            FJ_TRY(load_tail(&c, tl, rjob, node, err));
+        }
+        tl->loaded = true;
+        tl->gen = e->gen;
+    }
+    if (tl->n_rows && cur->time <= tl->rows[tl->n_rows - 1].time) {
+        /* late or repeated: the stored rows after it change too */
+        FJ_TRY(make_slow(j, rjob, err));
+        return fj_sq_jcpu_note(s, rjob, node, t, err);
+    }
+    if (!e->known) {
+        int64_t n_stored;
+        c.j->job_id = 0;
+        FJ_TRY(load_job(&c, rjob, &e->sum_m, &n_stored, &e->win_m));
+        e->known = true;
+    }
+    fj_jcpu_sample prev = {.time = tl->n_rows ? tl->rows[tl->n_rows - 1].time : 0, .procs = tl->procs,
+                           .n = tl->n_procs};
+    bool use_prev = tl->n_rows && tl->prev_have;
+    FJ_TRY(fj_jcpu_next(use_prev ? &prev : NULL, tl->rows, tl->n_rows, cur, cpu_m, win_m, err));
+    FJ_TRY(advance(tl, cur, *cpu_m, *win_m, err));
+    FJ_TRY(touch(j, e, err));
+    e->pend = true;
+    e->sum_m += *cpu_m; /* as the drain's deltas add up */
+    if (*win_m > e->win_m)
+        e->win_m = *win_m;
+    e->n_samples = n_samples;
+    *fast = true;
+    return FJ_OK;
+}
+
+bool fj_sq_jcpu_take(fj_store *s, int64_t rjob, int64_t *sum_m, int64_t *peak_m, int64_t *win_m)
+{
+    jsum *e = s->jcpu ? jsum_find(s->jcpu, rjob) : NULL;
+    if (!e || !e->pend)
+        return false;
+    e->pend = false;
+    *sum_m = e->sum_m;
+    *win_m = e->win_m;
+    *peak_m = fj_jcpu_peak_m(e->win_m, e->sum_m, e->n_samples);
+    return true;
+}
+
+/* Writes the summaries of jobs whose node-samples were computed when written (before the drain
+ * reads any summary). */
+static fj_status write_pending(ctx *c)
+{
+    struct fj_sq_jcpu *j = c->j;
+    for (size_t i = 0; i < j->n_touched; i++) {
+        jsum *e = &j->jsums[j->touched[i]];
+        if (!e->pend)
+            continue;
+        FJ_TRY(io_job_set(c, e->rjob, e->sum_m, e->win_m, fj_jcpu_peak_m(e->win_m, e->sum_m, e->n_samples)));
+        e->pend = false;
+    }
+    return FJ_OK;
+}
+
+/* After the drain: what it changed is stored, not in memory. */
+static void settle_slow(struct fj_sq_jcpu *j)
+{
+    for (size_t i = 0; i < j->n_touched; i++) {
+        jsum *e = &j->jsums[j->touched[i]];
+        if (e->slow) {
+            e->slow = e->known = false;
+            e->gen++;
+        }
+    }
+    j->n_touched = 0;
+}
+
+/* Between transactions: memory past its bounds starts over. */
+static void bound(struct fj_sq_jcpu *j)
+{
+    if (j->n_tails > TAILS_MAX || j->n_jsums > JSUMS_MAX)
+        forget(j);
+}
+
 fj_status fj_sq_jcpu_drain(fj_store *s, fj_err *err)
 {
     if (ensure(s, err) != FJ_OK)
         return FJ_ENOMEM;
     ctx c = {s, err, s->jcpu};
     c.j->job_id = 0;
+    fj_status pr = write_pending(&c);
+    if (pr != FJ_OK)
+        return pr;
     bool backfill = false;
     fj_status r = load_todo(&c, &backfill);
     if (r != FJ_OK)
@@ -301,6 +603,8 @@ fj_status fj_sq_jcpu_drain(fj_store *s, fj_err *err)
     struct fj_sq_jcpu *j = c.j;
     r = fj_jcpu_drain(&io, j->notes, j->n, err);
     j->n = 0;
+    settle_slow(j);
+    bound(j);
     if (r == FJ_OK && backfill) {
         sqlite3_stmt *del = fj_sq_stmt(s, FJ_SQ_JCPU_TODO_DEL, err);
         r = del ? fj_sq_done(s, del, "job CPU backfill", err) : FJ_EIO;

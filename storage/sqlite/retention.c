@@ -122,6 +122,7 @@ static fj_status step_samples(fj_store *s, fj_err *err)
         FJ_TRY(run(s, node[i], vn, 3, &n, err));
     r->deleted += n; /* counted as samples: the last statement's */
     r->cursor = hi;
+    fj_sq_jcpu_forget(s); /* a kept previous node-sample may have lost its raw rows */
     return r->cursor >= r->end ? next_phase(s, err) : FJ_OK;
 }
 
@@ -156,6 +157,7 @@ static fj_status step_job_samples(fj_store *s, fj_err *err)
                "(SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 AND first_seen < ?3) AND time < ?3",
                v, 3, NULL, err));
     r->cursor = hi;
+    fj_sq_jcpu_forget(s); /* the windows kept in memory may name deleted rows */
     return r->cursor > r->end ? next_phase(s, err) : FJ_OK;
 }
 

@@ -14,6 +14,7 @@
 
 #include "alloc.h"
 #include "storage/query/loadagg.h"
+#include "storage/core/jobcpu.h"
 #include "storage/core/rectify.h"
 #include "storage/core/write_values.h"
 
@@ -27,6 +28,7 @@ typedef struct wctx {
     int64_t cluster_id, node_id;
     fj_write_count *cnt;
     bool rollups; /* load_hourly_todo has rows to recompute before COMMIT */
+    bool fresh_sample; /* the sample being written is a new row (its envelope row is this one) */
 } wctx;
 
 #define STMT(var, id)                                                                                    \
@@ -347,24 +349,34 @@ static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
     fj_wv_jobsum_read(s, v);
 }
 
-/* Writes a job's summary; first_changed: first_seen differs from the stored row. Values the
- * statement still has bound from its last run (the time, zero GPU sums, the user) are not bound
- * again. */
+/* Writes a job's summary; first_changed: first_seen differs from the stored row. The job's CPU
+ * summary goes with it when one computed in memory awaits its write. Values the statement still has
+ * bound from its last run (the time, zero GPU sums, the user) are not bound again. */
 static fj_status rj_update(wctx *w, int64_t rid, int64_t user_id, const fj_jobsum *sum, bool first_changed)
 {
-    sqlite3_stmt *upd = fj_sq_stmt(w->s, first_changed ? FJ_SQ_RJOB_UPD : FJ_SQ_RJOB_UPD_LAST, w->err);
+    int64_t cpu_sum, cpu_peak, cpu_win;
+    bool cpu = fj_sq_jcpu_take(w->s, rid, &cpu_sum, &cpu_peak, &cpu_win);
+    static const fj_sq_stmt_id ids[2][2] = {{FJ_SQ_RJOB_UPD_LAST, FJ_SQ_RJOB_UPD},
+                                            {FJ_SQ_RJOB_UPD_LAST_CPU, FJ_SQ_RJOB_UPD_CPU}};
+    sqlite3_stmt *upd = fj_sq_stmt(w->s, ids[cpu][first_changed], w->err);
     if (!upd)
         return FJ_EIO;
     fj_wval sv[FJ_WV_JOBSUM_N];
     fj_wv_jobsum(sv, sum);
-    fj_sq_val v[2 + FJ_WV_JOBSUM_N];
+    fj_sq_val v[2 + FJ_WV_JOBSUM_N + 1];
     v_int(&v[0], rid);
     v_id(&v[1], user_id);
     buf_vals(&v[2], sv, FJ_WV_JOBSUM_N);
-    fj_sq_val *bound = w->s->upd_bound[first_changed ? 0 : 1];
-    for (int i = 0; i < (int)(sizeof v / sizeof v[0]); i++) {
-        if ((i == 2 && !first_changed) || same_val(&v[i], &bound[i])) /* RJOB_UPD_LAST has no ?3 */
-            continue;
+    int n = 2 + FJ_WV_JOBSUM_N; /* ?8, ?9 (cpu_sum_m, cpu_peak_m) are bound only with the CPU */
+    if (cpu) {
+        v_int(&v[7], cpu_sum);
+        v_int(&v[8], cpu_peak);
+        v_int(&v[n++], cpu_win);
+    }
+    fj_sq_val *bound = w->s->upd_bound[2 * cpu + first_changed];
+    for (int i = 0; i < n; i++) {
+        if ((i == 2 && !first_changed) || ((i == 7 || i == 8) && !cpu) || same_val(&v[i], &bound[i]))
+            continue; /* RJOB_UPD_LAST has no ?3, the statements without the CPU no ?8, ?9 */
         if (v[i].type == SQLITE_NULL)
             sqlite3_bind_null(upd, i + 1);
         else
@@ -461,6 +473,7 @@ void fj_sq_write_free(fj_store *s)
     fj_free(s->bytes);
     fj_free(s->ids);
     fj_free(s->pkeys);
+    fj_free(s->jprocs);
     fj_free(s->seen);
 }
 
@@ -663,7 +676,7 @@ static int64_t stored_key(uint64_t v)
  * the contribution, the host and the commands. The caller guarantees the contribution is new. */
 static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *p, int64_t proc_cmd_id,
                          const sj_place *at, const fj_jobcontrib *c, int64_t user_id, const int64_t *cmds,
-                         size_t n_cmds)
+                         size_t n_cmds, const fj_jcpu_sample *cur)
 {
     fj_store *s = w->s;
     const fj_envelope *e = w->e;
@@ -767,12 +780,17 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         }
     }
 
+    /* its CPU: computed now when the job's previous node-samples are in memory, else before COMMIT */
+    bool fast;
+    int64_t cpu_m, win_m;
+    FJ_TRY(fj_sq_jcpu_add(s, rid, w->node_id, t, m > 1 ? NULL : cur, m == 0, sum.n_samples, &fast, &cpu_m, &win_m,
+                          w->err));
     fj_sq_val *v;
     FJ_TRY(buf_row(w, FJ_SQ_BUF_JSAMPLES, &v));
     v_int(&v[0], rid);
     v_int(&v[1], at->sample_id);
     v_int(&v[2], c->nproc);
-    v_int(&v[3], c->cpu_m);
+    v_int(&v[3], cpu_m);
     v_int(&v[4], c->mem_kb);
     v_int(&v[5], c->gpu_m);
     v_int(&v[6], c->gpumem_kb);
@@ -780,7 +798,10 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     v_int(&v[8], t);
     v_id(&v[9], at->proc_first);
     v_int(&v[10], at->n_procs);
-    FJ_TRY(fj_sq_jcpu_note(s, rid, w->node_id, t, w->err)); /* its CPU comes before COMMIT */
+    if (win_m >= 0)
+        v_int(&v[11], win_m);
+    else
+        v_null(&v[11]);
 
     FJ_TRY(rj_pair(w, in, true, rid, w->node_id));
     for (size_t i = 0; i < n_cmds; i++)
@@ -789,6 +810,36 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
 }
 
 /* --- samples ------------------------------------------------------------------------------- */
+
+/* What sqlite3_column_int64 reads back of a value bound as fj_sq_bind_vals binds it. */
+static int64_t stored_int(const fj_wval *v)
+{
+    double r;
+    switch (v->type) {
+    case FJ_WV_INT: return v->u.i;
+    case FJ_WV_U64:
+        if (v->u.u <= (uint64_t)INT64_MAX)
+            return (int64_t)v->u.u;
+        r = (double)v->u.u;
+        break;
+    case FJ_WV_REAL: r = v->u.r; break;
+    default: return 0;
+    }
+    if (r <= (double)INT64_MIN)
+        return INT64_MIN;
+    if (r >= (double)INT64_MAX)
+        return INT64_MAX;
+    return (int64_t)r;
+}
+
+/* A process of a node-sample for the job CPU upkeep, as the drain would read it from its row. */
+static fj_jcpu_proc jcpu_proc_of(const fj_wval *pv)
+{
+    return (fj_jcpu_proc){.pid = stored_int(&pv[0]), .ppid = stored_int(&pv[1]), .cmd_id = stored_int(&pv[2]),
+                          .cpu_time = stored_int(&pv[8]), .cpu_avg_m = stored_int(&pv[6]),
+                          .cpu_util_m = stored_int(&pv[7]), .num_threads = stored_int(&pv[5]),
+                          .rolledup = stored_int(&pv[12])};
+}
 
 /* The next sample_procs.id, fetched once per transaction; ids are then handed out in order (the
  * rows themselves are buffered, so the maximum is read before any of this transaction's). */
@@ -821,6 +872,13 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
     size_t n_cmds = 0;
     fj_jobcontrib c;
     memset(&c, 0, sizeof c);
+    /* the node-sample's processes for its CPU; only for a new sample, whose envelope row (and so
+     * producer) is this envelope's */
+    if (!fj_grow(&w->s->jprocs, &w->s->jprocs_cap, n + 1, sizeof *w->s->jprocs, n + 1))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    fj_jcpu_sample cur = {.time = w->e->time, .procs = w->s->jprocs, .n = 0,
+                          .children_counted = fj_jcpu_counts_children(w->e->producer)};
+    const fj_jcpu_sample *curp = w->fresh_sample ? &cur : NULL;
     for (size_t i = 0; i < n; i++) {
         const fj_sample_proc *p = &j->procs[pk[i].idx];
         if (i > 0 && fj_wv_pkey_same(&pk[i], &pk[i - 1])) {
@@ -831,6 +889,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
         int64_t proc_id = w->s->next_proc_id++;
         fj_wval pv[FJ_WV_PROC_N];
         fj_wv_proc(pv, p, pk[i].cmd_id);
+        cur.procs[cur.n++] = jcpu_proc_of(pv);
         fj_sq_val *v;
         FJ_TRY(buf_row(w, FJ_SQ_BUF_PROCS, &v));
         v_int(&v[0], proc_id); /* the rowid SQLite assigns: max + 1, as next_proc_id counts */
@@ -855,7 +914,11 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
             fj_jobcontrib pc;
             memset(&pc, 0, sizeof pc);
             fj_jobcontrib_add_proc(&pc, p);
-            FJ_TRY(rectify(w, j, p, pk[i].cmd_id, at, &pc, user_id, &pk[i].cmd_id, 1));
+            /* its own node-sample: this process (the drain picks it from the sample's job-0
+             * range by the key, all of that pid when the key has no command) */
+            fj_jcpu_sample own = {cur.time, &cur.procs[cur.n - 1], 1, cur.children_counted};
+            FJ_TRY(rectify(w, j, p, pk[i].cmd_id, at, &pc, user_id, &pk[i].cmd_id, 1,
+                           curp && pk[i].cmd_id ? &own : NULL));
             continue;
         }
         fj_jobcontrib_add_proc(&c, p);
@@ -865,8 +928,10 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
         if (k == n_cmds)
             w->s->ids[n_cmds++] = pk[i].cmd_id;
     }
-    if (j->job != 0)
-        FJ_TRY(rectify(w, j, NULL, 0, at, &c, user_id, w->s->ids, n_cmds));
+    if (j->job != 0) {
+        fj_jcpu_sort(&cur);
+        FJ_TRY(rectify(w, j, NULL, 0, at, &c, user_id, w->s->ids, n_cmds, curp));
+    }
     return FJ_OK;
 }
 
@@ -1071,6 +1136,7 @@ static fj_status write_sample(wctx *w)
      * its stored (job, epoch) pairs are read; both must see this transaction's rows. */
     bool fresh;
     FJ_TRY(run_ins(w, st, "insert sample", true, &fresh));
+    w->fresh_sample = fresh;
     int64_t sample_id = 0;
     if (fresh) {
         sample_id = sqlite3_last_insert_rowid(w->s->db);
@@ -1412,8 +1478,10 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
     } else {
         int64_t v = sqlite3_step(dv) == SQLITE_ROW ? sqlite3_column_int64(dv, 0) : -1;
         sqlite3_reset(dv);
-        if (v < 0 || v != s->data_version) /* unknown counts as changed */
+        if (v < 0 || v != s->data_version) { /* unknown counts as changed */
             fj_sq_rj_clear(s);
+            fj_sq_jcpu_forget(s);
+        }
         s->data_version = v;
     }
     wctx w = {.s = s, .err = err};
@@ -1435,7 +1503,7 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
     if (st == FJ_OK)
         st = buf_flush_all(&w);
     if (st == FJ_OK)
-        st = fj_sq_jcpu_drain(s, err); /* the new node-samples' CPU, from the flushed rows */
+        st = fj_sq_jcpu_drain(s, err); /* the summaries kept in memory, then the noted node-samples */
     if (st == FJ_OK && w.rollups)
         st = fj_sq_load_rollup_drain(s, err); /* reads the flushed sample rows */
     if (st == FJ_OK)
