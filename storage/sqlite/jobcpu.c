@@ -32,6 +32,7 @@ typedef struct slot {
 
 /* The latest stored node-sample of a (job, node) and the figures a next one's window needs. */
 typedef struct tail {
+    int64_t rjob, node;
     bool loaded;         /* filled (from the stored rows, or empty for a new job) */
     uint32_t gen;        /* the job's generation when filled: an older one is stale */
     bool prev_have;      /* the latest node-sample's raw rows exist (procs is it) */
@@ -57,10 +58,12 @@ typedef struct jsum {
 struct fj_sq_jcpu {
     note *notes;
     size_t n, cap;
-    fj_intern tail_ix;   /* (rjob, node) -> 1 + index into tails */
+    uint32_t *tail_ix;   /* open addressing over tails by (rjob, node): 1 + index, 0 empty */
+    size_t tail_mask;
     tail *tails;
     size_t n_tails, tails_cap;
-    fj_intern jsum_ix;   /* (rjob) -> 1 + index into jsums */
+    uint32_t *jsum_ix;   /* the same over jsums by rjob */
+    size_t jsum_mask;
     jsum *jsums;
     size_t n_jsums, jsums_cap;
     size_t *touched;     /* jsums pending or slow in this transaction */
@@ -103,10 +106,82 @@ fj_status fj_sq_jcpu_note(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj
 
 /* --- the memory kept between transactions ---------------------------------------------------- */
 
+static uint64_t hash2(int64_t a, int64_t b)
+{
+    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ull ^ (uint64_t)b * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 29);
+}
+
+/* The slot of key (a, b) in an index over entries of size `size` whose first two fields are the
+ * key: the slot holding it, or the empty one where it goes. */
+static uint32_t *slot_of(uint32_t *ix, size_t mask, const void *entries, size_t size, int64_t a, int64_t b)
+{
+    for (size_t i = (size_t)hash2(a, b) & mask;; i = (i + 1) & mask) {
+        if (!ix[i])
+            return &ix[i];
+        const int64_t *k = (const int64_t *)((const char *)entries + (ix[i] - 1) * size);
+        if (k[0] == a && k[1] == b)
+            return &ix[i];
+    }
+}
+
+/* Makes room for entry n (0-based) in the index, at most half full; rebuilt when it grows. */
+static bool index_room(uint32_t **ix, size_t *mask, const void *entries, size_t size, size_t n)
+{
+    if (*ix && 2 * (n + 1) <= *mask + 1)
+        return true;
+    size_t cap = *ix ? 2 * (*mask + 1) : 1024;
+    while (2 * (n + 1) > cap)
+        cap *= 2;
+    uint32_t *nix = fj_calloc(cap, sizeof *nix);
+    if (!nix)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const int64_t *k = (const int64_t *)((const char *)entries + i * size);
+        *slot_of(nix, cap - 1, entries, size, k[0], k[1]) = (uint32_t)(i + 1);
+    }
+    fj_free(*ix);
+    *ix = nix;
+    *mask = cap - 1;
+    return true;
+}
+
+/* jsum's key is (rjob, 0): its first field is rjob, its second the generation, so compare by hand */
 static jsum *jsum_find(struct fj_sq_jcpu *j, int64_t rjob)
 {
-    int64_t ix = fj_intern_get(&j->jsum_ix, rjob, "", 0);
-    return ix ? &j->jsums[ix - 1] : NULL;
+    if (!j->jsum_ix)
+        return NULL;
+    for (size_t i = (size_t)hash2(rjob, 0) & j->jsum_mask;; i = (i + 1) & j->jsum_mask) {
+        if (!j->jsum_ix[i])
+            return NULL;
+        if (j->jsums[j->jsum_ix[i] - 1].rjob == rjob)
+            return &j->jsums[j->jsum_ix[i] - 1];
+    }
+}
+
+static void jsum_index(struct fj_sq_jcpu *j, size_t n)
+{
+    int64_t rjob = j->jsums[n].rjob;
+    size_t i = (size_t)hash2(rjob, 0) & j->jsum_mask;
+    while (j->jsum_ix[i])
+        i = (i + 1) & j->jsum_mask;
+    j->jsum_ix[i] = (uint32_t)(n + 1);
+}
+
+static bool jsum_room(struct fj_sq_jcpu *j)
+{
+    if (j->jsum_ix && 2 * (j->n_jsums + 1) <= j->jsum_mask + 1)
+        return true;
+    size_t cap = j->jsum_ix ? 2 * (j->jsum_mask + 1) : 1024;
+    uint32_t *nix = fj_calloc(cap, sizeof *nix);
+    if (!nix)
+        return false;
+    fj_free(j->jsum_ix);
+    j->jsum_ix = nix;
+    j->jsum_mask = cap - 1;
+    for (size_t i = 0; i < j->n_jsums; i++)
+        jsum_index(j, i);
+    return true;
 }
 
 /* The job's summary entry, made (unknown) when absent. */
@@ -114,11 +189,11 @@ static fj_status jsum_get(struct fj_sq_jcpu *j, int64_t rjob, jsum **out, fj_err
 {
     if ((*out = jsum_find(j, rjob)) != NULL)
         return FJ_OK;
-    if (!fj_grow(&j->jsums, &j->jsums_cap, j->n_jsums + 1, sizeof *j->jsums, 1024) ||
-        fj_intern_put(&j->jsum_ix, rjob, "", 0, (int64_t)j->n_jsums + 1) != FJ_OK)
+    if (!fj_grow(&j->jsums, &j->jsums_cap, j->n_jsums + 1, sizeof *j->jsums, 1024) || !jsum_room(j))
         return oom(err);
+    j->jsums[j->n_jsums] = (jsum){.rjob = rjob};
+    jsum_index(j, j->n_jsums);
     *out = &j->jsums[j->n_jsums++];
-    **out = (jsum){.rjob = rjob};
     return FJ_OK;
 }
 
@@ -145,21 +220,20 @@ static fj_status make_slow(struct fj_sq_jcpu *j, int64_t rjob, fj_err *err)
     return FJ_OK;
 }
 
-static tail *tail_find(struct fj_sq_jcpu *j, int64_t rjob, int64_t node)
-{
-    int64_t ix = fj_intern_get(&j->tail_ix, rjob, &node, sizeof node);
-    return ix ? &j->tails[ix - 1] : NULL;
-}
-
 static fj_status tail_get(struct fj_sq_jcpu *j, int64_t rjob, int64_t node, tail **out, fj_err *err)
 {
-    if ((*out = tail_find(j, rjob, node)) != NULL)
-        return FJ_OK;
-    if (!fj_grow(&j->tails, &j->tails_cap, j->n_tails + 1, sizeof *j->tails, 1024) ||
-        fj_intern_put(&j->tail_ix, rjob, &node, sizeof node, (int64_t)j->n_tails + 1) != FJ_OK)
+    if (!index_room(&j->tail_ix, &j->tail_mask, j->tails, sizeof *j->tails, j->n_tails))
         return oom(err);
-    *out = &j->tails[j->n_tails++];
-    **out = (tail){0};
+    uint32_t *at = slot_of(j->tail_ix, j->tail_mask, j->tails, sizeof *j->tails, rjob, node);
+    if (*at) {
+        *out = &j->tails[*at - 1];
+        return FJ_OK;
+    }
+    if (!fj_grow(&j->tails, &j->tails_cap, j->n_tails + 1, sizeof *j->tails, 1024))
+        return oom(err);
+    j->tails[j->n_tails] = (tail){.rjob = rjob, .node = node};
+    *at = (uint32_t)++j->n_tails;
+    *out = &j->tails[j->n_tails - 1];
     return FJ_OK;
 }
 
@@ -172,8 +246,9 @@ static void forget(struct fj_sq_jcpu *j)
     j->n_tails = 0;
     j->n_jsums = 0;
     j->n_touched = 0;
-    fj_intern_clear(&j->tail_ix);
-    fj_intern_clear(&j->jsum_ix);
+    fj_free(j->tail_ix);
+    fj_free(j->jsum_ix);
+    j->tail_ix = j->jsum_ix = NULL;
 }
 
 void fj_sq_jcpu_forget(fj_store *s)
@@ -497,7 +572,7 @@ fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, con
         FJ_TRY(make_slow(j, rjob, err));
         return fj_sq_jcpu_note(s, rjob, node, t, err);
     }
-    tail *tl;
+    tail *tl = NULL;
     FJ_TRY(tail_get(j, rjob, node, &tl, err));
     if (!tl->loaded || tl->gen != e->gen) {
         /* unknown or stale: nothing of this transaction is in memory for the job (it would be
