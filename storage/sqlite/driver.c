@@ -274,10 +274,10 @@ static const fj_layout_sql layout = {
     .usage_samples = "SELECT id, time, boot, used_memory_kb, load1, cpus FROM samples WHERE node_id = ?1"
                      " ORDER BY time DESC LIMIT 2",
     .usage_gpus = "SELECT count(*), sum(ce_util), sum(memory_kb) FROM sample_gpus WHERE sample_id = ?2",
-    /* the job's latest sample on a host: walk the host's samples backwards from the job's end */
-    .job_last_sample = "SELECT js.sample_id FROM samples s CROSS JOIN job_samples js"
-                       " ON js.rjob_id = ?1 AND js.sample_id = s.id"
-                       " WHERE s.node_id = ?2 AND s.time <= ?3 ORDER BY s.time DESC LIMIT 1",
+    /* the job's latest sample on a host at or before the job's end: one seek on job_samples' key
+     * (rjob_id, node_id, time), migration 0013 */
+    .job_last_sample = "SELECT sample_id FROM job_samples"
+                       " WHERE rjob_id = ?1 AND node_id = ?2 AND time <= ?3 ORDER BY time DESC LIMIT 1",
     .job_usage = "SELECT sum(p.cpu_time), sum(p.data_read_kb), sum(p.data_written_kb)"
                  " FROM sample_jobs sj CROSS JOIN sample_procs p"
                  " ON p.id >= sj.proc_first AND p.id < sj.proc_first + sj.n_procs"

@@ -127,7 +127,7 @@ static fj_status step_samples(fj_store *s, fj_err *err)
 }
 
 /* The latest job sample of host h of job j, at or before the job's last (as the job list reads it);
- * job_samples_time is (rjob_id, node_id, time). */
+ * job_samples' key is (rjob_id, node_id, time), migration 0013. */
 #define LAST_JOB_SAMPLE(col)                                                                        \
     "(SELECT " col " FROM job_samples js WHERE js.rjob_id = h.rjob_id AND js.node_id = h.node_id "  \
     "AND js.time <= j.last_seen ORDER BY js.time DESC LIMIT 1)"

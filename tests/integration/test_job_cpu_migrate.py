@@ -28,10 +28,18 @@ LATER = {
           "DROP TABLE retention_marks; DROP INDEX job_hosts_usage_todo, slurm_jobs_current_time;"
           "ALTER TABLE job_hosts DROP COLUMN usage_kept, DROP COLUMN cpu_time_s, DROP COLUMN read_kb,"
           " DROP COLUMN written_kb; DROP FUNCTION fj_drop_partitions_by;",
-    "sqlite": "ALTER TABLE jobs DROP COLUMN last_day;"
-              "DROP TRIGGER job_gpu_activity_insert; DROP TRIGGER job_gpu_activity_move;"
+    # 0013 undone first: job_samples keyed by (rjob_id, sample_id) again, with its time index (the
+    # triggers on it go with the table and are not made again: 0010 and 0011 are undone next)
+    "sqlite": "CREATE TABLE job_samples_old (rjob_id INTEGER NOT NULL, sample_id INTEGER NOT NULL,"
+              " nproc INTEGER NOT NULL, cpu_m INTEGER NOT NULL, mem_kb INTEGER NOT NULL, gpu_m INTEGER NOT NULL,"
+              " gpumem_kb INTEGER NOT NULL, node_id INTEGER, time INTEGER, proc_first INTEGER, n_procs INTEGER,"
+              " cpu_win_m INTEGER, PRIMARY KEY (rjob_id, sample_id)) WITHOUT ROWID;"
+              "INSERT INTO job_samples_old SELECT * FROM job_samples; DROP TABLE job_samples;"
+              "ALTER TABLE job_samples_old RENAME TO job_samples;"
+              "CREATE INDEX job_samples_time ON job_samples (rjob_id, node_id, time);"
+              "ALTER TABLE jobs DROP COLUMN last_day;"
               "DROP TRIGGER job_gpu_activity_job_gone; DROP TABLE job_gpu_activity;"
-              "DROP TRIGGER job_activity_insert; DROP TRIGGER job_activity_update; DROP TRIGGER job_activity_job_gone;"
+              "DROP TRIGGER job_activity_job_gone;"
               "DROP TABLE job_activity; DROP INDEX jobs_last_seen;"
               "DROP TABLE retention_marks; DROP INDEX job_hosts_usage_todo; DROP INDEX slurm_jobs_current_time;"
               "ALTER TABLE job_hosts DROP COLUMN usage_kept; ALTER TABLE job_hosts DROP COLUMN cpu_time_s;"
