@@ -102,6 +102,7 @@ typedef struct iq_stmt {
     const char **keys;
     size_t nkeys;
     fj_re *with_re;
+    size_t re_first, re_end; /* its regular expressions: iq_regs's v[re_first .. re_end) */
 } iq_stmt;
 
 /* The regular expressions a parse compiled (api/re.h): PCRE2 allocates outside the arena, so the
@@ -112,9 +113,9 @@ typedef struct iq_regs {
     size_t n;
 } iq_regs;
 void iq_regs_free(iq_regs *g);
-/* The first of g's expressions whose match hit one of its limits (fj_re_failure), or NULL. A
- * statement that used it is answered with an error instead of what it found. */
-const fj_re *iq_regs_failed(const iq_regs *g);
+/* The first of statement st's expressions whose match hit one of its limits (fj_re_failure), or
+ * NULL. The statement is then answered with an error instead of what it found. */
+const fj_re *iq_regs_failed(const iq_regs *g, const iq_stmt *st);
 
 /* How deep an expression may nest: parentheses, operators and function calls together, as the
  * parser recurses and as the tree's evaluators (api/influxql/cond.c, select.c) recurse again.

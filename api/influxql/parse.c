@@ -1015,9 +1015,9 @@ void iq_regs_free(iq_regs *g)
     g->n = 0;
 }
 
-const fj_re *iq_regs_failed(const iq_regs *g)
+const fj_re *iq_regs_failed(const iq_regs *g, const iq_stmt *st)
 {
-    for (size_t i = 0; i < g->n; i++)
+    for (size_t i = st->re_first; i < st->re_end && i < g->n; i++)
         if (fj_re_failure(g->v[i]))
             return g->v[i];
     return NULL;
@@ -1043,9 +1043,10 @@ bool iq_parse(fj_arena *a, const char *text, iq_regs *regs, iq_stmt **out, size_
             v = nv;
             cap *= 2;
         }
-        v[k] = (iq_stmt){0};
+        v[k] = (iq_stmt){.re_first = regs->n};
         if (!statement(&ps, &v[k]))
             return false;
+        v[k].re_end = regs->n;
         k++;
         if (ps.t.k != T_SEMI && ps.t.k != T_EOF)
             return fail(&ps, ";");

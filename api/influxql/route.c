@@ -206,13 +206,12 @@ static iq_epoch epoch_of(const char *s)
 
 /* Runs one statement; when one of its regular expressions hit a limit while matching, what it
  * wrote is taken back and the statement answers that error instead: a partial answer would look
- * like a complete one. A statement's regular expressions are its own, so a failure is seen by
- * the statement that caused it. */
+ * like a complete one. */
 static fj_status exec_checked(iq_ctx *c, const iq_regs *regs, const iq_stmt *st, int id, fj_buf *out, fj_err *err)
 {
     size_t mark = out->len;
     fj_status s = iq_exec(c, st, id, out, err);
-    const fj_re *bad = iq_regs_failed(regs);
+    const fj_re *bad = iq_regs_failed(regs, st);
     if (s != FJ_OK || !bad || fj_buf_status(out) != FJ_OK)
         return s;
     char msg[256];

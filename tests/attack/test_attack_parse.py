@@ -78,6 +78,10 @@ def regexes(f, token):
     check("series" not in res, "no partial answer beside the error: %s" % r.body[:200])
     r, _, res = series("SELECT usage FROM app WHERE label =~ /^a+!$/")
     check(len(res.get("series", [])) == 1, "control: the same value matched by a sane pattern: %s" % r.body[:200])
+    r, _ = influx(f, token, "SELECT usage FROM app WHERE label =~ /^(a+)+$/; SELECT usage FROM app WHERE label =~ /a!/")
+    res = r.json().get("results", []) if r.status == 200 else []
+    check(len(res) == 2 and "was stopped" in res[0].get("error", "") and len(res[1].get("series", [])) == 1,
+          "the next statement is not blamed for the first one's pattern: %s" % r.body[:300])
     alive(f, token, "the regular expressions")
 
 
