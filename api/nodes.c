@@ -6,6 +6,7 @@
 #include "measurements.h"
 #include "storage/core/store_query.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,26 @@ static void node_sysinfo(fj_http_req *r, const char *node)
     fj_store *s = fj_api_store(&a);
     if (s)
         fj_api_run(&a, s, fj_store_ops_of(s)->query->q_sysinfo);
+}
+
+/* The headers of a stored topology. An SVG is a producer's document: opened as a page of this
+ * origin, a script or link in it would run with the reader's access. So it is a download, never
+ * rendered as a page (attachment; a sandbox that allows nothing, should a browser render it
+ * anyway), and neither answer is sniffed as anything else. The dashboard fetches the SVG and
+ * shows it as an image, where no script runs. The file name keeps the node name's host-name
+ * characters only, so nothing a client sent can end the header's quoted string. */
+static void topology_headers(fj_http_req *r, const char *node, bool svg)
+{
+    if (svg) {
+        char name[160];
+        size_t n = (size_t)snprintf(name, sizeof name, "attachment; filename=\"topology-");
+        for (const char *p = node; *p && n < sizeof name - 8; p++)
+            name[n++] = isalnum((unsigned char)*p) || *p == '-' || *p == '.' || *p == '_' ? *p : '_';
+        snprintf(name + n, sizeof name - n, ".svg\"");
+        fj_http_reply_header(r, "Content-Disposition", name);
+    }
+    fj_http_reply_header(r, "Content-Security-Policy", "default-src 'none'; sandbox");
+    fj_http_reply_header(r, "X-Content-Type-Options", "nosniff");
 }
 
 static void node_topology(fj_http_req *r, const char *node)
@@ -56,6 +77,7 @@ static void node_topology(fj_http_req *r, const char *node)
         char tb[21];
         fj_time_format(when, tb);
         fj_http_reply_header(r, "Fjord-Time", tb);
+        topology_headers(r, node, a.q.svg);
         fj_http_reply(r, 200, a.q.svg ? "image/svg+xml" : "text/plain; charset=utf-8", out.data ? out.data : "",
                       out.len);
     } else {

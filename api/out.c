@@ -133,14 +133,53 @@ fj_status fj_value_text(fj_buf *b, const fj_value *v)
     return FJ_EINTERNAL;
 }
 
-fj_status fj_csv_cell(fj_buf *b, const char *s)
+/* One cell: prefix (may be "") and s, quoted as a whole when s holds a comma, quote, CR or LF. */
+static fj_status csv_put(fj_buf *b, const char *prefix, const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n"))
-        return fj_buf_puts(b, s);
-    fj_status st = fj_buf_puts(b, "\"");
+    bool quote = strpbrk(s, ",\"\r\n") != NULL;
+    fj_status st = quote ? fj_buf_puts(b, "\"") : FJ_OK;
+    if (st == FJ_OK)
+        st = fj_buf_puts(b, prefix);
+    if (!quote)
+        return st == FJ_OK ? fj_buf_puts(b, s) : st;
     for (const char *p = s; st == FJ_OK && *p; p++)
         st = *p == '"' ? fj_buf_puts(b, "\"\"") : fj_buf_append(b, p, 1);
     return st == FJ_OK ? fj_buf_puts(b, "\"") : st;
+}
+
+fj_status fj_csv_cell(fj_buf *b, const char *s)
+{
+    return csv_put(b, "", s);
+}
+
+/* A decimal number as a spreadsheet reads one (-5, +1.5, 2e-3): it computes nothing, so it keeps
+ * its sign and stays a number. */
+static bool plain_number(const char *s)
+{
+    const char *p = s + (*s == '+' || *s == '-');
+    size_t digits = strspn(p, "0123456789");
+    p += digits;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (digits && (*p == 'e' || *p == 'E')) {
+        const char *e = p + 1 + (p[1] == '+' || p[1] == '-');
+        size_t exp = strspn(e, "0123456789");
+        p = exp ? e + exp : p;
+    }
+    return digits && !*p;
+}
+
+bool fj_csv_formula(const char *s)
+{
+    return *s && strchr("=+-@\t\r", *s) && !plain_number(s);
+}
+
+fj_status fj_csv_text(fj_buf *b, const char *s)
+{
+    return csv_put(b, fj_csv_formula(s) ? "'" : "", s);
 }
 
 #define TRY(x)                                                                                         \
@@ -251,12 +290,16 @@ static fj_status sink_row(fj_sink *k, const fj_value *v)
             if (i)
                 TRY(fj_buf_puts(o->b, ","));
             if (v[i].t == FJ_VT_TEXT || v[i].t == FJ_VT_JSON) { /* as it is: no copy of a 30 MB command */
-                TRY(fj_csv_cell(o->b, v[i].s ? v[i].s : ""));
+                TRY(fj_csv_text(o->b, v[i].s ? v[i].s : ""));
                 continue;
             }
             fj_buf_reset(&o->tmp);
             TRY(fj_value_text(&o->tmp, &v[i]));
-            TRY(fj_csv_cell(o->b, o->tmp.data ? o->tmp.data : ""));
+            /* a list is users' text joined (hosts, commands); numbers, times and booleans are ours */
+            if (v[i].t == FJ_VT_LIST)
+                TRY(fj_csv_text(o->b, o->tmp.data ? o->tmp.data : ""));
+            else
+                TRY(fj_csv_cell(o->b, o->tmp.data ? o->tmp.data : ""));
         }
         TRY(fj_buf_puts(o->b, "\r\n"));
         o->rows++;

@@ -2,7 +2,8 @@
  * feeds either format from the same rows. JSON: {"<meta>":..., "<table>":[{row}...], "next":...};
  * a grouped table (n_key > 0) nests each key's other columns under "points". CSV (RFC 4180): a
  * header line of column names, then one line per row; several tables are separated by a blank
- * line; lists are joined with commas inside one quoted cell; times are RFC 3339; null is empty.
+ * line; lists are joined with commas inside one quoted cell; times are RFC 3339; null is empty;
+ * a text cell that a spreadsheet would run as a formula starts with ' (fj_csv_text).
  * Pure (writes into an fj_buf): unit-tested directly. */
 #ifndef FJ_OUT_H
 #define FJ_OUT_H
@@ -41,8 +42,16 @@ fj_status fj_out_meta_time(fj_out *o, const char *name, fj_time value);
 /* Closes the document; JSON gets "next" (null when next is NULL) when paged. */
 fj_status fj_out_finish(fj_out *o, bool paged, const char *next);
 
-/* Appends one CSV cell (quoted when it holds a comma, quote, CR or LF). */
+/* Appends one CSV cell (quoted when it holds a comma, quote, CR or LF): a number, a time, a
+ * column name, written as it is. */
 fj_status fj_csv_cell(fj_buf *b, const char *s);
+/* Appends a cell of text a user chose (job, user and host names, commands). A spreadsheet reads a
+ * cell starting with =, +, -, @, tab or CR as a formula (=HYPERLINK(...), =cmd|...), so such a
+ * text gets a leading ' inside its quoting, as OWASP recommends ("'=1+2"); a plain decimal number
+ * (-5, +1.5) stays as it is, since it computes nothing. */
+fj_status fj_csv_text(fj_buf *b, const char *s);
+/* Whether fj_csv_text would neutralise s. */
+bool fj_csv_formula(const char *s);
 
 /* Appends a value as JSON, or as CSV cell text (unquoted; fj_csv_cell quotes it). */
 fj_status fj_value_json(fj_buf *b, const fj_value *v);

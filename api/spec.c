@@ -77,7 +77,10 @@ static const fj_pspec topology_params[] = {
 const fj_endpoint fj_ep_node_topology = {
     "/api/v1/nodes/{node}/topology", "A node's hardware topology",
     "The node's latest topology rendering as sent by Sonar (decoded): image/svg+xml or text/plain. "
-    "The Fjord-Time header gives the time of the sysinfo it came with.",
+    "The Fjord-Time header gives the time of the sysinfo it came with. The SVG is a download "
+    "(Content-Disposition: attachment; filename=\"topology-<node>.svg\"), both forms come with "
+    "Content-Security-Policy: default-src 'none'; sandbox and X-Content-Type-Options: nosniff: a "
+    "producer's SVG never runs as a page of this server.",
     "node", "node name", topology_params, {NULL}, NULL, NULL, FJ_EP_RAW, "image/svg+xml,text/plain"};
 
 static const fj_pspec measurement_params[] = {

@@ -7,6 +7,7 @@ what=${1:-test}
 build_pkgs=(build-essential cmake pkg-config
   libmicrohttpd-dev libsqlite3-dev libpq-dev libzstd-dev zlib1g-dev libinih-dev libsodium-dev
   libgnutls28-dev libcurl4-openssl-dev libhwloc-dev libyaml-dev
+  libpcre2-dev  # the regular expressions of InfluxQL (api/re.c)
   libnats-dev
   tzdata)  # InfluxQL's tz(): the zones' TZif files, read at run time
 test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev prometheus

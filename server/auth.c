@@ -6,6 +6,7 @@
 #include "arena.h"
 #include "json.h"
 #include "log.h"
+#include "ratelog.h"
 #include "storage/core/store.h"
 #include "timefmt.h"
 
@@ -178,6 +179,8 @@ void fj_auth_free(fj_auth *a)
     fj_free(a);
 }
 
+static fj_ratelog refresh_log = FJ_RATELOG_INIT("cannot refresh credentials", 10);
+
 /* Reads the credential table into a new list; FJ_OK or the failure (logged). */
 static fj_status load_tokens(const char *db_url, fj_token_rec **list, size_t *n)
 {
@@ -187,8 +190,8 @@ static fj_status load_tokens(const char *db_url, fj_token_rec **list, size_t *n)
     fj_status st = fj_store_open(db_url, &opts, &s, &err);
     if (st == FJ_OK)
         st = fj_store_ops_of(s)->token_list(s, list, n, &err);
-    if (st != FJ_OK)
-        fj_warn("cannot refresh credentials: %s", err.message);
+    if (st != FJ_OK) /* once per 10 s: during an outage every unknown credential tries again */
+        fj_log_limited(&refresh_log, FJ_LOG_WARN, "%s", err.message);
     fj_store_close(s);
     return st;
 }

@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "cc.h"
 #include "log.h"
+#include "ratelog.h"
 #include "redact.h"
 
 #include <pthread.h>
@@ -38,11 +39,16 @@ typedef struct nreq {
     struct fj_nats *n;
 } nreq;
 
+/* A message's failure is the writer's (an outage, a full disk) or the queue's: logged once per 10 s
+ * per kind (common/ratelog.h), as every message fails alike until it is over. */
+static fj_ratelog store_log = FJ_RATELOG_INIT("nats: a message could not be stored", 10);
+static fj_ratelog queue_log = FJ_RATELOG_INIT("nats: writer queue full", 10);
+
 static void nreq_done(fj_write_req *w)
 {
     nreq *q = w->ctx;
     if (w->status != FJ_OK)
-        fj_warn("nats: a message could not be stored: %s", w->err.message);
+        fj_log_limited(&store_log, FJ_LOG_WARN, "%s", w->err.message);
     atomic_fetch_sub(&q->n->in_flight, 1);
     fj_batch_free(w->batch);
     fj_free(q);
@@ -114,7 +120,7 @@ static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     /* Back-pressure: wait while the writer's queue is full (NATS buffers behind us). */
     for (int tries = 0; fj_writer_submit(fj_server_writer(n->srv), &q->w) != FJ_OK; tries++) {
         if (atomic_load(&n->stopping) || tries > 30000) {
-            fj_warn("nats: writer queue full; message dropped");
+            fj_log_limited(&queue_log, FJ_LOG_WARN, "message dropped");
             atomic_fetch_sub(&n->in_flight, 1);
             fj_batch_free(b);
             fj_free(q);

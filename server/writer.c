@@ -5,6 +5,7 @@
 #include "config.h"
 #include "log.h"
 #include "prom.h"
+#include "ratelog.h"
 #include "timefmt.h"
 #include "storage/core/store_ts.h"
 
@@ -14,6 +15,22 @@
 
 /* Upper bound of batches in one transaction: keeps commit latency bounded under load. */
 enum { GROUP_MAX = 256 };
+
+/* Failures are logged at most once per 10 s per kind: during a database outage or with the disk
+ * full every batch fails, and a line per batch (about 2,400 in a 3 s PostgreSQL restart) buried
+ * what else the log said. The count held back is written with the next line, or alone
+ * (maintain_logs) once the window is over. */
+static fj_ratelog group_log = FJ_RATELOG_INIT("writer: group commit failed", 10);
+static fj_ratelog batch_log = FJ_RATELOG_INIT("writer: batch failed on its own", 10);
+static fj_ratelog commit_log = FJ_RATELOG_INIT("writer: commit failed", 10);
+static fj_ratelog maint_log = FJ_RATELOG_INIT("writer: store maintenance failed", 10);
+
+static void flush_logs(bool force)
+{
+    fj_ratelog *all[] = {&group_log, &batch_log, &commit_log, &maint_log};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        fj_ratelog_flush(all[i], FJ_LOG_ERROR, force);
+}
 
 typedef struct fj_write_queue {
     fj_write_req *head, *tail;
@@ -102,12 +119,13 @@ static void commit_group(writer_thread *w, fj_write_req **reqs, size_t n)
     if (st != FJ_OK && n > 1) {
         /* The group rolled back. Whatever one batch did wrong must not fail the requests that
          * shared its transaction: write each on its own, so only the culprit is refused. */
-        fj_warn("group commit of %zu batches failed (%s); retrying them one by one", n, reqs[0]->err.message);
+        fj_log_limited(&group_log, FJ_LOG_WARN, "%zu batches (%s); retrying them one by one", n,
+                       reqs[0]->err.message);
         for (size_t i = 0; i < n; i++)
             if (write_group(w, &reqs[i], 1) != FJ_OK)
-                fj_error("batch failed on its own: %s", reqs[i]->err.message);
+                fj_log_limited(&batch_log, FJ_LOG_ERROR, "%s", reqs[i]->err.message);
     } else if (st != FJ_OK) {
-        fj_error("commit failed: %s", reqs[0]->err.message);
+        fj_log_limited(&commit_log, FJ_LOG_ERROR, "%s", reqs[0]->err.message);
     }
     for (size_t i = 0; i < n; i++)
         reqs[i]->done(reqs[i]);
@@ -119,10 +137,11 @@ static void maintain(writer_thread *w)
 {
     if (w->index)
         return;
+    flush_logs(false); /* the first thread wakes at least once a second */
     const fj_store_ops *ops = fj_store_ops_of(w->store);
     fj_err err = {0};
     if (ops->ts->maintain && ops->ts->maintain(w->store, &err) != FJ_OK)
-        fj_warn("store maintenance failed: %s", err.message);
+        fj_log_limited(&maint_log, FJ_LOG_WARN, "%s", err.message);
 }
 
 /* Whether thread t has work waiting: the first thread takes any batch, the others all but those
@@ -185,6 +204,7 @@ static void join_threads(fj_writer *w)
     pthread_mutex_unlock(&w->mu);
     for (size_t i = 0; i < w->n_threads; i++)
         pthread_join(w->threads[i].thread, NULL);
+    flush_logs(true);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     fj_free(w);

@@ -24,7 +24,7 @@ static iq_val compare(iq_op op, iq_val l, iq_val r, const iq_expr *re)
     if (op == IQ_EQRE || op == IQ_NERE) {
         if (l.k != IQV_STR || !re || !re->re)
             return boolean(false);
-        bool m = regexec(re->re, l.s, 0, NULL, 0) == 0;
+        bool m = fj_re_match(re->re, l.s);
         return boolean(op == IQ_EQRE ? m : !m);
     }
     if (l.k == IQV_NULL || r.k == IQV_NULL)

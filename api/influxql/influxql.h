@@ -10,12 +10,12 @@
 #ifndef FJ_INFLUXQL_H
 #define FJ_INFLUXQL_H
 
+#include "api/re.h"
 #include "arena.h"
 #include "buf.h"
 #include "server/http.h"
 #include "tz.h"
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,10 +45,11 @@ typedef struct iq_expr {
     double num;
     int64_t dur;
     const char *s;
-    regex_t *re;
+    fj_re *re;
     struct iq_expr *l, *r;
     struct iq_expr **args;
     size_t nargs;
+    unsigned height; /* levels from here to the deepest leaf, this node included (<= IQ_MAX_DEPTH) */
 } iq_expr;
 
 typedef enum {
@@ -65,7 +66,7 @@ typedef enum {
 /* A FROM source: a measurement name or a regular expression, optionally db.rp. qualified. */
 typedef struct iq_source {
     const char *db, *rp, *name;
-    regex_t *re;
+    fj_re *re;
 } iq_source;
 
 typedef struct iq_field {
@@ -100,17 +101,26 @@ typedef struct iq_stmt {
     iq_op with_op;
     const char **keys;
     size_t nkeys;
-    regex_t *with_re;
+    fj_re *with_re;
+    size_t re_first, re_end; /* its regular expressions: iq_regs's v[re_first .. re_end) */
 } iq_stmt;
 
-/* The regular expressions a parse compiled: regcomp allocates outside the arena, so the caller
- * releases them with iq_regs_free once the statements ran. At most IQ_MAX_REGEX a request. */
+/* The regular expressions a parse compiled (api/re.h): PCRE2 allocates outside the arena, so the
+ * caller releases them with iq_regs_free once the statements ran. At most IQ_MAX_REGEX a request. */
 #define IQ_MAX_REGEX 256
 typedef struct iq_regs {
-    regex_t *v[IQ_MAX_REGEX];
+    fj_re *v[IQ_MAX_REGEX];
     size_t n;
 } iq_regs;
 void iq_regs_free(iq_regs *g);
+/* The first of statement st's expressions whose match hit one of its limits (fj_re_failure), or
+ * NULL. The statement is then answered with an error instead of what it found. */
+const fj_re *iq_regs_failed(const iq_regs *g, const iq_stmt *st);
+
+/* How deep an expression may nest: parentheses, operators and function calls together, as the
+ * parser recurses and as the tree's evaluators (api/influxql/cond.c, select.c) recurse again.
+ * A 45,000-deep WHERE clause overflowed a worker's stack; real queries nest a few levels. */
+#define IQ_MAX_DEPTH 256
 
 /* Parses text (NUL-terminated) into statements. On a syntax error returns false with msg set to
  * InfluxDB's wording ("error parsing query: found X, expected Y at line L, char C"). Compiled

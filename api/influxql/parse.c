@@ -33,6 +33,7 @@ typedef struct parser {
     char *msg;
     size_t cap;
     bool failed;
+    unsigned depth; /* expressions being parsed, one inside the other */
 } parser;
 
 /* --- lexer ------------------------------------------------------------------------------------ */
@@ -353,86 +354,50 @@ static const char *ident(parser *ps, const char *expected)
 static iq_expr *node(parser *ps, iq_kind k)
 {
     iq_expr *e = fj_arena_calloc(ps->a, 1, sizeof *e);
-    if (e)
+    if (e) {
         e->k = k;
-    else
+        e->height = 1;
+    } else
         fail_msg(ps, "out of memory");
     return e;
 }
 
-/* Refuses what makes regcomp's memory explode (glibc copies the tree of what `+` and `{m,n}`
- * repeat, so repetitions of repetitions grow exponentially): a repetition operator right after
- * another (a++; RE2, which InfluxDB uses, refuses those too), a count above 1000 (RE2's limit),
- * and patterns whose copying factors (2 for `+`, the larger count + 1 for `{m,n}`) multiply past
- * 65536, counted over the whole pattern whether nested or not. NULL when acceptable, else why. */
-static const char *re_too_costly(const char *p)
+/* The refusal of an expression nested past IQ_MAX_DEPTH, at the token where it went too deep. */
+static bool too_deep(parser *ps)
 {
-    bool after_rep = false, in_class = false;
-    double factor = 1;
-    for (; *p; p++) {
-        if (in_class) { /* inside [...]: nothing repeats */
-            in_class = *p != ']';
-            continue;
-        }
-        if (*p == '\\' && p[1]) {
-            p++;
-            after_rep = false;
-            continue;
-        }
-        bool rep = *p == '*' || *p == '+' || *p == '?' || *p == '{';
-        if (rep && after_rep)
-            return "invalid nested repetition operator";
-        after_rep = rep;
-        if (*p == '+') {
-            factor *= 2;
-        } else if (*p == '{') {
-            char *end;
-            long lo = strtol(p + 1, &end, 10), hi = lo;
-            if (*end == ',')
-                hi = isdigit((unsigned char)end[1]) ? strtol(end + 1, &end, 10) : lo;
-            if (lo > 1000 || hi > 1000)
-                return "invalid repeat count";
-            factor *= (double)(hi > lo ? hi : lo) + 1;
-            while (p[1] && *p != '}')
-                p++;
-        } else if (*p == '[') {
-            in_class = true;
-            if (p[1] == '^')
-                p++;
-            if (p[1] == ']') /* a leading ] is a member */
-                p++;
-        }
-        if (factor > 65536)
-            return "too many repetitions";
-    }
-    return NULL;
+    int line, col;
+    where_of(ps, ps->t.p, &line, &col);
+    return fail_msg(ps, "expression nested more than %d levels deep at line %d, char %d", IQ_MAX_DEPTH, line, col);
 }
 
-static regex_t *compile_re(parser *ps, const char *pattern)
+/* Gives e (an operator or a call) its height from its operands'; false past IQ_MAX_DEPTH, so that
+ * a long chain (a OR a OR ...), which the parser builds in a loop, cannot make the evaluators
+ * recurse deeper than the parser may. */
+static bool set_height(parser *ps, iq_expr *e, const iq_expr *const *kids, size_t n)
 {
-    const char *why = re_too_costly(pattern);
-    if (why) {
-        fail_msg(ps, "invalid regular expression /%.64s/: %s", pattern, why);
-        return NULL;
-    }
-    regex_t *re = fj_arena_calloc(ps->a, 1, sizeof *re);
-    if (!re) {
-        fail_msg(ps, "out of memory");
-        return NULL;
-    }
+    unsigned h = 0;
+    for (size_t i = 0; i < n; i++)
+        if (kids[i] && kids[i]->height > h)
+            h = kids[i]->height;
+    e->height = h + 1;
+    return e->height <= IQ_MAX_DEPTH || too_deep(ps);
+}
+
+/* A regular expression through the server's one engine (api/re.h: PCRE2, bounded), recorded in
+ * regs so that it is freed with the request. */
+static fj_re *compile_re(parser *ps, const char *pattern)
+{
     if (ps->regs->n == IQ_MAX_REGEX) {
         fail_msg(ps, "more than %d regular expressions", IQ_MAX_REGEX);
         return NULL;
     }
-    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc == 0)
-        ps->regs->v[ps->regs->n++] = re;
-    if (rc != 0) {
-        char m[128];
-        regerror(rc, re, m, sizeof m);
-        fail_msg(ps, "invalid regular expression /%s/: %s", pattern, m);
+    char why[192];
+    fj_re *re = fj_re_compile(pattern, why, sizeof why);
+    if (!re) {
+        fail_msg(ps, "invalid regular expression /%.64s%s/: %s", pattern, strlen(pattern) > 64 ? "..." : "", why);
         return NULL;
     }
+    ps->regs->v[ps->regs->n++] = re;
     return re;
 }
 
@@ -475,7 +440,7 @@ static iq_expr *call_args(parser *ps, iq_expr *e)
         return fail_msg(ps, "out of memory"), NULL;
     memcpy(e->args, args, n * sizeof *args);
     e->nargs = n;
-    return e;
+    return set_height(ps, e, (const iq_expr *const *)args, n) ? e : NULL;
 }
 
 static iq_expr *primary(parser *ps)
@@ -602,7 +567,7 @@ static int prec_cur(parser *ps, iq_op *op)
 }
 
 /* Precedence climbing: OR < AND < comparisons < + - < * /. */
-static iq_expr *expr(parser *ps, int min_prec)
+static iq_expr *climb(parser *ps, int min_prec)
 {
     iq_expr *l = primary(ps);
     while (l) {
@@ -620,9 +585,23 @@ static iq_expr *expr(parser *ps, int min_prec)
         b->op = op;
         b->l = l;
         b->r = r;
+        if (!set_height(ps, b, (const iq_expr *const[]){l, r}, 2))
+            return NULL;
         l = b;
     }
     return l;
+}
+
+/* Every nested expression (parentheses, operands, a call's arguments) comes through here: the
+ * parser's recursion stops at IQ_MAX_DEPTH with an error instead of at the end of the stack. */
+static iq_expr *expr(parser *ps, int min_prec)
+{
+    if (ps->depth >= IQ_MAX_DEPTH)
+        return too_deep(ps), NULL;
+    ps->depth++;
+    iq_expr *e = climb(ps, min_prec);
+    ps->depth--;
+    return e;
 }
 
 /* --- clauses ------------------------------------------------------------------------------------ */
@@ -1032,8 +1011,16 @@ static bool statement(parser *ps, iq_stmt *st)
 void iq_regs_free(iq_regs *g)
 {
     for (size_t i = 0; i < g->n; i++)
-        regfree(g->v[i]);
+        fj_re_free(g->v[i]);
     g->n = 0;
+}
+
+const fj_re *iq_regs_failed(const iq_regs *g, const iq_stmt *st)
+{
+    for (size_t i = st->re_first; i < st->re_end && i < g->n; i++)
+        if (fj_re_failure(g->v[i]))
+            return g->v[i];
+    return NULL;
 }
 
 bool iq_parse(fj_arena *a, const char *text, iq_regs *regs, iq_stmt **out, size_t *n, char *msg, size_t msg_cap)
@@ -1056,9 +1043,10 @@ bool iq_parse(fj_arena *a, const char *text, iq_regs *regs, iq_stmt **out, size_
             v = nv;
             cap *= 2;
         }
-        v[k] = (iq_stmt){0};
+        v[k] = (iq_stmt){.re_first = regs->n};
         if (!statement(&ps, &v[k]))
             return false;
+        v[k].re_end = regs->n;
         k++;
         if (ps.t.k != T_SEMI && ps.t.k != T_EOF)
             return fail(&ps, ";");

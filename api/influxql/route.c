@@ -204,6 +204,26 @@ static iq_epoch epoch_of(const char *s)
     return IQ_EPOCH_RFC3339;
 }
 
+/* Runs one statement; when one of its regular expressions hit a limit while matching, what it
+ * wrote is taken back and the statement answers that error instead: a partial answer would look
+ * like a complete one. */
+static fj_status exec_checked(iq_ctx *c, const iq_regs *regs, const iq_stmt *st, int id, fj_buf *out, fj_err *err)
+{
+    size_t mark = out->len;
+    fj_status s = iq_exec(c, st, id, out, err);
+    const fj_re *bad = iq_regs_failed(regs, st);
+    if (s != FJ_OK || !bad || fj_buf_status(out) != FJ_OK)
+        return s;
+    char msg[256];
+    const char *p = fj_re_pattern(bad);
+    snprintf(msg, sizeof msg, "regular expression /%.64s%s/ was stopped: %s", p, strlen(p) > 64 ? "..." : "",
+             fj_re_failure(bad));
+    out->len = mark;
+    out->data[mark] = '\0';
+    iq_put_stmt_error(out, id, msg);
+    return FJ_OK;
+}
+
 void fj_route_influx_query(fj_http_req *r)
 {
     fj_arena *a = fj_http_arena(r);
@@ -254,7 +274,7 @@ void fj_route_influx_query(fj_http_req *r)
     for (size_t i = 0; i < n && st == FJ_OK; i++) {
         if (i)
             fj_buf_puts(&out, ",");
-        st = iq_exec(&c, &sts[i], (int)i, &out, &err);
+        st = exec_checked(&c, regs, &sts[i], (int)i, &out, &err);
     }
     fj_buf_puts(&out, "]}\n");
     iq_regs_free(regs);

@@ -173,7 +173,7 @@ fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *ms
         for (size_t m = 0; m < cat.nmeas; m++) {
             const iq_meas *me = &cat.meas[m];
             if (st->has_with) {
-                bool hit = st->with_re ? regexec(st->with_re, me->name, 0, NULL, 0) == 0 : !strcmp(st->keys[0], me->name);
+                bool hit = st->with_re ? fj_re_match(st->with_re, me->name) : !strcmp(st->keys[0], me->name);
                 if (st->with_op == IQ_NERE)
                     hit = !hit;
                 if (!hit)
@@ -228,7 +228,7 @@ fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *ms
                     if (st->kind == IQS_SHOW_TAG_VALUES) {
                         bool hit = false;
                         if (st->with_re)
-                            hit = regexec(st->with_re, key, 0, NULL, 0) == 0;
+                            hit = fj_re_match(st->with_re, key);
                         else
                             for (size_t q = 0; q < st->nkeys && !hit; q++)
                                 hit = !strcmp(st->keys[q], key);

@@ -157,6 +157,10 @@ def main():
         check(r.status == 200 and r.headers.get("Content-Type") == "image/svg+xml"
               and r.body.encode() == base64.b64decode(g2["topo_svg"]), "topology SVG decoded: %d %s" % (r.status, r.body[:80]))
         check(epoch(r.headers.get("Fjord-Time", "1970-01-01T00:00:00Z")) == epoch(g2["time"]), "topology time header")
+        # a producer's SVG is a download in a sandbox, never a page of this origin
+        check(r.headers.get("Content-Disposition") == 'attachment; filename="topology-g002.svg"'
+              and r.headers.get("Content-Security-Policy") == "default-src 'none'; sandbox"
+              and r.headers.get("X-Content-Type-Options") == "nosniff", "topology SVG's headers: %s" % r.headers)
         r = api.get("/api/v1/nodes/g002/topology?cluster=ex3.simula.no&kind=text")
         check(r.status == 200 and r.body.encode() == base64.b64decode(g2["topo_text"]), "topology text")
         r = api.get("/api/v1/nodes/ml1/topology?cluster=mlx.hpc.uio.no")

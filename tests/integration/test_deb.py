@@ -33,7 +33,8 @@ def test_package():
         paths = [os.path.join(out, d) for d in debs]
         server = [p for p in paths if os.path.basename(p).startswith("fjord_")][0]
         info = run("dpkg-deb", "-I", server).stdout
-        check("libmicrohttpd" in info and "libsqlite3" in info, "the server's libraries are its dependencies")
+        check("libmicrohttpd" in info and "libsqlite3" in info and "libpcre2-8" in info,
+              "the server's libraries are its dependencies")
         listing = run("dpkg-deb", "-c", server).stdout
         for f in ("./usr/bin/fjord", "./lib/systemd/system/fjord.service", "./usr/lib/sysusers.d/fjord.conf",
                   "./usr/lib/tmpfiles.d/fjord.conf", "./etc/fjord/fjord.ini", "./usr/share/doc/fjord/deploy.md"):

@@ -3,6 +3,7 @@
 import { h, ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
+import { plain } from "./lib/bidi";
 import { fmtLocal, fmtUtc } from "./lib/format";
 import { rfc3339, Window } from "./lib/timewin";
 import { Series } from "./lib/series";
@@ -109,13 +110,13 @@ export function Plot({ title, x, series, unit, height = 200, zoomPath, zoomParam
     const grid = cssVar("--grid", "rgba(128,128,128,0.2)");
     const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
     const opts: uPlot.Options = {
-      title,
+      title: title && plain(title),
       width: Math.max(300, ref.current.clientWidth),
       height,
       series: [
         {},
         ...series.map((s, i) => ({
-          label: s.label,
+          label: plain(s.label), // uPlot writes its legend itself, past the vnode hook
           stroke: PALETTE[i % PALETTE.length],
           width: 1.5,
           spanGaps: false,

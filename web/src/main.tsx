@@ -1,9 +1,10 @@
 // The dashboard's entry: the login form until a credential is given, then the views (router.ts).
-import { render } from "preact";
+import { options, render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
 import { forgetCredential, loadCredential, setUnauthorizedHandler } from "./api";
+import { installBidiGuard } from "./lib/bidi";
 import { href, navigate, useRoute } from "./router";
 import { Login } from "./views/login";
 import { Clusters } from "./views/clusters";
@@ -67,4 +68,7 @@ function App() {
   );
 }
 
+// Every text shown, and every tooltip, with bidirectional controls written out (lib/bidi.ts): names
+// come from users, and U+202E would turn them around on screen.
+installBidiGuard(options);
 render(<App />, document.getElementById("app")!);

@@ -60,6 +60,37 @@ Test(out, csv_rows)
     fj_buf_free(&b);
 }
 
+Test(out, csv_text_never_becomes_a_formula)
+{
+    fj_buf b;
+    fj_buf_init(&b, 1 << 20);
+    const char *cells[] = {"=1+2", "+cmd", "-2+3+cmd|' /C calc'!A0", "@SUM(A1)", "\tx", "\rx",
+                           "=HYPERLINK(\"http://x\",\"y\")", "-5", "+1.5", "2e-3", "-", "a=b", "", NULL};
+    for (size_t i = 0; cells[i]; i++) {
+        cr_assert_eq(fj_csv_text(&b, cells[i]), FJ_OK);
+        cr_assert_eq(fj_buf_puts(&b, "|"), FJ_OK);
+    }
+    cr_assert_str_eq(b.data, "'=1+2|'+cmd|'-2+3+cmd|' /C calc'!A0|'@SUM(A1)|'\tx|\"'\rx\"|"
+                             "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"|-5|+1.5|2e-3|'-|a=b||");
+    fj_buf_free(&b);
+}
+
+Test(out, csv_neutralises_text_cells_not_numbers)
+{
+    fj_buf b;
+    fj_buf_init(&b, 1 << 20);
+    fj_out o;
+    fj_out_init(&o, &b, true);
+    const char *h[] = {"=evil", "c2"};
+    cr_assert_eq(o.sink.table(&o.sink, &flat), FJ_OK);
+    row(&o, "@user", -5, -2.5, h, 2);
+    cr_assert_eq(fj_out_finish(&o, false, NULL), FJ_OK);
+    cr_assert_str_eq(b.data, "name,n,x,ok,t,hosts,raw\r\n"
+                             "'@user,-5,-2.5,true,2025-11-25T09:52:00Z,\"'=evil,c2\",\"[[10,21],[21,10]]\"\r\n");
+    fj_out_free(&o);
+    fj_buf_free(&b);
+}
+
 Test(out, json_rows_parse_back)
 {
     fj_buf b;

@@ -67,8 +67,8 @@ Test(influxql_parse, a_grafana_panel_query)
     const iq_expr *re = w->l->l->r;
     cr_assert_eq(re->k, IQ_REGEX);
     cr_assert_str_eq(re->s, "^(a|b/c)$");
-    cr_assert_eq(regexec(re->re, "b/c", 0, NULL, 0), 0);
-    cr_assert_neq(regexec(re->re, "bc", 0, NULL, 0), 0);
+    cr_assert(fj_re_match(re->re, "b/c"));
+    cr_assert_not(fj_re_match(re->re, "bc"));
     /* now() - 1h30m */
     const iq_expr *upper = w->r->r;
     cr_assert_eq(upper->k, IQ_BIN);
@@ -180,9 +180,14 @@ Test(influxql_parse, costly_regexes_and_long_sources_are_refused)
     cr_assert_not(p->ok);
     cr_assert(strstr(p->msg, "nested repetition"), "%s", p->msg);
     done(p);
-    p = parse("SELECT value FROM m WHERE host =~ /((a{1000}){1000})/");
+    /* PCRE2 copies a counted group: past its compiled size it refuses, and says so */
+    p = parse("SELECT value FROM m WHERE host =~ /(((ab){1000}){1000})/");
     cr_assert_not(p->ok);
-    cr_assert(strstr(p->msg, "too many repetitions"), "%s", p->msg);
+    cr_assert(strstr(p->msg, "too large"), "%s", p->msg);
+    done(p);
+    p = parse("SELECT value FROM m WHERE host =~ /a{1001}/");
+    cr_assert_not(p->ok);
+    cr_assert(strstr(p->msg, "invalid repeat count"), "%s", p->msg);
     done(p);
     p = parse("SELECT value FROM m WHERE host =~ /^node[0-9]+-gpu[0-9]{1,2}[+*]$/");
     cr_assert(p->ok, "%s", p->msg);
@@ -195,5 +200,76 @@ Test(influxql_parse, costly_regexes_and_long_sources_are_refused)
     cr_assert(p->ok, "%s", p->msg);
     cr_assert_str_eq(p->st[0].from[0].db, "db");
     cr_assert_str_eq(p->st[0].from[0].name, "m");
+    done(p);
+}
+
+/* A parse of `prefix` + n x `unit` + `suffix`. */
+static parsed *parse_repeated(const char *prefix, const char *unit, size_t n, const char *mid, const char *unit2,
+                              const char *suffix)
+{
+    size_t lp = strlen(prefix), lu = strlen(unit), lm = strlen(mid), l2 = strlen(unit2), ls = strlen(suffix);
+    char *q = malloc(lp + n * (lu + l2) + lm + ls + 1), *o = q;
+    memcpy(o, prefix, lp), o += lp;
+    for (size_t i = 0; i < n; i++)
+        memcpy(o, unit, lu), o += lu;
+    memcpy(o, mid, lm), o += lm;
+    for (size_t i = 0; i < n; i++)
+        memcpy(o, unit2, l2), o += l2;
+    memcpy(o, suffix, ls + 1);
+    parsed *p = parse(q);
+    free(q);
+    return p;
+}
+
+static void expect_too_deep(parsed *p)
+{
+    cr_assert_not(p->ok);
+    cr_assert(strstr(p->msg, "error parsing query: expression nested more than 256 levels deep"), "%s", p->msg);
+    done(p);
+}
+
+Test(influxql_parse, nesting_is_bounded)
+{
+    /* 45,000 parentheses overflowed a worker's stack; now the parser stops at 256 */
+    expect_too_deep(parse_repeated("SELECT value FROM m WHERE ", "(", 45000, "host = 'a'", ")", ""));
+    /* a chain is built in a loop, but its tree is as deep: the evaluators would recurse */
+    expect_too_deep(parse_repeated("SELECT value FROM m WHERE host = 'a'", " OR host = 'b'", 300, "", "", ""));
+    expect_too_deep(parse_repeated("SELECT value FROM m WHERE x = 1", " + 1", 300, "", "", ""));
+    /* calls inside calls (derivative(mean(...)) nests two) */
+    expect_too_deep(parse_repeated("SELECT ", "abs(", 300, "value", ")", " FROM m"));
+    /* just under the bound: still a query */
+    parsed *p = parse_repeated("SELECT value FROM m WHERE ", "(", 200, "host = 'a'", ")", "");
+    cr_assert(p->ok, "%s", p->msg);
+    cr_assert_eq(p->st[0].where->height, 2); /* parentheses add no node */
+    done(p);
+    p = parse_repeated("SELECT value FROM m WHERE host = 'a'", " OR host = 'b'", 200, "", "", "");
+    cr_assert(p->ok, "%s", p->msg);
+    cr_assert_eq(p->st[0].where->height, 202);
+    done(p);
+    /* a unary minus takes a number only: "- - 1" is refused, not recursed into */
+    p = parse("SELECT value FROM m WHERE x = - - 1");
+    cr_assert_not(p->ok);
+    done(p);
+}
+
+Test(influxql_parse, regexes_read_as_influxdb_reads_them)
+{
+    parsed *p = parse("SELECT value FROM m WHERE host =~ /(?i)^NODE\\d+$/ AND gpu !~ /\\d{2,}/");
+    cr_assert(p->ok, "%s", p->msg);
+    const iq_expr *w = p->st[0].where;
+    cr_assert(fj_re_match(w->l->r->re, "node42"));
+    cr_assert(fj_re_match(w->l->r->re, "Node7"));
+    cr_assert_not(fj_re_match(w->l->r->re, "node4x"));
+    cr_assert_not(fj_re_match(w->l->r->re, "node4\n"), "$ is the end of the text, as in Go");
+    cr_assert(fj_re_match(w->r->r->re, "gpu10"));
+    cr_assert_not(fj_re_match(w->r->r->re, "gpu1"));
+    done(p);
+    p = parse("SELECT value FROM m WHERE host =~ /a**/");
+    cr_assert_not(p->ok);
+    cr_assert(strstr(p->msg, "invalid regular expression /a**/: invalid nested repetition operator"), "%s", p->msg);
+    done(p);
+    p = parse("SELECT value FROM m WHERE host =~ /(a/");
+    cr_assert_not(p->ok);
+    cr_assert(strstr(p->msg, "missing closing parenthesis"), "%s", p->msg);
     done(p);
 }

@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { getJson, getText } from "../api";
 import { Plot, Section, Status, Time, useLoad, WindowBar } from "../components";
+import { plain } from "../lib/bidi";
 import { fmtKb, fmtPct, fmtLocal, fmtUtc } from "../lib/format";
 import { heatColor, memPct, nodeState } from "../lib/nodes";
 import { align, epochOf, mean } from "../lib/series";
@@ -78,7 +79,8 @@ function Heatmap({ rows, cols, bucket, metric, cluster }: {
     rows.forEach((r, i) => {
       if (labelW) {
         g.fillStyle = fg;
-        g.fillText(r.node.length > 22 ? r.node.slice(0, 21) + "…" : r.node, 2, i * rowH + rowH / 2);
+        const name = plain(r.node); // drawn on the canvas, past the vnode hook
+        g.fillText(name.length > 22 ? name.slice(0, 21) + "…" : name, 2, i * rowH + rowH / 2);
       }
       g.fillStyle = heatColor(null);
       g.fillRect(labelW, i * rowH, width - labelW, rowH - (rowH > 4 ? 1 : 0));
