@@ -4,7 +4,9 @@
  *         -> content decoding (capped) -> handler -> response
  *
  * A handler runs once the whole body is in. It answers at once (fj_http_reply*) or hands a batch
- * to the writer (fj_http_submit) and is answered from the writer thread after the commit. */
+ * to the writer (fj_http_submit) and is answered from the writer thread after the commit. A read
+ * (a route needing FJ_ACCESS_READ) runs on the read pool (read_pool.h), its connection suspended,
+ * under a deadline and a memory budget (the "For reads" functions below). */
 #ifndef FJ_HTTP_H
 #define FJ_HTTP_H
 
