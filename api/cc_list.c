@@ -176,6 +176,7 @@ static void cc_list(fj_http_req *r, bool jobs)
     }
     fj_buf out;
     fj_buf_init(&out, MAX_ANSWER);
+    fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */
     cc_out o = {.sink = {cc_table, jobs ? job_row : event_row}, .b = &out, .cluster = q.cluster};
     fj_status st = op(s, &q, &o.sink, &err);
     if (st == FJ_OK)

@@ -991,6 +991,7 @@ void fj_route_ccms_query(fj_http_req *r)
     }
     fj_buf out;
     fj_buf_init(&out, (size_t)1 << 30);
+    fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */
     c.out = &out;
     fj_buf_puts(&out, "{");
     if (n_fan) {
@@ -1177,6 +1178,7 @@ static void health_of_nodes(fj_http_req *r, const char *body, size_t len)
         qsort(nodes, n_nodes, sizeof *nodes, cmp_str);
     fj_buf out, tmp;
     fj_buf_init(&out, (size_t)1 << 30);
+    fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */
     fj_buf_init(&tmp, (size_t)1 << 24);
     c.out = &out;
     fj_buf_puts(&out, "{");

@@ -208,6 +208,7 @@ static void run(fj_apiq *a, fj_cb_query *q, op_kind kind)
     fj_err err = {0};
     fj_buf body;
     fj_buf_init(&body, (size_t)1 << 30);
+    fj_buf_set_budget(&body, fj_http_mem(a->r)); /* counts against query-memory */
     fj_out o;
     fj_out_init(&o, &body, a->csv);
     fj_status st = fj_out_meta_str(&o, "cluster", q->cluster);

@@ -58,7 +58,9 @@ void fj_api_node_measurements(fj_http_req *r)
     }
     fj_buf snap, out;
     fj_buf_init(&snap, (size_t)1 << 30);
+    fj_buf_set_budget(&snap, fj_http_mem(r)); /* counts against query-memory */
     fj_buf_init(&out, (size_t)1 << 30);
+    fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */
     fj_time t = 0;
     char ts[21];
     if ((st = ops->measure->measurement_latest(s, cluster, node, &t, &snap, &err)) != FJ_OK)

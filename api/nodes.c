@@ -71,6 +71,7 @@ static void node_topology(fj_http_req *r, const char *node)
     }
     fj_buf out;
     fj_buf_init(&out, (size_t)256 << 20);
+    fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */
     fj_time when = 0;
     fj_status st = ops->query->q_topology(s, &a.q, &out, &when, &err);
     if (st == FJ_OK) {

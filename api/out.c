@@ -1,6 +1,8 @@
 /* out.c — the JSON and CSV row sinks of the query API. */
 #include "out.h"
 
+#include "cancel.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -284,6 +286,10 @@ static fj_status sink_row(fj_sink *k, const fj_value *v)
         return o->st;
     if (!o->t)
         return o->st = FJ_EINTERNAL;
+    /* A stopped read (query-timeout, client gone, drain) ends here: the store stops at the sink's
+     * error, and the HTTP layer answers the reason (server/http.h, fj_http_read_limit). */
+    if (fj_cancel_check(fj_cancel_current()))
+        return o->st = FJ_EBUSY;
     const fj_qtable *t = o->t;
     if (o->csv) {
         for (size_t i = 0; i < t->n_cols; i++) {
@@ -353,6 +359,10 @@ void fj_out_init(fj_out *o, fj_buf *b, bool csv)
     fj_buf_init(&o->key, b->cap);
     fj_buf_init(&o->keys, (size_t)1 << 20);
     fj_buf_init(&o->tmp, b->cap);
+    /* The answer's scratch counts where the answer does (a read's query-memory). */
+    fj_buf_set_budget(&o->key, b->budget);
+    fj_buf_set_budget(&o->keys, b->budget);
+    fj_buf_set_budget(&o->tmp, b->budget);
 }
 
 void fj_out_free(fj_out *o)

@@ -209,6 +209,7 @@ void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
     }
     fj_buf body;
     fj_buf_init(&body, (size_t)1 << 30);
+    fj_buf_set_budget(&body, fj_http_mem(a->r)); /* counts against query-memory */
     fj_out o;
     fj_out_init(&o, &body, a->csv);
     o.single = a->ep->single;

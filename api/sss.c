@@ -603,6 +603,7 @@ static void export(fj_http_req *r, const char *node)
 
     fj_buf out;
     fj_buf_init(&out, (size_t)1 << 30);
+    fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */
     xw w = {&out, 0, FJ_OK};
     raw(&w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     if (node) {

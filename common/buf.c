@@ -13,6 +13,14 @@ void fj_buf_init(fj_buf *b, size_t cap)
     b->len = b->alloc = 0;
     b->cap = cap;
     b->err = FJ_OK;
+    b->budget = NULL;
+}
+
+void fj_buf_set_budget(fj_buf *b, fj_mem_budget *m)
+{
+    fj_mem_uncharge(b->budget, b->alloc);
+    b->budget = m;
+    fj_mem_charge_held(m, b->alloc);
 }
 
 static fj_status fail(fj_buf *b, fj_status st)
@@ -35,9 +43,13 @@ static fj_status reserve(fj_buf *b, size_t extra)
         n = n > (size_t)-1 / 2 ? need : n * 2;
     if (n > b->cap + 1)
         n = b->cap + 1 > need ? b->cap + 1 : need;
-    char *p = fj_realloc(b->data, n);
-    if (!p)
+    if (!fj_mem_charge(b->budget, n - b->alloc))
         return fail(b, FJ_ENOMEM);
+    char *p = fj_realloc(b->data, n);
+    if (!p) {
+        fj_mem_uncharge(b->budget, n - b->alloc);
+        return fail(b, FJ_ENOMEM);
+    }
     b->data = p;
     b->alloc = n;
     return FJ_OK;
@@ -106,6 +118,7 @@ void fj_buf_reset(fj_buf *b)
 
 void fj_buf_free(fj_buf *b)
 {
+    fj_mem_uncharge(b->budget, b->alloc);
     fj_free(b->data);
     b->data = NULL;
     b->len = b->alloc = 0;
@@ -117,6 +130,7 @@ char *fj_buf_steal(fj_buf *b, size_t *len)
     char *p = b->data;
     if (len)
         *len = b->len;
+    fj_mem_uncharge(b->budget, b->alloc); /* the caller's now */
     b->data = NULL;
     b->len = b->alloc = 0;
     b->err = FJ_OK;

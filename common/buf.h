@@ -9,6 +9,7 @@
 #define FJ_BUF_H
 
 #include "fj_status.h"
+#include "membudget.h"
 
 #include <stddef.h>
 
@@ -18,10 +19,16 @@ typedef struct fj_buf {
     size_t alloc;
     size_t cap;   /* maximum len */
     fj_status err; /* the first failed append's status; FJ_OK while none failed */
+    fj_mem_budget *budget; /* charged with alloc; NULL: none (fj_buf_set_budget) */
 } fj_buf;
 
 /* An empty buffer that will refuse to hold more than cap bytes. Allocates nothing. */
 void fj_buf_init(fj_buf *b, size_t cap);
+
+/* From now on the buffer's memory is charged to m (what it holds already at once) until it is
+ * freed or stolen; growth that m refuses fails with FJ_ENOMEM and m says which limit. m (not
+ * owned) must outlive the buffer's memory. A read's answer is built in such a buffer. */
+void fj_buf_set_budget(fj_buf *b, fj_mem_budget *m);
 
 /* FJ_OK, FJ_ETOOBIG (cap exceeded; nothing appended) or FJ_ENOMEM; once one append failed, that
  * status again without appending. */

@@ -71,6 +71,12 @@ static const option_def options[] = {
     NUM("body-timeout", OPT_UINT, body_timeout_s, SERVE, "SECONDS", "a whole request body arrives within this (0 = off)"),
     NUM("body-min-rate", OPT_SIZE, body_min_rate, SERVE, "SIZE", "bytes a second a slow body must average (0 = off)"),
     NUM("body-memory", OPT_SIZE, body_memory, SERVE, "SIZE", "all request bodies in flight together (503 beyond)"),
+    NUM("query-timeout", OPT_UINT, query_timeout_s, SERVE, "SECONDS",
+        "a read (query, export) still running this long after its headers is stopped (0 = no deadline)"),
+    NUM("query-memory", OPT_SIZE, query_memory, SERVE, "SIZE", "memory one read may hold (its working memory and answer)"),
+    NUM("query-memory-total", OPT_SIZE, query_memory_total, SERVE, "SIZE", "memory all reads in flight may hold together"),
+    NUM("read-threads", OPT_UINT, read_threads, SERVE, "N", "reads running at once (on threads of their own)"),
+    NUM("read-queue", OPT_UINT, read_queue, SERVE, "N", "reads waiting for a read thread; beyond, 503"),
     NUM("auth-fail-burst", OPT_UINT, auth_fail_burst, SERVE, "N", "failed authentications per address or user name at once"),
     NUM("auth-fail-rate", OPT_UINT, auth_fail_rate, SERVE, "N", "then this many a minute; beyond, 429 (0 = no limit)"),
     NUM("auth-fail-delay-ms", OPT_UINT, auth_fail_delay_ms, SERVE, "MS", "how long a failure over the limit waits for its 429"),
@@ -127,6 +133,11 @@ void fj_config_defaults(fj_config *c)
     c->body_timeout_s = 300;
     c->body_min_rate = 4096;
     c->body_memory = (size_t)256 << 20;
+    c->query_timeout_s = 60;
+    c->query_memory = (size_t)512 << 20;
+    c->query_memory_total = (size_t)2 << 30;
+    c->read_threads = 4;
+    c->read_queue = 64;
     c->auth_fail_burst = 20;
     c->auth_fail_rate = 60;
     c->auth_fail_delay_ms = 1000;
@@ -537,6 +548,12 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
         return fj_err_set(err, FJ_EINVAL, "max-decoded", "max-decoded must be at least max-body");
     if (c->body_memory < c->max_body)
         return fj_err_set(err, FJ_EINVAL, "body-memory", "body-memory must be at least max-body");
+    if (c->query_memory < ((size_t)1 << 20))
+        return fj_err_set(err, FJ_EINVAL, "query-memory", "query-memory must be at least 1M");
+    if (c->query_memory_total < c->query_memory)
+        return fj_err_set(err, FJ_EINVAL, "query-memory-total", "query-memory-total must be at least query-memory");
+    if (c->read_threads < 1 || c->read_threads > 256)
+        return fj_err_set(err, FJ_EINVAL, "read-threads", "read-threads must be 1-256");
     if (c->writers != FJ_WRITERS_AUTO && (c->writers < 1 || c->writers > FJ_WRITERS_MAX))
         return fj_err_set(err, FJ_EINVAL, "writers", "writers must be 1-%d or auto", FJ_WRITERS_MAX);
     if (c->writers != FJ_WRITERS_AUTO && c->writers > 1 && !is_postgres(c))

@@ -41,6 +41,13 @@ typedef struct fj_config {
     unsigned body_timeout_s;   /* a request's whole body arrives within this (0 = off) */
     size_t body_min_rate;      /* bytes/s a body must average after header_timeout_s (0 = off) */
     size_t body_memory;        /* all request bodies buffered at once, together */
+    /* Reads (docs/security.md "Reads"): each runs on a read thread under a deadline and a memory
+     * budget of its own and one shared by all reads in flight. */
+    unsigned query_timeout_s;  /* a read is stopped this long after its headers (0 = no deadline) */
+    size_t query_memory;       /* what one read may hold: its arena and its answer */
+    size_t query_memory_total; /* what all reads in flight may hold together */
+    unsigned read_threads;     /* reads running at once */
+    unsigned read_queue;       /* reads waiting beyond them; more get 503 */
     unsigned auth_fail_burst;  /* failed authentications per address or name at once... */
     unsigned auth_fail_rate;   /* ...then this many a minute (0 = no limit) */
     unsigned auth_fail_delay_ms; /* a failure over the limit is answered after this long */

@@ -1,6 +1,8 @@
 /* http.c — libmicrohttpd integration. Requests that wait for the writer are suspended
  * (MHD_suspend_connection) rather than blocking a worker thread, so a few threads serve many
- * concurrent uploads and every one of them joins the next group commit. */
+ * concurrent uploads and every one of them joins the next group commit. Reads are suspended too
+ * and run on the read pool (read_pool.h) under a deadline and a memory budget, so a long query
+ * never holds a worker thread that acknowledgements need. */
 #include "http.h"
 
 #include "alloc.h"
@@ -9,6 +11,7 @@
 #include "log.h"
 #include "prom.h"
 #include "proxy.h"
+#include "read_pool.h"
 #include "reqlog.h"
 #include "timefmt.h"
 #include "tls.h"
@@ -18,6 +21,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +47,8 @@ struct fj_server {
     fj_guard *guard;          /* deadlines and shedding of slow connections (conn_guard.h) */
     fj_reqlog *reqlog;        /* the refusal log */
     atomic_size_t body_bytes; /* bytes reserved by every request body in flight, together */
+    fj_read_pool *reads;      /* where reads run (read-threads, read-queue) */
+    fj_mem_pool read_mem;     /* what all reads in flight hold (query-memory-total) */
     unsigned port, tls_port;
     pthread_mutex_t readers_mu;
     fj_store *readers[MAX_READERS];
@@ -51,7 +57,7 @@ struct fj_server {
 
 /* REQ_DEFERRED: a failed authentication over its limit, suspended until the guard resumes it
  * (slows guessing down without holding a worker thread). */
-typedef enum { REQ_NEW, REQ_BODY, REQ_WAITING, REQ_DEFERRED, REQ_ANSWERED } req_state;
+typedef enum { REQ_NEW, REQ_BODY, REQ_WAITING, REQ_READING, REQ_DEFERRED, REQ_ANSWERED } req_state;
 
 struct fj_http_req {
     fj_server *srv;
@@ -71,6 +77,11 @@ struct fj_http_req {
     size_t reserved;       /* bytes of the global body budget this request holds */
     unsigned defer_ms;     /* REQ_DEFERRED: how long */
     fj_arena *arena;
+    /* a read (a route needing FJ_ACCESS_READ): run on the read pool, its arena and answer charged
+     * to mem (query-memory, and the server's read_mem: query-memory-total) */
+    bool is_read;
+    fj_read_job job;
+    fj_mem_budget mem;
     fj_buf raw;           /* body as received */
     fj_buf decoded;       /* body after Content-Encoding, when there was one */
     bool decoded_used;
@@ -98,6 +109,8 @@ const char *fj_http_path(const fj_http_req *r) { return r->path; }
 const char *fj_http_path_rest(const fj_http_req *r) { return r->path_rest ? r->path_rest : ""; }
 const fj_principal *fj_http_principal(const fj_http_req *r) { return &r->who; }
 fj_arena *fj_http_arena(fj_http_req *r) { return r->arena; }
+const fj_cancel *fj_http_cancel(const fj_http_req *r) { return r->is_read ? &r->job.cancel : NULL; }
+fj_mem_budget *fj_http_mem(fj_http_req *r) { return r->is_read ? &r->mem : NULL; }
 const fj_config *fj_http_config(const fj_http_req *r) { return &r->srv->cfg; }
 void *fj_http_submit_ctx(const fj_http_req *r) { return r->submit_ctx; }
 
@@ -197,6 +210,10 @@ fj_writer *fj_server_writer(fj_server *s)
 
 void fj_http_reply(fj_http_req *r, int status, const char *content_type, const char *body, size_t len)
 {
+    /* The answer was built within the budget; its copy must not be refused by what the query
+     * itself used up (the handler frees its buffer right after). */
+    if (r->is_read)
+        fj_arena_set_budget(r->arena, NULL);
     r->status = status;
     r->resp_type = content_type ? content_type : "application/json";
     r->resp = fj_arena_strndup(r->arena, body, len);
@@ -229,9 +246,15 @@ static bool storage_failure_hidden(fj_status st, const fj_err *err, fj_err *show
 
 void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err)
 {
-    fj_err hidden;
-    if (storage_failure_hidden(st, err, &hidden))
+    fj_err hidden, limit;
+    /* Whatever error a stopped read ran into (the sink's refusal, SQLite's interrupt, an
+     * allocation refused), the reason it was stopped is the answer. */
+    if (fj_http_read_limit(r, &limit)) {
+        st = fj_http_read_limit_status(r);
+        err = &limit;
+    } else if (storage_failure_hidden(st, err, &hidden)) {
         err = &hidden;
+    }
     fj_buf b;
     fj_buf_init(&b, 4096);
     fj_buf_puts(&b, "{\"error\":{\"code\":");
@@ -246,6 +269,44 @@ void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err)
     r->reason = fj_arena_strdup(r->arena, err && err->code[0] ? err->code : fj_status_name(st));
     fj_http_reply(r, fj_status_http(st), NULL, b.data ? b.data : "{}", b.len);
     fj_buf_free(&b);
+}
+
+bool fj_http_read_limit(fj_http_req *r, fj_err *err)
+{
+    if (!r->is_read)
+        return false;
+    fj_cancel_why why = fj_cancel_check(&r->job.cancel);
+    if (why) {
+        fj_cancel_err(why, r->srv->cfg.query_timeout_s, err);
+        return true;
+    }
+    fj_mem_over over = fj_mem_over_of(&r->mem);
+    if (over == FJ_MEM_OVER_OWN) {
+        fj_err_set(err, FJ_ETOOBIG, "query-memory",
+                   "the query needs more than %zu MiB (query-memory); ask for less: a shorter time range, fewer "
+                   "series, wider buckets",
+                   r->srv->cfg.query_memory >> 20);
+        snprintf(err->code, sizeof err->code, "query_memory");
+        return true;
+    }
+    if (over == FJ_MEM_OVER_POOL) {
+        fj_err_set(err, FJ_EBUSY, "query-memory-total",
+                   "the reads in flight hold all the memory reads may use (%zu MiB, query-memory-total); retry later",
+                   r->srv->cfg.query_memory_total >> 20);
+        snprintf(err->code, sizeof err->code, "query_memory_total");
+        return true;
+    }
+    return false;
+}
+
+fj_status fj_http_read_limit_status(const fj_http_req *r)
+{
+    if (!r->is_read)
+        return FJ_OK;
+    if (fj_cancel_check(&r->job.cancel))
+        return FJ_EBUSY;
+    fj_mem_over over = fj_mem_over_of(&r->mem);
+    return over == FJ_MEM_OVER_OWN ? FJ_ETOOBIG : over == FJ_MEM_OVER_POOL ? FJ_EBUSY : FJ_OK;
 }
 
 static void reply_simple(fj_http_req *r, fj_status st, const char *path, const char *fmt, const char *arg)
@@ -474,6 +535,19 @@ static void name_client(fj_http_req *r)
     fj_buf_free(&joined);
 }
 
+/* A read gets its budget from here on (the arena's chunks so far included) and its deadline,
+ * counted from its headers. */
+static void mark_read(fj_http_req *r)
+{
+    const fj_config *cfg = &r->srv->cfg;
+    r->is_read = true;
+    r->mem.limit = cfg->query_memory;
+    r->mem.pool = &r->srv->read_mem;
+    fj_arena_set_budget(r->arena, &r->mem);
+    r->job.fd = -1;
+    r->job.deadline_ns = cfg->query_timeout_s ? r->start_ns + (int64_t)cfg->query_timeout_s * 1000000000LL : 0;
+}
+
 static void admit(fj_http_req *r)
 {
     fj_server *s = r->srv;
@@ -592,6 +666,8 @@ static void admit(fj_http_req *r)
             return;
         }
     }
+    if (r->route->access == FJ_ACCESS_READ)
+        mark_read(r);
     /* A known length is reserved whole now; a chunked body as it arrives. */
     const char *body_len = body ? len : NULL;
     if (body_len && !reserve_body(r, (size_t)strtoull(body_len, NULL, 10))) {
@@ -684,7 +760,50 @@ static bool refuse_uri(fj_http_req *r, const uri_mark *mark)
     return true;
 }
 
-static void run_handler(fj_http_req *r)
+static void read_run(fj_read_job *j)
+{
+    fj_http_req *r = (fj_http_req *)((char *)j - offsetof(fj_http_req, job));
+    fj_err err;
+    if (fj_http_read_limit(r, &err)) /* cancelled while it waited: the drain, or its client left */
+        fj_http_reply_error(r, fj_http_read_limit_status(r), &err);
+    else
+        r->route->handle(r);
+    if (r->state != REQ_ANSWERED)
+        fj_http_reply_error(r, FJ_EINTERNAL, NULL);
+}
+
+static void read_done(fj_read_job *j)
+{
+    fj_http_req *r = (fj_http_req *)((char *)j - offsetof(fj_http_req, job));
+    MHD_resume_connection(r->conn); /* on_request sends the answer */
+}
+
+/* Hands a read to the read pool, its connection suspended until it is answered; a full queue is
+ * answered 503 at once. True when handed over: the connection is then the pool's until resumed. */
+static bool hand_to_readers(fj_http_req *r)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    r->job.fd = ci ? ci->connect_fd : -1;
+    r->job.run = read_run;
+    r->job.done = read_done;
+    r->state = REQ_READING;
+    /* Suspend before submitting: the read may end and resume before we return. */
+    MHD_suspend_connection(r->conn);
+    if (fj_read_pool_submit(r->srv->reads, &r->job) == FJ_OK)
+        return true;
+    MHD_resume_connection(r->conn);
+    r->state = REQ_BODY;
+    fj_err err = {0};
+    fj_err_set(&err, FJ_EBUSY, "read-queue", "%u reads are waiting already (read-queue); retry later",
+               r->srv->cfg.read_queue);
+    snprintf(err.code, sizeof err.code, "read_queue");
+    fj_http_reply_error(r, FJ_EBUSY, &err);
+    return false;
+}
+
+/* Decodes the body and runs the handler, or hands a read to the read pool; true when handed over
+ * (the request is answered from there, after its connection is resumed). */
+static bool run_handler(fj_http_req *r)
 {
     const char *enc = fj_http_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING);
     if (enc && *enc && strcasecmp(enc, "identity") != 0) {
@@ -693,16 +812,19 @@ static void run_handler(fj_http_req *r)
         fj_status st = fj_codec_decode(enc, r->raw.data ? r->raw.data : "", r->raw.len, &r->decoded, &err);
         if (st != FJ_OK) {
             fj_http_reply_error(r, st, &err);
-            return;
+            return false;
         }
         r->decoded_used = true;
         fj_buf_free(&r->raw);
         if (!reserve_body(r, r->decoded.len)) {
             reply_simple(r, FJ_EBUSY, "body", "%s", "too many request bodies in flight (body-memory); retry later");
-            return;
+            return false;
         }
     }
+    if (r->is_read)
+        return hand_to_readers(r);
     r->route->handle(r);
+    return false;
 }
 
 /* Holds a refused request's answer back (REQ_DEFERRED) until the guard resumes it; answers at
@@ -791,8 +913,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             fj_err err = {0};
             fj_err_set(&err, FJ_ETOOBIG, "body", "body exceeds the limit of %zu bytes", s->cfg.max_body);
             fj_http_reply_error(r, FJ_ETOOBIG, &err);
-        } else {
-            run_handler(r);
+        } else if (run_handler(r)) {
+            return MHD_YES; /* the read pool's now; it resumes the connection once answered */
         }
     }
     if (r->state == REQ_WAITING)
@@ -816,6 +938,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     fj_buf_free(&r->raw);
     fj_buf_free(&r->decoded);
     fj_arena_destroy(r->arena);
+    /* What a handler left charged (a buffer not freed) goes back to the reads' pool. */
+    fj_mem_uncharge(&r->mem, fj_mem_used(&r->mem));
     fj_free(r);
     *con_cls = NULL;
     atomic_fetch_sub(&s->in_flight, 1);
@@ -927,6 +1051,7 @@ static void free_server(fj_server *s)
 {
     if (s->daemon_tls)
         MHD_stop_daemon(s->daemon_tls);
+    fj_read_pool_stop(s->reads); /* before the daemons: every suspended read is resumed first */
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
     fj_writer_stop(s->writer);
@@ -981,6 +1106,12 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *const *stores, size_t 
         free_server(s);
         return fj_err_set(err, FJ_ENOMEM, NULL, "cannot start the writer thread");
     }
+    s->read_mem.limit = cfg->query_memory_total;
+    s->reads = fj_read_pool_start(cfg->read_threads ? cfg->read_threads : 4, cfg->read_queue);
+    if (!s->reads) {
+        free_server(s);
+        return fj_err_set(err, FJ_ENOMEM, NULL, "cannot start the read threads");
+    }
     /* The guard keeps live connections at max-connections by shedding the oldest idle one for
      * each new one (conn_guard.h); libmicrohttpd's own limit sits above it, for connections shed
      * but not closed yet, and stops accepting only if those pile up. The guard also applies
@@ -1014,11 +1145,14 @@ void fj_server_stop(fj_server *s, unsigned timeout_s)
             close(lsock);
     }
     fj_guard_stop(s->guard); /* deferred answers go out now */
+    fj_read_pool_cancel_all(s->reads, FJ_CANCEL_SHUTDOWN); /* reads answer 503 at their next check */
     for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < timeout_s * 100; waited++)
         usleep(10000);
     fj_writer_stop(s->writer); /* commits whatever is still queued and answers it */
     for (unsigned waited = 0; atomic_load(&s->in_flight) > 0 && waited < 200; waited++)
         usleep(10000);
+    fj_read_pool_stop(s->reads); /* every read resumed and answered: no suspended connection left */
+    s->reads = NULL;
     for (size_t i = 0; i < 2; i++)
         if (daemons[i])
             MHD_stop_daemon(daemons[i]);

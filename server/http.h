@@ -4,13 +4,17 @@
  *         -> content decoding (capped) -> handler -> response
  *
  * A handler runs once the whole body is in. It answers at once (fj_http_reply*) or hands a batch
- * to the writer (fj_http_submit) and is answered from the writer thread after the commit. */
+ * to the writer (fj_http_submit) and is answered from the writer thread after the commit. A read
+ * (a route needing FJ_ACCESS_READ) runs on the read pool (read_pool.h), its connection suspended,
+ * under a deadline and a memory budget (the "For reads" functions below). */
 #ifndef FJ_HTTP_H
 #define FJ_HTTP_H
 
 #include "auth.h"
 #include "buf.h"
+#include "cancel.h"
 #include "config.h"
+#include "membudget.h"
 #include "storage/ts/engine.h"
 #include "storage/core/store.h"
 #include "writer.h"
@@ -55,6 +59,23 @@ fj_arena *fj_http_arena(fj_http_req *r);
 const fj_config *fj_http_config(const fj_http_req *r);
 /* A read-only store handle for this thread (opened on first use), or NULL with err filled. */
 fj_store *fj_http_reader(fj_http_req *r, fj_err *err);
+/* --- For reads (routes needing FJ_ACCESS_READ run on the read pool: read_pool.h) ----------- */
+
+/* The read's cancellation token (also fj_cancel_current() on its thread): its loops poll it and
+ * stop when set (query-timeout, client gone, drain). NULL for other requests. */
+const fj_cancel *fj_http_cancel(const fj_http_req *r);
+/* The read's memory budget (query-memory within query-memory-total); its arena is charged
+ * already. A read builds its answer in a buffer charged to it too (fj_buf_set_budget), so the
+ * answer counts. NULL for other requests. */
+fj_mem_budget *fj_http_mem(fj_http_req *r);
+/* Whether the read was stopped by a limit (its token set, or its budget refused memory); err
+ * then says which, in the error shape (code query_timeout, query_memory, query_memory_total,
+ * shutting_down, client_gone; path the setting), and fj_http_read_limit_status gives its status
+ * (413 for query-memory, 503 with Retry-After for the others). fj_http_reply_error answers this
+ * error instead of its own when there is one, whatever failed on the way. */
+bool fj_http_read_limit(fj_http_req *r, fj_err *err);
+fj_status fj_http_read_limit_status(const fj_http_req *r);
+
 /* The writer store's time-series engine, for reading unsealed points (NULL when the backend has
  * none). Safe from any thread (storage/ts/engine.h's "any thread" functions). */
 fj_ts_engine *fj_http_ts_engine(fj_http_req *r);

@@ -143,7 +143,16 @@ typedef struct iq_ctx {
     /* the statement's time range (ns, inclusive; INT64_MIN/MAX: open): where the catalog looks
      * for Sonar's GPU cards */
     int64_t window_from, window_to;
+    const fj_cancel *cancel; /* the read's token (server/http.h): loops stop when it is set */
 } iq_ctx;
+
+/* Whether the statement must stop now: its read was cancelled (deadline, client gone, drain). The
+ * loops that scale with the data (series read, groups, buckets) check it and return FJ_EBUSY;
+ * route.c then answers the reason as the statement's error. */
+static inline bool iq_stopped(const iq_ctx *c)
+{
+    return fj_cancel_check(c->cancel) != FJ_CANCEL_NONE;
+}
 
 /* Runs one statement, writing {"statement_id":id,...} to out: its series, nothing when empty,
  * or "error" with InfluxDB's wording. Returns FJ_OK, or FJ_ENOMEM / FJ_EIO when the request as a

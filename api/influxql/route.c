@@ -5,7 +5,13 @@
  * after the request was authenticated. The answer is {"results":[{"statement_id":N,"series":[...]}]}
  * with a statement's error in its result; a request that cannot run at all (no q, a syntax error)
  * is 400 {"error":"..."}. chunked=true is answered as one document, which InfluxDB's clients read
- * as one chunk. */
+ * as one chunk.
+ *
+ * Limits (docs/security.md "Reads"): each statement runs in the room the one before gave back (the
+ * arena is released to a mark after every statement; its answer is in the answer buffer). A
+ * statement stopped by query-memory, query-memory-total or query-timeout gets the error in its
+ * result and the statements after it "not executed", as InfluxDB answers its own limits
+ * (max-select-point, query-timeout). */
 #include "api/influxql/iq_int.h"
 
 #include "storage/core/store_query.h"
@@ -148,6 +154,53 @@ fj_status iq_exec(iq_ctx *c, const iq_stmt *st, int id, fj_buf *out, fj_err *err
     return fj_buf_status(out);
 }
 
+/* When the read was stopped by a limit: out cut back to the statement's start, the statement's
+ * error there and "not executed" for the statements after it; true. The arena is released
+ * first, so the budget has room for these few bytes again. */
+static bool limit_hit(iq_ctx *c, size_t mark, fj_arena_mark am, int id, size_t n, fj_buf *out)
+{
+    fj_err lim;
+    if (!fj_http_read_limit(c->r, &lim))
+        return false;
+    char msg[512];
+    if (lim.path[0])
+        snprintf(msg, sizeof msg, "%s limit exceeded: %s", lim.path, lim.message);
+    else
+        snprintf(msg, sizeof msg, "%s", lim.message);
+    fj_arena_release(c->a, am);
+    fj_mem_clear_over(fj_http_mem(c->r));
+    out->len = mark;
+    out->err = FJ_OK;
+    if (out->data)
+        out->data[mark] = '\0';
+    iq_put_stmt_error(out, id, msg);
+    for (size_t k = (size_t)id + 1; k < n; k++) {
+        fj_buf_puts(out, ",");
+        iq_put_stmt_error(out, (int)k, "not executed");
+    }
+    return true;
+}
+
+/* The statements in turn, each with the arena as the parse left it. */
+static fj_status exec_checked(iq_ctx *c, const iq_regs *regs, const iq_stmt *st, int id, fj_buf *out, fj_err *err);
+
+static fj_status run_statements(iq_ctx *c, const iq_regs *regs, const iq_stmt *sts, size_t n, fj_buf *out,
+                                fj_err *err)
+{
+    fj_arena_mark am = fj_arena_save(c->a);
+    fj_status st = FJ_OK;
+    for (size_t i = 0; i < n && st == FJ_OK; i++) {
+        if (i)
+            fj_buf_puts(out, ",");
+        size_t mark = out->len;
+        st = exec_checked(c, regs, &sts[i], (int)i, out, err);
+        if (limit_hit(c, mark, am, (int)i, n, out))
+            return fj_buf_status(out);
+        fj_arena_release(c->a, am);
+    }
+    return st;
+}
+
 static int hexval(char c)
 {
     return isdigit((unsigned char)c) ? c - '0' : isxdigit((unsigned char)c) ? (tolower((unsigned char)c) - 'a' + 10) : -1;
@@ -267,15 +320,12 @@ void fj_route_influx_query(fj_http_req *r)
         return;
     }
     c.live = fj_http_ts_engine(r);
+    c.cancel = fj_http_cancel(r);
     fj_buf out;
     fj_buf_init(&out, (size_t)1 << 30);
+    fj_buf_set_budget(&out, fj_http_mem(r)); /* the answer counts against query-memory */
     fj_buf_puts(&out, "{\"results\":[");
-    fj_status st = FJ_OK;
-    for (size_t i = 0; i < n && st == FJ_OK; i++) {
-        if (i)
-            fj_buf_puts(&out, ",");
-        st = exec_checked(&c, regs, &sts[i], (int)i, &out, &err);
-    }
+    fj_status st = run_statements(&c, regs, sts, n, &out, &err);
     fj_buf_puts(&out, "]}\n");
     iq_regs_free(regs);
     if (st == FJ_OK && fj_buf_status(&out) == FJ_OK && out.data) {

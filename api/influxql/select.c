@@ -299,6 +299,8 @@ typedef struct reader {
 static fj_status keep_points(void *ud, size_t i, const fj_ts_points *pts)
 {
     reader *rd = ud;
+    if (iq_stopped(rd->u->c))
+        return FJ_EBUSY; /* ends the read of the other series too */
     fj_ts_points *c = &rd->copy[i];
     c->n = pts->n;
     if (!pts->n)
@@ -1222,6 +1224,8 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
     for (size_t g = g0; g < g1; g++) {
         group *gr = &groups[g];
         for (size_t s = 0; s < gr->n; s++, n += u->nneed) {
+            if (iq_stopped(c))
+                return fj_err_set(err, FJ_EBUSY, NULL, "the query was stopped");
             const fj_ts_points *p = &pts[n];
             memset(pos, 0, u->nneed * sizeof *pos);
             for (;;) {
@@ -1259,6 +1263,8 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
             return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     }
     for (size_t q = g0; q < g1 && !u->msg[0]; q++) {
+        if (iq_stopped(c))
+            return fj_err_set(err, FJ_EBUSY, NULL, "the query was stopped");
         size_t g = st->desc ? g1 - 1 - (q - g0) : q; /* ORDER BY time DESC reverses the series too */
         if (!groups[g].r.n)
             continue;

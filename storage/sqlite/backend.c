@@ -11,6 +11,7 @@
 #include "storage/sqlite/query_int.h"
 
 #include "alloc.h"
+#include "cancel.h"
 #include "redact.h"
 
 #include <errno.h>
@@ -45,6 +46,16 @@ static bool sq_accepts(const char *url)
     if (!url || !*url)
         return false;
     return strncmp(url, "postgres://", 11) != 0 && strncmp(url, "postgresql://", 13) != 0;
+}
+
+/* A read connection's long statement stops when the read running on this thread is cancelled
+ * (query-timeout, client gone, drain: common/cancel.h): SQLite then fails it with
+ * SQLITE_INTERRUPT. Checked every READ_PROGRESS_OPS virtual-machine steps, a thread-local load. */
+enum { READ_PROGRESS_OPS = 4096 };
+static int read_progress(void *ud)
+{
+    (void)ud;
+    return fj_cancel_check(fj_cancel_current()) != FJ_CANCEL_NONE;
 }
 
 /* The file name to hand to sqlite3_open_v2, and whether it is a URI. "sqlite://PATH" and
@@ -442,6 +453,8 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     }
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    if (opts->mode == FJ_STORE_READ)
+        sqlite3_progress_handler(s->db, READ_PROGRESS_OPS, read_progress, NULL);
 
     fj_status st = FJ_OK;
     char sql[128];
