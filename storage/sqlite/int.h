@@ -76,10 +76,13 @@ fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, i
                  "mem_sum_kb,mem_peak_kb,gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb FROM jobs "   \
                  "WHERE cluster_id=?1 AND job=?2 AND node_id=?3 AND epoch=?4 AND pid=?5 AND ppid=?6 "    \
                  "AND cmd_id=?7 AND first_seen<=?8 AND last_seen>=?9 ORDER BY id")                       \
+    /* last_day (0014) from last_seen, ?10 */                                                         \
     X(RJOB_INS, "INSERT INTO jobs(cluster_id,job,node_id,epoch,pid,ppid,cmd_id,user_id,first_seen,"      \
                 "last_seen,n_samples,nproc_sum,nproc_peak,cpu_sum_m,cpu_peak_m,mem_sum_kb,mem_peak_kb,"  \
-                "gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb) "                                    \
-                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                                     \
+                "gpu_sum_m,gpu_peak_m,gpumem_sum_kb,gpumem_peak_kb,last_day) "                           \
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?10/86400)")                           \
+    /* a job's last sample moved to a later day: the one write of the index jobs_last_day */        \
+    X(RJOB_DAY, "UPDATE jobs SET last_day=?2 WHERE id=?1")                                               \
     X(RJOB_UPD, "UPDATE jobs SET user_id=coalesce(user_id,?2),first_seen=?3,last_seen=?4,n_samples=?5,"  \
                 "nproc_sum=?6,nproc_peak=?7,mem_sum_kb=?10,mem_peak_kb=?11,"                            \
                 "gpu_sum_m=?12,gpu_peak_m=?13,gpumem_sum_kb=?14,gpumem_peak_kb=?15 WHERE id=?1")         \

@@ -352,7 +352,8 @@ static void sum_from_row(sqlite3_stmt *st, fj_jobsum *s)
 /* Writes a job's summary; first_changed: first_seen differs from the stored row. The job's CPU
  * summary goes with it when one computed in memory awaits its write. Values the statement still has
  * bound from its last run (the time, zero GPU sums, the user) are not bound again. */
-static fj_status rj_update(wctx *w, int64_t rid, int64_t user_id, const fj_jobsum *sum, bool first_changed)
+static fj_status rj_update(wctx *w, int64_t rid, int64_t user_id, const fj_jobsum *sum, bool first_changed,
+                           int64_t *day)
 {
     int64_t cpu_sum, cpu_peak, cpu_win;
     bool cpu = fj_sq_jcpu_take(w->s, rid, &cpu_sum, &cpu_peak, &cpu_win);
@@ -383,7 +384,18 @@ static fj_status rj_update(wctx *w, int64_t rid, int64_t user_id, const fj_jobsu
             sqlite3_bind_int64(upd, i + 1, v[i].u.i);
         bound[i] = v[i];
     }
-    return fj_sq_done(w->s, upd, "update job", w->err);
+    FJ_TRY(fj_sq_done(w->s, upd, "update job", w->err));
+    /* jobs.last_day (migration 0014) follows last_seen; day NULL: its stored value is not known */
+    int64_t now_day = sum->last_seen / 86400;
+    if (day && *day == now_day)
+        return FJ_OK;
+    STMT(set_day, RJOB_DAY);
+    sqlite3_bind_int64(set_day, 1, rid);
+    sqlite3_bind_int64(set_day, 2, now_day);
+    FJ_TRY(fj_sq_done(w->s, set_day, "update job day", w->err));
+    if (day)
+        *day = now_day;
+    return FJ_OK;
 }
 
 /* Moves the rows of rectified job `from` to `to` and deletes `from` (a bridging merge). */
@@ -419,6 +431,7 @@ static fj_status move_rjob(wctx *w, int64_t to, int64_t from)
 
 typedef struct rj_inst {
     int64_t id;
+    int64_t day;             /* its stored last_day; -1: unknown (written at the next update) */
     fj_jobsum sum;           /* as it will be stored once the pending UPDATE (if any) ran */
     uint32_t pend;           /* 1 + index into s->rj_pend while the summary awaits its UPDATE */
     uint32_t n_pairs;
@@ -496,7 +509,7 @@ static fj_status rj_flush(wctx *w)
     for (size_t i = 0; i < s->rj_pend_n; i++) {
         const struct fj_sq_rjpend *p = &s->rj_pend[i];
         rj_inst *in = &s->rj[p->ent].in[p->slot];
-        FJ_TRY(rj_update(w, p->rid, p->user_id, &in->sum, p->first_changed));
+        FJ_TRY(rj_update(w, p->rid, p->user_id, &in->sum, p->first_changed, &in->day));
         in->pend = 0;
     }
     s->rj_pend_n = 0;
@@ -623,6 +636,7 @@ static fj_status rj_lookup(wctx *w, const fj_rjkey *k, size_t *out)
         e->in[i].sum = sums[i];
         e->in[i].pend = 0;
         e->in[i].n_pairs = 0;
+        e->in[i].day = -1;
     }
     *rj_slot(s, k, h) = (uint32_t)(s->rj_n + 1);
     *out = s->rj_n++;
@@ -734,6 +748,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
             if (ent->n < RJ_MAX) {
                 in = &ent->in[ent->n++];
                 in->id = rid;
+                in->day = sum.last_seen / 86400; /* as RJOB_INS stored it */
                 in->sum = sum;
                 in->pend = 0;
                 in->n_pairs = 0;
@@ -752,7 +767,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
             in->sum = sum;
             FJ_TRY(rj_defer(w, ei, x, user_id, first_changed));
         } else {
-            FJ_TRY(rj_update(w, rid, user_id, &sum, first_changed));
+            FJ_TRY(rj_update(w, rid, user_id, &sum, first_changed, NULL));
         }
     } else {
         /* A bridging merge rewrites rows of the jobs and their job_* tables: write everything
@@ -767,7 +782,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         /* pairs of the merged ids are gone, and a deleted id may be handed out again */
         fj_intern_clear(&s->rj_pairs);
         FJ_TRY(fj_sq_jcpu_note(s, rid, -1, t, w->err)); /* its CPU totals are read again */
-        FJ_TRY(rj_update(w, rid, user_id, &sum, true));
+        FJ_TRY(rj_update(w, rid, user_id, &sum, true, NULL));
         if (ent->valid) {
             for (size_t i = m; i-- > 1;) {
                 size_t x = match[i];
@@ -776,6 +791,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
             }
             in = &ent->in[match[0]]; /* match is ascending: the survivor did not move */
             in->sum = sum;
+            in->day = sum.last_seen / 86400; /* rj_update above wrote it */
             in->n_pairs = 0;
         }
     }

@@ -112,6 +112,11 @@ def main():
         post(f, tok, [bridge])
         check(len(f.query("SELECT id FROM jobs WHERE pid = 8000")) == 1, "the bridged lone process merged")
 
+        if not f.db.startswith("postgres"):
+            wrong = f.query("SELECT count(*) FROM jobs WHERE last_day IS NOT last_seen / 86400")[0][0]
+            check(wrong == 0, "jobs.last_day follows last_seen across midnight: %d rows differ" % wrong)
+            days = f.query("SELECT count(DISTINCT last_day) FROM jobs")[0][0]
+            check(days >= 2, "the workload's jobs end on two days at least: %d" % days)
         before = snapshot(f)
         check(len(before[0]) > 300, "node-samples stored: %d" % len(before[0]))
         check(any(r[4] is not None for r in before[0]), "some node-samples have a peak candidate")

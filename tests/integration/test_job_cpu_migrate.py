@@ -37,6 +37,8 @@ LATER = {
               "INSERT INTO job_samples_old SELECT * FROM job_samples; DROP TABLE job_samples;"
               "ALTER TABLE job_samples_old RENAME TO job_samples;"
               "CREATE INDEX job_samples_time ON job_samples (rjob_id, node_id, time);"
+              # 0014 undone: jobs_last_seen again, last_day no longer indexed
+              "DROP INDEX jobs_last_day; CREATE INDEX jobs_last_seen ON jobs (cluster_id, last_seen);"
               "ALTER TABLE jobs DROP COLUMN last_day;"
               "DROP TRIGGER job_gpu_activity_job_gone; DROP TABLE job_gpu_activity;"
               "DROP TRIGGER job_activity_job_gone;"
