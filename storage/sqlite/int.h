@@ -197,6 +197,7 @@ struct fj_store {
     fj_store_mode mode;
     bool migrating;
     int64_t job_gap_s;
+    struct fj_quota *quota;  /* per-cluster quotas (storage/core/quota.h); NULL: none set */
     char *path;              /* as given, for messages */
     sqlite3_stmt *stmts[FJ_SQ__COUNT]; /* the driver's statement cache (storage/sqlite/driver.c) */
     /* The SQL of a cached statement, set at open by the ops table (storage/sqlite/backend.c): the

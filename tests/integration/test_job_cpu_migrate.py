@@ -14,7 +14,7 @@ PG_VERSION, SQLITE_VERSION = 5, 8
 
 
 # What the later migrations added, latest first, undone so that the rewind below can apply them
-# again: SQLite's jobs.last_day (0012; PostgreSQL's 0013 is undone in to_older), job_gpu_activity and its triggers (SQLite 0011, PostgreSQL 0010 and 0011), job_activity and its
+# again: SQLite's series key index (0013), SQLite's jobs.last_day (0012; PostgreSQL's 0013 is undone in to_older), job_gpu_activity and its triggers (SQLite 0011, PostgreSQL 0010 and 0011), job_activity and its
 # triggers (SQLite 0010, PostgreSQL 0009), then retention (SQLite 0009, PostgreSQL 0007). PostgreSQL's 0008 (process sets) is undone in to_older.
 LATER = {
     "pg": "DROP TRIGGER job_gpu_activity_insert ON job_samples; DROP TRIGGER job_gpu_activity_move ON job_samples;"
@@ -28,7 +28,8 @@ LATER = {
           "DROP TABLE retention_marks; DROP INDEX job_hosts_usage_todo, slurm_jobs_current_time;"
           "ALTER TABLE job_hosts DROP COLUMN usage_kept, DROP COLUMN cpu_time_s, DROP COLUMN read_kb,"
           " DROP COLUMN written_kb; DROP FUNCTION fj_drop_partitions_by;",
-    "sqlite": "ALTER TABLE jobs DROP COLUMN last_day;"
+    "sqlite": "DROP INDEX ts_series_key; CREATE INDEX ts_series_host ON ts_series(cluster, host, metric);"
+              "ALTER TABLE jobs DROP COLUMN last_day;"
               "DROP TRIGGER job_gpu_activity_insert; DROP TRIGGER job_gpu_activity_move;"
               "DROP TRIGGER job_gpu_activity_job_gone; DROP TABLE job_gpu_activity;"
               "DROP TRIGGER job_activity_insert; DROP TRIGGER job_activity_update; DROP TRIGGER job_activity_job_gone;"
