@@ -143,6 +143,17 @@ fj_limit fj_quota_admit(fj_quota *q, fj_quota_kind kind, const char *cluster, in
     return fj_quota_admit_n(q, kind, cluster, 1, now, count, ud, st);
 }
 
+void fj_quota_release(fj_quota *q, fj_quota_kind kind, const char *cluster, uint64_t n)
+{
+    if (!fj_quota_limited(q, kind))
+        return;
+    int64_t i = fj_intern_get(&q->index, 0, cluster ? cluster : "", strlen(cluster ? cluster : ""));
+    if (!i)
+        return;
+    bank *b = &q->c[i - 1].b[kind];
+    b->total = b->total > n ? b->total - n : 0;
+}
+
 void fj_quota_forget_totals(fj_quota *q)
 {
     for (size_t i = 0; q && i < q->n; i++)

@@ -67,6 +67,10 @@ fj_limit fj_quota_admit(fj_quota *q, fj_quota_kind kind, const char *cluster, in
 fj_limit fj_quota_admit_n(fj_quota *q, fj_quota_kind kind, const char *cluster, uint64_t n, int64_t now,
                           fj_quota_count_fn count, void *ud, fj_status *st);
 
+/* n things of kind admitted for cluster were not made after all (another limit refused the rest
+ * of what came with them): the total is lowered again. Tokens are not given back. */
+void fj_quota_release(fj_quota *q, fj_quota_kind kind, const char *cluster, uint64_t n);
+
 /* What was admitted since the last call did not happen after all (its transaction rolled back):
  * the totals are read again at their next use. Tokens are not given back. */
 void fj_quota_forget_totals(fj_quota *q);

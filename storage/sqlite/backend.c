@@ -237,6 +237,7 @@ static void sq_close(fj_store *s)
         sqlite3_close_v2(s->db);
     fj_intern_clear(&s->names);
     fj_quota_free(s->quota);
+    fj_intern_clear(&s->jobs_seen);
     fj_free(s->path);
     fj_free(s);
 }

@@ -14,11 +14,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from harness import Fjord, check, finish  # noqa: E402
+from harness import SHARED, Fjord, check, finish  # noqa: E402
 
 CAP = 2000
 RATE = 1000
 T0 = 1700000000
+SAMPLE = os.path.join(SHARED, "data", "sonar", "real", "0+sample-ml1.hpc.uio.no.json")  # 52 jobs
+MAX_NODES = 5
+JOBS_RATE = 120
 
 
 def rss_kib(pid):
@@ -168,6 +171,58 @@ def lazy_phase(f, c1):
     check([v for v in data if v is not None][:1] == [5], "a series not loaded is read from its chunks: %s" % got.body[:300])
 
 
+def sample(cluster, node, minute, jobs=True):
+    env = json.load(open(SAMPLE))
+    a = env["data"]["attributes"]
+    a["cluster"], a["node"], a["time"] = cluster, node, "2025-11-25T10:%02d:00+01:00" % minute
+    if not jobs:
+        a["jobs"] = []
+    return json.dumps(env)
+
+
+def nodes_of(f, cluster):
+    return f.query("SELECT count(*) FROM nodes n JOIN clusters c ON c.id=n.cluster_id WHERE c.name=?", cluster)[0][0]
+
+
+def sonar_phase(f, c1, c2):
+    """max-new-jobs-per-minute and max-nodes-per-cluster on Sonar envelopes."""
+    post = lambda cred, body: f.post("/api/v1/insert/sample", body, auth=cred)  # noqa: E731
+    for node in ("n0", "n1"):  # 2 x 52 new jobs: within the minute's 120
+        r = post(c1, sample("c1", node, 1))
+        check(r.status == 200, "sample of %s: 200 (%d %s)" % (node, r.status, r.body[:200]))
+    r = post(c1, sample("c1", "n2", 1))  # 52 more: past the bucket
+    check(r.status == 429 and "max-new-jobs-per-minute limit exceeded: (%d)" % JOBS_RATE in r.body and
+          int(r.headers.get("Retry-After", "0")) >= 1,
+          "new jobs past the minute's bucket: 429 naming the limit (%d %s)" % (r.status, r.body[:300]))
+    check(nodes_of(f, "c1") == 2, "the refused envelope stored nothing, not even its node: %d" % nodes_of(f, "c1"))
+    r = post(c1, sample("c1", "n0", 2))  # the same jobs again: none new
+    check(r.status == 200, "existing node and jobs still accepted: %d %s" % (r.status, r.body[:200]))
+    r = post(c2, sample("c2", "n0", 1))
+    check(r.status == 200, "another cluster's new jobs are its own: %d %s" % (r.status, r.body[:200]))
+
+    refused = []
+    for i in range(10):  # node names without jobs: only the node cap counts
+        r = post(c1, sample("c1", "flood%d" % i, 3, jobs=False))
+        if r.status != 200:
+            refused.append(r)
+    check(len(refused) == 10 - (MAX_NODES - 2), "nodes past the cap refused: %d of 10" % len(refused))
+    check(nodes_of(f, "c1") == MAX_NODES, "c1 holds exactly the cap: %d nodes" % nodes_of(f, "c1"))
+    if refused:
+        r = refused[-1]
+        check(r.status == 400 and "max-nodes-per-cluster limit exceeded: (%d)" % MAX_NODES in r.body,
+              "the refusal names the node cap: %d %s" % (r.status, r.body[:300]))
+    r = post(c1, sample("c1", "n1", 4, jobs=False))
+    check(r.status == 200, "an existing node past the cap: 200 (%d %s)" % (r.status, r.body[:200]))
+    bulk = sample("c1", "n0", 5, jobs=False) + "\n" + sample("c1", "flood99", 5, jobs=False)
+    r = f.post("/api/v1/ingest/sonar", bulk, auth=c1)
+    items = r.json().get("items", []) if r.status in (200, 400) else []
+    check([i["status"] for i in items] == ["accepted", "rejected"] and
+          items[1]["error"]["path"] == "max-nodes-per-cluster",
+          "bulk: the known node's envelope stored, the new one's rejected by name: %s" % r.body[:400])
+    r = post(c2, sample("c2", "other", 3, jobs=False))
+    check(r.status == 200, "another cluster adds nodes: %d %s" % (r.status, r.body[:200]))
+
+
 def main():
     f = Fjord("--max-series-per-cluster", str(CAP), "--max-new-series-per-minute", "0",
               "--metrics-flush-interval", "1s")
@@ -185,6 +240,10 @@ def main():
         f.start()
         lazy_phase(f, c1)
         rate_phase(f, c1, c2)
+        check(f.stop() == 0, "clean stop")
+        f.extra = ["--max-nodes-per-cluster", str(MAX_NODES), "--max-new-jobs-per-minute", str(JOBS_RATE)]
+        f.start()
+        sonar_phase(f, c1, c2)
         check(f.stop() == 0, "clean stop")
     finally:
         f.cleanup()
