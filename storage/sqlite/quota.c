@@ -5,7 +5,7 @@
  *
  * Nodes: a name is new when neither the name cache nor the nodes table has it. Jobs: a job key
  * (node, job, epoch; a Slurm job's is its id) is new when this handle has not seen it recently,
- * a set of hashes per handle, emptied when it reaches JOBS_SEEN_MAX. That counts every job that
+ * a set of keys per handle, emptied when it reaches JOBS_SEEN_MAX. That counts every job that
  * can make a row (a new job row needs a key) and, after a restart or when the set empties, jobs
  * already stored too: an upper bound, which the default leaves room for. */
 #include "storage/sqlite/int.h"
@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define JOBS_SEEN_MAX (1u << 20) /* 1 M keys (about 50 MB at most): minutes of a large site's jobs */
+/* 256 k keys, all clusters together (some 40 MB at most: a map slot and a copied key each): more
+ * than the jobs a large site runs at once, so a running job is counted again only after a start */
+#define JOBS_SEEN_MAX (1u << 18)
 #define NS_NEW_NODES 1          /* namespaces of the per-envelope map of names already counted */
 
 /* How many nodes the cluster has, once per cluster for max-nodes-per-cluster. */
