@@ -106,6 +106,10 @@ static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migra
         .ts_seal_age_s = cfg->metrics_seal_age_s,
         .ts_seal_points = cfg->metrics_seal_points,
         .ts_max_buffered_points = cfg->metrics_max_buffered,
+        .quota = {.total = {[FJ_QUOTA_SERIES] = cfg->max_series_per_cluster,
+                            [FJ_QUOTA_NODES] = cfg->max_nodes_per_cluster},
+                  .per_minute = {[FJ_QUOTA_SERIES] = cfg->max_new_series_per_minute,
+                                 [FJ_QUOTA_JOBS] = cfg->max_new_jobs_per_minute}},
     };
     fj_status st = fj_store_open(cfg->db, &opts, out, err);
     if (st == FJ_EIO && !opts.create)
@@ -552,6 +556,9 @@ int main(int argc, char **argv)
         if (fj_retention_check(&keep, &err) != FJ_OK)
             return fail(&err);
         fj_store *s = NULL;
+        /* the quotas guard the server from its clients; whoever holds the database imports freely */
+        cfg.max_series_per_cluster = cfg.max_new_series_per_minute = 0;
+        cfg.max_nodes_per_cluster = cfg.max_new_jobs_per_minute = 0;
         if (open_store(&cfg, FJ_STORE_WRITE, false, false, &s, &err) != FJ_OK)
             return fail(&err);
         int rc = load_files(s, &keep, n_pos, pos);

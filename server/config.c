@@ -100,6 +100,14 @@ static const option_def options[] = {
     NUM("metrics-seal-points", OPT_UINT, metrics_seal_points, SERVE, "N", "seal a metric buffer at this many points"),
     NUM("metrics-max-buffered", OPT_SIZE, metrics_max_buffered, SERVE, "N", "open buffers' memory before early seals, in points of 16 bytes"),
     NUM("metrics-max-future", OPT_I64, metrics_max_future_s, SERVE, "DURATION", "refuse points later than arrival plus this"),
+    NUM("max-series-per-cluster", OPT_UINT, max_series_per_cluster, SERVE, "N",
+        "line-protocol series one cluster may hold; new ones beyond are dropped (0 = no limit)"),
+    NUM("max-new-series-per-minute", OPT_UINT, max_new_series_per_minute, SERVE, "N",
+        "new line-protocol series one cluster may create a minute (a minute's worth at once; 0 = no limit)"),
+    NUM("max-nodes-per-cluster", OPT_UINT, max_nodes_per_cluster, SERVE, "N",
+        "Sonar nodes one cluster may hold; envelopes naming new ones beyond are refused (0 = no limit)"),
+    NUM("max-new-jobs-per-minute", OPT_UINT, max_new_jobs_per_minute, SERVE, "N",
+        "new Sonar jobs one cluster may start a minute (a minute's worth at once; 0 = no limit)"),
     STR("cc-cluster-config", cc_cluster_config, SERVE, "FILE", "cc-backend cluster.json or cc-metric-store config.json"),
     STR("jwt-public-key", jwt_public_key, SERVE, "BASE64", "Ed25519 key: accept EdDSA-signed JWTs"),
     STR("nats", nats, SERVE, "URL", "nats:// server to subscribe to for line protocol"),
@@ -154,6 +162,11 @@ void fj_config_defaults(fj_config *c)
     c->metrics_seal_points = 720;
     c->metrics_max_buffered = (size_t)16 << 20;
     c->metrics_max_future_s = 3600;
+    /* docs/security.md, "Quotas", says how these were chosen and how to size them */
+    c->max_series_per_cluster = 3000000;
+    c->max_new_series_per_minute = 3000000;
+    c->max_nodes_per_cluster = 200000;
+    c->max_new_jobs_per_minute = 200000;
 }
 
 static int same_name(const char *a, const char *b)

@@ -70,6 +70,11 @@ typedef struct fj_config {
     unsigned metrics_seal_points;  /* seal a buffer at this many points */
     size_t metrics_max_buffered;   /* open buffers' memory before early seals, in points of 16 bytes */
     int64_t metrics_max_future_s;  /* refuse points later than arrival + this */
+    /* Per-cluster quotas (storage/core/quota.h, docs/security.md "Quotas"); 0: no limit. */
+    unsigned max_series_per_cluster;    /* line-protocol series a cluster may hold */
+    unsigned max_new_series_per_minute; /* new series a cluster may create a minute */
+    unsigned max_nodes_per_cluster;     /* Sonar nodes a cluster may hold */
+    unsigned max_new_jobs_per_minute;   /* new Sonar jobs a cluster may start a minute */
     char cc_cluster_config[1024];  /* cc-backend cluster.json or cc-metric-store config.json */
     char jwt_public_key[256];      /* base64 Ed25519 key: accept EdDSA-signed JWTs */
     char nats[1024];               /* nats:// URL to subscribe to; "" = off */

@@ -141,9 +141,35 @@ static void count_envelopes(const sonar_ctx *c, const fj_write_req *w)
     }
 }
 
+/* Envelopes that a cluster's node or job quota refused in the writer (storage/sqlite/quota.c)
+ * become rejected items: 400 for the cap, which needs the operator, 429 for the rate of new jobs,
+ * which passes (Retry-After: the bucket refills by the second). */
+static void apply_quotas(sonar_ctx *c, const fj_write_req *w)
+{
+    if (!w || w->status != FJ_OK || !c->counts)
+        return;
+    const fj_config *cfg = fj_http_config(c->r);
+    for (size_t i = 0; i < c->n_items; i++) {
+        item *it = &c->items[i];
+        fj_limit l = it->st == FJ_OK ? c->counts[it->env_index].limit : FJ_LIMIT_NONE;
+        if (l == FJ_LIMIT_NONE)
+            continue;
+        bool rate = fj_limit_is_rate(l);
+        unsigned v = l == FJ_LIMIT_NODES_TOTAL ? cfg->max_nodes_per_cluster : cfg->max_new_jobs_per_minute;
+        it->st = rate ? FJ_ELIMITED : FJ_EINVAL;
+        fj_err_set(&it->err, it->st, fj_limit_name(l), "%s limit exceeded: (%u) cluster '%s' %s; envelope not stored",
+                   fj_limit_name(l), v, it->cluster ? it->cluster : "",
+                   rate ? "started too many new jobs this minute" : "has as many nodes as it may");
+        snprintf(it->err.code, sizeof it->err.code, "limit_exceeded");
+        if (rate)
+            fj_http_reply_header(c->r, "Retry-After", "1");
+    }
+}
+
 static void answer(sonar_ctx *c, fj_write_req *w)
 {
     fj_http_req *r = c->r;
+    apply_quotas(c, w);
     count_envelopes(c, w);
     if (w && w->status != FJ_OK) {
         fj_http_reply_error(r, w->status == FJ_EIO ? FJ_EBUSY : w->status, &w->err);

@@ -57,27 +57,59 @@ static void reply_err(fj_http_req *r, fj_status st, const char *path, const char
     fj_http_reply_error(r, st, &err);
 }
 
-/* 400 with every bad line listed (the first 100): InfluxDB's partial write. */
+/* The value of the setting behind a quota refusal. */
+static unsigned limit_value(fj_http_req *r, fj_limit l)
+{
+    const fj_config *cfg = fj_http_config(r);
+    switch (l) {
+    case FJ_LIMIT_SERIES_TOTAL: return cfg->max_series_per_cluster;
+    case FJ_LIMIT_SERIES_RATE: return cfg->max_new_series_per_minute;
+    default: return 0;
+    }
+}
+
+/* A partial write, as InfluxDB's: 400 with every bad line listed (the first 100), and the points
+ * a cluster's series quota dropped (count.dropped), the message naming the limit in InfluxDB's
+ * words ("partial write: max-series-per-database limit exceeded: (N) dropped=K"). Points dropped
+ * by the rate of new series make it 429 with Retry-After: sent again later, they are taken. */
 static void reply_bad_lines(lp_ctx *c, size_t stored)
 {
     fj_buf out;
     fj_buf_init(&out, (size_t)1 << 24);
-    char msg[160];
-    if (c->n_good)
+    char msg[256];
+    fj_limit l = c->count.dropped ? c->count.limit : FJ_LIMIT_NONE;
+    int status = 400;
+    if (l != FJ_LIMIT_NONE) {
+        int n = snprintf(msg, sizeof msg, "partial write: %s limit exceeded: (%u) dropped=%llu", fj_limit_name(l),
+                         limit_value(c->r, l), (unsigned long long)c->count.dropped);
+        if (c->n_bad && n > 0 && (size_t)n < sizeof msg)
+            snprintf(msg + n, sizeof msg - (size_t)n, "; %zu bad line%s rejected", c->n_bad, c->n_bad == 1 ? "" : "s");
+        if (fj_limit_is_rate(l)) { /* when the bucket holds a token again */
+            unsigned per_min = limit_value(c->r, l), wait = per_min >= 60 ? 1 : (60 + per_min - 1) / per_min;
+            char ra[16];
+            snprintf(ra, sizeof ra, "%u", wait);
+            status = 429;
+            fj_http_reply_header(c->r, "Retry-After", ra);
+        }
+    } else if (c->n_good) {
         snprintf(msg, sizeof msg, "partial write: %zu bad line%s rejected, %zu stored", c->n_bad,
                  c->n_bad == 1 ? "" : "s", c->n_good);
-    else
+    } else {
         snprintf(msg, sizeof msg, "no valid line: %zu bad line%s, nothing stored", c->n_bad, c->n_bad == 1 ? "" : "s");
-    fj_buf_puts(&out, "{\"error\":{\"code\":\"invalid\",\"message\":");
+    }
+    fj_buf_printf(&out, "{\"error\":{\"code\":\"%s\",\"message\":", l ? "limit_exceeded" : "invalid");
     fj_buf_json_str(&out, msg);
-    if (c->n_bad && c->bad) {
+    if (l != FJ_LIMIT_NONE) {
+        fj_buf_puts(&out, ",\"path\":");
+        fj_buf_json_str(&out, fj_limit_name(l));
+    } else if (c->n_bad && c->bad) {
         char path[64];
         snprintf(path, sizeof path, "line %zu, column %zu", c->bad[0].line, c->bad[0].column);
         fj_buf_puts(&out, ",\"path\":");
         fj_buf_json_str(&out, path);
     }
-    fj_buf_printf(&out, "},\"stored_lines\":%zu,\"stored_points\":%zu,\"rejected\":%zu,\"lines\":[", c->n_good, stored,
-                  c->n_bad);
+    fj_buf_printf(&out, "},\"stored_lines\":%zu,\"stored_points\":%zu,\"dropped\":%llu,\"rejected\":%zu,\"lines\":[",
+                  c->n_good, stored, (unsigned long long)c->count.dropped, c->n_bad);
     for (size_t i = 0; c->bad && i < c->n_bad && i < MAX_BAD_LISTED; i++) {
         fj_buf_printf(&out, "%s{\"line\":%zu,\"column\":%zu,\"reason\":", i ? "," : "", c->bad[i].line,
                       c->bad[i].column);
@@ -86,7 +118,7 @@ static void reply_bad_lines(lp_ctx *c, size_t stored)
     }
     fj_buf_puts(&out, "]}\n");
     if (out.data)
-        fj_http_reply(c->r, 400, NULL, out.data, out.len);
+        fj_http_reply(c->r, status, NULL, out.data, out.len);
     else
         fj_http_reply_error(c->r, FJ_ENOMEM, NULL);
     fj_buf_free(&out);
@@ -104,18 +136,20 @@ static void lp_done(fj_http_req *r, fj_write_req *w)
 {
     lp_ctx *c = fj_http_submit_ctx(r);
     if (w->status == FJ_OK)
-        fj_prom_accepted(FJ_PROM_POINTS, count_cluster(c), c->n_points);
+        fj_prom_accepted(FJ_PROM_POINTS, count_cluster(c), c->n_points - c->count.dropped);
     else
         fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), w->err.code[0] ? w->err.code : fj_status_name(w->status),
                         c->n_points);
     if (c->n_bad)
         fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), "bad_line", c->n_bad);
+    if (w->status == FJ_OK && c->count.dropped)
+        fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), fj_limit_name(c->count.limit), c->count.dropped);
     if (w->status != FJ_OK) {
         fj_http_reply_error(r, w->status == FJ_EIO ? FJ_EBUSY : w->status, &w->err);
         return;
     }
-    if (c->n_bad) {
-        reply_bad_lines(c, c->n_points);
+    if (c->n_bad || c->count.dropped) {
+        reply_bad_lines(c, c->n_points - c->count.dropped);
         return;
     }
     if (c->fl != LP_CC) {

@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "buf.h"
+#include "storage/ts/engine.h"
 #include "timefmt.h"
 
 #include <dirent.h>
@@ -480,6 +481,15 @@ void fj_route_prom_metrics(fj_http_req *r)
     put_histogram(&b, "fjord_commit_duration_seconds", "Time one group commit took, writing included.",
                   latency_bounds, N_LAT_B, P.commit_latency, (double)GET(P.commit_seconds_us) / 1e6);
 
+    fj_ts_engine *eng = fj_http_ts_engine(r);
+    if (eng) { /* the catalog is read on first use: what start-up and ingest have read of it */
+        size_t held = 0, loaded = 0;
+        fj_ts_engine_series_held(eng, &held, &loaded);
+        gauge(&b, "fjord_metrics_series_in_memory", "Line-protocol series the engine holds (read or made since start).",
+              (double)held);
+        gauge(&b, "fjord_metrics_series_loaded", "Of those, series read from the database's catalog on first use.",
+              (double)loaded);
+    }
     fj_store_stats st;
     if (store_figures(r, &st)) {
         gauge(&b, "fjord_database_bytes", "Size of the database (SQLite: its file's pages).", (double)st.db_bytes);

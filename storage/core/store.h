@@ -20,6 +20,7 @@
 
 #include "fj_status.h"
 #include "ingest/records/batch.h"
+#include "storage/core/quota.h"
 #include "storage/core/retention.h"
 
 #include "timefmt.h"
@@ -56,12 +57,19 @@ typedef struct fj_store_opts {
     /* How long each kind of Sonar's raw data is kept (writer handles; storage/core/retention.h):
      * SQLite deletes rows, PostgreSQL drops whole week partitions of the sample tables. */
     fj_retention retention;
+    /* Per-cluster quotas on what a cluster can create (writer handles; storage/core/quota.h,
+     * docs/security.md "Quotas"): line-protocol series, Sonar nodes and jobs. Zero: no limit. */
+    fj_quota_limits quota;
 } fj_store_opts;
 
 /* What one envelope's write did. */
 typedef struct fj_write_count {
     uint64_t inserted;   /* rows added */
     uint64_t duplicates; /* rows already present (re-sent data) */
+    /* A quota refused part or all of the envelope (storage/core/quota.h): which limit, and how
+     * many points (line protocol) were dropped; a refused Sonar envelope stores nothing. */
+    fj_limit limit;
+    uint64_t dropped;
 } fj_write_count;
 
 /* Migration state, for `fjord migrate status`. */

@@ -221,7 +221,7 @@ typedef fj_intern fj_pg_map;
     X(TS_INST_LOCK, "SELECT pg_try_advisory_lock(1718252659, $1::integer), pg_backend_pid()")            \
     X(TS_INST_PUT, "UPDATE ts_instances SET durable_lsn = $2::bigint, next_lsn = $3::bigint, chunk_seq = " \
                    "greatest(chunk_seq, $4::bigint) WHERE id = $1::integer")                             \
-    X(TS_SERIES_ALL, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series")  \
+    X(TS_SERIES_BY_ID, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series WHERE id = $1") \
     X(TS_SERIES_ADD, "INSERT INTO ts_series(cluster,host,metric,type,type_id,stype,stype_id) SELECT u.* " \
                      "FROM "                                                                             \
                      "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]) " \

@@ -805,14 +805,36 @@ static fj_status open_instance(fj_store *s, int64_t *durable, int64_t *next, int
     return ensure_lock(s, FJ_ECONFLICT, err);
 }
 
-static fj_status load_catalog(void *ud, fj_err *err)
+/* The lazy catalog (storage/ts/engine.h, fj_ts_catalog): an id's key, for a logged point at
+ * replay. Keys reach the engine otherwise through fj_pg_ts_prepare, which looks every key the
+ * engine does not hold up in ts_series (adding the new ones) anyway, so no series is read at
+ * start. */
+static fj_status cat_key(void *ud, uint32_t id, fj_ts_key *out)
 {
     fj_store *s = ud;
-    PGresult *r = NULL;
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_ALL, 0, NULL, &r, "load series", err));
-    fj_status st = load_rows(s->ts, r, err);
-    PQclear(r);
-    return st;
+    struct fj_pg_ts *t = s->ts;
+    PQclear(t->key_res);
+    t->key_res = NULL;
+    char b[24];
+    const char *vals[] = {num(b, id)};
+    fj_err err = {0};
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_BY_ID, 1, vals, &t->key_res, "look up a series", &err));
+    if (PQntuples(t->key_res) != 1)
+        return FJ_ENOTFOUND;
+    fj_ts_str *f[7] = {&out->cluster, &out->host, &out->metric, &out->type, &out->type_id, &out->stype,
+                       &out->stype_id};
+    for (int k = 0; k < 7; k++)
+        *f[k] = (fj_ts_str){PQgetvalue(t->key_res, 0, k + 1), (size_t)PQgetlength(t->key_res, 0, k + 1)};
+    return FJ_OK;
+}
+
+static fj_status load_catalog(void *ud, fj_err *err)
+{
+    (void)err;
+    fj_store *s = ud;
+    fj_ts_catalog cat = {.key = cat_key, .ud = s};
+    fj_ts_engine_set_catalog(s->ts->w.eng, &cat, 0);
+    return FJ_OK;
 }
 
 static fj_status first_commit(void *ud, fj_err *err)
@@ -908,6 +930,7 @@ void fj_pg_ts_close(fj_store *s)
     fj_pg_cols_free(&t->cols);
     fj_pg_cols_free(&t->drops);
     fj_buf_free(&t->kbuf);
+    PQclear(t->key_res);
     fj_free(t->ids);
     fj_free(t->instance);
     fj_ts_codec_destroy(t->codec);

@@ -34,6 +34,7 @@ struct fj_pg_ts {
     fj_pg_cols cols;          /* batched statements' rows */
     fj_pg_cols drops;         /* checkpoints to delete (series, t_last, seq), sent with the chunks */
     fj_buf kbuf;              /* a serialised key */
+    PGresult *key_res;        /* the lazy catalog's last key, held while the engine reads it */
     /* reader */
     fj_ts_codec *codec;
     unsigned char *blob;      /* a chunk's bytes, decoded from bytea's hex */

@@ -247,6 +247,8 @@ static void sq_close(fj_store *s)
     if (s->db)
         sqlite3_close_v2(s->db);
     fj_intern_clear(&s->names);
+    fj_quota_free(s->quota);
+    fj_intern_clear(&s->jobs_seen);
     fj_free(s->path);
     fj_free(s);
 }
@@ -426,6 +428,10 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     s->migrating = opts->migrating;
     s->job_gap_s = opts->job_gap_s > 0 ? opts->job_gap_s : FJ_JOB_GAP_DEFAULT_S;
     fj_sq_retention_init(s, &opts->retention);
+    if (opts->mode == FJ_STORE_WRITE && !(s->quota = fj_quota_new(&opts->quota))) {
+        sq_close(s);
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    }
     bool uri;
     const char *path = url_path(url, &uri);
     s->path = fj_strdup(path);

@@ -210,6 +210,9 @@ struct fj_store {
     fj_store_mode mode;
     bool migrating;
     int64_t job_gap_s;
+    struct fj_quota *quota;  /* per-cluster quotas (storage/core/quota.h); NULL: none set */
+    int64_t quota_cluster;   /* the cluster id whose nodes are being counted (storage/sqlite/quota.c) */
+    fj_intern jobs_seen;     /* job keys seen recently, for max-new-jobs-per-minute (quota.c) */
     char *path;              /* as given, for messages */
     sqlite3_stmt *stmts[FJ_SQ__COUNT]; /* the driver's statement cache (storage/sqlite/driver.c) */
     /* The SQL of a cached statement, set at open by the ops table (storage/sqlite/backend.c): the
@@ -306,6 +309,11 @@ fj_status fj_sq_query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *er
 /* Interning: the id of a name, created when new. Must run inside a write transaction. */
 fj_status fj_sq_cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *err);
 fj_status fj_sq_node_id(fj_store *s, int64_t cluster_id, const char *name, int64_t *id, fj_err *err);
+
+/* storage/sqlite/quota.c: whether a Sonar envelope of cluster_id stays within its cluster's node
+ * and job quotas. *ok false: it must not be written, cnt->limit says which limit refused it. */
+fj_status fj_sq_quota_admit(fj_store *s, const fj_envelope *e, int64_t cluster_id, fj_write_count *cnt, bool *ok,
+                            fj_err *err);
 /* NULL gives id 0 when allow_null, else interns "". */
 fj_status fj_sq_string_id(fj_store *s, const char *str, bool allow_null, int64_t *id, fj_err *err);
 

@@ -46,6 +46,9 @@ enum {
     ST_SERIES_HOST,
     ST_SERIES_METRIC,
     ST_SERIES_HOST_METRIC,
+    ST_SERIES_FIND,  /* the lazy catalog: a key's id */
+    ST_SERIES_KEY,   /* an id's key */
+    ST_SERIES_COUNT, /* a cluster's series, for its quota */
     ST__COUNT
 };
 
@@ -77,6 +80,10 @@ static const char *const st_sql[ST__COUNT] = {
     [ST_SERIES_METRIC] = SERIES_SQL("ts_series INDEXED BY ts_series_metric", " AND metric=?3"),
     [ST_SERIES_HOST_METRIC] = SERIES_SQL("ts_series", " AND host=?2 AND metric=?3"),
 #undef SERIES_SQL
+    [ST_SERIES_FIND] = "SELECT id FROM ts_series INDEXED BY ts_series_key WHERE cluster=?1 AND host=?2 AND "
+                       "metric=?3 AND type=?4 AND type_id=?5 AND stype=?6 AND stype_id=?7",
+    [ST_SERIES_KEY] = "SELECT cluster,host,metric,type,type_id,stype,stype_id FROM ts_series WHERE id=?1",
+    [ST_SERIES_COUNT] = "SELECT count(*) FROM ts_series WHERE cluster=?1",
 };
 
 struct fj_sq_ts {
@@ -89,7 +96,12 @@ struct fj_sq_ts {
     bool wal_grew;         /* metrics were written since the WAL was last cut back */
     int64_t last_wal_cut;  /* when (monotonic ns) */
     fj_ts_point pts[APPEND_SLICE];
-    uint32_t ids[APPEND_SLICE]; /* the series of pts, as the engine resolved them */
+    uint32_t ids[APPEND_SLICE]; /* the series of pts, as the engine resolved them; 0: dropped */
+    /* The lazy catalog (fj_ts_catalog): the key handed last, and, of the envelope being written,
+     * the limit that refused a new series and the points dropped by it. */
+    char key[FJ_TS_KEY_MAX + 8];
+    fj_limit limit;
+    uint64_t dropped;
     /* reader */
     fj_ts_codec *codec;
 };
@@ -228,6 +240,8 @@ static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, siz
         fj_status st = fj_ts_append(t->w.eng, t->pts, k, t->ids, NULL, err);
         if (st != FJ_OK)
             return st;
+        for (size_t i = 0; i < k; i++)
+            t->dropped += !t->ids[i];
         if (record && (st = fj_tsw_record_add(&t->w, t->ids, p + off, k, err)) != FJ_OK)
             return st;
     }
@@ -421,6 +435,8 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
     struct fj_sq_ts *t = s->ts;
     const fj_metrics *m = &e->u.metrics;
     t->w.dirty = true;
+    t->limit = FJ_LIMIT_NONE;
+    t->dropped = 0;
     if (m->n_points) {
         if (t->w.keep_ns && m->raw) {
             if ((st = log_body(s, m, err)) != FJ_OK ||
@@ -429,7 +445,9 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
         } else if ((st = append_and_log_points(s, m, err)) != FJ_OK) {
             return st;
         }
-        cnt->inserted += m->n_points;
+        cnt->inserted += m->n_points - t->dropped;
+        cnt->dropped = t->dropped;
+        cnt->limit = t->dropped ? t->limit : FJ_LIMIT_NONE;
     }
     for (size_t i = 0; i < m->n_messages; i++)
         if ((st = write_message(s, &m->messages[i], cnt, err)) != FJ_OK)
@@ -442,29 +460,106 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
 
 /* --- startup: catalog, sequence, replay ------------------------------------------------------ */
 
+/* The lazy catalog (storage/ts/engine.h, fj_ts_catalog): start-up reads no series; the engine
+ * asks here on a series' first use. */
+static fj_status cat_find(void *ud, const fj_ts_key *k, uint32_t *id)
+{
+    fj_store *s = ud;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_SERIES_FIND, &err);
+    if (!st)
+        return FJ_EIO;
+    const fj_wval v[] = {key_str(k->cluster), key_str(k->host),  key_str(k->metric),  key_str(k->type),
+                         key_str(k->type_id), key_str(k->stype), key_str(k->stype_id)};
+    fj_sq_bind_vals(st, 1, v, sizeof v / sizeof v[0]);
+    int rc = sqlite3_step(st);
+    int64_t got = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fj_sq_status(rc);
+    if (rc == SQLITE_DONE)
+        return FJ_ENOTFOUND;
+    *id = got > 0 && got < UINT32_MAX ? (uint32_t)got : 0;
+    return FJ_OK;
+}
+
+/* The key of id, copied (the statement is reset before the engine reads it). */
+static fj_status cat_key(void *ud, uint32_t id, fj_ts_key *out)
+{
+    fj_store *s = ud;
+    struct fj_sq_ts *t = s->ts;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_SERIES_KEY, &err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    fj_status fs = rc == SQLITE_ROW ? FJ_OK : rc == SQLITE_DONE ? FJ_ENOTFOUND : fj_sq_status(rc);
+    fj_ts_str *f[7] = {&out->cluster, &out->host, &out->metric, &out->type, &out->type_id, &out->stype,
+                       &out->stype_id};
+    size_t used = 0;
+    for (int i = 0; fs == FJ_OK && i < 7; i++) {
+        size_t n = (size_t)sqlite3_column_bytes(st, i);
+        const unsigned char *p = sqlite3_column_text(st, i);
+        if (used + n > sizeof t->key) {
+            fs = FJ_ENOTFOUND; /* longer than any key the engine writes */
+            break;
+        }
+        if (n)
+            memcpy(t->key + used, p, n);
+        *f[i] = (fj_ts_str){t->key + used, n};
+        used += n;
+    }
+    sqlite3_reset(st);
+    return fs;
+}
+
+/* How many series the cluster has, once per cluster for its max-series-per-cluster. */
+static fj_status count_series(void *ud, fj_quota_kind kind, const char *cluster, uint64_t *n)
+{
+    (void)kind;
+    fj_store *s = ud;
+    fj_err err = {0};
+    sqlite3_stmt *st = stmt(s, ST_SERIES_COUNT, &err);
+    if (!st)
+        return FJ_EIO;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? FJ_OK : fj_sq_status(rc);
+}
+
+/* Whether a series that exists nowhere may be created: the cluster's quota. A refusal is
+ * remembered for the envelope's answer. */
+static bool cat_admit(void *ud, const fj_ts_key *k)
+{
+    fj_store *s = ud;
+    struct fj_sq_ts *t = s->ts;
+    if (!t->w.started) /* replay: what was logged was admitted (docs/security.md, "Quotas") */
+        return true;
+    char cluster[FJ_TS_KEY_MAX + 1];
+    memcpy(cluster, k->cluster.n ? k->cluster.p : "", k->cluster.n);
+    cluster[k->cluster.n] = '\0';
+    fj_status st = FJ_OK;
+    fj_limit l = fj_quota_admit(s->quota, FJ_QUOTA_SERIES, cluster, fj_mono_ns(), count_series, s, &st);
+    if (l != FJ_LIMIT_NONE)
+        t->limit = l;
+    return l == FJ_LIMIT_NONE;
+}
+
 static fj_status load_catalog(void *ud, fj_err *err)
 {
     fj_store *s = ud;
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM ts_series",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return fj_sq_fail(s, rc, "load series", err);
-    fj_status fs = FJ_OK;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *f[7];
-        size_t n[7];
-        for (int i = 0; i < 7; i++) {
-            f[i] = (const char *)sqlite3_column_text(st, i + 1);
-            n[i] = (size_t)sqlite3_column_bytes(st, i + 1);
-        }
-        if ((fs = fj_tsw_load_series(&s->ts->w, sqlite3_column_int64(st, 0), f, n, err)) != FJ_OK)
-            break;
-    }
-    sqlite3_finalize(st);
-    if (fs == FJ_OK && rc != SQLITE_DONE)
-        fs = fj_sq_fail(s, rc, "load series", err);
-    return fs;
+    int64_t max_id = 0;
+    fj_status st = fj_sq_query_i64(s, "SELECT coalesce(max(id),0) FROM ts_series", &max_id, err);
+    if (st != FJ_OK)
+        return st;
+    if (max_id < 0 || max_id >= UINT32_MAX)
+        return fj_err_set(err, FJ_EIO, "db", "ts_series ids run past 2^32");
+    fj_ts_catalog cat = {cat_find, cat_key, fj_quota_limited(s->quota, FJ_QUOTA_SERIES) ? cat_admit : NULL, s};
+    fj_ts_engine_set_catalog(s->ts->w.eng, &cat, (uint32_t)max_id + 1);
+    return FJ_OK;
 }
 
 /* A logged request's decoded points: the engine finds (or creates) their series. */

@@ -1442,6 +1442,10 @@ static fj_status write_env(wctx *w)
     if (e->kind == FJ_KIND_METRICS) /* line protocol (many clusters per envelope): storage/sqlite/ts.c */
         return fj_sq_write_metrics(w->s, e, w->cnt, w->err);
     FJ_TRY(fj_sq_cluster_id(w->s, e->cluster, &w->cluster_id, w->err));
+    bool admitted;
+    FJ_TRY(fj_sq_quota_admit(w->s, e, w->cluster_id, w->cnt, &admitted, w->err));
+    if (!admitted)
+        return FJ_OK; /* over its cluster's quota: nothing of it is written; the answer says why */
     w->node_id = 0;
     if (e->node)
         FJ_TRY(fj_sq_node_id(w->s, w->cluster_id, e->node, &w->node_id, w->err));
@@ -1541,6 +1545,7 @@ fj_status fj_sq_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     fj_intern_clear(&s->names);
+    fj_quota_forget_totals(s->quota); /* nodes counted for this group were not made */
     fj_sq_rj_clear(s);
     fj_sq_jcpu_clear(s);
     s->next_proc_id = 0;

@@ -90,6 +90,9 @@ struct fj_ts_engine {
     size_t s_cap;
     uint32_t next_id;
     size_t n_series;
+    fj_ts_catalog cat; /* the caller's, when series are learnt on first use */
+    size_t n_loaded;   /* series the catalog handed */
+    uint64_t refused;  /* points whose new series admit refused */
 
     slot *tab;
     size_t tab_mask;
@@ -302,6 +305,66 @@ static fj_status add_series(fj_ts_engine *e, uint32_t id, const unsigned char *k
     return FJ_OK;
 }
 
+/* ---- the caller's catalog (lazy loading) --------------------------------------------------- */
+
+/* The catalog's functions run with the lock released: they read the database, and readers should
+ * not wait for that. Only the writer thread changes the engine, so what it found before (a table
+ * position) still holds after. */
+static fj_status catalog_find(fj_ts_engine *e, const fj_ts_key *key, const unsigned char *k, size_t len,
+                              uint32_t tag, size_t pos, uint32_t *id)
+{
+    uint32_t found = 0;
+    pthread_rwlock_unlock(&e->lock);
+    fj_status st = e->cat.find(e->cat.ud, key, &found);
+    pthread_rwlock_wrlock(&e->lock);
+    if (st != FJ_OK)
+        return st;
+    if (found == 0 || found == UINT32_MAX || (found < e->s_cap && e->s[found].key_len))
+        return FJ_EIO; /* the catalog disagrees with itself: an id of another key */
+    if ((st = add_series(e, found, k, len, tag, pos)) != FJ_OK)
+        return st;
+    if (found >= e->next_id)
+        e->next_id = found + 1;
+    e->n_loaded++;
+    *id = found;
+    return FJ_OK;
+}
+
+static bool catalog_admit(fj_ts_engine *e, const fj_ts_key *key)
+{
+    pthread_rwlock_unlock(&e->lock);
+    bool ok = e->cat.admit(e->cat.ud, key);
+    pthread_rwlock_wrlock(&e->lock);
+    return ok;
+}
+
+/* Series id, which the engine does not hold, from the catalog's key. Exclusive lock held. */
+static fj_status catalog_load_id(fj_ts_engine *e, uint32_t id)
+{
+    if (!e->cat.key || id == 0 || id == UINT32_MAX)
+        return FJ_ENOTFOUND;
+    fj_ts_key key;
+    pthread_rwlock_unlock(&e->lock);
+    fj_status st = e->cat.key(e->cat.ud, id, &key);
+    pthread_rwlock_wrlock(&e->lock);
+    if (st != FJ_OK)
+        return st;
+    unsigned char k[ENC_KEY_MAX];
+    size_t len = encode_key(&key, k);
+    if (!len)
+        return FJ_ENOTFOUND;
+    uint32_t tag = (uint32_t)(hash_bytes(k, len) >> 32);
+    size_t pos;
+    if (tab_find(e, k, len, tag, &pos))
+        return FJ_ENOTFOUND; /* the key is held under another id */
+    if ((st = add_series(e, id, k, len, tag, pos)) != FJ_OK)
+        return st;
+    if (id >= e->next_id)
+        e->next_id = id + 1;
+    e->n_loaded++;
+    return FJ_OK;
+}
+
 /* Lookup or create under the exclusive lock. hint: a likely id (0: none), checked first:
  * collectors send a host's metrics in the same order every interval, so the series that followed
  * the previous one last time is usually right, and checking it costs no hash and no random
@@ -328,6 +391,15 @@ static fj_status get_locked(fj_ts_engine *e, const fj_ts_key *key, bool create, 
     }
     if (!create)
         return FJ_ENOTFOUND;
+    if (e->cat.find) {
+        fj_status fs = catalog_find(e, key, k, len, tag, pos, id);
+        if (fs != FJ_ENOTFOUND)
+            return fs;
+    }
+    if (e->cat.admit && !catalog_admit(e, key)) {
+        *id = 0;
+        return FJ_ELIMITED;
+    }
     if (e->next_id == 0) /* wrapped: 4 billion series */
         return FJ_ENOMEM;
     if (!fj_grow(&e->newids, &e->new_cap, e->n_new + 1, sizeof *e->newids, 256))
@@ -434,6 +506,15 @@ fj_status fj_ts_engine_load_series(fj_ts_engine *e, uint32_t id, const fj_ts_key
     }
     pthread_rwlock_unlock(&e->lock);
     return st;
+}
+
+void fj_ts_engine_set_catalog(fj_ts_engine *e, const fj_ts_catalog *cat, uint32_t next_id)
+{
+    pthread_rwlock_wrlock(&e->lock);
+    e->cat = cat ? *cat : (fj_ts_catalog){0};
+    if (next_id > e->next_id)
+        e->next_id = next_id;
+    pthread_rwlock_unlock(&e->lock);
 }
 
 fj_status fj_ts_series_get(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t *id)
@@ -836,6 +917,10 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32
         uint32_t ids[RESOLVE_BATCH];
         for (; got < m; got++) {
             st = get_locked(e, &pts[i + got].key, true, prev ? e->s[prev].next : 0, &ids[got]);
+            if (st == FJ_ELIMITED) { /* refused by admit: the point is dropped, the rest goes on */
+                st = FJ_OK;
+                continue;
+            }
             if (st != FJ_OK)
                 break;
             if (prev)
@@ -855,6 +940,12 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32
                     __builtin_prefetch(fj_ts_obuf_tail(a->buf.ob), 1);
             }
             const fj_ts_point *p = &pts[i + done];
+            if (!ids[done]) {
+                e->refused++;
+                if (ids_out)
+                    ids_out[i + done] = 0;
+                continue;
+            }
             fj_status as = append_one(e, ids[done], p->t, p->v);
             if (as != FJ_OK) {
                 st = as;
@@ -868,7 +959,9 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32
     }
     if (st != FJ_OK)
         fj_err_set(err, st, NULL, "point %zu: %s", i,
-                   st == FJ_EINVAL ? "series key longer than 1024 bytes" : "out of memory");
+                   st == FJ_EINVAL   ? "series key longer than 1024 bytes"
+                   : st == FJ_ENOMEM ? "out of memory"
+                                     : "looking a series up in the catalog failed");
     pthread_rwlock_unlock(&e->lock);
     if (n_done)
         *n_done = i;
@@ -886,10 +979,8 @@ fj_status fj_ts_append_ids(fj_ts_engine *e, const uint32_t *ids, const int64_t *
             relock(e);
         }
         uint32_t id = ids[i];
-        if (id == 0 || id >= e->s_cap || !e->s[id].key_len) {
-            st = FJ_ENOTFOUND;
+        if ((id == 0 || id >= e->s_cap || !e->s[id].key_len) && (st = catalog_load_id(e, id)) != FJ_OK)
             break;
-        }
         st = append_one(e, id, t[i], v[i]);
         if (st != FJ_OK)
             break;
@@ -1071,9 +1162,18 @@ void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st)
                         .pending_chunks = e->n_pending,
                         .pending_bytes = e->pending_bytes, .sealed_chunks = e->sealed_chunks,
                         .sealed_points = e->sealed_points, .sealed_bytes = e->sealed_bytes,
-                        .open_bytes = e->buffer_bytes, .unckpt_writes = e->unckpt};
+                        .open_bytes = e->buffer_bytes, .unckpt_writes = e->unckpt,
+                        .loaded = e->n_loaded, .refused = e->refused};
     st->buffer_bytes = e->buffer_bytes + e->s_cap * sizeof(series) +
                        (e->tab_mask + 1) * sizeof(slot) + e->keys_cap;
+}
+
+void fj_ts_engine_series_held(fj_ts_engine *e, size_t *held, size_t *loaded)
+{
+    pthread_rwlock_rdlock(&e->lock);
+    *held = e->n_series;
+    *loaded = e->n_loaded;
+    pthread_rwlock_unlock(&e->lock);
 }
 
 /* ---- reads ------------------------------------------------------------------------------ */

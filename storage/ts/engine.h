@@ -2,8 +2,9 @@
  * uint32 id), an append buffer of (time, value) per series, sealing of buffers into compressed
  * chunks (storage/ts/codec.h), and reads that merge stored chunks with what is still in memory.
  *
- * Persistence belongs to the caller (the storage backend). It loads the catalog at startup
- * (fj_ts_engine_load_series) and, inside each write transaction, takes what changed through a
+ * Persistence belongs to the caller (the storage backend). It either loads the catalog at startup
+ * (fj_ts_engine_load_series) or hands the engine a way to look series up on first use
+ * (fj_ts_engine_set_catalog), and, inside each write transaction, takes what changed through a
  * sink: new series and sealed chunks (fj_ts_engine_emit); after the commit it calls
  * fj_ts_engine_committed, after a rollback fj_ts_engine_rolled_back (the same items are handed
  * again by the next emit). Until committed, sealed chunks stay in memory and reads see them, so a
@@ -108,6 +109,26 @@ fj_status fj_ts_engine_open(const fj_ts_opts *opts, fj_ts_engine **out);
  * NULL is a no-op. No other thread may be using the engine. */
 void fj_ts_engine_close(fj_ts_engine *e);
 
+/* The caller's catalog beyond the series the engine holds: with it the engine starts empty and
+ * learns a series on first use (start-up no longer reads every series; docs/metrics.md, "Lazy
+ * catalog"). Each function runs on the writer thread with the engine's lock released, so readers
+ * are not held up by the database; the strings it hands back stay valid until its next call.
+ * find: the id of a key the engine does not hold (FJ_OK, FJ_ENOTFOUND when the catalog has none,
+ * or a failure that the append returns). key: the key of an id the engine does not hold (a
+ * logged point's series at replay): FJ_OK or FJ_ENOTFOUND. admit (may be NULL): whether a series
+ * that exists nowhere may be created now; false drops its point (fj_ts_append's ids say which),
+ * the caller keeping track of why (a quota, storage/core/quota.h). */
+typedef struct fj_ts_catalog {
+    fj_status (*find)(void *ud, const fj_ts_key *key, uint32_t *id);
+    fj_status (*key)(void *ud, uint32_t id, fj_ts_key *out);
+    bool (*admit)(void *ud, const fj_ts_key *key);
+    void *ud;
+} fj_ts_catalog;
+
+/* Sets the catalog (NULL: none, the default, where every series is loaded with
+ * fj_ts_engine_load_series) and the first id to give a new series (1 + the largest stored id). */
+void fj_ts_engine_set_catalog(fj_ts_engine *e, const fj_ts_catalog *cat, uint32_t next_id);
+
 /* Catalog row from the database: the series keeps its id and is not reported to the sink.
  * FJ_EINVAL (id 0, key too long), FJ_ECONFLICT (id or key already present), FJ_ENOMEM. */
 fj_status fj_ts_engine_load_series(fj_ts_engine *e, uint32_t id, const fj_ts_key *key);
@@ -132,15 +153,17 @@ void fj_ts_engine_set_lsn(fj_ts_engine *e, uint64_t lsn);
 uint64_t fj_ts_engine_durable_lsn(fj_ts_engine *e);
 
 /* Appends pts[0..n) in order, creating series as needed, sealing as the policy says; ids (may be
- * NULL) receives the series id of every point appended. Returns FJ_OK, or the first failure:
+ * NULL) receives the series id of every point appended, 0 for a point dropped because the
+ * catalog's admit refused its new series. Returns FJ_OK, or the first failure:
  * FJ_EINVAL (a key too long), FJ_ENOMEM; *n_done (may be NULL) is then the number of points
  * appended before it, and err names the point. A seal that fails for lack of memory keeps its
  * points buffered and is retried by later appends. */
 fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32_t *ids, size_t *n_done,
                        fj_err *err);
 
-/* The same for points of series already known by id (e.g. resolved with fj_ts_series_get).
- * FJ_ENOTFOUND for an unknown id. */
+/* The same for points of series already known by id (e.g. resolved with fj_ts_series_get, or
+ * logged): an id the engine does not hold is asked of the catalog's key. FJ_ENOTFOUND for an
+ * unknown id. */
 fj_status fj_ts_append_ids(fj_ts_engine *e, const uint32_t *ids, const int64_t *t,
                            const double *v, size_t n, size_t *n_done);
 
@@ -214,9 +237,14 @@ typedef struct fj_ts_stats {
     uint64_t sealed_chunks, sealed_points, sealed_bytes; /* since open */
     size_t open_bytes;    /* the open buffers alone (buffer_bytes adds the catalog's memory) */
     size_t unckpt_writes; /* points written since the last committed checkpoint */
+    size_t loaded;        /* of series: those the catalog handed (fj_ts_catalog), not created */
+    uint64_t refused;     /* points dropped because admit refused their series, since open */
 } fj_ts_stats;
 
-/* Counters for monitoring and benchmarks. */
+/* Counters for monitoring and benchmarks (writer thread). */
 void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st);
+
+/* Any thread: the series the engine holds in memory, and of them those loaded from the catalog. */
+void fj_ts_engine_series_held(fj_ts_engine *e, size_t *held, size_t *loaded);
 
 #endif

@@ -248,12 +248,16 @@ fj_status fj_tsw_record_begin(fj_ts_writer *w, fj_err *err)
 fj_status fj_tsw_record_add(fj_ts_writer *w, const uint32_t *ids, const fj_metric_point *p, size_t n, fj_err *err)
 {
     for (size_t off = 0; off < n; off += FJ_TSW_SLICE) {
-        size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE;
+        size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE, m = 0;
         for (size_t i = 0; i < k; i++) {
-            w->t[i] = p[off + i].t;
-            w->v[i] = p[off + i].v;
+            if (!ids[off + i]) /* dropped by a quota: not stored, so not logged */
+                continue;
+            w->ids[m] = ids[off + i];
+            w->t[m] = p[off + i].t;
+            w->v[m] = p[off + i].v;
+            m++;
         }
-        if (fj_ts_log_add(w->rec, ids + off, w->t, w->v, k) != FJ_OK)
+        if (m && fj_ts_log_add(w->rec, w->ids, w->t, w->v, m) != FJ_OK)
             return oom(err);
     }
     return FJ_OK;

@@ -67,6 +67,7 @@ typedef struct fj_ts_writer {
     void *zbuf;
     size_t zcap;
     fj_ts_log *rec;
+    uint32_t ids[FJ_TSW_SLICE];
     int64_t t[FJ_TSW_SLICE];
     double v[FJ_TSW_SLICE];
 } fj_ts_writer;
@@ -116,7 +117,8 @@ void fj_tsw_abort(fj_ts_writer *w);
 
 /* The steps of startup after fj_tsw_open that run the backend's statements. */
 typedef struct fj_tsw_start_ops {
-    /* Loads every stored series into the engine (fj_tsw_load_series per row). */
+    /* Readies the series catalog: hands the engine its lazy catalog (fj_ts_engine_set_catalog),
+     * or loads every stored series (fj_tsw_load_series per row). */
     fj_status (*catalog)(void *ud, fj_err *err);
     /* Replays the request log from from_lsn (fj_tsw_replay_row per row), counting requests and points. */
     fj_status (*replay)(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err);
@@ -172,8 +174,9 @@ fj_status fj_tsw_cleanup(fj_ts_writer *w, const fj_tsw_cleanup_ops *ops, void *u
 
 /* --- the request log's rows ------------------------------------------------------------------ */
 
-/* Point records: begin, add the points (with their series ids) slice by slice, finish. *rec is
- * valid until the next record; FJ_ENOMEM in err. */
+/* Point records: begin, add the points (with their series ids; a point of id 0, dropped by a
+ * quota, is left out) slice by slice, finish. *rec is valid until the next record; FJ_ENOMEM in
+ * err. */
 fj_status fj_tsw_record_begin(fj_ts_writer *w, fj_err *err);
 fj_status fj_tsw_record_add(fj_ts_writer *w, const uint32_t *ids, const fj_metric_point *p, size_t n, fj_err *err);
 fj_status fj_tsw_record_finish(fj_ts_writer *w, const void **rec, size_t *len, fj_err *err);

@@ -1088,3 +1088,85 @@ Test(ts_engine, reader_never_misses_points_during_seal_and_commit)
     fj_ts_engine_close(r.e);
     db_free(&d);
 }
+
+/* ---- the lazy catalog ------------------------------------------------------------------- */
+
+/* The database's catalog as the fake holds it: hosts "s<id>" of metric "m", ids 1..n_stored, and
+ * what the engine asked. admit refuses hosts starting with 'x'. */
+typedef struct fake_cat {
+    uint32_t n_stored;
+    int finds, keys, admits;
+    char host[16];
+} fake_cat;
+
+static fj_status cat_find(void *ud, const fj_ts_key *k, uint32_t *id)
+{
+    fake_cat *c = ud;
+    c->finds++;
+    unsigned n = 0;
+    if (k->host.n < 2 || k->host.p[0] != 's' || sscanf(k->host.p + 1, "%u", &n) != 1 || n == 0 || n > c->n_stored)
+        return FJ_ENOTFOUND;
+    *id = n;
+    return FJ_OK;
+}
+
+static fj_status cat_key(void *ud, uint32_t id, fj_ts_key *out)
+{
+    fake_cat *c = ud;
+    c->keys++;
+    if (id == 0 || id > c->n_stored)
+        return FJ_ENOTFOUND;
+    snprintf(c->host, sizeof c->host, "s%u", id);
+    *out = key_of(c->host, "m", "0");
+    return FJ_OK;
+}
+
+static bool cat_admit(void *ud, const fj_ts_key *k)
+{
+    fake_cat *c = ud;
+    c->admits++;
+    return k->host.n && k->host.p[0] != 'x';
+}
+
+Test(ts_engine, lazy_catalog_loads_on_first_use_and_admits_new_series)
+{
+    fj_ts_engine *e = open_engine(100, 0, 0);
+    fake_cat c = {.n_stored = 1000};
+    fj_ts_catalog cat = {cat_find, cat_key, cat_admit, &c};
+    fj_ts_engine_set_catalog(e, &cat, c.n_stored + 1);
+    fj_ts_stats st;
+    fj_ts_engine_stats(e, &st);
+    cr_assert_eq(st.series, 0, "nothing is read at start");
+
+    fj_ts_key stored = key_of("s500", "m", "0"), fresh = key_of("n1", "m", "0"), refused = key_of("x1", "m", "0");
+    fj_ts_point pts[4] = {{stored, 10 * S, 1}, {fresh, 10 * S, 2}, {refused, 10 * S, 3}, {stored, 20 * S, 4}};
+    uint32_t ids[4];
+    cr_assert_eq(fj_ts_append(e, pts, 4, ids, NULL, NULL), FJ_OK, "a refused series is no failure");
+    cr_assert_eq(ids[0], 500, "a stored series keeps its id");
+    cr_assert_eq(ids[1], 1001, "a new one gets the next id after the stored ones");
+    cr_assert_eq(ids[2], 0, "a refused one's point is dropped");
+    cr_assert_eq(ids[3], 500);
+    cr_assert_eq(c.finds, 3, "each key is looked up once: the second point of s500 is found in memory");
+    cr_assert_eq(c.admits, 2, "admit is asked only for keys the catalog does not have");
+    fj_ts_engine_stats(e, &st);
+    cr_assert_eq(st.series, 2);
+    cr_assert_eq(st.loaded, 1);
+    cr_assert_eq(st.refused, 1);
+    cr_assert_eq(st.buffered_points, 3, "the refused point is not buffered");
+
+    /* replay of a logged point names an id the engine does not hold */
+    uint32_t rid[2] = {7, 5000};
+    int64_t t[2] = {10 * S, 10 * S};
+    double v[2] = {1, 2};
+    size_t done = 0;
+    cr_assert_eq(fj_ts_append_ids(e, rid, t, v, 1, &done), FJ_OK);
+    cr_assert_eq(done, 1);
+    fj_ts_key k7 = key_of("s7", "m", "0");
+    cr_assert_eq(id_of(e, &k7), 7, "loaded by its key");
+    cr_assert_eq(fj_ts_append_ids(e, rid + 1, t, v, 1, &done), FJ_ENOTFOUND, "an id the catalog lacks");
+    size_t held = 0, loaded = 0;
+    fj_ts_engine_series_held(e, &held, &loaded);
+    cr_assert_eq(held, 3);
+    cr_assert_eq(loaded, 2);
+    fj_ts_engine_close(e);
+}
