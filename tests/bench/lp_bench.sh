@@ -17,8 +17,9 @@
 #
 #   tests/bench/lp_bench.sh [NODES] [HOURS] [CONNECTIONS]     (from the checkout, after a build)
 #   BUILD=build-dir SYSTEMS="fjord influxdb victoria" REPEAT=11 SETTLE=60
-#   BASELINE=other-build-dir: adds the system "baseline", fjord of that build (a before/after
-#   comparison in one run; same options, same bodies)
+#   BASELINE=REF-or-BUILD-DIR: adds the system "baseline", fjord of that build (a before/after
+#   comparison in one run; same options, same bodies): a build directory, or a commit built once
+#   (tests/bench/baseline.sh, the same for every benchmark here)
 #   SYNC=FULL: fjord with synchronous=FULL (an acknowledgement survives a power loss, as InfluxDB's
 #   WAL fsync; VictoriaMetrics acknowledges before its data reaches the disk either way)
 #
@@ -29,6 +30,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
+. "$root/tests/bench/baseline.sh"
+[ -n "${BASELINE:-}" ] && BASELINE=$(fj_baseline_build "$BASELINE")
 nodes=${1:-50}
 hours=${2:-6}
 conns=${3:-2}
@@ -134,7 +137,7 @@ for sys in $systems; do
       db=${admin%/*}/fjord_bench; name="$name on PostgreSQL 15"
       postmaster=$(head -1 "$tmp/pg-$sys/data/postmaster.pid")
     fi
-    secret=$("$fjbin" token add fritz --create --db "$db")
+    secret=$(fj_token_add "$fjbin" fritz "$db")
     args=(serve --db "$db" --listen "127.0.0.1:$port" --log-level warn ${sync:+--synchronous "$sync"})
     if [ -n "$sync" ]; then name="$name, synchronous=$sync"; fi
     "$fjbin" "${args[@]}" & pid=$!

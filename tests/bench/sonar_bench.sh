@@ -27,9 +27,21 @@
 # phases measure what a running site sends, later samples of known nodes and running jobs, rather
 # than an empty database's first samples (at 1,000 nodes, a 10 s saturation phase is some four
 # samples a node, its first among them).
+#
+# BASELINE=REF-or-BUILD-DIR (tests/bench/baseline.sh: a commit, built once, or a build directory)
+# runs every configuration a second time with the baseline's fjord, right after the head's, and
+# ROUNDS=N repeats the pair N times (head, baseline, head, baseline, ...), so that both see the
+# machine of the same minutes; the table then has a column per build and configuration and the
+# ratio of the head's figures to the baseline's (their medians over the rounds). The load
+# generator is the head's for both. docs/benchmarks.md names the baseline of record.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
+. "$root/tests/bench/baseline.sh"
+base_build=
+[ -n "${BASELINE:-}" ] && base_build=$(fj_baseline_build "$BASELINE")
+rounds=${ROUNDS:-1}
+fjord=$build/fjord
 duration=${1:-20}
 conns=${2:-8}
 template=${TEMPLATE:-$root/../shared/data/sonar/real/0+sample-ml1.hpc.uio.no.json}
@@ -156,11 +168,11 @@ new_db() { # name
 
 start_servers() { # db count
   local i
-  secret=$("$build/fjord" token add "$cluster" --create --db "$1")
+  secret=$(fj_token_add "$fjord" "$cluster" "$1")
   ports=()
   for ((i = 0; i < $2; i++)); do
     ports+=("$(free_port)")
-    "$build/fjord" serve --db "$1" --listen "127.0.0.1:${ports[$i]}" --log-level warn &
+    "$fjord" serve --db "$1" --listen "127.0.0.1:${ports[$i]}" --log-level warn &
     pids+=($!)
   done
   sleep 0.5
@@ -171,11 +183,11 @@ stop_servers() {
   pids=()
 }
 
-bench() { # config
+bench() { # config, or config@baseline: the baseline's fjord (its results are labelled so)
   config=$1
-  local db servers=1
-  [ "$config" = postgres2 ] && servers=2
-  case $config in
+  local kind=${1%@*} db servers=1
+  [ "$kind" = postgres2 ] && servers=2
+  case $kind in
     sqlite) ;;
     postgres|postgres2)
       pgdir="$tmp/pg"
@@ -204,7 +216,7 @@ bench() { # config
   # Bytes per process record of the same data on every backend: 100 nodes, 20 samples each (the
   # load phases store as many samples per node as the backend took, which weighs the job
   # bookkeeping of a node's first samples differently).
-  if [ "$config" != postgres2 ]; then
+  if [ "$kind" != postgres2 ]; then
     db=$(new_db fjord_size)
     start_servers "$db" 1
     empty=$(db_bytes "$db")
@@ -220,18 +232,32 @@ bench() { # config
   fi
 }
 
-for c in $configs; do bench "$c"; done
+for ((r = 0; r < rounds; r++)); do
+  for c in $configs; do
+    fjord=$build/fjord
+    bench "$c"
+    if [ -n "$base_build" ]; then
+      fjord=$base_build/fjord
+      bench "$c@baseline"
+    fi
+  done
+done
 
-python3 - "$tmp/results" <<'PY'
-import json, sys
+python3 - "$tmp/results" "${BASELINE:-}" <<'PY'
+import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 configs = list(dict.fromkeys(r["config"] for r in rows))
 names = {"sqlite": "SQLite", "postgres": "PostgreSQL, 1 server", "postgres2": "PostgreSQL, 2 servers"}
+def name(c):
+    kind, _, tag = c.partition("@")
+    return names.get(kind, kind) + (" (baseline %s)" % sys.argv[2] if tag else "")
+def val(c, phase, key):
+    # the median over the rounds
+    vs = [r[key] for r in rows if r["config"] == c and r["phase"] == phase]
+    return statistics.median(vs) if vs else None
 def get(c, phase, key, fmt):
-    for r in rows:
-        if r["config"] == c and r["phase"] == phase:
-            return fmt.format(r[key])
-    return "-"
+    v = val(c, phase, key)
+    return "-" if v is None else fmt.format(v)
 lines = [("envelopes/s at saturation", "saturation", "envelopes_per_s", "{:,.0f}"),
          ("server CPU-s per 1,000 envelopes (saturation)", "saturation", "server_cpu_s_per_1000_env", "{:.2f}"),
          ("p50 / p99 ack at saturation, ms", "saturation", None, None),
@@ -244,7 +270,7 @@ lines = [("envelopes/s at saturation", "saturation", "envelopes_per_s", "{:,.0f}
          ("the same, compacted (VACUUM FULL; SQLite VACUUM)", "size of 2000, compacted", "grown_bytes_per_process_record", "{:.1f}"),
          ("the empty database, bytes", "size of 2000", "empty_bytes", "{:,}")]
 print()
-print("| | " + " | ".join(names.get(c, c) for c in configs) + " |")
+print("| | " + " | ".join(name(c) for c in configs) + " |")
 print("|---" * (len(configs) + 1) + "|")
 for label, phase, key, fmt in lines:
     if key is None:
@@ -252,4 +278,25 @@ for label, phase, key, fmt in lines:
     else:
         cells = [get(c, phase, key, fmt) for c in configs]
     print("| " + label + " | " + " | ".join(cells) + " |")
+bases = [c for c in configs if c.endswith("@baseline")]
+if bases:
+    n = len([r for r in rows if r["config"] == bases[0] and r["phase"] == "saturation"])
+    print()
+    print("Head / baseline, medians of %d round(s) (envelopes/s: above 1 is faster; CPU, latency, bytes: "
+          "below 1 is less):" % n)
+    print()
+    print("| | " + " | ".join(names.get(b.split("@")[0], b) for b in bases) + " |")
+    print("|---" * (len(bases) + 1) + "|")
+    for label, phase, key in [("envelopes/s at saturation", "saturation", "envelopes_per_s"),
+                              ("server CPU-s per 1,000 envelopes (saturation)", "saturation", "server_cpu_s_per_1000_env"),
+                              ("p99 ack at saturation", "saturation", "p99_ms"),
+                              ("achieved at 500/s offered", "at 500/s", "envelopes_per_s"),
+                              ("p99 ack at 500/s offered", "at 500/s", "p99_ms"),
+                              ("server CPU-s per 1,000 envelopes at 500/s", "at 500/s", "server_cpu_s_per_1000_env"),
+                              ("bytes per process record, 100 nodes x 20 samples", "size of 2000", "bytes_per_process_record")]:
+        cells = []
+        for b in bases:
+            h, x = val(b.split("@")[0], phase, key), val(b, phase, key)
+            cells.append("-" if h is None or not x else "%.2f" % (h / x))
+        print("| " + label + " | " + " | ".join(cells) + " |")
 PY
