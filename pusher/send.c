@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef FJ_PUSH_VERSION
@@ -21,6 +22,7 @@ struct fj_sender {
     const fj_push_config *cfg;
     CURL *curl;
     char *sonar_url, *meas_url;
+    long reuse_s; /* the kept connection is reused only when idle at most this long */
 };
 
 static int curl_ready;
@@ -103,6 +105,7 @@ fj_sender *fj_sender_new(const fj_push_config *cfg)
     if (!s)
         return NULL;
     s->cfg = cfg;
+    s->reuse_s = fj_keepalive_reuse_s(NULL);
     s->curl = curl_easy_init();
     s->sonar_url = fj_strdup(cfg->url ? cfg->url : "");
     char *base = cfg->measurements_url && *cfg->measurements_url
@@ -140,6 +143,25 @@ void fj_sender_free(fj_sender *s)
 const char *fj_sender_url(const fj_sender *s, fj_item_kind kind)
 {
     return kind == FJ_ITEM_MEASUREMENT ? s->meas_url : s->sonar_url;
+}
+
+long fj_keepalive_reuse_s(const char *keep_alive)
+{
+    const char *t = keep_alive ? strstr(keep_alive, "timeout=") : NULL;
+    long n = t ? strtol(t + 8, NULL, 10) : 0;
+    if (n <= 0)
+        return FJ_REUSE_DEFAULT_S;
+    return n > 10 ? n - 5 : n / 2 > 0 ? n / 2 : 1;
+}
+
+/* What the server announced about its idle limit in the answer just read. */
+static void note_keep_alive(fj_sender *s)
+{
+    struct curl_header *h = NULL;
+    if (curl_easy_header(s->curl, "Keep-Alive", 0, CURLH_HEADER, -1, &h) == CURLHE_OK && h)
+        s->reuse_s = fj_keepalive_reuse_s(h->value);
+    else
+        s->reuse_s = fj_keepalive_reuse_s(NULL);
 }
 
 /* The response body is read and discarded (kept short for the log). */
@@ -192,6 +214,10 @@ fj_status fj_sender_post(fj_sender *s, fj_item_kind kind, const void *zbody, siz
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    /* Between sends (30 s apart) the connection sits idle; reusing it after the server closed it
+     * races the close: the POST may go out as the FIN comes in. A connection idle longer than the
+     * server's announced limit minus a margin is not reused (docs/pusher.md). */
+    curl_easy_setopt(c, CURLOPT_MAXAGE_CONN, s->reuse_s);
     /* The server's certificate is always verified (name and chain), against ca_file or the
      * system's CAs: there is no switch to turn that off. */
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -219,6 +245,7 @@ fj_status fj_sender_post(fj_sender *s, fj_item_kind kind, const void *zbody, siz
             return fj_err_set(err, FJ_EBUSY, fj_sender_url(s, kind), "client_cert/client_key cannot be used: %s", why);
         return fj_err_set(err, FJ_EBUSY, fj_sender_url(s, kind), "%s", why);
     }
+    note_keep_alive(s);
     long code = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     curl_off_t ra = 0;

@@ -1,7 +1,7 @@
 /* send.h — HTTP delivery with libcurl: POST of a zstd-compressed JSON body
  * (Content-Type: application/json, Content-Encoding: zstd) with Basic or Bearer credentials read
  * from a file at every attempt (so a rotated secret is picked up), an optional CA file, one
- * keep-alive connection. The answer is classified for the caller's retry logic.
+ * keep-alive connection, not reused past the server's announced idle limit. The answer is classified for the caller's retry logic.
  * Not thread-safe: one sender per thread. */
 #ifndef FJ_PUSH_SEND_H
 #define FJ_PUSH_SEND_H
@@ -28,6 +28,14 @@ fj_status fj_sender_post(fj_sender *s, fj_item_kind kind, const void *zbody, siz
 
 /* The URL a kind of document goes to. */
 const char *fj_sender_url(const fj_sender *s, fj_item_kind kind);
+
+/* How long the sender's kept connection may sit idle and still be reused, from the server's
+ * Keep-Alive header ("timeout=N", or NULL when the answer had none): N less a margin (5 s, or
+ * half of N when N is 10 or less), so a send never goes out on a connection the server is closing;
+ * FJ_REUSE_DEFAULT_S without an announcement (below the 10 s after which fjord before
+ * keepalive-timeout closed idle connections). */
+enum { FJ_REUSE_DEFAULT_S = 8 };
+long fj_keepalive_reuse_s(const char *keep_alive);
 
 /* zstd (level 3) of in, appended to out. */
 fj_status fj_zstd_compress(const void *in, size_t n, fj_buf *out);

@@ -69,6 +69,11 @@ static const option_def options[] = {
     NUM("timeout", OPT_UINT, timeout_s, SERVE, "SECONDS", "idle connection timeout"),
     NUM("header-timeout", OPT_UINT, header_timeout_s, SERVE, "SECONDS", "request headers complete within this after accept (0 = off)"),
     NUM("body-timeout", OPT_UINT, body_timeout_s, SERVE, "SECONDS", "a whole request body arrives within this (0 = off)"),
+    NUM("keepalive-timeout", OPT_UINT, keepalive_timeout_s, SERVE, "SECONDS",
+        "a kept-alive connection idle between requests is closed after this (announced as Keep-Alive: timeout=)"),
+    NUM("linger-timeout", OPT_UINT, linger_timeout_s, SERVE, "SECONDS",
+        "after an answer sent before its body was read, keep reading and discarding it this long (0 = off)"),
+    NUM("linger-bytes", OPT_SIZE, linger_bytes, SERVE, "SIZE", "and at most this much of it"),
     NUM("body-min-rate", OPT_SIZE, body_min_rate, SERVE, "SIZE", "bytes a second a slow body must average (0 = off)"),
     NUM("body-memory", OPT_SIZE, body_memory, SERVE, "SIZE", "all request bodies in flight together (503 beyond)"),
     NUM("query-timeout", OPT_UINT, query_timeout_s, SERVE, "SECONDS",
@@ -139,6 +144,9 @@ void fj_config_defaults(fj_config *c)
     c->timeout_s = 30;
     c->header_timeout_s = 10;
     c->body_timeout_s = 300;
+    c->keepalive_timeout_s = 60;
+    c->linger_timeout_s = 5;
+    c->linger_bytes = (size_t)8 << 20;
     c->body_min_rate = 4096;
     c->body_memory = (size_t)256 << 20;
     c->query_timeout_s = 60;
@@ -571,6 +579,12 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
         return fj_err_set(err, FJ_EINVAL, "writers", "writers must be 1-%d or auto", FJ_WRITERS_MAX);
     if (c->writers != FJ_WRITERS_AUTO && c->writers > 1 && !is_postgres(c))
         return fj_err_set(err, FJ_EINVAL, "writers", "SQLite has one writer: writers must be 1 (or auto)");
+    /* Announced to clients as Keep-Alive: timeout=N; fjord-push keeps a margin of a few seconds
+     * below it (docs/pusher.md), which a value under 2 would leave no room for. */
+    if (c->keepalive_timeout_s < 2 || c->keepalive_timeout_s > 3600)
+        return fj_err_set(err, FJ_EINVAL, "keepalive-timeout", "keepalive-timeout must be 2-3600 seconds");
+    if (c->linger_timeout_s > 300)
+        return fj_err_set(err, FJ_EINVAL, "linger-timeout", "linger-timeout must be 0-300 seconds");
     if (c->auth_fail_rate && c->auth_fail_burst < 1)
         return fj_err_set(err, FJ_EINVAL, "auth-fail-burst", "auth-fail-burst must be at least 1");
     if ((st = check_retention(c, err)) != FJ_OK)

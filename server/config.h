@@ -39,6 +39,9 @@ typedef struct fj_config {
     unsigned timeout_s;        /* idle connection timeout (headers and body) */
     unsigned header_timeout_s; /* a request's headers complete within this (0 = off) */
     unsigned body_timeout_s;   /* a request's whole body arrives within this (0 = off) */
+    unsigned keepalive_timeout_s; /* a kept-alive connection idle between requests is closed after this */
+    unsigned linger_timeout_s; /* lingering close after an early answer (0 = off) */
+    size_t linger_bytes;       /* and the most it reads and discards */
     size_t body_min_rate;      /* bytes/s a body must average after header_timeout_s (0 = off) */
     size_t body_memory;        /* all request bodies buffered at once, together */
     /* Reads (docs/security.md "Reads"): each runs on a read thread under a deadline and a memory

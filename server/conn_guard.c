@@ -6,14 +6,19 @@
 #include "timefmt.h"
 
 #include <arpa/inet.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received, which glibc's lacks */
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdatomic.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-typedef enum { PH_HEADERS, PH_BODY, PH_BUSY, PH_DEFERRED } phase;
+/* PH_IDLE: a kept-alive connection between requests, before any byte of the next one. */
+typedef enum { PH_HEADERS, PH_BODY, PH_BUSY, PH_DEFERRED, PH_IDLE } phase;
 
 struct fj_guard_conn {
     struct MHD_Connection *conn;
@@ -23,10 +28,14 @@ struct fj_guard_conn {
     fj_guard *g;
     fj_guard_conn *prev, *next; /* the table, under g->mu */
     bool shed;                  /* shut down; waiting for libmicrohttpd to close it (under g->mu) */
+    _Atomic bool linger;        /* its answer went out before the body was read: lingering close */
+    _Atomic uint64_t rx_mark;   /* bytes received when it last went idle (under g->mu) */
+    int64_t next_peek_ns;       /* PH_IDLE: when the sweep next looks for a request begun (under g->mu) */
     _Atomic int phase;
     _Atomic int64_t since_ns;   /* when the phase began */
     _Atomic size_t body_bytes;
     _Atomic int64_t due_ns;     /* PH_DEFERRED: when to resume */
+    _Atomic int64_t begun_ns;   /* PH_IDLE: when the sweep saw bytes of a next request; 0 = none yet */
 };
 
 struct fj_guard {
@@ -37,6 +46,7 @@ struct fj_guard {
     pthread_mutex_t mu;
     pthread_cond_t wake;
     fj_guard_conn *head, *tail; /* oldest first */
+    fj_linger *linger;          /* lingering close of connections answered early (NULL: none) */
     unsigned live;              /* in the table and not shed */
     bool stopping;
     bool started;
@@ -61,7 +71,8 @@ static void log_event(fj_guard *g, const char *client, const char *via, const ch
 }
 
 /* Shuts gc's socket down so libmicrohttpd closes the connection; called with g->mu held, which
- * keeps gc (and so its descriptor) registered. */
+ * keeps gc (and so its descriptor) registered. reason NULL: an idle connection closed, which is
+ * no refusal and is not logged. */
 static void shed(fj_guard *g, fj_guard_conn *gc, const char *reason)
 {
     if (gc->shed)
@@ -69,10 +80,36 @@ static void shed(fj_guard *g, fj_guard_conn *gc, const char *reason)
     gc->shed = true;
     g->live--;
     shutdown(gc->fd, SHUT_RDWR);
+    if (!reason)
+        return;
     if (gc->fwd[0])
         log_event(g, gc->fwd, gc->client, reason);
     else
         log_event(g, gc->client, NULL, reason);
+}
+
+/* Bytes the peer has sent on gc's socket so far, from the kernel (TCP_INFO): libmicrohttpd reads
+ * a request's first bytes into its own buffer and says nothing until its request line is whole.
+ * false when the kernel does not say. Only while gc's descriptor is its own: from its connection's
+ * thread, or with g->mu held. */
+static bool rx_bytes(const fj_guard_conn *gc, uint64_t *out)
+{
+    struct tcp_info ti;
+    socklen_t n = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (gc->fd < 0 || getsockopt(gc->fd, IPPROTO_TCP, TCP_INFO, &ti, &n) != 0 ||
+        n < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
+        return false;
+    *out = ti.tcpi_bytes_received;
+    return true;
+}
+
+/* Has gc's client sent anything since it last went idle? When the kernel cannot say: yes, so that
+ * a stalled request is never taken for an idle connection. */
+static bool request_begun(const fj_guard_conn *gc)
+{
+    uint64_t rx;
+    return !rx_bytes(gc, &rx) || rx > atomic_load(&gc->rx_mark);
 }
 
 /* --- libmicrohttpd hooks --------------------------------------------------------------- */
@@ -97,7 +134,7 @@ static bool make_room(fj_guard *g, struct MHD_Connection **resume)
         if (gc->shed)
             continue;
         int ph = atomic_load(&gc->phase);
-        int slot = ph == PH_HEADERS ? 0 : ph == PH_DEFERRED ? 1 : ph == PH_BODY ? 2 : -1;
+        int slot = ph == PH_HEADERS || ph == PH_IDLE ? 0 : ph == PH_DEFERRED ? 1 : ph == PH_BODY ? 2 : -1;
         if (slot == 2 && body_slow(g, gc, now))
             slot = 0;
         if (slot >= 0 && (!best[slot] || atomic_load(&gc->since_ns) < atomic_load(&best[slot]->since_ns)))
@@ -209,7 +246,13 @@ void fj_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
         g->tail = gc->prev;
     if (!gc->shed)
         g->live--;
+    /* libmicrohttpd closes its descriptor right after this notification; a duplicate keeps the
+     * socket open for the lingering close (linger.h). */
+    int dup_fd = atomic_load(&gc->linger) && !gc->shed && g->linger && gc->fd >= 0
+                     ? fcntl(gc->fd, F_DUPFD_CLOEXEC, 0) : -1;
     pthread_mutex_unlock(&g->mu);
+    if (dup_fd >= 0)
+        fj_linger_add(g->linger, dup_fd);
     fj_free(gc);
     *socket_context = NULL;
 }
@@ -254,14 +297,32 @@ void fj_guard_busy(fj_guard_conn *gc)
         enter(gc, PH_BUSY);
 }
 
+void fj_guard_request_line(fj_guard_conn *gc)
+{
+    if (gc && atomic_load(&gc->phase) == PH_IDLE)
+        enter(gc, PH_HEADERS);
+}
+
 void fj_guard_request_done(fj_guard_conn *gc)
 {
-    if (gc && gc->fwd[0]) {
+    if (!gc)
+        return;
+    if (gc->fwd[0]) {
         pthread_mutex_lock(&gc->g->mu);
         gc->fwd[0] = '\0';
         pthread_mutex_unlock(&gc->g->mu);
     }
-    enter(gc, PH_HEADERS);
+    uint64_t rx = 0;
+    rx_bytes(gc, &rx);
+    atomic_store(&gc->rx_mark, rx);
+    atomic_store(&gc->begun_ns, 0);
+    enter(gc, PH_IDLE);
+}
+
+void fj_guard_linger(fj_guard_conn *gc)
+{
+    if (gc)
+        atomic_store(&gc->linger, true);
 }
 
 bool fj_guard_defer(fj_guard *g, fj_guard_conn *gc, unsigned delay_ms)
@@ -290,6 +351,30 @@ unsigned fj_guard_live(fj_guard *g)
 
 enum { RESUME_BATCH = 256 };
 
+/* A kept-alive connection between requests. Silent past keepalive-timeout: closed without a log
+ * line (keep-alive is no refusal). Once bytes of a next request arrive (looked at once a second;
+ * a whole request line moves it to PH_HEADERS sooner, fj_guard_request_line) it has
+ * header-timeout from then like any request, and is a header_deadline refusal past it. Called
+ * with g->mu held. */
+static void sweep_idle(fj_guard *g, fj_guard_conn *gc, int64_t now, int64_t age)
+{
+    const int64_t s = 1000000000LL;
+    int64_t begun = atomic_load(&gc->begun_ns);
+    if (begun) {
+        if (g->lim.header_timeout_s && now - begun > (int64_t)g->lim.header_timeout_s * s)
+            shed(g, gc, "header_deadline");
+        return;
+    }
+    bool past = g->lim.keepalive_timeout_s && age > (int64_t)g->lim.keepalive_timeout_s * s;
+    if (!past && now < gc->next_peek_ns)
+        return;
+    gc->next_peek_ns = now + s;
+    if (request_begun(gc))
+        atomic_store(&gc->begun_ns, now);
+    else if (past)
+        shed(g, gc, NULL);
+}
+
 /* One pass: sheds connections past a deadline and collects deferred ones that are due (or all of
  * them when stopping) into resume. Called with g->mu held; returns how many were collected. */
 static size_t sweep(fj_guard *g, int64_t now, struct MHD_Connection **resume, bool *more)
@@ -310,7 +395,11 @@ static size_t sweep(fj_guard *g, int64_t now, struct MHD_Connection **resume, bo
             atomic_store(&gc->phase, PH_BUSY);
             resume[n++] = gc->conn;
         } else if (ph == PH_HEADERS && g->lim.header_timeout_s && age > (int64_t)g->lim.header_timeout_s * s) {
-            shed(g, gc, "header_deadline");
+            /* A new connection that never sent a byte is closed too (its place is wanted), but it
+             * refused nothing: no log line. */
+            shed(g, gc, request_begun(gc) ? "header_deadline" : NULL);
+        } else if (ph == PH_IDLE) {
+            sweep_idle(g, gc, now, age);
         } else if (ph == PH_BODY) {
             if (g->lim.body_timeout_s && age > (int64_t)g->lim.body_timeout_s * s) {
                 shed(g, gc, "body_deadline");
@@ -371,6 +460,14 @@ fj_guard *fj_guard_start(const fj_guard_limits *lim, fj_reqlog *log, void (*tick
     g->tick_ctx = tick_ctx;
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->wake, NULL);
+    if (lim->linger_timeout_s) {
+        fj_linger_limits ll = {lim->linger_timeout_s * 1000u, lim->linger_bytes,
+                               lim->max_connections ? lim->max_connections : 1024};
+        if (!(g->linger = fj_linger_start(&ll))) {
+            fj_guard_free(g);
+            return NULL;
+        }
+    }
     if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
         fj_guard_free(g);
         return NULL;
@@ -396,6 +493,7 @@ void fj_guard_free(fj_guard *g)
     if (!g)
         return;
     fj_guard_stop(g);
+    fj_linger_free(g->linger); /* after the daemons: their last closes may hand sockets over */
     /* Connections still in the table belong to a stopped daemon, which freed them. */
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->wake);

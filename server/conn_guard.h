@@ -12,12 +12,14 @@
  * touched. A housekeeping thread enforces the deadlines every 100 ms and also resumes
  * connections whose answer is deferred (fj_guard_defer).
  *
- * Connection phases: waiting for headers (from accept or the end of the previous request),
- * receiving a body, busy (the handler runs, the writer commits, the answer is sent: never shed),
+ * Connection phases: waiting for headers (from accept, or from the first byte of a kept-alive
+ * connection's next request), idle (kept alive between requests: keepalive-timeout, closed
+ * without a refusal), receiving a body, busy (the handler runs, the writer commits, the answer is sent: never shed),
  * deferred (a suspended answer to resume later; at the limit it is resumed early instead). */
 #ifndef FJ_CONN_GUARD_H
 #define FJ_CONN_GUARD_H
 
+#include "linger.h"
 #include "proxy.h"
 #include "reqlog.h"
 
@@ -31,13 +33,22 @@ typedef struct fj_guard_conn fj_guard_conn;
 
 typedef struct fj_guard_limits {
     unsigned max_connections;  /* live connections; a new one past this sheds the oldest idle */
-    unsigned header_timeout_s; /* headers complete within this of accept / previous request; 0 = off */
+    /* A new connection's headers complete within this of accept; a kept-alive connection's within
+     * this of the first byte of its next request; 0 = off. */
+    unsigned header_timeout_s;
+    /* A kept-alive connection sending nothing between requests is closed after this (quietly:
+     * no refusal); 0 = off. */
+    unsigned keepalive_timeout_s;
     unsigned body_timeout_s;   /* whole body within this of the headers; 0 = off */
     size_t body_min_rate;      /* bytes/s averaged over the body, after header_timeout_s; 0 = off */
     /* Connections from one address; 0 = off. A trusted proxy's connections are not counted
      * (they carry every client behind it): its clients are limited by fj_guard_forwarded. */
     unsigned max_per_ip;
     const fj_proxies *proxies; /* may be NULL; must outlive the guard */
+    /* Lingering close (linger.h) of connections marked with fj_guard_linger, at most
+     * max_connections at once; linger_timeout_s 0 = off (closed at once). */
+    unsigned linger_timeout_s;
+    size_t linger_bytes;
 } fj_guard_limits;
 
 /* Starts the housekeeping thread. tick(tick_ctx) is called from it about once a second (the
@@ -74,7 +85,11 @@ bool fj_guard_forwarded(fj_guard *g, fj_guard_conn *gc, const char *client);
 void fj_guard_request_started(fj_guard_conn *gc, bool has_body); /* headers are in */
 void fj_guard_body_bytes(fj_guard_conn *gc, size_t n);
 void fj_guard_busy(fj_guard_conn *gc);
-void fj_guard_request_done(fj_guard_conn *gc); /* back to waiting for headers */
+void fj_guard_request_line(fj_guard_conn *gc);  /* a request line is in (idle -> headers) */
+void fj_guard_request_done(fj_guard_conn *gc);  /* kept alive: idle until the next request */
+/* The answer goes out before the request's body was read: when libmicrohttpd closes the
+ * connection, its socket lingers (linger.h) instead of being closed with the body unread. */
+void fj_guard_linger(fj_guard_conn *gc);
 
 /* The caller has suspended gc's connection (MHD_suspend_connection); the guard resumes it after
  * delay_ms, or sooner when a new connection needs its place. false when the guard is stopping or

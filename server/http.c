@@ -86,6 +86,7 @@ struct fj_http_req {
     fj_buf decoded;       /* body after Content-Encoding, when there was one */
     bool decoded_used;
     bool body_too_big;
+    bool early;           /* answered from the headers, the body (if any) unread: the connection closes */
     /* the answer */
     int status;
     char *resp;
@@ -343,6 +344,42 @@ static void log_answer(fj_http_req *r)
         fj_prom_credential_refused(cred);
 }
 
+/* Does a Connection header's value hold "close" (the client ends the connection after this)? */
+static bool names_close(const char *conn)
+{
+    for (const char *p = conn; p && *p; p++)
+        if (strncasecmp(p, "close", 5) == 0)
+            return true;
+    return false;
+}
+
+static bool has_reply_header(const fj_http_req *r, const char *name)
+{
+    for (int i = 0; i < r->n_hdr; i++)
+        if (strcasecmp(r->hdr[i][0], name) == 0)
+            return true;
+    return false;
+}
+
+/* Headers every answer carries. No answer of this server but the dashboard's pages is meant to
+ * be rendered by a browser: one opened there anyway (a JSON error, a CSV, an SVG reached by a
+ * link) runs no script, loads nothing and is not sniffed into HTML. The dashboard sets its own
+ * strict policy (dashboard.c), which is kept. A connection kept alive is told how long it may
+ * stay idle, so clients (fjord-push) reconnect before the server closes it under them. */
+static void add_edge_headers(const fj_http_req *r, struct MHD_Response *resp)
+{
+    if (!has_reply_header(r, "Content-Security-Policy"))
+        MHD_add_response_header(resp, "Content-Security-Policy", "default-src 'none'; sandbox");
+    if (!has_reply_header(r, "X-Content-Type-Options"))
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    const char *conn = fj_http_header(r, MHD_HTTP_HEADER_CONNECTION);
+    if (!r->early && !has_reply_header(r, "Connection") && !names_close(conn)) {
+        char ka[32];
+        snprintf(ka, sizeof ka, "timeout=%u", r->srv->cfg.keepalive_timeout_s);
+        MHD_add_response_header(resp, "Keep-Alive", ka);
+    }
+}
+
 static enum MHD_Result send_answer(fj_http_req *r)
 {
     fj_guard_busy(r->gc);
@@ -359,6 +396,7 @@ static enum MHD_Result send_answer(fj_http_req *r)
     }
     if ((r->status == 503 || r->status == 429) && !retry_after)
         MHD_add_response_header(resp, "Retry-After", "5");
+    add_edge_headers(r, resp);
     /* A script that says so (the dashboard: X-Requested-With) gets no Basic challenge, so the
      * browser does not put its own login dialog over the page's. */
     if (r->status == 401 && !fj_http_header(r, "X-Requested-With"))
@@ -548,9 +586,34 @@ static void mark_read(fj_http_req *r)
     r->job.deadline_ns = cfg->query_timeout_s ? r->start_ns + (int64_t)cfg->query_timeout_s * 1000000000LL : 0;
 }
 
+/* RFC 9112 §6.1 and §6.3: a request with both Content-Length and Transfer-Encoding, or with a
+ * transfer coding other than chunked, has no framing two parties agree on (request smuggling
+ * through a proxy that reads it the other way). libmicrohttpd 0.9.75 lets Transfer-Encoding win
+ * and keeps the connection; it is refused here, and the early answer closes the connection. */
+static bool refuse_framing(fj_http_req *r)
+{
+    const char *te = fj_http_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    if (!te)
+        return false;
+    fj_err err = {0};
+    if (fj_http_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH))
+        fj_err_set(&err, FJ_EINVAL, "Transfer-Encoding", "%s",
+                   "a request with both Content-Length and Transfer-Encoding is refused (RFC 9112)");
+    else if (strcasecmp(te, "chunked") != 0)
+        fj_err_set(&err, FJ_EINVAL, "Transfer-Encoding", "%s", "the only transfer coding understood is chunked");
+    else
+        return false;
+    snprintf(err.code, sizeof err.code, "bad_framing");
+    fj_http_reply_error(r, FJ_EINVAL, &err);
+    fj_http_reply_header(r, "Connection", "close");
+    return true;
+}
+
 static void admit(fj_http_req *r)
 {
     fj_server *s = r->srv;
+    if (refuse_framing(r))
+        return;
     if (atomic_load(&s->draining)) {
         reply_simple(r, FJ_EBUSY, NULL, "%s", "server is shutting down; retry later");
         return;
@@ -701,6 +764,14 @@ static const uri_mark MARK_ARGS_MEMORY = {414, "query",
                                           "the query's parameters need more memory than a connection has "
                                           "(connection-memory)"};
 
+/* A request begins (its line is in): a kept-alive connection is no longer idle, and
+ * libmicrohttpd's own idle timeout is the request's again (on_completed raised it). */
+static void request_line_in(const fj_server *s, struct MHD_Connection *conn)
+{
+    fj_guard_request_line(fj_guard_of(conn));
+    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)s->cfg.timeout_s);
+}
+
 static bool is_uri_mark(const void *p)
 {
     return p == &MARK_NUL_PATH || p == &MARK_MANY_ARGS || p == &MARK_ARGS_MEMORY;
@@ -708,8 +779,8 @@ static bool is_uri_mark(const void *p)
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    (void)conn;
     const fj_server *s = cls;
+    request_line_in(s, conn);
     const char *q = strchr(uri, '?');
     size_t path_len = q ? (size_t)(q - uri) : strlen(uri), n_args = 0;
     const uri_mark *m = NULL;
@@ -871,7 +942,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!refuse_uri(r, mark))
             admit(r);
         /* A refusal is answered now, from the headers: libmicrohttpd then neither reads nor
-         * hands over the body, and closes the connection after the answer. */
+         * hands over the body, and closes the connection after the answer; a body still on its
+         * way is read and discarded for a while first (the lingering close), or the client could
+         * get a connection reset instead of the answer. */
+        if (r->state == REQ_ANSWERED || r->state == REQ_DEFERRED) {
+            r->early = true;
+            if (request_has_body(r))
+                fj_guard_linger(r->gc);
+        }
         if (r->state == REQ_ANSWERED)
             return send_answer(r);
         if (r->state == REQ_DEFERRED)
@@ -926,10 +1004,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-    (void)toe;
     fj_server *s = cls;
     fj_http_req *r = *con_cls;
     fj_guard_request_done(fj_guard_of(conn));
+    /* Between requests the guard closes an idle connection at keepalive-timeout, quietly;
+     * libmicrohttpd's own idle timeout (`timeout`) must not close it first. */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                                  (unsigned)(s->cfg.keepalive_timeout_s > s->cfg.timeout_s
+                                                 ? s->cfg.keepalive_timeout_s + 1 : s->cfg.timeout_s));
     if (!r || is_uri_mark(r)) { /* a mark: refused before on_request saw it, nothing allocated */
         *con_cls = NULL;
         return;
@@ -1098,8 +1181,15 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *const *stores, size_t 
                          .every_request = cfg->log_requests};
     s->reqlog = fj_reqlog_new(&lo);
     fj_prom_init(routes);
-    fj_guard_limits glim = {cfg->max_connections, cfg->header_timeout_s, cfg->body_timeout_s, cfg->body_min_rate,
-                            cfg->max_per_ip, &s->proxies};
+    fj_guard_limits glim = {.max_connections = cfg->max_connections,
+                            .header_timeout_s = cfg->header_timeout_s,
+                            .keepalive_timeout_s = cfg->keepalive_timeout_s,
+                            .body_timeout_s = cfg->body_timeout_s,
+                            .body_min_rate = cfg->body_min_rate,
+                            .max_per_ip = cfg->max_per_ip,
+                            .proxies = &s->proxies,
+                            .linger_timeout_s = cfg->linger_timeout_s,
+                            .linger_bytes = cfg->linger_bytes};
     s->guard = s->reqlog ? fj_guard_start(&glim, s->reqlog, flush_reqlog, s->reqlog) : NULL;
     s->writer = s->guard ? fj_writer_start(stores, n_stores, cfg->queue_max, fj_config_group_commit_ms(cfg)) : NULL;
     if (!s->writer) {
@@ -1117,7 +1207,9 @@ fj_status fj_server_start(const fj_config *cfg, fj_store *const *stores, size_t 
      * but not closed yet, and stops accepting only if those pile up. The guard also applies
      * max-per-ip, which libmicrohttpd could not: a trusted proxy's connections are exempt. */
     unsigned hard_limit = cfg->max_connections + (cfg->max_connections / 4 > 16 ? cfg->max_connections / 4 : 16);
-    raise_fd_limit(cfg->listen_tls[0] ? 2 * hard_limit : hard_limit);
+    /* Lingering sockets (linger.h) hold descriptors of their own, up to max-connections. */
+    raise_fd_limit((cfg->listen_tls[0] ? 2 * hard_limit : hard_limit) +
+                   (cfg->linger_timeout_s ? cfg->max_connections : 0));
     if ((st = start_daemon(s, false, hard_limit, &s->daemon, &s->port, err)) != FJ_OK ||
         (cfg->listen_tls[0] && (st = start_daemon(s, true, hard_limit, &s->daemon_tls, &s->tls_port, err)) != FJ_OK)) {
         free_server(s);

@@ -3,6 +3,7 @@
 #include "send.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 #include <zstd.h>
 
@@ -35,6 +36,27 @@ Test(send, zstd_round_trip)
     cr_assert_eq(n, strlen(json));
     cr_assert(!memcmp(back, json, n));
     fj_buf_free(&z);
+}
+
+Test(send, keepalive_reuse)
+{
+    cr_assert_eq(fj_keepalive_reuse_s(NULL), FJ_REUSE_DEFAULT_S);
+    cr_assert_eq(fj_keepalive_reuse_s(""), FJ_REUSE_DEFAULT_S);
+    cr_assert_eq(fj_keepalive_reuse_s("max=100"), FJ_REUSE_DEFAULT_S);
+    cr_assert_eq(fj_keepalive_reuse_s("timeout=60"), 55); /* fjord's default keepalive-timeout */
+    cr_assert_eq(fj_keepalive_reuse_s("timeout=5, max=1000"), 2); /* Apache's default */
+    cr_assert_eq(fj_keepalive_reuse_s("timeout=11"), 6);
+    cr_assert_eq(fj_keepalive_reuse_s("timeout=10"), 5);
+    cr_assert_eq(fj_keepalive_reuse_s("timeout=1"), 1);
+    cr_assert_eq(fj_keepalive_reuse_s("timeout=0"), FJ_REUSE_DEFAULT_S);
+    cr_assert_eq(fj_keepalive_reuse_s("timeout=-3"), FJ_REUSE_DEFAULT_S);
+    /* always below what was announced, so the client gives up first */
+    for (long n = 1; n < 400; n++) {
+        char h[32];
+        snprintf(h, sizeof h, "timeout=%ld", n);
+        long r = fj_keepalive_reuse_s(h);
+        cr_assert(r >= 1 && (r < n || n == 1), "timeout=%ld gave %ld", n, r);
+    }
 }
 
 Test(send, measurement_url)

@@ -173,3 +173,26 @@ Test(config, writers_auto_two_on_postgres_one_on_sqlite)
     cr_assert_eq(fj_config_set(&c, "writers", "0", &err), FJ_OK);
     cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL, "at least 1");
 }
+
+Test(config, keepalive_and_linger)
+{
+    fj_config c;
+    fj_config_defaults(&c);
+    cr_assert_eq(c.keepalive_timeout_s, 60);
+    cr_assert_eq(c.linger_timeout_s, 5);
+    cr_assert_eq(c.linger_bytes, (size_t)8 << 20);
+    fj_err err = {0};
+    cr_assert_eq(fj_config_set(&c, "keepalive-timeout", "75", &err), FJ_OK);
+    cr_assert_eq(fj_config_set(&c, "linger-bytes", "2M", &err), FJ_OK);
+    cr_assert_eq(c.linger_bytes, (size_t)2 << 20);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_OK, "%s", err.message);
+    /* fjord-push keeps a margin below the announced limit: 1 s leaves none */
+    cr_assert_eq(fj_config_set(&c, "keepalive-timeout", "1", &err), FJ_OK);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL);
+    cr_assert(strstr(err.message, "keepalive-timeout"));
+    cr_assert_eq(fj_config_set(&c, "keepalive-timeout", "60", &err), FJ_OK);
+    cr_assert_eq(fj_config_set(&c, "linger-timeout", "0", &err), FJ_OK); /* off */
+    cr_assert_eq(fj_config_check(&c, &err), FJ_OK);
+    cr_assert_eq(fj_config_set(&c, "linger-timeout", "301", &err), FJ_OK);
+    cr_assert_eq(fj_config_check(&c, &err), FJ_EINVAL);
+}
