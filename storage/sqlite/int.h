@@ -159,22 +159,35 @@ typedef enum fj_sq_stmt_id {
  * alone); the write path only ever undoes whole transactions, and a failing row still fails the
  * group. */
 #define FJ_SQ_BUFS(X)                                                                                    \
-    X(SJOBS, 0, 6, "INSERT OR FAIL INTO sample_jobs(sample_id,job,epoch,user_id,proc_first,n_procs) VALUES")     \
+    X(SJOBS, 0, 6, "INSERT OR FAIL INTO sample_jobs(sample_id,job,epoch,user_id,proc_first,n_procs) VALUES", "")     \
     X(PROCS, 1, 14, "INSERT OR FAIL INTO sample_procs(pid,ppid,cmd_id,resident_kb,virtual_kb,num_threads,"       \
                     "cpu_avg_m,cpu_util_m,cpu_time,data_read_kb,data_written_kb,data_cancelled_kb,"     \
-                    "rolledup,flags) VALUES")                                                            \
+                    "rolledup,flags) VALUES", "")                                                            \
     X(PGPUS, 0, 6, "INSERT OR FAIL INTO sample_proc_gpus(proc_id,idx,uuid_id,gpu_util_m,gpu_memory_kb,"         \
-                   "gpu_memory_util_m) VALUES")                                                          \
+                   "gpu_memory_util_m) VALUES", "")                                                          \
     X(SGPUS, 0, 15, "INSERT OR FAIL INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"        \
                     "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"     \
-                    "ce_clock,memory_clock) VALUES")                                                     \
+                    "ce_clock,memory_clock) VALUES", "")                                                     \
     X(JSAMPLES, 0, 12, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,"  \
-                       "gpumem_kb,node_id,time,proc_first,n_procs,cpu_win_m) VALUES")                           \
-    X(JHOSTS, 0, 2, "INSERT OR IGNORE INTO job_hosts(rjob_id,node_id) VALUES")                           \
-    X(JCMDS, 0, 2, "INSERT OR IGNORE INTO job_cmds(rjob_id,cmd_id) VALUES")
+                       "gpumem_kb,node_id,time,proc_first,n_procs,cpu_win_m) VALUES", "")                           \
+    X(JHOSTS, 0, 2, "INSERT OR IGNORE INTO job_hosts(rjob_id,node_id) VALUES", "")                           \
+    X(JCMDS, 0, 2, "INSERT OR IGNORE INTO job_cmds(rjob_id,cmd_id) VALUES", "")                       \
+    /* when each job was last busy on each node and card (migrations 0010, 0011, 0016): upserts   \
+     * whose columns are minima and maxima, so rows of one key in one statement, re-sent samples  \
+     * and any order give the same row */                                                         \
+    X(JACT, 0, 6, "INSERT INTO job_activity(rjob_id,node_id,first_time,last_time,cpu_busy_last,"      \
+                  "gpu_busy_last) VALUES", " ON CONFLICT(rjob_id,node_id) DO UPDATE SET "            \
+                  "first_time=min(first_time,excluded.first_time),"                                 \
+                  "last_time=max(last_time,excluded.last_time),"                                    \
+                  "cpu_busy_last=max(cpu_busy_last,excluded.cpu_busy_last),"                        \
+                  "gpu_busy_last=max(gpu_busy_last,excluded.gpu_busy_last)")                        \
+    X(JGACT, 0, 6, "INSERT INTO job_gpu_activity(rjob_id,node_id,card,first_time,last_time,"         \
+                   "busy_last) VALUES", " ON CONFLICT(rjob_id,node_id,card) DO UPDATE SET "         \
+                   "first_time=min(first_time,excluded.first_time),"                                \
+                   "last_time=max(last_time,excluded.last_time),busy_last=max(busy_last,excluded.busy_last)")
 
 typedef enum fj_sq_buf_id {
-#define FJ_SQ_BUF_ENUM(name, rowid, ncol, head) FJ_SQ_BUF_##name,
+#define FJ_SQ_BUF_ENUM(name, rowid, ncol, head, tail) FJ_SQ_BUF_##name,
     FJ_SQ_BUFS(FJ_SQ_BUF_ENUM)
 #undef FJ_SQ_BUF_ENUM
     FJ_SQ_BUF__COUNT
@@ -227,6 +240,8 @@ struct fj_store {
     size_t pkeys_cap;
     struct fj_jcpu_proc *jprocs; /* reusable scratch: one sample job's processes for its CPU */
     size_t jprocs_cap;
+    struct fj_sq_card *cards;    /* reusable scratch: one sample job's GPU cards (write.c) */
+    size_t cards_cap;
     uint64_t *seen;          /* reusable scratch: hash set of one sample's (job, epoch) pairs */
     size_t seen_cap;
     fj_sq_buf bufs[FJ_SQ_BUF__COUNT]; /* buffered rows of the open write transaction */

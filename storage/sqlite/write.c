@@ -29,6 +29,10 @@ typedef struct wctx {
     fj_write_count *cnt;
     bool rollups; /* load_hourly_todo has rows to recompute before COMMIT */
     bool fresh_sample; /* the sample being written is a new row (its envelope row is this one) */
+    /* the GPU cards of the sample job being written (job != 0): its processes' utilisation summed
+     * per card, as its sample_proc_gpus rows hold it, for job_gpu_activity */
+    struct fj_sq_card *cards;
+    size_t n_cards;
 } wctx;
 
 #define STMT(var, id)                                                                                    \
@@ -142,9 +146,9 @@ static fj_status write_notes(wctx *w)
 static const struct {
     int rowid; /* 1: each row starts with the rowid SQLite must assign, checked, not bound */
     int ncol;  /* columns bound */
-    const char *head;
+    const char *head, *tail; /* the statement: head, the rows' VALUES, tail (an upsert's clause) */
 } buf_def[FJ_SQ_BUF__COUNT] = {
-#define FJ_SQ_BUF_DEF(name, rowid, ncol, head) {rowid, ncol, head},
+#define FJ_SQ_BUF_DEF(name, rowid, ncol, head, tail) {rowid, ncol, head, tail},
     FJ_SQ_BUFS(FJ_SQ_BUF_DEF)
 #undef FJ_SQ_BUF_DEF
 };
@@ -229,7 +233,8 @@ static fj_status buf_stmt(wctx *w, fj_sq_buf_id b, int k, sqlite3_stmt **out)
     if ((*out = bf->st[k]) != NULL)
         return FJ_OK;
     size_t rows = (size_t)1 << k, ncol = (size_t)buf_def[b].ncol, hlen = strlen(buf_def[b].head);
-    char *sql = fj_malloc(hlen + rows * (2 * ncol + 2) + 1);
+    size_t tlen = strlen(buf_def[b].tail);
+    char *sql = fj_malloc(hlen + rows * (2 * ncol + 2) + tlen + 1);
     if (!sql)
         return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     char *p = sql;
@@ -246,6 +251,8 @@ static fj_status buf_stmt(wctx *w, fj_sq_buf_id b, int k, sqlite3_stmt **out)
         }
         *p++ = ')';
     }
+    memcpy(p, buf_def[b].tail, tlen);
+    p += tlen;
     *p = '\0';
     fj_free(bf->bound[k]);
     bf->bound[k] = fj_malloc(rows * ncol * sizeof *bf->bound[k]);
@@ -327,6 +334,56 @@ static fj_status buf_row(wctx *w, fj_sq_buf_id b, fj_sq_val **row)
         for (int k = 0; k <= (int)b; k++)
             FJ_TRY(buf_flush(w, (fj_sq_buf_id)k));
     *row = &bf->v[bf->n++ * (size_t)(buf_def[b].rowid + buf_def[b].ncol)];
+    return FJ_OK;
+}
+
+/* --- when each job was last busy (job_activity, job_gpu_activity) ------------------------- */
+
+static int64_t stored_int(const fj_wval *v);
+
+/* A card's utilisation summed over one node-sample's processes of a job (sample_proc_gpus). */
+struct fj_sq_card {
+    int64_t idx, util_m;
+};
+
+/* The job_activity row of a new node-sample and, for a batch job (job != 0), a job_gpu_activity row
+ * per card its processes were on (w->cards): what migration 0010's and 0011's insert triggers
+ * wrote, written by the writer since 0016 as upserts of its buffers. */
+static fj_status activity_rows(wctx *w, int64_t rid, fj_time t, int64_t cpu_m, int64_t gpu_m)
+{
+    fj_sq_val *v;
+    FJ_TRY(buf_row(w, FJ_SQ_BUF_JACT, &v));
+    v_int(&v[0], rid);
+    v_int(&v[1], w->node_id);
+    v_int(&v[2], t);
+    v_int(&v[3], t);
+    v_int(&v[4], cpu_m > 0 ? t : 0);
+    v_int(&v[5], gpu_m > 0 ? t : 0);
+    for (size_t i = 0; i < w->n_cards; i++) {
+        FJ_TRY(buf_row(w, FJ_SQ_BUF_JGACT, &v));
+        v_int(&v[0], rid);
+        v_int(&v[1], w->node_id);
+        v_int(&v[2], w->cards[i].idx);
+        v_int(&v[3], t);
+        v_int(&v[4], t);
+        v_int(&v[5], w->cards[i].util_m > 0 ? t : 0);
+    }
+    return FJ_OK;
+}
+
+/* Adds a stored sample_proc_gpus row (its idx and gpu_util_m as bound) to the sample job's cards. */
+static fj_status card_add(wctx *w, const fj_wval *gv)
+{
+    int64_t idx = stored_int(&gv[0]), util = stored_int(&gv[2]);
+    for (size_t i = 0; i < w->n_cards; i++)
+        if (w->cards[i].idx == idx) {
+            w->cards[i].util_m += util;
+            return FJ_OK;
+        }
+    if (!fj_grow(&w->s->cards, &w->s->cards_cap, w->n_cards + 1, sizeof *w->s->cards, 16))
+        return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
+    w->cards = w->s->cards;
+    w->cards[w->n_cards++] = (struct fj_sq_card){idx, util};
     return FJ_OK;
 }
 
@@ -487,6 +544,7 @@ void fj_sq_write_free(fj_store *s)
     fj_free(s->ids);
     fj_free(s->pkeys);
     fj_free(s->jprocs);
+    fj_free(s->cards);
     fj_free(s->seen);
 }
 
@@ -818,6 +876,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
         v_int(&v[11], win_m);
     else
         v_null(&v[11]);
+    FJ_TRY(activity_rows(w, rid, t, cpu_m, c->gpu_m));
 
     FJ_TRY(rj_pair(w, in, true, rid, w->node_id));
     for (size_t i = 0; i < n_cmds; i++)
@@ -894,6 +953,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
         return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     fj_jcpu_sample cur = {.time = w->e->time, .procs = w->s->jprocs, .n = 0,
                           .children_counted = fj_jcpu_counts_children(w->e->producer)};
+    w->n_cards = 0; /* job 0's processes are each their own job, and no card is judged for them */
     const fj_jcpu_sample *curp = w->fresh_sample ? &cur : NULL;
     for (size_t i = 0; i < n; i++) {
         const fj_sample_proc *p = &j->procs[pk[i].idx];
@@ -921,6 +981,8 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
             }
             fj_wval gv[FJ_WV_PROC_GPU_N];
             fj_wv_proc_gpu(gv, pg, uuid_id);
+            if (j->job != 0)
+                FJ_TRY(card_add(w, gv));
             FJ_TRY(buf_row(w, FJ_SQ_BUF_PGPUS, &v));
             v_int(&v[0], proc_id);
             buf_vals(&v[1], gv, FJ_WV_PROC_GPU_N);
