@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define DDL_LOCK_TIMEOUT "SET LOCAL lock_timeout = '" FJ_PG_LOCK_TIMEOUT "'"
 #define WEEK_S 604800
@@ -53,7 +54,7 @@ static fj_status week_remember(fj_store *s, int64_t w)
     return FJ_OK;
 }
 
-fj_status fj_pg_ensure_weeks(fj_store *s, const fj_time *times, size_t n, bool in_tx, fj_err *err)
+static fj_status ensure_weeks_once(fj_store *s, const fj_time *times, size_t n, bool in_tx, fj_err *err)
 {
     /* The weeks of the given times, then the current week and the next ones, so that partitions
      * exist before data for them arrives. Known weeks cost a lookup in a short list. */
@@ -86,6 +87,25 @@ fj_status fj_pg_ensure_weeks(fj_store *s, const fj_time *times, size_t n, bool i
         if (began)
             fj_pg_rollback(s);
         fj_pg_weeks_forget(s);
+    }
+    return st;
+}
+
+/* Making a partition locks its parent table exclusively, so a reader that holds one parent and
+ * waits for another can deadlock with it (40P01), and PostgreSQL may pick the partitions'
+ * transaction to undo. In a transaction of its own it is tried again, a few times, before the
+ * group fails (a write answered 503 for a week that a moment later exists). */
+#define WEEKS_TRIES 5
+
+fj_status fj_pg_ensure_weeks(fj_store *s, const fj_time *times, size_t n, bool in_tx, fj_err *err)
+{
+    fj_status st = ensure_weeks_once(s, times, n, in_tx, err);
+    for (int i = 1; st == FJ_EBUSY && !in_tx && i < WEEKS_TRIES; i++) {
+        fj_log(FJ_LOG_DEBUG, "partitions: %s; trying again", err->message);
+        struct timespec pause = {0, 20000000L * i}; /* 20, 40, ... ms: let the other side finish */
+        nanosleep(&pause, NULL);
+        *err = (fj_err){0};
+        st = ensure_weeks_once(s, times, n, in_tx, err);
     }
     return st;
 }
