@@ -209,6 +209,9 @@ def record_sonar_cluster(rec, cluster, lo, hi, max_nodes=6, max_jobs=6, page=7):
             rec.get(q("/api/v1/jobs", sort=key, order=order, limit=page, **win))
     follow_pages(rec, "/api/v1/jobs", limit=page, **win)
     follow_pages(rec, "/api/v1/jobs", sort="cpu_peak", order="desc", limit=page, **win)
+    # the problem-jobs report (job_activity and job_gpu_activity), per job and per user
+    rec.get(q("/api/v1/problems", **win))
+    rec.get(q("/api/v1/problems/users", **win))
     users = sorted({j.get("user") for j in jobs if j.get("user")})
     cmds = sorted({c for j in jobs for c in (j.get("commands") or []) if isinstance(c, str)})
     states = sorted({j.get("state") for j in jobs if j.get("state")})
