@@ -97,10 +97,17 @@ static fj_status ensure_weeks_once(fj_store *s, const fj_time *times, size_t n, 
  * group fails (a write answered 503 for a week that a moment later exists). */
 #define WEEKS_TRIES 5
 
+/* Was err a deadlock (fj_pg_fail puts the SQLSTATE last)? Only that is tried again: a database
+ * that is gone answers 503 at once (a write must not wait in the queue for its return). */
+static bool deadlocked(const fj_store *s, const fj_err *err)
+{
+    return s->conn && PQstatus(s->conn) == CONNECTION_OK && strstr(err->message, "[40P01") != NULL;
+}
+
 fj_status fj_pg_ensure_weeks(fj_store *s, const fj_time *times, size_t n, bool in_tx, fj_err *err)
 {
     fj_status st = ensure_weeks_once(s, times, n, in_tx, err);
-    for (int i = 1; st == FJ_EBUSY && !in_tx && i < WEEKS_TRIES; i++) {
+    for (int i = 1; st == FJ_EBUSY && !in_tx && i < WEEKS_TRIES && deadlocked(s, err); i++) {
         fj_log(FJ_LOG_DEBUG, "partitions: %s; trying again", err->message);
         struct timespec pause = {0, 20000000L * i}; /* 20, 40, ... ms: let the other side finish */
         nanosleep(&pause, NULL);
