@@ -35,6 +35,7 @@ fj_status fj_pg_fail(fj_store *s, const PGresult *r, const char *what, fj_err *e
     }
     if (!msg || !*msg)
         msg = "unknown error";
+    snprintf(s->sqlstate, sizeof s->sqlstate, "%s", state ? state : "");
     /* Connection gone (server restarted or unreachable), or the server is shutting down. */
     if (!s->conn || PQstatus(s->conn) != CONNECTION_OK || sqlstate_is(state, "08") || sqlstate_is(state, "57P"))
         return fj_err_set(err, FJ_EBUSY, "db", "postgres: %s: database unavailable (%s); retry later", what, msg);

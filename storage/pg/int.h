@@ -356,6 +356,7 @@ struct fj_store {
     unsigned stage_groups;     /* write groups since the staging tables were last emptied */
     unsigned plan_groups;      /* write groups since the session's statements were last prepared */
     fj_pg_map names;         /* interned names: see FJ_PG_NS_* */
+    char sqlstate[6];        /* the SQLSTATE of the last failed statement (fj_pg_fail), "" if none */
     /* Week partitions known to exist (week start times). */
     int64_t *weeks;
     size_t n_weeks, cap_weeks;

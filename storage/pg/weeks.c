@@ -97,21 +97,23 @@ static fj_status ensure_weeks_once(fj_store *s, const fj_time *times, size_t n, 
  * group fails (a write answered 503 for a week that a moment later exists). */
 #define WEEKS_TRIES 5
 
-/* Was err a deadlock (fj_pg_fail puts the SQLSTATE last)? Only that is tried again: a database
- * that is gone answers 503 at once (a write must not wait in the queue for its return). */
-static bool deadlocked(const fj_store *s, const fj_err *err)
+/* Was the failure a deadlock (40P01)? Only that is tried again: a database that is gone answers
+ * 503 at once (a write must not wait in the queue for its return). */
+static bool deadlocked(const fj_store *s)
 {
-    return s->conn && PQstatus(s->conn) == CONNECTION_OK && strstr(err->message, "[40P01") != NULL;
+    return s->conn && PQstatus(s->conn) == CONNECTION_OK && strcmp(s->sqlstate, "40P01") == 0;
 }
 
 fj_status fj_pg_ensure_weeks(fj_store *s, const fj_time *times, size_t n, bool in_tx, fj_err *err)
 {
+    s->sqlstate[0] = '\0';
     fj_status st = ensure_weeks_once(s, times, n, in_tx, err);
-    for (int i = 1; st == FJ_EBUSY && !in_tx && i < WEEKS_TRIES && deadlocked(s, err); i++) {
+    for (int i = 1; st == FJ_EBUSY && !in_tx && i < WEEKS_TRIES && deadlocked(s); i++) {
         fj_log(FJ_LOG_DEBUG, "partitions: %s; trying again", err->message);
         struct timespec pause = {0, 20000000L * i}; /* 20, 40, ... ms: let the other side finish */
         nanosleep(&pause, NULL);
         *err = (fj_err){0};
+        s->sqlstate[0] = '\0';
         st = ensure_weeks_once(s, times, n, in_tx, err);
     }
     return st;

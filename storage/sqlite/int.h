@@ -375,12 +375,12 @@ struct fj_jcpu_sample;
 fj_status fj_sq_jcpu_note(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj_err *err);
 /* A new node-sample of rjob on node at t, cur its processes as stored (sorted, with the producer's
  * children_counted), or NULL when the writer cannot give them; created: rjob was made by it;
- * n_samples: the job's node-samples with it. *fast: its figure and candidate (-1: none) are in
- * *cpu_m and *win_m, to be stored with its row, and the job's summary is written by the drain;
- * else it is noted (the row is stored with cpu_m 0 and no candidate, and the drain computes them). */
+ * n_samples: the job's node-samples with it. *cpu_m and *win_m (-1: none) are what its row is
+ * stored with: its figure and candidate when the job's previous node-samples are in memory (the
+ * job's summary is then written by the drain or with the job's row), else 0 and -1, and it is noted
+ * for the drain to compute from the stored rows. */
 fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, const struct fj_jcpu_sample *cur,
-                         bool created,
-                         int64_t n_samples, bool *fast, int64_t *cpu_m, int64_t *win_m, fj_err *err);
+                         bool created, int64_t n_samples, int64_t *cpu_m, int64_t *win_m, fj_err *err);
 void fj_sq_jcpu_moved(fj_store *s, int64_t to, int64_t from);
 /* The job's CPU summary when one computed in memory awaits its write: *sum_m, *peak_m and *win_m
  * (-1: none) to write with the job's row now, which takes it off the drain's list. */

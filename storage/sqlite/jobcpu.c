@@ -32,7 +32,7 @@ typedef struct slot {
 
 /* The latest stored node-sample of a (job, node) and the figures a next one's window needs. */
 typedef struct tail {
-    int64_t rjob, node;
+    int64_t rjob, node;  /* first: the key the index (slot_of) reads */
     bool loaded;         /* filled (from the stored rows, or empty for a new job) */
     uint32_t gen;        /* the job's generation when filled: an older one is stale */
     bool prev_have;      /* the latest node-sample's raw rows exist (procs is it) */
@@ -44,7 +44,7 @@ typedef struct tail {
 
 /* A job's CPU summary as stored once the transaction's pending write ran. */
 typedef struct jsum {
-    int64_t rjob;
+    int64_t rjob;        /* first: the key the index (slot_of) reads */
     uint32_t gen;        /* bumped when the job's tails go stale */
     bool known;          /* sum_m and win_m are current */
     bool slow;           /* noted in this transaction: the drain reads and writes it */
@@ -112,21 +112,23 @@ static uint64_t hash2(int64_t a, int64_t b)
     return h ^ (h >> 29);
 }
 
-/* The slot of key (a, b) in an index over entries of size `size` whose first two fields are the
- * key: the slot holding it, or the empty one where it goes. */
-static uint32_t *slot_of(uint32_t *ix, size_t mask, const void *entries, size_t size, int64_t a, int64_t b)
+/* The slot of a key in an index over entries of size `size` whose first field (nkeys 1: rjob) or
+ * first two fields (nkeys 2: rjob, node) are the key: the slot holding it, or the empty one where it
+ * goes. */
+static uint32_t *slot_of(uint32_t *ix, size_t mask, const void *entries, size_t size, int nkeys, int64_t a,
+                         int64_t b)
 {
     for (size_t i = (size_t)hash2(a, b) & mask;; i = (i + 1) & mask) {
         if (!ix[i])
             return &ix[i];
         const int64_t *k = (const int64_t *)((const char *)entries + (ix[i] - 1) * size);
-        if (k[0] == a && k[1] == b)
+        if (k[0] == a && (nkeys == 1 || k[1] == b))
             return &ix[i];
     }
 }
 
 /* Makes room for entry n (0-based) in the index, at most half full; rebuilt when it grows. */
-static bool index_room(uint32_t **ix, size_t *mask, const void *entries, size_t size, size_t n)
+static bool index_room(uint32_t **ix, size_t *mask, const void *entries, size_t size, int nkeys, size_t n)
 {
     if (*ix && 2 * (n + 1) <= *mask + 1)
         return true;
@@ -138,7 +140,7 @@ static bool index_room(uint32_t **ix, size_t *mask, const void *entries, size_t 
         return false;
     for (size_t i = 0; i < n; i++) {
         const int64_t *k = (const int64_t *)((const char *)entries + i * size);
-        *slot_of(nix, cap - 1, entries, size, k[0], k[1]) = (uint32_t)(i + 1);
+        *slot_of(nix, cap - 1, entries, size, nkeys, k[0], nkeys == 1 ? 0 : k[1]) = (uint32_t)(i + 1);
     }
     fj_free(*ix);
     *ix = nix;
@@ -146,54 +148,29 @@ static bool index_room(uint32_t **ix, size_t *mask, const void *entries, size_t 
     return true;
 }
 
-/* jsum's key is (rjob, 0): its first field is rjob, its second the generation, so compare by hand */
 static jsum *jsum_find(struct fj_sq_jcpu *j, int64_t rjob)
 {
     if (!j->jsum_ix)
         return NULL;
-    for (size_t i = (size_t)hash2(rjob, 0) & j->jsum_mask;; i = (i + 1) & j->jsum_mask) {
-        if (!j->jsum_ix[i])
-            return NULL;
-        if (j->jsums[j->jsum_ix[i] - 1].rjob == rjob)
-            return &j->jsums[j->jsum_ix[i] - 1];
-    }
-}
-
-static void jsum_index(struct fj_sq_jcpu *j, size_t n)
-{
-    int64_t rjob = j->jsums[n].rjob;
-    size_t i = (size_t)hash2(rjob, 0) & j->jsum_mask;
-    while (j->jsum_ix[i])
-        i = (i + 1) & j->jsum_mask;
-    j->jsum_ix[i] = (uint32_t)(n + 1);
-}
-
-static bool jsum_room(struct fj_sq_jcpu *j)
-{
-    if (j->jsum_ix && 2 * (j->n_jsums + 1) <= j->jsum_mask + 1)
-        return true;
-    size_t cap = j->jsum_ix ? 2 * (j->jsum_mask + 1) : 1024;
-    uint32_t *nix = fj_calloc(cap, sizeof *nix);
-    if (!nix)
-        return false;
-    fj_free(j->jsum_ix);
-    j->jsum_ix = nix;
-    j->jsum_mask = cap - 1;
-    for (size_t i = 0; i < j->n_jsums; i++)
-        jsum_index(j, i);
-    return true;
+    uint32_t *at = slot_of(j->jsum_ix, j->jsum_mask, j->jsums, sizeof *j->jsums, 1, rjob, 0);
+    return *at ? &j->jsums[*at - 1] : NULL;
 }
 
 /* The job's summary entry, made (unknown) when absent. */
 static fj_status jsum_get(struct fj_sq_jcpu *j, int64_t rjob, jsum **out, fj_err *err)
 {
-    if ((*out = jsum_find(j, rjob)) != NULL)
+    if (!index_room(&j->jsum_ix, &j->jsum_mask, j->jsums, sizeof *j->jsums, 1, j->n_jsums))
+        return oom(err);
+    uint32_t *at = slot_of(j->jsum_ix, j->jsum_mask, j->jsums, sizeof *j->jsums, 1, rjob, 0);
+    if (*at) {
+        *out = &j->jsums[*at - 1];
         return FJ_OK;
-    if (!fj_grow(&j->jsums, &j->jsums_cap, j->n_jsums + 1, sizeof *j->jsums, 1024) || !jsum_room(j))
+    }
+    if (!fj_grow(&j->jsums, &j->jsums_cap, j->n_jsums + 1, sizeof *j->jsums, 1024))
         return oom(err);
     j->jsums[j->n_jsums] = (jsum){.rjob = rjob};
-    jsum_index(j, j->n_jsums);
-    *out = &j->jsums[j->n_jsums++];
+    *at = (uint32_t)++j->n_jsums;
+    *out = &j->jsums[j->n_jsums - 1];
     return FJ_OK;
 }
 
@@ -222,9 +199,9 @@ static fj_status make_slow(struct fj_sq_jcpu *j, int64_t rjob, fj_err *err)
 
 static fj_status tail_get(struct fj_sq_jcpu *j, int64_t rjob, int64_t node, tail **out, fj_err *err)
 {
-    if (!index_room(&j->tail_ix, &j->tail_mask, j->tails, sizeof *j->tails, j->n_tails))
+    if (!index_room(&j->tail_ix, &j->tail_mask, j->tails, sizeof *j->tails, 2, j->n_tails))
         return oom(err);
-    uint32_t *at = slot_of(j->tail_ix, j->tail_mask, j->tails, sizeof *j->tails, rjob, node);
+    uint32_t *at = slot_of(j->tail_ix, j->tail_mask, j->tails, sizeof *j->tails, 2, rjob, node);
     if (*at) {
         *out = &j->tails[*at - 1];
         return FJ_OK;
@@ -554,12 +531,11 @@ static fj_status advance(tail *tl, const fj_jcpu_sample *cur, int64_t cpu_m, int
 }
 
 fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, const fj_jcpu_sample *cur, bool created,
-                         int64_t n_samples, bool *fast, int64_t *cpu_m, int64_t *win_m, fj_err *err)
+                         int64_t n_samples, int64_t *cpu_m, int64_t *win_m, fj_err *err)
 {
     FJ_TRY(ensure(s, err));
     struct fj_sq_jcpu *j = s->jcpu;
     ctx c = {s, err, j};
-    *fast = false;
     *cpu_m = 0;
     *win_m = -1;
     jsum *e;
@@ -609,7 +585,6 @@ fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, con
     if (*win_m > e->win_m)
         e->win_m = *win_m;
     e->n_samples = n_samples;
-    *fast = true;
     return FJ_OK;
 }
 

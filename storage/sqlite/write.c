@@ -339,7 +339,26 @@ static fj_status buf_row(wctx *w, fj_sq_buf_id b, fj_sq_val **row)
 
 /* --- when each job was last busy (job_activity, job_gpu_activity) ------------------------- */
 
-static int64_t stored_int(const fj_wval *v);
+/* What sqlite3_column_int64 reads back of a value bound as fj_sq_bind_vals binds it. */
+static int64_t stored_int(const fj_wval *v)
+{
+    double r;
+    switch (v->type) {
+    case FJ_WV_INT: return v->u.i;
+    case FJ_WV_U64:
+        if (v->u.u <= (uint64_t)INT64_MAX)
+            return (int64_t)v->u.u;
+        r = (double)v->u.u;
+        break;
+    case FJ_WV_REAL: r = v->u.r; break;
+    default: return 0;
+    }
+    if (r <= (double)INT64_MIN)
+        return INT64_MIN;
+    if (r >= (double)INT64_MAX)
+        return INT64_MAX;
+    return (int64_t)r;
+}
 
 /* A card's utilisation summed over one node-sample's processes of a job (sample_proc_gpus). */
 struct fj_sq_card {
@@ -855,10 +874,8 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
     }
 
     /* its CPU: computed now when the job's previous node-samples are in memory, else before COMMIT */
-    bool fast;
     int64_t cpu_m, win_m;
-    FJ_TRY(fj_sq_jcpu_add(s, rid, w->node_id, t, m > 1 ? NULL : cur, m == 0, sum.n_samples, &fast, &cpu_m, &win_m,
-                          w->err));
+    FJ_TRY(fj_sq_jcpu_add(s, rid, w->node_id, t, m > 1 ? NULL : cur, m == 0, sum.n_samples, &cpu_m, &win_m, w->err));
     fj_sq_val *v;
     FJ_TRY(buf_row(w, FJ_SQ_BUF_JSAMPLES, &v));
     v_int(&v[0], rid);
@@ -885,27 +902,6 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
 }
 
 /* --- samples ------------------------------------------------------------------------------- */
-
-/* What sqlite3_column_int64 reads back of a value bound as fj_sq_bind_vals binds it. */
-static int64_t stored_int(const fj_wval *v)
-{
-    double r;
-    switch (v->type) {
-    case FJ_WV_INT: return v->u.i;
-    case FJ_WV_U64:
-        if (v->u.u <= (uint64_t)INT64_MAX)
-            return (int64_t)v->u.u;
-        r = (double)v->u.u;
-        break;
-    case FJ_WV_REAL: r = v->u.r; break;
-    default: return 0;
-    }
-    if (r <= (double)INT64_MIN)
-        return INT64_MIN;
-    if (r >= (double)INT64_MAX)
-        return INT64_MAX;
-    return (int64_t)r;
-}
 
 /* A process of a node-sample for the job CPU upkeep, as the drain would read it from its row. */
 static fj_jcpu_proc jcpu_proc_of(const fj_wval *pv)
