@@ -196,7 +196,7 @@ static const char jobs_sql[] =
 
 static const char activity_sql[] =
     "SELECT a.rjob_id, a.node_id, a.first_time, a.last_time, a.cpu_busy_last, a.gpu_busy_last"
-    " FROM jobs j {cross} job_activity a ON a.rjob_id = j.id" WINDOW_SQL " ORDER BY a.rjob_id, a.node_id";
+    " FROM jobs j {cross} job_activity_now a ON a.rjob_id = j.id" WINDOW_SQL " ORDER BY a.rjob_id, a.node_id";
 
 static const char cards_sql[] =
     "SELECT c.rjob_id, c.node_id, c.card, c.first_time, c.busy_last"

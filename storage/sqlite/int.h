@@ -382,6 +382,14 @@ fj_status fj_sq_jcpu_note(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj
 fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, const struct fj_jcpu_sample *cur,
                          bool created, int64_t n_samples, int64_t *cpu_m, int64_t *win_m, fj_err *err);
 void fj_sq_jcpu_moved(fj_store *s, int64_t to, int64_t from);
+/* Whether the job_activity row of (rjob, node), as stored or buffered in this transaction, already
+ * holds what a node-sample at t whose busy times are cpu_busy and gpu_busy (0: not busy) adds,
+ * last_time aside (readers take it from job_samples, migration 0017): true only when the pair's
+ * memory is current and says so. When false the caller writes the row, and memory, where current,
+ * notes what it will hold. Dropped with the rest of the memory (rollback, data_version, retention,
+ * bounds); a merge or a late sample makes the pair's memory stale. */
+bool fj_sq_jcpu_activity_current(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj_time cpu_busy,
+                                 fj_time gpu_busy);
 /* The job's CPU summary when one computed in memory awaits its write: *sum_m, *peak_m and *win_m
  * (-1: none) to write with the job's row now, which takes it off the drain's list. */
 bool fj_sq_jcpu_take(fj_store *s, int64_t rjob, int64_t *sum_m, int64_t *peak_m, int64_t *win_m);

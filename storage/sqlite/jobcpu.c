@@ -40,6 +40,11 @@ typedef struct tail {
     size_t n_procs, procs_cap;
     fj_jcpu_row *rows;   /* the stored node-samples a later window needs (fj_jcpu_rows_keep_from) */
     size_t n_rows, rows_cap;
+    /* What the pair's job_activity row holds at least, once written through memory
+     * (fj_sq_jcpu_activity_current): first_time at or before act_first, the busy times at or after
+     * act_cpu_busy and act_gpu_busy. Only a bound: triggers and merges move the row further. */
+    bool act_have;
+    fj_time act_first, act_cpu_busy, act_gpu_busy;
 } tail;
 
 /* A job's CPU summary as stored once the transaction's pending write ran. */
@@ -562,6 +567,7 @@ fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, con
         }
         tl->loaded = true;
         tl->gen = e->gen;
+        tl->act_have = false;
     }
     if (tl->n_rows && cur->time <= tl->rows[tl->n_rows - 1].time) {
         /* late or repeated: the stored rows after it change too */
@@ -586,6 +592,29 @@ fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, con
         e->win_m = *win_m;
     e->n_samples = n_samples;
     return FJ_OK;
+}
+
+bool fj_sq_jcpu_activity_current(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj_time cpu_busy,
+                                 fj_time gpu_busy)
+{
+    struct fj_sq_jcpu *j = s->jcpu;
+    jsum *e = j ? jsum_find(j, rjob) : NULL;
+    if (!e || e->slow || !j->tail_ix)
+        return false;
+    uint32_t *at = slot_of(j->tail_ix, j->tail_mask, j->tails, sizeof *j->tails, 2, rjob, node);
+    tail *tl = *at ? &j->tails[*at - 1] : NULL;
+    if (!tl || !tl->loaded || tl->gen != e->gen)
+        return false; /* the pair's memory is not current: write the row */
+    if (tl->act_have && tl->act_first <= t && tl->act_cpu_busy >= cpu_busy && tl->act_gpu_busy >= gpu_busy)
+        return true;
+    if (!tl->act_have || t < tl->act_first)
+        tl->act_first = t;
+    if (!tl->act_have || cpu_busy > tl->act_cpu_busy)
+        tl->act_cpu_busy = cpu_busy;
+    if (!tl->act_have || gpu_busy > tl->act_gpu_busy)
+        tl->act_gpu_busy = gpu_busy;
+    tl->act_have = true;
+    return false;
 }
 
 bool fj_sq_jcpu_take(fj_store *s, int64_t rjob, int64_t *sum_m, int64_t *peak_m, int64_t *win_m)

@@ -6,7 +6,8 @@
  * A pass fixes its cut-offs (now - the retention of each kind) when it starts and walks cursors,
  * each step touching a bounded number of rows through a key:
  *   jobs.id      per job first seen before the process cut: what the job list reads from a host's
- *                last sample is kept in job_hosts (usage_kept) once that sample expires, then the
+ *                last sample is kept in job_hosts (usage_kept) and job_activity's latest time in its
+ *                last_time once that sample expires, then the
  *                job_samples before the cut go (before the samples: a sample id is not freed while
  *                a job_samples row still names it),
  *   samples.id   the sample jobs and processes (and their GPUs) of samples before the process cut,
@@ -146,12 +147,23 @@ static const char KEEP_USAGE[] =
     "FROM jobs j WHERE j.id = h.rjob_id AND j.id >= ?1 AND j.id < ?2 AND j.first_seen < ?3 AND h.usage_kept = 0 "
     "AND coalesce(" LAST_JOB_SAMPLE("js.time") ", ?3 - 1) < ?3";
 
+/* job_activity's last_time is read from the raw rows while they exist (the view job_activity_now,
+ * migration 0017): for the jobs ?1 <= id < ?2 first seen before the cut ?3, the latest time of the
+ * rows about to go is folded into the stored column first, where it is later. */
+static const char KEEP_ACTIVITY_LAST[] =
+    "UPDATE job_activity AS a SET last_time = "
+    "(SELECT max(js.time) FROM job_samples js WHERE js.rjob_id = a.rjob_id AND js.node_id = a.node_id AND js.time < ?3) "
+    "WHERE a.rjob_id IN (SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 AND first_seen < ?3) "
+    "AND EXISTS (SELECT 1 FROM job_samples js WHERE js.rjob_id = a.rjob_id AND js.node_id = a.node_id "
+    "AND js.time > a.last_time AND js.time < ?3)";
+
 static fj_status step_job_samples(fj_store *s, fj_err *err)
 {
     struct fj_sq_retention *r = &s->ret;
     int64_t hi = r->cursor + STEP_IDS;
     int64_t v[] = {r->cursor, hi, r->cut_proc};
     FJ_TRY(run(s, KEEP_USAGE, v, 3, NULL, err));
+    FJ_TRY(run(s, KEEP_ACTIVITY_LAST, v, 3, NULL, err));
     FJ_TRY(run(s,
                "DELETE FROM job_samples WHERE rjob_id IN "
                "(SELECT id FROM jobs WHERE id >= ?1 AND id < ?2 AND first_seen < ?3) AND time < ?3",

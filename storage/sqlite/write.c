@@ -367,17 +367,22 @@ struct fj_sq_card {
 
 /* The job_activity row of a new node-sample and, for a batch job (job != 0), a job_gpu_activity row
  * per card its processes were on (w->cards): what migration 0010's and 0011's insert triggers
- * wrote, written by the writer since 0016 as upserts of its buffers. */
+ * wrote, written by the writer since 0016 as upserts of its buffers, and since 0017 the
+ * job_activity row only when more than its last_time moves. */
 static fj_status activity_rows(wctx *w, int64_t rid, fj_time t, int64_t cpu_m, int64_t gpu_m)
 {
     fj_sq_val *v;
-    FJ_TRY(buf_row(w, FJ_SQ_BUF_JACT, &v));
-    v_int(&v[0], rid);
-    v_int(&v[1], w->node_id);
-    v_int(&v[2], t);
-    v_int(&v[3], t);
-    v_int(&v[4], cpu_m > 0 ? t : 0);
-    v_int(&v[5], gpu_m > 0 ? t : 0);
+    fj_time cpu_busy = cpu_m > 0 ? t : 0, gpu_busy = gpu_m > 0 ? t : 0;
+    /* a row that would change only last_time is not written: readers take it from job_samples */
+    if (!fj_sq_jcpu_activity_current(w->s, rid, w->node_id, t, cpu_busy, gpu_busy)) {
+        FJ_TRY(buf_row(w, FJ_SQ_BUF_JACT, &v));
+        v_int(&v[0], rid);
+        v_int(&v[1], w->node_id);
+        v_int(&v[2], t);
+        v_int(&v[3], t);
+        v_int(&v[4], cpu_busy);
+        v_int(&v[5], gpu_busy);
+    }
     for (size_t i = 0; i < w->n_cards; i++) {
         FJ_TRY(buf_row(w, FJ_SQ_BUF_JGACT, &v));
         v_int(&v[0], rid);
