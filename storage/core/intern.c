@@ -30,12 +30,17 @@ static uint64_t intern_hash(int64_t ns, const unsigned char *key, size_t len)
     return h ? h : 1;
 }
 
+static const char *key_of(const fj_intern_ent *e)
+{
+    return e->len <= FJ_INTERN_INLINE ? e->key.in : e->key.out;
+}
+
 /* The slot holding (ns, key), or the empty slot where it would go. The map has an empty slot. */
 static fj_intern_ent *intern_slot(const fj_intern *m, uint64_t h, int64_t ns, const void *key, size_t len)
 {
     for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         fj_intern_ent *e = &m->slots[i];
-        if (!e->hash || (e->hash == h && e->ns == ns && e->len == len && memcmp(e->key, key, len) == 0))
+        if (!e->hash || (e->hash == h && e->ns == ns && e->len == len && memcmp(key_of(e), key, len) == 0))
             return e;
     }
 }
@@ -51,7 +56,8 @@ int64_t fj_intern_get(const fj_intern *m, int64_t ns, const void *key, size_t le
 void fj_intern_clear(fj_intern *m)
 {
     for (size_t i = 0; i < m->cap; i++)
-        fj_free(m->slots[i].key);
+        if (m->slots[i].hash && m->slots[i].len > FJ_INTERN_INLINE)
+            fj_free(m->slots[i].key.out);
     fj_free(m->slots);
     m->slots = NULL;
     m->cap = m->n = 0;
@@ -99,12 +105,18 @@ fj_status fj_intern_put(fj_intern *m, int64_t ns, const void *key, size_t len, i
         e->id = id;
         return FJ_OK;
     }
-    char *k = fj_malloc(len + 1);
-    if (!k)
-        return FJ_ENOMEM;
-    memcpy(k, key, len);
-    k[len] = '\0';
-    *e = (fj_intern_ent){h, ns, id, k, len};
+    *e = (fj_intern_ent){.hash = h, .ns = ns, .id = id, .len = len};
+    if (len <= FJ_INTERN_INLINE) {
+        if (len)
+            memcpy(e->key.in, key, len);
+    } else {
+        if (!(e->key.out = fj_malloc(len + 1))) {
+            e->hash = 0;
+            return FJ_ENOMEM;
+        }
+        memcpy(e->key.out, key, len);
+        e->key.out[len] = '\0';
+    }
     m->n++;
     return FJ_OK;
 }

@@ -15,12 +15,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Keys of up to this many bytes are kept in the slot itself: a look-up that finds its key then
+ * reads one cache line, not a second one elsewhere (job keys, (job, host) pairs, most names). */
+#define FJ_INTERN_INLINE 16
+
 typedef struct fj_intern_ent {
     uint64_t hash; /* 0 = empty slot */
     int64_t ns;
     int64_t id;
-    char *key; /* a copy, NUL-terminated */
     size_t len;
+    union {
+        char in[FJ_INTERN_INLINE]; /* len <= FJ_INTERN_INLINE */
+        char *out;                 /* longer: a copy, NUL-terminated */
+    } key;
 } fj_intern_ent;
 
 typedef struct fj_intern {

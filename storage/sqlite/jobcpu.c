@@ -73,6 +73,9 @@ struct fj_sq_jcpu {
     size_t n_jsums, jsums_cap;
     size_t *touched;     /* jsums pending or slow in this transaction */
     size_t n_touched, touched_cap;
+    /* 1 + the index of the summary and of the tail fj_sq_jcpu_add worked on last (0: none), which
+     * the writer asks about next (fj_sq_jcpu_activity_current): no second hash look-up */
+    size_t recent_jsum, recent_tail;
     slot slots[2];
     fj_jcpu_row *rows;
     size_t rows_cap;
@@ -228,6 +231,7 @@ static void forget(struct fj_sq_jcpu *j)
     j->n_tails = 0;
     j->n_jsums = 0;
     j->n_touched = 0;
+    j->recent_jsum = j->recent_tail = 0;
     fj_free(j->tail_ix);
     fj_free(j->jsum_ix);
     j->tail_ix = j->jsum_ix = NULL;
@@ -545,6 +549,8 @@ fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, con
     *win_m = -1;
     jsum *e;
     FJ_TRY(jsum_get(j, rjob, &e, err));
+    j->recent_jsum = (size_t)(e - j->jsums) + 1;
+    j->recent_tail = 0;
     if (created) { /* a new id (perhaps one a merge freed): nothing stored, nothing kept is its */
         uint32_t gen = e->gen + 1;
         *e = (jsum){.rjob = rjob, .gen = gen, .known = true, .win_m = -1};
@@ -555,6 +561,7 @@ fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, con
     }
     tail *tl = NULL;
     FJ_TRY(tail_get(j, rjob, node, &tl, err));
+    j->recent_tail = (size_t)(tl - j->tails) + 1;
     if (!tl->loaded || tl->gen != e->gen) {
         /* unknown or stale: nothing of this transaction is in memory for the job (it would be
          * slow, or the tail current), so the stored rows are the whole story */
@@ -598,11 +605,19 @@ bool fj_sq_jcpu_activity_current(fj_store *s, int64_t rjob, int64_t node, fj_tim
                                  fj_time gpu_busy)
 {
     struct fj_sq_jcpu *j = s->jcpu;
-    jsum *e = j ? jsum_find(j, rjob) : NULL;
+    if (!j)
+        return false;
+    jsum *e = j->recent_jsum && j->jsums[j->recent_jsum - 1].rjob == rjob ? &j->jsums[j->recent_jsum - 1]
+                                                                         : jsum_find(j, rjob);
     if (!e || e->slow || !j->tail_ix)
         return false;
-    uint32_t *at = slot_of(j->tail_ix, j->tail_mask, j->tails, sizeof *j->tails, 2, rjob, node);
-    tail *tl = *at ? &j->tails[*at - 1] : NULL;
+    tail *tl = NULL;
+    if (j->recent_tail && j->tails[j->recent_tail - 1].rjob == rjob && j->tails[j->recent_tail - 1].node == node)
+        tl = &j->tails[j->recent_tail - 1];
+    else {
+        uint32_t *at = slot_of(j->tail_ix, j->tail_mask, j->tails, sizeof *j->tails, 2, rjob, node);
+        tl = *at ? &j->tails[*at - 1] : NULL;
+    }
     if (!tl || !tl->loaded || tl->gen != e->gen)
         return false; /* the pair's memory is not current: write the row */
     if (tl->act_have && tl->act_first <= t && tl->act_cpu_busy >= cpu_busy && tl->act_gpu_busy >= gpu_busy)

@@ -78,6 +78,13 @@ static fj_status count_new_node(fj_store *s, fj_intern *seen, int64_t cluster_id
  * nodes and node states). */
 static fj_status new_nodes(fj_store *s, const fj_envelope *e, int64_t cid, uint64_t *n_new, fj_err *err)
 {
+    if (e->kind != FJ_KIND_JOB && e->kind != FJ_KIND_CLUSTER) { /* the sender alone: no set needed */
+        bool known = true;
+        if (e->node)
+            FJ_TRY(node_known(s, cid, e->node, &known, err));
+        *n_new += !known;
+        return FJ_OK;
+    }
     fj_intern seen = {0};
     fj_status st = count_new_node(s, &seen, cid, e->node, n_new, err);
     if (e->kind == FJ_KIND_JOB)
@@ -161,5 +168,6 @@ fj_status fj_sq_quota_admit(fj_store *s, const fj_envelope *e, int64_t cluster_i
         cnt->limit = l;
         return FJ_OK;
     }
-    return jobs ? new_jobs(s, e, cluster_id, true, &n_jobs, err) : FJ_OK;
+    /* a running job's envelope has no new key: nothing to remember (the common case, one pass) */
+    return jobs && n_jobs ? new_jobs(s, e, cluster_id, true, &n_jobs, err) : FJ_OK;
 }

@@ -73,3 +73,27 @@ Test(intern, replace_changes_only_a_present_key)
     cr_assert_eq(fj_intern_get(&m, 0, "absent", 6), 0);
     fj_intern_clear(&m);
 }
+
+Test(intern, keys_inline_and_apart_alike)
+{
+    /* keys up to FJ_INTERN_INLINE bytes live in the slot, longer ones apart: both kinds, at the
+     * edge and across a growth, are found, told apart by their last byte, and freed by clear */
+    fj_intern m = {0};
+    char key[64];
+    memset(key, 'x', sizeof key);
+    for (size_t len = 0; len < sizeof key; len++)
+        cr_assert_eq(fj_intern_put(&m, 5, key, len, (int64_t)len + 1), FJ_OK);
+    for (int i = 0; i < 600; i++) /* past the first growth (256 slots) */
+        cr_assert_eq(fj_intern_put(&m, 6, &i, sizeof i, i + 1), FJ_OK);
+    for (size_t len = 0; len < sizeof key; len++) {
+        cr_assert_eq(fj_intern_get(&m, 5, key, len), (int64_t)len + 1, "key of %zu bytes", len);
+        if (len == 0)
+            continue;
+        key[len - 1] = 'y';
+        cr_assert_eq(fj_intern_get(&m, 5, key, len), 0, "a key of %zu bytes differing in its last byte", len);
+        key[len - 1] = 'x';
+    }
+    cr_assert_eq(fj_intern_get(&m, 5, key, FJ_INTERN_INLINE), FJ_INTERN_INLINE + 1);
+    cr_assert_eq(fj_intern_get(&m, 5, key, FJ_INTERN_INLINE + 1), FJ_INTERN_INLINE + 2);
+    fj_intern_clear(&m);
+}
