@@ -8,7 +8,6 @@
 #include "nvml.h"
 #include "timefmt.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,16 +19,6 @@ struct fj_gpus {
     char node[256];
     char nvml_problem[160]; /* why NVML is not in use when a library was there but failed */
 };
-
-void fj_gpu_errs_add(fj_gpu_errs *e, const char *fmt, ...)
-{
-    if (!e || e->n >= sizeof e->msg / sizeof e->msg[0])
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->msg[e->n++], sizeof e->msg[0], fmt, ap);
-    va_end(ap);
-}
 
 fj_gpus *fj_gpus_open(const char *nvml_library, int amd, const char *root, const char *node)
 {

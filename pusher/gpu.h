@@ -8,6 +8,7 @@
 
 #include "arena.h"
 #include "fj_status.h"
+#include "gpu_errs.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,12 +47,6 @@ typedef struct fj_gpu_proc {
     double gpu_memory_util;
 } fj_gpu_proc;
 
-/* Problems worth telling the server (SampleAttributes.errors): at most 16 messages. */
-typedef struct fj_gpu_errs {
-    char msg[16][160];
-    size_t n;
-} fj_gpu_errs;
-void fj_gpu_errs_add(fj_gpu_errs *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 typedef struct fj_gpus fj_gpus;
 

@@ -7,20 +7,11 @@
 #include "arena.h"
 #include "buf.h"
 #include "fj_status.h"
+#include "rootfs.h"
 #include "timefmt.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Reads root/path (path starts with '/') into b (reset first), at most b->cap bytes.
- * FJ_ENOTFOUND when missing, FJ_EIO when unreadable, FJ_ETOOBIG past the cap. */
-fj_status fj_readfile(const char *root, const char *path, fj_buf *b);
-
-/* root/path joined into out (size n); 0 when it did not fit. */
-int fj_rootpath(char *out, size_t n, const char *root, const char *path);
-
-/* First line of root/path with trailing whitespace removed, into out (size n). 0 when unreadable. */
-int fj_readline(const char *root, const char *path, char *out, size_t n);
 
 typedef struct fj_disk {
     const char *name;

@@ -242,29 +242,3 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size
     return FJ_OK;
 }
 
-const char *iq_tag_value(const iq_iser *is, const char *k)
-{
-    for (size_t i = 0; i < is->f->ntags; i++)
-        if (!strcmp(is->f->tags[i].k, k))
-            return is->f->tags[i].v;
-    return "";
-}
-
-bool iq_meas_has_tag(const iq_meas *m, const char *k)
-{
-    for (size_t i = 0; i < m->ntagkeys; i++)
-        if (!strcmp(m->tagkeys[i], k))
-            return true;
-    return false;
-}
-
-bool iq_sources_match(const iq_source *src, size_t n, const char *m)
-{
-    if (!n)
-        return true;
-    for (size_t i = 0; i < n; i++) {
-        if (src[i].re ? fj_re_match(src[i].re, m) : !strcmp(src[i].name, m))
-            return true;
-    }
-    return false;
-}

@@ -55,6 +55,7 @@ typedef struct iq_catalog {
  * error (err says). */
 fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size_t nfrom, iq_catalog *cat,
                           fj_err *err);
+/* What statements ask of a catalogue's series (series.c). */
 /* The value of tag k of series is, or "" when it has none (InfluxDB's rule for absent tags). */
 const char *iq_tag_value(const iq_iser *is, const char *k);
 /* Whether measurement m has tag key k. */
@@ -79,7 +80,8 @@ fj_status iq_sonar_read(iq_ctx *c, int src, const iq_iser *const *isers, size_t 
                         fj_ts_points **pts, int64_t from_ns, int64_t to_ns, int64_t every_ns, fj_err *err);
 const fj_qtable *iq_sonar_table(int src);
 
-/* The clusters with line-protocol series (SHOW DATABASES), sorted, into the arena. */
+/* The databases (databases.c): the clusters with line-protocol series or Sonar data (SHOW
+ * DATABASES), sorted, into the arena. */
 fj_status iq_databases(iq_ctx *c, const char ***out, size_t *n, fj_err *err);
 
 /* Whether db is one of iq_databases. */
