@@ -258,15 +258,22 @@ void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err)
     }
     fj_buf b;
     fj_buf_init(&b, 4096);
-    fj_buf_puts(&b, "{\"error\":{\"code\":");
-    fj_buf_json_str(&b, err && err->code[0] ? err->code : fj_status_name(st));
+    if (r->route && r->route->errors == FJ_ERRORS_INFLUX) {
+        fj_buf_puts(&b, "{\"error\":");
+        fj_buf_json_str(&b, err && err->message[0] ? err->message : fj_status_name(st));
+        fj_buf_puts(&b, "}\n");
+        fj_http_reply_header(r, "X-Influxdb-Version", "1.6.7");
+    } else {
+        fj_buf_puts(&b, "{\"error\":{\"code\":");
+        fj_buf_json_str(&b, err && err->code[0] ? err->code : fj_status_name(st));
     fj_buf_puts(&b, ",\"message\":");
     fj_buf_json_str(&b, err && err->message[0] ? err->message : fj_status_name(st));
-    if (err && err->path[0]) {
-        fj_buf_puts(&b, ",\"path\":");
-        fj_buf_json_str(&b, err->path);
+        if (err && err->path[0]) {
+            fj_buf_puts(&b, ",\"path\":");
+            fj_buf_json_str(&b, err->path);
+        }
+        fj_buf_puts(&b, "}}\n");
     }
-    fj_buf_puts(&b, "}}\n");
     r->reason = fj_arena_strdup(r->arena, err && err->code[0] ? err->code : fj_status_name(st));
     fj_http_reply(r, fj_status_http(st), NULL, b.data ? b.data : "{}", b.len);
     fj_buf_free(&b);

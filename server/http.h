@@ -32,12 +32,17 @@ typedef enum { FJ_ACCESS_NONE, FJ_ACCESS_READ, FJ_ACCESS_WRITE, FJ_ACCESS_METRIC
  * once and the connection closed, without reading or decoding it. */
 typedef enum { FJ_NO_BODY, FJ_BODY } fj_body_rule;
 
+/* The shape of a route's error answers: fjord's {"error":{"code","message","path"}}, or InfluxDB's
+ * {"error":"message"} on the paths InfluxDB's clients call (their CLI prints only a string). */
+typedef enum { FJ_ERRORS_FJORD = 0, FJ_ERRORS_INFLUX } fj_error_form;
+
 typedef struct fj_route {
     const char *methods; /* "POST", "GET", "GET,POST" */
     const char *path;    /* exact, or a prefix ending in '*' */
     fj_access access;
     fj_body_rule body;
     void (*handle)(fj_http_req *r);
+    fj_error_form errors; /* also for the refusals before the handler (credential, limits) */
 } fj_route;
 
 /* --- For handlers ---------------------------------------------------------------------- */

@@ -61,6 +61,7 @@ typedef enum {
     IQS_SHOW_FIELD_KEYS,
     IQS_SHOW_RETENTION_POLICIES,
     IQS_SHOW_SERIES,
+    IQS_CREATE_DATABASE, /* on_db: the database (a cluster); answered, changes nothing */
 } iq_stmt_kind;
 
 /* A FROM source: a measurement name or a regular expression, optionally db.rp. qualified. */
@@ -94,7 +95,7 @@ typedef struct iq_stmt {
     int64_t limit, off, slimit, soff; /* 0: none */
     const char *tz;      /* tz('...') as written */
     const fj_tz *zone;   /* its zone; NULL: UTC (no tz, tz(''), tz('UTC')) */
-    const char *on_db; /* SHOW ... ON db */
+    const char *on_db; /* SHOW ... ON db; CREATE DATABASE db */
     /* SHOW MEASUREMENTS WITH MEASUREMENT; SHOW TAG VALUES WITH KEY: op IQ_EQ (keys[0]), IQ_NE,
      * IQ_EQRE / IQ_NERE (re), or IQ_OR for IN (keys) */
     bool has_with;

@@ -351,6 +351,23 @@ static const char *ident(parser *ps, const char *expected)
     return NULL;
 }
 
+/* The type after `::` (InfluxDB's casts and Grafana's query builder: "value"::field,
+ * "host"::tag, x::integer): its names are keywords too (FIELD, TAG), so they are taken as words.
+ * fjord tells tags from fields by the catalogue, so the type names the same column and is not
+ * kept: a name that is both a tag and a field is read as InfluxDB reads an unqualified one. */
+static bool cast_type(parser *ps)
+{
+    static const char *const types[] = {"field", "tag", "float", "integer", "string", "boolean", "unsigned"};
+    if (ps->t.k == T_IDENT)
+        for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+            if (!strcasecmp(ps->t.s, types[i])) {
+                lex(ps);
+                return true;
+            }
+    fail(ps, "float, integer, unsigned, string, boolean, field, tag");
+    return false;
+}
+
 static iq_expr *node(parser *ps, iq_kind k)
 {
     iq_expr *e = fj_arena_calloc(ps->a, 1, sizeof *e);
@@ -524,9 +541,8 @@ static iq_expr *primary(parser *ps)
         if (!(e = node(ps, IQ_REF)))
             return NULL;
         e->s = t.s;
-        if (accept(ps, T_COLON2)) /* value::field, host::tag: the type is not checked */
-            if (!ident(ps, "field, tag"))
-                return NULL;
+        if (accept(ps, T_COLON2) && !cast_type(ps))
+            return NULL;
         return e;
     default:
         return fail(ps, "identifier, string, number, bool"), NULL;
@@ -760,7 +776,7 @@ static bool group_by(parser *ps, iq_stmt *st)
             return fail_msg(ps, "GROUP BY a regular expression is not supported");
         } else {
             const char *id = ident(ps, "identifier");
-            if (!id)
+            if (!id || (accept(ps, T_COLON2) && !cast_type(ps))) /* Grafana's "host"::tag */
                 return false;
             if (n == 64)
                 return fail_msg(ps, "too many GROUP BY tags");
@@ -994,17 +1010,40 @@ static bool show_stmt(parser *ps, iq_stmt *st)
                     "RETENTION, SERIES, SHARD, SHARDS, STATS, SUBSCRIPTIONS, TAG, USERS");
 }
 
+/* CREATE DATABASE name, as clients send at start (Telegraf's influxdb output, python3-influxdb's
+ * create_database): a cluster's database exists once it has a credential, so the statement is
+ * checked (route.c: only a credential that may write it) and changes nothing. Retention and
+ * shards are fjord's own settings: WITH ... is refused. */
+static bool create_stmt(parser *ps, iq_stmt *st)
+{
+    if (!accept_kw(ps, "DATABASE")) {
+        if (ps->t.k == T_IDENT)
+            return fail_msg(ps, "CREATE %s is not supported: fjord's InfluxQL creates only databases", ps->t.s);
+        return fail(ps, "DATABASE");
+    }
+    st->kind = IQS_CREATE_DATABASE;
+    if (!(st->on_db = ident(ps, "identifier")))
+        return false;
+    if (is_kw(ps, "WITH"))
+        return fail_msg(ps, "CREATE DATABASE ... WITH is not supported: fjord keeps data by its own retention "
+                            "settings");
+    return true;
+}
+
 static bool statement(parser *ps, iq_stmt *st)
 {
     if (accept_kw(ps, "SELECT"))
         return select_stmt(ps, st);
     if (accept_kw(ps, "SHOW"))
         return show_stmt(ps, st);
-    static const char *const writes[] = {"DELETE", "CREATE", "DROP", "GRANT", "REVOKE", "ALTER", "SET", "KILL",
+    if (accept_kw(ps, "CREATE"))
+        return create_stmt(ps, st);
+    static const char *const writes[] = {"DELETE", "DROP", "GRANT", "REVOKE", "ALTER", "SET", "KILL",
                                          "EXPLAIN", NULL};
     for (size_t i = 0; writes[i]; i++)
         if (is_kw(ps, writes[i]))
-            return fail_msg(ps, "%s is not supported: fjord's InfluxQL reads only (SELECT and SHOW)", writes[i]);
+            return fail_msg(ps, "%s is not supported: fjord's InfluxQL reads only (SELECT and SHOW; CREATE "
+                                "DATABASE is answered)", writes[i]);
     return fail(ps, "SELECT, DELETE, SHOW, CREATE, DROP, EXPLAIN, GRANT, REVOKE, ALTER, SET, KILL");
 }
 

@@ -58,8 +58,11 @@ fj_status iq_exec(iq_ctx *c, const iq_stmt *st, int id, fj_buf *out, fj_err *err
     bool any = false;
     fj_buf_printf(out, "{\"statement_id\":%d", id);
     c->zone = st->zone;
-    fj_status rs = st->kind == IQS_SELECT ? iq_select(c, st, out, &any, msg, sizeof msg, err)
-                                          : iq_show(c, st, out, &any, msg, sizeof msg, err);
+    fj_status rs = FJ_OK;
+    if (st->kind == IQS_SELECT)
+        rs = iq_select(c, st, out, &any, msg, sizeof msg, err);
+    else if (st->kind != IQS_CREATE_DATABASE) /* authorized before any statement ran: nothing to do */
+        rs = iq_show(c, st, out, &any, msg, sizeof msg, err);
     if (rs != FJ_OK)
         return rs;
     if (msg[0]) {
@@ -225,6 +228,18 @@ void fj_route_influx_query(fj_http_req *r)
         reply_error(r, 400, msg);
         return;
     }
+    /* as InfluxDB, the whole request is authorized before its first statement runs */
+    const fj_principal *who = fj_http_principal(r);
+    for (size_t i = 0; i < n; i++)
+        if (sts[i].kind == IQS_CREATE_DATABASE && !fj_auth_may_write(who, sts[i].on_db)) {
+            snprintf(msg, sizeof msg,
+                     "error authorizing query: %.200s not authorized to execute statement 'CREATE DATABASE "
+                     "%.200s', requires admin privilege",
+                     who->anonymous ? "anonymous" : who->name, sts[i].on_db);
+            iq_regs_free(regs);
+            reply_error(r, 403, msg);
+            return;
+        }
     fj_err err = {0};
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);

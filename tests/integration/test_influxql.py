@@ -108,6 +108,25 @@ def main():
         check(r.status == 401, "/query without a credential is 401 (%d)" % r.status)
         r = q(f, "SHOW DATABASES", auth=("alpha", "wrong"))
         check(r.status == 401, "/query with a wrong secret is 401 (%d)" % r.status)
+        # InfluxDB's error shape on its paths, refusals before the handler included: the influx CLI
+        # prints the string (an object printed as ERR: %!s(<nil>))
+        for path, method in (("/query?q=SHOW+DATABASES", "GET"), ("/write?db=alpha", "POST")):
+            r = f.request(method, path, "x v=1" if method == "POST" else None, auth=("alpha", "wrong"))
+            err = r.json().get("error") if r.status == 401 else None
+            check(isinstance(err, str) and "wrong secret" in err and r.headers.get("X-Influxdb-Version"),
+                  "%s %s: a 401 in InfluxDB's shape: %s" % (method, path, r.body))
+        r = f.request("GET", "/api/v1/jobs?cluster=alpha", auth=("alpha", "wrong"))
+        check(r.status == 401 and isinstance(r.json().get("error"), dict), "fjord's own API keeps its shape: %s" % r.body)
+        # CREATE DATABASE, as Telegraf and python3-influxdb send it: answered for a database the
+        # credential may write, changing nothing; refused (403, InfluxDB's words) for any other
+        r = q(f, 'CREATE DATABASE "alpha"', auth=("alpha", alpha), method="POST")
+        check(r.status == 200 and r.json() == {"results": [{"statement_id": 0}]}, "CREATE DATABASE alpha: %s" % r.body)
+        for who, secret, db in (("alpha", alpha, "beta"), ("alpha", alpha, "gamma"), ("reader", reader, "alpha")):
+            r = q(f, "CREATE DATABASE %s; SHOW DATABASES" % db, auth=(who, secret), method="POST")
+            check(r.status == 403 and "not authorized" in r.json().get("error", ""),
+                  "%s may not CREATE DATABASE %s: %d %s" % (who, db, r.status, r.body))
+        r = q(f, "SHOW DATABASES", auth=("alpha", alpha))
+        check(r.json()["results"][0]["series"][0]["values"] == [["alpha"]], "nothing was created: %s" % r.body)
         r = q(f, "SHOW DATABASES", u="alpha", p=alpha)
         check(r.status == 200 and r.json()["results"][0]["series"][0]["values"] == [["alpha"]],
               "u/p: an upload credential sees its own cluster only: %s" % r.body)
