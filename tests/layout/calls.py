@@ -4,7 +4,7 @@ the call graph the linker sees, not what the headers declare. Prints every circl
 call each other (a strongly connected component of more than one file) and, with --check, exits
 1 if there is one: each room of storage/ calls down, never back up.
 
-    tests/layout/storage_calls.py BUILD_DIR [--check] [--edges]
+    tests/layout/calls.py BUILD_DIR [--check] [--edges]
 """
 import os
 import subprocess
