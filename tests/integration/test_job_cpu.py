@@ -27,8 +27,8 @@ def proc_record(pid, ppid, cmd, cpu_s, avg, util, threads=1):
     return r
 
 
-def sample(node, t, job, procs, producer="sonar"):
-    return {"meta": {"producer": producer, "version": "0.19.0"},
+def sample(node, t, job, procs, producer="sonar", version="0.19.0"):
+    return {"meta": {"producer": producer, "version": version},
             "data": {"type": "sample", "attributes": {
                 "time": rfc(t), "cluster": "cpu.test", "node": node,
                 "jobs": [{"job": job, "user": "alice", "epoch": 0, "processes": procs}]}}}
@@ -87,7 +87,10 @@ def near(got, want, rel, what):
     check(ok, "%s: got %s, truth %.3f (within %.1f %%)" % (what, got, want, 100 * rel))
 
 
-def envelopes_for(node, job, series, times, rng, producer="sonar", children_in_parent=True):
+def envelopes_for(node, job, series, times, rng, producer="sonar", version="0.19.0"):
+    """Sonar, and fjord-push from 0.2, add reaped children's time to the parent's cpu_time;
+    fjord-push before 0.2 sent own time only."""
+    children_in_parent = producer != "fjord-push" or version >= "0.2"
     envs = []
     for t in times:
         jitter = rng.uniform(0.0, 0.9)  # /proc is read a moment after the timestamp
@@ -96,12 +99,12 @@ def envelopes_for(node, job, series, times, rng, producer="sonar", children_in_p
             if not s.alive(t):
                 continue
             cpu = s.used(t + jitter)
-            if children_in_parent and producer == "sonar":  # Sonar: reaped children's time too
+            if children_in_parent:  # reaped children's time too
                 cpu += sum(c.used(t + jitter) for c in series if c.ppid == s.pid and c.end is not None
                            and c.end <= t)
             util = 100.0 * s.rate * rng.uniform(0.95, 1.35)
             procs.append(proc_record(s.pid, s.ppid, s.cmd, cpu, 100.0 * s.rate, util))
-        envs.append(sample(node, t, job, procs, producer))
+        envs.append(sample(node, t, job, procs, producer, version))
     return envs
 
 
@@ -138,16 +141,46 @@ def main():
         check(row.get("cpu_peak") is not None and 99.0 <= row["cpu_peak"] <= 100.0,
               "single-threaded full core: cpu_peak %s in [99, 100]" % row.get("cpu_peak"))
 
-        # 3. a child sampled, then reaped: Sonar's parent counter jumps by the child's time, and
-        # fjord-push's does not; either way the child's CPU is counted once
-        for job, node, producer in ((103, "n3", "sonar"), (104, "n4", "fjord-push")):
+        # 3. a child sampled, then reaped: the parent counter of Sonar and of fjord-push from 0.2
+        # jumps by the child's time, and that of fjord-push before 0.2 (own time only) does not;
+        # the server tells them by meta.producer and meta.version, and the child's CPU is counted
+        # once in each
+        for job, node, producer, version in ((103, "n3", "sonar", "0.19.0"), (104, "n4", "fjord-push", "0.1.0"),
+                                             (107, "n7", "fjord-push", "0.2.0")):
             parent = Series(300, 1, "driver", 0.2, T0)
             child = Series(301, 300, "worker", 0.9, T0 + 2 * STEP, end=T0 + 10 * STEP + 1, born=T0 + 2 * STEP - 5)
             s3 = [parent, child]
-            post_all(f, tok, envelopes_for(node, job, s3, times, rng, producer))
+            post_all(f, tok, envelopes_for(node, job, s3, times, rng, producer, version))
             want = truth(s3, times)
             row = job_row(f, reader, job)
-            near(row.get("cpu_avg"), sum(want) / len(want), 0.01, "job %d (%s, reaped child) cpu_avg" % (job, producer))
+            near(row.get("cpu_avg"), sum(want) / len(want), 0.01,
+                 "job %d (%s %s, reaped child) cpu_avg" % (job, producer, version))
+        # the new form read with the old rule would count the child twice: the version matters
+        twice = envelopes_for("n8", 108, s3, times, rng, "fjord-push", "0.2.0")
+        for e in twice:
+            e["meta"]["version"] = "0.1.0"
+        post_all(f, tok, twice)
+        row = job_row(f, reader, 108)
+        check(row.get("cpu_avg", 0) > 1.1 * sum(want) / len(want),
+              "children's time read as own time counts the child twice: %s vs %.2f" % (row.get("cpu_avg"),
+                                                                                     sum(want) / len(want)))
+
+        # 3b. the issue's three envelopes: a parent at cpu_time 1, 1, 2 at t, t+10, t+20 and at
+        # t+10 only a child of it at 100 % for a moment, without cpu_time (Sonar omits 0). The
+        # job used 1 CPU-second in 20 s: per node-sample 1 (the parent's cpu_avg), 0, 10
+        for job, node, producer, version in ((109, "n9", "sonar", "0.19.0"), (110, "n10", "fjord-push", "0.2.0")):
+            par = lambda c: {"pid": 900, "ppid": 1, "cmd": "make", "cpu_avg": 1.0, "cpu_time": c}
+            kid = {"pid": 901, "ppid": 900, "cmd": "cc1", "cpu_avg": 100.0, "cpu_util": 100.0}
+            post_all(f, tok, [sample(node, T0, job, [par(1)], producer, version),
+                              sample(node, T0 + 10, job, [par(1), kid], producer, version),
+                              sample(node, T0 + 20, job, [par(2)], producer, version)])
+            row = job_row(f, reader, job)
+            near(row.get("cpu_avg"), 11.0 / 3, 0.001, "job %d (%s): (1 + 0 + 10) / 3" % (job, producer))
+            check(row.get("cpu_time_s") == 2, "job %d: cpu_time_s is the last counter: %s" % (job, row.get("cpu_time_s")))
+            prof = profile(f, reader, row.get("id", 0), "process")
+            kid_pts = [x for x in prof if x.get("pid") == 901]
+            check(len(kid_pts) == 1 and kid_pts[0]["points"][0]["cpu"] == 0,
+                  "job %d: the child's own figure is 0, its time is its parent's: %s" % (job, kid_pts))
 
         # 4. pid reuse: the counter goes down, a new series starts (no negative, no jump)
         # (a process's CPU after its last sample is seen by no one: `a` ends right after one)
