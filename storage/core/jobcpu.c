@@ -106,10 +106,16 @@ static int64_t reaped_children_s(const fj_jcpu_sample *prev, const fj_jcpu_sampl
 /* The CPU of a process without cpu_time (it used under 0.5 s in all). */
 static int64_t absent_time_m(const fj_jcpu_sample *cur, const fj_jcpu_proc *p)
 {
+    int64_t util = p->cpu_util_m > 0 ? p->cpu_util_m : 0;
+    if (!cur->children_counted)
+        return util;
     /* its time reaches a counter of the job later: its own, or its parent's when reaped */
-    if (cur->children_counted && p->ppid > 0 && p->ppid != p->pid && with_pid(cur, p->ppid))
+    if (p->ppid > 0 && p->ppid != p->pid && with_pid(cur, p->ppid))
         return 0;
-    return p->cpu_util_m > 0 ? p->cpu_util_m : 0;
+    /* Sonar's cpu_util counts children too, so a child reaped within its 100 ms adds its whole
+     * life; cpu_avg (own time over the process's age) bounds the process's own rate */
+    int64_t avg = p->cpu_avg_m > 0 ? p->cpu_avg_m : 0;
+    return util < avg ? util : avg;
 }
 
 /* seconds of CPU over dt seconds, in milli-percent of a core */

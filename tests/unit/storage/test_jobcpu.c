@@ -32,7 +32,7 @@ Test(jobcpu, new_series)
     fj_jcpu_proc a[] = {proc(10, 1, 500, 40, 0)};
     fj_jcpu_proc reset[] = {proc(10, 1, 3, 30, 0)};      /* pid reused: the counter went down */
     fj_jcpu_proc old[] = {proc(11, 1, 9000, 25, 0)};     /* not in the previous sample, long-lived */
-    fj_jcpu_proc container[] = {proc(10, 1, 0, 0, 77)};  /* no cpu_time */
+    fj_jcpu_proc container[] = {proc(10, 1, 0, 80, 77)}; /* no cpu_time */
     fj_jcpu_sample s0 = at(1000, a, 1, true);
     fj_jcpu_sample r = at(1030, reset, 1, true), o = at(1030, old, 1, false), c = at(1030, container, 1, true);
     cr_assert_eq(fj_jcpu_sample_m(&s0, &r), 10000, "a young process: all of its 3 s in 30 s, below cpu_avg");
@@ -93,6 +93,12 @@ Test(jobcpu, child_without_cpu_time_counted_in_its_parent)
     fj_jcpu_proc d[] = {proc(10, 1, 1, 1, 0), proc(12, 99, 0, 100, 40)};
     fj_jcpu_sample s3 = at(1010, d, 2, true);
     cr_assert_eq(fj_jcpu_sample_m(&s0, &s3), 40000);
+    /* ... but no more than its own cpu_avg: Sonar's cpu_util jumps by a child reaped within it */
+    fj_jcpu_proc e[] = {proc(12, 99, 0, 0.7, 300)};
+    fj_jcpu_sample s4 = at(1010, e, 1, true);
+    cr_assert_eq(fj_jcpu_sample_m(&s0, &s4), 700);
+    s4.children_counted = false;
+    cr_assert_eq(fj_jcpu_sample_m(&s0, &s4), 300000, "own time only: cpu_util is the process's own");
 }
 
 Test(jobcpu, series_with_children_counted)
