@@ -27,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -303,7 +304,7 @@ def window_peak(times, figs):
 def run(shapes, seconds, interval, fj, token, reader, log=print):
     """Runs every shape for `seconds` under both producers; returns one result per (shape,
     producer): a dict of fjord's and the truth's figures."""
-    tmp = fj.tmp
+    tmp = tempfile.mkdtemp(prefix="run-", dir=fj.tmp)  # this run's GO and DONE files
     go = os.path.join(tmp, "go")
     jobs = {}
     for shape in shapes:
