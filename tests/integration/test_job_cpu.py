@@ -3,9 +3,11 @@ process series whose true CPU use is known are posted over HTTP to a real fjord:
 true cumulative CPU truncated to whole seconds at the (jittered) sampling instant, cpu_util is a
 noisy ~100 ms glimpse (biased high, as measured against the real Sonar), cpu_avg the true lifetime
 average. The job list's cpu_avg and cpu_peak and the profile must match the truth; a child that
-is sampled and then reaped is counted once under Sonar's cpu_time (children included) and under
-fjord-push's (own time only); a pid reused (counter reset) starts a new series; arrival out of
-order gives the same figures as in order."""
+is sampled and then reaped is counted once under Sonar's cpu_time (children included), fjord-push
+0.2's (the same) and fjord-push 0.1's (own time only), told apart by meta.version (0.2's data read
+as 0.1's would count the child twice), in order and out of order; the issue's three envelopes (a
+child without cpu_time, reaped into its parent's counter) give 1 CPU-second in 20 s; a pid reused
+(counter reset) starts a new series; arrival out of order gives the same figures as in order."""
 import json
 import random
 
@@ -164,6 +166,21 @@ def main():
         check(row.get("cpu_avg", 0) > 1.1 * sum(want) / len(want),
               "children's time read as own time counts the child twice: %s vs %.2f" % (row.get("cpu_avg"),
                                                                                      sum(want) / len(want)))
+
+        # each form read back from the database (arrival out of order) as it was computed in order
+        for version, (j_in, j_out) in (("0.1.0", (111, 112)), ("0.2.0", (113, 114))):
+            envs = envelopes_for("n%d" % j_in, j_in, s3, times, random.Random(7), "fjord-push", version)
+            post_all(f, tok, envs)
+            shuffled = json.loads(json.dumps(envs))
+            for e in shuffled:
+                e["data"]["attributes"]["node"] = "n%d" % j_out
+                e["data"]["attributes"]["jobs"][0]["job"] = j_out
+            random.Random(3).shuffle(shuffled)
+            post_all(f, tok, shuffled)
+            a, b = job_row(f, reader, j_in), job_row(f, reader, j_out)
+            for k in ("cpu_avg", "cpu_peak"):
+                check(a.get(k) is not None and a.get(k) == b.get(k),
+                      "fjord-push %s out of order %s: %s, in order %s" % (version, k, b.get(k), a.get(k)))
 
         # 3b. the issue's three envelopes: a parent at cpu_time 1, 1, 2 at t, t+10, t+20 and at
         # t+10 only a child of it at 100 % for a moment, without cpu_time (Sonar omits 0). The
