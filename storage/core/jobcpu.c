@@ -113,9 +113,10 @@ static int64_t absent_time_m(const fj_jcpu_sample *cur, const fj_jcpu_proc *p)
     if (p->ppid > 0 && p->ppid != p->pid && with_pid(cur, p->ppid))
         return 0;
     /* Sonar's cpu_util counts children too, so a child reaped within its 100 ms adds its whole
-     * life; cpu_avg (own time over the process's age) bounds the process's own rate */
-    int64_t avg = p->cpu_avg_m > 0 ? p->cpu_avg_m : 0;
-    return util < avg ? util : avg;
+     * life; cpu_avg (own time over the process's age), when sent, bounds the process's own rate.
+     * A record with cpu_util alone has nothing else to go by. */
+    int64_t avg = p->cpu_avg_m;
+    return avg > 0 && avg < util ? avg : util;
 }
 
 /* seconds of CPU over dt seconds, in milli-percent of a core */

@@ -8,9 +8,9 @@
  *    children, with its parent in the node-sample, 0: what it used arrives later in a counter of
  *    the job (its own once it reaches 0.5 s, or its parent's when the parent reaps it), so its
  *    momentary cpu_util would count it twice. Without its parent in the node-sample (its time
- *    leaves the job with it): its cpu_util, but for such a producer at most its cpu_avg, since
- *    Sonar's cpu_util also counts children reaped within its 100 ms (their whole lives); for a
- *    producer of own time only (fjord-push before 0.2): its cpu_util;
+ *    leaves the job with it): its cpu_util, but for such a producer at most its cpu_avg when it
+ *    has one, since Sonar's cpu_util also counts children reaped within its 100 ms (their whole
+ *    lives); for a producer of own time only (fjord-push before 0.2): its cpu_util;
  *  - the same process in the job's previous node-sample on that node, with a cpu_time there not
  *    larger than now and the same rolledup count (a rolled-up group whose membership changed is a
  *    new series): (cpu_time - previous cpu_time) / seconds between them. The same process is the

@@ -99,6 +99,9 @@ Test(jobcpu, child_without_cpu_time_counted_in_its_parent)
     cr_assert_eq(fj_jcpu_sample_m(&s0, &s4), 700);
     s4.children_counted = false;
     cr_assert_eq(fj_jcpu_sample_m(&s0, &s4), 300000, "own time only: cpu_util is the process's own");
+    fj_jcpu_proc u[] = {proc(12, 99, 0, 0, 30)};
+    fj_jcpu_sample s5 = at(1010, u, 1, true);
+    cr_assert_eq(fj_jcpu_sample_m(&s0, &s5), 30000, "cpu_util alone: nothing to bound it by");
 }
 
 Test(jobcpu, series_with_children_counted)
