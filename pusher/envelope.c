@@ -149,10 +149,11 @@ static int cmp_proc(const void *a, const void *b)
     return x->p.pid < y->p.pid ? -1 : x->p.pid > y->p.pid;
 }
 
-/* cpu_time: the process's own CPU time (utime + stime) in whole seconds, rounded to the nearest as
- * Sonar rounds. Its reaped children's time (cutime + cstime, which Sonar adds) is left out: the
- * kernel adds a child's whole time to the parent when the parent reaps it, so a child sampled in
- * the job would be counted a second time by the parent's jump (docs/pusher.md). */
+/* cpu_time: the process's CPU time with its reaped children's, utime + stime + cutime + cstime, in
+ * whole seconds rounded to the nearest, as Sonar computes it. A child that lives and dies between
+ * two samples is seen only there; the server takes a sampled child's last cpu_time off its
+ * parent's jump, so nothing counts twice (docs/pusher.md). fjord-push before 0.2 sent own time
+ * only; the server tells the two forms apart by meta.version. */
 static uint64_t cpu_seconds(uint64_t ticks)
 {
     uint64_t tck = (uint64_t)fj_clk_tck();
@@ -170,7 +171,7 @@ static fj_status proc_json(fj_buf *o, const fj_sample_proc *sp, int comma)
         st = fj_buf_printf(o, ",\"pid\":%" PRIu32 ",\"ppid\":%" PRIu32 "%s,\"num_threads\":%" PRIu64
                               ",\"cpu_avg\":%.3g,\"cpu_time\":%" PRIu64,
                            p->pid, p->ppid, sp->in_container ? ",\"in_container\":true" : "",
-                           p->threads ? p->threads - 1 : 0, fin(sp->cpu_avg), cpu_seconds(p->cpu_ticks));
+                           p->threads ? p->threads - 1 : 0, fin(sp->cpu_avg), cpu_seconds(p->cpu_ticks + p->child_ticks));
     if (st == FJ_OK && sp->have_util)
         st = fj_buf_printf(o, ",\"cpu_util\":%.3g", fin(sp->cpu_util));
     if (st == FJ_OK && p->have_io)

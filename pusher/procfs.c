@@ -370,6 +370,7 @@ fj_status fj_proc_read(const char *root, uint32_t pid, fj_buf *scratch, fj_proc 
     out->pgrp = (uint32_t)f[5];
     out->kernel_thread = (f[9] & 0x00200000ull) != 0; /* PF_KTHREAD */
     out->cpu_ticks = f[14] + f[15];
+    out->child_ticks = f[16] + f[17];
     out->threads = f[20];
     out->start_ticks = f[22];
     if (state == 'Z')

@@ -64,7 +64,8 @@ typedef struct fj_proc {
     uint64_t rss_anon_kb;    /* RssAnon */
     uint64_t vm_kb;          /* VmData + VmStk */
     uint64_t threads;        /* Threads (the spec sends threads - 1) */
-    uint64_t cpu_ticks;      /* utime + stime: its own, not its reaped children's (cutime, cstime) */
+    uint64_t cpu_ticks;      /* utime + stime: its own, not its reaped children's */
+    uint64_t child_ticks;    /* cutime + cstime: its reaped (waited-for) children's, whole lifetimes */
     uint64_t start_ticks;    /* starttime since boot */
     int have_io;
     uint64_t read_kb, written_kb, cancelled_kb;

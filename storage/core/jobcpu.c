@@ -14,9 +14,28 @@ int fj_jcpu_proc_cmp(const void *a, const void *b)
     return x->cmd_id < y->cmd_id ? -1 : x->cmd_id > y->cmd_id;
 }
 
-bool fj_jcpu_counts_children(const char *producer)
+/* fjord-push's versions are major.minor.patch; 0.1 and older sent own time only. A version that
+ * does not start with two numbers is not one of those old ones. */
+bool fj_jcpu_push_counts_children(const char *version)
 {
-    return !(producer && strcmp(producer, "fjord-push") == 0);
+    if (!version)
+        return true;
+    char *end;
+    unsigned long major = strtoul(version, &end, 10);
+    if (end == version || *end != '.')
+        return true;
+    const char *m = end + 1;
+    unsigned long minor = strtoul(m, &end, 10);
+    if (end == m)
+        return true;
+    return major > 0 || minor >= 2;
+}
+
+bool fj_jcpu_counts_children(const char *producer, const char *version)
+{
+    if (producer && strcmp(producer, "fjord-push") == 0)
+        return fj_jcpu_push_counts_children(version);
+    return true;
 }
 
 void fj_jcpu_sort(fj_jcpu_sample *s)
@@ -30,30 +49,74 @@ static const fj_jcpu_proc *find(const fj_jcpu_sample *s, const fj_jcpu_proc *key
     return s ? bsearch(key, s->procs, s->n, sizeof *s->procs, fj_jcpu_proc_cmp) : NULL;
 }
 
-/* The previous record of cur's process i when it continues the same series, else NULL. */
+/* Is a process with pid `pid` among s's processes (sorted by pid first)? Its first record or NULL. */
+static const fj_jcpu_proc *with_pid(const fj_jcpu_sample *s, int64_t pid)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->procs[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->procs[lo].pid == pid ? &s->procs[lo] : NULL;
+}
+
+/* The previous record of cur's process p when it continues the same series, else NULL. For a
+ * producer that counts children, a previous record without cpu_time continues from 0 (it had used
+ * under 0.5 s), and a process known by its pid alone continues too: an exec changes its command
+ * and its parent's exit its ppid, not its counters. */
 static const fj_jcpu_proc *continued(const fj_jcpu_sample *prev, const fj_jcpu_sample *cur, const fj_jcpu_proc *p)
 {
     if (!prev || cur->time <= prev->time)
         return NULL;
     const fj_jcpu_proc *q = find(prev, p);
-    if (!q || q->cpu_time <= 0 || q->cpu_time > p->cpu_time || q->rolledup != p->rolledup)
+    if (!q && cur->children_counted && p->pid > 0)
+        q = with_pid(prev, p->pid);
+    if (!q || q->cpu_time > p->cpu_time || q->rolledup != p->rolledup)
+        return NULL;
+    if (q->cpu_time <= 0 && !cur->children_counted)
         return NULL;
     return q;
+}
+
+/* Is prev's process c still there in cur (by its pid; a one-shot rolled-up group, pid 0, by its
+ * key)? */
+static bool still_there(const fj_jcpu_sample *cur, const fj_jcpu_proc *c)
+{
+    return c->pid > 0 ? with_pid(cur, c->pid) != NULL : find(cur, c) != NULL;
 }
 
 /* The last cpu_time of p's children in prev that are gone in cur (seconds); only for producers
  * whose counter includes reaped children. */
 static int64_t reaped_children_s(const fj_jcpu_sample *prev, const fj_jcpu_sample *cur, const fj_jcpu_proc *p)
 {
-    if (!cur->children_counted || p->pid == 0)
+    if (!prev || !cur->children_counted || p->pid == 0)
         return 0;
     int64_t s = 0;
     for (size_t i = 0; i < prev->n; i++) {
         const fj_jcpu_proc *c = &prev->procs[i];
-        if (c->ppid == p->pid && c->cpu_time > 0 && !find(cur, c))
+        if (c->ppid == p->pid && c->cpu_time > 0 && !still_there(cur, c))
             s += c->cpu_time;
     }
     return s;
+}
+
+/* The CPU of a process without cpu_time (it used under 0.5 s in all). */
+static int64_t absent_time_m(const fj_jcpu_sample *cur, const fj_jcpu_proc *p)
+{
+    int64_t util = p->cpu_util_m > 0 ? p->cpu_util_m : 0;
+    if (!cur->children_counted)
+        return util;
+    /* its time reaches a counter of the job later: its own, or its parent's when reaped */
+    if (p->ppid > 0 && p->ppid != p->pid && with_pid(cur, p->ppid))
+        return 0;
+    /* Sonar's cpu_util counts children too, so a child reaped within its 100 ms adds its whole
+     * life; cpu_avg (own time over the process's age), when sent, bounds the process's own rate.
+     * A record with cpu_util alone has nothing else to go by. */
+    int64_t avg = p->cpu_avg_m;
+    return avg > 0 && avg < util ? avg : util;
 }
 
 /* seconds of CPU over dt seconds, in milli-percent of a core */
@@ -67,15 +130,23 @@ int64_t fj_jcpu_proc_m(const fj_jcpu_sample *prev, const fj_jcpu_sample *cur, si
 {
     const fj_jcpu_proc *p = &cur->procs[i];
     if (p->cpu_time <= 0)
-        return p->cpu_util_m > 0 ? p->cpu_util_m : 0;
+        return absent_time_m(cur, p);
     const fj_jcpu_proc *q = continued(prev, cur, p);
     int64_t avg = p->cpu_avg_m > 0 ? p->cpu_avg_m : 0;
     if (!q) {
+        if (!prev || cur->time <= prev->time)
+            return avg;
+        /* With children counted, a process's counter is its share of the job's total: one that
+         * starts a series brings all of it into the interval (new since the previous node-sample,
+         * or never counted before), less its sampled children that are gone. A rolled-up group
+         * whose membership changed carries its continuing members' past: its cpu_avg. */
+        if (cur->children_counted && p->rolledup <= 0) {
+            int64_t used = p->cpu_time - reaped_children_s(prev, cur, p);
+            return used <= 0 ? 0 : per_interval_m(used, cur->time - prev->time);
+        }
         /* A process new since the previous node-sample ran at most the interval: all its
          * cpu_time falls in it (cpu_avg x lifetime); one that is older (it was filtered out, or
          * its series broke) has only its lifetime average to go by. */
-        if (!prev || cur->time <= prev->time)
-            return avg;
         int64_t in_interval = per_interval_m(p->cpu_time, cur->time - prev->time);
         return in_interval < avg ? in_interval : avg;
     }

@@ -3,19 +3,32 @@
  * Sonar's cpu_util is a ~100 ms glimpse and misses the truth by 6-17 % (docs/storage.md, "Job
  * CPU"); cpu_time (whole seconds) differenced over the time between samples matches it. So the
  * CPU of a process in one node-sample of a rectified job is:
- *  - cpu_time absent (0; containers send only cpu_util): its cpu_util;
- *  - the same process (pid, ppid, cmd) in the job's previous node-sample on that node, with a
- *    cpu_time there, not larger than now, and the same rolledup count (a rolled-up group whose
- *    membership changed is a new series): (cpu_time - previous cpu_time) / seconds between them;
- *  - otherwise (first sample of a series: new process, pid reuse, counter reset, restart): its
- *    cpu_avg (the lifetime average), as Sonar's format prescribes; but when the job has a previous
- *    node-sample on the node, at most cpu_time / seconds since it: a process younger than the
- *    interval (cpu_time / cpu_avg is its lifetime) used all its cpu_time within it.
- * Reaped children: Sonar's cpu_time adds the time of reaped children to the parent's; fjord-push's
- * does not (own utime + stime). For a node-sample whose producer counts children, a process of the
- * previous node-sample that is gone now and whose parent continues has its last cpu_time taken
- * off the parent's difference (at most down to 0), so a child sampled in the job is not counted a
- * second time in its parent; what the child used after its last sample stays with the parent.
+ *  - cpu_time absent (0: Sonar omits it when it rounds to 0, so the process used under 0.5 s in
+ *    all; containers' records may carry only cpu_util): for a producer that counts reaped
+ *    children, with its parent in the node-sample, 0: what it used arrives later in a counter of
+ *    the job (its own once it reaches 0.5 s, or its parent's when the parent reaps it), so its
+ *    momentary cpu_util would count it twice. Without its parent in the node-sample (its time
+ *    leaves the job with it): its cpu_util, but for such a producer at most its cpu_avg when it
+ *    has one, since Sonar's cpu_util also counts children reaped within its 100 ms (their whole
+ *    lives); for a producer of own time only (fjord-push before 0.2): its cpu_util;
+ *  - the same process in the job's previous node-sample on that node, with a cpu_time there not
+ *    larger than now and the same rolledup count (a rolled-up group whose membership changed is a
+ *    new series): (cpu_time - previous cpu_time) / seconds between them. The same process is the
+ *    same (pid, ppid, cmd); for a producer that counts children also the same pid alone (an exec
+ *    changes the command, a parent's exit the ppid, neither the counters), and a previous record
+ *    without cpu_time counts as 0 there;
+ *  - otherwise it starts a series (new process, pid reuse, counter reset, restart). For a producer
+ *    that counts children and a process that is not a rolled-up group: all its cpu_time over the
+ *    seconds since the job's previous node-sample on the node (its counter is its share of the
+ *    job's total, none of it counted before). Else its cpu_avg (the lifetime average), as Sonar's
+ *    format prescribes; but when the job has a previous node-sample on the node, at most cpu_time
+ *    / seconds since it: a process younger than the interval used all its cpu_time within it.
+ * Reaped children: Sonar's cpu_time adds the time of reaped children (cutime + cstime) to the
+ * parent's, and so does fjord-push's from 0.2 (before: own utime + stime only). For a
+ * node-sample whose producer counts children, a process of the previous node-sample that is gone
+ * now (no process with its pid) and whose parent is there has its last cpu_time taken off the
+ * parent's difference (at most down to 0), so a child sampled in the job is not counted a second
+ * time in its parent; what the child used after its last sample stays with the parent.
  *
  * A node-sample's figure (job_samples.cpu_m) is the sum over its processes. Its peak candidate
  * (job_samples.cpu_win_m) is the figure over a window of at least FJ_JCPU_WINDOW_S: the
@@ -54,10 +67,12 @@ typedef struct fj_jcpu_sample {
 
 void fj_jcpu_sort(fj_jcpu_sample *s);
 
-/* Does the cpu_time of the producer named (an envelope's meta.producer, NULL: none) include its
- * processes' reaped children? fjord-push sends a process's own time; Sonar (and, unknown,
- * anything else) adds the children's. */
-bool fj_jcpu_counts_children(const char *producer);
+/* Does the cpu_time of the producer named (an envelope's meta.producer and meta.version, NULL:
+ * none) include its processes' reaped children? fjord-push before 0.2 sends a process's own time;
+ * fjord-push 0.2 and later, Sonar and (unknown) anything else add the children's. */
+bool fj_jcpu_counts_children(const char *producer, const char *version);
+/* The same for a producer known to be fjord-push, by its version (NULL: unknown, taken as new). */
+bool fj_jcpu_push_counts_children(const char *version);
 /* qsort's order of fj_jcpu_sort, (pid, ppid, cmd_id): also for an array of structs that begin with
  * an fj_jcpu_proc (the job profile's points). */
 int fj_jcpu_proc_cmp(const void *a, const void *b);

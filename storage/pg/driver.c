@@ -621,9 +621,9 @@ static void finalize(const fj_qrows *r)
     "SELECT p.node_id, p.time, dense_rank() OVER (ORDER BY p.node_id, p.time),"                        \
     " dense_rank() OVER (ORDER BY p.node_id, p.time, p.seq), p.pid, p.ppid, p.cmd_id, p.resident_kb,"  \
     " p.cpu_util_m, p.rolledup, p.cpu_time, p.cpu_avg_m, p.num_threads,"                               \
-    " coalesce((SELECT (e.producer = 'fjord-push')::int FROM jobs j JOIN envelopes e"                  \
+    " (SELECT CASE WHEN e.producer = 'fjord-push' THEN e.version END FROM jobs j JOIN envelopes e"    \
     " ON e.cluster_id = j.cluster_id AND e.node_id = js.node_id AND e.kind = 'sample'"                 \
-    " AND e.time = js.time WHERE j.id = ?1), 0)" gpu_cols " FROM job_samples js"                        \
+    " AND e.time = js.time WHERE j.id = ?1)" gpu_cols " FROM job_samples js"                        \
     " JOIN sample_procs p ON p.node_id = js.node_id AND p.time = js.time AND p.job = ?2 AND p.epoch = ?3" \
     gpu_join " WHERE js.rjob_id = ?1 AND js.time >= ?7 AND js.time <= ?8"                              \
     " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))"                   \

@@ -112,7 +112,7 @@ typedef fj_intern fj_pg_map;
     X(JCPU_PROCS, "SELECT pid, ppid, cmd_id, coalesce(cpu_time, 0), coalesce(cpu_avg_m, 0), "            \
                   "coalesce(cpu_util_m, 0), coalesce(num_threads, 0), coalesce(rolledup, 0) "            \
                   "FROM sample_procs WHERE node_id = $1 AND time = $2 AND job = $3 AND epoch = $4")      \
-    X(JCPU_PRODUCER, "SELECT producer FROM envelopes WHERE cluster_id = $1 AND node_id = $2 AND "        \
+    X(JCPU_PRODUCER, "SELECT producer, version FROM envelopes WHERE cluster_id = $1 AND node_id = $2 AND "        \
                      "kind = 'sample' AND time = $3")                                                    \
     X(JCPU_SET, "UPDATE job_samples SET cpu_m = $4, cpu_win_m = nullif($5::bigint, -1) WHERE "           \
                 "rjob_id = $1 AND node_id = $2 AND time = $3")                                           \
@@ -143,7 +143,7 @@ typedef fj_intern fj_pg_map;
                        "coalesce(p.rolledup, 0) FROM unnest($1::bigint[],$2::bigint[]) WITH ORDINALITY "  \
                        "k(n,t,o) CROSS JOIN LATERAL (SELECT * FROM sample_procs x WHERE x.node_id = k.n " \
                        "AND x.time = k.t OFFSET 0) p ORDER BY k.o, p.job, p.epoch")                       \
-    X(JCPU_PRODUCERS, "SELECT k.o FROM unnest($1::bigint[],$2::bigint[],$3::bigint[]) WITH ORDINALITY "  \
+    X(JCPU_PRODUCERS, "SELECT k.o, e.version FROM unnest($1::bigint[],$2::bigint[],$3::bigint[]) WITH ORDINALITY "  \
                       "k(c,n,t,o) JOIN envelopes e ON e.cluster_id = k.c AND e.node_id = k.n AND e.kind " \
                       "= 'sample' AND e.time = k.t WHERE e.producer = 'fjord-push'")                     \
     X(JCPU_SET_MANY, "UPDATE job_samples j SET cpu_m = u.m, cpu_win_m = nullif(u.w, -1) FROM "           \

@@ -602,10 +602,12 @@ static fj_status load_procs(ctx *c, const fj_jcpu_note *notes, size_t n)
     r = NULL;
     st = n_asked ? run_cols(c, FJ_PG_JCPU_PRODUCERS, &t, &r, "job CPU producers") : FJ_OK;
     fj_pg_cols_free(&t);
-    /* fjord-push sends a process's own time; Sonar (and, unknown, anything else) adds children's */
+    /* fjord-push before 0.2 sends a process's own time; Sonar, later fjord-push (and, unknown,
+     * anything else) add children's */
     for (int i = 0, rows2 = r ? PQntuples(r) : 0; st == FJ_OK && i < rows2; i++) {
         int64_t o = fj_pg_int(r, i, 0);
-        if (o >= 1 && (size_t)o <= n_asked)
+        const char *version = PQgetisnull(r, i, 1) ? NULL : PQgetvalue(r, i, 1);
+        if (o >= 1 && (size_t)o <= n_asked && !fj_jcpu_push_counts_children(version))
             k->sjobs[asked[o - 1]].children_counted = false;
     }
     PQclear(r);
@@ -790,8 +792,11 @@ static fj_status io_procs(void *x, int which, int64_t rjob, int64_t node, fj_tim
     }
     if ((st = run(c, FJ_PG_JCPU_PRODUCER, 3, (int64_t[]){c->cluster_id, node, t}, &r, "job CPU producer")) != FJ_OK)
         return st;
-    /* fjord-push sends a process's own time; Sonar (and, unknown, anything else) adds children's */
-    out->children_counted = fj_jcpu_counts_children(PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : NULL);
+    /* fjord-push before 0.2 sends a process's own time; Sonar, later fjord-push (and, unknown,
+     * anything else) add children's */
+    bool found = PQntuples(r) > 0;
+    out->children_counted = fj_jcpu_counts_children(found ? PQgetvalue(r, 0, 0) : NULL,
+                                                     found && !PQgetisnull(r, 0, 1) ? PQgetvalue(r, 0, 1) : NULL);
     PQclear(r);
     return FJ_OK;
 }

@@ -1086,7 +1086,7 @@ static fj_status keep_new_sample_jobs(wctx *x, const bool *is_new)
         const char *producer = we->e->producer;
         fj_pg_jcpu_sjob *m = &w->msj[w->n_msj++];
         *m = (fj_pg_jcpu_sjob){we->node_id, we->e->time, u64_i64(r->j->job), u64_i64(r->j->epoch),
-                               fj_jcpu_counts_children(producer), w->n_mprocs, 0};
+                               fj_jcpu_counts_children(producer, we->e->version), w->n_mprocs, 0};
         const fj_wv_pkey *pk = w->pk + r->pk0;
         for (size_t k = 0; k < r->n; k++) {
             if (k > 0 && fj_wv_pkey_same(&pk[k], &pk[k - 1]))

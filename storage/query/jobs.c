@@ -797,7 +797,9 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
             p->cur_cpu = (fj_jcpu_proc){p->cur_pid,          p->cur_ppid,        p->cur_cmd,
                                         fj_qr_i64(st, 10),   fj_qr_i64(st, 11),  fj_qr_i64(st, 8),
                                         fj_qr_i64(st, 12),   fj_qr_i64(st, 9)};
-            p->ns_children = fj_qr_i64(st, 13) == 0; /* 13: the producer is fjord-push */
+            /* 13: fjord-push's version, NULL for other producers */
+            const char *push_version = fj_qr_text(st, 13);
+            p->ns_children = !push_version || fj_jcpu_push_counts_children(push_version);
             p->cur_nproc = fj_qr_i64(st, 9) + 1;
             p->cur_gpu = p->cur_gpumem = 0;
         }

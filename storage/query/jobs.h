@@ -46,8 +46,8 @@ bool fj_qprofile_gpu(const fj_qprofile *p);
 /* Emits the profile's rows. procs: per process row of job $1's samples within times $7..$8 (job
  * $2, epoch $3, and pid $4, ppid $5, command $6 as for usage), ordered by node and time, adjacent
  * rows for one process: (node id, time, sample key, process key, pid, ppid, cmd_id, resident_kb,
- * cpu_util_m, rolledup, cpu_time, cpu_avg_m, num_threads, 1 when the sample's producer is
- * fjord-push else 0, and with a GPU: gpu_util_m, gpu_memory_kb of one card or NULL). $7 is the
+ * cpu_util_m, rolledup, cpu_time, cpu_avg_m, num_threads, the sample's meta.version when its
+ * producer is fjord-push else NULL, and with a GPU: gpu_util_m, gpu_memory_kb of one card or NULL). $7 is the
  * job's start, not the window's: a process's CPU needs the node's sample before (storage/core/jobcpu.h).
  * names: the string $1. */
 fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *procs, const fj_qrows *names);

@@ -257,9 +257,9 @@ static void finalize(const fj_qrows *r)
 #define JOB_PROCS(gpu_cols, gpu_join)                                                                  \
     "SELECT js.node_id, js.time, js.sample_id, p.id, p.pid, p.ppid, p.cmd_id, p.resident_kb,"          \
     " p.cpu_util_m, p.rolledup, p.cpu_time, p.cpu_avg_m, p.num_threads,"                               \
-    " coalesce((SELECT e.producer = 'fjord-push' FROM jobs j CROSS JOIN envelopes e"                   \
+    " (SELECT CASE WHEN e.producer = 'fjord-push' THEN e.version END FROM jobs j CROSS JOIN envelopes e" \
     " ON e.cluster_id = j.cluster_id AND e.node_id = js.node_id AND e.kind = 'sample'"                 \
-    " AND e.time = js.time WHERE j.id = ?1), 0)" gpu_cols " FROM job_samples js"                        \
+    " AND e.time = js.time WHERE j.id = ?1)" gpu_cols " FROM job_samples js"                        \
     " CROSS JOIN sample_procs p ON p.id >= js.proc_first AND p.id < js.proc_first + js.n_procs"        \
     gpu_join " WHERE js.rjob_id = ?1 AND js.time >= ?7 AND js.time <= ?8"                              \
     " AND (?2 <> 0 OR (p.pid = ?4 AND (?6 = 0 OR (p.ppid = ?5 AND p.cmd_id = ?6))))"                   \

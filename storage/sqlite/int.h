@@ -112,7 +112,7 @@ fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, i
     X(JCPU_PLACE, "SELECT proc_first,n_procs FROM job_samples WHERE rjob_id=?1 AND node_id=?2 AND time=?3") \
     X(JCPU_PROCS, "SELECT pid,ppid,cmd_id,cpu_time,cpu_avg_m,cpu_util_m,num_threads,rolledup "           \
                   "FROM sample_procs WHERE id>=?1 AND id<?2")                                            \
-    X(JCPU_PRODUCER, "SELECT producer FROM envelopes WHERE cluster_id=?1 AND node_id=?2 AND "            \
+    X(JCPU_PRODUCER, "SELECT producer,version FROM envelopes WHERE cluster_id=?1 AND node_id=?2 AND "            \
                      "kind='sample' AND time=?3")                                                        \
     X(JCPU_SET, "UPDATE job_samples SET cpu_m=?4,cpu_win_m=nullif(?5,-1) WHERE rjob_id=?1 AND "          \
                 "node_id=?2 AND time=?3")                                                                \

@@ -423,7 +423,8 @@ static fj_status io_procs(void *x, int which, int64_t rjob, int64_t node, fj_tim
     bind3(pr, j->cluster_id, node, t);
     rc = sqlite3_step(pr);
     const unsigned char *producer = rc == SQLITE_ROW ? sqlite3_column_text(pr, 0) : NULL;
-    out->children_counted = fj_jcpu_counts_children((const char *)producer);
+    const unsigned char *version = rc == SQLITE_ROW ? sqlite3_column_text(pr, 1) : NULL;
+    out->children_counted = fj_jcpu_counts_children((const char *)producer, (const char *)version);
     return step_end(c, pr, rc, "job CPU producer");
 }
 

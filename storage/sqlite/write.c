@@ -953,7 +953,7 @@ static fj_status write_procs(wctx *w, const fj_sample_job *j, const sj_place *at
     if (!fj_grow(&w->s->jprocs, &w->s->jprocs_cap, n + 1, sizeof *w->s->jprocs, n + 1))
         return fj_err_set(w->err, FJ_ENOMEM, "db", "out of memory");
     fj_jcpu_sample cur = {.time = w->e->time, .procs = w->s->jprocs, .n = 0,
-                          .children_counted = fj_jcpu_counts_children(w->e->producer)};
+                          .children_counted = fj_jcpu_counts_children(w->e->producer, w->e->version)};
     w->n_cards = 0; /* job 0's processes are each their own job, and no card is judged for them */
     const fj_jcpu_sample *curp = w->fresh_sample ? &cur : NULL;
     for (size_t i = 0; i < n; i++) {

@@ -3,9 +3,11 @@ process series whose true CPU use is known are posted over HTTP to a real fjord:
 true cumulative CPU truncated to whole seconds at the (jittered) sampling instant, cpu_util is a
 noisy ~100 ms glimpse (biased high, as measured against the real Sonar), cpu_avg the true lifetime
 average. The job list's cpu_avg and cpu_peak and the profile must match the truth; a child that
-is sampled and then reaped is counted once under Sonar's cpu_time (children included) and under
-fjord-push's (own time only); a pid reused (counter reset) starts a new series; arrival out of
-order gives the same figures as in order."""
+is sampled and then reaped is counted once under Sonar's cpu_time (children included), fjord-push
+0.2's (the same) and fjord-push 0.1's (own time only), told apart by meta.version (0.2's data read
+as 0.1's would count the child twice), in order and out of order; the issue's three envelopes (a
+child without cpu_time, reaped into its parent's counter) give 1 CPU-second in 20 s; a pid reused
+(counter reset) starts a new series; arrival out of order gives the same figures as in order."""
 import json
 import random
 
@@ -27,8 +29,8 @@ def proc_record(pid, ppid, cmd, cpu_s, avg, util, threads=1):
     return r
 
 
-def sample(node, t, job, procs, producer="sonar"):
-    return {"meta": {"producer": producer, "version": "0.19.0"},
+def sample(node, t, job, procs, producer="sonar", version="0.19.0"):
+    return {"meta": {"producer": producer, "version": version},
             "data": {"type": "sample", "attributes": {
                 "time": rfc(t), "cluster": "cpu.test", "node": node,
                 "jobs": [{"job": job, "user": "alice", "epoch": 0, "processes": procs}]}}}
@@ -87,7 +89,10 @@ def near(got, want, rel, what):
     check(ok, "%s: got %s, truth %.3f (within %.1f %%)" % (what, got, want, 100 * rel))
 
 
-def envelopes_for(node, job, series, times, rng, producer="sonar", children_in_parent=True):
+def envelopes_for(node, job, series, times, rng, producer="sonar", version="0.19.0"):
+    """Sonar, and fjord-push from 0.2, add reaped children's time to the parent's cpu_time;
+    fjord-push before 0.2 sent own time only."""
+    children_in_parent = producer != "fjord-push" or version >= "0.2"
     envs = []
     for t in times:
         jitter = rng.uniform(0.0, 0.9)  # /proc is read a moment after the timestamp
@@ -96,12 +101,12 @@ def envelopes_for(node, job, series, times, rng, producer="sonar", children_in_p
             if not s.alive(t):
                 continue
             cpu = s.used(t + jitter)
-            if children_in_parent and producer == "sonar":  # Sonar: reaped children's time too
+            if children_in_parent:  # reaped children's time too
                 cpu += sum(c.used(t + jitter) for c in series if c.ppid == s.pid and c.end is not None
                            and c.end <= t)
             util = 100.0 * s.rate * rng.uniform(0.95, 1.35)
             procs.append(proc_record(s.pid, s.ppid, s.cmd, cpu, 100.0 * s.rate, util))
-        envs.append(sample(node, t, job, procs, producer))
+        envs.append(sample(node, t, job, procs, producer, version))
     return envs
 
 
@@ -138,16 +143,61 @@ def main():
         check(row.get("cpu_peak") is not None and 99.0 <= row["cpu_peak"] <= 100.0,
               "single-threaded full core: cpu_peak %s in [99, 100]" % row.get("cpu_peak"))
 
-        # 3. a child sampled, then reaped: Sonar's parent counter jumps by the child's time, and
-        # fjord-push's does not; either way the child's CPU is counted once
-        for job, node, producer in ((103, "n3", "sonar"), (104, "n4", "fjord-push")):
+        # 3. a child sampled, then reaped: the parent counter of Sonar and of fjord-push from 0.2
+        # jumps by the child's time, and that of fjord-push before 0.2 (own time only) does not;
+        # the server tells them by meta.producer and meta.version, and the child's CPU is counted
+        # once in each
+        for job, node, producer, version in ((103, "n3", "sonar", "0.19.0"), (104, "n4", "fjord-push", "0.1.0"),
+                                             (107, "n7", "fjord-push", "0.2.0")):
             parent = Series(300, 1, "driver", 0.2, T0)
             child = Series(301, 300, "worker", 0.9, T0 + 2 * STEP, end=T0 + 10 * STEP + 1, born=T0 + 2 * STEP - 5)
             s3 = [parent, child]
-            post_all(f, tok, envelopes_for(node, job, s3, times, rng, producer))
+            post_all(f, tok, envelopes_for(node, job, s3, times, rng, producer, version))
             want = truth(s3, times)
             row = job_row(f, reader, job)
-            near(row.get("cpu_avg"), sum(want) / len(want), 0.01, "job %d (%s, reaped child) cpu_avg" % (job, producer))
+            near(row.get("cpu_avg"), sum(want) / len(want), 0.01,
+                 "job %d (%s %s, reaped child) cpu_avg" % (job, producer, version))
+        # the new form read with the old rule would count the child twice: the version matters
+        twice = envelopes_for("n8", 108, s3, times, rng, "fjord-push", "0.2.0")
+        for e in twice:
+            e["meta"]["version"] = "0.1.0"
+        post_all(f, tok, twice)
+        row = job_row(f, reader, 108)
+        check(row.get("cpu_avg", 0) > 1.1 * sum(want) / len(want),
+              "children's time read as own time counts the child twice: %s vs %.2f" % (row.get("cpu_avg"),
+                                                                                     sum(want) / len(want)))
+
+        # each form read back from the database (arrival out of order) as it was computed in order
+        for version, (j_in, j_out) in (("0.1.0", (111, 112)), ("0.2.0", (113, 114))):
+            envs = envelopes_for("n%d" % j_in, j_in, s3, times, random.Random(7), "fjord-push", version)
+            post_all(f, tok, envs)
+            shuffled = json.loads(json.dumps(envs))
+            for e in shuffled:
+                e["data"]["attributes"]["node"] = "n%d" % j_out
+                e["data"]["attributes"]["jobs"][0]["job"] = j_out
+            random.Random(3).shuffle(shuffled)
+            post_all(f, tok, shuffled)
+            a, b = job_row(f, reader, j_in), job_row(f, reader, j_out)
+            for k in ("cpu_avg", "cpu_peak"):
+                check(a.get(k) is not None and a.get(k) == b.get(k),
+                      "fjord-push %s out of order %s: %s, in order %s" % (version, k, b.get(k), a.get(k)))
+
+        # 3b. the issue's three envelopes: a parent at cpu_time 1, 1, 2 at t, t+10, t+20 and at
+        # t+10 only a child of it at 100 % for a moment, without cpu_time (Sonar omits 0). The
+        # job used 1 CPU-second in 20 s: per node-sample 1 (the parent's cpu_avg), 0, 10
+        for job, node, producer, version in ((109, "n9", "sonar", "0.19.0"), (110, "n10", "fjord-push", "0.2.0")):
+            par = lambda c: {"pid": 900, "ppid": 1, "cmd": "make", "cpu_avg": 1.0, "cpu_time": c}
+            kid = {"pid": 901, "ppid": 900, "cmd": "cc1", "cpu_avg": 100.0, "cpu_util": 100.0}
+            post_all(f, tok, [sample(node, T0, job, [par(1)], producer, version),
+                              sample(node, T0 + 10, job, [par(1), kid], producer, version),
+                              sample(node, T0 + 20, job, [par(2)], producer, version)])
+            row = job_row(f, reader, job)
+            near(row.get("cpu_avg"), 11.0 / 3, 0.001, "job %d (%s): (1 + 0 + 10) / 3" % (job, producer))
+            check(row.get("cpu_time_s") == 2, "job %d: cpu_time_s is the last counter: %s" % (job, row.get("cpu_time_s")))
+            prof = profile(f, reader, row.get("id", 0), "process")
+            kid_pts = [x for x in prof if x.get("pid") == 901]
+            check(len(kid_pts) == 1 and kid_pts[0]["points"][0]["cpu"] == 0,
+                  "job %d: the child's own figure is 0, its time is its parent's: %s" % (job, kid_pts))
 
         # 4. pid reuse: the counter goes down, a new series starts (no negative, no jump)
         # (a process's CPU after its last sample is seen by no one: `a` ends right after one)

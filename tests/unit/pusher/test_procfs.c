@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define ROOT FJ_SOURCE_DIR "/tests/data/pusher/node-x86"
 
@@ -120,6 +122,7 @@ Test(procfs, process)
     cr_assert_eq(p.vm_kb, 3000000 + 132);
     cr_assert_eq(p.threads, 5);
     cr_assert_eq(p.cpu_ticks, 15000);
+    cr_assert_eq(p.child_ticks, 0);
     cr_assert_eq(p.start_ticks, 15000);
     cr_assert_eq(p.slurm_job, 4242);
     cr_assert(p.have_io);
@@ -156,4 +159,35 @@ Test(procfs, pids_and_users)
     fj_user_name(ROOT, 4321, u);
     cr_assert_str_eq(u, "_user_4321");
     fj_arena_destroy(a);
+}
+
+/* cutime and cstime (fields 16 and 17): the reaped children's time, apart from the own. */
+Test(procfs, reaped_children_ticks)
+{
+    char root[] = "/tmp/fj_procfs_XXXXXX", path[256];
+    cr_assert_not_null(mkdtemp(root));
+    snprintf(path, sizeof path, "%s/proc", root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/proc/77", root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/proc/77/stat", root);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("77 (make) S 1 77 77 0 -1 4194560 100 0 0 0 120 30 4500 700 20 0 1 0 900 1000000 500 "
+          "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n", f);
+    fclose(f);
+    fj_buf scratch;
+    fj_buf_init(&scratch, 1 << 20);
+    fj_proc p;
+    cr_assert_eq(fj_proc_read(root, 77, &scratch, &p), FJ_OK);
+    cr_assert_eq(p.cpu_ticks, 120 + 30, "utime + stime");
+    cr_assert_eq(p.child_ticks, 4500 + 700, "cutime + cstime");
+    cr_assert_eq(p.start_ticks, 900);
+    fj_buf_free(&scratch);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/proc/77", root);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/proc", root);
+    rmdir(path);
+    rmdir(root);
 }
