@@ -247,7 +247,8 @@ const fj_endpoint fj_ep_uptime = {
     "/api/v1/uptime", "Uptime",
     "Up and down intervals of each node (from gaps in its samples longer than interval; a node whose "
     "samples stopped is down from its last sample) and of each GPU card while its node is up (down "
-    "when failing or missing from a sample).",
+    "when failing or missing from a sample). Time before a node's first sample is in no interval: it "
+    "was not monitored then, which is neither up nor down (a node with no sample has no row).",
     NULL, NULL, uptime_params, {&fj_qt_uptime}, NULL, "from,to,interval_s", 0, NULL};
 
 static const fj_pspec errors_params[] = {

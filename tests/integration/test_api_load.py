@@ -233,28 +233,35 @@ def main():
         check(len(rows) == sum(len(s["points"]) for s in doc.get("load", [])) and rows[0]["node"] and rows[0]["time"].endswith("Z"),
               "CSV: one row per node and bucket (%d)" % len(rows))
 
-        # Uptime: up while samples come, down after they stop, and down across a gap.
+        # Uptime: up while samples come, down after they stop, and down across a gap; before the
+        # node's first sample (t0) it was not monitored, which is neither up nor down.
         e3 = shifted(e1, 3600)  # an hour after the last one
         api.post(e3)
         end = t1 + 3600 + 7200
         up = api.json("/api/v1/uptime?cluster=test.local&from=%s&to=%s&interval=10m" % (rfc(t0 - 600), rfc(end)))
         rows = [(r["state"], epoch(r["start"]), epoch(r["end"])) for r in up.get("uptime", []) if r["device"] == "node"]
-        want = [("down", t0 - 600, t0), ("up", t0, t2), ("down", t2, t1 + 3600), ("up", t1 + 3600, t1 + 3600),
+        want = [("up", t0, t2), ("down", t2, t1 + 3600), ("up", t1 + 3600, t1 + 3600),
                 ("down", t1 + 3600, end)]
         check(rows == want, "node intervals %s, want %s" % (rows, want))
         check(up.get("interval_s") == 600, "the answer says its interval")
         up = api.json("/api/v1/uptime?cluster=test.local&from=%s&to=%s&interval=2h" % (rfc(t0), rfc(end)))
         rows = [(r["state"], epoch(r["start"]), epoch(r["end"])) for r in up.get("uptime", [])]
         check(rows == [("up", t0, end)], "a longer interval bridges the gap and reaches the end: %s" % rows)
-        # a node of the cluster with no samples in the window is down throughout
-        up = api.json("/api/v1/uptime?cluster=mlx.hpc.uio.no&host=ml1&from=2025-11-25T09:00:00Z&to=2025-11-25T12:00:00Z&interval=10m")
+        # a window wholly before the node's first sample: nothing (it was not monitored yet)
+        up = api.json("/api/v1/uptime?cluster=test.local&from=%s&to=%s" % (rfc(t0 - 7 * 86400), rfc(t0 - 1)))
+        check(up.get("uptime") == [], "no interval before the first sample: %s" % up.get("uptime"))
+        # ml1's one sample is its first: up from it for one interval, down after; nothing before it
+        up = api.json("/api/v1/uptime?cluster=mlx.hpc.uio.no&host=ml1&from=2025-11-20T09:00:00Z&to=2025-11-25T12:00:00Z&interval=10m")
         r = [x for x in up.get("uptime", []) if x["node"] == "ml1" and x["device"] == "node"]
         t = epoch(ml[0]["data"]["attributes"]["time"])
         check([(x["state"], epoch(x["start"]), epoch(x["end"])) for x in r]
-              == [("down", epoch("2025-11-25T09:00:00Z"), t), ("up", t, t + 600), ("down", t + 600, epoch("2025-11-25T12:00:00Z"))]
-              or [(x["state"]) for x in r] == ["down", "up", "down"], "ml1 one sample: %s" % r)
+              == [("up", t, t), ("down", t, epoch("2025-11-25T12:00:00Z"))], "ml1 one sample: %s" % r)
         g = [x for x in up.get("uptime", []) if x["device"].startswith("gpu")]
         check(len({x["device"] for x in g}) == 3 and all(x["state"] == "up" for x in g), "three GPUs up while ml1 is: %s" % g)
+        # a window after the last sample: down throughout (monitored, and silent)
+        up = api.json("/api/v1/uptime?cluster=mlx.hpc.uio.no&host=ml1&from=2025-11-26T00:00:00Z&to=2025-11-27T00:00:00Z")
+        r = [(x["state"], x["start"], x["end"]) for x in up.get("uptime", []) if x["node"] == "ml1" and x["device"] == "node"]
+        check(r == [("down", "2025-11-26T00:00:00Z", "2025-11-27T00:00:00Z")], "down after the samples stopped: %s" % r)
 
         # Bad parameters.
         api.bad("/api/v1/load/nodes?cluster=test.local&bucket=soon", "bucket", "not a duration")
