@@ -52,7 +52,9 @@ static const fj_pspec none[] = {P_END};
 const fj_endpoint fj_ep_clusters = {
     "/api/v1/clusters", "Clusters",
     "The clusters fjord holds data of (those the credential may read), with node counts, the latest "
-    "sample time and the Slurm partitions of the latest cluster envelope.",
+    "sample time and the Slurm partitions of the latest cluster envelope. A cluster that sends only "
+    "line protocol is listed too (0 nodes, its metrics' hosts counted), and so is one with only "
+    "Chimbuko data.",
     NULL, NULL, no_params, {&fj_qt_clusters}, NULL, NULL, 0, NULL};
 
 static const fj_pspec nodes_params[] = {P_CLUSTER, P_HOST, P_FORMAT, P_END};
