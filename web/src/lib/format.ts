@@ -11,6 +11,8 @@ export function fmtKb(kb: number | null | undefined): string {
     v /= 1024;
     u++;
   }
+  // below 10 KiB a fraction is kept ("0.5 KiB"), else a plot's small ticks all read "1 KiB"
+  if (u === 0 && !Number.isInteger(v) && Math.abs(v) < 10) return `${Number(v.toFixed(1))} KiB`;
   return `${u === 0 || v >= 100 ? Math.round(v) : v.toFixed(1)} ${KIB_UNITS[u]}`;
 }
 
@@ -77,4 +79,34 @@ export function fmtAgo(iso: string | null | undefined, nowMs: number): string {
   if (s < 5400) return `${Math.round(s / 60)}m ago`;
   if (s < 172800) return `${Math.round(s / 3600)}h ago`;
   return `${Math.round(s / 86400)}d ago`;
+}
+
+/** Compares names as people read them: digit runs as numbers (gpu-2 before gpu-10). */
+export function naturalCompare(a: string, b: string): number {
+  const ra = a.match(/\d+|\D+/g) ?? [];
+  const rb = b.match(/\d+|\D+/g) ?? [];
+  for (let i = 0; i < Math.min(ra.length, rb.length); i++) {
+    const x = ra[i], y = rb[i];
+    if (x === y) continue;
+    const nx = /^\d/.test(x), ny = /^\d/.test(y);
+    if (nx && ny) {
+      const d = Number(x) - Number(y);
+      if (d) return d;
+    }
+    return x < y ? -1 : 1;
+  }
+  return ra.length - rb.length;
+}
+
+/** A plot's time-axis ticks (epoch seconds) in the tables' format: "HH:MM", with the date
+ * ("YYYY-MM-DD") under the first tick and under each tick where the day changes. */
+export function axisTimes(ticks: number[], tz?: string): string[] {
+  let day = "";
+  return ticks.map((s) => {
+    const [d, t] = fmtLocal(new Date(s * 1000).toISOString(), tz).split(" ");
+    const hm = t.slice(0, 5);
+    if (d === day) return hm;
+    day = d;
+    return `${hm}\n${d}`;
+  });
 }

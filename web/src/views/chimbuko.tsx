@@ -3,6 +3,7 @@ import { getJson } from "../api";
 import { Section, Status, Time, useLoad } from "../components";
 import { fmtNum } from "../lib/format";
 import { queryString } from "../lib/params";
+import { href } from "../router";
 import { PickCluster } from "./clusters";
 
 async function load(p: Record<string, string>) {
@@ -28,7 +29,7 @@ export function Chimbuko({ p }: { p: Record<string, string> }) {
             <table class="data" id="chimbuko-runs"><thead><tr><th>run</th><th class="num">packets</th><th>first</th><th>last</th>
               <th class="num">anomalies</th><th class="num">normal executions</th><th class="num">ranks</th></tr></thead>
               <tbody>{d.runs.map((r: any) => (
-                <tr data-run={r.run}><td>{r.run}</td><td class="num" data-k="packets">{r.packets}</td><td><Time t={r.first} /></td><td><Time t={r.last} /></td>
+                <tr data-run={r.run}><td><a href={href("chimbuko", { cluster: p.cluster, run: r.run })} title="only this run's ranks and functions">{r.run}</a></td><td class="num" data-k="packets">{r.packets}</td><td><Time t={r.first} /></td><td><Time t={r.last} /></td>
                   <td class="num" data-k="anomalies">{r.anomalies}</td><td class="num">{r.normalexecs}</td><td class="num">{r.ranks}</td></tr>
               ))}</tbody></table>
           </Section>

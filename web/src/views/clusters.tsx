@@ -21,6 +21,15 @@ async function load(): Promise<Row[]> {
   }));
 }
 
+/** Links to what the cluster has: Sonar's nodes and jobs, line-protocol metrics, Chimbuko runs. */
+function dataLinks(c: Row) {
+  const links: [string, string][] = [];
+  if (c.nodes) links.push(["jobs", "jobs"]);
+  if (c.metrics_hosts) links.push(["metrics", `metrics (${c.metrics_hosts} host${c.metrics_hosts === 1 ? "" : "s"})`]);
+  if (c.chimbuko) links.push(["chimbuko", "Chimbuko"]);
+  return links.map(([v, label], i) => <>{i ? " · " : ""}<a href={href(v, { cluster: c.cluster })} data-view={v}>{label}</a></>);
+}
+
 export function Clusters() {
   const s = useLoad("clusters", load);
   const now = Date.now();
@@ -33,22 +42,23 @@ export function Clusters() {
           <thead>
             <tr><th>cluster</th><th class="num">nodes</th><th class="num">up</th><th class="num">down</th>
               <th class="num" title="no sample for 15 minutes before the cluster's latest">silent</th>
-              <th>latest sample</th><th>Slurm</th><th>partitions</th><th /></tr>
+              <th>latest sample</th><th>Slurm</th><th>partitions</th><th>data</th></tr>
           </thead>
           <tbody>
             {s.data.map((c) => (
               <tr data-cluster={c.cluster}>
-                <td><a href={href("nodes", { cluster: c.cluster })}>{c.cluster}</a></td>
+                <td><a href={href(c.nodes ? "nodes" : c.metrics_hosts ? "metrics" : c.chimbuko ? "chimbuko" : "nodes", { cluster: c.cluster })}>{c.cluster}</a></td>
                 <td class="num" data-k="nodes">{c.nodes}</td>
                 <td class="num up" data-k="up">{c.up}</td>
                 <td class="num down" data-k="down">{c.down}</td>
                 <td class="num silent" data-k="silent">{c.silent}</td>
-                <td data-k="last_seen"><Time t={c.last_seen} /> <span class="muted">{c.last_seen ? fmtAgo(c.last_seen, now) : ""}</span></td>
+                <td data-k="last_seen">{c.last_seen ? <><Time t={c.last_seen} /> <span class="muted">{fmtAgo(c.last_seen, now)}</span></>
+                  : <span class="muted">{c.nodes ? "no sample" : "no Sonar data"}</span>}</td>
                 <td>{c.slurm === null ? "" : c.slurm ? "yes" : "no"}</td>
-                <td class="partitions">{c.partitions.map((p) => (
-                  <a href={href("jobs", { cluster: c.cluster, partition: p })}>{p}</a>
+                <td class="partitions">{c.partitions.map((p, i) => (
+                  <>{i ? " " : ""}<a href={href("jobs", { cluster: c.cluster, partition: p })}>{p}</a></>
                 ))}</td>
-                <td><a href={href("jobs", { cluster: c.cluster })}>jobs</a></td>
+                <td class="list" data-k="data">{dataLinks(c)}</td>
               </tr>
             ))}
           </tbody>
