@@ -2,11 +2,13 @@
 import { getJson } from "../api";
 import { Status, Time, useLoad } from "../components";
 import { fmtAgo } from "../lib/format";
-import { countStates, nodeState } from "../lib/nodes";
+import { countStates, mergeAliases, nodeState } from "../lib/nodes";
 import { href } from "../router";
 import { ClusterRow, getClusters } from "./common";
 
 interface Row extends ClusterRow {
+  /** nodes once a Slurm name and a sampled name of one machine are merged */
+  machines: number;
   up: number;
   down: number;
   silent: number;
@@ -15,9 +17,10 @@ interface Row extends ClusterRow {
 async function load(): Promise<Row[]> {
   const list = await getClusters();
   return Promise.all(list.map(async (c) => {
-    const nodes = c.nodes ? (await getJson(`/api/v1/nodes?cluster=${encodeURIComponent(c.cluster)}`)).nodes : [];
+    // one row per machine: c1-10 (Slurm) and c1-10.fox (samples) are one node
+    const nodes = c.nodes ? mergeAliases((await getJson(`/api/v1/nodes?cluster=${encodeURIComponent(c.cluster)}`)).nodes as any[]) : [];
     const n = countStates(nodes.map((x: any) => nodeState(x.states, x.last_seen, c.last_seen)));
-    return { ...c, ...n };
+    return { ...c, ...n, machines: nodes.length };
   }));
 }
 
@@ -48,7 +51,7 @@ export function Clusters() {
             {s.data.map((c) => (
               <tr data-cluster={c.cluster}>
                 <td><a href={href(c.nodes ? "nodes" : c.metrics_hosts ? "metrics" : c.chimbuko ? "chimbuko" : "nodes", { cluster: c.cluster })}>{c.cluster}</a></td>
-                <td class="num" data-k="nodes">{c.nodes}</td>
+                <td class="num" data-k="nodes" title={c.machines !== c.nodes ? `${c.nodes} names: a Slurm name and the name its samples carry are one node` : undefined}>{c.machines}</td>
                 <td class="num up" data-k="up">{c.up}</td>
                 <td class="num down" data-k="down">{c.down}</td>
                 <td class="num silent" data-k="silent">{c.silent}</td>

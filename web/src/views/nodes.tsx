@@ -6,7 +6,7 @@ import { getJson, getText } from "../api";
 import { Plot, Section, Status, Time, useLoad, WindowBar } from "../components";
 import { plain } from "../lib/bidi";
 import { fmtKb, fmtPct, fmtLocal, fmtUtc, naturalCompare } from "../lib/format";
-import { heatColor, memPct, nodeState } from "../lib/nodes";
+import { heatColor, memPct, mergeAliases, nodeState } from "../lib/nodes";
 import { align, epochOf, mean } from "../lib/series";
 import { alignWindow, bucketFor, rfc3339 } from "../lib/timewin";
 import { queryString } from "../lib/params";
@@ -26,6 +26,8 @@ function pointValue(m: Metric, p: any, memoryKb: number | null): number | null {
 
 interface NodeRow {
   node: string;
+  /** the machine's other name (a Slurm short name), merged into this row */
+  aliases: string[];
   state: string;
   info: any;
   points: any[];
@@ -59,9 +61,11 @@ async function loadNodes(p: Record<string, string>) {
   const nowOf = new Map<string, any>(recent.load.map((l: any) => [l.node, l.points[l.points.length - 1]]));
   const last = clusters.find((x) => x.cluster === p.cluster)?.last_seen ?? null;
   const byNode = new Map<string, any[]>(load.load.map((l: any) => [l.node, l.points]));
-  const rows: NodeRow[] = nodes.nodes.map((n: any) => ({
-    node: n.node, info: n, points: byNode.get(n.node) ?? [], now: nowOf.get(n.node), state: nodeState(n.states, n.last_seen, last),
-  }));
+  const rows: NodeRow[] = mergeAliases(nodes.nodes as any[]).map((n) => {
+    const name = [n.node, ...n.aliases].find((x) => byNode.has(x)) ?? n.node;
+    return { node: n.node, aliases: n.aliases, info: n, points: byNode.get(name) ?? [], now: nowOf.get(name),
+      state: nodeState(n.states, n.last_seen, last) };
+  });
   rows.sort((a, b) => naturalCompare(a.node, b.node));
   const cols: number[] = [];
   for (let t = Math.floor(w.from / bucket) * bucket; t < w.to; t += bucket) cols.push(t);
@@ -197,7 +201,8 @@ export function Nodes({ p }: { p: Record<string, string> }) {
                 const last = r.now;
                 return (
                   <tr data-node={r.node}>
-                    <td><a href={href("node", { cluster: p.cluster }, r.node)}>{r.node}</a></td>
+                    <td><a href={href("node", { cluster: p.cluster }, r.node)}>{r.node}</a>
+                      {r.aliases.length > 0 && <span class="muted alias" title="the same node under its Slurm name"> ({r.aliases.join(", ")})</span>}</td>
                     <td class={r.state}>{r.state}</td>
                     <td>{(r.info.states ?? []).join(", ")}</td>
                     <td class="num">{r.info.cores ?? ""}</td>
