@@ -41,7 +41,7 @@ export function Clusters() {
       <h1>Clusters</h1>
       <Status s={s} />
       {s.data && (
-        <table class="data" id="clusters">
+        <div class="scroll"><table class="data" id="clusters">
           <thead>
             <tr><th>cluster</th><th class="num">nodes</th><th class="num">up</th><th class="num">down</th>
               <th class="num" title="no sample for 15 minutes before the cluster's latest">silent</th>
@@ -65,7 +65,7 @@ export function Clusters() {
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></div>
       )}
     </>
   );

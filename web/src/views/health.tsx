@@ -32,11 +32,11 @@ export function Errors({ p }: { p: Record<string, string> }) {
       <HostFilter p={p} view="errors" />
       <Status s={s} />
       {s.data && (s.data.errors.length === 0 ? <p class="muted" id="no-errors">No errors.</p> : (
-        <table class="data" id="errors"><thead><tr><th>time</th><th>node</th><th>source</th><th>kind</th><th>detail</th></tr></thead>
+        <div class="scroll"><table class="data" id="errors"><thead><tr><th>time</th><th>node</th><th>source</th><th>kind</th><th>detail</th></tr></thead>
           <tbody>{s.data.errors.map((e: any) => (
             <tr><td><Time t={e.time} /></td><td>{e.node ? <a href={href("node", { cluster: p.cluster }, e.node)}>{e.node}</a> : ""}</td>
               <td>{e.source}</td><td>{e.kind}</td><td>{e.detail}</td></tr>
-          ))}</tbody></table>
+          ))}</tbody></table></div>
       ))}
       {s.data?.next && <a id="next" href={href("errors", { ...p, cursor: s.data.next })}>next page</a>}
     </>
@@ -82,7 +82,7 @@ export function Uptime({ p }: { p: Record<string, string> }) {
         <>
         <p class="muted">Bars: green up, red down; blank before a node's first sample (not monitored yet).</p>
         {s.data.rows.length === 0 && <p class="muted" id="no-uptime">No node was monitored in this window.</p>}
-        <table class="data uptime" id="uptime"><thead><tr><th>node</th><th>device</th><th class="num">up</th><th class="num">down</th>
+        <div class="scroll"><table class="data uptime" id="uptime"><thead><tr><th>node</th><th>device</th><th class="num">up</th><th class="num">down</th>
           <th class="bars">intervals<TimeAxis w={s.data.w} /></th></tr></thead>
           <tbody>{s.data.rows.map((r) => {
             const span = s.data!.w.to - s.data!.w.from;
@@ -97,7 +97,7 @@ export function Uptime({ p }: { p: Record<string, string> }) {
                 ))}</div></td>
               </tr>
             );
-          })}</tbody></table>
+          })}</tbody></table></div>
         </>
       )}
     </>

@@ -195,7 +195,7 @@ export function JobPage({ p, id }: { p: Record<string, string>; id: string }) {
             {d!.profile.length > 0 && !usedGpu(j, d!.profile) && <p class="muted" id="no-gpu">No GPU was used: no GPU plots.</p>}
           </Section>
           <Section title="Per host">
-            <table class="data" id="job-hosts"><thead><tr><th>host</th><th class="num">samples</th><th>start</th><th>end</th>
+            <div class="scroll"><table class="data" id="job-hosts"><thead><tr><th>host</th><th class="num">samples</th><th>start</th><th>end</th>
               <th class="num">processes</th><th class="num">CPU avg %</th><th class="num">CPU peak %</th><th class="num">mem peak</th>
               <th class="num">GPU avg %</th><th class="num">GPU mem peak</th></tr></thead>
               <tbody>{d!.hosts.map((h: any) => (
@@ -203,7 +203,7 @@ export function JobPage({ p, id }: { p: Record<string, string>; id: string }) {
                   <td><Time t={h.start} /></td><td><Time t={h.end} /></td><td class="num">{h.processes}</td>
                   <td class="num" data-k="cpu_avg">{fmtNum(h.cpu_avg)}</td><td class="num">{fmtNum(h.cpu_peak)}</td>
                   <td class="num" data-k="mem_peak">{fmtKb(h.mem_peak_kb)}</td><td class="num">{fmtNum(h.gpu_avg)}</td><td class="num">{fmtKb(h.gpumem_peak_kb)}</td></tr>
-              ))}</tbody></table>
+              ))}</tbody></table></div>
           </Section>
           <Section title="Slurm" id="slurm">
             {!slurm && <p class="muted" id="no-slurm">No Slurm record: this job is a process group on {j.node}. What it held

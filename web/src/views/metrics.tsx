@@ -66,8 +66,8 @@ export function Metrics({ p }: { p: Record<string, string> }) {
             or check the metric's name.</p> : (
             <>
               <Plot title={c.metric} x={c.x} series={c.series} window={s.data!.w} zoomPath="/ui/metrics" zoomParams={{ cluster: p.cluster, metric: p.metric ?? "", host: p.host ?? "" }} />
-              <table class="data stats"><thead><tr><th>node</th><th class="num">avg</th><th class="num">min</th><th class="num">max</th></tr></thead>
-                <tbody>{c.stats.map((x: any) => <tr data-host={x.host}><td>{x.host}</td><td class="num" data-k="avg">{fmtNum(x.avg, 3)}</td><td class="num">{fmtNum(x.min, 3)}</td><td class="num">{fmtNum(x.max, 3)}</td></tr>)}</tbody></table>
+              <div class="scroll"><table class="data stats"><thead><tr><th>node</th><th class="num">avg</th><th class="num">min</th><th class="num">max</th></tr></thead>
+                <tbody>{c.stats.map((x: any) => <tr data-host={x.host}><td>{x.host}</td><td class="num" data-k="avg">{fmtNum(x.avg, 3)}</td><td class="num">{fmtNum(x.min, 3)}</td><td class="num">{fmtNum(x.max, 3)}</td></tr>)}</tbody></table></div>
             </>
           )}
         </section>

@@ -192,7 +192,7 @@ export function Nodes({ p }: { p: Record<string, string> }) {
       {s.data && s.data.rows.length > 0 && (
         <>
           <Heatmap rows={s.data.rows} cols={s.data.cols} bucket={s.data.bucket} metric={metric} cluster={p.cluster} />
-          <table class="data" id="nodes">
+          <div class="scroll"><table class="data" id="nodes">
             <thead><tr><th>node</th><th>state</th><th>Slurm</th><th class="num">cores</th><th class="num">memory</th>
               <th class="num">GPUs</th><th class="num">CPU now</th><th class="num">CPU window</th><th class="num">mem now</th>
               <th class="num">GPU now</th><th>last seen</th></tr></thead>
@@ -217,7 +217,7 @@ export function Nodes({ p }: { p: Record<string, string> }) {
                 );
               })}
             </tbody>
-          </table>
+          </table></div>
         </>
       )}
     </>
@@ -317,17 +317,17 @@ export function NodePage({ p, node }: { p: Record<string, string>; node: string 
           </Section>
           <Section title="GPU cards">
             {(d.info.gpu_cards ?? []).length === 0 ? <p class="muted">none</p> : (
-              <table class="data" id="gpu-cards"><thead><tr><th>index</th><th>model</th><th>memory</th><th>power limit</th><th>driver</th><th>UUID</th></tr></thead>
+              <div class="scroll"><table class="data" id="gpu-cards"><thead><tr><th>index</th><th>model</th><th>memory</th><th>power limit</th><th>driver</th><th>UUID</th></tr></thead>
                 <tbody>{d.info.gpu_cards.map((g: any) => (
                   <tr><td>{g.index}</td><td>{g.model}</td><td>{fmtKb(g.memory_kb)}</td><td>{g.power_limit ?? ""} W</td><td>{g.driver}</td><td class="mono">{g.uuid}</td></tr>
-                ))}</tbody></table>
+                ))}</tbody></table></div>
             )}
           </Section>
           <Section title="Hardware history (sysinfo)">
-            <table class="data" id="sysinfo"><thead><tr><th>time</th><th>CPU</th><th class="num">threads</th><th class="num">memory</th><th class="num">GPUs</th><th>kernel</th></tr></thead>
+            <div class="scroll"><table class="data" id="sysinfo"><thead><tr><th>time</th><th>CPU</th><th class="num">threads</th><th class="num">memory</th><th class="num">GPUs</th><th>kernel</th></tr></thead>
               <tbody>{d.sysinfo.map((x: any) => (
                 <tr><td><Time t={x.time} /></td><td>{x.cpu_model}</td><td class="num">{x.cores}</td><td class="num">{fmtKb(x.memory_kb)}</td><td class="num">{x.gpus}</td><td>{x.os_release}</td></tr>
-              ))}</tbody></table>
+              ))}</tbody></table></div>
           </Section>
           <Section title="Topology">{(d.info.topology ?? []).includes("svg") ? <Topology cluster={p.cluster} node={node} />
             : <p class="muted" id="no-topology">No topology stored for {node}.</p>}</Section>
