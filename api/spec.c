@@ -160,13 +160,25 @@ const fj_endpoint fj_ep_job_profile = {
 
 /* --- load ------------------------------------------------------------------------------------ */
 
-static const fj_pspec load_params[] = {P_CLUSTER,
-                                       P_FROM("start of the window (default: to - 1 day)"),
-                                       P_TO("end of the window (default: now)"),
-                                       P_HOST,
-                                       P_BUCKET,
-                                       P_FORMAT,
-                                       P_END};
+static const fj_pspec load_params[] = {
+    P_CLUSTER,
+    P_FROM("start of the window (default: to - 1 day)"),
+    P_TO("end of the window (default: now)"),
+    P_HOST,
+    P_BUCKET,
+    P_FORMAT,
+    {"fields", FJ_PT_LIST,
+     "the columns to answer, comma-separated; repeatable (default all); the node (and card) and time "
+     "always come: cpu_util,mem_kb,gpu_util is what a grid needs",
+     NULL, false, 0, 0},
+    {"layout", FJ_PT_ENUM,
+     "rows (default): an object per bucket; columns (JSON only, node and GPU load): per node (and "
+     "card) an array per column with one value per bucket of the window, null where there is none, "
+     "and no time column: slot k is the bucket that starts at floor(from / bucket_s) * bucket_s + k * "
+     "bucket_s, up to the bucket holding to. The compact form of a grid: a thousand nodes' day in "
+     "hours is numbers and commas, not a member name per value",
+     "rows|columns", false, 0, 0},
+    P_END};
 const fj_endpoint fj_ep_load_nodes = {
     "/api/v1/load/nodes", "Node load",
     "Per node and bucket: CPU utilisation from the cumulative per-core counters (a decreasing counter "

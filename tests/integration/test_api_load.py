@@ -160,6 +160,45 @@ def gpu_cards(api, ml1):
     api.bad("/api/v1/load/gpus?cluster=mlx.hpc.uio.no&card=1", "card", "unknown")
 
 
+def compact(api):
+    """fields and layout=columns: the same figures as the rows answer, rearranged here."""
+    q = "cluster=mlx.hpc.uio.no&from=2025-11-25T09:30:00Z&to=2025-11-25T21:30:00Z&bucket=1h"
+    rows = api.json("/api/v1/load/nodes?" + q)
+    cols = api.json("/api/v1/load/nodes?%s&layout=columns&fields=cpu_util,mem_kb,gpu_util" % q)
+    step = rows["bucket_s"]
+    base = epoch(rows["from"]) // step * step
+    n = epoch(rows["to"]) // step - epoch(rows["from"]) // step + 1
+    check(n == 13 and cols.get("bucket_s") == step and cols.get("from") == rows["from"], "a 12-hour window in hours: 13 slots")
+    want = []
+    for g in rows["load"]:
+        arr = {k: [None] * n for k in ("cpu_util", "mem_kb", "gpu_util")}
+        for pt in g["points"]:
+            k = (epoch(pt["time"]) - base) // step
+            for c in arr:
+                arr[c][k] = pt[c]
+        want.append(dict(node=g["node"], **arr))
+    check(len(want) > 0 and cols.get("load") == want, "columns = the rows rearranged: %s" % str(cols.get("load"))[:300])
+    check(any(v is not None for g in want for v in g["mem_kb"]), "some values in the grid")
+    # fields alone: the rows answer with only those columns, and the node and time
+    few = api.json("/api/v1/load/nodes?%s&fields=mem_kb" % q)
+    check(few.get("load") == [{"node": g["node"], "points": [{"time": p["time"], "mem_kb": p["mem_kb"]} for p in g["points"]]}
+                              for g in rows["load"]], "fields=mem_kb: node, time and mem_kb only")
+    csv_rows = api.csv("/api/v1/load/nodes?%s&fields=cpu_util,mem_kb" % q)
+    check(csv_rows and list(csv_rows[0].keys()) == ["node", "time", "cpu_util", "mem_kb"], "CSV with fields: %s"
+          % (list(csv_rows[0].keys()) if csv_rows else None))
+    gpus = api.json("/api/v1/load/gpus?%s&layout=columns&fields=gpu_util" % q)
+    check(all(len(g["gpu_util"]) == n and "card" in g and "points" not in g for g in gpus.get("load", [])) and gpus.get("load"),
+          "GPU cards by columns: %s" % str(gpus.get("load"))[:200])
+    # how much smaller: the grid's bytes against the rows' bytes
+    big = len(api.get("/api/v1/load/nodes?" + q).body)
+    small = len(api.get("/api/v1/load/nodes?%s&layout=columns&fields=cpu_util,mem_kb,gpu_util" % q).body)
+    check(small < big, "the columns answer is smaller than the rows', even this sparse (%d of %d bytes)" % (small, big))
+    api.bad("/api/v1/load/nodes?%s&fields=cpu,mem_kb" % q, "fields", "'cpu' is not a column")
+    api.bad("/api/v1/load/nodes?%s&layout=grid" % q, "layout", "not one of")
+    api.bad("/api/v1/load/nodes?%s&layout=columns&format=csv" % q, "layout", "JSON")
+    api.bad("/api/v1/load/cluster?%s&layout=columns" % q, "layout", "node and GPU load")
+
+
 def main():
     api = Api()
     try:
@@ -272,6 +311,7 @@ def main():
         api.bad("/api/v1/load/cluster?cluster=test.local&format=xml", "format", "not one of")
 
         rollups(api, e1)
+        compact(api)
         gpu_cards(api, ml[0])
     finally:
         api.close()
