@@ -59,7 +59,8 @@ async function loadNodes(p: Record<string, string>) {
   const grid = `layout=columns&fields=${GRID_FIELDS.join(",")}`;
   const [nodes, load, recent, clusters] = await Promise.all([
     getJson(`/api/v1/nodes?cluster=${c}${host}`),
-    getJson(`/api/v1/load/nodes?cluster=${c}${host}&from=${w.from}&to=${w.to}&bucket=${bucket}&${grid}`),
+    // to one second before the window's end: its buckets, not also the one that starts at its end
+    getJson(`/api/v1/load/nodes?cluster=${c}${host}&from=${w.from}&to=${w.to - 1}&bucket=${bucket}&${grid}`),
     getJson(`/api/v1/load/nodes?cluster=${c}${host}&from=${shown.to - NOW_SPAN_S}&to=${shown.to}&bucket=${NOW_BUCKET_S}&${grid}`),
     getClusters(),
   ]);
