@@ -43,21 +43,34 @@ export function fmtDuration(s: number | null | undefined): string {
   return `${sec}s`;
 }
 
+/** Formatters by time zone: making one costs far more than using it, and a thousand-row table
+ * formats a thousand times. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatter(tz?: string): Intl.DateTimeFormat {
+  const key = tz ?? "";
+  let f = formatters.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-CA", {
+      timeZone: tz,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+    });
+    formatters.set(key, f);
+  }
+  return f;
+}
+
 /** An RFC 3339 time in the browser's time zone ("2025-11-25 10:52:00"), or with `tz` in another. */
 export function fmtLocal(iso: string | null | undefined, tz?: string): string {
   if (!iso) return "";
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const parts = new Intl.DateTimeFormat("en-CA", {
-    timeZone: tz,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-  }).formatToParts(d);
+  const parts = formatter(tz).formatToParts(d);
   const p = (t: string) => parts.find((x) => x.type === t)?.value ?? "";
   return `${p("year")}-${p("month")}-${p("day")} ${p("hour")}:${p("minute")}:${p("second")}`;
 }
