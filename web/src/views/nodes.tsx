@@ -20,7 +20,8 @@ const METRICS: [Metric, string][] = [["cpu", "CPU %"], ["mem", "memory %"], ["gp
 
 function pointValue(m: Metric, p: any, memoryKb: number | null): number | null {
   if (m === "cpu") return p.cpu_util ?? null;
-  if (m === "gpu") return p.gpus ? p.gpu_util ?? null : null;
+  // a node without GPUs has no GPU utilisation (null): no count of cards is needed to tell
+  if (m === "gpu") return p.gpu_util ?? null;
   return memPct(p.mem_kb, memoryKb);
 }
 
@@ -40,7 +41,7 @@ interface NodeRow {
 const NOW_BUCKET_S = 300;
 const NOW_SPAN_S = 1800;
 /** The load columns the grid and the table show. */
-const GRID_FIELDS = ["cpu_util", "mem_kb", "gpu_util", "gpus"];
+const GRID_FIELDS = ["cpu_util", "mem_kb", "gpu_util"];
 
 async function loadNodes(p: Record<string, string>) {
   const shown = await viewWindow(p);
@@ -220,7 +221,7 @@ export function Nodes({ p }: { p: Record<string, string> }) {
                     <td class="num" data-k="cpu_now">{last ? fmtPct(last.cpu_util) : ""}</td>
                     <td class="num">{fmtPct(mean(r.points.map((x) => x.cpu_util)))}</td>
                     <td class="num" data-k="mem_now">{last ? fmtPct(memPct(last.mem_kb, r.info.memory_kb)) : ""}</td>
-                    <td class="num">{last && last.gpus ? fmtPct(last.gpu_util) : ""}</td>
+                    <td class="num">{last ? fmtPct(last.gpu_util) : ""}</td>
                     <td><Time t={r.info.last_seen} /></td>
                   </tr>
                 );
