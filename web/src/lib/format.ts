@@ -96,8 +96,23 @@ export function fmtAgo(iso: string | null | undefined, nowMs: number): string {
 
 /** Compares names as people read them: digit runs as numbers (gpu-2 before gpu-10). */
 export function naturalCompare(a: string, b: string): number {
-  const ra = a.match(/\d+|\D+/g) ?? [];
-  const rb = b.match(/\d+|\D+/g) ?? [];
+  return comparePieces(pieces(a), pieces(b));
+}
+
+/** A name cut into its digit runs and the rest, for naturalCompare (sortNatural cuts once per name). */
+function pieces(s: string): string[] {
+  return s.match(/\d+|\D+/g) ?? [];
+}
+
+/** Sorts by a name as people read them, cutting each name once (a thousand nodes: a thousand cuts, not
+ * twenty thousand). */
+export function sortNatural<T>(list: T[], name: (x: T) => string): T[] {
+  const keyed = list.map((x) => ({ x, k: pieces(name(x)) }));
+  keyed.sort((a, b) => comparePieces(a.k, b.k));
+  return keyed.map((e) => e.x);
+}
+
+function comparePieces(ra: string[], rb: string[]): number {
   for (let i = 0; i < Math.min(ra.length, rb.length); i++) {
     const x = ra[i], y = rb[i];
     if (x === y) continue;

@@ -31,7 +31,15 @@ export function countStates(list: NodeState[]): Record<NodeState, number> {
  * yellow to red, readable on light and dark backgrounds. */
 export function heatColor(pct: number | null | undefined): string {
   if (pct === null || pct === undefined || !Number.isFinite(pct)) return "rgba(128,128,128,0.15)";
-  const v = Math.min(100, Math.max(0, pct)) / 100;
+  // whole percents are all the eye tells apart: 101 colours, each made once
+  const whole = Math.round(Math.min(100, Math.max(0, pct)));
+  return (HEAT[whole] ??= heatOf(whole));
+}
+
+const HEAT: string[] = [];
+
+function heatOf(pct: number): string {
+  const v = pct / 100;
   const stops = [[70, 130, 180], [250, 210, 60], [215, 40, 40]];
   const i = v < 0.5 ? 0 : 1;
   const f = v < 0.5 ? v * 2 : (v - 0.5) * 2;

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { getJson, getText } from "../api";
 import { Plot, Section, Status, Time, useLoad, WindowBar } from "../components";
 import { plain } from "../lib/bidi";
-import { fmtKb, fmtPct, fmtLocal, fmtUtc, naturalCompare } from "../lib/format";
+import { fmtKb, fmtPct, fmtLocal, fmtUtc, sortNatural } from "../lib/format";
 import { heatColor, memPct, mergeAliases, nodeState } from "../lib/nodes";
 import { align, columnPoints, epochOf, mean } from "../lib/series";
 import { alignWindow, bucketFor, rfc3339 } from "../lib/timewin";
@@ -71,12 +71,12 @@ async function loadNodes(p: Record<string, string>) {
   }));
   const last = clusters.find((x) => x.cluster === p.cluster)?.last_seen ?? null;
   const byNode = new Map<string, any[]>(load.load.map((l: any) => [l.node, columnPoints(l, GRID_FIELDS, w.from, bucket)]));
-  const rows: NodeRow[] = mergeAliases(nodes.nodes as any[]).map((n) => {
+  const merged: NodeRow[] = mergeAliases(nodes.nodes as any[]).map((n) => {
     const name = [n.node, ...n.aliases].find((x) => byNode.has(x)) ?? n.node;
     return { node: n.node, aliases: n.aliases, info: n, points: byNode.get(name) ?? [], now: nowOf.get(name),
       state: nodeState(n.states, n.last_seen, last) };
   });
-  rows.sort((a, b) => naturalCompare(a.node, b.node));
+  const rows = sortNatural(merged, (r) => r.node);
   const cols: number[] = [];
   for (let t = Math.floor(w.from / bucket) * bucket; t < w.to; t += bucket) cols.push(t);
   return { w, bucket, rows, cols };
