@@ -18,6 +18,8 @@ typedef struct fj_apiq {
     bool csv;
     fj_hostpat *hosts;
     char tag[64]; /* cursor tag: the endpoint and its order */
+    fj_strlist fields; /* the answer's columns (n 0: all); fj_api_run passes them to the writer */
+    bool columns;      /* JSON by columns over the load grid (fj_out_columns) */
 } fj_apiq;
 
 typedef fj_status (*fj_qop)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);

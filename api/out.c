@@ -1,6 +1,7 @@
 /* out.c — the JSON and CSV row sinks of the query API. */
 #include "out.h"
 
+#include "alloc.h"
 #include "cancel.h"
 
 #include <math.h>
@@ -209,6 +210,40 @@ static fj_status member(fj_out *o, const char *name)
     return FJ_OK;
 }
 
+/* The columns layout: nulls for the current group's buckets before slot `to`. */
+static fj_status pad_columns(fj_out *o, size_t to)
+{
+    const fj_qtable *t = o->t;
+    for (; o->slot < to; o->slot++)
+        for (size_t i = t->n_key + 1; i < t->n_cols; i++)
+            if (o->pick[i])
+                TRY(fj_buf_puts(&o->colv[i], o->slot ? ",null" : "null"));
+    return FJ_OK;
+}
+
+/* The columns layout: the current group's arrays, padded to the grid, and its closing brace. */
+static fj_status flush_columns(fj_out *o)
+{
+    const fj_qtable *t = o->t;
+    TRY(pad_columns(o, o->grid_n));
+    for (size_t i = t->n_key + 1; i < t->n_cols; i++) {
+        if (!o->pick[i])
+            continue;
+        TRY(fj_buf_append(o->b, o->keys.data + o->key_off[i], o->key_len[i]));
+        TRY(fj_buf_puts(o->b, "["));
+        TRY(fj_buf_append(o->b, o->colv[i].data ? o->colv[i].data : "", o->colv[i].len));
+        TRY(fj_buf_puts(o->b, "]"));
+    }
+    TRY(fj_buf_puts(o->b, "}"));
+    return FJ_OK;
+}
+
+static fj_time floor_to(fj_time t, fj_time step)
+{
+    fj_time q = t / step;
+    return (q - (t % step < 0)) * step;
+}
+
 /* Closes the JSON of the current table. */
 static fj_status close_table(fj_out *o)
 {
@@ -219,7 +254,9 @@ static fj_status close_table(fj_out *o)
             TRY(fj_buf_puts(o->b, "null"));
         return FJ_OK;
     }
-    if (o->t->n_key && o->groups)
+    if (o->columns && o->groups)
+        TRY(flush_columns(o));
+    else if (o->t->n_key && o->groups)
         TRY(fj_buf_puts(o->b, "]}"));
     TRY(fj_buf_puts(o->b, "]"));
     return FJ_OK;
@@ -234,6 +271,28 @@ static fj_status sink_table(fj_sink *k, const fj_qtable *t)
     o->t = t;
     o->n_tables++;
     o->rows = o->groups = 0;
+    for (size_t i = 0; i < t->n_cols && i < FJ_OUT_MAX_COLS; i++) {
+        /* the key and the bucket's time always come: a value without them says nothing */
+        bool want = !o->fields || i < t->n_key || strcmp(t->cols[i].name, "time") == 0;
+        for (size_t f = 0; !want && f < o->n_fields; f++)
+            want = strcmp(o->fields[f], t->cols[i].name) == 0;
+        o->pick[i] = want;
+    }
+    o->columns = !o->csv && o->grid && o->grid->bucket_s > 0 && t->n_key && t->n_key < t->n_cols &&
+                 t->n_cols <= FJ_OUT_MAX_COLS && t->cols[t->n_key].type == FJ_VT_TIME;
+    if (o->columns) {
+        o->grid_step = o->grid->bucket_s;
+        o->grid_from = floor_to(o->grid->from, o->grid_step);
+        o->grid_n = (size_t)((floor_to(o->grid->to, o->grid_step) - o->grid_from) / o->grid_step + 1);
+        if (!o->colv) {
+            if (!(o->colv = fj_calloc(FJ_OUT_MAX_COLS, sizeof *o->colv)))
+                return o->st = FJ_ENOMEM;
+            for (size_t i = 0; i < FJ_OUT_MAX_COLS; i++) {
+                fj_buf_init(&o->colv[i], o->b->cap);
+                fj_buf_set_budget(&o->colv[i], o->b->budget);
+            }
+        }
+    }
     fj_buf_reset(&o->key);
     fj_buf_reset(&o->keys);
     for (size_t i = 0; i < t->n_cols && i < FJ_OUT_MAX_COLS; i++) {
@@ -246,9 +305,13 @@ static fj_status sink_table(fj_sink *k, const fj_qtable *t)
     if (o->csv) {
         if (o->n_tables > 1)
             TRY(fj_buf_puts(o->b, "\r\n"));
+        bool first = true;
         for (size_t i = 0; i < t->n_cols; i++) {
-            if (i)
+            if (i < FJ_OUT_MAX_COLS && !o->pick[i])
+                continue;
+            if (!first)
                 TRY(fj_buf_puts(o->b, ","));
+            first = false;
             TRY(fj_csv_cell(o->b, t->cols[i].name));
         }
         TRY(fj_buf_puts(o->b, "\r\n"));
@@ -265,8 +328,12 @@ static fj_status sink_table(fj_sink *k, const fj_qtable *t)
 static fj_status json_object(fj_out *o, const fj_value *v, size_t from, size_t to)
 {
     TRY(fj_buf_append(o->b, "{", 1));
+    bool first = true;
     for (size_t i = from; i < to; i++) {
-        size_t skip = i == from; /* no comma before the first */
+        if (i < FJ_OUT_MAX_COLS && !o->pick[i])
+            continue;
+        size_t skip = first; /* no comma before the first */
+        first = false;
         if (i < FJ_OUT_MAX_COLS && o->keys.data)
             TRY(fj_buf_append(o->b, o->keys.data + o->key_off[i] + skip, o->key_len[i] - skip));
         else {
@@ -292,9 +359,13 @@ static fj_status sink_row(fj_sink *k, const fj_value *v)
         return o->st = FJ_EBUSY;
     const fj_qtable *t = o->t;
     if (o->csv) {
+        bool first = true;
         for (size_t i = 0; i < t->n_cols; i++) {
-            if (i)
+            if (i < FJ_OUT_MAX_COLS && !o->pick[i])
+                continue;
+            if (!first)
                 TRY(fj_buf_puts(o->b, ","));
+            first = false;
             if (v[i].t == FJ_VT_TEXT || v[i].t == FJ_VT_JSON) { /* as it is: no copy of a 30 MB command */
                 TRY(fj_csv_text(o->b, v[i].s ? v[i].s : ""));
                 continue;
@@ -325,6 +396,37 @@ static fj_status sink_row(fj_sink *k, const fj_value *v)
             TRY(fj_buf_puts(&o->tmp, "\x1f"));
         }
         bool same = o->groups && o->key.len == o->tmp.len && memcmp(o->key.data, o->tmp.data, o->tmp.len) == 0;
+        if (o->columns) {
+            if (!same) {
+                if (o->groups) {
+                    TRY(flush_columns(o));
+                    TRY(fj_buf_puts(o->b, ","));
+                }
+                TRY(json_object(o, v, 0, t->n_key));
+                fj_buf_reset(&o->key);
+                TRY(fj_buf_append(&o->key, o->tmp.data, o->tmp.len));
+                for (size_t i = 0; i < t->n_cols; i++)
+                    fj_buf_reset(&o->colv[i]);
+                o->slot = 0;
+                o->groups++;
+            }
+            fj_time at = v[t->n_key].i;
+            if (v[t->n_key].t != FJ_VT_TIME || at < o->grid_from)
+                return o->st = FJ_EINTERNAL;
+            size_t slot = (size_t)((at - o->grid_from) / o->grid_step);
+            if (slot >= o->grid_n || slot < o->slot)
+                return o->st = FJ_EINTERNAL; /* off the grid, or not in time order */
+            TRY(pad_columns(o, slot));
+            for (size_t i = t->n_key + 1; i < t->n_cols; i++) {
+                if (!o->pick[i])
+                    continue;
+                if (o->slot)
+                    TRY(fj_buf_puts(&o->colv[i], ","));
+                TRY(fj_value_json(&o->colv[i], &v[i]));
+            }
+            o->slot++;
+            return FJ_OK;
+        }
         if (!same) {
             if (o->groups)
                 TRY(fj_buf_puts(o->b, "]},"));
@@ -365,8 +467,24 @@ void fj_out_init(fj_out *o, fj_buf *b, bool csv)
     fj_buf_set_budget(&o->tmp, b->budget);
 }
 
+void fj_out_fields(fj_out *o, const char *const *fields, size_t n)
+{
+    o->fields = fields;
+    o->n_fields = n;
+}
+
+void fj_out_columns(fj_out *o, const fj_query *q)
+{
+    o->grid = q;
+}
+
 void fj_out_free(fj_out *o)
 {
+    if (o->colv) {
+        for (size_t i = 0; i < FJ_OUT_MAX_COLS; i++)
+            fj_buf_free(&o->colv[i]);
+        fj_free(o->colv);
+    }
     fj_buf_free(&o->key);
     fj_buf_free(&o->keys);
     fj_buf_free(&o->tmp);

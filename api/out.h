@@ -28,10 +28,33 @@ typedef struct fj_out {
     fj_buf tmp;
     fj_status st;       /* first failure */
     bool open;          /* JSON: "{" written */
+    /* Set by the caller before the first table (fj_out_fields, fj_out_columns). */
+    const char *const *fields; /* the columns to write besides a grouped table's key (NULL: all) */
+    size_t n_fields;
+    const fj_query *grid;      /* JSON columns layout of a grouped table over q's from, to, bucket_s */
+    /* Per table: which columns are written; in the columns layout, each written column's values
+     * of the current group (JSON, comma-separated) and the group's next bucket. */
+    bool pick[FJ_OUT_MAX_COLS];
+    bool columns;
+    fj_buf *colv;
+    fj_time grid_from, grid_step;
+    size_t grid_n, slot;
 } fj_out;
 
 /* A writer appending to b. */
 void fj_out_init(fj_out *o, fj_buf *b, bool csv);
+
+/* Only these columns of each table (the key columns and a "time" column always), in the table's order;
+ * names not in a table are the caller's to refuse. The array must outlive the writer. */
+void fj_out_fields(fj_out *o, const char *const *fields, size_t n);
+
+/* JSON only: a grouped table whose first column after the key is its bucket time (the load
+ * tables) is written by columns: per group, each column an array with one value per bucket of q's
+ * grid (q->from, q->to, q->bucket_s, read when the table begins), null where the group has no
+ * row; the time column itself is left out (slot k is the bucket starting at floor(from / bucket_s)
+ * * bucket_s + k * bucket_s, through the bucket holding to). A thousand nodes' day of three
+ * columns is then numbers and commas, not a member name per value. */
+void fj_out_columns(fj_out *o, const fj_query *q);
 void fj_out_free(fj_out *o);
 
 /* JSON only: top-level members besides the tables (before or after them). */

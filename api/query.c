@@ -213,6 +213,10 @@ void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
     fj_out o;
     fj_out_init(&o, &body, a->csv);
     o.single = a->ep->single;
+    if (a->fields.n)
+        fj_out_fields(&o, a->fields.v, a->fields.n);
+    if (a->columns)
+        fj_out_columns(&o, &a->q);
     fj_status st = op(s, &a->q, &o.sink, &err);
     if (st == FJ_OK && o.st != FJ_OK)
         st = o.st;

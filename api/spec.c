@@ -52,7 +52,9 @@ static const fj_pspec none[] = {P_END};
 const fj_endpoint fj_ep_clusters = {
     "/api/v1/clusters", "Clusters",
     "The clusters fjord holds data of (those the credential may read), with node counts, the latest "
-    "sample time and the Slurm partitions of the latest cluster envelope.",
+    "sample time and the Slurm partitions of the latest cluster envelope. A cluster that sends only "
+    "line protocol is listed too (0 nodes, its metrics' hosts counted), and so is one with only "
+    "Chimbuko data.",
     NULL, NULL, no_params, {&fj_qt_clusters}, NULL, NULL, 0, NULL};
 
 static const fj_pspec nodes_params[] = {P_CLUSTER, P_HOST, P_FORMAT, P_END};
@@ -158,13 +160,25 @@ const fj_endpoint fj_ep_job_profile = {
 
 /* --- load ------------------------------------------------------------------------------------ */
 
-static const fj_pspec load_params[] = {P_CLUSTER,
-                                       P_FROM("start of the window (default: to - 1 day)"),
-                                       P_TO("end of the window (default: now)"),
-                                       P_HOST,
-                                       P_BUCKET,
-                                       P_FORMAT,
-                                       P_END};
+static const fj_pspec load_params[] = {
+    P_CLUSTER,
+    P_FROM("start of the window (default: to - 1 day)"),
+    P_TO("end of the window (default: now)"),
+    P_HOST,
+    P_BUCKET,
+    P_FORMAT,
+    {"fields", FJ_PT_LIST,
+     "the columns to answer, comma-separated; repeatable (default all); the node (and card) and time "
+     "always come: cpu_util,mem_kb,gpu_util is what a grid needs",
+     NULL, false, 0, 0},
+    {"layout", FJ_PT_ENUM,
+     "rows (default): an object per bucket; columns (JSON only, node and GPU load): per node (and "
+     "card) an array per column with one value per bucket of the window, null where there is none, "
+     "and no time column: slot k is the bucket that starts at floor(from / bucket_s) * bucket_s + k * "
+     "bucket_s, up to the bucket holding to. The compact form of a grid: a thousand nodes' day in "
+     "hours is numbers and commas, not a member name per value",
+     "rows|columns", false, 0, 0},
+    P_END};
 const fj_endpoint fj_ep_load_nodes = {
     "/api/v1/load/nodes", "Node load",
     "Per node and bucket: CPU utilisation from the cumulative per-core counters (a decreasing counter "
@@ -247,7 +261,8 @@ const fj_endpoint fj_ep_uptime = {
     "/api/v1/uptime", "Uptime",
     "Up and down intervals of each node (from gaps in its samples longer than interval; a node whose "
     "samples stopped is down from its last sample) and of each GPU card while its node is up (down "
-    "when failing or missing from a sample).",
+    "when failing or missing from a sample). Time before a node's first sample is in no interval: it "
+    "was not monitored then, which is neither up nor down (a node with no sample has no row).",
     NULL, NULL, uptime_params, {&fj_qt_uptime}, NULL, "from,to,interval_s", 0, NULL};
 
 static const fj_pspec errors_params[] = {

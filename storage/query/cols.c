@@ -17,6 +17,8 @@ static const fj_qcol clusters_cols[] = {
     {"last_seen", FJ_VT_TIME, "time of the latest node sample"},
     {"slurm", FJ_VT_BOOL, "the latest cluster envelope says the cluster runs Slurm"},
     {"partitions", FJ_VT_LIST, "Slurm partitions in the latest cluster envelope"},
+    {"metrics_hosts", FJ_VT_INT, "hosts with line-protocol (ClusterCockpit) metrics: POST /api/query"},
+    {"chimbuko", FJ_VT_BOOL, "the cluster has Chimbuko data: GET /api/v1/chimbuko/runs"},
 };
 TABLE(fj_qt_clusters, "clusters", clusters_cols, 0);
 

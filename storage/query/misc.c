@@ -62,7 +62,8 @@ fj_status fj_quptime_window(fj_query *q, fj_err *err)
     return FJ_OK;
 }
 
-fj_status fj_quptime_rows(const fj_qenv *e, const fj_qrows *times, const fj_qrows *cards, const fj_qrows *sysinfo)
+fj_status fj_quptime_rows(const fj_qenv *e, const fj_qrows *times, const fj_qrows *cards, const fj_qrows *sysinfo,
+                          const fj_qrows *first)
 {
     const fj_query *q = e->q;
     fj_time *t = NULL, *seg = NULL;
@@ -81,12 +82,24 @@ fj_status fj_quptime_rows(const fj_qenv *e, const fj_qrows *times, const fj_qrow
         size_t ni = order[oi];
         int64_t node = e->nodes->ids[ni];
         u.node = e->nodes->names[ni];
+        /* Before a node's first sample it was not monitored: that time is neither up nor down, so
+         * it is left out (a node first seen yesterday is not "down" for the week before). A node
+         * with no sample at all, or none until after the window, has no interval. */
+        bool row = false;
+        fj_qr_bind(first, 1, node);
+        rs = fj_qr_step(first, "first sample", &row);
+        bool monitored = rs == FJ_OK && row && !fj_qr_null(first, 0);
+        fj_time first_t = monitored ? fj_qr_i64(first, 0) : 0;
+        fj_qr_reset(first);
+        if (rs != FJ_OK)
+            goto out;
+        if (!monitored || first_t > u.to)
+            continue;
         /* sample times from one interval before the window, so a node up at `from` shows so */
         size_t n = 0;
         fj_qr_bind(times, 1, node);
         fj_qr_bind(times, 2, u.from - u.interval);
         fj_qr_bind(times, 3, u.to);
-        bool row = false;
         while ((rs = fj_qr_step(times, "sample times", &row)) == FJ_OK && row) {
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 1024;
@@ -116,7 +129,7 @@ fj_status fj_quptime_rows(const fj_qenv *e, const fj_qrows *times, const fj_qrow
             continue;
         }
         size_t ns = up_segments(t, n, u.to, u.interval, seg);
-        fj_time cur = u.from;
+        fj_time cur = first_t > u.from ? first_t : u.from;
         for (size_t i = 0; i < ns; i++) {
             if (seg[2 * i] > cur && (rs = up_row(&u, "node", false, cur, seg[2 * i])) != FJ_OK)
                 goto out;
@@ -256,7 +269,7 @@ fj_status fj_qerrors_rows(const fj_qenv *e, const fj_qrows *r)
 static fj_status uptime(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
 {
     (void)x, (void)arg;
-    return fj_quptime_rows(e, &st[0], &st[1], &st[2]);
+    return fj_quptime_rows(e, &st[0], &st[1], &st[2], &st[3]);
 }
 
 fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
@@ -268,6 +281,7 @@ fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
         "SELECT time FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
         fj_driver_of(s)->layout->uptime_cards,
         "SELECT count(*), max(n_gpus) FROM sysinfo WHERE node_id = ?1",
+        "SELECT min(time) FROM samples WHERE node_id = ?1",
         NULL,
     };
     return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, uptime, NULL);

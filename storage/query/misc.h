@@ -15,8 +15,10 @@ fj_status fj_quptime_window(fj_query *q, fj_err *err);
 /* Emits table fj_qt_uptime, wanted nodes by name, over q's resolved window. Each statement has
  * node $1 and times $2..$3 bound here: times: the node's sample times, ascending; gpus: (time,
  * card index, failing) of its samples' cards, by time and index; has_gpus: (sysinfo count, most
- * cards) of node $1 only. */
-fj_status fj_quptime_rows(const fj_qenv *e, const fj_qrows *times, const fj_qrows *gpus, const fj_qrows *has_gpus);
+ * cards) of node $1 only; first: (the node's first sample time, NULL for none) of node $1 only.
+ * Time before a node's first sample is in no interval (it was not monitored then). */
+fj_status fj_quptime_rows(const fj_qenv *e, const fj_qrows *times, const fj_qrows *gpus, const fj_qrows *has_gpus,
+                          const fj_qrows *first);
 
 /* The whole statement of an error listing: (node_id, time, source, kind, detail) of table errors
  * with q's filters, in the order pages follow. collate_c as in fj_qslurm_jobs_sql. */

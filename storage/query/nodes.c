@@ -27,12 +27,14 @@ fj_status fj_qclusters_rows(const fj_qenv *e, const fj_qrows *clusters, const fj
         size_t pn = 0;
         if ((rs = fj_qenv_text_list(e, parts, fj_qr_i64(clusters, 0), &pl, &pn)) != FJ_OK)
             break;
-        fj_value v[5] = {
+        fj_value v[7] = {
             fj_v_text(name),
             fj_v_int(fj_qr_i64(clusters, 2)),
             fj_qr_value(clusters, 3, FJ_VT_TIME),
             fj_qr_value(clusters, 4, FJ_VT_BOOL),
             fj_v_list(pl, pn),
+            fj_v_int(fj_qr_i64(clusters, 5)),
+            fj_v_bool(fj_qr_i64(clusters, 6) != 0),
         };
         rs = k->row(k, v);
     }
@@ -332,11 +334,20 @@ out:
 fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     static const char *const sql[] = {
-        "SELECT c.id, c.name, (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id),"
+        /* Sonar's clusters (and those Chimbuko created), and the clusters that only send line
+         * protocol (ts_series names them; they have no row in clusters, so id 0: no partitions) */
+        "SELECT id, name, nodes, last_seen, slurm, metrics_hosts, chimbuko FROM ("
+        " SELECT c.id AS id, c.name AS name, (SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id) AS nodes,"
         " (SELECT max((SELECT max(time) FROM samples s WHERE s.node_id = n.id))"
-        "  FROM nodes n WHERE n.cluster_id = c.id),"
-        " (SELECT slurm FROM cluster_info ci WHERE ci.cluster_id = c.id ORDER BY time DESC LIMIT 1)"
-        " FROM clusters c ORDER BY c.name{bytes}",
+        "  FROM nodes n WHERE n.cluster_id = c.id) AS last_seen,"
+        " (SELECT slurm FROM cluster_info ci WHERE ci.cluster_id = c.id ORDER BY time DESC LIMIT 1) AS slurm,"
+        " (SELECT count(DISTINCT t.host) FROM ts_series t WHERE t.cluster = c.name) AS metrics_hosts,"
+        " CASE WHEN EXISTS (SELECT 1 FROM chimbuko_packets p WHERE p.cluster_id = c.id) THEN 1 ELSE 0 END AS chimbuko"
+        " FROM clusters c"
+        " UNION ALL"
+        " SELECT 0, t.cluster, 0, NULL, NULL, count(DISTINCT t.host), 0 FROM ts_series t"
+        " WHERE NOT EXISTS (SELECT 1 FROM clusters c WHERE c.name = t.cluster) GROUP BY t.cluster"
+        ") u ORDER BY name{bytes}",
         "SELECT x.s FROM partitions p JOIN strings x ON x.id = p.name_id WHERE p.cluster_id = ?1"
         " AND p.time = (SELECT max(time) FROM partitions WHERE cluster_id = ?1) ORDER BY x.s{bytes}",
         NULL,

@@ -18,8 +18,9 @@
     " max_memory_clock FROM sysinfo_gpus"
 
 /* Emits table fj_qt_clusters (the clusters q->cluster_match accepts). clusters: (id, name, node
- * count, latest sample time, latest Slurm flag) by name; parts: the partition names of cluster
- * $1's latest envelope. (e needs no cluster nor nodes.) */
+ * count, latest sample time, latest Slurm flag, hosts with line-protocol series, has Chimbuko
+ * packets as 0 or 1) by name; parts: the partition names of cluster $1's latest envelope. (e
+ * needs no cluster nor nodes.) */
 fj_status fj_qclusters_rows(const fj_qenv *e, const fj_qrows *clusters, const fj_qrows *parts);
 
 /* The statements of a node listing. */

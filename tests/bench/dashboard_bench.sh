@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Dashboard rendering benchmark (not a test): the query benchmark's database (tests/bench/api_bench.sh
 # builds it with api_gen; DAYS=14 gives about 10,000 jobs), a fjord on it, and web/e2e/bench.mjs
-# timing the job list, the node grid and the 64-node job's profile in headless Chromium.
+# timing every view in headless Chromium (the job list and its pages, the node grid, the 64-node
+# job's profile, clusters, a node, problems, uptime, errors, Chimbuko), each split into its API
+# calls' time and the browser's.
 #
 #   tests/bench/dashboard_bench.sh [DB] [REPEATS]    (after a build and `npm ci` in web/)
 #

@@ -160,6 +160,45 @@ def gpu_cards(api, ml1):
     api.bad("/api/v1/load/gpus?cluster=mlx.hpc.uio.no&card=1", "card", "unknown")
 
 
+def compact(api):
+    """fields and layout=columns: the same figures as the rows answer, rearranged here."""
+    q = "cluster=mlx.hpc.uio.no&from=2025-11-25T09:30:00Z&to=2025-11-25T21:30:00Z&bucket=1h"
+    rows = api.json("/api/v1/load/nodes?" + q)
+    cols = api.json("/api/v1/load/nodes?%s&layout=columns&fields=cpu_util,mem_kb,gpu_util" % q)
+    step = rows["bucket_s"]
+    base = epoch(rows["from"]) // step * step
+    n = epoch(rows["to"]) // step - epoch(rows["from"]) // step + 1
+    check(n == 13 and cols.get("bucket_s") == step and cols.get("from") == rows["from"], "a 12-hour window in hours: 13 slots")
+    want = []
+    for g in rows["load"]:
+        arr = {k: [None] * n for k in ("cpu_util", "mem_kb", "gpu_util")}
+        for pt in g["points"]:
+            k = (epoch(pt["time"]) - base) // step
+            for c in arr:
+                arr[c][k] = pt[c]
+        want.append(dict(node=g["node"], **arr))
+    check(len(want) > 0 and cols.get("load") == want, "columns = the rows rearranged: %s" % str(cols.get("load"))[:300])
+    check(any(v is not None for g in want for v in g["mem_kb"]), "some values in the grid")
+    # fields alone: the rows answer with only those columns, and the node and time
+    few = api.json("/api/v1/load/nodes?%s&fields=mem_kb" % q)
+    check(few.get("load") == [{"node": g["node"], "points": [{"time": p["time"], "mem_kb": p["mem_kb"]} for p in g["points"]]}
+                              for g in rows["load"]], "fields=mem_kb: node, time and mem_kb only")
+    csv_rows = api.csv("/api/v1/load/nodes?%s&fields=cpu_util,mem_kb" % q)
+    check(csv_rows and list(csv_rows[0].keys()) == ["node", "time", "cpu_util", "mem_kb"], "CSV with fields: %s"
+          % (list(csv_rows[0].keys()) if csv_rows else None))
+    gpus = api.json("/api/v1/load/gpus?%s&layout=columns&fields=gpu_util" % q)
+    check(all(len(g["gpu_util"]) == n and "card" in g and "points" not in g for g in gpus.get("load", [])) and gpus.get("load"),
+          "GPU cards by columns: %s" % str(gpus.get("load"))[:200])
+    # how much smaller: the grid's bytes against the rows' bytes
+    big = len(api.get("/api/v1/load/nodes?" + q).body)
+    small = len(api.get("/api/v1/load/nodes?%s&layout=columns&fields=cpu_util,mem_kb,gpu_util" % q).body)
+    check(small < big, "the columns answer is smaller than the rows', even this sparse (%d of %d bytes)" % (small, big))
+    api.bad("/api/v1/load/nodes?%s&fields=cpu,mem_kb" % q, "fields", "'cpu' is not a column")
+    api.bad("/api/v1/load/nodes?%s&layout=grid" % q, "layout", "not one of")
+    api.bad("/api/v1/load/nodes?%s&layout=columns&format=csv" % q, "layout", "JSON")
+    api.bad("/api/v1/load/cluster?%s&layout=columns" % q, "layout", "node and GPU load")
+
+
 def main():
     api = Api()
     try:
@@ -233,28 +272,35 @@ def main():
         check(len(rows) == sum(len(s["points"]) for s in doc.get("load", [])) and rows[0]["node"] and rows[0]["time"].endswith("Z"),
               "CSV: one row per node and bucket (%d)" % len(rows))
 
-        # Uptime: up while samples come, down after they stop, and down across a gap.
+        # Uptime: up while samples come, down after they stop, and down across a gap; before the
+        # node's first sample (t0) it was not monitored, which is neither up nor down.
         e3 = shifted(e1, 3600)  # an hour after the last one
         api.post(e3)
         end = t1 + 3600 + 7200
         up = api.json("/api/v1/uptime?cluster=test.local&from=%s&to=%s&interval=10m" % (rfc(t0 - 600), rfc(end)))
         rows = [(r["state"], epoch(r["start"]), epoch(r["end"])) for r in up.get("uptime", []) if r["device"] == "node"]
-        want = [("down", t0 - 600, t0), ("up", t0, t2), ("down", t2, t1 + 3600), ("up", t1 + 3600, t1 + 3600),
+        want = [("up", t0, t2), ("down", t2, t1 + 3600), ("up", t1 + 3600, t1 + 3600),
                 ("down", t1 + 3600, end)]
         check(rows == want, "node intervals %s, want %s" % (rows, want))
         check(up.get("interval_s") == 600, "the answer says its interval")
         up = api.json("/api/v1/uptime?cluster=test.local&from=%s&to=%s&interval=2h" % (rfc(t0), rfc(end)))
         rows = [(r["state"], epoch(r["start"]), epoch(r["end"])) for r in up.get("uptime", [])]
         check(rows == [("up", t0, end)], "a longer interval bridges the gap and reaches the end: %s" % rows)
-        # a node of the cluster with no samples in the window is down throughout
-        up = api.json("/api/v1/uptime?cluster=mlx.hpc.uio.no&host=ml1&from=2025-11-25T09:00:00Z&to=2025-11-25T12:00:00Z&interval=10m")
+        # a window wholly before the node's first sample: nothing (it was not monitored yet)
+        up = api.json("/api/v1/uptime?cluster=test.local&from=%s&to=%s" % (rfc(t0 - 7 * 86400), rfc(t0 - 1)))
+        check(up.get("uptime") == [], "no interval before the first sample: %s" % up.get("uptime"))
+        # ml1's one sample is its first: up from it for one interval, down after; nothing before it
+        up = api.json("/api/v1/uptime?cluster=mlx.hpc.uio.no&host=ml1&from=2025-11-20T09:00:00Z&to=2025-11-25T12:00:00Z&interval=10m")
         r = [x for x in up.get("uptime", []) if x["node"] == "ml1" and x["device"] == "node"]
         t = epoch(ml[0]["data"]["attributes"]["time"])
         check([(x["state"], epoch(x["start"]), epoch(x["end"])) for x in r]
-              == [("down", epoch("2025-11-25T09:00:00Z"), t), ("up", t, t + 600), ("down", t + 600, epoch("2025-11-25T12:00:00Z"))]
-              or [(x["state"]) for x in r] == ["down", "up", "down"], "ml1 one sample: %s" % r)
+              == [("up", t, t), ("down", t, epoch("2025-11-25T12:00:00Z"))], "ml1 one sample: %s" % r)
         g = [x for x in up.get("uptime", []) if x["device"].startswith("gpu")]
         check(len({x["device"] for x in g}) == 3 and all(x["state"] == "up" for x in g), "three GPUs up while ml1 is: %s" % g)
+        # a window after the last sample: down throughout (monitored, and silent)
+        up = api.json("/api/v1/uptime?cluster=mlx.hpc.uio.no&host=ml1&from=2025-11-26T00:00:00Z&to=2025-11-27T00:00:00Z")
+        r = [(x["state"], x["start"], x["end"]) for x in up.get("uptime", []) if x["node"] == "ml1" and x["device"] == "node"]
+        check(r == [("down", "2025-11-26T00:00:00Z", "2025-11-27T00:00:00Z")], "down after the samples stopped: %s" % r)
 
         # Bad parameters.
         api.bad("/api/v1/load/nodes?cluster=test.local&bucket=soon", "bucket", "not a duration")
@@ -265,6 +311,7 @@ def main():
         api.bad("/api/v1/load/cluster?cluster=test.local&format=xml", "format", "not one of")
 
         rollups(api, e1)
+        compact(api)
         gpu_cards(api, ml[0])
     finally:
         api.close()

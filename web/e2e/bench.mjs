@@ -4,7 +4,8 @@
 //   - the job list's first page with every job of the window (all of api_gen's days) in it, and
 //     every following page, by the page's "next page" link
 //   - the node grid (heatmap and table) of all nodes over one day
-//   - the 64-node job's page: four profile plots of one series per host over its life
+//   - the 64-node job's page: its profile plots of one series per host over its life
+//   - the other views: clusters, a node's page, problems, uptime, errors, Chimbuko, a sorted job list
 // Prints one JSON line per measurement: median and max over REPEATS runs, in milliseconds.
 import { chromium } from "playwright-core";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -39,8 +40,16 @@ await page.click("button[type=submit]");
 await page.waitForSelector("#clusters");
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// Each timed load also notes, from the page's own resource timing, how long its API calls took (from
+// the first call's start to the last answer's end: api_ms) and so what the browser spent besides
+// (loading the bundle, drawing: browser_ms = the view's time - api_ms).
+let splits = [];
 function report(what, times, extra = {}) {
-  console.log(JSON.stringify({ what, median_ms: Math.round(median(times)), max_ms: Math.round(Math.max(...times)), runs: times.length, ...extra }));
+  const s = splits.length === times.length ? splits : [];
+  const split = s.length ? { api_ms: Math.round(median(s.map((x) => x.api))), browser_ms: Math.round(median(s.map((x) => x.total - x.api))),
+    api_bytes: s[0].bytes } : {};
+  console.log(JSON.stringify({ what, median_ms: Math.round(median(times)), max_ms: Math.round(Math.max(...times)), runs: times.length, ...split, ...extra }));
+  splits = [];
 }
 
 /** Loads url as a fresh page (the bundle from the cache, as a returning user has it) and waits
@@ -50,7 +59,14 @@ async function timeView(url, done, arg) {
   const t0 = Date.now();
   await page.goto(BASE + url);
   await page.waitForFunction(done, arg, { polling: "raf" });
-  return Date.now() - t0;
+  const ms = Date.now() - t0;
+  splits.push(await page.evaluate(() => {
+    const api = performance.getEntriesByType("resource").filter((e) => new URL(e.name).pathname.startsWith("/api/"));
+    const start = Math.min(...api.map((e) => e.startTime));
+    const end = Math.max(...api.map((e) => e.responseEnd));
+    return { api: api.length ? end - start : 0, total: performance.now(), bytes: api.reduce((a, e) => a + (e.encodedBodySize || 0), 0) };
+  }));
+  return ms;
 }
 
 const firstPage = [];
@@ -85,6 +101,7 @@ for (;;) {
   pages.push(Date.now() - t0);
   if (pages.length > 1000) break;
 }
+splits = [];
 report("job list, each following page by 'next page'", pages, { pages: pages.length + 1, jobs_seen: seen });
 
 const grid = [];
@@ -99,10 +116,28 @@ report(`node grid of ${GEN.nodes} nodes, one day`, grid);
 const prof = [];
 for (let i = 0; i < REPEATS; i++) {
   prof.push(await timeView(`/ui/job/${bigJob.id}?cluster=${c}`,
-    () => document.querySelectorAll("#profile .plot canvas").length === 4 && !document.querySelector(".loading")));
+    // CPU and memory, and GPU and GPU memory when the job used a GPU
+    () => document.querySelectorAll("#profile .plot canvas").length >= 2 && !document.querySelector(".loading")));
 }
 const series = await page.getAttribute("#profile", "data-series");
 report(`profile of the ${bigJob.hosts.length}-node job, per host, its whole life`, prof, { series: Number(series) });
+
+// The other views, each until its content is drawn.
+const ready = (sel) => (s) => !!document.querySelector(s) && !document.querySelector(".loading");
+const views = [
+  ["clusters", "/ui/clusters", "#clusters tbody tr"],
+  ["node page (one day)", `/ui/node/${encodeURIComponent(bigJob.hosts[0])}?cluster=${c}&from=${day}&to=${day + 86400}`, "#node-facts"],
+  ["problems (one day)", `/ui/problems?cluster=${c}&from=${day}&to=${day + 86400}`, "#problem-list"],
+  ["uptime (one week)", `/ui/uptime?cluster=${c}&from=${GEN.to - 7 * 86400}&to=${GEN.to}`, "#uptime tbody tr"],
+  ["errors", `/ui/errors?cluster=${c}`, "#errors, #no-errors"],
+  ["chimbuko", `/ui/chimbuko?cluster=${c}`, "#chimbuko-runs, #no-chimbuko"],
+  ["job list sorted by CPU", `/ui/jobs?cluster=${c}&from=${GEN.from}&to=${GEN.to}&sort=cpu_avg&order=desc`, "#jobs tbody tr"],
+];
+for (const [name, url, sel] of views) {
+  const t = [];
+  for (let i = 0; i < REPEATS; i++) t.push(await timeView(url, ready(sel), sel));
+  report(name, t);
+}
 
 await ctx.close();
 rmSync(profile, { recursive: true, force: true });

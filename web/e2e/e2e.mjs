@@ -32,6 +32,12 @@ async function api(path, headers = {}) {
   return (headers.Accept ?? "").includes("csv") ? r.text() : r.json();
 }
 const enc = encodeURIComponent;
+// "3d 4h", "2h 05m", "4m 10s", "12s" (the dashboard's durations) in seconds
+const parseDur = (t) => {
+  let s = 0;
+  for (const [, n, u] of t.matchAll(/(\d+)([dhms])/g)) s += Number(n) * { d: 86400, h: 3600, m: 60, s: 1 }[u];
+  return s;
+};
 const pct = (v) => (v === null || v === undefined ? "" : `${Number(v.toFixed(1))}%`);
 
 // Independent of the dashboard's code: a node is down by its Slurm states, silent when its last
@@ -46,6 +52,24 @@ function expectedStates(nodes, clusterLast) {
     else c.up++;
   }
   return c;
+}
+
+// One node per machine, worked out here: a name whose first label is another node's name, where one
+// of the two has no sample, is that node (Slurm's c1-10 and the sampled c1-10.fox); the Slurm states
+// and partitions go to the row that has the samples.
+function merged(nodes) {
+  const by = new Map(nodes.map((n) => [n.node, n]));
+  const drop = new Set();
+  const out = new Map();
+  for (const n of nodes) {
+    const s = n.node.includes(".") ? by.get(n.node.split(".")[0]) : null;
+    if (!s || (n.last_seen && s.last_seen)) continue;
+    const [keep, other] = !n.last_seen && s.last_seen ? [s, n] : [n, s];
+    drop.add(other.node);
+    out.set(keep.node, { ...keep, last_seen: keep.last_seen ?? other.last_seen,
+      states: keep.states?.length ? keep.states : other.states });
+  }
+  return nodes.filter((n) => !drop.has(n.node)).map((n) => out.get(n.node) ?? n);
 }
 
 const profile = mkdtempSync(join(tmpdir(), "fjord-e2e-chromium-"));
@@ -88,6 +112,51 @@ const shows = (sel, attr, want) =>
       timeout: 10000,
     })
     .then(() => true, () => false);
+
+// Pixels of a plot's first line colour (#4e79a7) on its canvas: a plot with axes and no line has none.
+const linePixels = (sel) => page.$eval(`${sel} canvas`, (c) => {
+  const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - 78) < 20 && Math.abs(d[i + 1] - 121) < 20 && Math.abs(d[i + 2] - 167) < 20) n++;
+  return n;
+});
+// The page fits the window: no page-wide horizontal scroll (a table may scroll inside itself).
+const pageWidth = () => page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: innerWidth }));
+// Every view at a width and in a theme. In CI each view is seen once (VIEW_LOOKS picks its width and
+// theme, so both widths and both themes are covered); FJ_E2E_MATRIX=1 sees every view in all four.
+const WIDTHS = [1366, 400];
+const THEMES = ["light", "dark"];
+const MATRIX = process.env.FJ_E2E_MATRIX === "1";
+const layoutFigures = [];
+async function looks(name, url, ready, pick) {
+  const combos = MATRIX ? WIDTHS.flatMap((w) => THEMES.map((t) => [w, t])) : [pick];
+  for (const [w, theme] of combos) {
+    await page.setViewportSize({ width: w, height: 900 });
+    await page.emulateMedia({ colorScheme: theme });
+    const t0 = Date.now();
+    await page.goto(BASE + url);
+    await page.waitForSelector(ready);
+    await idle();
+    const ms = Date.now() - t0;
+    const { scroll, inner } = await pageWidth();
+    layoutFigures.push({ view: name, width: w, theme, page_px: scroll, ms });
+    check(scroll <= inner, `${name} at ${w} px (${theme}): the page is ${scroll} px wide in a ${inner} px window`);
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    check(bg === (theme === "dark" ? "rgb(21, 23, 26)" : "rgb(251, 251, 250)"), `${name} ${theme} background: ${bg}`);
+    // keyboard: Tab reaches the view's own content (a link, button, field or the heatmap in main)
+    await page.evaluate(() => document.activeElement?.blur());
+    let inMain = false;
+    for (let i = 0; i < 40 && !inMain; i++) {
+      await page.keyboard.press("Tab");
+      inMain = await page.evaluate(() => !!document.activeElement?.closest("main"));
+    }
+    check(inMain, `${name}: the keyboard reaches the view's content`);
+    if (!MATRIX || (w === 1366 && theme === "light")) await shot(`look-${name}-${w}-${theme}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.emulateMedia({ colorScheme: "light" });
+}
+
 async function step(name, fn) {
   try {
     await fn();
@@ -164,9 +233,9 @@ try {
     check(rows.length === want.length, `clusters: ${rows.length} rows, API ${want.length}`);
     for (const c of want) {
       const row = `#clusters tr[data-cluster="${c.cluster}"]`;
+      const nodes = c.nodes ? merged((await api(`/api/v1/nodes?cluster=${enc(c.cluster)}`)).nodes) : [];
       const got = Number(await page.textContent(`${row} [data-k=nodes]`));
-      check(got === c.nodes, `${c.cluster}: ${got} nodes, API ${c.nodes}`);
-      const nodes = c.nodes ? (await api(`/api/v1/nodes?cluster=${enc(c.cluster)}`)).nodes : [];
+      check(got === nodes.length, `${c.cluster}: ${got} nodes, API ${c.nodes} names, ${nodes.length} machines`);
       const e = expectedStates(nodes, c.last_seen);
       for (const k of ["up", "down", "silent"]) {
         const v = Number(await page.textContent(`${row} [data-k=${k}]`));
@@ -184,18 +253,22 @@ try {
     await idle();
     check(page.url().includes("/ui/nodes?cluster=mlx.hpc.uio.no"), `cluster link opens its nodes: ${page.url()}`);
     const nodes = (await api("/api/v1/nodes?cluster=mlx.hpc.uio.no")).nodes;
-    const rows = await texts("#nodes tbody tr td:first-child");
-    check(rows.length === nodes.length && nodes.every((n) => rows.includes(n.node)), `node table: ${rows}`);
-    check(Number(await page.getAttribute("#heatmap", "data-rows")) === nodes.length, "a heatmap row per node");
+    const rows = await texts("#nodes tbody tr td:first-child a");
+    const machines = merged(nodes);
+    check(rows.length === machines.length && machines.every((n) => rows.includes(n.node)), `node table: ${rows}`);
+    check(Number(await page.getAttribute("#heatmap", "data-rows")) === machines.length, "a heatmap row per node");
     // The window in the URL: the same numbers the API gives for it.
-    const from = "2025-11-25T00:00:00Z", to = "2025-11-25T12:00:00Z";
+    const from = "2025-11-25T00:00:00Z", to = "2025-11-25T10:00:00Z";
     await page.goto(`${BASE}/ui/nodes?cluster=mlx.hpc.uio.no&from=${from}&to=${to}`);
     await page.waitForSelector("#nodes");
     await idle();
-    const load = (await api(`/api/v1/load/nodes?cluster=mlx.hpc.uio.no&from=${from}&to=${to}&bucket=600`)).load;
+    // "CPU now": the node's latest 5-minute bucket in the half hour before the window's end
+    const toS = Date.parse(to) / 1000;
+    const load = (await api(`/api/v1/load/nodes?cluster=mlx.hpc.uio.no&from=${toS - 1800}&to=${toS}&bucket=300`)).load;
     let compared = 0;
     for (const l of load) {
       const last = l.points[l.points.length - 1];
+      if (!last) continue;
       const got = await page.textContent(`#nodes tr[data-node="${l.node}"] [data-k=cpu_now]`);
       check(got === pct(last.cpu_util), `${l.node} CPU now: page ${got}, API ${pct(last.cpu_util)}`);
       compared++;
@@ -234,9 +307,12 @@ try {
     await page.goto(`${BASE}/ui/jobs?cluster=${cluster}`);
     await page.waitForSelector("#jobs");
     await idle();
-    const all = (await api(`/api/v1/jobs?cluster=${cluster}&limit=100`)).jobs;
+    // the list opens newest first (issue: it opened oldest first over all time)
+    const all = (await api(`/api/v1/jobs?cluster=${cluster}&sort=start&order=desc&limit=100`)).jobs;
     const ids = await page.$$eval("#jobs tbody tr", (r) => r.map((x) => Number(x.dataset.id)));
-    check(JSON.stringify(ids) === JSON.stringify(all.map((j) => j.id)), `job list = API's first page (${ids.length} jobs)`);
+    check(JSON.stringify(ids) === JSON.stringify(all.map((j) => j.id)), `job list = API's first page, newest first (${ids.length} jobs)`);
+    check(await page.isVisible(".windowbar"), "the job list has a window bar");
+    check((await page.textContent("#page-info")).includes("newest or biggest first"), "the list says how it is sorted");
     await shot("jobs");
     // a filter
     const user = all.find((j) => j.user)?.user;
@@ -244,7 +320,7 @@ try {
     await page.click("#job-filters button[type=submit]");
     await page.waitForURL(/user=/);
     await idle();
-    const mine = (await api(`/api/v1/jobs?cluster=${cluster}&user=${enc(user)}&limit=100`)).jobs;
+    const mine = (await api(`/api/v1/jobs?cluster=${cluster}&user=${enc(user)}&sort=start&order=desc&limit=100`)).jobs;
     const users = await texts("#jobs tbody td[data-k=user]");
     check(users.length === mine.length && users.every((u) => u === user), `user filter: ${users.length} rows, API ${mine.length}`);
     // a sort, by clicking its column
@@ -261,11 +337,11 @@ try {
     await page.goto(`${BASE}/ui/jobs?cluster=${cluster}&limit=5`);
     await page.waitForSelector("#jobs");
     await idle();
-    const p1 = await api(`/api/v1/jobs?cluster=${cluster}&limit=5`);
+    const p1 = await api(`/api/v1/jobs?cluster=${cluster}&sort=start&order=desc&limit=5`);
     await page.click("#next");
     await page.waitForURL(/cursor=/);
     await idle();
-    const p2 = await api(`/api/v1/jobs?cluster=${cluster}&limit=5&cursor=${enc(p1.next)}`);
+    const p2 = await api(`/api/v1/jobs?cluster=${cluster}&sort=start&order=desc&limit=5&cursor=${enc(p1.next)}`);
     const p2ids = await page.$$eval("#jobs tbody tr", (r) => r.map((x) => Number(x.dataset.id)));
     check(JSON.stringify(p2ids) === JSON.stringify(p2.jobs.map((j) => j.id)), "page 2 = the API's page 2");
     await page.click("#prev");
@@ -276,7 +352,7 @@ try {
     // CSV download of the filtered list
     const [dl] = await Promise.all([page.waitForEvent("download"), page.click("#csv")]);
     const csv = readFileSync(await dl.path(), "utf8");
-    const want = await api(`/api/v1/jobs?cluster=${cluster}&limit=100000`, { Accept: "text/csv" });
+    const want = await api(`/api/v1/jobs?cluster=${cluster}&sort=start&order=desc&limit=100000`, { Accept: "text/csv" });
     check(dl.suggestedFilename() === `jobs-${cluster}.csv` && csv === want, `CSV download = the API's CSV (${csv.length} bytes)`);
   });
 
@@ -299,7 +375,8 @@ try {
     }
     const prof = (await api(`/api/v1/jobs/${list[0].id}/profile?cluster=${cluster}&by=host`)).profile;
     check(await shows("#profile", "data-series", prof.length), "a profile series per host");
-    check((await page.$$("#profile .plot")).length === 4, "CPU, memory, GPU and GPU memory plots");
+    const gpu = (d.job.gpu_peak ?? 0) > 0 || (d.job.gpumem_peak_kb ?? 0) > 0;
+    check((await page.$$("#profile .plot")).length === (gpu ? 4 : 2), `CPU and memory plots${gpu ? ", GPU and GPU memory" : " (no GPU used: no GPU plots)"}`);
     if (d.job.epoch !== 0) {
       check(await page.isVisible("#no-slurm"), "a job without Slurm says what is unknown");
       check((await page.textContent("#slurm [data-k=state]")) === "unknown", "its Slurm state is unknown");
@@ -426,6 +503,7 @@ try {
     check(true, "a cluster without Chimbuko says so");
   });
 
+
   await step("dark theme", async () => {
     await page.emulateMedia({ colorScheme: "dark" });
     await page.goto(`${BASE}/ui/node/ml1?cluster=mlx.hpc.uio.no`);
@@ -437,9 +515,219 @@ try {
     await page.emulateMedia({ colorScheme: "light" });
   });
 
-  // Answers refused on purpose (the wrong credentials) and missing topologies show as failed loads;
-  // anything else in the console is a script error.
-  const scriptErrors = consoleErrors.filter((e) => !/^Failed to load resource: the server responded with a status of (401|404)/.test(e));
+  // --- the defects of issue 35, each a case that failed on the dashboard before its fix ---------
+
+  await step("relative window on a job page", async () => {
+    // (1) /ui/job/N?from=now-800d drew axes and no lines: the view read now-800d as NaN
+    const job = (await api("/api/v1/jobs?cluster=mlx.hpc.uio.no&sort=cpu_avg&order=desc&limit=1")).jobs[0];
+    await page.goto(`${BASE}/ui/job/${job.id}?cluster=mlx.hpc.uio.no&from=now-800d&to=now`);
+    await page.waitForSelector("#profile .plot canvas");
+    await idle();
+    const px = await linePixels('#profile .plot[data-title^="CPU"]');
+    check(px > 0, `a relative window draws the job's CPU line (${px} pixels of it)`);
+    // (7) the plot's times in the tables' format: the cursor's time in the legend
+    const box = await page.$eval('#profile .plot[data-title^="CPU"] .u-over', (e) => { const b = e.getBoundingClientRect(); return [b.x, b.y, b.width, b.height]; });
+    await page.mouse.move(box[0] + box[2] / 2, box[1] + box[3] / 2);
+    const xval = await page.textContent('#profile .plot[data-title^="CPU"] .u-legend .u-series:first-child .u-value');
+    check(/^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|–)$/.test(xval.trim()), `the plot's time reads as the tables' do: "${xval}"`);
+    check(await page.title() === `Job ${job.id} · mlx.hpc.uio.no · fjord`, `the title names the job: ${await page.title()}`);
+    // a window that is not a time is said so, on the job page as on the others
+    await page.goto(`${BASE}/ui/job/${job.id}?cluster=mlx.hpc.uio.no&from=last-tuesday`);
+    await page.waitForSelector(".failure");
+    check((await page.textContent(".failure")).includes("not a time"), "a garbage window on the job page is named");
+  });
+
+  await step("wrapping lists", async () => {
+    // (2) partitions were links with no space between them: one cell wider than its column
+    await page.setViewportSize({ width: 1366, height: 900 });
+    await page.goto(`${BASE}/ui/clusters`);
+    await page.waitForSelector("#clusters");
+    await idle();
+    const { scroll, inner } = await pageWidth();
+    check(scroll <= inner, `clusters at 1366 px: ${scroll} px wide`);
+    const over = await page.$eval('#clusters tr[data-cluster="fox.educloud.no"] td.partitions', (td) => td.scrollWidth - td.clientWidth);
+    check(over <= 1, `fox's partitions wrap in their cell (${over} px over)`);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  await step("clusters without Sonar data", async () => {
+    // (3) a line-protocol-only cluster was missing; a Chimbuko-only one said "0 nodes" and "-"
+    await page.goto(`${BASE}/ui/clusters`);
+    await page.waitForSelector("#clusters");
+    await idle();
+    check(await page.isVisible('#clusters tr[data-cluster="fritz"]'), "the line-protocol-only cluster fritz is listed");
+    check(await page.isVisible('#clusters tr[data-cluster="fritz"] a[data-view=metrics]'), "fritz links to its metrics");
+    check(await page.isVisible('#clusters tr[data-cluster="hpc1"] a[data-view=chimbuko]'), "hpc1 links to its Chimbuko data");
+    await page.goto(`${BASE}/ui/metrics`);
+    await page.waitForSelector("ul.pick");
+    check((await texts("ul.pick a")).includes("fritz"), "fritz is in the cluster picker");
+    await page.goto(`${BASE}/ui/metrics?cluster=fritz`);
+    await page.waitForSelector("section.metric");
+    await idle();
+    check(await page.isVisible("section.metric .no-data"), "an empty window of fritz's metrics says there is no data in it");
+    await page.goto(`${BASE}/ui/nodes?cluster=fritz`);
+    await page.waitForSelector("#no-nodes");
+    check(true, "fritz's nodes view says it has no Sonar nodes");
+  });
+
+  await step("uptime before monitoring", async () => {
+    // (4) every node was "down" for the days before its first sample
+    const from = "2025-11-20T00:00:00Z", to = "2025-11-26T00:00:00Z";
+    await page.goto(`${BASE}/ui/uptime?cluster=mlx.hpc.uio.no&host=ml1&from=${from}&to=${to}`);
+    await page.waitForSelector("#uptime");
+    await idle();
+    const first = Date.parse((await api("/api/v1/nodes?cluster=mlx.hpc.uio.no&host=ml1")).nodes.find((n) => n.node === "ml1").last_seen);
+    const down = await page.textContent('#uptime tr[data-node="ml1"][data-device="node"] [data-k=down]');
+    // ml1 has one sample: down from just after it to the window's end, never before it
+    const wantS = (Date.parse(to) - first) / 1000;
+    check(Math.abs(parseDur(down) - wantS) <= 3600 + 60, `ml1 down ${down}, from its sample on (~${Math.round(wantS / 3600)}h), not before it`);
+    check((await page.$$("#uptime .time-axis span")).length === 5, "the bars have a time axis");
+  });
+
+  await step("node grid first column and CPU now", async () => {
+    // (5) the grid's first column was grey: the view drew the bucket before the window's start
+    const from = "2025-11-25T09:53:00Z", to = "2025-11-26T09:53:00Z";
+    await page.goto(`${BASE}/ui/nodes?cluster=mlx.hpc.uio.no&metric=mem&from=${from}&to=${to}`);
+    await page.waitForSelector("#heatmap");
+    await idle();
+    const rows = await page.$$eval("#nodes tbody tr", (r) => r.map((x) => x.dataset.node));
+    const i = rows.indexOf("ml1");
+    const b = await page.$eval("#heatmap", (c) => { const r = c.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; });
+    const n = rows.length;
+    const rowH = b[3] / n;
+    await page.mouse.move(b[0] + b[2] - 2, b[1] + rowH * i + rowH / 2); // the last column first: hover changes
+    await page.mouse.move(b[0] + Math.min(160, Math.floor(b[2] / 3)) + 2, b[1] + rowH * i + rowH / 2);
+    const hover = await page.textContent("#heatmap-hover");
+    check(hover.startsWith("ml1") && !hover.includes("no data"), `ml1's first column, its sample at 09:52 in the 09:00 bucket: "${hover}"`);
+    // (10) the heatmap by keyboard, with a label; nodes sorted as people read them
+    const label = await page.getAttribute("#heatmap", "aria-label");
+    check(/nodes/.test(label ?? "") && (await page.getAttribute("#heatmap", "tabindex")) === "0", `the heatmap is focusable and labelled: ${label}`);
+    await page.focus("#heatmap");
+    await page.keyboard.press("ArrowDown");
+    const kb = await page.textContent("#heatmap-hover");
+    check(kb.startsWith(rows[1]), `arrow keys move over the grid: "${kb}"`);
+    // (10) one node shown twice, as c1-10 (Slurm) and c1-10.fox (its samples): one row now
+    await page.goto(`${BASE}/ui/nodes?cluster=fox.educloud.no`);
+    await page.waitForSelector("#nodes");
+    await idle();
+    const fox = await texts("#nodes tbody tr td:first-child a");
+    check(fox.includes("c1-10.fox") && !fox.includes("c1-10"), "c1-10 and c1-10.fox are one row");
+    const states = await page.textContent('#nodes tr[data-node="c1-10.fox"] td:nth-child(3)');
+    check(states.includes("MIXED"), `that row has c1-10's Slurm states: ${states}`);
+    await page.goto(`${BASE}/ui/nodes?cluster=fox.educloud.no&host=gpu-*`);
+    await page.waitForSelector("#nodes");
+    await idle();
+    const gpus = await texts("#nodes tbody td:first-child a");
+    const num = (x) => Number(/\d+/.exec(x)?.[0]);
+    check(gpus.length > 2 && gpus.every((x, k) => k === 0 || num(gpus[k - 1]) <= num(x)), `gpu nodes in number order: ${gpus.slice(0, 4)}`);
+  });
+
+  await step("data stopped", async () => {
+    // (6) windows counted back from the clock show nothing on a cluster whose data stopped
+    await page.goto(`${BASE}/ui/nodes?cluster=mlx.hpc.uio.no`);
+    await page.waitForSelector("#nodes");
+    await idle();
+    check(await page.isVisible("#data-stopped"), "the window bar says the cluster's data stopped");
+    await page.click(".windowbar button:text-is('6h')");
+    await page.waitForURL(/from=/);
+    await idle();
+    const u = new URL(page.url());
+    const last = Date.parse((await api("/api/v1/clusters")).clusters.find((c) => c.cluster === "mlx.hpc.uio.no").last_seen);
+    const to = Date.parse(u.searchParams.get("to"));
+    check(to >= last && to - last <= 120e3, `6h ends at the cluster's latest sample: ${u.searchParams.get("to")}`);
+    const nowCells = (await texts("#nodes td[data-k=cpu_now], #nodes td[data-k=mem_now]")).filter(Boolean);
+    check(nowCells.length > 0, `nodes show their load in that window (${nowCells.length})`);
+  });
+
+  await step("legends and GPU plots", async () => {
+    // (7) above 12 lines no legend: the line nearest the pointer is named instead
+    let many = null;
+    for (const j of (await api("/api/v1/jobs?cluster=mlx.hpc.uio.no&limit=1000")).jobs.filter((x) => x.processes > 12)) {
+      if ((await api(`/api/v1/jobs/${j.id}/profile?cluster=mlx.hpc.uio.no&by=process`)).profile.length > 12) {
+        many = j;
+        break;
+      }
+    }
+    check(many !== null, "a job of more than 12 processes in the data");
+    await page.goto(`${BASE}/ui/job/${many.id}?cluster=mlx.hpc.uio.no&by=process`);
+    await page.waitForSelector("#profile .plot canvas");
+    await idle();
+    const sel = '#profile .plot[data-title^="CPU"]';
+    check(Number(await page.getAttribute(sel, "data-series")) > 12, `job ${many.id}: more than 12 lines`);
+    check(!(await page.isVisible(`${sel} .u-legend`)), "no legend wall above 12 lines");
+    const box = await page.$eval(`${sel} .u-over`, (e) => { const b = e.getBoundingClientRect(); return [b.x, b.y, b.width, b.height]; });
+    await page.mouse.move(box[0] + box[2] * 0.5, box[1] + box[3] * 0.9);
+    await page.mouse.move(box[0] + box[2] * 0.5 + 1, box[1] + box[3] * 0.9);
+    const said = await page.$eval(sel, (e) => e.parentElement.querySelector(".plot-readout")?.textContent ?? "");
+    check(/^.+ \d+ .*: .+ at \d{4}-\d\d-\d\d /.test(said) || said.includes(": no value"), `the hovered line is named: "${said}"`);
+    // a job that used no GPU has no GPU plots
+    const nogpu = (await api("/api/v1/jobs?cluster=mlx.hpc.uio.no&limit=1000")).jobs.find((j) => !j.gpu_peak && !j.gpumem_peak_kb);
+    await page.goto(`${BASE}/ui/job/${nogpu.id}?cluster=mlx.hpc.uio.no`);
+    await page.waitForSelector("#job-facts");
+    await idle();
+    const titles = await page.$$eval("#profile .plot", (e) => e.map((x) => x.dataset.title));
+    check(!titles.some((t) => t.startsWith("GPU")) && (await page.isVisible("#no-gpu")), `no GPU plots for a job without GPU: ${titles}`);
+  });
+
+  await step("every view at its width and theme", async () => {
+    // (8) at 400 px only the job list fitted; every view checked for width, theme and keyboard
+    const job = (await api("/api/v1/jobs?cluster=mlx.hpc.uio.no&limit=1")).jobs[0];
+    const views = [
+      ["clusters", "/ui/clusters", "#clusters", [400, "light"]],
+      ["nodes", "/ui/nodes?cluster=fox.educloud.no", "#nodes", [400, "dark"]],
+      ["node", "/ui/node/ml1?cluster=mlx.hpc.uio.no", "#node-facts", [400, "light"]],
+      ["jobs", "/ui/jobs?cluster=mlx.hpc.uio.no", "#jobs", [1366, "dark"]],
+      ["job", `/ui/job/${job.id}?cluster=mlx.hpc.uio.no`, "#job-facts", [400, "dark"]],
+      ["problems", "/ui/problems?cluster=mlx.hpc.uio.no&from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z&deadweight=0&cpu_min=0&cpu_ratio=1", "#problems", [400, "light"]],
+      ["metrics", "/ui/metrics?cluster=fritz&metric=cpu_load,mem_used&from=1700000000&to=1700000400", "section.metric", [1366, "light"]],
+      ["errors", "/ui/errors?cluster=fox.educloud.no", "#errors", [400, "dark"]],
+      ["uptime", "/ui/uptime?cluster=mlx.hpc.uio.no", "#uptime", [400, "light"]],
+      ["chimbuko", "/ui/chimbuko?cluster=hpc1", "#chimbuko-runs", [1366, "dark"]],
+    ];
+    for (const [name, url, ready, pick] of views) await looks(name, url, ready, pick);
+    if (MATRIX) console.log(`layout: ${JSON.stringify(layoutFigures)}`);
+  });
+
+  await step("failure states", async () => {
+    // (9) a non-numeric job id showed the API's "no such endpoint"
+    await page.goto(`${BASE}/ui/job/abc?cluster=mlx.hpc.uio.no`);
+    await page.waitForSelector(".failure");
+    check((await page.textContent(".failure")).includes("not a job id"), "a job id that is not a number is named");
+    // a garbage window became an empty view on one page and a message on another
+    await page.goto(`${BASE}/ui/nodes?cluster=mlx.hpc.uio.no&from=garbage`);
+    await page.waitForSelector(".failure");
+    check((await page.textContent(".failure")).includes('"garbage", which is not a time'), "a garbage window is named");
+    // the server not answering: a message, a retry, and the view back by itself when it answers
+    await page.goto(`${BASE}/ui/errors?cluster=fox.educloud.no`);
+    await page.waitForSelector("#errors");
+    await page.route("**/api/v1/**", (r) => r.abort());
+    await page.click("header nav a:text-is('Uptime')");
+    await page.waitForSelector(".failure");
+    const msg = await page.textContent(".failure");
+    check(msg.includes("did not answer") && !msg.includes("Failed to fetch") && (await page.isVisible(".failure button.retry")),
+      `no answer: said in words, with a retry: "${msg}"`);
+    await page.unroute("**/api/v1/**");
+    await page.waitForSelector("#uptime", { timeout: 15000 });
+    check(true, "the view comes back by itself when the server answers");
+  });
+
+  await step("revoked credential", async () => {
+    // (9) a credential revoked while the tab held it: the login page says why
+    await page.goto(`${BASE}/ui/clusters`);
+    await page.waitForSelector("#clusters");
+    await page.route("**/api/v1/**", (r) => r.fulfill({ status: 401, contentType: "application/json",
+      body: JSON.stringify({ error: { code: "unauthorized", message: "credential not accepted" } }) }));
+    await page.goto(`${BASE}/ui/errors?cluster=fox.educloud.no`);
+    await page.waitForSelector("form[aria-label=login]");
+    const why = await page.textContent("#login-reason").catch(() => "");
+    check(/revoked/.test(why), `the login page says why it is back: "${why}"`);
+    await page.unroute("**/api/v1/**");
+  });
+
+  // Answers refused on purpose (the wrong credentials, the revoked one) and the answers held back on
+  // purpose (the server not answering) show as failed loads; anything else in the console is an
+  // error (a topology the node never sent is no longer asked for: no 404).
+  const scriptErrors = consoleErrors.filter((e) => !/^Failed to load resource: (the server responded with a status of 401|net::ERR_FAILED)/.test(e));
   check(scriptErrors.length === 0, `no script errors: ${scriptErrors.join(" | ")}`);
 } finally {
   await ctx.close();

@@ -31,16 +31,29 @@ export function authHeader(c: Credential): string {
 }
 
 export class ApiError extends Error {
+  /** status 0: no answer at all (the server is stopped or the network is down) */
   constructor(public status: number, message: string, public path?: string) {
     super(message);
   }
 }
 
-/** Called on a 401: the page goes back to the login form. */
-let onUnauthorized: () => void = () => {};
-export function setUnauthorizedHandler(fn: () => void): void {
+/** fetch, with "no answer" as an ApiError of status 0 that says so (the browser's own words,
+ * "Failed to fetch", tell a user nothing). */
+async function send(path: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(path, init);
+  } catch {
+    throw new ApiError(0, "The server did not answer: fjord may be stopped or restarting, or the network is down.", path);
+  }
+}
+
+/** Called on a 401: the page goes back to the login form, saying why. */
+let onUnauthorized: (why: string) => void = () => {};
+export function setUnauthorizedHandler(fn: (why: string) => void): void {
   onUnauthorized = fn;
 }
+
+const REFUSED = "The server no longer accepts the credential this tab held (it was revoked or its secret changed): sign in again.";
 
 async function call(path: string, accept: string, cred?: Credential): Promise<Response> {
   const c = cred ?? loadCredential();
@@ -51,7 +64,7 @@ async function call(path: string, accept: string, cred?: Credential): Promise<Re
     "X-Requested-With": "fetch",
   };
   if (c) headers.Authorization = authHeader(c);
-  const r = await fetch(path, { headers, credentials: "omit", cache: "no-store" });
+  const r = await send(path, { headers, credentials: "omit", cache: "no-store" });
   if (!r.ok) {
     let msg = `${r.status} ${r.statusText}`;
     let where: string | undefined;
@@ -64,7 +77,7 @@ async function call(path: string, accept: string, cred?: Credential): Promise<Re
     } catch {
       /* not JSON */
     }
-    if (r.status === 401 && !cred) onUnauthorized();
+    if (r.status === 401 && !cred) onUnauthorized(REFUSED);
     throw new ApiError(r.status, msg, where);
   }
   return r;
@@ -86,10 +99,10 @@ export async function postJson<T = any>(path: string, body: unknown): Promise<T>
   const headers: Record<string, string> = { "Content-Type": "application/json", Accept: "application/json",
     "X-Requested-With": "fetch" };
   if (c) headers.Authorization = authHeader(c);
-  const r = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), credentials: "omit" });
+  const r = await send(path, { method: "POST", headers, body: JSON.stringify(body), credentials: "omit" });
   const j = await r.json().catch(() => ({}));
   if (!r.ok) {
-    if (r.status === 401) onUnauthorized();
+    if (r.status === 401) onUnauthorized(REFUSED);
     throw new ApiError(r.status, j?.error?.message ?? `${r.status}`, j?.error?.path);
   }
   return j as T;

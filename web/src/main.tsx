@@ -18,16 +18,33 @@ import { Problems } from "./views/problems";
 const VIEWS: [string, string][] = [["clusters", "Clusters"], ["nodes", "Nodes"], ["jobs", "Jobs"],
   ["problems", "Problems"], ["metrics", "Metrics"], ["errors", "Errors"], ["uptime", "Uptime"], ["chimbuko", "Chimbuko"]];
 
+/** The tab's title names the view and what it shows ("Job 4711 · fox · fjord"), so tabs and
+ * history entries tell apart. */
+function titleOf(view: string, id: string | undefined, cluster: string | undefined): string {
+  const names: Record<string, string> = Object.fromEntries(VIEWS);
+  const what = view === "job" ? `Job ${id ?? ""}` : view === "node" ? `Node ${id ?? ""}` : names[view] ?? "Clusters";
+  return [what, cluster, "fjord"].filter(Boolean).join(" · ");
+}
+
 function App() {
   const route = useRoute();
   const [authed, setAuthed] = useState(() => loadCredential() !== null);
-  useEffect(() => setUnauthorizedHandler(() => {
+  // why the login page is back, when the server refused the credential the tab held
+  const [why, setWhy] = useState("");
+  useEffect(() => setUnauthorizedHandler((reason) => {
     forgetCredential();
+    setWhy(reason);
     setAuthed(false);
   }), []);
-  if (!authed) return <Login onDone={() => setAuthed(true)} />;
   const p = route.params;
   const cluster = p.cluster;
+  useEffect(() => {
+    document.title = authed ? titleOf(route.view, route.id, cluster) : "Sign in · fjord";
+  }, [authed, route.view, route.id, cluster]);
+  if (!authed) return <Login reason={why} onDone={() => {
+    setWhy("");
+    setAuthed(true);
+  }} />;
   const view = () => {
     switch (route.view) {
       case "nodes": return <Nodes p={p} />;
@@ -55,6 +72,7 @@ function App() {
         {cluster && <span class="cluster-name" title="cluster">{cluster}</span>}
         <button type="button" class="forget" onClick={() => {
           forgetCredential();
+          setWhy("");
           setAuthed(false);
           navigate(href("clusters"));
         }}>Forget credential</button>

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fmtAgo, fmtDuration, fmtKb, fmtLocal, fmtNum, fmtPct, fmtUtc } from "../src/lib/format";
+import { axisTimes, fmtAgo, fmtDuration, fmtKb, fmtLocal, fmtNum, fmtPct, fmtUtc, naturalCompare, sortNatural } from "../src/lib/format";
 
 test("sizes in kibibytes read in binary units", () => {
   assert.equal(fmtKb(0), "0 KiB");
@@ -40,4 +40,29 @@ test("ago", () => {
   assert.equal(fmtAgo("2025-11-23T13:00:00Z", now), "47h ago");
   assert.equal(fmtAgo("2025-11-20T12:00:00Z", now), "5d ago");
   assert.equal(fmtAgo(null, now), "never");
+});
+
+test("names as people read them: gpu-2 before gpu-10", () => {
+  const names = ["gpu-10", "gpu-2", "c1-10", "c1-9", "gpu-1", "c1-10.fox", "bigmem-1"];
+  assert.deepEqual([...names].sort(naturalCompare), ["bigmem-1", "c1-9", "c1-10", "c1-10.fox", "gpu-1", "gpu-2", "gpu-10"]);
+  assert.deepEqual(sortNatural(names.map((node) => ({ node })), (x) => x.node).map((x) => x.node), [...names].sort(naturalCompare));
+});
+
+test("a plot's time axis in the tables' format, the date under the first tick and where it changes", () => {
+  const t0 = Date.parse("2025-01-06T00:00:00Z") / 1000;
+  assert.deepEqual(axisTimes([t0, t0 + 43200, t0 + 86400], "UTC"), ["00:00\n2025-01-06", "12:00", "00:00\n2025-01-07"]);
+  assert.deepEqual(axisTimes([t0 - 3600], "Europe/Oslo"), ["00:00\n2025-01-06"]);
+});
+
+test("small sizes keep their fraction, so a plot's small ticks differ", () => {
+  assert.equal(fmtKb(0.5), "0.5 KiB");
+  assert.equal(fmtKb(1), "1 KiB");
+  assert.equal(fmtKb(1.25), "1.3 KiB");
+});
+
+test("times in two zones from the one formatter per zone", () => {
+  const a = fmtLocal("2025-11-25T09:52:00Z", "Europe/Oslo");
+  assert.equal(a, "2025-11-25 10:52:00");
+  assert.equal(fmtLocal("2025-11-25T09:52:00Z", "Europe/Oslo"), a);
+  assert.equal(fmtLocal("2025-11-25T09:52:00Z", "UTC"), "2025-11-25 09:52:00");
 });

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { countStates, heatColor, memPct, nodeState } from "../src/lib/nodes";
+import { countStates, heatColor, memPct, mergeAliases, nodeState } from "../src/lib/nodes";
 
 const LAST = "2025-11-25T10:00:00Z";
 
@@ -28,4 +28,24 @@ test("memory percent needs both figures", () => {
   assert.equal(memPct(0, 200), 0);
   assert.equal(memPct(null, 200), null);
   assert.equal(memPct(50, null), null);
+});
+
+test("a Slurm short name and a sampled full name are one node", () => {
+  const got = mergeAliases([
+    { node: "c1-10", last_seen: null, states: ["MIXED"], partitions: ["normal"] },
+    { node: "c1-10.fox", last_seen: "2026-01-28T08:22:48Z", states: [], partitions: [] },
+    { node: "c1-11", last_seen: null, states: ["IDLE"], partitions: ["normal"] },
+    { node: "gpu-1.fox", last_seen: null, states: [], partitions: [] },
+  ]);
+  assert.deepEqual(got.map((n) => [n.node, n.states, n.partitions, n.last_seen, n.aliases]), [
+    ["c1-10.fox", ["MIXED"], ["normal"], "2026-01-28T08:22:48Z", ["c1-10"]],
+    ["c1-11", ["IDLE"], ["normal"], null, []],
+    ["gpu-1.fox", [], [], null, []],
+  ]);
+  // the short name keeps the row when only it has samples
+  const s = mergeAliases([{ node: "a", last_seen: "2025-01-01T00:00:00Z" }, { node: "a.x", last_seen: null }]);
+  assert.deepEqual(s.map((n) => [n.node, n.aliases]), [["a", ["a.x"]]]);
+  // both sampled: both shown
+  const b = mergeAliases([{ node: "ml1", last_seen: "2025-01-01T00:00:00Z" }, { node: "ml1.x", last_seen: "2025-01-01T00:00:00Z" }]);
+  assert.deepEqual(b.map((n) => n.node), ["ml1", "ml1.x"]);
 });

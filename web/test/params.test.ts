@@ -20,6 +20,13 @@ test("sorting by a column: descending first, the same column flips, the cursor g
   assert.equal(toggleSort(a, "cpu_avg").order, "asc");
   assert.equal(toggleSort(toggleSort(a, "cpu_avg"), "cpu_avg").order, "desc");
   assert.equal(toggleSort(a, "start").order, "desc");
+  // the list opens sorted by start, newest first: the first click on start flips it to oldest first
+  assert.equal(toggleSort({ cluster: "fox" }, "start").order, "asc");
+});
+
+test("the job list opens newest first", () => {
+  assert.deepEqual(jobsQuery({ cluster: "fox" }), { cluster: "fox", sort: "start", order: "desc" });
+  assert.deepEqual(jobsQuery({ cluster: "fox", sort: "end" }), { cluster: "fox", sort: "end", order: "desc" });
 });
 
 test("cursor paging forwards and back", () => {

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { align, ccTimes, epochOf, mean } from "../src/lib/series";
+import { align, ccTimes, columnPoints, epochOf, mean } from "../src/lib/series";
 
 test("series on one time axis: the union of times, gaps as null", () => {
   const a = align(
@@ -24,4 +24,13 @@ test("mean skips what was not measured", () => {
   assert.equal(mean([1, null, 3, undefined]), 2);
   assert.equal(mean([null]), null);
   assert.equal(mean([]), null);
+});
+
+test("a load answer by columns as points: slot times from the grid, empty slots dropped", () => {
+  const g = { node: "a", cpu_util: [10, null, 30], mem_kb: [100, null, null] };
+  assert.deepEqual(columnPoints(g, ["cpu_util", "mem_kb"], 3610, 3600), [
+    { time: "1970-01-01T01:00:00Z", cpu_util: 10, mem_kb: 100 },
+    { time: "1970-01-01T03:00:00Z", cpu_util: 30, mem_kb: null },
+  ]);
+  assert.deepEqual(columnPoints({ node: "b" }, ["cpu_util"], 0, 60), []);
 });

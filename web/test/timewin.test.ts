@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bucketFor, parseDuration, parseTime, rfc3339, windowOf } from "../src/lib/timewin";
+import { alignWindow, bucketFor, parseDuration, parseTime, rfc3339, windowError, windowOf } from "../src/lib/timewin";
 
 const NOW = 1764064320; // 2025-11-25T09:52:00Z
 
@@ -40,4 +40,18 @@ test("bucket widths round up to whole steps, at least a minute", () => {
   assert.equal(bucketFor({ from: 0, to: 86400 }, 96), 900);
   assert.equal(bucketFor({ from: 0, to: 7 * 86400 }), 7200);
   assert.equal(bucketFor({ from: 0, to: 400 * 86400 }), 604800);
+});
+
+test("a bad window is said in words; a good one, in any of the API's forms, is not", () => {
+  assert.equal(windowError("now-800d", "now", NOW), null);
+  assert.equal(windowError("1700000000", "2025-11-25T09:52:00Z", NOW), null);
+  assert.equal(windowError(undefined, undefined, NOW), null);
+  assert.match(windowError("yesterday", undefined, NOW) ?? "", /'from' is "yesterday", which is not a time/);
+  assert.match(windowError(undefined, "soon", NOW) ?? "", /'to' is "soon"/);
+  assert.match(windowError("now", "now-1d", NOW) ?? "", /not before its 'to'/);
+});
+
+test("a window widened to whole buckets: the grid's first column is the API's first bucket", () => {
+  assert.deepEqual(alignWindow({ from: 3600 * 10 + 120, to: 3600 * 34 + 120 }, 3600), { from: 36000, to: 3600 * 35 });
+  assert.deepEqual(alignWindow({ from: 7200, to: 10800 }, 3600), { from: 7200, to: 10800 });
 });

@@ -185,3 +185,53 @@ Test(out, empty_single_is_null_and_caps_hold)
     fj_out_free(&o);
     fj_buf_free(&b);
 }
+
+/* The columns layout: per group an array per column over the query's bucket grid, null where the
+ * group has no row, the time column left out; fields picks the columns. */
+static const fj_qcol grid_cols[] = {
+    {"node", FJ_VT_TEXT, ""}, {"time", FJ_VT_TIME, ""}, {"v", FJ_VT_INT, ""}, {"w", FJ_VT_REAL, ""}};
+static const fj_qtable grid_table = {"load", grid_cols, 4, 1};
+
+static void grid_row(fj_out *o, const char *node, fj_time t, int64_t v)
+{
+    fj_value r[4] = {{.t = FJ_VT_TEXT, .s = node}, {.t = FJ_VT_TIME, .i = t}, {.t = FJ_VT_INT, .i = v},
+                     {.t = FJ_VT_REAL, .d = 0.5}};
+    cr_assert_eq(o->sink.row(&o->sink, r), FJ_OK);
+}
+
+Test(out, columns_layout_over_the_bucket_grid)
+{
+    fj_buf b;
+    fj_buf_init(&b, 1 << 20);
+    fj_out o;
+    fj_out_init(&o, &b, false);
+    /* from and to inside their buckets: the grid is the three buckets 3600, 7200, 10800 */
+    fj_query q = {.from = 3600 + 10, .to = 10800 + 5, .bucket_s = 3600};
+    static const char *const only_v[] = {"v"};
+    fj_out_fields(&o, only_v, 1);
+    fj_out_columns(&o, &q);
+    cr_assert_eq(o.sink.table(&o.sink, &grid_table), FJ_OK);
+    grid_row(&o, "a", 3600, 1);
+    grid_row(&o, "a", 10800, 3);
+    grid_row(&o, "b", 7200, 2);
+    cr_assert_eq(fj_out_finish(&o, false, NULL), FJ_OK);
+    cr_assert_str_eq(b.data, "{\"load\":[{\"node\":\"a\",\"v\":[1,null,3]},{\"node\":\"b\",\"v\":[null,2,null]}]}\n");
+    fj_out_free(&o);
+    fj_buf_free(&b);
+}
+
+Test(out, fields_pick_columns_and_keep_key_and_time)
+{
+    fj_buf b;
+    fj_buf_init(&b, 1 << 20);
+    fj_out o;
+    fj_out_init(&o, &b, true);
+    static const char *const only_w[] = {"w"};
+    fj_out_fields(&o, only_w, 1);
+    cr_assert_eq(o.sink.table(&o.sink, &grid_table), FJ_OK);
+    grid_row(&o, "a", 3600, 1);
+    cr_assert_eq(fj_out_finish(&o, false, NULL), FJ_OK);
+    cr_assert_str_eq(b.data, "node,time,w\r\na,1970-01-01T01:00:00Z,0.5\r\n");
+    fj_out_free(&o);
+    fj_buf_free(&b);
+}

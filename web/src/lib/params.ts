@@ -32,16 +32,18 @@ export const JOB_SORTS: Record<string, string> = { start: "start", end: "end", d
 export function toggleSort(p: Params, key: string): Params {
   const q: Params = { ...p, sort: key };
   delete q.cursor;
-  q.order = p.sort === key && p.order !== "asc" ? "asc" : "desc";
+  delete q.page;
+  q.order = (p.sort || "start") === key && p.order !== "asc" ? "asc" : "desc";
   return q;
 }
 
-/** The GET /api/v1/jobs parameters of the job list view's URL state (cursor and limit apart). */
+/** The GET /api/v1/jobs parameters of the job list view's URL state (cursor and limit apart). The
+ * list opens newest first (the API's own default is oldest first: a page of jobs from years ago). */
 export function jobsQuery(p: Params): Params {
   const q: Params = { cluster: p.cluster };
   for (const f of JOB_FILTERS) if (p[f]) q[f] = p[f];
-  if (p.sort) q.sort = p.sort;
-  if (p.order) q.order = p.order;
+  q.sort = p.sort || "start";
+  q.order = p.order || "desc";
   return q;
 }
 

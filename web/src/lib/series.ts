@@ -39,3 +39,23 @@ export function mean(vals: (number | null | undefined)[]): number | null {
   for (const v of vals) if (v !== null && v !== undefined && Number.isFinite(v)) (s += v), n++;
   return n ? s / n : null;
 }
+
+/** A node's (or card's) buckets of a load answer in `layout=columns` (docs/api.md) as points
+ * {time, <field>: value}: slot k is the bucket starting at floor(from / bucket) * bucket + k * bucket;
+ * a slot where every field is null is no point (nothing was measured then). */
+export function columnPoints(group: Record<string, any>, fields: string[], fromS: number, bucketS: number): any[] {
+  const base = Math.floor(fromS / bucketS) * bucketS;
+  const n = Math.max(0, ...fields.map((f) => (group[f] ?? []).length));
+  const out: any[] = [];
+  for (let k = 0; k < n; k++) {
+    const p: any = { time: new Date((base + k * bucketS) * 1000).toISOString().replace(/\.\d+Z$/, "Z") };
+    let any = false;
+    for (const f of fields) {
+      const v = group[f]?.[k] ?? null;
+      p[f] = v;
+      if (v !== null) any = true;
+    }
+    if (any) out.push(p);
+  }
+  return out;
+}

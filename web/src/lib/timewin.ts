@@ -51,3 +51,21 @@ export function bucketFor(w: Window, n = 120): number {
   const steps = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800];
   return steps.find((s) => s >= raw) ?? Math.ceil(raw / 86400) * 86400;
 }
+
+export const TIME_FORMS = "RFC 3339 (2025-11-25T09:52:00Z), epoch seconds, now or now-DURATION (now-7d)";
+
+/** What is wrong with the URL's window, in words, or null when both ends are times the API takes. */
+export function windowError(from: string | undefined, to: string | undefined, nowS: number): string | null {
+  for (const [name, v] of [["from", from], ["to", to]] as const)
+    if (v !== undefined && v !== "" && parseTime(v, nowS) === null)
+      return `The window's '${name}' is "${v}", which is not a time: give ${TIME_FORMS}.`;
+  if (from && to && parseTime(from, nowS)! >= parseTime(to, nowS)!)
+    return `The window's 'from' (${from}) is not before its 'to' (${to}).`;
+  return null;
+}
+
+/** The window widened to whole buckets (from down, to up), so a grid's columns and the API's
+ * buckets are the same: the first column is the bucket holding `from`, and the API answers it. */
+export function alignWindow(w: Window, bucket: number): Window {
+  return { from: Math.floor(w.from / bucket) * bucket, to: Math.ceil(w.to / bucket) * bucket };
+}

@@ -3,6 +3,7 @@ import { getJson } from "../api";
 import { Section, Status, Time, useLoad } from "../components";
 import { fmtNum } from "../lib/format";
 import { queryString } from "../lib/params";
+import { href } from "../router";
 import { PickCluster } from "./clusters";
 
 async function load(p: Record<string, string>) {
@@ -25,28 +26,28 @@ export function Chimbuko({ p }: { p: Record<string, string> }) {
       {d && d.runs.length > 0 && (
         <>
           <Section title="Runs">
-            <table class="data" id="chimbuko-runs"><thead><tr><th>run</th><th class="num">packets</th><th>first</th><th>last</th>
+            <div class="scroll"><table class="data" id="chimbuko-runs"><thead><tr><th>run</th><th class="num">packets</th><th>first</th><th>last</th>
               <th class="num">anomalies</th><th class="num">normal executions</th><th class="num">ranks</th></tr></thead>
               <tbody>{d.runs.map((r: any) => (
-                <tr data-run={r.run}><td>{r.run}</td><td class="num" data-k="packets">{r.packets}</td><td><Time t={r.first} /></td><td><Time t={r.last} /></td>
+                <tr data-run={r.run}><td><a href={href("chimbuko", { cluster: p.cluster, run: r.run })} title="only this run's ranks and functions">{r.run}</a></td><td class="num" data-k="packets">{r.packets}</td><td><Time t={r.first} /></td><td><Time t={r.last} /></td>
                   <td class="num" data-k="anomalies">{r.anomalies}</td><td class="num">{r.normalexecs}</td><td class="num">{r.ranks}</td></tr>
-              ))}</tbody></table>
+              ))}</tbody></table></div>
           </Section>
           <Section title="Ranks with most anomalies">
-            <table class="data" id="chimbuko-ranks"><thead><tr><th>run</th><th class="num">app</th><th class="num">rank</th><th class="num">anomalies</th>
+            <div class="scroll"><table class="data" id="chimbuko-ranks"><thead><tr><th>run</th><th class="num">app</th><th class="num">rank</th><th class="num">anomalies</th>
               <th class="num">steps</th><th class="num">highest score</th><th>first</th><th>last</th></tr></thead>
               <tbody>{d.top.ranks.map((r: any) => (
                 <tr><td>{r.run}</td><td class="num">{r.app}</td><td class="num">{r.rank}</td><td class="num" data-k="anomalies">{r.anomalies}</td>
                   <td class="num">{r.steps}</td><td class="num">{fmtNum(r.score_max, 3)}</td><td><Time t={r.first} /></td><td><Time t={r.last} /></td></tr>
-              ))}</tbody></table>
+              ))}</tbody></table></div>
           </Section>
           <Section title="Functions with most anomalies">
-            <table class="data" id="chimbuko-functions"><thead><tr><th>run</th><th class="num">fid</th><th>function</th><th class="num">anomalies</th>
+            <div class="scroll"><table class="data" id="chimbuko-functions"><thead><tr><th>run</th><th class="num">fid</th><th>function</th><th class="num">anomalies</th>
               <th class="num">ranks</th><th class="num">highest score</th><th class="num">severity</th></tr></thead>
               <tbody>{d.top.functions.map((f: any) => (
                 <tr><td>{f.run}</td><td class="num">{f.fid}</td><td class="mono">{f.name}</td><td class="num" data-k="anomalies">{f.anomalies}</td>
                   <td class="num">{f.ranks}</td><td class="num">{fmtNum(f.score_max, 3)}</td><td class="num">{f.severity_total}</td></tr>
-              ))}</tbody></table>
+              ))}</tbody></table></div>
           </Section>
         </>
       )}

@@ -1,10 +1,11 @@
 // Jobs: the job list with the API's filters and sorts, paged by the API's cursor, as CSV too; a job's
 // page with its per-host and per-process plots, commands, Slurm record and ClusterCockpit job.
 import { download, getJson } from "../api";
-import { Plot, Section, Status, Time, Unknown, useLoad } from "../components";
+import { Plot, Section, Status, Time, Unknown, useLoad, WindowBar } from "../components";
 import { fmtDuration, fmtKb, fmtNum } from "../lib/format";
 import { JOB_SORTS, jobsQuery, queryString, toggleSort } from "../lib/params";
 import { align, epochOf } from "../lib/series";
+import { parseTime, windowError } from "../lib/timewin";
 import { href, navigate } from "../router";
 import { PickCluster } from "./clusters";
 
@@ -35,11 +36,21 @@ function cell(j: any, k: string, cluster: string) {
   }
 }
 
+// Placeholders are examples ("e.g."), set in italics, so an empty field does not read as a filter applied.
 const FILTER_FIELDS: [string, string, string][] = [
-  ["user", "user", "alice,bob"], ["host", "nodes", "c1-[1-8]"], ["job", "job ids", "4711"], ["command", "command", "python*"],
-  ["state", "Slurm state", "COMPLETED"], ["partition", "partition", "normal"], ["account", "account", ""],
-  ["from", "from", "now-7d"], ["to", "to", "now"], ["min_runtime", "min runtime", "1h"],
+  ["user", "user", "e.g. alice,bob"], ["host", "nodes", "e.g. c1-[1-8]"], ["job", "job ids", "e.g. 4711"], ["command", "command", "e.g. python*"],
+  ["state", "Slurm state", "e.g. COMPLETED"], ["partition", "partition", "e.g. normal"], ["account", "account", ""],
+  ["from", "from", "e.g. now-7d"], ["to", "to", "e.g. now"], ["min_runtime", "min runtime", "e.g. 1h"],
 ];
+
+/** The job list's window as the bar shows it: null (all time) without from and to. */
+function jobsWindow(p: Record<string, string>) {
+  if (!p.from && !p.to) return null;
+  const nowS = Math.floor(Date.now() / 1000);
+  if (windowError(p.from, p.to, nowS)) return null;
+  const to = p.to ? parseTime(p.to, nowS)! : nowS;
+  return { from: p.from ? parseTime(p.from, nowS)! : 0, to };
+}
 
 export function Jobs({ p }: { p: Record<string, string> }) {
   if (!p.cluster) return <><h1>Jobs</h1><PickCluster view="jobs" /></>;
@@ -75,16 +86,18 @@ export function Jobs({ p }: { p: Record<string, string> }) {
         <button type="button" id="csv" onClick={() => download(`/api/v1/jobs${queryString({ ...q, limit: 100000, format: "csv" })}`,
           `jobs-${p.cluster}.csv`)}>CSV</button>
       </form>
+      <WindowBar w={jobsWindow(p)} params={p} path="/ui/jobs" />
       <Status s={s} />
       {s.data && (
         <>
-          <p class="muted" id="page-info">page {page}: {s.data.jobs.length} jobs{s.data.next ? "" : " (last page)"}</p>
+          <p class="muted" id="page-info">page {page}: {s.data.jobs.length} job{s.data.jobs.length === 1 ? "" : "s"}{s.data.next ? ", more on the next" : " (last page)"},
+            sorted by {q.sort}, {q.order === "asc" ? "oldest or smallest" : "newest or biggest"} first</p>
           <div class="scroll">
             <table class="data" id="jobs">
               <thead><tr>{COLUMNS.map(([k, label, sort]) => (
                 <th class={typeof s.data.jobs[0]?.[k] === "number" ? "num" : ""}>
                   {sort && JOB_SORTS[sort] ? (
-                    <a href={href("jobs", toggleSort(p, sort))} data-sort={sort}>{label}{p.sort === sort ? (p.order === "asc" ? " ▲" : " ▼") : ""}</a>
+                    <a href={href("jobs", toggleSort(p, sort))} data-sort={sort}>{label}{q.sort === sort ? (q.order === "asc" ? " ▲" : " ▼") : ""}</a>
                   ) : label}
                 </th>
               ))}</tr></thead>
@@ -111,6 +124,11 @@ const SLURM_FIELDS = ["state", "partition", "account", "job_name", "submit_time"
   "allocated_resources", "array_job_id", "array_task_id"];
 
 async function loadJob(p: Record<string, string>, id: string) {
+  // the API's own answer to /jobs/abc is "no such endpoint", which tells a user nothing
+  if (!/^\d+$/.test(id)) throw new Error(`"${id}" is not a job id: a job's id is the number in the job list's first column.`);
+  const nowS = Math.floor(Date.now() / 1000);
+  const bad = windowError(p.from, p.to, nowS);
+  if (bad) throw new Error(bad);
   const c = enc(p.cluster);
   const by = p.by === "process" ? "process" : "host";
   const win = (p.from ? `&from=${enc(p.from)}` : "") + (p.to ? `&to=${enc(p.to)}` : "");
@@ -119,10 +137,18 @@ async function loadJob(p: Record<string, string>, id: string) {
     getJson(`/api/v1/jobs/${enc(id)}/profile?cluster=${c}&by=${by}${win}`),
   ]);
   // The plots' x range: the window asked for, else the job's life with a little room either side.
-  const start = p.from ? Date.parse(p.from) / 1000 || Number(p.from) : epochOf(job.job.start);
-  const end = p.to ? Date.parse(p.to) / 1000 || Number(p.to) : epochOf(job.job.end);
+  // (every form the API takes: RFC 3339, epoch seconds, now, now-800d)
+  const start = p.from ? parseTime(p.from, nowS)! : epochOf(job.job.start);
+  const end = p.to ? parseTime(p.to, nowS)! : epochOf(job.job.end);
   const pad = Math.max(300, (end - start) * 0.02);
   return { job: job.job, hosts: job.hosts, profile: profile.profile, by, w: { from: start - pad, to: end + pad } };
+}
+
+/** Whether a job used a GPU: a figure or a profile point above zero (a job on a node without GPUs
+ * has none, and its GPU plots would be flat lines at zero). */
+function usedGpu(j: any, profile: any[]): boolean {
+  if ((j.gpu_peak ?? 0) > 0 || (j.gpumem_peak_kb ?? 0) > 0) return true;
+  return profile.some((x: any) => x.points.some((pt: any) => (pt.gpu ?? 0) > 0 || (pt.gpumem_kb ?? 0) > 0));
 }
 
 export function JobPage({ p, id }: { p: Record<string, string>; id: string }) {
@@ -146,7 +172,7 @@ export function JobPage({ p, id }: { p: Record<string, string>; id: string }) {
         <>
           <dl class="facts" id="job-facts">
             <dt>user</dt><dd data-k="user">{j.user}</dd>
-            <dt>hosts</dt><dd data-k="hosts">{j.hosts.map((h: string) => <a href={href("node", { cluster: p.cluster }, h)}>{h}</a>)}</dd>
+            <dt>hosts</dt><dd data-k="hosts" class="list">{j.hosts.map((h: string, i: number) => <>{i ? ", " : ""}<a href={href("node", { cluster: p.cluster }, h)}>{h}</a></>)}</dd>
             <dt>time</dt><dd><Time t={j.start} /> – <Time t={j.end} /> ({fmtDuration(j.duration_s)}){j.running ? " running" : ""}</dd>
             <dt>CPU</dt><dd data-k="cpu">avg {fmtNum(j.cpu_avg)}%, peak {fmtNum(j.cpu_peak)}% of one core; CPU time {fmtDuration(j.cpu_time_s)}</dd>
             <dt>memory</dt><dd data-k="mem">avg {fmtKb(j.mem_avg_kb)}, peak {fmtKb(j.mem_peak_kb)}</dd>
@@ -162,13 +188,14 @@ export function JobPage({ p, id }: { p: Record<string, string>; id: string }) {
               <div class="plots" id="profile" data-series={d!.profile.length}>
                 {plot("CPU, % of one core", "cpu", undefined, "%")}
                 {plot("resident memory", "mem_kb", (v) => fmtKb(v))}
-                {plot("GPU, % of one card", "gpu", undefined, "%")}
-                {plot("GPU memory", "gpumem_kb", (v) => fmtKb(v))}
+                {usedGpu(j, d!.profile) && plot("GPU, % of one card", "gpu", undefined, "%")}
+                {usedGpu(j, d!.profile) && plot("GPU memory", "gpumem_kb", (v) => fmtKb(v))}
               </div>
             )}
+            {d!.profile.length > 0 && !usedGpu(j, d!.profile) && <p class="muted" id="no-gpu">No GPU was used: no GPU plots.</p>}
           </Section>
           <Section title="Per host">
-            <table class="data" id="job-hosts"><thead><tr><th>host</th><th class="num">samples</th><th>start</th><th>end</th>
+            <div class="scroll"><table class="data" id="job-hosts"><thead><tr><th>host</th><th class="num">samples</th><th>start</th><th>end</th>
               <th class="num">processes</th><th class="num">CPU avg %</th><th class="num">CPU peak %</th><th class="num">mem peak</th>
               <th class="num">GPU avg %</th><th class="num">GPU mem peak</th></tr></thead>
               <tbody>{d!.hosts.map((h: any) => (
@@ -176,7 +203,7 @@ export function JobPage({ p, id }: { p: Record<string, string>; id: string }) {
                   <td><Time t={h.start} /></td><td><Time t={h.end} /></td><td class="num">{h.processes}</td>
                   <td class="num" data-k="cpu_avg">{fmtNum(h.cpu_avg)}</td><td class="num">{fmtNum(h.cpu_peak)}</td>
                   <td class="num" data-k="mem_peak">{fmtKb(h.mem_peak_kb)}</td><td class="num">{fmtNum(h.gpu_avg)}</td><td class="num">{fmtKb(h.gpumem_peak_kb)}</td></tr>
-              ))}</tbody></table>
+              ))}</tbody></table></div>
           </Section>
           <Section title="Slurm" id="slurm">
             {!slurm && <p class="muted" id="no-slurm">No Slurm record: this job is a process group on {j.node}. What it held

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { Credential, getJson, saveCredential } from "../api";
 
-export function Login({ onDone }: { onDone: () => void }) {
+export function Login({ onDone, reason }: { onDone: () => void; reason?: string }) {
   const [kind, setKind] = useState<"basic" | "bearer">("basic");
   const [error, setError] = useState("");
   const submit = async (e: Event) => {
@@ -24,6 +24,7 @@ export function Login({ onDone }: { onDone: () => void }) {
   return (
     <main class="login">
       <h1>fjord</h1>
+      {reason && <p class="error" role="alert" id="login-reason">{reason}</p>}
       <form onSubmit={submit} aria-label="login">
         <fieldset>
           <legend>Credential</legend>

@@ -25,7 +25,9 @@ async function load(p: Record<string, string>) {
   // hosts × metrics, in the order of ans.queries
   const charts = metrics.map((m) => {
     const idx = ans.queries.map((q: any, i: number) => (q.metric === m ? i : -1)).filter((i: number) => i >= 0);
-    const results = idx.map((i: number) => ({ host: ans.queries[i].host, r: ans.results[i]?.[0] })).filter((x: any) => x.r && !x.r.error);
+    // a host whose every value in the window is null has no line to draw (and "–" legends say nothing)
+    const results = idx.map((i: number) => ({ host: ans.queries[i].host, r: ans.results[i]?.[0] }))
+      .filter((x: any) => x.r && !x.r.error && (x.r.data ?? []).some((v: any) => v !== null));
     const first = results[0]?.r;
     const x = first ? ccTimes(first.from, first.resolution, first.data.length) : [];
     return {
@@ -60,11 +62,12 @@ export function Metrics({ p }: { p: Record<string, string> }) {
       <Status s={s} />
       {s.data?.charts.map((c) => (
         <section class="metric" data-metric={c.metric}>
-          {c.series.length === 0 ? <p class="muted">No series of {c.metric} in this window.</p> : (
+          {c.series.length === 0 ? <p class="muted no-data">No data of {c.metric} in this window: choose another (the bar above),
+            or check the metric's name.</p> : (
             <>
               <Plot title={c.metric} x={c.x} series={c.series} window={s.data!.w} zoomPath="/ui/metrics" zoomParams={{ cluster: p.cluster, metric: p.metric ?? "", host: p.host ?? "" }} />
-              <table class="data stats"><thead><tr><th>node</th><th class="num">avg</th><th class="num">min</th><th class="num">max</th></tr></thead>
-                <tbody>{c.stats.map((x: any) => <tr data-host={x.host}><td>{x.host}</td><td class="num" data-k="avg">{fmtNum(x.avg, 3)}</td><td class="num">{fmtNum(x.min, 3)}</td><td class="num">{fmtNum(x.max, 3)}</td></tr>)}</tbody></table>
+              <div class="scroll"><table class="data stats"><thead><tr><th>node</th><th class="num">avg</th><th class="num">min</th><th class="num">max</th></tr></thead>
+                <tbody>{c.stats.map((x: any) => <tr data-host={x.host}><td>{x.host}</td><td class="num" data-k="avg">{fmtNum(x.avg, 3)}</td><td class="num">{fmtNum(x.min, 3)}</td><td class="num">{fmtNum(x.max, 3)}</td></tr>)}</tbody></table></div>
             </>
           )}
         </section>

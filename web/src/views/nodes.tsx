@@ -5,10 +5,10 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { getJson, getText } from "../api";
 import { Plot, Section, Status, Time, useLoad, WindowBar } from "../components";
 import { plain } from "../lib/bidi";
-import { fmtKb, fmtPct, fmtLocal, fmtUtc } from "../lib/format";
-import { heatColor, memPct, nodeState } from "../lib/nodes";
-import { align, epochOf, mean } from "../lib/series";
-import { bucketFor, rfc3339 } from "../lib/timewin";
+import { fmtKb, fmtPct, fmtLocal, fmtUtc, sortNatural } from "../lib/format";
+import { heatColor, memPct, mergeAliases, nodeState } from "../lib/nodes";
+import { align, columnPoints, epochOf, mean } from "../lib/series";
+import { alignWindow, bucketFor, rfc3339 } from "../lib/timewin";
 import { queryString } from "../lib/params";
 import { href, navigate } from "../router";
 import { PickCluster } from "./clusters";
@@ -20,34 +20,63 @@ const METRICS: [Metric, string][] = [["cpu", "CPU %"], ["mem", "memory %"], ["gp
 
 function pointValue(m: Metric, p: any, memoryKb: number | null): number | null {
   if (m === "cpu") return p.cpu_util ?? null;
-  if (m === "gpu") return p.gpus ? p.gpu_util ?? null : null;
+  // a node without GPUs has no GPU utilisation (null): no count of cards is needed to tell
+  if (m === "gpu") return p.gpu_util ?? null;
   return memPct(p.mem_kb, memoryKb);
 }
 
 interface NodeRow {
   node: string;
+  /** the machine's other name (a Slurm short name), merged into this row */
+  aliases: string[];
   state: string;
   info: any;
   points: any[];
+  /** the latest 5-minute bucket near the window's end (undefined: none) */
+  now?: any;
 }
 
+/** "Now" is the node's latest NOW_BUCKET_S bucket in the NOW_SPAN_S before the window's end, not its
+ * latest grid column: that is the mean of a whole hour (26 % on a node whose last 5 minutes were 1 %). */
+const NOW_BUCKET_S = 300;
+const NOW_SPAN_S = 1800;
+/** The load columns the grid and the table show. */
+const GRID_FIELDS = ["cpu_util", "mem_kb", "gpu_util"];
+
 async function loadNodes(p: Record<string, string>) {
-  const w = await viewWindow(p);
+  const shown = await viewWindow(p);
+  // a cluster that sends only line protocol (or Chimbuko) has no Sonar nodes to ask for
+  const listed = (await getClusters()).find((x) => x.cluster === p.cluster);
+  if (listed && !listed.nodes) return { w: shown, bucket: 3600, rows: [] as NodeRow[], cols: [] as number[] };
   // About 24 columns: a day's grid is then in whole hours, which the API reads from its hourly
   // roll-ups; at 15 minutes, a thousand nodes' answer is four times the size (37 MB) and slower.
-  const bucket = bucketFor(w, 24);
+  const bucket = bucketFor(shown, 24);
+  // Whole buckets, so the grid's first column is the API's first bucket (not one before it).
+  const w = alignWindow(shown, bucket);
   const c = enc(p.cluster);
   const host = p.host ? `&host=${enc(p.host)}` : "";
-  const [nodes, load, clusters] = await Promise.all([
+  // The grid's answer by columns, and only what the grid and the table show (docs/api.md,
+  // layout=columns): a thousand nodes' day is then about a twentieth of the rows answer.
+  const grid = `layout=columns&fields=${GRID_FIELDS.join(",")}`;
+  const [nodes, load, recent, clusters] = await Promise.all([
     getJson(`/api/v1/nodes?cluster=${c}${host}`),
-    getJson(`/api/v1/load/nodes?cluster=${c}${host}&from=${w.from}&to=${w.to}&bucket=${bucket}`),
+    // to one second before the window's end: its buckets, not also the one that starts at its end
+    getJson(`/api/v1/load/nodes?cluster=${c}${host}&from=${w.from}&to=${w.to - 1}&bucket=${bucket}&${grid}`),
+    getJson(`/api/v1/load/nodes?cluster=${c}${host}&from=${shown.to - NOW_SPAN_S}&to=${shown.to}&bucket=${NOW_BUCKET_S}&${grid}`),
     getClusters(),
   ]);
-  const last = clusters.find((x) => x.cluster === p.cluster)?.last_seen ?? null;
-  const byNode = new Map<string, any[]>(load.load.map((l: any) => [l.node, l.points]));
-  const rows: NodeRow[] = nodes.nodes.map((n: any) => ({
-    node: n.node, info: n, points: byNode.get(n.node) ?? [], state: nodeState(n.states, n.last_seen, last),
+  const nowOf = new Map<string, any>(recent.load.map((l: any) => {
+    const pts = columnPoints(l, GRID_FIELDS, shown.to - NOW_SPAN_S, NOW_BUCKET_S);
+    return [l.node, pts[pts.length - 1]];
   }));
+  const last = clusters.find((x) => x.cluster === p.cluster)?.last_seen ?? null;
+  const byNode = new Map<string, any[]>(load.load.map((l: any) => [l.node, columnPoints(l, GRID_FIELDS, w.from, bucket)]));
+  const merged: NodeRow[] = mergeAliases(nodes.nodes as any[]).map((n) => {
+    const name = [n.node, ...n.aliases].find((x) => byNode.has(x)) ?? n.node;
+    return { node: n.node, aliases: n.aliases, info: n, points: byNode.get(name) ?? [], now: nowOf.get(name),
+      state: nodeState(n.states, n.last_seen, last) };
+  });
+  const rows = sortNatural(merged, (r) => r.node);
   const cols: number[] = [];
   for (let t = Math.floor(w.from / bucket) * bucket; t < w.to; t += bucket) cols.push(t);
   return { w, bucket, rows, cols };
@@ -59,11 +88,15 @@ function Heatmap({ rows, cols, bucket, metric, cluster }: {
   const ref = useRef<HTMLCanvasElement>(null);
   const [hover, setHover] = useState("");
   const rowH = Math.max(2, Math.min(14, Math.floor(600 / Math.max(1, rows.length))));
-  const labelW = rowH >= 10 ? 160 : 0;
+  const [labelW, setLabelW] = useState(rowH >= 10 ? 160 : 0);
+  const [focus, setFocus] = useState<{ i: number; k: number } | null>(null);
   useEffect(() => {
     const cv = ref.current;
     if (!cv) return;
-    const width = Math.max(400, cv.parentElement!.clientWidth);
+    const width = Math.max(200, cv.parentElement!.clientWidth);
+    // names take at most a third of a narrow screen
+    const lw = rowH >= 10 ? Math.min(160, Math.floor(width / 3)) : 0;
+    if (lw !== labelW) setLabelW(lw);
     const dpr = window.devicePixelRatio || 1;
     cv.width = width * dpr;
     cv.height = rows.length * rowH * dpr;
@@ -90,7 +123,31 @@ function Heatmap({ rows, cols, bucket, metric, cluster }: {
         g.fillRect(labelW + k * cellW, i * rowH, Math.ceil(cellW), rowH - (rowH > 4 ? 1 : 0));
       }
     });
-  }, [rows, cols, metric]);
+    if (focus) {
+      g.strokeStyle = fg;
+      g.lineWidth = 2;
+      g.strokeRect(labelW + focus.k * cellW + 1, focus.i * rowH + 1, Math.max(2, cellW - 2), Math.max(2, rowH - 2));
+    }
+  }, [rows, cols, metric, labelW, focus]);
+  const describe = (row: NodeRow | undefined, t: number | undefined) => {
+    if (!row || t === undefined) return "";
+    const pt = row.points.find((p) => epochOf(p.time) === t);
+    const v = pt ? pointValue(metric, pt, row.info.memory_kb) : null;
+    return `${row.node} · ${fmtLocal(rfc3339(t))} (${fmtUtc(rfc3339(t))}) · ${v === null ? "no data" : fmtPct(v)}`;
+  };
+  // The keyboard's way in: arrows move a cell, Enter opens its node (the hover line names it).
+  const key = (e: KeyboardEvent) => {
+    const f = focus ?? { i: 0, k: Math.max(0, cols.length - 1) };
+    const moves: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1],
+      Home: [0, -cols.length], End: [0, cols.length], PageUp: [-10, 0], PageDown: [10, 0] };
+    if (e.key === "Enter" && rows[f.i]) return navigate(href("node", { cluster }, rows[f.i].node));
+    const m = moves[e.key];
+    if (!m) return;
+    e.preventDefault();
+    const n = { i: Math.min(rows.length - 1, Math.max(0, f.i + m[0])), k: Math.min(cols.length - 1, Math.max(0, f.k + m[1])) };
+    setFocus(n);
+    setHover(describe(rows[n.i], cols[n.k]));
+  };
   const at = (e: MouseEvent) => {
     const cv = ref.current!;
     const b = cv.getBoundingClientRect();
@@ -100,20 +157,21 @@ function Heatmap({ rows, cols, bucket, metric, cluster }: {
   };
   return (
     <div class="heatmap">
-      <canvas ref={ref} id="heatmap" data-rows={rows.length} data-cols={cols.length}
+      <canvas ref={ref} id="heatmap" data-rows={rows.length} data-cols={cols.length} tabIndex={0} role="img"
+        aria-label={`${METRICS.find(([m]) => m === metric)?.[1]} of ${rows.length} nodes over ${cols.length} columns; arrow keys move a cell, Enter opens its node`}
+        aria-describedby="heatmap-hover"
+        onKeyDown={key}
+        onFocus={() => !focus && rows.length && setHover(describe(rows[0], cols[cols.length - 1]))}
         onMouseMove={(e) => {
           const { row, t } = at(e);
-          if (!row || t === undefined) return setHover("");
-          const pt = row.points.find((p) => epochOf(p.time) === t);
-          const v = pt ? pointValue(metric, pt, row.info.memory_kb) : null;
-          setHover(`${row.node} · ${fmtLocal(rfc3339(t))} (${fmtUtc(rfc3339(t))}) · ${v === null ? "no data" : fmtPct(v)}`);
+          setHover(describe(row, t));
         }}
         onMouseLeave={() => setHover("")}
         onClick={(e) => {
           const { row } = at(e);
           if (row) navigate(href("node", { cluster }, row.node));
         }} />
-      <div class="muted hover">{hover || "hover a cell; click a row for the node"}</div>
+      <div class="muted hover" id="heatmap-hover" aria-live="polite">{hover || "hover a cell (or focus the grid and use the arrow keys); click a row for the node"}</div>
       <div class="legend-scale"><span>0%</span><span class="scale" /><span>100%</span><span class="muted"> grey: no data</span></div>
     </div>
   );
@@ -131,7 +189,7 @@ export function Nodes({ p }: { p: Record<string, string> }) {
         e.preventDefault();
         set("host", String(new FormData(e.target as HTMLFormElement).get("host") ?? ""));
       }}>
-        <label>nodes <input name="host" value={p.host ?? ""} placeholder="c1-[1-8], gpu-*" /></label>
+        <label>nodes <input name="host" value={p.host ?? ""} placeholder="e.g. c1-[1-8], gpu-*" /></label>
         <button type="submit">Show</button>
         <span class="seg">{METRICS.map(([m, label]) => (
           <button type="button" aria-pressed={metric === m} onClick={() => set("metric", m)}>{label}</button>
@@ -139,19 +197,22 @@ export function Nodes({ p }: { p: Record<string, string> }) {
       </form>
       {s.data && <WindowBar w={s.data.w} params={p} path="/ui/nodes" />}
       <Status s={s} />
-      {s.data && (
+      {s.data && s.data.rows.length === 0 && <p class="muted" id="no-nodes">No node of {p.cluster}{p.host ? ` matches ${p.host}` : " has sent Sonar data"}.
+        {" "}Its line-protocol metrics are in <a href={href("metrics", { cluster: p.cluster })}>Metrics</a>.</p>}
+      {s.data && s.data.rows.length > 0 && (
         <>
           <Heatmap rows={s.data.rows} cols={s.data.cols} bucket={s.data.bucket} metric={metric} cluster={p.cluster} />
-          <table class="data" id="nodes">
+          <div class="scroll"><table class="data" id="nodes">
             <thead><tr><th>node</th><th>state</th><th>Slurm</th><th class="num">cores</th><th class="num">memory</th>
               <th class="num">GPUs</th><th class="num">CPU now</th><th class="num">CPU window</th><th class="num">mem now</th>
               <th class="num">GPU now</th><th>last seen</th></tr></thead>
             <tbody>
               {s.data.rows.map((r) => {
-                const last = r.points[r.points.length - 1];
+                const last = r.now;
                 return (
                   <tr data-node={r.node}>
-                    <td><a href={href("node", { cluster: p.cluster }, r.node)}>{r.node}</a></td>
+                    <td><a href={href("node", { cluster: p.cluster }, r.node)}>{r.node}</a>
+                      {r.aliases.length > 0 && <span class="muted alias" title="the same node under its Slurm name"> ({r.aliases.join(", ")})</span>}</td>
                     <td class={r.state}>{r.state}</td>
                     <td>{(r.info.states ?? []).join(", ")}</td>
                     <td class="num">{r.info.cores ?? ""}</td>
@@ -159,14 +220,14 @@ export function Nodes({ p }: { p: Record<string, string> }) {
                     <td class="num">{r.info.gpus ?? ""}</td>
                     <td class="num" data-k="cpu_now">{last ? fmtPct(last.cpu_util) : ""}</td>
                     <td class="num">{fmtPct(mean(r.points.map((x) => x.cpu_util)))}</td>
-                    <td class="num">{last ? fmtPct(memPct(last.mem_kb, r.info.memory_kb)) : ""}</td>
-                    <td class="num">{last && last.gpus ? fmtPct(last.gpu_util) : ""}</td>
+                    <td class="num" data-k="mem_now">{last ? fmtPct(memPct(last.mem_kb, r.info.memory_kb)) : ""}</td>
+                    <td class="num">{last ? fmtPct(last.gpu_util) : ""}</td>
                     <td><Time t={r.info.last_seen} /></td>
                   </tr>
                 );
               })}
             </tbody>
-          </table>
+          </table></div>
         </>
       )}
     </>
@@ -266,19 +327,20 @@ export function NodePage({ p, node }: { p: Record<string, string>; node: string 
           </Section>
           <Section title="GPU cards">
             {(d.info.gpu_cards ?? []).length === 0 ? <p class="muted">none</p> : (
-              <table class="data" id="gpu-cards"><thead><tr><th>index</th><th>model</th><th>memory</th><th>power limit</th><th>driver</th><th>UUID</th></tr></thead>
+              <div class="scroll"><table class="data" id="gpu-cards"><thead><tr><th>index</th><th>model</th><th>memory</th><th>power limit</th><th>driver</th><th>UUID</th></tr></thead>
                 <tbody>{d.info.gpu_cards.map((g: any) => (
                   <tr><td>{g.index}</td><td>{g.model}</td><td>{fmtKb(g.memory_kb)}</td><td>{g.power_limit ?? ""} W</td><td>{g.driver}</td><td class="mono">{g.uuid}</td></tr>
-                ))}</tbody></table>
+                ))}</tbody></table></div>
             )}
           </Section>
           <Section title="Hardware history (sysinfo)">
-            <table class="data" id="sysinfo"><thead><tr><th>time</th><th>CPU</th><th class="num">threads</th><th class="num">memory</th><th class="num">GPUs</th><th>kernel</th></tr></thead>
+            <div class="scroll"><table class="data" id="sysinfo"><thead><tr><th>time</th><th>CPU</th><th class="num">threads</th><th class="num">memory</th><th class="num">GPUs</th><th>kernel</th></tr></thead>
               <tbody>{d.sysinfo.map((x: any) => (
                 <tr><td><Time t={x.time} /></td><td>{x.cpu_model}</td><td class="num">{x.cores}</td><td class="num">{fmtKb(x.memory_kb)}</td><td class="num">{x.gpus}</td><td>{x.os_release}</td></tr>
-              ))}</tbody></table>
+              ))}</tbody></table></div>
           </Section>
-          <Section title="Topology"><Topology cluster={p.cluster} node={node} /></Section>
+          <Section title="Topology">{(d.info.topology ?? []).includes("svg") ? <Topology cluster={p.cluster} node={node} />
+            : <p class="muted" id="no-topology">No topology stored for {node}.</p>}</Section>
           <Section title="Errors">
             {d.errors.length === 0 ? <p class="muted">none</p> : (
               <ul>{d.errors.map((e: any) => <li><Time t={e.time} /> {e.source}: {e.detail}</li>)}</ul>

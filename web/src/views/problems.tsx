@@ -109,7 +109,7 @@ export function Problems({ p }: { p: Record<string, string> }) {
             )}
           </Section>
           <Section title="Per user" id="problem-users">
-            <table class="data" id="problem-users-table">
+            <div class="scroll"><table class="data" id="problem-users-table">
               <thead><tr><th>user</th><th class="num">jobs</th><th class="num">problems</th>
                 {PROBLEM_RULES.map(([k]) => <th class="num">{k}</th>)}
                 <th class="num">idle core-hours</th><th class="num">idle GPU-hours</th></tr></thead>
@@ -121,7 +121,7 @@ export function Problems({ p }: { p: Record<string, string> }) {
                   <td class="num">{fmtNum(u.idle_core_hours, 1)}</td><td class="num">{fmtNum(u.idle_gpu_hours, 1)}</td>
                 </tr>
               ))}</tbody>
-            </table>
+            </table></div>
           </Section>
         </>
       )}
