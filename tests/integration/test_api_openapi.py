@@ -16,7 +16,7 @@ SAMPLE = {"node": "vm", "id": None, "topic": "sample", "collection": "anomalies"
 def routes():
     """(methods, path) of every entry of the route table in app/routes.c."""
     text = open(os.path.join(SOURCE, "app", "routes.c")).read()
-    return re.findall(r'\{\s*"([A-Z,]+)"\s*,\s*"([^"]+)"\s*,\s*FJ_ACCESS_\w+\s*,\s*FJ_(?:NO_)?BODY\s*,\s*\w+\s*\}', text)
+    return re.findall(r'\{\s*"([A-Z,]+)"\s*,\s*"([^"]+)"\s*,\s*FJ_ACCESS_\w+\s*,\s*FJ_(?:NO_)?BODY\s*,\s*\w+\s*,\s*FJ_ERRORS_\w+\s*\}', text)
 
 
 def covers(route, path):
