@@ -199,7 +199,9 @@ void fj_http_server_figures(const fj_http_req *r, fj_server_figures *out)
                                .queue_max = s->cfg.queue_max,
                                .connections = fj_guard_live(s->guard),
                                .in_flight = atomic_load(&s->in_flight),
-                               .body_bytes = atomic_load(&s->body_bytes)};
+                               .body_bytes = atomic_load(&s->body_bytes),
+                               .read_mem_bytes = atomic_load(&s->read_mem.used)};
+    fj_read_pool_stats_of(s->reads, &out->reads);
 }
 
 fj_writer *fj_server_writer(fj_server *s)
@@ -857,6 +859,7 @@ static bool hand_to_readers(fj_http_req *r)
     r->job.fd = ci ? ci->connect_fd : -1;
     r->job.run = read_run;
     r->job.done = read_done;
+    r->job.mem = &r->mem;
     r->state = REQ_READING;
     /* Suspend before submitting: the read may end and resume before we return. */
     MHD_suspend_connection(r->conn);

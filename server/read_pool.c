@@ -34,6 +34,7 @@ struct fj_read_pool {
     pthread_t *threads, watcher;
     unsigned n_threads;
     bool watcher_started;
+    fj_read_pool_stats n; /* the counters (running and queued are the lists'), under mu */
 };
 
 static void list_push(job_list *l, fj_read_job *j)
@@ -74,15 +75,20 @@ static bool client_gone(int fd)
     return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
-static void watch_list(const job_list *l, int64_t now)
+static void watch_list(fj_read_pool *p, const job_list *l, int64_t now)
 {
     for (fj_read_job *j = l->head; j; j = j->next) {
-        if (fj_cancel_check(&j->cancel))
+        if (fj_cancel_check(&j->cancel)) {
+            fj_cancel_fire(&j->cancel); /* a statement still running: stop it again */
             continue;
-        if (j->deadline_ns && now >= j->deadline_ns)
+        }
+        if (j->deadline_ns && now >= j->deadline_ns) {
             fj_cancel_set(&j->cancel, FJ_CANCEL_TIMEOUT);
-        else if (client_gone(j->fd))
+            p->n.cancelled_deadline++;
+        } else if (client_gone(j->fd)) {
             fj_cancel_set(&j->cancel, FJ_CANCEL_CLIENT_GONE);
+            p->n.cancelled_client_gone++;
+        }
     }
 }
 
@@ -100,8 +106,8 @@ static void *watch_main(void *arg)
         }
         pthread_cond_timedwait(&p->watch_cv, &p->mu, &until);
         int64_t now = fj_mono_ns();
-        watch_list(&p->queued, now);
-        watch_list(&p->running, now);
+        watch_list(p, &p->queued, now);
+        watch_list(p, &p->running, now);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -129,8 +135,11 @@ static void *read_main(void *arg)
         fj_cancel_set_current(&j->cancel);
         j->run(j);
         fj_cancel_set_current(NULL);
+        fj_mem_over over = j->mem ? fj_mem_over_of(j->mem) : FJ_MEM_OK;
         pthread_mutex_lock(&p->mu);
         list_unlink(&p->running, j);
+        p->n.memory_own += over == FJ_MEM_OVER_OWN;
+        p->n.memory_pool += over == FJ_MEM_OVER_POOL;
         pthread_mutex_unlock(&p->mu);
         j->done(j); /* j may be freed from here on */
         pthread_mutex_lock(&p->mu);
@@ -199,6 +208,8 @@ fj_status fj_read_pool_submit(fj_read_pool *p, fj_read_job *j)
             fj_cancel_set(&j->cancel, (fj_cancel_why)p->cancel_all);
         list_push(&p->queued, j);
         pthread_cond_signal(&p->work);
+    } else {
+        p->n.queue_full++;
     }
     pthread_mutex_unlock(&p->mu);
     return full ? FJ_EBUSY : FJ_OK;
@@ -215,11 +226,12 @@ void fj_read_pool_cancel_all(fj_read_pool *p, fj_cancel_why why)
     pthread_mutex_unlock(&p->mu);
 }
 
-void fj_read_pool_counts(fj_read_pool *p, size_t *running, size_t *queued)
+void fj_read_pool_stats_of(fj_read_pool *p, fj_read_pool_stats *out)
 {
     pthread_mutex_lock(&p->mu);
-    *running = p->running.n;
-    *queued = p->queued.n;
+    *out = p->n;
+    out->running = p->running.n;
+    out->queued = p->queued.n;
     pthread_mutex_unlock(&p->mu);
 }
 

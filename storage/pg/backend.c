@@ -127,6 +127,8 @@ static void pg_close(fj_store *s)
     fj_pg_ts_close(s); /* seals and commits buffered metrics while the connection is open */
     if (s->conn)
         PQfinish(s->conn);
+    if (s->cancel)
+        PQfreeCancel(s->cancel);
     fj_pg_write_free(s);
     fj_intern_clear(&s->names);
     fj_intern_clear(&s->kept);

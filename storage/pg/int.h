@@ -363,6 +363,10 @@ struct fj_store {
     fj_time retention_ran;   /* when retention last ran (writer) */
     struct fj_pg_wstate *w;  /* the write path's reusable scratch (storage/pg/write.c) */
     struct fj_pg_ts *ts;     /* line-protocol metrics (storage/pg/ts.h), NULL until used */
+    /* What stops this connection's statement from another thread (PQcancel): made for the
+     * session (backend pid) it was made for, on a read's first statement (storage/pg/driver.c). */
+    PGcancel *cancel;
+    int cancel_pid;
 };
 
 /* Maps a failed result (or a failed connection when r is NULL) to fj_status and fills err with
