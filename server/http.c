@@ -200,7 +200,9 @@ void fj_http_server_figures(const fj_http_req *r, fj_server_figures *out)
                                .connections = fj_guard_live(s->guard),
                                .in_flight = atomic_load(&s->in_flight),
                                .body_bytes = atomic_load(&s->body_bytes),
-                               .read_mem_bytes = atomic_load(&s->read_mem.used)};
+                               .read_mem_bytes = atomic_load(&s->read_mem.used),
+                               .read_mem_refused_own = atomic_load(&s->read_mem.refused_own),
+                               .read_mem_refused_pool = atomic_load(&s->read_mem.refused_pool)};
     fj_read_pool_stats_of(s->reads, &out->reads);
 }
 
@@ -859,7 +861,6 @@ static bool hand_to_readers(fj_http_req *r)
     r->job.fd = ci ? ci->connect_fd : -1;
     r->job.run = read_run;
     r->job.done = read_done;
-    r->job.mem = &r->mem;
     r->state = REQ_READING;
     /* Suspend before submitting: the read may end and resume before we return. */
     MHD_suspend_connection(r->conn);

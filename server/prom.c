@@ -462,9 +462,9 @@ static void put_reads(fj_buf *b, const fj_server_figures *sf)
            "Reads refused or stopped by a limit: the queue full (read-queue), memory (query-memory, "
            "query-memory-total).");
     fj_buf_printf(b, "fjord_reads_refused_total{limit=\"read-queue\"} %llu\n", (unsigned long long)n->queue_full);
-    fj_buf_printf(b, "fjord_reads_refused_total{limit=\"query-memory\"} %llu\n", (unsigned long long)n->memory_own);
+    fj_buf_printf(b, "fjord_reads_refused_total{limit=\"query-memory\"} %llu\n", (unsigned long long)sf->read_mem_refused_own);
     fj_buf_printf(b, "fjord_reads_refused_total{limit=\"query-memory-total\"} %llu\n",
-                  (unsigned long long)n->memory_pool);
+                  (unsigned long long)sf->read_mem_refused_pool);
     header(b, "fjord_reads_cancelled_total", "counter",
            "Reads stopped by the watch: past their deadline (query-timeout), or their client left.");
     fj_buf_printf(b, "fjord_reads_cancelled_total{reason=\"deadline\"} %llu\n",

@@ -135,11 +135,8 @@ static void *read_main(void *arg)
         fj_cancel_set_current(&j->cancel);
         j->run(j);
         fj_cancel_set_current(NULL);
-        fj_mem_over over = j->mem ? fj_mem_over_of(j->mem) : FJ_MEM_OK;
         pthread_mutex_lock(&p->mu);
         list_unlink(&p->running, j);
-        p->n.memory_own += over == FJ_MEM_OVER_OWN;
-        p->n.memory_pool += over == FJ_MEM_OVER_POOL;
         pthread_mutex_unlock(&p->mu);
         j->done(j); /* j may be freed from here on */
         pthread_mutex_lock(&p->mu);

@@ -16,7 +16,6 @@
 #define FJ_READ_POOL_H
 
 #include "cancel.h"
-#include "membudget.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,7 +31,6 @@ struct fj_read_job {
     fj_cancel cancel;             /* zeroed by the submitter */
     int fd;                       /* the client's socket, watched until done; -1: not watched */
     int64_t deadline_ns;          /* CLOCK_MONOTONIC (fj_mono_ns); 0: none */
-    const fj_mem_budget *mem;     /* the read's budget, looked at after run (a refusal counted); may be NULL */
     fj_read_job *prev, *next;     /* private */
 };
 
@@ -52,7 +50,6 @@ typedef struct fj_read_pool_stats {
     uint64_t queue_full;             /* submissions refused: read-queue jobs were waiting */
     uint64_t cancelled_deadline;     /* jobs the watch stopped at their deadline (query-timeout) */
     uint64_t cancelled_client_gone;  /* jobs the watch stopped because their client left */
-    uint64_t memory_own, memory_pool; /* jobs whose budget refused memory: their own limit, the pool's */
 } fj_read_pool_stats;
 void fj_read_pool_stats_of(fj_read_pool *p, fj_read_pool_stats *out);
 
