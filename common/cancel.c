@@ -9,8 +9,8 @@ static _Thread_local fj_cancel *tl_current;
 void fj_cancel_set(fj_cancel *c, fj_cancel_why why)
 {
     int none = FJ_CANCEL_NONE;
-    if (c && atomic_compare_exchange_strong(&c->why, &none, (int)why))
-        fj_cancel_fire(c);
+    if (c)
+        atomic_compare_exchange_strong(&c->why, &none, (int)why);
 }
 
 /* The hook's lock is held for a registration or a call of the hook only (a PQcancel: one short

@@ -25,8 +25,9 @@ typedef struct fj_cancel {
     void *hook_arg;
 } fj_cancel;
 
-/* Sets the reason unless one is set already (the first reason is the one answered); a hook
- * registered now is called (fj_cancel_fire). */
+/* Sets the reason unless one is set already (the first reason is the one answered). It does not
+ * call the hook: sending a cancel request may wait on the network, which the setter (holding the
+ * read pool's lock) must not; fj_cancel_fire does, from where waiting is harmless. */
 void fj_cancel_set(fj_cancel *c, fj_cancel_why why);
 
 /* While a read waits for a statement it cannot interrupt from its own thread, fn(arg) is what
@@ -35,10 +36,9 @@ void fj_cancel_set(fj_cancel *c, fj_cancel_why why);
 void fj_cancel_hook(fj_cancel *c, void (*fn)(void *arg), void *arg);
 void fj_cancel_unhook(fj_cancel *c);
 
-/* Calls the registered hook when the token is set: fj_cancel_set does it once, and the read
- * pool's watch again every round for a cancelled read still running, so a statement sent just
- * as the token was set (when a cancel request can arrive before it and be ignored) is stopped
- * at the next round. */
+/* Calls the registered hook when the token is set. The read pool's watch does it every round for
+ * a cancelled read still running, so a statement sent just as the token was set (when a cancel
+ * request can arrive before it and be ignored) is stopped at the next round too. */
 void fj_cancel_fire(fj_cancel *c);
 
 /* The reason, or FJ_CANCEL_NONE (also for NULL). */

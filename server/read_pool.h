@@ -32,6 +32,7 @@ struct fj_read_job {
     int fd;                       /* the client's socket, watched until done; -1: not watched */
     int64_t deadline_ns;          /* CLOCK_MONOTONIC (fj_mono_ns); 0: none */
     fj_read_job *prev, *next;     /* private */
+    int firing;                   /* private: the watch is calling its token's hook */
 };
 
 /* threads: 1-256 running at once; queue_max: waiting beyond them. NULL on failure. */

@@ -12,6 +12,7 @@ goes, the statement is cancelled or lock_timeout (5 s) ends it.
 - Deadline: with query-timeout 2 s a read that waits is answered 503 `query_timeout` within a second of
   its deadline (before lock_timeout could end it).
 - /metrics counts both (fjord_reads_cancelled_total).
+- SIGTERM while a read waits: the drain cancels its statement and fjord exits 0 within 2 s.
 """
 import http.client
 import os
@@ -112,6 +113,22 @@ def past_deadline(f, token):
         release_lock(f, p)
 
 
+def sigterm_while_waiting(f, token):
+    """The drain stops a statement in flight: fjord exits at once, not when lock_timeout ends it."""
+    p = hold_lock(f)
+    try:
+        s = send_read(f, token)
+        check(wait_for(lambda: fjord_waiting(f) >= 1, 3) is not None, "a read waits inside PostgreSQL again")
+        t0 = time.time()
+        rc = f.stop()
+        took = time.time() - t0
+        s.close()
+        print("SIGTERM with a read waiting inside PostgreSQL: exit %d in %.2f s" % (rc, took))
+        check(rc == 0 and took < 2.0, "fjord drains and exits 0 within 2 s (%d, %.2f s)" % (rc, took))
+    finally:
+        release_lock(f, p)
+
+
 def counter(f, token, name, label):
     r = f.get("/metrics", auth=("reader", token))
     for line in r.body.splitlines():
@@ -139,7 +156,7 @@ def main():
         late = counter(f, reader, "fjord_reads_cancelled_total", 'reason="deadline"')
         check(gone is not None and gone >= 1 and late is not None and late >= 1,
               "/metrics counts the read cancelled for its client and the one for its deadline (%s, %s)" % (gone, late))
-        check(f.stop() == 0, "clean stop")
+        sigterm_while_waiting(f, reader)
     finally:
         f.cleanup()
     finish()
