@@ -167,6 +167,9 @@ def lazy_phase(f, c1):
           "after a restart the engine holds %s of %d series (the catalog is read on first use)" % (held, total))
     r = write(f, c1, lines("c1", range(3), 100, T0 + 240))
     check(r.status == 200, "existing series after the restart: %d %s" % (r.status, r.body[:200]))
+    twice = f.query("SELECT count(*) FROM (SELECT 1 FROM ts_series WHERE cluster='c1' GROUP BY host, metric, type, "
+                    "type_id, stype, stype_id HAVING count(*) > 1) AS d")[0][0]
+    check(twice == 0, "a stored series used after the restart is found, not made again: %d keys twice" % twice)
     if PG:  # its engine learns series through the writer's lookup of their ids, not the catalog's
         held = gauge(f, "fjord_metrics_series_in_memory")
         check(held == 300, "the 300 series used are held, no more: %s" % held)
