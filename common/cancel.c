@@ -1,6 +1,7 @@
 /* cancel.c — cancellation tokens (cancel.h). */
 #include "cancel.h"
 
+#include <sched.h>
 #include <stdio.h>
 
 static _Thread_local fj_cancel *tl_current;
@@ -10,6 +11,47 @@ void fj_cancel_set(fj_cancel *c, fj_cancel_why why)
     int none = FJ_CANCEL_NONE;
     if (c)
         atomic_compare_exchange_strong(&c->why, &none, (int)why);
+}
+
+/* The hook's lock is held for a registration or a call of the hook only (a PQcancel: one short
+ * round trip), so spinning with a yield costs nothing worth a mutex in every token. */
+static void hook_lock(fj_cancel *c)
+{
+    int free_ = 0;
+    while (!atomic_compare_exchange_weak(&c->hook_busy, &free_, 1)) {
+        free_ = 0;
+        sched_yield();
+    }
+}
+
+static void hook_unlock(fj_cancel *c)
+{
+    atomic_store(&c->hook_busy, 0);
+}
+
+void fj_cancel_hook(fj_cancel *c, void (*fn)(void *arg), void *arg)
+{
+    if (!c)
+        return;
+    hook_lock(c);
+    c->hook = fn;
+    c->hook_arg = arg;
+    hook_unlock(c);
+}
+
+void fj_cancel_unhook(fj_cancel *c)
+{
+    fj_cancel_hook(c, NULL, NULL);
+}
+
+void fj_cancel_fire(fj_cancel *c)
+{
+    if (!c || !fj_cancel_check(c))
+        return;
+    hook_lock(c);
+    if (c->hook)
+        c->hook(c->hook_arg);
+    hook_unlock(c);
 }
 
 fj_cancel *fj_cancel_current(void)

@@ -18,10 +18,28 @@ typedef enum {
 
 typedef struct fj_cancel {
     atomic_int why; /* fj_cancel_why; zero: running */
+    /* What stops the statement now running for this read (fj_cancel_hook): a PostgreSQL read waits
+     * inside libpq for its whole result, where no loop of ours sees the token. */
+    atomic_int hook_busy; /* a spin lock over the two below */
+    void (*hook)(void *arg);
+    void *hook_arg;
 } fj_cancel;
 
-/* Sets the reason unless one is set already (the first reason is the one answered). */
+/* Sets the reason unless one is set already (the first reason is the one answered). It does not
+ * call the hook: sending a cancel request may wait on the network, which the setter (holding the
+ * read pool's lock) must not; fj_cancel_fire does, from where waiting is harmless. */
 void fj_cancel_set(fj_cancel *c, fj_cancel_why why);
+
+/* While a read waits for a statement it cannot interrupt from its own thread, fn(arg) is what
+ * stops it (PQcancel): registered before the statement is sent, removed after it returned. Once
+ * unhooked, fn is not running and will not be called. One hook at a time; NULL c: no-op. */
+void fj_cancel_hook(fj_cancel *c, void (*fn)(void *arg), void *arg);
+void fj_cancel_unhook(fj_cancel *c);
+
+/* Calls the registered hook when the token is set. The read pool's watch does it every round for
+ * a cancelled read still running, so a statement sent just as the token was set (when a cancel
+ * request can arrive before it and be ignored) is stopped at the next round too. */
+void fj_cancel_fire(fj_cancel *c);
 
 /* The reason, or FJ_CANCEL_NONE (also for NULL). */
 static inline fj_cancel_why fj_cancel_check(const fj_cancel *c)

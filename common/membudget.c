@@ -20,14 +20,16 @@ bool fj_mem_charge(fj_mem_budget *b, size_t n)
         return true;
     if (b->pool && !take(&b->pool->used, b->pool->limit, n)) {
         int none = FJ_MEM_OK;
-        atomic_compare_exchange_strong(&b->over, &none, FJ_MEM_OVER_POOL);
+        if (atomic_compare_exchange_strong(&b->over, &none, FJ_MEM_OVER_POOL))
+            atomic_fetch_add(&b->pool->refused_pool, 1);
         return false;
     }
     if (!take(&b->used, b->limit, n)) {
         if (b->pool)
             atomic_fetch_sub(&b->pool->used, n);
         int none = FJ_MEM_OK;
-        atomic_compare_exchange_strong(&b->over, &none, FJ_MEM_OVER_OWN);
+        if (atomic_compare_exchange_strong(&b->over, &none, FJ_MEM_OVER_OWN) && b->pool)
+            atomic_fetch_add(&b->pool->refused_own, 1);
         return false;
     }
     return true;

@@ -14,6 +14,9 @@
 typedef struct fj_mem_pool {
     atomic_size_t used;
     size_t limit;
+    /* Refusals of its budgets, by the limit that refused (the budget's own, the pool's): counted
+     * once a budget until fj_mem_clear_over (GET /metrics). */
+    atomic_size_t refused_own, refused_pool;
 } fj_mem_pool;
 
 typedef enum {

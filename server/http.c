@@ -199,7 +199,11 @@ void fj_http_server_figures(const fj_http_req *r, fj_server_figures *out)
                                .queue_max = s->cfg.queue_max,
                                .connections = fj_guard_live(s->guard),
                                .in_flight = atomic_load(&s->in_flight),
-                               .body_bytes = atomic_load(&s->body_bytes)};
+                               .body_bytes = atomic_load(&s->body_bytes),
+                               .read_mem_bytes = atomic_load(&s->read_mem.used),
+                               .read_mem_refused_own = atomic_load(&s->read_mem.refused_own),
+                               .read_mem_refused_pool = atomic_load(&s->read_mem.refused_pool)};
+    fj_read_pool_stats_of(s->reads, &out->reads);
 }
 
 fj_writer *fj_server_writer(fj_server *s)

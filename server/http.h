@@ -15,6 +15,7 @@
 #include "cancel.h"
 #include "config.h"
 #include "membudget.h"
+#include "read_pool.h"
 #include "storage/ts/engine.h"
 #include "storage/core/store.h"
 #include "writer.h"
@@ -91,6 +92,10 @@ typedef struct fj_server_figures {
     unsigned connections;     /* client connections open */
     int in_flight;            /* requests being read, handled or waiting for a commit */
     size_t body_bytes;        /* held by request bodies in flight */
+    fj_read_pool_stats reads; /* the read pool: running, queued, refused, cancelled */
+    size_t read_mem_bytes;    /* query memory held by reads in flight (query-memory-total's count) */
+    size_t read_mem_refused_own, read_mem_refused_pool; /* reads a memory limit stopped: query-memory,
+                                                         * query-memory-total (counted once a statement) */
 } fj_server_figures;
 void fj_http_server_figures(const fj_http_req *r, fj_server_figures *out);
 

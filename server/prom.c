@@ -450,6 +450,29 @@ static bool store_figures(fj_http_req *r, fj_store_stats *out)
     return ok;
 }
 
+/* The read pool (server/read_pool.h) and the reads' memory (docs/security.md, "Reads"). */
+static void put_reads(fj_buf *b, const fj_server_figures *sf)
+{
+    const fj_read_pool_stats *n = &sf->reads;
+    gauge(b, "fjord_reads_running", "Reads running on the read threads (read-threads).", (double)n->running);
+    gauge(b, "fjord_reads_queued", "Reads waiting for a read thread (read-queue).", (double)n->queued);
+    gauge(b, "fjord_query_memory_bytes", "Query memory held by the reads in flight (query-memory-total).",
+          (double)sf->read_mem_bytes);
+    header(b, "fjord_reads_refused_total", "counter",
+           "Reads refused or stopped by a limit: the queue full (read-queue), memory (query-memory, "
+           "query-memory-total).");
+    fj_buf_printf(b, "fjord_reads_refused_total{limit=\"read-queue\"} %llu\n", (unsigned long long)n->queue_full);
+    fj_buf_printf(b, "fjord_reads_refused_total{limit=\"query-memory\"} %llu\n", (unsigned long long)sf->read_mem_refused_own);
+    fj_buf_printf(b, "fjord_reads_refused_total{limit=\"query-memory-total\"} %llu\n",
+                  (unsigned long long)sf->read_mem_refused_pool);
+    header(b, "fjord_reads_cancelled_total", "counter",
+           "Reads stopped by the watch: past their deadline (query-timeout), or their client left.");
+    fj_buf_printf(b, "fjord_reads_cancelled_total{reason=\"deadline\"} %llu\n",
+                  (unsigned long long)n->cancelled_deadline);
+    fj_buf_printf(b, "fjord_reads_cancelled_total{reason=\"client_gone\"} %llu\n",
+                  (unsigned long long)n->cancelled_client_gone);
+}
+
 void fj_route_prom_metrics(fj_http_req *r)
 {
     fj_buf b;
@@ -474,6 +497,7 @@ void fj_route_prom_metrics(fj_http_req *r)
     gauge(&b, "fjord_requests_in_flight", "Requests being read, handled or waiting for a commit.", sf.in_flight);
     gauge(&b, "fjord_request_body_bytes_in_flight", "Bytes held by request bodies in flight (body-memory).",
           (double)sf.body_bytes);
+    put_reads(&b, &sf);
 
     double sum_batches = (double)GET(P.commit_batches);
     put_histogram(&b, "fjord_commit_batches", "Batches (requests) committed in one transaction (group commit).",

@@ -1,7 +1,12 @@
 /* read_pool.c — read threads with a bounded queue, and the watch thread that cancels reads whose
  * deadline passed or whose client left (read_pool.h). One mutex guards both lists; the watch
  * holds it while it polls, so a job's socket stays open (its connection suspended) for as long as
- * the job is on a list: a job leaves the list under the mutex before its done() resumes it. */
+ * the job is on a list: a job leaves the list under the mutex before its done() resumes it.
+ *
+ * A cancelled running job's token hook (a PostgreSQL cancel request: a connection to the database
+ * server, which can wait on the network) is called with the mutex released, so that submissions
+ * and the other threads never wait on it; the job is marked `firing` meanwhile and its thread
+ * waits for the mark to go before the job leaves the list. */
 #define _GNU_SOURCE /* POLLRDHUP */
 #include "read_pool.h"
 
@@ -26,7 +31,8 @@ typedef struct job_list {
 
 struct fj_read_pool {
     pthread_mutex_t mu;
-    pthread_cond_t work, watch_cv;
+    pthread_cond_t work, watch_cv, fired;
+    fj_read_job **fire;  /* the watch's list of jobs whose hook it calls (n_threads at most) */
     job_list queued, running;
     unsigned queue_max;
     int cancel_all;  /* fj_cancel_why given to every job from now on; 0: none */
@@ -34,6 +40,7 @@ struct fj_read_pool {
     pthread_t *threads, watcher;
     unsigned n_threads;
     bool watcher_started;
+    fj_read_pool_stats n; /* the counters (running and queued are the lists'), under mu */
 };
 
 static void list_push(job_list *l, fj_read_job *j)
@@ -74,15 +81,39 @@ static bool client_gone(int fd)
     return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
-static void watch_list(const job_list *l, int64_t now)
+/* Calls the hooks of the cancelled running jobs (a statement they wait for is stopped), with the
+ * mutex released meanwhile; called and returns with it held. */
+static void fire_cancelled(fj_read_pool *p)
+{
+    size_t n = 0;
+    for (fj_read_job *j = p->running.head; j && n < p->n_threads; j = j->next)
+        if (fj_cancel_check(&j->cancel)) {
+            j->firing = 1;
+            p->fire[n++] = j;
+        }
+    if (!n)
+        return;
+    pthread_mutex_unlock(&p->mu);
+    for (size_t i = 0; i < n; i++)
+        fj_cancel_fire(&p->fire[i]->cancel);
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < n; i++)
+        p->fire[i]->firing = 0;
+    pthread_cond_broadcast(&p->fired);
+}
+
+static void watch_list(fj_read_pool *p, const job_list *l, int64_t now)
 {
     for (fj_read_job *j = l->head; j; j = j->next) {
         if (fj_cancel_check(&j->cancel))
             continue;
-        if (j->deadline_ns && now >= j->deadline_ns)
+        if (j->deadline_ns && now >= j->deadline_ns) {
             fj_cancel_set(&j->cancel, FJ_CANCEL_TIMEOUT);
-        else if (client_gone(j->fd))
+            p->n.cancelled_deadline++;
+        } else if (client_gone(j->fd)) {
             fj_cancel_set(&j->cancel, FJ_CANCEL_CLIENT_GONE);
+            p->n.cancelled_client_gone++;
+        }
     }
 }
 
@@ -100,8 +131,9 @@ static void *watch_main(void *arg)
         }
         pthread_cond_timedwait(&p->watch_cv, &p->mu, &until);
         int64_t now = fj_mono_ns();
-        watch_list(&p->queued, now);
-        watch_list(&p->running, now);
+        watch_list(p, &p->queued, now);
+        watch_list(p, &p->running, now);
+        fire_cancelled(p);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -130,6 +162,8 @@ static void *read_main(void *arg)
         j->run(j);
         fj_cancel_set_current(NULL);
         pthread_mutex_lock(&p->mu);
+        while (j->firing) /* the watch is sending its cancel request: j must live until it is sent */
+            pthread_cond_wait(&p->fired, &p->mu);
         list_unlink(&p->running, j);
         pthread_mutex_unlock(&p->mu);
         j->done(j); /* j may be freed from here on */
@@ -157,6 +191,8 @@ static void free_pool(fj_read_pool *p)
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->watch_cv);
+    pthread_cond_destroy(&p->fired);
+    fj_free(p->fire);
     fj_free(p->threads);
     fj_free(p);
 }
@@ -169,7 +205,10 @@ fj_read_pool *fj_read_pool_start(unsigned threads, unsigned queue_max)
     if (!p)
         return NULL;
     p->threads = fj_calloc(threads, sizeof *p->threads);
-    if (!p->threads) {
+    p->fire = fj_calloc(threads, sizeof *p->fire);
+    if (!p->threads || !p->fire) {
+        fj_free(p->threads);
+        fj_free(p->fire);
         fj_free(p);
         return NULL;
     }
@@ -177,6 +216,7 @@ fj_read_pool *fj_read_pool_start(unsigned threads, unsigned queue_max)
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->watch_cv, NULL);
+    pthread_cond_init(&p->fired, NULL);
     for (; p->n_threads < threads; p->n_threads++)
         if (pthread_create(&p->threads[p->n_threads], NULL, read_main, p) != 0)
             break;
@@ -199,6 +239,8 @@ fj_status fj_read_pool_submit(fj_read_pool *p, fj_read_job *j)
             fj_cancel_set(&j->cancel, (fj_cancel_why)p->cancel_all);
         list_push(&p->queued, j);
         pthread_cond_signal(&p->work);
+    } else {
+        p->n.queue_full++;
     }
     pthread_mutex_unlock(&p->mu);
     return full ? FJ_EBUSY : FJ_OK;
@@ -212,14 +254,16 @@ void fj_read_pool_cancel_all(fj_read_pool *p, fj_cancel_why why)
         fj_cancel_set(&j->cancel, why);
     for (fj_read_job *j = p->running.head; j; j = j->next)
         fj_cancel_set(&j->cancel, why);
+    pthread_cond_signal(&p->watch_cv); /* the watch stops their statements now */
     pthread_mutex_unlock(&p->mu);
 }
 
-void fj_read_pool_counts(fj_read_pool *p, size_t *running, size_t *queued)
+void fj_read_pool_stats_of(fj_read_pool *p, fj_read_pool_stats *out)
 {
     pthread_mutex_lock(&p->mu);
-    *running = p->running.n;
-    *queued = p->queued.n;
+    *out = p->n;
+    out->running = p->running.n;
+    out->queued = p->queued.n;
     pthread_mutex_unlock(&p->mu);
 }
 

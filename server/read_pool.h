@@ -10,7 +10,8 @@
  *
  * Every 100 ms a watch thread sets a job's cancellation token when its deadline has passed or its
  * client has closed the connection (poll(2) on the suspended socket: POLLRDHUP, POLLHUP, POLLERR);
- * the job's loops see the token and stop. Thread-safe. */
+ * the job's loops see the token and stop, and a statement it waits for is stopped through the
+ * token's hook (fj_cancel_hook), called again every round while the job still runs. Thread-safe. */
 #ifndef FJ_READ_POOL_H
 #define FJ_READ_POOL_H
 
@@ -31,6 +32,7 @@ struct fj_read_job {
     int fd;                       /* the client's socket, watched until done; -1: not watched */
     int64_t deadline_ns;          /* CLOCK_MONOTONIC (fj_mono_ns); 0: none */
     fj_read_job *prev, *next;     /* private */
+    int firing;                   /* private: the watch is calling its token's hook */
 };
 
 /* threads: 1-256 running at once; queue_max: waiting beyond them. NULL on failure. */
@@ -43,8 +45,14 @@ fj_status fj_read_pool_submit(fj_read_pool *p, fj_read_job *j);
 /* Sets every queued and running job's token (and those submitted later): SIGTERM's drain. */
 void fj_read_pool_cancel_all(fj_read_pool *p, fj_cancel_why why);
 
-/* Jobs running and waiting now (GET /metrics). */
-void fj_read_pool_counts(fj_read_pool *p, size_t *running, size_t *queued);
+/* What the pool has done since it started, and does now (GET /metrics). */
+typedef struct fj_read_pool_stats {
+    size_t running, queued;          /* now */
+    uint64_t queue_full;             /* submissions refused: read-queue jobs were waiting */
+    uint64_t cancelled_deadline;     /* jobs the watch stopped at their deadline (query-timeout) */
+    uint64_t cancelled_client_gone;  /* jobs the watch stopped because their client left */
+} fj_read_pool_stats;
+void fj_read_pool_stats_of(fj_read_pool *p, fj_read_pool_stats *out);
 
 /* Cancels everything, lets the threads finish what is queued (each job still gets run and done,
  * so every suspended connection is resumed and answered), joins them and frees the pool. */

@@ -13,6 +13,7 @@
 
 typedef struct bank {
     bool known;      /* total read from the database */
+    int64_t read_at; /* when */
     uint64_t total;  /* what the cluster holds, as far as this handle knows */
     double tokens;   /* the bucket; starts full */
     int64_t last;    /* when it was last refilled */
@@ -117,13 +118,14 @@ fj_limit fj_quota_admit_n(fj_quota *q, fj_quota_kind kind, const char *cluster, 
     }
     bank *b = &c->b[kind];
     uint64_t cap = q->lim.total[kind], rate = q->lim.per_minute[kind];
-    if (cap && !b->known) {
+    if (cap && (!b->known || (q->lim.recount_ns && now - b->read_at >= q->lim.recount_ns))) {
         fj_status cs = count ? count(ud, kind, cluster ? cluster : "", &b->total) : FJ_OK;
         if (cs != FJ_OK) {
             *st = cs;
             return FJ_LIMIT_NONE;
         }
         b->known = true;
+        b->read_at = now;
     }
     if (cap && (b->total >= cap || n > cap - b->total))
         return kind == FJ_QUOTA_SERIES ? FJ_LIMIT_SERIES_TOTAL : FJ_LIMIT_NODES_TOTAL;

@@ -42,6 +42,9 @@ bool fj_limit_is_rate(fj_limit l);
 typedef struct fj_quota_limits {
     uint64_t total[FJ_QUOTA__KINDS];
     uint64_t per_minute[FJ_QUOTA__KINDS];
+    /* A total read from the database is read again when it is this old (ns; 0: never), so that
+     * what other writers of the same database created is seen: PostgreSQL's several servers. */
+    int64_t recount_ns;
 } fj_quota_limits;
 
 typedef struct fj_quota fj_quota;

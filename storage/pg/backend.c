@@ -127,6 +127,9 @@ static void pg_close(fj_store *s)
     fj_pg_ts_close(s); /* seals and commits buffered metrics while the connection is open */
     if (s->conn)
         PQfinish(s->conn);
+    if (s->cancel)
+        PQfreeCancel(s->cancel);
+    fj_pg_quota_close(s);
     fj_pg_write_free(s);
     fj_intern_clear(&s->names);
     fj_intern_clear(&s->kept);
@@ -167,6 +170,8 @@ static fj_status pg_open(const char *url, const fj_store_opts *opts, fj_store **
         st = fj_pg_retention(s, true, err);
         if (st == FJ_OK)
             st = fj_pg_ensure_weeks(s, NULL, 0, false, err);
+        if (st == FJ_OK)
+            st = fj_pg_quota_open(s, &opts->quota, err);
     }
     if (st != FJ_OK) {
         pg_close(s);

@@ -7,6 +7,7 @@
 #include "storage/pg/query_int.h"
 
 #include "alloc.h"
+#include "cancel.h"
 
 #include "log.h"
 
@@ -51,6 +52,45 @@ fj_status fj_pg_fail(fj_store *s, const PGresult *r, const char *what, fj_err *e
     return fj_err_set(err, st, "db", "postgres: %s: %s%s%s", what, msg, state ? " [" : "", state ? state : "");
 }
 
+/* --- a read's statement, stopped from the watch ------------------------------------------ */
+
+/* libpq waits inside PQexec* for a statement's whole result, where the read's loops cannot see
+ * its token: a big aggregate would run on after the deadline or the client's leaving. So while a
+ * read (a thread with a token, fj_cancel_current) waits for a statement, the token holds this
+ * connection's cancel request, which the read pool's watch sends when it sets the token (and
+ * every 100 ms after, while the read still runs). PostgreSQL then ends the statement with SQLSTATE
+ * 57014 and the read answers the reason the token holds. Writers have no token: nothing changes
+ * for them. */
+static void send_cancel(void *arg)
+{
+    char msg[256];
+    PQcancel(arg, msg, sizeof msg); /* best effort: the read stops at its next row anyway */
+}
+
+/* Registers the cancel request with this thread's read token; the token to unhook, or NULL. */
+static fj_cancel *stoppable_begin(fj_store *s)
+{
+    fj_cancel *c = fj_cancel_current();
+    if (!c || !s->conn)
+        return NULL;
+    int pid = PQbackendPID(s->conn);
+    if (!s->cancel || s->cancel_pid != pid) {
+        if (s->cancel)
+            PQfreeCancel(s->cancel);
+        s->cancel = PQgetCancel(s->conn);
+        s->cancel_pid = pid;
+    }
+    if (!s->cancel)
+        return NULL;
+    fj_cancel_hook(c, send_cancel, s->cancel);
+    return c;
+}
+
+static void stoppable_end(fj_cancel *c)
+{
+    fj_cancel_unhook(c);
+}
+
 fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *vals, PGresult **res,
                     const char *what, fj_err *err)
 {
@@ -73,7 +113,9 @@ fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *val
         PQclear(p);
         s->prepared[id] = true;
     }
+    fj_cancel *c = stoppable_begin(s);
     PGresult *r = PQexecPrepared(s->conn, name, n, vals, NULL, NULL, 0);
+    stoppable_end(c);
     ExecStatusType rs = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {
         fj_status st = fj_pg_fail(s, r, what, err);
@@ -359,7 +401,9 @@ int fj_pgs_step(fj_pgs *st)
             return FJ_PGS_ERR;
         }
         bool no_memory;
+        fj_cancel *c = stoppable_begin(s);
         st->res = exec_statement(s, st, &no_memory);
+        stoppable_end(c);
         if (no_memory) {
             x->fail = oom(x);
             return FJ_PGS_ERR;
@@ -678,7 +722,9 @@ static fj_status run_once(fj_store *s, const char *sql, int n, const char *const
         return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
     for (size_t i = 0; i <= len; i++)
         text[i] = sql[i] == '?' && sql[i + 1] >= '0' && sql[i + 1] <= '9' ? '$' : sql[i];
+    fj_cancel *token = stoppable_begin(s);
     PGresult *r = PQexecParams(s->conn, text, n, NULL, params, NULL, NULL, 0);
+    stoppable_end(token);
     fj_free(text);
     ExecStatusType rs = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (rs != PGRES_COMMAND_OK && rs != PGRES_TUPLES_OK) {

@@ -363,7 +363,28 @@ struct fj_store {
     fj_time retention_ran;   /* when retention last ran (writer) */
     struct fj_pg_wstate *w;  /* the write path's reusable scratch (storage/pg/write.c) */
     struct fj_pg_ts *ts;     /* line-protocol metrics (storage/pg/ts.h), NULL until used */
+    /* What stops this connection's statement from another thread (PQcancel): made for the
+     * session (backend pid) it was made for, on a read's first statement (storage/pg/driver.c). */
+    PGcancel *cancel;
+    int cancel_pid;
+    struct fj_pg_quota *quota; /* the server's quota book (storage/pg/quota.c); NULL: no limit set */
 };
+
+/* --- per-cluster quotas (storage/pg/quota.c; docs/security.md "Quotas") ------------------------ */
+
+/* Joins the book of the server's writer handles with these limits (a writer handle at open; no
+ * book when no limit is set). */
+fj_status fj_pg_quota_open(fj_store *s, const fj_quota_limits *limits, fj_err *err);
+void fj_pg_quota_close(fj_store *s);
+/* After a rolled-back group: what it counted was not made; totals are read again. */
+void fj_pg_quota_forget(fj_store *s);
+bool fj_pg_quota_limited(const fj_store *s, fj_quota_kind kind);
+/* A Sonar envelope (not line protocol), before its group's transaction: *ok false when its new
+ * nodes or jobs pass its cluster's quota (cnt->limit says which); nothing of it may be written. */
+fj_status fj_pg_quota_admit(fj_store *s, const fj_envelope *e, fj_write_count *cnt, bool *ok, fj_err *err);
+/* One line-protocol series of cluster that the database does not have: FJ_LIMIT_NONE (counted)
+ * or the limit that refuses it. */
+fj_status fj_pg_quota_series(fj_store *s, const char *cluster, fj_limit *refused, fj_err *err);
 
 /* Maps a failed result (or a failed connection when r is NULL) to fj_status and fills err with
  * "postgres: what: message". Connection failures give FJ_EBUSY and mark the handle for

@@ -139,6 +139,36 @@ static fj_status load_rows(struct fj_pg_ts *t, const PGresult *r, fj_err *err)
     return FJ_OK;
 }
 
+/* What t->keys holds for a key of the group the engine did not know: pending, admitted by the
+ * quota, or refused by limit l (KEY_REFUSED + l). */
+enum { KEY_PENDING = 1, KEY_ADMITTED = 2, KEY_REFUSED = 16 };
+
+/* The key serialised into t->kbuf (each field's length, then its bytes). */
+static fj_status serial_key(struct fj_pg_ts *t, const fj_ts_key *k, fj_err *err)
+{
+    const fj_ts_str *f = &k->cluster;
+    size_t total = 0;
+    fj_buf_reset(&t->kbuf);
+    for (int j = 0; j < 7; j++) {
+        unsigned char len[2] = {(unsigned char)(f[j].n >> 8), (unsigned char)f[j].n};
+        total += f[j].n;
+        if (total > FJ_TS_KEY_MAX)
+            return fj_err_set(err, FJ_EINVAL, "db", "the series key of metric '%.*s' is longer than %d bytes",
+                              (int)(k->metric.n > 64 ? 64 : k->metric.n), k->metric.p, FJ_TS_KEY_MAX);
+        if (fj_buf_append(&t->kbuf, len, 2) != FJ_OK || (f[j].n && fj_buf_append(&t->kbuf, f[j].p, f[j].n) != FJ_OK))
+            return oom(err);
+    }
+    return FJ_OK;
+}
+
+static void add_key_row(fj_pg_cols *c, const fj_ts_key *k)
+{
+    const fj_ts_str *f = &k->cluster;
+    for (int j = 0; j < 7; j++)
+        fj_pg_textn(c, j, f[j].n ? f[j].p : "", f[j].n);
+    fj_pg_row(c, 0);
+}
+
 /* First pass: ids[i] for the points the engine knows, 0 for the others, whose distinct keys are
  * added as rows of t->cols (7 text columns, reset by the caller). */
 static fj_status collect_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size_t n, uint32_t *ids,
@@ -150,25 +180,12 @@ static fj_status collect_unknown(struct fj_pg_ts *t, const fj_metric_point *p, s
         if (fj_ts_series_find(t->w.eng, &k, &ids[i]) == FJ_OK)
             continue;
         ids[i] = 0;
-        const fj_ts_str *f = &k.cluster;
-        size_t total = 0;
-        fj_buf_reset(&t->kbuf);
-        for (int j = 0; j < 7; j++) {
-            unsigned char len[2] = {(unsigned char)(f[j].n >> 8), (unsigned char)f[j].n};
-            total += f[j].n;
-            if (total > FJ_TS_KEY_MAX)
-                return fj_err_set(err, FJ_EINVAL, "db", "the series key of metric '%.*s' is longer than %d bytes",
-                                  (int)(k.metric.n > 64 ? 64 : k.metric.n), k.metric.p, FJ_TS_KEY_MAX);
-            if (fj_buf_append(&t->kbuf, len, 2) != FJ_OK || (f[j].n && fj_buf_append(&t->kbuf, f[j].p, f[j].n) != FJ_OK))
-                return oom(err);
-        }
+        FJ_TRY(serial_key(t, &k, err));
         if (fj_intern_get(&t->keys, 0, t->kbuf.data, t->kbuf.len))
             continue;
-        if (fj_intern_put(&t->keys, 0, t->kbuf.data, t->kbuf.len, 1) != FJ_OK)
+        if (fj_intern_put(&t->keys, 0, t->kbuf.data, t->kbuf.len, KEY_PENDING) != FJ_OK)
             return oom(err);
-        for (int j = 0; j < 7; j++)
-            fj_pg_textn(c, j, f[j].n ? f[j].p : "", f[j].n);
-        fj_pg_row(c, 0);
+        add_key_row(c, &k);
         ++*n_unknown;
     }
     return c->st == FJ_OK ? FJ_OK : cols_failed(c, err);
@@ -200,16 +217,77 @@ static fj_status fetch_unknown(fj_store *s, fj_err *err)
     return st;
 }
 
-/* Second pass: the ids of the points that were unknown. */
-static fj_status fill_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size_t n, uint32_t *ids, fj_err *err)
+/* Second pass: the ids of the points that were unknown; a point whose series a quota refused
+ * keeps id 0 and is counted in *dropped, with the limit in *limit (both may be NULL when no quota
+ * applies: replay). */
+static fj_status fill_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size_t n, uint32_t *ids,
+                              uint64_t *dropped, fj_limit *limit, fj_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         fj_ts_key k = key_of(&p[i]);
-        if (!ids[i] && fj_ts_series_find(t->w.eng, &k, &ids[i]) != FJ_OK)
+        if (ids[i] || fj_ts_series_find(t->w.eng, &k, &ids[i]) == FJ_OK)
+            continue;
+        int64_t v = 0;
+        if (dropped) {
+            FJ_TRY(serial_key(t, &k, err));
+            v = fj_intern_get(&t->keys, 0, t->kbuf.data, t->kbuf.len);
+        }
+        if (v < KEY_REFUSED)
             return fj_err_set(err, FJ_EINTERNAL, "db", "series of metric '%.*s' not found after adding it",
                               (int)(k.metric.n > 64 ? 64 : k.metric.n), k.metric.p);
+        ids[i] = 0;
+        ++*dropped;
+        *limit = (fj_limit)(v - KEY_REFUSED);
     }
     return FJ_OK;
+}
+
+/* With a series quota: the group's unknown keys (t->cols) that the database has are read and
+ * loaded first; each key left is new and asks its cluster's quota, in the order of the points,
+ * and only the admitted ones are added (then read back and loaded like any). */
+static fj_status admit_unknown(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    const char *vals[7];
+    if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
+        return cols_failed(&t->cols, err);
+    PGresult *r;
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_GET, 7, vals, &r, "look up series", err));
+    fj_status st = load_rows(t, r, err);
+    PQclear(r);
+    FJ_TRY(st);
+    fj_pg_cols_reset(&t->cols);
+    t->cols.ncols = 7;
+    char cluster[FJ_TS_KEY_MAX + 1];
+    size_t off = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++) {
+            const fj_envelope *e = &batches[b]->envs[i];
+            if (e->kind != FJ_KIND_METRICS)
+                continue;
+            for (size_t j = 0; j < e->u.metrics.n_points; j++) {
+                fj_ts_key k = key_of(&e->u.metrics.points[j]);
+                uint32_t id;
+                if (t->ids[off + j] || fj_ts_series_find(t->w.eng, &k, &id) == FJ_OK)
+                    continue;
+                FJ_TRY(serial_key(t, &k, err));
+                if (fj_intern_get(&t->keys, 0, t->kbuf.data, t->kbuf.len) != KEY_PENDING)
+                    continue;
+                memcpy(cluster, k.cluster.n ? k.cluster.p : "", k.cluster.n);
+                cluster[k.cluster.n] = '\0';
+                fj_limit l;
+                FJ_TRY(fj_pg_quota_series(s, cluster, &l, err));
+                if (fj_intern_put(&t->keys, 0, t->kbuf.data, t->kbuf.len,
+                                  l == FJ_LIMIT_NONE ? KEY_ADMITTED : KEY_REFUSED + (int64_t)l) != FJ_OK)
+                    return oom(err);
+                if (l == FJ_LIMIT_NONE)
+                    add_key_row(&t->cols, &k);
+            }
+            off += e->u.metrics.n_points;
+        }
+    if (t->cols.st != FJ_OK)
+        return cols_failed(&t->cols, err);
+    return t->cols.nrows ? fetch_unknown(s, err) : FJ_OK;
 }
 
 /* ids for the points of one decoded body (replay). */
@@ -223,7 +301,7 @@ static fj_status resolve_points(fj_store *s, const fj_metric_point *p, size_t n,
     FJ_TRY(collect_unknown(t, p, n, ids, &unknown, err));
     if (unknown)
         FJ_TRY(fetch_unknown(s, err));
-    return unknown ? fill_unknown(t, p, n, ids, err) : FJ_OK;
+    return unknown ? fill_unknown(t, p, n, ids, NULL, NULL, err) : FJ_OK;
 }
 
 static fj_status grow_ids(struct fj_pg_ts *t, size_t need, fj_err *err)
@@ -325,15 +403,24 @@ fj_status fj_pg_ts_prepare(fj_store *s, fj_batch *const *batches, size_t n_batch
             FJ_TRY(collect_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, &unknown, err));
             off += e->u.metrics.n_points;
         }
+    size_t n_envs = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        n_envs += batches[b] ? batches[b]->n_envs : 0;
+    if (!fj_grow(&t->refused, &t->cap_refused, n_envs + 1, sizeof *t->refused, 64))
+        return oom(err);
+    memset(t->refused, 0, (n_envs + 1) * sizeof *t->refused);
     if (unknown) {
-        FJ_TRY(fetch_unknown(s, err));
+        FJ_TRY(fj_pg_quota_limited(s, FJ_QUOTA_SERIES) ? admit_unknown(s, batches, n_batches, err)
+                                                        : fetch_unknown(s, err));
         off = 0;
+        size_t k = 0;
         for (size_t b = 0; b < n_batches; b++)
-            for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++) {
+            for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++, k++) {
                 const fj_envelope *e = &batches[b]->envs[i];
                 if (e->kind != FJ_KIND_METRICS)
                     continue;
-                FJ_TRY(fill_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, err));
+                FJ_TRY(fill_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off,
+                                    &t->refused[k].dropped, &t->refused[k].limit, err));
                 off += e->u.metrics.n_points;
             }
     }
@@ -659,7 +746,9 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
             }
             FJ_TRY(fj_tsw_append_ids(&t->w, m->points, t->ids + off, m->n_points, err));
             off += m->n_points;
-            counts[k].inserted += m->n_points;
+            counts[k].inserted += m->n_points - t->refused[k].dropped;
+            counts[k].dropped = t->refused[k].dropped;
+            counts[k].limit = t->refused[k].dropped ? t->refused[k].limit : FJ_LIMIT_NONE;
         }
     if (t->cols.nrows) {
         const char *vals[8];
@@ -932,6 +1021,7 @@ void fj_pg_ts_close(fj_store *s)
     fj_buf_free(&t->kbuf);
     PQclear(t->key_res);
     fj_free(t->ids);
+    fj_free(t->refused);
     fj_free(t->instance);
     fj_ts_codec_destroy(t->codec);
     fj_free(t->blob);

@@ -31,6 +31,8 @@ struct fj_pg_ts {
     uint32_t *ids;            /* the group's points' series ids, in order (fj_pg_ts_prepare) */
     size_t n_ids, cap_ids;
     fj_intern keys;           /* the group's distinct unknown keys (serialised) */
+    fj_write_count *refused;  /* per envelope of the group: points dropped by a series quota, and why */
+    size_t cap_refused;
     fj_pg_cols cols;          /* batched statements' rows */
     fj_pg_cols drops;         /* checkpoints to delete (series, t_last, seq), sent with the chunks */
     fj_buf kbuf;              /* a serialised key */

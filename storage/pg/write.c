@@ -2227,7 +2227,13 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
         for (size_t i = 0; i < batches[b]->n_envs; i++, k++) {
             if (batches[b]->envs[i].kind == FJ_KIND_METRICS)
                 continue; /* line protocol: storage/pg/ts.c writes it, after the other tables */
-            w->envs[n] = (wenv){&batches[b]->envs[i], counts ? &counts[k] : &scratch[k], 0, 0, false};
+            fj_write_count *cnt = counts ? &counts[k] : &scratch[k];
+            bool admitted = true;
+            if ((st = fj_pg_quota_admit(s, &batches[b]->envs[i], cnt, &admitted, err)) != FJ_OK)
+                break;
+            if (!admitted)
+                continue; /* over its cluster's quota: nothing of it is written; the answer says why */
+            w->envs[n] = (wenv){&batches[b]->envs[i], cnt, 0, 0, false};
             /* Chimbuko rows are not partitioned (their envelope time may be 0): this week's
              * partition, which is ensured anyway, stands in for theirs. */
             w->times[n++] = batches[b]->envs[i].kind == FJ_KIND_CHIMBUKO ? fj_time_now() : batches[b]->envs[i].time;
@@ -2270,6 +2276,7 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
      * zeroed. */
     fj_pg_rollback(s);
     fj_intern_clear(&s->names);
+    fj_pg_quota_forget(s); /* nodes counted for this group were not made */
     fj_pg_weeks_forget(s);
     memset(s->staged, 0, sizeof s->staged); /* staging tables created in the group are gone too */
     if (counts)

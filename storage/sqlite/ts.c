@@ -49,6 +49,7 @@ enum {
     ST_SERIES_FIND,  /* the lazy catalog: a key's id */
     ST_SERIES_KEY,   /* an id's key */
     ST_SERIES_COUNT, /* a cluster's series, for its quota */
+    ST_HOST_ANY,     /* whether a host has any series stored */
     ST__COUNT
 };
 
@@ -84,6 +85,7 @@ static const char *const st_sql[ST__COUNT] = {
                        "metric=?3 AND type=?4 AND type_id=?5 AND stype=?6 AND stype_id=?7",
     [ST_SERIES_KEY] = "SELECT cluster,host,metric,type,type_id,stype,stype_id FROM ts_series WHERE id=?1",
     [ST_SERIES_COUNT] = "SELECT count(*) FROM ts_series WHERE cluster=?1",
+    [ST_HOST_ANY] = "SELECT 1 FROM ts_series INDEXED BY ts_series_key WHERE cluster=?1 AND host=?2 LIMIT 1",
 };
 
 struct fj_sq_ts {
@@ -102,6 +104,9 @@ struct fj_sq_ts {
     char key[FJ_TS_KEY_MAX + 8];
     fj_limit limit;
     uint64_t dropped;
+    /* Hosts (cluster NUL host) looked at by cat_find: HOST_UNSTORED, the database had no series of
+     * it then, so every one it has now is one the engine made and holds; HOST_STORED, it had. */
+    fj_intern hosts;
     /* reader */
     fj_ts_codec *codec;
 };
@@ -462,10 +467,60 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
 
 /* The lazy catalog (storage/ts/engine.h, fj_ts_catalog): start-up reads no series; the engine
  * asks here on a series' first use. */
+
+enum { HOST_UNSTORED = 1, HOST_STORED = 2 };
+#define HOSTS_MAX (1u << 20) /* hosts remembered (some 100 MB at most); then the memory starts over */
+
+/* Whether the host of k may have the series stored: false when the database had no series of
+ * the host when first asked. That stays true without asking again, since this writer alone adds
+ * series (SQLite has one writer), never deletes one, and the engine holds every series it made:
+ * a series of such a host that the engine lacks is new. So the new series of a new node (its
+ * first interval: hundreds) cost one probe of the index together, not one each. */
+static fj_status host_may_have(fj_store *s, const fj_ts_key *k, bool *may, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    char hk[FJ_TS_KEY_MAX + 1];
+    size_t n = k->cluster.n + 1 + k->host.n;
+    *may = true;
+    if (n > sizeof hk)
+        return FJ_OK;
+    if (k->cluster.n)
+        memcpy(hk, k->cluster.p, k->cluster.n);
+    hk[k->cluster.n] = '\0';
+    if (k->host.n)
+        memcpy(hk + k->cluster.n + 1, k->host.p, k->host.n);
+    int64_t v = fj_intern_get(&t->hosts, 0, hk, n);
+    if (v) {
+        *may = v == HOST_STORED;
+        return FJ_OK;
+    }
+    sqlite3_stmt *st = stmt(s, ST_HOST_ANY, err);
+    if (!st)
+        return FJ_EIO;
+    const fj_wval vals[] = {key_str(k->cluster), key_str(k->host)};
+    fj_sq_bind_vals(st, 1, vals, 2);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fj_sq_status(rc);
+    *may = rc == SQLITE_ROW;
+    if (t->hosts.n >= HOSTS_MAX)
+        fj_intern_clear(&t->hosts);
+    if (fj_intern_put(&t->hosts, 0, hk, n, *may ? HOST_STORED : HOST_UNSTORED) != FJ_OK)
+        return FJ_ENOMEM;
+    return FJ_OK;
+}
+
 static fj_status cat_find(void *ud, const fj_ts_key *k, uint32_t *id)
 {
     fj_store *s = ud;
     fj_err err = {0};
+    bool may;
+    fj_status hs = host_may_have(s, k, &may, &err);
+    if (hs != FJ_OK)
+        return hs;
+    if (!may)
+        return FJ_ENOTFOUND;
     sqlite3_stmt *st = stmt(s, ST_SERIES_FIND, &err);
     if (!st)
         return FJ_EIO;
@@ -770,6 +825,7 @@ void fj_sq_ts_close(fj_store *s)
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(t->st[i]);
     fj_ts_codec_destroy(t->codec);
+    fj_intern_clear(&t->hosts);
     fj_free(t);
     s->ts = NULL;
 }

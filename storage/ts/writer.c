@@ -292,12 +292,16 @@ fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uin
                             fj_err *err)
 {
     for (size_t off = 0; off < n; off += FJ_TSW_SLICE) {
-        size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE;
+        size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE, m = 0;
         for (size_t i = 0; i < k; i++) {
-            w->t[i] = p[off + i].t;
-            w->v[i] = p[off + i].v;
+            if (!ids[off + i]) /* dropped by a quota */
+                continue;
+            w->ids[m] = ids[off + i];
+            w->t[m] = p[off + i].t;
+            w->v[m] = p[off + i].v;
+            m++;
         }
-        fj_status st = fj_ts_append_ids(w->eng, ids + off, w->t, w->v, k, NULL);
+        fj_status st = m ? fj_ts_append_ids(w->eng, w->ids, w->t, w->v, m, NULL) : FJ_OK;
         if (st != FJ_OK)
             return fj_err_set(err, st, "db", "appending metric points failed");
     }

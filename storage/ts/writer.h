@@ -185,7 +185,8 @@ fj_status fj_tsw_record_finish(fj_ts_writer *w, const void **rec, size_t *len, f
  * call), *zn bytes. */
 fj_status fj_tsw_compress(fj_ts_writer *w, const fj_metrics *m, const void **z, size_t *zn, fj_err *err);
 
-/* Appends n points whose series ids are known, slice by slice. */
+/* Appends n points whose series ids are known, slice by slice; a point of id 0 (dropped by a
+ * quota) is left out. */
 fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uint32_t *ids, size_t n,
                             fj_err *err);
 

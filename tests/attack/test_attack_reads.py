@@ -159,6 +159,26 @@ def abandoned_query(port, token, q, hold_s):
     return s, time.time() + hold_s
 
 
+def prom(f, token):
+    """GET /metrics as {"name{labels}": value}."""
+    c = http.client.HTTPConnection("127.0.0.1", f.port, timeout=10)
+    try:
+        c.request("GET", "/metrics", headers={"Authorization": "Bearer " + token})
+        text = c.getresponse().read().decode()
+    finally:
+        c.close()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out
+
+
+def moved(before, after, name):
+    return after.get(name, 0) - before.get(name, 0)
+
+
 def errors_of(answer):
     if not isinstance(answer, dict):
         return []
@@ -222,9 +242,19 @@ def memory_limits(f, reader, rss0):
 
 def writes_while_abandoned(f, reader, c2):
     """Six heavy reads (1,000 statements each, CPU rather than memory) held 3 s then abandoned;
-    another cluster writes every 100 ms throughout, and for a few seconds after."""
+    another cluster writes every 100 ms throughout, and for a few seconds after. /metrics shows the
+    read pool busy meanwhile: four running (read-threads), two queued."""
     cpu0 = cpu_s(f.proc.pid)
     socks = [abandoned_query(f.port, reader, MANY, 3.0) for _ in range(6)]
+    time.sleep(0.5)
+    busy_figures = prom(f, reader)
+    print("/metrics while six heavy reads run: running %s, queued %s"
+          % (busy_figures.get("fjord_reads_running"), busy_figures.get("fjord_reads_queued")), flush=True)
+    check(busy_figures.get("fjord_reads_running") == 4 and busy_figures.get("fjord_reads_queued") == 2,
+          "/metrics: 4 reads running on the 4 read threads, 2 queued (%s, %s)"
+          % (busy_figures.get("fjord_reads_running"), busy_figures.get("fjord_reads_queued")))
+    check(busy_figures.get("fjord_query_memory_bytes", 0) > 0,
+          "/metrics: the running reads hold query memory (%s bytes)" % busy_figures.get("fjord_query_memory_bytes"))
     lat, failed = [], 0
     t_end = time.time() + 3.0
     n = 0
@@ -310,10 +340,26 @@ def main():
     try:
         load_data(f, c1, c2)
         rss0 = rss_mb(f.proc.pid)
+        p0 = prom(f, reader)
         memory_limits(f, reader, rss0)
+        p1 = prom(f, reader)
+        own = moved(p0, p1, 'fjord_reads_refused_total{limit="query-memory"}')
+        pool = moved(p0, p1, 'fjord_reads_refused_total{limit="query-memory-total"}')
+        print("/metrics after the heavy queries: refused by query-memory %d, by query-memory-total %d; "
+              "query memory held %s" % (own, pool, p1.get("fjord_query_memory_bytes")), flush=True)
+        check(own >= 3 and own + pool == 7,
+              "/metrics counts the 7 reads a memory limit stopped, 3 or more by query-memory (%d, %d)" % (own, pool))
+        check(p1.get("fjord_query_memory_bytes") == 0, "no query memory is held once the reads are answered (%s)"
+              % p1.get("fjord_query_memory_bytes"))
         gone = writes_while_abandoned(f, reader, c2)
         cpu_after_clients_left(f, gone)
+        p2 = prom(f, reader)
+        left = moved(p1, p2, 'fjord_reads_cancelled_total{reason="client_gone"}')
+        check(left == 6, "/metrics counts the 6 reads cancelled when their clients left (%d)" % left)
         timeout_answers(f, reader)
+        p3 = prom(f, reader)
+        late = moved(p2, p3, 'fjord_reads_cancelled_total{reason="deadline"}')
+        check(late == 1, "/metrics counts the read cancelled at its deadline (%d)" % late)
         sigterm_with_runaway(f, reader)
     finally:
         if f.proc:

@@ -114,3 +114,46 @@ Test(cancel, first_reason_stays)
     cr_assert_str_eq(err.code, "query_timeout");
     cr_assert_str_eq(err.path, "query-timeout");
 }
+
+Test(membudget, pool_counts_refusals_once_a_budget)
+{
+    fj_mem_pool pool = {.limit = 1000};
+    fj_mem_budget a = {.limit = 500, .pool = &pool}, b = {.limit = 800, .pool = &pool};
+    cr_assert(fj_mem_charge(&a, 400));
+    cr_assert_not(fj_mem_charge(&a, 200));
+    cr_assert_not(fj_mem_charge(&a, 300), "refused again: the same stop");
+    cr_assert(fj_mem_charge(&b, 500));
+    cr_assert_not(fj_mem_charge(&b, 200), "the pool's limit");
+    cr_assert_eq(atomic_load(&pool.refused_own), 1);
+    cr_assert_eq(atomic_load(&pool.refused_pool), 1);
+    fj_mem_uncharge(&b, 500);
+    fj_mem_clear_over(&a); /* the next statement */
+    cr_assert_not(fj_mem_charge(&a, 200));
+    cr_assert_eq(atomic_load(&pool.refused_own), 2);
+    fj_mem_uncharge(&a, 400);
+}
+
+static void count_call(void *arg)
+{
+    ++*(int *)arg;
+}
+
+Test(cancel, hook_called_while_registered)
+{
+    fj_cancel c = {0};
+    int calls = 0;
+    fj_cancel_hook(&c, count_call, &calls);
+    fj_cancel_fire(&c);
+    cr_assert_eq(calls, 0, "not cancelled: nothing to stop");
+    fj_cancel_set(&c, FJ_CANCEL_TIMEOUT);
+    cr_assert_eq(calls, 0, "setting the token waits for nothing");
+    fj_cancel_fire(&c);
+    cr_assert_eq(calls, 1, "the watch stops the statement");
+    fj_cancel_fire(&c);
+    cr_assert_eq(calls, 2, "and again at its next round");
+    fj_cancel_unhook(&c);
+    fj_cancel_fire(&c);
+    cr_assert_eq(calls, 2, "unhooked: the statement is over");
+    fj_cancel_hook(NULL, count_call, &calls);
+    fj_cancel_unhook(NULL);
+}

@@ -101,3 +101,23 @@ Test(quota, kinds_names_and_failures)
     cr_assert_eq(fj_quota_admit_n(none, FJ_QUOTA_SERIES, "a", 1000000, 0, NULL, NULL, &st), FJ_LIMIT_NONE);
     fj_quota_free(none);
 }
+
+Test(quota, total_read_again_once_old)
+{
+    /* several servers on one database: the count of the others' series is seen once a minute */
+    fj_quota_limits lim = {.total = {[FJ_QUOTA_SERIES] = 10}, .recount_ns = 60 * SEC};
+    fj_quota *q = fj_quota_new(&lim);
+    counted c = {.n = 5};
+    fj_status st = FJ_OK;
+    cr_assert_eq(fj_quota_admit_n(q, FJ_QUOTA_SERIES, "a", 4, 1 * SEC, count_fn, &c, &st), FJ_LIMIT_NONE);
+    c.n = 9; /* another server created 4 meanwhile, this one 4 */
+    cr_assert_eq(fj_quota_admit(q, FJ_QUOTA_SERIES, "a", 30 * SEC, count_fn, &c, &st), FJ_LIMIT_NONE,
+                 "within the minute the own count goes on (9 of 10)");
+    cr_assert_eq(c.calls, 1);
+    cr_assert_eq(fj_quota_admit(q, FJ_QUOTA_SERIES, "a", 61 * SEC, count_fn, &c, &st), FJ_LIMIT_NONE,
+                 "read again: 9, the 10th fits");
+    cr_assert_eq(c.calls, 2);
+    cr_assert_eq(fj_quota_admit(q, FJ_QUOTA_SERIES, "a", 62 * SEC, count_fn, &c, &st), FJ_LIMIT_SERIES_TOTAL);
+    cr_assert_eq(st, FJ_OK);
+    fj_quota_free(q);
+}
