@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Which files of storage/ call which: read off the built library's symbol tables (nm), so it is
+"""Which source files call which, in every library and program of the tree (common/, ingest/,
+storage/, api/, server/, app/, pusher/): read off the object files' symbol tables (nm), so it is
 the call graph the linker sees, not what the headers declare. Prints every circle of files that
 call each other (a strongly connected component of more than one file) and, with --check, exits
-1 if there is one: each room of storage/ calls down, never back up.
+1 if there is one: every file calls down, never back up.
 
     tests/layout/calls.py BUILD_DIR [--check] [--edges]
 """
@@ -15,29 +16,43 @@ from collections import defaultdict
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+# The targets' object folders in the build tree and the source folder their paths start from.
+TARGETS = [
+    ("CMakeFiles/fj_common.dir", ""),
+    ("CMakeFiles/fj_ingest.dir", ""),
+    ("CMakeFiles/fj_storage.dir", ""),
+    ("CMakeFiles/fj_api.dir", ""),
+    ("CMakeFiles/fj_server.dir", ""),
+    ("CMakeFiles/fjord.dir", ""),
+    ("pusher/CMakeFiles/fj_pusher.dir", "pusher/"),
+    ("pusher/CMakeFiles/fjord-push.dir", "pusher/"),
+]
+
+
 def objects(build):
-    """{source path under storage/: (defined symbols, undefined symbols)}, from the object files
-    CMake leaves in the build tree (the archive would lose their folders)."""
-    top = os.path.join(build, "CMakeFiles", "fj_storage.dir", "storage")
+    """{source path: (defined symbols, undefined symbols)}, from the object files CMake leaves in
+    the build tree (an archive would lose their folders)."""
     defs, uses = {}, {}
-    for folder, _, files in os.walk(top):
-        for f in files:
-            if not f.endswith(".c.o"):
-                continue
-            path = os.path.join(folder, f)
-            name = "storage/" + os.path.relpath(path, top)[: -len(".o")]
-            if not os.path.exists(os.path.join(SOURCE, name)):
-                continue  # left in the build tree by a file that has moved or gone
-            out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
-            defs[name], uses[name] = set(), set()
-            for line in out.splitlines():
-                parts = line.split()
-                if len(parts) == 3 and parts[1] in "TDBR":
-                    defs[name].add(parts[2])
-                elif len(parts) == 2 and parts[0] == "U":
-                    uses[name].add(parts[1])
-    if not defs:
-        sys.exit("no object files under %s: build first" % top)
+    for target, prefix in TARGETS:
+        top = os.path.join(build, target)
+        for folder, _, files in os.walk(top):
+            for f in files:
+                if not f.endswith(".c.o"):
+                    continue
+                path = os.path.join(folder, f)
+                name = prefix + os.path.relpath(path, top)[: -len(".o")]
+                if not os.path.exists(os.path.join(SOURCE, name)):
+                    continue  # left in the build tree by a file that has moved or gone
+                out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
+                defs[name], uses[name] = set(), set()
+                for line in out.splitlines():
+                    parts = line.split()
+                    if len(parts) == 3 and parts[1] in "TDBR":
+                        defs[name].add(parts[2])
+                    elif len(parts) == 2 and parts[0] == "U":
+                        uses[name].add(parts[1])
+    if not any(n.startswith("storage/") for n in defs):
+        sys.exit("no object files under %s: build first" % build)
     return defs, uses
 
 
@@ -94,7 +109,7 @@ def main():
     for c in circles:
         print("circle of %d files: %s" % (len(c), " ".join(names[x] for x in c)))
     if not circles:
-        print("no circles: every file of storage/ calls only files that do not call it back")
+        print("no circles: each of %d files calls only files that do not call it back" % len(defs))
     sys.exit(1 if circles and "--check" in sys.argv else 0)
 
 
