@@ -375,12 +375,20 @@ struct fj_jcpu_sample;
 fj_status fj_sq_jcpu_note(fj_store *s, int64_t rjob, int64_t node, fj_time t, fj_err *err);
 /* A new node-sample of rjob on node at t, cur its processes as stored (sorted, with the producer's
  * children_counted), or NULL when the writer cannot give them; created: rjob was made by it;
- * n_samples: the job's node-samples with it. *cpu_m and *win_m (-1: none) are what its row is
+ * n_samples: the job's node-samples with it; hint: NULL, or where the job's entries were last
+ * (read and updated). *cpu_m and *win_m (-1: none) are what its row is
  * stored with: its figure and candidate when the job's previous node-samples are in memory (the
  * job's summary is then written by the drain or with the job's row), else 0 and -1, and it is noted
  * for the drain to compute from the stored rows. */
+/* Where a job's entries were found the last time (1 + index; 0: not known), which the writer
+ * keeps with its cached job instance: a hint that is checked against the key before use, so the
+ * next node-sample of the job finds its summary and tail without a hash look-up. */
+typedef struct fj_sq_jcpu_hint {
+    uint32_t jsum, tail;
+} fj_sq_jcpu_hint;
 fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, const struct fj_jcpu_sample *cur,
-                         bool created, int64_t n_samples, int64_t *cpu_m, int64_t *win_m, fj_err *err);
+                         bool created, int64_t n_samples, fj_sq_jcpu_hint *hint, int64_t *cpu_m, int64_t *win_m,
+                         fj_err *err);
 void fj_sq_jcpu_moved(fj_store *s, int64_t to, int64_t from);
 /* Whether the job_activity row of (rjob, node), as stored or buffered in this transaction, already
  * holds what a node-sample at t whose busy times are cpu_busy and gpu_busy (0: not busy) adds,

@@ -541,7 +541,7 @@ static fj_status advance(tail *tl, const fj_jcpu_sample *cur, int64_t cpu_m, int
 }
 
 fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, const fj_jcpu_sample *cur, bool created,
-                         int64_t n_samples, int64_t *cpu_m, int64_t *win_m, fj_err *err)
+                         int64_t n_samples, fj_sq_jcpu_hint *hint, int64_t *cpu_m, int64_t *win_m, fj_err *err)
 {
     FJ_TRY(ensure(s, err));
     struct fj_sq_jcpu *j = s->jcpu;
@@ -549,8 +549,13 @@ fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, con
     *cpu_m = 0;
     *win_m = -1;
     jsum *e;
-    FJ_TRY(jsum_get(j, rjob, &e, err));
+    if (hint && hint->jsum && hint->jsum <= j->n_jsums && j->jsums[hint->jsum - 1].rjob == rjob)
+        e = &j->jsums[hint->jsum - 1];
+    else
+        FJ_TRY(jsum_get(j, rjob, &e, err));
     j->recent_jsum = (size_t)(e - j->jsums) + 1;
+    if (hint)
+        hint->jsum = (uint32_t)j->recent_jsum;
     j->recent_tail = 0;
     if (created) { /* a new id (perhaps one a merge freed): nothing stored, nothing kept is its */
         uint32_t gen = e->gen + 1;
@@ -561,8 +566,14 @@ fj_status fj_sq_jcpu_add(fj_store *s, int64_t rjob, int64_t node, fj_time t, con
         return fj_sq_jcpu_note(s, rjob, node, t, err);
     }
     tail *tl = NULL;
-    FJ_TRY(tail_get(j, rjob, node, &tl, err));
+    if (hint && hint->tail && hint->tail <= j->n_tails && j->tails[hint->tail - 1].rjob == rjob &&
+        j->tails[hint->tail - 1].node == node)
+        tl = &j->tails[hint->tail - 1];
+    else
+        FJ_TRY(tail_get(j, rjob, node, &tl, err));
     j->recent_tail = (size_t)(tl - j->tails) + 1;
+    if (hint)
+        hint->tail = (uint32_t)j->recent_tail;
     if (!tl->loaded || tl->gen != e->gen) {
         /* unknown or stale: nothing of this transaction is in memory for the job (it would be
          * slow, or the tail current), so the stored rows are the whole story */

@@ -517,6 +517,7 @@ typedef struct rj_inst {
     uint32_t pend;           /* 1 + index into s->rj_pend while the summary awaits its UPDATE */
     uint32_t n_pairs;
     int64_t pairs[RJ_PAIRS]; /* stored (rjob, host) and (rjob, command) pairs: id << 1 | is_host */
+    fj_sq_jcpu_hint jcpu;    /* where its job CPU memory was last (storage/sqlite/jobcpu.c) */
 } rj_inst;
 
 struct fj_sq_rjent {
@@ -834,6 +835,7 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
                 in->sum = sum;
                 in->pend = 0;
                 in->n_pairs = 0;
+                in->jcpu = (fj_sq_jcpu_hint){0, 0};
             } else {
                 /* from now on RJOB_FIND reads this key's rows: they must be current */
                 FJ_TRY(rj_flush(w));
@@ -880,7 +882,8 @@ static fj_status rectify(wctx *w, const fj_sample_job *j, const fj_sample_proc *
 
     /* its CPU: computed now when the job's previous node-samples are in memory, else before COMMIT */
     int64_t cpu_m, win_m;
-    FJ_TRY(fj_sq_jcpu_add(s, rid, w->node_id, t, m > 1 ? NULL : cur, m == 0, sum.n_samples, &cpu_m, &win_m, w->err));
+    FJ_TRY(fj_sq_jcpu_add(s, rid, w->node_id, t, m > 1 ? NULL : cur, m == 0, sum.n_samples, in ? &in->jcpu : NULL,
+                          &cpu_m, &win_m, w->err));
     fj_sq_val *v;
     FJ_TRY(buf_row(w, FJ_SQ_BUF_JSAMPLES, &v));
     v_int(&v[0], rid);
