@@ -42,10 +42,10 @@ measure() { # NAME FJORD -> prints "writer request" instructions per envelope
   for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$port/api/v1/health" && break; sleep 0.1; done
   "$build/sonar_load" --port "$port" --secret "$secret" --template "$template" --nodes 1000 --connections 2 \
     --envelopes "$warm" --duration 3600 >/dev/null
-  callgrind_control -z "$pid" >/dev/null
+  callgrind_control -z "$pid" >/dev/null 2>&1
   "$build/sonar_load" --port "$port" --secret "$secret" --template "$template" --nodes 1000 --connections 2 \
     --envelopes $((warm + n)) --seq-start "$warm" --duration 3600 >"$tmp/$name/load.json"
-  callgrind_control -d "$pid" >/dev/null
+  callgrind_control -d "$pid" >/dev/null 2>&1
   kill "$pid"
   wait "$pid" || true
   pid=
