@@ -113,7 +113,6 @@ typedef struct fj_store_chimbuko_ops fj_store_chimbuko_ops; /* storage/core/stor
 typedef struct fj_store_measure_ops fj_store_measure_ops;   /* storage/core/store_measure.h */
 
 typedef struct fj_store_ops {
-    int version; /* FJ_STORE_OPS_VERSION */
     const char *name;
     /* The backend's thin SQL driver (storage/core/driver.h), on which the code written once
      * (storage/query/, storage/chimbuko/, tokens and migrations in storage/core/) runs. */
@@ -163,8 +162,6 @@ typedef struct fj_store_ops {
     /* Monitoring figures (fj_store_stats: sizes, row and series counts; GET /metrics); any mode. */
     fj_status (*stats)(fj_store *s, fj_store_stats *out, fj_err *err);
 } fj_store_ops;
-
-#define FJ_STORE_OPS_VERSION 2
 
 /* The backends compiled in. */
 extern const fj_store_ops fj_store_sqlite_ops;

@@ -215,7 +215,7 @@ static const fj_store_ts_ops ts_ops = {
 /* Every op is implemented: line-protocol metrics in storage/pg/ts.c and storage/pg/ts_read.c. The
  * ops in store.h's order, a line per section. */
 const fj_store_ops fj_store_pg_ops = {
-    .version = FJ_STORE_OPS_VERSION, .name = "postgres", .driver = &fj_pg_driver,
+    .name = "postgres", .driver = &fj_pg_driver,
     .accepts = pg_accepts, .open = pg_open, .close = pg_close,
     .migrate_status = pg_migrate_status, .migrate_up = pg_migrate_up,
     .write = fj_pg_write,

@@ -637,7 +637,7 @@ static const fj_store_ts_ops ts_ops = {
 
 /* The ops in store.h's order, a line per section. */
 const fj_store_ops fj_store_sqlite_ops = {
-    .version = FJ_STORE_OPS_VERSION, .name = "sqlite", .driver = &fj_sqlite_driver,
+    .name = "sqlite", .driver = &fj_sqlite_driver,
     .accepts = sq_accepts, .open = sq_open, .close = sq_close,
     .migrate_status = sq_migrate_status, .migrate_up = sq_migrate_up,
     .compact = sq_compact, .backup = sq_backup,
