@@ -1,7 +1,9 @@
 /* http.h — the HTTP front: libmicrohttpd setup, the route table, and the fixed request pipeline
+ * (admit() in http.c, in this order; docs/architecture.md draws the same):
  *
- *   route -> draining check -> limits -> auth (before the body) -> admission -> body (capped)
- *         -> content decoding (capped) -> handler -> response
+ *   framing -> draining check -> per-client limit behind a proxy -> client certificate -> route
+ *     -> body rule and length cap -> auth (before the body) -> admission -> body (capped)
+ *     -> content decoding (capped) -> handler -> response
  *
  * A handler runs once the whole body is in. It answers at once (fj_http_reply*) or hands a batch
  * to the writer (fj_http_submit) and is answered from the writer thread after the commit. A read
