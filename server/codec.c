@@ -2,6 +2,7 @@
 #include "codec.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <zlib.h>
@@ -84,4 +85,51 @@ fj_status fj_codec_decode(const char *encoding, const void *in, size_t n, fj_buf
         return unzstd(in, n, out, err);
     return fj_err_set(err, FJ_EUNSUPPORTED, "Content-Encoding",
                       "unsupported Content-Encoding '%s' (use gzip, zstd or none)", encoding);
+}
+
+bool fj_codec_accepts_gzip(const char *ae)
+{
+    if (!ae)
+        return false;
+    for (const char *p = ae; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        const char *name = p;
+        while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t')
+            p++;
+        size_t n = (size_t)(p - name);
+        bool gzip = (n == 4 && strncasecmp(name, "gzip", 4) == 0) || (n == 1 && *name == '*');
+        double q = 1;
+        const char *end = strchr(p, ',');
+        if (!end)
+            end = p + strlen(p);
+        const char *qs = p;
+        while ((qs = strstr(qs, "q=")) && qs < end) { /* parameters of this item only */
+            q = strtod(qs + 2, NULL);
+            qs += 2;
+        }
+        if (gzip && q > 0)
+            return true;
+        p = end;
+    }
+    return false;
+}
+
+size_t fj_codec_gzip_bound(size_t n)
+{
+    return (size_t)compressBound((uLong)n) + 32; /* deflate's bound and the gzip header and trailer */
+}
+
+size_t fj_codec_gzip(const void *in, size_t n, int level, void *out, size_t cap)
+{
+    z_stream zs = {0};
+    if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+        return 0;
+    zs.next_in = (Bytef *)in;
+    zs.avail_in = (uInt)n;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    size_t written = deflate(&zs, Z_FINISH) == Z_STREAM_END && zs.total_out < n ? (size_t)zs.total_out : 0;
+    deflateEnd(&zs);
+    return written;
 }

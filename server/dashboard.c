@@ -2,13 +2,13 @@
 #include "dashboard.h"
 
 #include "alloc.h"
+#include "codec.h"
 #include "dashboard_files.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
 
 #define UI_PREFIX "/ui/"
 #define ASSETS_DIR "assets/"
@@ -47,34 +47,6 @@ const fj_dash_file *fj_dash_lookup(const char *path)
     return find_file("index.html"); /* a view's address: the page routes it */
 }
 
-bool fj_dash_accepts_gzip(const char *ae)
-{
-    if (!ae)
-        return false;
-    for (const char *p = ae; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        const char *name = p;
-        while (*p && *p != ',' && *p != ';' && *p != ' ' && *p != '\t')
-            p++;
-        size_t n = (size_t)(p - name);
-        bool gzip = (n == 4 && strncasecmp(name, "gzip", 4) == 0) || (n == 1 && *name == '*');
-        double q = 1;
-        const char *end = strchr(p, ',');
-        if (!end)
-            end = p + strlen(p);
-        const char *qs = p;
-        while ((qs = strstr(qs, "q=")) && qs < end) { /* parameters of this item only */
-            q = strtod(qs + 2, NULL);
-            qs += 2;
-        }
-        if (gzip && q > 0)
-            return true;
-        p = end;
-    }
-    return false;
-}
-
 /* --- gzip copies, made once ------------------------------------------------------------- */
 
 typedef struct gz_copy {
@@ -87,24 +59,15 @@ static pthread_once_t gz_once = PTHREAD_ONCE_INIT;
 
 static void gzip_one(const fj_dash_file *f, gz_copy *out)
 {
-    z_stream zs = {0};
-    if (deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
-        return;
-    uLong cap = deflateBound(&zs, (uLong)f->len);
+    size_t cap = fj_codec_gzip_bound(f->len);
     unsigned char *buf = fj_malloc(cap);
-    if (buf) {
-        zs.next_in = (Bytef *)f->data;
-        zs.avail_in = (uInt)f->len;
-        zs.next_out = buf;
-        zs.avail_out = (uInt)cap;
-        if (deflate(&zs, Z_FINISH) == Z_STREAM_END && zs.total_out < f->len) {
-            out->data = buf;
-            out->len = zs.total_out;
-            buf = NULL;
-        }
+    size_t n = buf ? fj_codec_gzip(f->data, f->len, 9, buf, cap) : 0;
+    if (n) {
+        out->data = buf;
+        out->len = n;
+    } else {
         fj_free(buf);
     }
-    deflateEnd(&zs);
 }
 
 static void gzip_all(void)
@@ -153,7 +116,7 @@ void fj_route_dashboard(fj_http_req *r)
     fj_http_reply_header(r, "Vary", "Accept-Encoding");
     const unsigned char *data = f->data;
     size_t len = f->len;
-    if (fj_dash_accepts_gzip(fj_http_header(r, "Accept-Encoding"))) {
+    if (fj_codec_accepts_gzip(fj_http_header(r, "Accept-Encoding"))) {
         pthread_once(&gz_once, gzip_all);
         const gz_copy *gz = gz_copies ? &gz_copies[f - fj_dash_files] : NULL;
         if (gz && gz->data) {

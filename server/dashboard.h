@@ -19,9 +19,6 @@
 /* The route handler for "/" and the "/ui/" prefix. */
 void fj_route_dashboard(fj_http_req *r);
 
-/* Whether an Accept-Encoding header value accepts gzip ("gzip", "*", not with q=0). NULL: no. */
-bool fj_dash_accepts_gzip(const char *accept_encoding);
-
 /* The embedded file a request path names ("/ui/assets/app-1A2B.js" -> "assets/app-1A2B.js"), the
  * page for "/" and for /ui/ paths outside assets/ that name no file, or NULL (a missing asset). */
 const fj_dash_file *fj_dash_lookup(const char *path);

@@ -9,6 +9,7 @@ token, Go's default headers — and the answers decoded the way that client read
   (cc-backend counts those as failures);
 - /api/healthcheck (HealthCheck): {"cluster","nodes","metric-names"} answered with a map from node
   to {"State","HealthMetrics"}, HealthMetrics a JSON text {"degraded":[...],"missing":[...]}."""
+import gzip
 import http.client
 import json
 import os
@@ -40,7 +41,10 @@ def go_get(f, path, body_obj, token):
         c.request("GET", path, body=go_json(body_obj), headers={
             "User-Agent": "Go-http-client/1.1", "Accept-Encoding": "gzip", "Authorization": "Bearer " + token})
         r = c.getresponse()
-        return r.status, r.read().decode()
+        body = r.read()
+        if r.getheader("Content-Encoding") == "gzip":  # Go's transport asked for gzip and unpacks it
+            body = gzip.decompress(body)
+        return r.status, body.decode()
     finally:
         c.close()
 

@@ -1,4 +1,5 @@
 /* Tests of server/dashboard.c: which embedded file a path names, and Accept-Encoding. */
+#include "codec.h"
 #include "dashboard.h"
 #include "dashboard_files.h"
 
@@ -53,16 +54,16 @@ Test(dashboard, paths)
 
 Test(dashboard, accept_encoding)
 {
-    cr_assert(fj_dash_accepts_gzip("gzip"));
-    cr_assert(fj_dash_accepts_gzip("gzip, deflate, br, zstd"));
-    cr_assert(fj_dash_accepts_gzip("br;q=1.0, GZIP;q=0.8"));
-    cr_assert(fj_dash_accepts_gzip("*"));
-    cr_assert(fj_dash_accepts_gzip("deflate,gzip;q=0.5"));
-    cr_assert_not(fj_dash_accepts_gzip(NULL));
-    cr_assert_not(fj_dash_accepts_gzip(""));
-    cr_assert_not(fj_dash_accepts_gzip("identity"));
-    cr_assert_not(fj_dash_accepts_gzip("gzip;q=0"));
-    cr_assert_not(fj_dash_accepts_gzip("gzip;q=0.0, br"));
-    cr_assert_not(fj_dash_accepts_gzip("x-gzip2, deflate"));
-    cr_assert_not(fj_dash_accepts_gzip("br, deflate;q=0.5"));
+    cr_assert(fj_codec_accepts_gzip("gzip"));
+    cr_assert(fj_codec_accepts_gzip("gzip, deflate, br, zstd"));
+    cr_assert(fj_codec_accepts_gzip("br;q=1.0, GZIP;q=0.8"));
+    cr_assert(fj_codec_accepts_gzip("*"));
+    cr_assert(fj_codec_accepts_gzip("deflate,gzip;q=0.5"));
+    cr_assert_not(fj_codec_accepts_gzip(NULL));
+    cr_assert_not(fj_codec_accepts_gzip(""));
+    cr_assert_not(fj_codec_accepts_gzip("identity"));
+    cr_assert_not(fj_codec_accepts_gzip("gzip;q=0"));
+    cr_assert_not(fj_codec_accepts_gzip("gzip;q=0.0, br"));
+    cr_assert_not(fj_codec_accepts_gzip("x-gzip2, deflate"));
+    cr_assert_not(fj_codec_accepts_gzip("br, deflate;q=0.5"));
 }
