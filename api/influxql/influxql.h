@@ -13,6 +13,7 @@
 #include "api/re.h"
 #include "arena.h"
 #include "buf.h"
+#include "json.h"
 #include "server/http.h"
 #include "tz.h"
 
@@ -123,10 +124,12 @@ const fj_re *iq_regs_failed(const iq_regs *g, const iq_stmt *st);
  * A 45,000-deep WHERE clause overflowed a worker's stack; real queries nest a few levels. */
 #define IQ_MAX_DEPTH 256
 
-/* Parses text (NUL-terminated) into statements. On a syntax error returns false with msg set to
- * InfluxDB's wording ("error parsing query: found X, expected Y at line L, char C"). Compiled
- * regular expressions are recorded in regs, also on failure. */
-bool iq_parse(fj_arena *a, const char *text, iq_regs *regs, iq_stmt **out, size_t *n, char *msg, size_t msg_cap);
+/* Parses text (NUL-terminated) into statements, each $name taking the value params (a JSON
+ * object, or NULL) binds to name. On a syntax error returns false with msg set to InfluxDB's
+ * wording ("error parsing query: found X, expected Y at line L, char C"; "missing parameter: x").
+ * Compiled regular expressions are recorded in regs, also on failure. */
+bool iq_parse(fj_arena *a, const char *text, const fj_json *params, iq_regs *regs, iq_stmt **out, size_t *n,
+              char *msg, size_t msg_cap);
 
 /* --- execution ------------------------------------------------------------------------------------ */
 

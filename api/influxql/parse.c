@@ -34,7 +34,10 @@ typedef struct parser {
     size_t cap;
     bool failed;
     unsigned depth; /* expressions being parsed, one inside the other */
+    const fj_json *params; /* the request's bound parameters (an object), or NULL */
 } parser;
+
+static bool fail_msg(parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* --- lexer ------------------------------------------------------------------------------------ */
 
@@ -105,6 +108,48 @@ static int64_t dur_unit(const char *u, size_t n)
         }
     }
     return 0;
+}
+
+/* A bound parameter, $name (InfluxDB's `params`, python3-influxdb's bind_params): the token is the
+ * value the request bound to name, a string, number or boolean, as if written there as a literal;
+ * p is just past the '$'. An unbound name fails the parse. Returns the position after the name. */
+static const char *bound_param(parser *ps, tok *t, const char *p)
+{
+    const char *name = p;
+    while (isalnum((unsigned char)*p) || *p == '_')
+        p++;
+    char *key = fj_arena_strndup(ps->a, name, (size_t)(p - name));
+    const fj_json *v = ps->params && key ? fj_json_get(ps->params, key) : NULL;
+    t->k = T_BAD;
+    if (!v) {
+        fail_msg(ps, "missing parameter: %s", key ? key : "");
+        return p;
+    }
+    switch (v->type) {
+    case FJ_JSON_STRING:
+        t->k = T_STR;
+        t->s = (char *)v->v.s;
+        break;
+    case FJ_JSON_UINT:
+        t->k = T_INT;
+        t->num = (double)v->v.u;
+        break;
+    case FJ_JSON_INT: /* negative: a number, as a written one would be after its minus */
+        t->k = T_NUM;
+        t->num = (double)v->v.i;
+        break;
+    case FJ_JSON_REAL:
+        t->k = T_NUM;
+        t->num = v->v.d;
+        break;
+    case FJ_JSON_TRUE:
+    case FJ_JSON_FALSE:
+        t->k = T_IDENT;
+        t->s = v->type == FJ_JSON_TRUE ? "true" : "false";
+        break;
+    default: fail_msg(ps, "parameter %s: a %s cannot be bound", key, fj_json_type_name(v->type)); break;
+    }
+    return p;
 }
 
 static void lex(parser *ps)
@@ -206,6 +251,9 @@ static void lex(parser *ps)
         case '>':
             t->k = *p == '=' ? T_GE : T_GT;
             p += *p == '=';
+            break;
+        case '$':
+            p = bound_param(ps, t, p);
             break;
         default: t->k = T_BAD; break;
         }
@@ -1062,9 +1110,10 @@ const fj_re *iq_regs_failed(const iq_regs *g, const iq_stmt *st)
     return NULL;
 }
 
-bool iq_parse(fj_arena *a, const char *text, iq_regs *regs, iq_stmt **out, size_t *n, char *msg, size_t msg_cap)
+bool iq_parse(fj_arena *a, const char *text, const fj_json *params, iq_regs *regs, iq_stmt **out, size_t *n,
+              char *msg, size_t msg_cap)
 {
-    parser ps = {.a = a, .regs = regs, .text = text, .pos = text, .msg = msg, .cap = msg_cap};
+    parser ps = {.a = a, .regs = regs, .text = text, .pos = text, .msg = msg, .cap = msg_cap, .params = params};
     msg[0] = '\0';
     size_t cap = 8, k = 0;
     iq_stmt *v = fj_arena_calloc(a, cap, sizeof *v);

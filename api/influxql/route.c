@@ -197,19 +197,40 @@ static fj_status exec_checked(iq_ctx *c, const iq_regs *regs, const iq_stmt *st,
     return FJ_OK;
 }
 
+/* The request's `params` (a JSON object of bound parameters, as InfluxDB takes them), or false
+ * with msg saying what is wrong with them. */
+static bool bound_params(fj_arena *a, const char *text, const fj_json **out, char *msg, size_t cap)
+{
+    fj_json *v = NULL;
+    fj_err err = {0};
+    if (fj_json_parse(a, text, strlen(text), NULL, &v, &err) != FJ_OK) {
+        snprintf(msg, cap, "error parsing query parameters: %s at %s", err.message, err.path);
+        return false;
+    }
+    if (v->type != FJ_JSON_OBJECT) {
+        snprintf(msg, cap, "error parsing query parameters: a JSON object expected, not a %s",
+                 fj_json_type_name(v->type));
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 void fj_route_influx_query(fj_http_req *r)
 {
     fj_arena *a = fj_http_arena(r);
-    const char *q = fj_http_arg(r, "q"), *db = fj_http_arg(r, "db"), *epoch = fj_http_arg(r, "epoch");
+    const char *q = fj_http_arg(r, "q"), *db = fj_http_arg(r, "db"), *epoch = fj_http_arg(r, "epoch"),
+               *params = fj_http_arg(r, "params");
     size_t blen = 0;
     const char *body = fj_http_body(r, &blen);
     const char *ctype = fj_http_header(r, "Content-Type");
     if (body && blen && (!ctype || !strncasecmp(ctype, "application/x-www-form-urlencoded", 33))) {
         const char *fq = form_value(a, body, blen, "q"), *fdb = form_value(a, body, blen, "db"),
-                   *fe = form_value(a, body, blen, "epoch");
+                   *fe = form_value(a, body, blen, "epoch"), *fp = form_value(a, body, blen, "params");
         q = fq ? fq : q;
         db = fdb ? fdb : db;
         epoch = fe ? fe : epoch;
+        params = fp ? fp : params;
     }
     if (!q || !*q) {
         reply_error(r, 400, "missing required parameter \"q\"");
@@ -223,7 +244,12 @@ void fj_route_influx_query(fj_http_req *r)
     iq_stmt *sts = NULL;
     size_t n = 0;
     char msg[512];
-    if (!iq_parse(a, q, regs, &sts, &n, msg, sizeof msg)) {
+    const fj_json *bound = NULL;
+    if (params && *params && !bound_params(a, params, &bound, msg, sizeof msg)) {
+        reply_error(r, 400, msg);
+        return;
+    }
+    if (!iq_parse(a, q, bound, regs, &sts, &n, msg, sizeof msg)) {
         iq_regs_free(regs);
         reply_error(r, 400, msg);
         return;

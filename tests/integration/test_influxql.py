@@ -74,6 +74,10 @@ c = InfluxDBClient(host="127.0.0.1", port=%(port)d, username="alpha", password="
 out = {"ping": c.ping(), "measurements": c.get_list_measurements()}
 rs = c.query("SELECT count(value) FROM cpu_load GROUP BY hostname")
 out["counts"] = {tags["hostname"]: list(pts)[0]["count"] for (_, tags), pts in rs.items()}
+# bound parameters (sent as `params`, JSON)
+rs = c.query("SELECT count(value) FROM cpu_load WHERE hostname = $h AND value > $v GROUP BY hostname",
+             bind_params={"h": "h2", "v": -1})
+out["bound"] = {tags["hostname"]: list(pts)[0]["count"] for (_, tags), pts in rs.items()}
 bad = InfluxDBClient(host="127.0.0.1", port=%(port)d, username="alpha", password="nope", database="alpha")
 try:
     bad.query("SHOW MEASUREMENTS")
@@ -117,6 +121,22 @@ def main():
                   "%s %s: a 401 in InfluxDB's shape: %s" % (method, path, r.body))
         r = f.request("GET", "/api/v1/jobs?cluster=alpha", auth=("alpha", "wrong"))
         check(r.status == 401 and isinstance(r.json().get("error"), dict), "fjord's own API keeps its shape: %s" % r.body)
+        # bound parameters: $name takes the value `params` binds (string, number, boolean), in the
+        # query string or the form body; an unbound name or params that are not an object: 400
+        lit = q(f, "SELECT max(value) FROM cpu_load WHERE hostname = 'h3' AND value > 2.5", auth=("alpha", alpha),
+                db="alpha")
+        for method in ("GET", "POST"):
+            r = q(f, "SELECT max(value) FROM cpu_load WHERE hostname = $host AND value > $min", auth=("alpha", alpha),
+                  method=method, db="alpha", params=json.dumps({"host": "h3", "min": 2.5}))
+            check(r.status == 200 and r.json() == lit.json() and "series" in r.body,
+                  "%s: bound parameters answer as the literals: %s against %s" % (method, r.body, lit.body))
+        r = q(f, "SELECT max(value) FROM cpu_load WHERE hostname = $host", auth=("alpha", alpha), db="alpha",
+              params=json.dumps({"other": 1}))
+        check(r.status == 400 and r.json().get("error") == "error parsing query: missing parameter: host",
+              "an unbound parameter: %d %s" % (r.status, r.body))
+        r = q(f, "SELECT max(value) FROM cpu_load", auth=("alpha", alpha), db="alpha", params="[1]")
+        check(r.status == 400 and "error parsing query parameters" in r.json().get("error", ""),
+              "params not an object: %d %s" % (r.status, r.body))
         # CREATE DATABASE, as Telegraf and python3-influxdb send it: answered for a database the
         # credential may write, changing nothing; refused (403, InfluxDB's words) for any other
         r = q(f, 'CREATE DATABASE "alpha"', auth=("alpha", alpha), method="POST")
@@ -211,6 +231,7 @@ def main():
         check(got.get("measurements") == [{"name": "cpu"}, {"name": "cpu_load"}], "get_list_measurements: %s" % got)
         check(got.get("counts") == {"h1": 120, "h2": 120, "h3": 120}, "InfluxDBClient.query: count per host: %s" % got)
         check("401" in got.get("refused", ""), "InfluxDBClient with a wrong password is refused: %s" % got)
+        check(got.get("bound") == {"h2": 120}, "InfluxDBClient.query with bind_params: %s" % got)
 
         # after a restart everything is in sealed chunks: the same answers
         check(f.stop() == 0, "fjord exits 0")

@@ -19,7 +19,7 @@ static parsed *parse(const char *q)
 {
     parsed *p = calloc(1, sizeof *p);
     p->a = fj_arena_create();
-    p->ok = iq_parse(p->a, q, &p->regs, &p->st, &p->n, p->msg, sizeof p->msg);
+    p->ok = iq_parse(p->a, q, NULL, &p->regs, &p->st, &p->n, p->msg, sizeof p->msg);
     return p;
 }
 
