@@ -1,6 +1,6 @@
 /* api.c — GET /api/v1/health. The query endpoints are in api/{jobs,nodes,load,slurm,misc}.c on
  * the common runner of api/query.c. */
-#include "api.h"
+#include "api/api.h"
 
 #include <stdio.h>
 

@@ -4,7 +4,7 @@
 #ifndef FJ_API_H
 #define FJ_API_H
 
-#include "http.h"
+#include "server/http.h"
 
 void fj_api_clusters(fj_http_req *r);        /* GET /api/v1/clusters */
 void fj_api_nodes(fj_http_req *r);           /* GET /api/v1/nodes */

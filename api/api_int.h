@@ -3,11 +3,11 @@
 #ifndef FJ_API_INT_H
 #define FJ_API_INT_H
 
-#include "hostpat.h"
-#include "http.h"
-#include "out.h"
-#include "params.h"
-#include "spec.h"
+#include "api/hostpat.h"
+#include "server/http.h"
+#include "api/out.h"
+#include "api/params.h"
+#include "api/spec.h"
 #include "storage/core/store_query.h"
 
 typedef struct fj_apiq {

@@ -1,6 +1,6 @@
 /* cc_list.c — the ClusterCockpit listings (cc_list.h): parameters, and the store's rows written as
  * cc-backend's JSON by a row sink. */
-#include "cc_list.h"
+#include "api/cc_list.h"
 
 #include "storage/core/store_ts.h"
 #include "timefmt.h"

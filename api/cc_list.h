@@ -5,7 +5,7 @@
 #ifndef FJ_CC_LIST_H
 #define FJ_CC_LIST_H
 
-#include "http.h"
+#include "server/http.h"
 
 /* GET /api/v1/events?cluster=&from=&to=&kind=&name=&host=&limit=: {"events":[...]} oldest first. */
 void fj_api_cc_events(fj_http_req *r);

@@ -24,7 +24,7 @@
 #include "alloc.h"
 #include "api/ccms_agg.h"
 #include "json.h"
-#include "noderange.h"
+#include "ingest/noderange.h"
 #include "storage/core/store_ts.h"
 
 #include <math.h>

@@ -1,9 +1,9 @@
 /* chimbuko.c — GET /api/v1/chimbuko/...: parameters declared per endpoint and parsed by the query
  * API's parser (params.h, through fj_api_begin), turned into an fj_cb_query, and one store op
  * (storage/core/store_chimbuko.h) written by the query API's JSON or CSV writer. */
-#include "chimbuko_api.h"
+#include "api/chimbuko_api.h"
 
-#include "api_int.h"
+#include "api/api_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,8 +4,8 @@
 #ifndef FJ_API_CHIMBUKO_API_H
 #define FJ_API_CHIMBUKO_API_H
 
-#include "http.h"
-#include "spec.h"
+#include "server/http.h"
+#include "api/spec.h"
 #include "storage/core/store_chimbuko.h"
 
 /* GET /api/v1/chimbuko/{runs | stats/{ranks,functions,metrics,counters} | top |

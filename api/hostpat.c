@@ -1,9 +1,9 @@
 /* hostpat.c — host patterns: node ranges (expanded by fj_noderange_expand) and `*` wildcards.
  * An item is split at its `*`s; each piece holding brackets is expanded on its own, and the
  * cross product of the pieces' expansions gives exact names (no `*`) or wildcard patterns. */
-#include "hostpat.h"
+#include "api/hostpat.h"
 
-#include "noderange.h"
+#include "ingest/noderange.h"
 
 #include <stdlib.h>
 #include <string.h>

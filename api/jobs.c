@@ -1,6 +1,6 @@
 /* jobs.c — GET /api/v1/jobs (the job list), /api/v1/jobs/{id} and /api/v1/jobs/{id}/profile. */
-#include "api.h"
-#include "api_int.h"
+#include "api/api.h"
+#include "api/api_int.h"
 #include "storage/core/store_query.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* load.c — GET /api/v1/load/nodes, /api/v1/load/cluster and /api/v1/load/gpus (per card). */
-#include "api.h"
-#include "api_int.h"
+#include "api/api.h"
+#include "api/api_int.h"
 #include "storage/core/store_query.h"
 
 #include <stdio.h>

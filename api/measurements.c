@@ -1,9 +1,9 @@
 /* measurements.c — GET /api/v1/nodes/{node}/measurements: a node's latest aicr snapshot, or one
  * value of it named by an aicr constraint path (resolved by ingest/aicr.c, a pure function over
  * the stored normalised snapshot). */
-#include "measurements.h"
+#include "api/measurements.h"
 
-#include "aicr.h"
+#include "ingest/aicr.h"
 #include "storage/core/store_measure.h"
 
 #include <string.h>

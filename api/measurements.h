@@ -2,7 +2,7 @@
 #ifndef FJ_API_MEASUREMENTS_H
 #define FJ_API_MEASUREMENTS_H
 
-#include "http.h"
+#include "server/http.h"
 
 /* GET /api/v1/nodes/{node}/measurements?cluster=[&path=]: without path, the node's latest
  * snapshot {"cluster","node","time","snapshot"}; with an aicr constraint path, the value it names

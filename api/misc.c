@@ -1,6 +1,6 @@
 /* misc.c — GET /api/v1/clusters, /api/v1/uptime, /api/v1/errors and /api/v1/openapi.json. */
-#include "api.h"
-#include "api_int.h"
+#include "api/api.h"
+#include "api/api_int.h"
 #include "storage/core/store_query.h"
 
 static bool may_read(void *ctx, const char *cluster)

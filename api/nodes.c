@@ -1,9 +1,9 @@
 /* nodes.c — GET /api/v1/nodes and the node sub-resources /api/v1/nodes/{node}/...: sysinfo
  * (history), topology, and measurements (api/measurements.c). One dispatcher serves the prefix
  * route, so every node sub-resource lives behind it. */
-#include "api.h"
-#include "api_int.h"
-#include "measurements.h"
+#include "api/api.h"
+#include "api/api_int.h"
+#include "api/measurements.h"
 #include "storage/core/store_query.h"
 
 #include <ctype.h>

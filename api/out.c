@@ -1,5 +1,5 @@
 /* out.c — the JSON and CSV row sinks of the query API. */
-#include "out.h"
+#include "api/out.h"
 
 #include "alloc.h"
 #include "cancel.h"

@@ -1,5 +1,5 @@
 /* params.c — parsing and checking of the query API's parameters, and page cursors. */
-#include "params.h"
+#include "api/params.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,9 +1,9 @@
 /* problems.c — GET /api/v1/problems and /api/v1/problems/users: the problem-jobs report's
  * parameters (every threshold, with its default) and handlers; the rules and their SQL are in
  * storage/query/problems.c. */
-#include "problems.h"
+#include "api/problems.h"
 
-#include "api_int.h"
+#include "api/api_int.h"
 #include "storage/core/store_problems.h"
 
 #include <string.h>

@@ -3,8 +3,8 @@
 #ifndef FJ_API_PROBLEMS_H
 #define FJ_API_PROBLEMS_H
 
-#include "http.h"
-#include "spec.h"
+#include "server/http.h"
+#include "api/spec.h"
 
 /* GET /api/v1/problems?cluster=&from=&to=&user=&rule=&<thresholds>: one row per problem (JSON or
  * CSV). GET /api/v1/problems/users: the same judged, one row per user. 400 naming a bad

@@ -1,6 +1,6 @@
 /* query.c — the common part of every query handler: parameters (params.h, declared in spec.c),
  * credential check, format choice, then one store query written by the JSON or CSV writer. */
-#include "api_int.h"
+#include "api/api_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * replaced glibc's regcomp, which lacked RE2's syntax ((?i), \d) and bounded nothing: a stacked
  * repetition made it take gigabytes, and its backtracking had no limit. */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "re.h"
+#include "api/re.h"
 
 #include "alloc.h"
 

@@ -1,6 +1,6 @@
 /* slurm.c — GET /api/v1/slurm/jobs, /api/v1/slurm/partitions and /api/v1/slurm/nodes. */
-#include "api.h"
-#include "api_int.h"
+#include "api/api.h"
+#include "api/api_int.h"
 #include "storage/core/store_query.h"
 
 void fj_api_slurm_jobs(fj_http_req *r)

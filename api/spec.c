@@ -1,11 +1,11 @@
 /* spec.c — the query API's endpoints, their parameters, and the OpenAPI document built from them.
  * A parameter added here is accepted by its handler and documented at once; a column added to
  * storage/query/cols.c shows up in the document. */
-#include "spec.h"
+#include "api/spec.h"
 
-#include "chimbuko_api.h"
-#include "problems.h"
-#include "sss.h"
+#include "api/chimbuko_api.h"
+#include "api/problems.h"
+#include "api/sss.h"
 
 #include <stdio.h>
 #include <string.h>

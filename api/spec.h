@@ -6,7 +6,7 @@
 #define FJ_SPEC_H
 
 #include "buf.h"
-#include "params.h"
+#include "api/params.h"
 #include "storage/core/store_query.h"
 
 enum {

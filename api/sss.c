@@ -2,11 +2,11 @@
  * states, partitions) and the latest utilisation (q_node_usage) are read through the storage ops
  * into small records, then written by a few XML helpers over fj_buf that escape every string.
  * Element names follow the reconstruction of the spec's tables in shared data's sss/NOTES.md. */
-#include "sss.h"
+#include "api/sss.h"
 
-#include "api_int.h"
+#include "api/api_int.h"
 #include "json.h"
-#include "noderange.h"
+#include "ingest/noderange.h"
 #include "storage/core/store_query.h"
 
 #include <math.h>

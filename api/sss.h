@@ -4,8 +4,8 @@
 #define FJ_API_SSS_H
 
 #include "buf.h"
-#include "http.h"
-#include "spec.h"
+#include "server/http.h"
+#include "api/spec.h"
 
 /* GET /api/v1/export/sss/nodes?cluster=[&host=&partition=&state=&aggregation=Range|List]: the
  * nodes as an SSSRMAP response (Envelope/Body/Response with Status, Count and Data) holding one

@@ -6,21 +6,21 @@
  * Transfer-Encoding) at once, without reading it: the open routes must never buffer or decode
  * what an unauthenticated client sends. cc-backend sends JSON bodies with GET /api/query and
  * GET /api/healthcheck, so those take one. */
-#include "routes.h"
+#include "app/routes.h"
 
-#include "api.h"
+#include "api/api.h"
 #include "api/cc_list.h"
 #include "api/ccms_query.h"
 #include "api/influxql/influxql.h"
-#include "chimbuko_api.h"
-#include "chimbuko_routes.h"
-#include "dashboard.h"
-#include "ingest_routes.h"
-#include "measure_routes.h"
-#include "metrics_routes.h"
-#include "problems.h"
-#include "prom.h"
-#include "sss.h"
+#include "api/chimbuko_api.h"
+#include "server/chimbuko_routes.h"
+#include "server/dashboard.h"
+#include "server/ingest_routes.h"
+#include "server/measure_routes.h"
+#include "server/metrics_routes.h"
+#include "api/problems.h"
+#include "server/prom.h"
+#include "api/sss.h"
 
 const fj_route fj_routes[] = {
     /* Ingest: Sonar's HTTP sink and sonalyze's insert API, fjord's bulk path, the universal path. */

@@ -3,7 +3,7 @@
 #ifndef FJ_ROUTES_H
 #define FJ_ROUTES_H
 
-#include "http.h"
+#include "server/http.h"
 
 extern const fj_route fj_routes[];
 

@@ -1,7 +1,7 @@
 /* aicr.c — aicr snapshots: YAML (libyaml) and JSON (common/json.c) into one generic tree, the tree
  * into fj_aicr_snapshot with validation, the normalised JSON, Go's Reading.String(), and the
  * resolution of constraint paths. */
-#include "aicr.h"
+#include "ingest/aicr.h"
 
 #include "json.h"
 

@@ -1,7 +1,7 @@
 /* cc.c — line protocol into metric points, ClusterCockpit messages and jobs (see cc.h). The body is
  * copied once into the batch's arena; keys that need no unescaping point into that copy, so a
  * typical ClusterCockpit line costs no allocation beyond its slot in the point array. */
-#include "cc.h"
+#include "ingest/cc.h"
 
 #include "buf.h"
 #include "json.h"

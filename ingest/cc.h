@@ -24,7 +24,7 @@
 #define FJ_CC_H
 
 #include "fj_status.h"
-#include "lp.h"
+#include "ingest/lp.h"
 #include "ingest/records/batch.h"
 
 #include <stdbool.h>

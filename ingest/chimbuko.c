@@ -3,11 +3,11 @@
  * once, nested objects and arrays go through small custom functions. The JSON path, and the errors
  * and notes that name it, are json_path.h's. Subtrees that storage keeps whole (call stacks,
  * windows, models, RunStats) are written out again as compact canonical JSON. */
-#include "chimbuko.h"
+#include "ingest/chimbuko.h"
 
 #include "buf.h"
 #include "json.h"
-#include "json_path.h"
+#include "ingest/json_path.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* json_path.c — the path's text, and the errors and notes that carry it (json_path.h). */
-#include "json_path.h"
+#include "ingest/json_path.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * converted exactly: Clinger's fast path, else strtod in the C locale. That is what makes the
  * ClusterCockpit lines go at several million per second per core. */
 #define _GNU_SOURCE /* memrchr, strtod_l */
-#include "lp.h"
+#include "ingest/lp.h"
 
 #include "alloc.h"
 

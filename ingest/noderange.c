@@ -1,7 +1,7 @@
 /* noderange.c — Slurm-style host range expansion (Sonar HostnameRange) and the host-name check.
  * One pass parses and validates the whole range before anything is generated, so a refused range
  * costs no output memory and a bomb is refused from its arithmetic, not after allocating it. */
-#include "noderange.h"
+#include "ingest/noderange.h"
 
 #include "alloc.h"
 #include "buf.h"

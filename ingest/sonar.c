@@ -2,10 +2,10 @@
  * fields (name, type, flags, offset into the record); an object's members are visited once and
  * matched against its table, so decoding is linear in the input. The JSON path, and the errors and
  * notes that name it, are json_path.h's. */
-#include "sonar.h"
+#include "ingest/sonar.h"
 
-#include "json_path.h"
-#include "noderange.h"
+#include "ingest/json_path.h"
+#include "ingest/noderange.h"
 
 #include <stdbool.h>
 #include <stdint.h>

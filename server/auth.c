@@ -1,6 +1,6 @@
 /* auth.c — credential checks against a periodically refreshed copy of the token table, and the
  * limits on failed checks (token buckets per client address and per user name). */
-#include "auth.h"
+#include "server/auth.h"
 
 #include "alloc.h"
 #include "arena.h"

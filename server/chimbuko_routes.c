@@ -1,9 +1,9 @@
 /* chimbuko_routes.c — Chimbuko data in: decode (ingest/chimbuko.c) into a batch of one envelope of
  * kind FJ_KIND_CHIMBUKO, name its cluster and run, check the cluster against the credential, hand
  * it to the writer, answer after the commit. */
-#include "chimbuko_routes.h"
+#include "server/chimbuko_routes.h"
 
-#include "chimbuko.h"
+#include "ingest/chimbuko.h"
 #include "storage/core/store_chimbuko.h"
 
 #include <string.h>

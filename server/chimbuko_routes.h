@@ -3,7 +3,7 @@
 #ifndef FJ_CHIMBUKO_ROUTES_H
 #define FJ_CHIMBUKO_ROUTES_H
 
-#include "http.h"
+#include "server/http.h"
 
 /* POST /api/anomalydata[?cluster=&run=] (also /api/v1/ingest/chimbuko/packet): one pserver
  * packet, as Chimbuko's PSstatSender posts it about once a second. The cluster defaults to the

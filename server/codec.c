@@ -1,5 +1,5 @@
 /* codec.c — streaming gzip and zstd decoders writing into a capped buffer. */
-#include "codec.h"
+#include "server/codec.h"
 
 #include <stdint.h>
 #include <stdlib.h>

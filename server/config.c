@@ -1,9 +1,9 @@
 /* config.c — option table shared by the INI reader and the flag parser, so an option cannot
  * exist in one and be missing from the other. */
-#include "config.h"
+#include "server/config.h"
 
-#include "proxy.h"
-#include "tls.h"
+#include "server/proxy.h"
+#include "server/tls.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* conn_guard.c — the connection table, the accept policy at the limit, the deadline thread. */
-#include "conn_guard.h"
+#include "server/conn_guard.h"
 
 #include "alloc.h"
 #include "log.h"

@@ -19,9 +19,9 @@
 #ifndef FJ_CONN_GUARD_H
 #define FJ_CONN_GUARD_H
 
-#include "linger.h"
-#include "proxy.h"
-#include "reqlog.h"
+#include "server/linger.h"
+#include "server/proxy.h"
+#include "server/reqlog.h"
 
 #include <microhttpd.h>
 #include <stdbool.h>

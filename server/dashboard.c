@@ -1,9 +1,9 @@
 /* dashboard.c — serves the web dashboard's embedded files (dashboard.h). */
-#include "dashboard.h"
+#include "server/dashboard.h"
 
 #include "alloc.h"
-#include "codec.h"
-#include "dashboard_files.h"
+#include "server/codec.h"
+#include "server/dashboard_files.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -11,8 +11,8 @@
 #ifndef FJ_DASHBOARD_H
 #define FJ_DASHBOARD_H
 
-#include "dashboard_files.h"
-#include "http.h"
+#include "server/dashboard_files.h"
+#include "server/http.h"
 
 #include <stdbool.h>
 

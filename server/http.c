@@ -3,18 +3,18 @@
  * concurrent uploads and every one of them joins the next group commit. Reads are suspended too
  * and run on the read pool (read_pool.h) under a deadline and a memory budget, so a long query
  * never holds a worker thread that acknowledgements need. */
-#include "http.h"
+#include "server/http.h"
 
 #include "alloc.h"
-#include "codec.h"
-#include "conn_guard.h"
+#include "server/codec.h"
+#include "server/conn_guard.h"
 #include "log.h"
-#include "prom.h"
-#include "proxy.h"
-#include "read_pool.h"
-#include "reqlog.h"
+#include "server/prom.h"
+#include "server/proxy.h"
+#include "server/read_pool.h"
+#include "server/reqlog.h"
 #include "timefmt.h"
-#include "tls.h"
+#include "server/tls.h"
 #include "storage/core/store_ts.h"
 
 #include <arpa/inet.h>

@@ -12,15 +12,15 @@
 #ifndef FJ_HTTP_H
 #define FJ_HTTP_H
 
-#include "auth.h"
+#include "server/auth.h"
 #include "buf.h"
 #include "cancel.h"
-#include "config.h"
+#include "server/config.h"
 #include "membudget.h"
-#include "read_pool.h"
+#include "server/read_pool.h"
 #include "storage/ts/engine.h"
 #include "storage/core/store.h"
-#include "writer.h"
+#include "server/writer.h"
 
 #include <stdbool.h>
 

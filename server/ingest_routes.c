@@ -1,12 +1,12 @@
 /* ingest_routes.c — from request body to committed batch, and the answers producers expect. */
-#include "ingest_routes.h"
+#include "server/ingest_routes.h"
 
-#include "prom.h"
+#include "server/prom.h"
 
-#include "aicr.h"
-#include "measure_routes.h"
-#include "metrics_routes.h"
-#include "sonar.h"
+#include "ingest/aicr.h"
+#include "server/measure_routes.h"
+#include "server/metrics_routes.h"
+#include "ingest/sonar.h"
 
 #include <stdio.h>
 #include <string.h>

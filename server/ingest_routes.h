@@ -3,7 +3,7 @@
 #ifndef FJ_INGEST_ROUTES_H
 #define FJ_INGEST_ROUTES_H
 
-#include "http.h"
+#include "server/http.h"
 
 /* POST /api/v1/insert/{type} and /api/v1/insert/<prefix>.<type>: exactly one envelope, answered
  * as sonalyze does: 200 {"cluster","node","topic","time"} (plus row counts). */

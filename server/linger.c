@@ -1,5 +1,5 @@
 /* linger.c — lingering sockets in a fixed table, read by one thread through epoll. */
-#include "linger.h"
+#include "server/linger.h"
 
 #include "alloc.h"
 #include "timefmt.h"

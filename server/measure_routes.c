@@ -1,10 +1,10 @@
 /* measure_routes.c — aicr snapshots in: decode (ingest/aicr.c) into a batch of one envelope of kind
  * FJ_KIND_MEASUREMENTS, check the cluster against the credential, hand it to the writer, answer
  * after the commit. */
-#include "measure_routes.h"
+#include "server/measure_routes.h"
 
-#include "aicr.h"
-#include "noderange.h"
+#include "ingest/aicr.h"
+#include "ingest/noderange.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
 #ifndef FJ_MEASURE_ROUTES_H
 #define FJ_MEASURE_ROUTES_H
 
-#include "http.h"
+#include "server/http.h"
 
 /* POST /api/v1/ingest/measurements?cluster=&node= (also reached through POST /ingest): one aicr
  * snapshot, YAML or JSON, in either spelling. The cluster must be the credential's (401

@@ -1,11 +1,11 @@
 /* metrics_routes.c — line-protocol write paths, ClusterCockpit events and cc-backend's job API.
  * Decoding runs on the request thread (ingest/cc.h); the writer commits the request-log row,
  * the points and the messages in one group transaction and only then is the request answered. */
-#include "metrics_routes.h"
+#include "server/metrics_routes.h"
 
-#include "prom.h"
+#include "server/prom.h"
 
-#include "cc.h"
+#include "ingest/cc.h"
 #include "storage/core/store_ts.h"
 
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #ifndef FJ_METRICS_ROUTES_H
 #define FJ_METRICS_ROUTES_H
 
-#include "http.h"
+#include "server/http.h"
 
 /* POST /api/write?cluster=: cc-metric-store; 200, or 400 listing bad lines (good ones stored). */
 void fj_route_ccms_write(fj_http_req *r);

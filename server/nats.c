@@ -3,10 +3,10 @@
  * request log makes what was taken durable. Nothing is acknowledged to NATS (core NATS has no
  * acknowledgement): a message taken during a crash before its commit is lost, as with
  * cc-metric-store. */
-#include "nats.h"
+#include "server/nats.h"
 
 #include "alloc.h"
-#include "cc.h"
+#include "ingest/cc.h"
 #include "log.h"
 #include "ratelog.h"
 #include "redact.h"

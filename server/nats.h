@@ -9,7 +9,7 @@
 #define FJ_NATS_H
 
 #include "fj_status.h"
-#include "http.h"
+#include "server/http.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -13,7 +13,7 @@
 #ifndef FJ_PROM_H
 #define FJ_PROM_H
 
-#include "http.h"
+#include "server/http.h"
 
 #include <stddef.h>
 #include <stdint.h>

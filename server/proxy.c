@@ -1,5 +1,5 @@
 /* proxy.c — trusted-proxy ranges and the forwarded client (X-Forwarded-For, RFC 7239 Forwarded). */
-#include "proxy.h"
+#include "server/proxy.h"
 
 #include <ctype.h>
 #include <netinet/in.h>

@@ -8,7 +8,7 @@
  * and the other threads never wait on it; the job is marked `firing` meanwhile and its thread
  * waits for the mark to go before the job leaves the list. */
 #define _GNU_SOURCE /* POLLRDHUP */
-#include "read_pool.h"
+#include "server/read_pool.h"
 
 #include "alloc.h"
 #include "log.h"

@@ -3,7 +3,7 @@
  * The counters live in a small fixed table: when it is full, the least recently used slot is
  * reported (its suppressed count written) and reused, so memory stays bounded whatever the
  * number of addresses an attacker uses. */
-#include "reqlog.h"
+#include "server/reqlog.h"
 
 #include "alloc.h"
 #include "buf.h"

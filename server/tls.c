@@ -1,5 +1,5 @@
 /* tls.c — certificate sets loaded from PEM files, swapped atomically on reload. */
-#include "tls.h"
+#include "server/tls.h"
 
 #include "alloc.h"
 #include "log.h"

@@ -1,10 +1,10 @@
 /* writer.c — writer threads, each owning a write connection; many requests share each transaction. */
-#include "writer.h"
+#include "server/writer.h"
 
 #include "alloc.h"
-#include "config.h"
+#include "server/config.h"
 #include "log.h"
-#include "prom.h"
+#include "server/prom.h"
 #include "ratelog.h"
 #include "timefmt.h"
 #include "storage/core/store_ts.h"

@@ -25,7 +25,7 @@
 #include "storage/core/try.h"
 
 #include "alloc.h"
-#include "cc.h"
+#include "ingest/cc.h"
 #include "storage/ts/cc_json.h"
 #include "log.h"
 #include "timefmt.h"

@@ -2,7 +2,7 @@
 #include "storage/ts/writer.h"
 
 #include "alloc.h"
-#include "cc.h"
+#include "ingest/cc.h"
 #include "log.h"
 
 #define NS FJ_TSW_NS

@@ -6,7 +6,7 @@
  *
  *   ts_series_gen --db FILE [--series 5000000] [--cluster big]
  */
-#include "cc.h"
+#include "ingest/cc.h"
 #include "storage/core/store.h"
 #include "storage/core/store_ts.h"
 

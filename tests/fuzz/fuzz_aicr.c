@@ -2,7 +2,7 @@
  * as /api/v1/ingest/measurements receives it; a decoded snapshot must survive the normalised JSON
  * round trip unchanged, and its metadata.path, read as a constraint path, must parse and resolve
  * or fail cleanly. */
-#include "aicr.h"
+#include "ingest/aicr.h"
 
 #include <stdint.h>
 #include <stdlib.h>

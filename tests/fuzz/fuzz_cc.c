@@ -3,7 +3,7 @@
  * string lies in the batch's memory and is non-empty where the contract says so, that times are
  * inside the unit's range, that good and bad lines add up and that decoding is deterministic.
  * Seeds: tests/fuzz/corpus/cc/. */
-#include "cc.h"
+#include "ingest/cc.h"
 
 #include <stdint.h>
 #include <stdlib.h>

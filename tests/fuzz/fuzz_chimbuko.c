@@ -1,7 +1,7 @@
 /* libFuzzer harness: any body through the Chimbuko decoder, as a pserver packet (POST
  * /api/anomalydata) and as provenance records of each collection (POST
  * /api/v1/ingest/chimbuko/{collection}). The first byte picks the collection. */
-#include "chimbuko.h"
+#include "ingest/chimbuko.h"
 #include "ingest/records/batch.h"
 
 #include <stddef.h>

@@ -5,7 +5,7 @@
  * advance, error positions are sane, and the results do not depend on where the input sits in the
  * parser's scanning blocks. Seeds: tests/fuzz/corpus/lp/. */
 #include "arena.h"
-#include "lp.h"
+#include "ingest/lp.h"
 
 #include <math.h>
 #include <stdint.h>

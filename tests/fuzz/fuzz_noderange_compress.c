@@ -2,7 +2,7 @@
  * compressed with fj_noderange_compress and expanded back with fj_noderange_expand_list must give
  * the same set of names, and compressing that again the same string. Aborts otherwise. */
 #include "arena.h"
-#include "noderange.h"
+#include "ingest/noderange.h"
 
 #include <stdint.h>
 #include <stdlib.h>

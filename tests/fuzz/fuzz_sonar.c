@@ -1,7 +1,7 @@
 /* libFuzzer harness: any body through the Sonar decoder (JSON parse, validation, normalisation),
  * as /api/v1/ingest/sonar receives it. */
 #include "ingest/records/batch.h"
-#include "sonar.h"
+#include "ingest/sonar.h"
 
 #include <stddef.h>
 #include <stdint.h>

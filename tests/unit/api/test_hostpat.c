@@ -1,6 +1,6 @@
 /* Tests of api/hostpat.c: node ranges with Slurm padding, wildcards, both together, leading-label
  * matches, and refusals. */
-#include "hostpat.h"
+#include "api/hostpat.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Tests of api/out.c: JSON and CSV from the same rows; CSV quoting (RFC 4180); grouped tables nest
  * points; a single-object table; meta members; nulls. */
 #include "json.h"
-#include "out.h"
+#include "api/out.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Tests of api/params.c: every bad parameter is refused with its name and the reason; values
  * parse as documented; cursors round-trip and refuse other listings. */
-#include "params.h"
+#include "api/params.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

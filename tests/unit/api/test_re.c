@@ -1,6 +1,6 @@
 /* Tests of api/re.c: the server's one regular-expression engine (PCRE2), its RE2 syntax and every
  * bound it keeps: pattern length, nesting, match steps. */
-#include "re.h"
+#include "api/re.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

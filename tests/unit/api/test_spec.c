@@ -1,7 +1,7 @@
 /* Tests of api/spec.c: the OpenAPI document is valid JSON, lists every endpoint with every
  * parameter and every result column, and every declared parameter list is well formed. */
 #include "json.h"
-#include "spec.h"
+#include "api/spec.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

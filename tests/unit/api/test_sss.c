@@ -1,7 +1,7 @@
 /* Tests of api/sss.c's XML escaping (fj_xml_escape): every string the SSS export writes goes
  * through it, so any stored string must give well-formed XML. The export itself is tested end to
  * end by tests/integration/test_sss.py. */
-#include "sss.h"
+#include "api/sss.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

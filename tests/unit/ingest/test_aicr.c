@@ -2,7 +2,7 @@
  * presets there, which are not snapshots, are refused), both spellings decode to the same values,
  * the normalised form round-trips, bad snapshots are refused naming the field, YAML scalars are
  * typed as aicr's yaml.v3 types them, and constraint paths resolve as the seed specifies. */
-#include "aicr.h"
+#include "ingest/aicr.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -2,7 +2,7 @@
  * into records (ingest/cc.h): series keys, units, clusters, Telegraf lines, bad lines. */
 #include "alloc.h"
 #include "arena.h"
-#include "cc.h"
+#include "ingest/cc.h"
 
 #include <criterion/criterion.h>
 

@@ -1,7 +1,7 @@
 /* Tests of ingest/chimbuko.c: every record and packet in shared/data/chimbuko decodes with the
  * values it holds, the known departures of SCHEMA.md are accepted, normalised and noted, and bad
  * input is refused with the JSON path of the field and nothing added to the batch. */
-#include "chimbuko.h"
+#include "ingest/chimbuko.h"
 #include "../fj_test.h"
 
 #include <criterion/criterion.h>

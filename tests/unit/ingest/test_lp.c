@@ -3,7 +3,7 @@
  * the ClusterCockpit sample. The InfluxData corpus is checked separately (test_lp_corpus.c). */
 #include "alloc.h"
 #include "arena.h"
-#include "lp.h"
+#include "ingest/lp.h"
 
 #include <criterion/criterion.h>
 

@@ -7,7 +7,7 @@
  * precision). Like the reference decoder, one bad line makes the whole case an error. */
 #include "arena.h"
 #include "json.h"
-#include "lp.h"
+#include "ingest/lp.h"
 
 #include <criterion/criterion.h>
 

@@ -2,7 +2,7 @@
  * Expected expansions follow Slurm's hostlist: first bracket varies slowest, items in the order
  * written, the low bound's width sets the zero padding. */
 #include "arena.h"
-#include "noderange.h"
+#include "ingest/noderange.h"
 
 #include <criterion/criterion.h>
 

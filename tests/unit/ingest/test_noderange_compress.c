@@ -2,8 +2,8 @@
  * aggregation="Range"), the list form read back (fj_noderange_expand_list), round trips with
  * fj_noderange_expand, and the query API's host patterns reading the compressed form. */
 #include "arena.h"
-#include "hostpat.h"
-#include "noderange.h"
+#include "api/hostpat.h"
+#include "ingest/noderange.h"
 
 #include <criterion/criterion.h>
 

@@ -6,7 +6,7 @@
 #include "arena.h"
 #include "json.h"
 #include "ingest/records/batch.h"
-#include "sonar.h"
+#include "ingest/sonar.h"
 
 #include <criterion/criterion.h>
 

@@ -10,7 +10,7 @@
 #include "buf.h"
 #include "json.h"
 #include "ingest/records/batch.h"
-#include "sonar.h"
+#include "ingest/sonar.h"
 
 #include <criterion/criterion.h>
 

@@ -1,5 +1,5 @@
 /* Tests of server/auth.c: header parsing, secrets and their hashes. */
-#include "auth.h"
+#include "server/auth.h"
 
 #include <criterion/criterion.h>
 #include <sodium.h>

@@ -1,5 +1,5 @@
 /* Tests of server/codec.c: gzip and zstd decoding with caps. */
-#include "codec.h"
+#include "server/codec.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Tests of server/config.c: defaults, INI file, flags overriding the file, errors that say where. */
-#include "config.h"
+#include "server/config.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

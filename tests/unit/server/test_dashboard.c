@@ -1,7 +1,7 @@
 /* Tests of server/dashboard.c: which embedded file a path names, and Accept-Encoding. */
-#include "codec.h"
-#include "dashboard.h"
-#include "dashboard_files.h"
+#include "server/codec.h"
+#include "server/dashboard.h"
+#include "server/dashboard_files.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

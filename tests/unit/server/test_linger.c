@@ -1,7 +1,7 @@
 /* test_linger.c — the lingering close: the peer sees the end of the answer at once, what it still
  * sends is taken until it closes, and the byte limit, the table's size and a stop close sockets.
  * Sockets are socket pairs; waits are bounded polls of the module's count, never timed checks. */
-#include "linger.h"
+#include "server/linger.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* proxy.c: trusted ranges and the forwarded client. */
-#include "proxy.h"
+#include "server/proxy.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

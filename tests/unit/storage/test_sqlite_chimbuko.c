@@ -2,7 +2,7 @@
  * re-sending, points only on change, all-or-nothing and the query ops are the contract suite's
  * (tests/unit/storage/test_store_contract.c, chimbuko_*), run on every backend. */
 #include "../fj_test.h"
-#include "chimbuko.h"
+#include "ingest/chimbuko.h"
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"
 #include "storage/core/store_chimbuko.h"

@@ -1,6 +1,6 @@
 /* Tests of storage/sqlite/measure.c: aicr snapshots through fj_store_write (the group-commit path)
  * and back through the measurement_latest op, checked with plain sqlite3 queries on the file. */
-#include "aicr.h"
+#include "ingest/aicr.h"
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"
 #include "storage/core/store_measure.h"

@@ -3,7 +3,7 @@
  * by node, also when some nodes' rows arrived out of time order (back-filled); cluster load sums
  * the nodes; the job list pages by
  * cursor without loss. Answers are compared as CSV text (api/out.c). */
-#include "out.h"
+#include "api/out.h"
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"
 #include "storage/core/store_query.h"

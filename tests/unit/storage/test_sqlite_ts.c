@@ -2,7 +2,7 @@
  * chunks, messages, jobs), reads merging the live engine with stored chunks, a clean close that
  * seals everything, replay of the request log after a "crash" (a copy of the database files taken
  * while the writer is open), retention and request-log trimming. */
-#include "cc.h"
+#include "ingest/cc.h"
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"
 #include "storage/core/store_ts.h"

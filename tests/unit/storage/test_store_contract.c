@@ -6,9 +6,9 @@
  * differs between the two are written twice (D(sqlite, postgres)). */
 #include "../fj_test.h"
 #include "alloc.h"
-#include "cc.h"
-#include "chimbuko.h"
-#include "out.h"
+#include "ingest/cc.h"
+#include "ingest/chimbuko.h"
+#include "api/out.h"
 #include "storage/core/rectify.h"
 #include "storage/sqlite/migrations.h"
 #include "sqlite_test_db.h"
