@@ -264,8 +264,12 @@ void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err)
     fj_buf b;
     fj_buf_init(&b, 4096);
     if (r->route && r->route->errors == FJ_ERRORS_INFLUX) {
+        /* one string: where (a line, a parameter) before what, as fjord's path says it */
+        char msg[sizeof err->path + sizeof err->message + 4];
+        snprintf(msg, sizeof msg, "%s%s%s", err && err->path[0] ? err->path : "", err && err->path[0] ? ": " : "",
+                 err && err->message[0] ? err->message : fj_status_name(st));
         fj_buf_puts(&b, "{\"error\":");
-        fj_buf_json_str(&b, err && err->message[0] ? err->message : fj_status_name(st));
+        fj_buf_json_str(&b, msg);
         fj_buf_puts(&b, "}\n");
         fj_http_reply_header(r, "X-Influxdb-Version", "1.6.7");
     } else {

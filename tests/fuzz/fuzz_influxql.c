@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     iq_stmt *st = NULL;
     size_t n = 0;
     char msg[512];
-    bool ok = iq_parse(a, text, regs, &st, &n, msg, sizeof msg);
+    bool ok = iq_parse(a, text, NULL, regs, &st, &n, msg, sizeof msg);
     CHECK(regs->n <= IQ_MAX_REGEX);
     if (!ok) {
         CHECK(!strncmp(msg, "error parsing query: ", 21) || !strcmp(msg, "out of memory"));

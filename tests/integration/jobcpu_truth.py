@@ -377,13 +377,15 @@ def run(shapes, seconds, interval, fj, token, reader, log=print):
     return results
 
 
-def judge(r, rel_avg=0.02, rel_peak=0.05):
-    """Checks one result against the targets; the rounding allowance comes on top."""
+def judge(r, rel_avg=0.02, rel_peak=0.05, clamp_s=0.0):
+    """Checks one result against the targets; the rounding allowance comes on top, and clamp_s
+    seconds of CPU more where the caller allows the rule's documented clamp (docs/storage.md, "Job
+    CPU": a parent's jump less a reaped child's rounded last value below zero counts 0, up to 1 s)."""
     tag = "%s/%s" % (r["shape"], r["producer"])
-    tol = rel_avg * r["truth_avg"] + r["rounding_avg"] + 0.05
+    tol = rel_avg * r["truth_avg"] + r["rounding_avg"] * (1.0 + clamp_s) + 0.05
     check(r["fjord_avg"] is not None and abs(r["fjord_avg"] - r["truth_avg"]) <= tol,
           "%s cpu_avg %s, truth %.2f (+- %.2f)" % (tag, r["fjord_avg"], r["truth_avg"], tol))
-    tol = rel_avg * r["truth_cpu_s"] + 1.0 + 0.01
+    tol = rel_avg * r["truth_cpu_s"] + 1.0 + clamp_s + 0.01
     check(abs(r["fjord_cpu_s"] - r["truth_cpu_s"]) <= tol,
           "%s CPU-seconds %.2f, truth %.2f (+- %.2f)" % (tag, r["fjord_cpu_s"], r["truth_cpu_s"], tol))
     tol = rel_avg * r["truth_time_s"] + 0.5 + 0.01

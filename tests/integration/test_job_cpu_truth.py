@@ -4,7 +4,8 @@ sampled), a three-level tree and an idle job, each watched by fjord-push (the da
 reaped children's time in cpu_time) and by Sonar's envelopes built from /proc, against a real fjord
 (SQLite, or PostgreSQL with FJ_TEST_DB=postgres). Short forms (a few seconds of work, 1 s samples):
 cpu_avg, the CPU-seconds and cpu_time_s within 2 % of the truth plus 1 s of CPU for cpu_time's
-whole-second rounding at the job's two ends; cpu_peak equals cpu_avg, as no job is 120 s long
+whole-second rounding at the job's two ends (and, for Sonar's forking shapes, 1 s more for the
+rule's documented clamp, which weighs as much in so short a run); cpu_peak equals cpu_avg, as no job is 120 s long
 (tests/bench/job_cpu_truth.py checks the 120 s windows). Every process is ended by its id."""
 import os
 import sys
@@ -35,7 +36,10 @@ def main():
         print(jobcpu_truth.table(results))
         check(len(results) == 2 * len(jobcpu_truth.SHAPES), "a result per shape and producer: %d" % len(results))
         for r in results:
-            jobcpu_truth.judge(r)
+            # Sonar's forking shapes: in a few seconds of work the rule's clamp (up to 1 s, once)
+            # weighs as much as the rounding; the 4-minute benchmark measures it (+0.3 %)
+            forks = r["producer"] == "sonar" and r["shape"] in ("fork1s", "fork01", "tree")
+            jobcpu_truth.judge(r, clamp_s=1.0 if forks else 0.0)
         busy = {r["shape"]: r["truth_cpu_s"] for r in results}
         check(busy.get("fork01", 0) > 1.0 and busy.get("tree", 0) > 1.0 and busy.get("idle", 1) < 0.2,
               "the jobs did their work (truth CPU-s %s)" % busy)
