@@ -275,8 +275,8 @@ void fj_http_reply_error(fj_http_req *r, fj_status st, const fj_err *err)
     } else {
         fj_buf_puts(&b, "{\"error\":{\"code\":");
         fj_buf_json_str(&b, err && err->code[0] ? err->code : fj_status_name(st));
-    fj_buf_puts(&b, ",\"message\":");
-    fj_buf_json_str(&b, err && err->message[0] ? err->message : fj_status_name(st));
+        fj_buf_puts(&b, ",\"message\":");
+        fj_buf_json_str(&b, err && err->message[0] ? err->message : fj_status_name(st));
         if (err && err->path[0]) {
             fj_buf_puts(&b, ",\"path\":");
             fj_buf_json_str(&b, err->path);

@@ -1,8 +1,10 @@
 /* api/influxql/route.c — GET|POST /query and GET|HEAD /ping, as InfluxDB 1.6.7 answers them.
  *
- * /query takes q (several statements separated by ';'), db, epoch and pretty from the query string,
- * or on POST from a form body (application/x-www-form-urlencoded), which the pipeline reads only
- * after the request was authenticated. The answer is {"results":[{"statement_id":N,"series":[...]}]}
+ * /query takes q (several statements separated by ';'), db, epoch, params (bound parameters, a JSON
+ * object) and pretty from the query string, or on POST from a form body
+ * (application/x-www-form-urlencoded), which the pipeline reads only after the request was
+ * authenticated. CREATE DATABASE is authorized here for the whole request, as InfluxDB does, and
+ * changes nothing. The answer is {"results":[{"statement_id":N,"series":[...]}]}
  * with a statement's error in its result; a request that cannot run at all (no q, a syntax error)
  * is 400 {"error":"..."}. chunked=true is answered as one document, which InfluxDB's clients read
  * as one chunk.
