@@ -30,6 +30,7 @@ struct fj_guard_conn {
     bool shed;                  /* shut down; waiting for libmicrohttpd to close it (under g->mu) */
     _Atomic bool linger;        /* its answer went out before the body was read: lingering close */
     _Atomic uint64_t rx_mark;   /* bytes received when it last went idle (under g->mu) */
+    _Atomic uint64_t rx_answer; /* bytes received when the request's answer was queued; 0: none */
     int64_t next_peek_ns;       /* PH_IDLE: when the sweep next looks for a request begun (under g->mu) */
     _Atomic int phase;
     _Atomic int64_t since_ns;   /* when the phase began */
@@ -297,6 +298,13 @@ void fj_guard_busy(fj_guard_conn *gc)
         enter(gc, PH_BUSY);
 }
 
+void fj_guard_answering(fj_guard_conn *gc)
+{
+    uint64_t rx;
+    if (gc && rx_bytes(gc, &rx))
+        atomic_store(&gc->rx_answer, rx ? rx : 1);
+}
+
 void fj_guard_request_line(fj_guard_conn *gc)
 {
     if (gc && atomic_load(&gc->phase) == PH_IDLE)
@@ -312,8 +320,12 @@ void fj_guard_request_done(fj_guard_conn *gc)
         gc->fwd[0] = '\0';
         pthread_mutex_unlock(&gc->g->mu);
     }
-    uint64_t rx = 0;
-    rx_bytes(gc, &rx);
+    /* what the client had sent when its answer went out: a client that waits for its answer
+     * (not pipelining) sends its next request after that, and those bytes may be in before this
+     * call is; taken as the old request's, a next request that stalled would pass for idle */
+    uint64_t rx = atomic_exchange(&gc->rx_answer, 0);
+    if (!rx)
+        rx_bytes(gc, &rx);
     atomic_store(&gc->rx_mark, rx);
     atomic_store(&gc->begun_ns, 0);
     enter(gc, PH_IDLE);

@@ -85,6 +85,7 @@ bool fj_guard_forwarded(fj_guard *g, fj_guard_conn *gc, const char *client);
 void fj_guard_request_started(fj_guard_conn *gc, bool has_body); /* headers are in */
 void fj_guard_body_bytes(fj_guard_conn *gc, size_t n);
 void fj_guard_busy(fj_guard_conn *gc);
+void fj_guard_answering(fj_guard_conn *gc);      /* its answer is queued: what came in is the request's */
 void fj_guard_request_line(fj_guard_conn *gc);  /* a request line is in (idle -> headers) */
 void fj_guard_request_done(fj_guard_conn *gc);  /* kept alive: idle until the next request */
 /* The answer goes out before the request's body was read: when libmicrohttpd closes the

@@ -454,6 +454,7 @@ static enum MHD_Result send_answer(fj_http_req *r)
     if ((r->status == 503 || r->status == 429) && !retry_after)
         MHD_add_response_header(resp, "Retry-After", "5");
     add_edge_headers(r, resp);
+    fj_guard_answering(r->gc);
     /* A script that says so (the dashboard: X-Requested-With) gets no Basic challenge, so the
      * browser does not put its own login dialog over the page's. */
     if (r->status == 401 && !fj_http_header(r, "X-Requested-With"))
