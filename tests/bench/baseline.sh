@@ -44,3 +44,8 @@ fj_token_add() { # FJORD CLUSTER DB
   "$1" migrate up --db "$3" >/dev/null
   "$1" token add "$2" --db "$3"
 }
+
+# Prints a TCP port free on 127.0.0.1 now (the kernel's pick), for a server a benchmark starts.
+fj_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}

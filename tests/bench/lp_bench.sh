@@ -50,7 +50,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 waitport() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 # CPU ticks of a process, plus PostgreSQL's postmaster and its children for fjord on PostgreSQL.
 cpu_ticks() {
@@ -127,7 +126,7 @@ echo "data: $nodes nodes x 519 series, $hours h at 60 s = $((nodes * 519 * hours
 for sys in $systems; do
   case $sys in
   fjord|baseline)
-    d="$tmp/$sys"; mkdir -p "$d"; port=$(freeport)
+    d="$tmp/$sys"; mkdir -p "$d"; port=$(fj_free_port)
     db="$d/fjord.db"; name=fjord; fjbin=$build/fjord
     if [ "$sys" = baseline ]; then fjbin=${BASELINE:?BASELINE=build dir of the baseline}/fjord; name="fjord (baseline)"; fi
     if [ "$backend" = postgres ]; then
@@ -175,7 +174,7 @@ for sys in $systems; do
     postmaster=
     ;;
   influxdb)
-    d="$tmp/influx"; mkdir -p "$d"; port=$(freeport); rpc=$(freeport)
+    d="$tmp/influx"; mkdir -p "$d"; port=$(fj_free_port); rpc=$(fj_free_port)
     cat > "$d/influxdb.conf" <<EOF
 reporting-disabled = true
 bind-address = "127.0.0.1:$rpc"
@@ -210,7 +209,7 @@ EOF
     results+=("$(row "InfluxDB 1.6.7" "${a% *} ms" "${b% *} ms" "${b% *} ms (as b)" "$running" "$disk" "$rss_load" "$rss")")
     ;;
   victoria)
-    d="$tmp/vm"; mkdir -p "$d"; port=$(freeport)
+    d="$tmp/vm"; mkdir -p "$d"; port=$(fj_free_port)
     /usr/bin/victoria-metrics -storageDataPath "$d/data" -httpListenAddr "127.0.0.1:$port" -retentionPeriod 1y \
       -loggerLevel ERROR > "$d/log" 2>&1 & pid=$!
     waitport "$port"

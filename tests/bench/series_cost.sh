@@ -26,13 +26,12 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 measure() { # NAME FJORD
   local name=$1 fj=$2 port secret end out
   mkdir -p "$tmp/$name"
   secret=$(fj_token_add "$fj" fritz "$tmp/$name/f.db")
-  port=$(freeport)
+  port=$(fj_free_port)
   out="$tmp/$name/callgrind.out"
   valgrind --tool=callgrind --callgrind-out-file="$out" "$fj" serve --listen "127.0.0.1:$port" \
     --db "$tmp/$name/f.db" >"$tmp/$name/log" 2>&1 &

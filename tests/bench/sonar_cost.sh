@@ -28,13 +28,12 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 measure() { # NAME FJORD -> prints "writer request" instructions per envelope
   local name=$1 fj=$2 port secret out dump
   mkdir -p "$tmp/$name"
   secret=$(fj_token_add "$fj" mlx.hpc.uio.no "$tmp/$name/f.db")
-  port=$(freeport)
+  port=$(fj_free_port)
   out="$tmp/$name/callgrind.out"
   valgrind --tool=callgrind --callgrind-out-file="$out" "$fj" serve --listen "127.0.0.1:$port" \
     --db "$tmp/$name/f.db" --log-level warn >"$tmp/$name/log" 2>&1 &
