@@ -166,14 +166,7 @@ static void cc_list(fj_http_req *r, bool jobs)
         fj_http_reply_error(r, FJ_EBUSY, &err);
         return;
     }
-    const fj_store_ts_ops *ts = fj_store_ops_of(s)->ts;
-    cc_op op = jobs ? ts->cc_jobs : ts->cc_messages;
-    if (!op) {
-        static const char body[] = "{\"error\":{\"code\":\"not_implemented\",\"message\":\"this storage backend "
-                                   "does not keep ClusterCockpit records\"}}\n";
-        fj_http_reply(r, 501, NULL, body, sizeof body - 1);
-        return;
-    }
+    cc_op op = jobs ? fj_store_ts_cc_jobs : fj_store_ts_cc_messages;
     fj_buf out;
     fj_buf_init(&out, MAX_ANSWER);
     fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */

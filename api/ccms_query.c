@@ -386,7 +386,7 @@ static int64_t native_step_uncached(qctx *c, const char *metric, const sel *s)
         return mc->freq_s;
     for (size_t i = 0; i < s->n && i < 4; i++) {
         fj_err err = {0};
-        if (fj_store_ops_of(c->s)->ts->ts_read(c->s, c->live, s->v[i]->id, c->from_s * NS, c->to_s * NS, &c->pts,
+        if (fj_store_ts_read(c->s, c->live, s->v[i]->id, c->from_s * NS, c->to_s * NS, &c->pts,
                                            &err) != FJ_OK ||
             c->pts.n < 2)
             continue;
@@ -694,11 +694,10 @@ static bool collect_node(const serlist *ms, sel *out)
 
 static fj_status run_query(qctx *c, const query *q)
 {
-    const fj_store_ops *ops = fj_store_ops_of(c->s);
     serlist ms = {0}, all = {0};
     fj_err err = {0};
     fj_ts_sel sl = {c->cluster, q->host, q->metric};
-    fj_status st = ops->ts->ts_series(c->s, &sl, add_series, &ms, &err);
+    fj_status st = fj_store_ts_series(c->s, &sl, add_series, &ms, &err);
     topo t = {0};
     sel s = {0}, *sels = NULL;
     size_t n_sels = 0;
@@ -706,7 +705,7 @@ static fj_status run_query(qctx *c, const query *q)
     bool node_level = !q->type || !strcmp(q->type, "node");
     if (st == FJ_OK && !node_level) {
         fj_ts_sel sa = {c->cluster, q->host, NULL};
-        st = ops->ts->ts_series(c->s, &sa, add_series, &all, &err);
+        st = fj_store_ts_series(c->s, &sa, add_series, &all, &err);
     }
     if (st != FJ_OK)
         goto out;
@@ -769,13 +768,6 @@ static void bad_request(fj_http_req *r, const char *path, const char *msg)
     fj_err err = {0};
     fj_err_set(&err, FJ_EINVAL, path, "%s", msg);
     fj_http_reply_error(r, FJ_EINVAL, &err);
-}
-
-static void reply_501(fj_http_req *r)
-{
-    static const char body[] = "{\"error\":{\"code\":\"not_implemented\",\"message\":\"this storage backend has no "
-                               "time-series metrics\"}}\n";
-    fj_http_reply(r, 501, NULL, body, sizeof body - 1);
 }
 
 static bool str_list(fj_arena *a, const fj_json *v, const char ***out, size_t *n)
@@ -929,11 +921,6 @@ void fj_route_ccms_query(fj_http_req *r)
         fj_http_reply_error(r, FJ_EBUSY, &err);
         return;
     }
-    const fj_store_ops *ops = fj_store_ops_of(c.s);
-    if (!ops->ts->ts_series || !ops->ts->ts_read) {
-        reply_501(r);
-        return;
-    }
     c.live = fj_http_ts_engine(r);
 
     /* queries: as given, then for-all-nodes (every host with the metric, in name order) */
@@ -965,7 +952,7 @@ void fj_route_ccms_query(fj_http_req *r)
         hostset hs = {.a = a};
         for (size_t m = 0; m < n_fan; m++) {
             fj_ts_sel sl = {c.cluster, NULL, fan_metrics[m]};
-            if (ops->ts->ts_series(c.s, &sl, add_host, &hs, &err) != FJ_OK) {
+            if (fj_store_ts_series(c.s, &sl, add_host, &hs, &err) != FJ_OK) {
                 fj_http_reply_error(r, FJ_EIO, &err);
                 return;
             }
@@ -1083,11 +1070,10 @@ static fj_status metric_health_of(qctx *c, const serlist *host_series, const cha
 static fj_status put_node_health(qctx *c, const char *node, const char **metrics, size_t n_metrics, int64_t now_s,
                                  fj_buf *tmp)
 {
-    const fj_store_ops *ops = fj_store_ops_of(c->s);
     serlist all = {0};
     fj_err err = {0};
     fj_ts_sel sl = {c->cluster, node, NULL};
-    fj_status st = ops->ts->ts_series(c->s, &sl, add_series, &all, &err);
+    fj_status st = fj_store_ts_series(c->s, &sl, add_series, &all, &err);
     fj_buf_json_str(c->out, node);
     if (st == FJ_OK && !all.n) {
         fj_buf_puts(c->out, ":{\"State\":\"failed\",\"HealthMetrics\":\"\"}");
@@ -1166,10 +1152,6 @@ static void health_of_nodes(fj_http_req *r, const char *body, size_t len)
         fj_http_reply_error(r, FJ_EBUSY, &err);
         return;
     }
-    if (!fj_store_ops_of(c.s)->ts->ts_series || !fj_store_ops_of(c.s)->ts->ts_read) {
-        reply_501(r);
-        return;
-    }
     c.live = fj_http_ts_engine(r);
     int64_t now_s = (int64_t)time(NULL);
     c.from_s = now_s - 86400; /* where native_step looks for the spacing of unconfigured metrics */
@@ -1234,14 +1216,9 @@ void fj_route_ccms_health(fj_http_req *r)
         fj_http_reply_error(r, FJ_EBUSY, &err);
         return;
     }
-    const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->ts->ts_series) {
-        reply_501(r);
-        return;
-    }
     size_t n = 0;
     fj_ts_sel sl = {cluster, node, NULL};
-    if (ops->ts->ts_series(s, &sl, count_one, &n, &err) != FJ_OK) {
+    if (fj_store_ts_series(s, &sl, count_one, &n, &err) != FJ_OK) {
         fj_http_reply_error(r, FJ_EIO, &err);
         return;
     }

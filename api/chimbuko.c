@@ -105,16 +105,6 @@ const fj_endpoint *const fj_chimbuko_endpoints[] = {&ep_runs,   &ep_ranks,    &e
 
 typedef enum { OP_RUNS, OP_SERIES, OP_TOP, OP_RECORDS } op_kind;
 
-static void reply_501(fj_http_req *r, const char *backend)
-{
-    char body[256];
-    int n = snprintf(body, sizeof body,
-                     "{\"error\":{\"code\":\"not_implemented\",\"message\":\"the %s storage backend has no "
-                     "Chimbuko data\"}}\n",
-                     backend);
-    fj_http_reply(r, 501, NULL, body, (size_t)n);
-}
-
 /* "12" or "10-20" into the step range. */
 static bool parse_steps(const char *s, fj_cb_query *q)
 {
@@ -196,15 +186,10 @@ static void run(fj_apiq *a, fj_cb_query *q, op_kind kind)
     fj_store *s = fj_api_store(a);
     if (!s)
         return;
-    const fj_store_ops *ops = fj_store_ops_of(s);
-    fj_status (*op)(fj_store *, fj_cb_query *, fj_sink *, fj_err *) = kind == OP_RUNS     ? ops->chimbuko->cb_runs
-                                                                     : kind == OP_SERIES ? ops->chimbuko->cb_series
-                                                                     : kind == OP_TOP    ? ops->chimbuko->cb_top
-                                                                                         : ops->chimbuko->cb_records;
-    if (!op) {
-        reply_501(a->r, ops->name);
-        return;
-    }
+    fj_status (*op)(fj_store *, fj_cb_query *, fj_sink *, fj_err *) = kind == OP_RUNS     ? fj_store_chimbuko_runs
+                                                                     : kind == OP_SERIES ? fj_store_chimbuko_series
+                                                                     : kind == OP_TOP    ? fj_store_chimbuko_top
+                                                                                         : fj_store_chimbuko_records;
     fj_err err = {0};
     fj_buf body;
     fj_buf_init(&body, (size_t)1 << 30);

@@ -10,7 +10,7 @@
 
 /* GET /api/v1/chimbuko/{runs | stats/{ranks,functions,metrics,counters} | top |
  * provenance/{anomalies,normalexecs,events,metadata,func_stats,counter_stats}}?cluster=...
- * 404 for another path; 501 when the storage backend has no Chimbuko ops. */
+ * 404 for another path. */
 void fj_api_chimbuko(fj_http_req *r);
 
 /* The endpoints, for the OpenAPI document (NULL-terminated). */

@@ -39,7 +39,7 @@ void fj_api_jobs(fj_http_req *r)
         q->sort = (int)v->i;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_jobs);
+        fj_api_run(&a, s, fj_store_query_jobs);
 }
 
 static void not_found(fj_http_req *r)
@@ -76,5 +76,5 @@ void fj_api_job_sub(fj_http_req *r)
         a.q.by_host = v->i == 1;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, profile ? fj_store_ops_of(s)->query->q_profile : fj_store_ops_of(s)->query->q_job);
+        fj_api_run(&a, s, profile ? fj_store_query_profile : fj_store_query_job);
 }

@@ -48,8 +48,9 @@ static void load(fj_http_req *r, const fj_endpoint *ep, load_kind kind)
     fj_store *s = fj_api_store(&a);
     if (!s)
         return;
-    const fj_store_ops *ops = fj_store_ops_of(s);
-    fj_api_run(&a, s, kind == LOAD_CLUSTER ? ops->query->q_cluster_load : kind == LOAD_GPUS ? ops->query->q_gpu_load : ops->query->q_node_load);
+    fj_api_run(&a, s, kind == LOAD_CLUSTER ? fj_store_query_cluster_load
+                      : kind == LOAD_GPUS  ? fj_store_query_gpu_load
+                                           : fj_store_query_node_load);
 }
 
 void fj_api_load_nodes(fj_http_req *r)

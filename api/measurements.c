@@ -51,11 +51,6 @@ void fj_api_node_measurements(fj_http_req *r)
         fj_http_reply_error(r, FJ_EBUSY, &err);
         return;
     }
-    const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->measure->measurement_latest) {
-        reply_err(r, FJ_EINTERNAL, NULL, "the %s backend does not store measurements", ops->name);
-        return;
-    }
     fj_buf snap, out;
     fj_buf_init(&snap, (size_t)1 << 30);
     fj_buf_set_budget(&snap, fj_http_mem(r)); /* counts against query-memory */
@@ -63,7 +58,7 @@ void fj_api_node_measurements(fj_http_req *r)
     fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */
     fj_time t = 0;
     char ts[21];
-    if ((st = ops->measure->measurement_latest(s, cluster, node, &t, &snap, &err)) != FJ_OK)
+    if ((st = fj_store_measure_latest(s, cluster, node, &t, &snap, &err)) != FJ_OK)
         goto out;
     fj_time_format(t, ts);
     fj_buf_puts(&out, "{\"cluster\":");

@@ -17,7 +17,7 @@ void fj_api_clusters(fj_http_req *r)
     a.q.cluster_ctx = (void *)fj_http_principal(r);
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_clusters);
+        fj_api_run(&a, s, fj_store_query_clusters);
 }
 
 void fj_api_uptime(fj_http_req *r)
@@ -35,7 +35,7 @@ void fj_api_uptime(fj_http_req *r)
     }
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_uptime);
+        fj_api_run(&a, s, fj_store_query_uptime);
 }
 
 void fj_api_errors(fj_http_req *r)
@@ -46,7 +46,7 @@ void fj_api_errors(fj_http_req *r)
     a.q.sources = fj_api_strlist(&a, "source");
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_errors);
+        fj_api_run(&a, s, fj_store_query_errors);
 }
 
 void fj_api_openapi(fj_http_req *r)

@@ -17,7 +17,7 @@ void fj_api_nodes(fj_http_req *r)
         return;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_nodes);
+        fj_api_run(&a, s, fj_store_query_nodes);
 }
 
 static void node_sysinfo(fj_http_req *r, const char *node)
@@ -28,7 +28,7 @@ static void node_sysinfo(fj_http_req *r, const char *node)
     a.q.node = node;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_sysinfo);
+        fj_api_run(&a, s, fj_store_query_sysinfo);
 }
 
 /* The headers of a stored topology. An SVG is a producer's document: opened as a page of this
@@ -63,17 +63,11 @@ static void node_topology(fj_http_req *r, const char *node)
     if (!s)
         return;
     fj_err err = {0};
-    const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->query->q_topology) {
-        fj_err_set(&err, FJ_EINTERNAL, NULL, "the %s backend does not store topology", ops->name);
-        fj_http_reply_error(r, FJ_EINTERNAL, &err);
-        return;
-    }
     fj_buf out;
     fj_buf_init(&out, (size_t)256 << 20);
     fj_buf_set_budget(&out, fj_http_mem(r)); /* counts against query-memory */
     fj_time when = 0;
-    fj_status st = ops->query->q_topology(s, &a.q, &out, &when, &err);
+    fj_status st = fj_store_query_topology(s, &a.q, &out, &when, &err);
     if (st == FJ_OK) {
         char tb[21];
         fj_time_format(when, tb);

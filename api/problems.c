@@ -125,7 +125,7 @@ static void answer(fj_http_req *r, const fj_endpoint *ep, bool by_user)
     a.q.users = fj_api_strlist(&a, "user");
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_problems);
+        fj_api_run(&a, s, fj_store_query_problems);
 }
 
 void fj_api_problems(fj_http_req *r)

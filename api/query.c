@@ -201,12 +201,6 @@ static fj_status write_meta(fj_apiq *a, fj_store *store, fj_out *o, fj_err *err)
 void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
 {
     fj_err err = {0};
-    if (!op) {
-        fj_err_set(&err, FJ_EINTERNAL, NULL, "the %s backend does not answer %s", fj_store_ops_of(s)->name,
-                   a->ep->path);
-        fj_http_reply_error(a->r, FJ_EINTERNAL, &err);
-        return;
-    }
     fj_buf body;
     fj_buf_init(&body, (size_t)1 << 30);
     fj_buf_set_budget(&body, fj_http_mem(a->r)); /* counts against query-memory */

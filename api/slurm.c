@@ -20,7 +20,7 @@ void fj_api_slurm_jobs(fj_http_req *r)
     q->steps = fj_api_tri(&a, "steps");
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_slurm_jobs);
+        fj_api_run(&a, s, fj_store_query_slurm_jobs);
 }
 
 void fj_api_slurm_partitions(fj_http_req *r)
@@ -30,7 +30,7 @@ void fj_api_slurm_partitions(fj_http_req *r)
         return;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_partitions);
+        fj_api_run(&a, s, fj_store_query_partitions);
 }
 
 void fj_api_slurm_nodes(fj_http_req *r)
@@ -40,5 +40,5 @@ void fj_api_slurm_nodes(fj_http_req *r)
         return;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_node_states);
+        fj_api_run(&a, s, fj_store_query_node_states);
 }

@@ -515,16 +515,6 @@ static const fj_endpoint ep_one = {
 
 const fj_endpoint *const fj_sss_endpoints[] = {&ep_list, &ep_one, NULL};
 
-static void reply_501(fj_http_req *r, const char *backend)
-{
-    char body[256];
-    int n = snprintf(body, sizeof body,
-                     "{\"error\":{\"code\":\"not_implemented\",\"message\":\"the %s storage backend cannot list "
-                     "nodes for the SSS export\"}}\n",
-                     backend);
-    fj_http_reply(r, 501, NULL, body, (size_t)n);
-}
-
 static bool exact_match(void *ctx, const char *name)
 {
     return strcmp(ctx, name) == 0;
@@ -571,21 +561,16 @@ static void export(fj_http_req *r, const char *node)
     fj_store *s = fj_api_store(&a);
     if (!s)
         return;
-    const fj_store_ops *ops = fj_store_ops_of(s);
-    if (!ops->query->q_nodes || !ops->query->q_node_usage) {
-        reply_501(r, ops->name);
-        return;
-    }
     fj_err err = {0};
     collect c = {.sink = {sink_table, sink_row}, .a = fj_http_arena(r)};
-    fj_status st = ops->query->q_nodes(s, &a.q, &c.sink, &err);
+    fj_status st = fj_store_query_nodes(s, &a.q, &c.sink, &err);
     if (st == FJ_OK)
         st = c.st;
     if (st == FJ_OK && c.n) {
         qsort(c.v, c.n, sizeof *c.v, cmp_node);
         /* usage of the same nodes (the host filter applies alike) */
         fj_query uq = a.q;
-        st = ops->query->q_node_usage(s, &uq, &c.sink, &err);
+        st = fj_store_query_node_usage(s, &uq, &c.sink, &err);
         if (st == FJ_OK)
             st = c.st;
     }

@@ -12,8 +12,7 @@
  * Node object each; with aggregation, Node references naming them instead: Range, one per prefix
  * (<Node aggregation="Range" count="20">node[5-23,77]</Node>, from fj_noderange_compress); List,
  * one comma list. GET .../nodes/{node}?cluster=: one
- * Node object (404 when the cluster has no such node). 501 when the storage backend cannot list
- * nodes. */
+ * Node object (404 when the cluster has no such node). */
 void fj_api_sss_nodes(fj_http_req *r);
 void fj_api_sss_node(fj_http_req *r);
 

@@ -11,6 +11,7 @@
 #include "ingest/sonar.h"
 #include "storage/core/store.h"
 #include "storage/core/store_ts.h"
+#include "storage/core/tokens.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -126,9 +127,6 @@ static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *a
         return st;
     if (cfg->cc_cluster_config[0] && (st = fj_ccq_load_config(cfg->cc_cluster_config, err)) != FJ_OK)
         return st;
-    const fj_store_ops *ops = fj_store_ops_of(store);
-    if (!ops->ts->ts_start)
-        return FJ_OK; /* a backend without metrics: the metric endpoints answer 501 */
     char instance[512];
     fj_config_instance(cfg, instance, sizeof instance);
     int64_t metrics_retention_s = 0;
@@ -143,7 +141,7 @@ static fj_status metrics_setup(const fj_config *cfg, fj_store *store, fj_auth *a
         .ts_max_buffered_points = cfg->metrics_max_buffered,
         .ts_instance = instance,
     };
-    return ops->ts->ts_start(store, &opts, err);
+    return fj_store_ts_start(store, &opts, err);
 }
 
 static void close_stores(fj_store **stores, size_t n)
@@ -226,17 +224,13 @@ static int cmd_serve(const fj_config *cfg)
     return 0;
 }
 
-/* fjord migrate compact: the file's free pages back to the file system (storage/core/store.h, compact). */
-static int migrate_compact(fj_store *s, const fj_store_ops *ops)
+/* fjord migrate compact: the file's free pages back to the file system (storage/core/store.h,
+ * fj_store_compact; a database that manages its own space says so). */
+static int migrate_compact(fj_store *s)
 {
-    if (!ops->compact) {
-        fprintf(stderr, "fjord: migrate compact is for SQLite files; %s manages its own space "
-                        "(see its VACUUM)\n", ops->name);
-        return 1;
-    }
     fj_err err = {0};
     fj_compact_info c;
-    if (ops->compact(s, &c, &err) != FJ_OK)
+    if (fj_store_compact(s, &c, &err) != FJ_OK)
         return fail(&err);
     printf("%s: %lld bytes before, %lld after%s\n", c.rewritten ? "rewritten" : "free pages released",
            (long long)c.bytes_before, (long long)c.bytes_after,
@@ -254,22 +248,21 @@ static int cmd_migrate(const fj_config *cfg, const char *what)
     }
     if (open_store(cfg, FJ_STORE_WRITE, true, !strcmp(what, "up"), &s, &err) != FJ_OK)
         return fail(&err);
-    const fj_store_ops *ops = fj_store_ops_of(s);
     fj_migration_info info;
     int rc = 0;
     if (!strcmp(what, "compact")) {
-        rc = migrate_compact(s, ops);
+        rc = migrate_compact(s);
         fj_store_close(s);
         return rc;
     }
     if (!strcmp(what, "up")) {
         int applied = 0;
-        if (ops->migrate_up(s, &applied, &err) != FJ_OK)
+        if (fj_store_migrate_up(s, &applied, &err) != FJ_OK)
             rc = fail(&err);
         else
             printf("applied %d migration%s\n", applied, applied == 1 ? "" : "s");
     }
-    if (rc == 0 && ops->migrate_status(s, &info, &err) == FJ_OK)
+    if (rc == 0 && fj_store_migrate_status(s, &info, &err) == FJ_OK)
         printf("schema version %d of %d (%s)\n", info.current, info.latest,
                info.current == info.latest ? "up to date" : "run `fjord migrate up`");
     else if (rc == 0)
@@ -292,7 +285,6 @@ static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos)
     }
     if (open_store(cfg, FJ_STORE_WRITE, false, false, &s, &err) != FJ_OK)
         return fail(&err);
-    const fj_store_ops *ops = fj_store_ops_of(s);
     int rc = 0;
     if (!strcmp(what, "add")) {
         fj_token_rec t = {.read_only = cfg->read_only, .created = fj_time_now()};
@@ -313,14 +305,14 @@ static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos)
         else
             fj_token_generate(secret);
         fj_token_hash(secret, t.hash);
-        if (ops->token_put(s, &t, &err) != FJ_OK)
+        if (fj_tokens_put(s, &t, &err) != FJ_OK)
             rc = fail(&err);
         else
             printf("%s\n", secret);
     } else if (!strcmp(what, "list")) {
         fj_token_rec *list = NULL;
         size_t n = 0;
-        if (ops->token_list(s, &list, &n, &err) != FJ_OK) {
+        if (fj_tokens_list(s, &list, &n, &err) != FJ_OK) {
             rc = fail(&err);
         } else {
             for (size_t i = 0; i < n; i++) {
@@ -331,7 +323,7 @@ static int cmd_token(const fj_config *cfg, size_t n_pos, char **pos)
         }
         fj_free(list);
     } else {
-        if (ops->token_revoke(s, pos[1], &err) != FJ_OK)
+        if (fj_tokens_revoke(s, pos[1], &err) != FJ_OK)
             rc = fail(&err);
     }
     fj_store_close(s);
@@ -349,14 +341,9 @@ static int cmd_backup(const fj_config *cfg, size_t n_pos, char **pos)
     fj_store *s = NULL;
     if (open_store(cfg, FJ_STORE_READ, false, false, &s, &err) != FJ_OK)
         return fail(&err);
-    const fj_store_ops *ops = fj_store_ops_of(s);
     int rc = 0;
     fj_backup_info info;
-    if (!ops->backup) {
-        fprintf(stderr, "fjord: backup copies SQLite files; back up %s with its own tools (pg_dump, "
-                        "docs/deploy.md)\n", ops->name);
-        rc = 1;
-    } else if (ops->backup(s, pos[0], &info, &err) != FJ_OK) {
+    if (fj_store_backup(s, pos[0], &info, &err) != FJ_OK) {
         rc = fail(&err);
     } else {
         printf("%s: %lld bytes, consistent as of the backup's start\n", pos[0], (long long)info.bytes);

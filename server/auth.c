@@ -8,6 +8,7 @@
 #include "log.h"
 #include "ratelog.h"
 #include "storage/core/store.h"
+#include "storage/core/tokens.h"
 #include "timefmt.h"
 
 #include <pthread.h>
@@ -189,7 +190,7 @@ static fj_status load_tokens(const char *db_url, fj_token_rec **list, size_t *n)
     fj_err err = {0};
     fj_status st = fj_store_open(db_url, &opts, &s, &err);
     if (st == FJ_OK)
-        st = fj_store_ops_of(s)->token_list(s, list, n, &err);
+        st = fj_tokens_list(s, list, n, &err);
     if (st != FJ_OK) /* once per 10 s: during an outage every unknown credential tries again */
         fj_log_limited(&refresh_log, FJ_LOG_WARN, "%s", err.message);
     fj_store_close(s);

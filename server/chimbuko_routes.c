@@ -93,13 +93,6 @@ static void ingest(fj_http_req *r, fj_cb_collection collection)
     c->collection = collection;
     if (!target(r, c))
         return;
-    fj_store *rd = fj_http_reader(r, &err);
-    if (rd && !fj_store_ops_of(rd)->chimbuko->cb_records) { /* a backend that cannot store Chimbuko data */
-        static const char body501[] = "{\"error\":{\"code\":\"not_implemented\",\"message\":\"this storage "
-                                      "backend has no Chimbuko data\"}}\n";
-        fj_http_reply(r, 501, NULL, body501, sizeof body501 - 1);
-        return;
-    }
     if (!(b = fj_batch_new())) {
         st = fj_err_set(&err, FJ_ENOMEM, NULL, "out of memory");
         goto fail;

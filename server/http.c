@@ -189,8 +189,7 @@ fj_store *fj_http_reader(fj_http_req *r, fj_err *err)
 
 fj_ts_engine *fj_http_ts_engine(fj_http_req *r)
 {
-    const fj_store_ops *ops = fj_store_ops_of(r->srv->store);
-    return ops->ts->ts_engine ? ops->ts->ts_engine(r->srv->store) : NULL;
+    return fj_store_ts_engine(r->srv->store);
 }
 
 void fj_http_server_figures(const fj_http_req *r, fj_server_figures *out)

@@ -5,6 +5,7 @@
 #include "server/prom_int.h"
 
 #include "buf.h"
+#include "storage/core/stats.h"
 #include "storage/ts/engine.h"
 #include "timefmt.h"
 
@@ -213,9 +214,8 @@ static bool store_figures(fj_http_req *r, fj_store_stats *out)
         pthread_mutex_unlock(&fj_prom.store_mu);
         fj_err err = {0};
         fj_store *st = fj_http_reader(r, &err);
-        const fj_store_ops *ops = st ? fj_store_ops_of(st) : NULL;
         fj_store_stats s = {0};
-        bool ok = ops && ops->stats && ops->stats(st, &s, &err) == FJ_OK;
+        bool ok = st && fj_stats_read(st, &s, &err) == FJ_OK;
         pthread_mutex_lock(&fj_prom.store_mu);
         fj_prom.store_ok = ok;
         if (ok)

@@ -138,9 +138,8 @@ static void maintain(writer_thread *w)
     if (w->index)
         return;
     flush_logs(false); /* the first thread wakes at least once a second */
-    const fj_store_ops *ops = fj_store_ops_of(w->store);
     fj_err err = {0};
-    if (ops->ts->maintain && ops->ts->maintain(w->store, &err) != FJ_OK)
+    if (fj_store_ts_maintain(w->store, &err) != FJ_OK)
         fj_log_limited(&maint_log, FJ_LOG_WARN, "%s", err.message);
 }
 

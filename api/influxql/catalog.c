@@ -165,9 +165,6 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size
                           fj_err *err)
 {
     *cat = (iq_catalog){0};
-    const fj_store_ops *ops = fj_store_ops_of(c->s);
-    if (!ops->ts || !ops->ts->ts_series)
-        return fj_err_set(err, FJ_EUNSUPPORTED, NULL, "this backend stores no line-protocol metrics");
     loader l = {.a = c->a};
     bool named = nfrom > 0;
     for (size_t i = 0; i < nfrom; i++)
@@ -188,7 +185,7 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size
         }
     } else {
         fj_ts_sel sel = {db, NULL, NULL};
-        st = ops->ts->ts_series(c->s, &sel, add, &l, err);
+        st = fj_store_ts_series(c->s, &sel, add, &l, err);
     }
     if (l.st != FJ_OK)
         return fj_err_set(err, l.st, NULL, "out of memory");

@@ -56,9 +56,8 @@ fj_status iq_databases(iq_ctx *c, const char ***out, size_t *n, fj_err *err)
     if (rs != FJ_OK)
         return rs;
     cluster_sink cs = {{cluster_table, cluster_row}, c->a, NULL, 0, 0};
-    const fj_store_ops *ops = fj_store_ops_of(c->s);
     fj_query q = {0};
-    if (ops->query && ops->query->q_clusters && (rs = ops->query->q_clusters(c->s, &q, &cs.k, err)) != FJ_OK)
+    if ((rs = fj_store_query_clusters(c->s, &q, &cs.k, err)) != FJ_OK)
         return rs;
     const char **all = fj_arena_calloc(c->a, nts + cs.n + 1, sizeof *all);
     if (!all)

@@ -146,15 +146,12 @@ int iq_sonar_src(const char *meas)
 
 fj_status iq_sonar_catalog(iq_ctx *c, const char *db, unsigned mask, iq_fser_add add, void *ud, fj_err *err)
 {
-    const fj_store_ops *ops = fj_store_ops_of(c->s);
-    if (!ops->query || !ops->query->q_nodes || !ops->query->q_gpu_load)
-        return FJ_OK;
     lister l = {.c = c, .db = db, .src = IQ_SRC_SONAR_NODE, .t = &fj_qt_node_load, .add = add, .ud = ud};
     list_sink ks = {{list_table, node_row}, &l};
     fj_query q = {.cluster = db};
     fj_status rs = FJ_OK;
     if (mask & (1u << IQ_SRC_SONAR_NODE)) {
-        rs = ops->query->q_nodes(c->s, &q, &ks.k, err);
+        rs = fj_store_query_nodes(c->s, &q, &ks.k, err);
         if (rs == FJ_ENOTFOUND)
             return FJ_OK; /* no Sonar data in this cluster */
         if (rs != FJ_OK)
@@ -171,16 +168,16 @@ fj_status iq_sonar_catalog(iq_ctx *c, const char *db, unsigned mask, iq_fser_add
         return FJ_OK;
     q = (fj_query){.cluster = db, .from = from, .to = to, .now = now, .bucket_s = to - from + 1};
     if (mask & (1u << IQ_SRC_SONAR_GPU)) {
-        rs = ops->query->q_gpu_load(c->s, &q, &ks.k, err);
+        rs = fj_store_query_gpu_load(c->s, &q, &ks.k, err);
         if (rs != FJ_OK && rs != FJ_ENOTFOUND)
             return l.st != FJ_OK ? l.st : rs;
     }
-    if (!(mask & (1u << IQ_SRC_SONAR_JOB)) || !ops->query->q_jobs || !ops->query->q_profile)
+    if (!(mask & (1u << IQ_SRC_SONAR_JOB)))
         return FJ_OK;
     l = (lister){.c = c, .db = db, .src = IQ_SRC_SONAR_JOB, .t = &fj_qt_profile, .add = add, .ud = ud};
     ks = (list_sink){{list_table, job_row}, &l};
     q = (fj_query){.cluster = db, .from = from, .to = to, .now = now, .limit = IQ_SONAR_MAX_JOBS};
-    rs = ops->query->q_jobs(c->s, &q, &ks.k, err);
+    rs = fj_store_query_jobs(c->s, &q, &ks.k, err);
     if (l.st != FJ_OK)
         return l.st;
     return rs == FJ_ENOTFOUND ? FJ_OK : rs;
@@ -294,7 +291,6 @@ static fj_status read_row(fj_sink *k, const fj_value *v)
 fj_status iq_sonar_read(iq_ctx *c, int src, const iq_iser *const *isers, size_t n, const char **need, size_t nneed,
                         fj_ts_points **pts, int64_t from_ns, int64_t to_ns, int64_t every_ns, fj_err *err)
 {
-    const fj_store_ops *ops = fj_store_ops_of(c->s);
     reader rd = {.k = {read_table, read_row}, .c = c, .src = src, .t = iq_sonar_table(src), .need = need,
                  .nneed = nneed, .pts = pts, .from_ns = from_ns, .to_ns = to_ns};
     rd.w = fj_arena_calloc(c->a, n + 1, sizeof *rd.w);
@@ -341,15 +337,15 @@ fj_status iq_sonar_read(iq_ctx *c, int src, const iq_iser *const *isers, size_t 
             rd.job_id = id;
             fj_query q = {.cluster = iq_tag_value(isers[0], "cluster"), .id = id, .from = from, .to = to,
                           .now = now, .bucket_s = step, .by_host = true};
-            rs = ops->query->q_profile(c->s, &q, &rd.k, err);
+            rs = fj_store_query_profile(c->s, &q, &rd.k, err);
             if (rs == FJ_ENOTFOUND)
                 rs = FJ_OK;
         }
     } else {
         fj_query q = {.cluster = iq_tag_value(isers[0], "cluster"), .from = from, .to = to, .now = now,
                       .bucket_s = step, .host_match = host_wanted, .host_ctx = &rd};
-        rs = src == IQ_SRC_SONAR_NODE ? ops->query->q_node_load(c->s, &q, &rd.k, err)
-                                      : ops->query->q_gpu_load(c->s, &q, &rd.k, err);
+        rs = src == IQ_SRC_SONAR_NODE ? fj_store_query_node_load(c->s, &q, &rd.k, err)
+                                      : fj_store_query_gpu_load(c->s, &q, &rd.k, err);
     }
     if (rd.st != FJ_OK)
         return fj_err_set(err, rd.st, NULL, "out of memory");

@@ -1,7 +1,7 @@
 /* storage/chimbuko/query.c — the Chimbuko query semantics every backend shares (storage/chimbuko/query.h): which
  * rows a filter keeps, and the values of the result rows, events with their labels and pages. */
 #include "storage/chimbuko/query.h"
-#include "storage/query/ops.h"
+#include "storage/core/store_chimbuko.h"
 
 #include <stdio.h>
 
@@ -447,7 +447,7 @@ static fj_status runs(cq *c)
     return run_emit(c, &fj_qt_cb_runs);
 }
 
-fj_status fj_cb_q_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_chimbuko_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     return cq_run(s, q, k, err, runs);
 }
@@ -472,7 +472,7 @@ static fj_status series(cq *c)
     return select_emit(c, series_listings[i].sel, series_listings[i].rows, series_listings[i].t);
 }
 
-fj_status fj_cb_q_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_chimbuko_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     return cq_run(s, q, k, err, series);
 }
@@ -483,7 +483,7 @@ static fj_status top(cq *c)
     return rs == FJ_OK ? select_emit(c, &top_functions_sql, FJ_CBQ_FUNC_METRICS, &fj_qt_cb_top_functions) : rs;
 }
 
-fj_status fj_cb_q_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_chimbuko_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     return cq_run(s, q, k, err, top);
 }
@@ -527,14 +527,7 @@ static fj_status records(cq *c)
     }
 }
 
-fj_status fj_cb_q_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_chimbuko_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err)
 {
     return cq_run(s, q, k, err, records);
 }
-
-const fj_store_chimbuko_ops fj_cb_query_ops = {
-    .cb_runs = fj_cb_q_runs,
-    .cb_series = fj_cb_q_series,
-    .cb_top = fj_cb_q_top,
-    .cb_records = fj_cb_q_records,
-};

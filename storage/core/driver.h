@@ -1,18 +1,31 @@
-/* storage/core/driver.h — the thin SQL driver each backend implements at its bottom, and all that
- * the code written once (storage/query/, storage/chimbuko/, storage/core/tokens.c, migrate.c) asks of
- * a backend: a read transaction, statements (prepare, bind, step, read a column, reset, finalize), a
- * small dialect, and one-off statements outside a query (exec, rollback; run: rows as texts, changed rows). The
- * backend's own files (its ops table, writers, bulk readers) call its driver directly, typed; the
- * shared code reaches it through the ops table (fj_driver_of). Not a public header.
+/* storage/core/driver.h — the one table a backend implements (fj_driver): what differs from one
+ * database to the other, and nothing else. Every other function of the engine is written once and
+ * called directly (storage/core/store.h, store_query.h, store_ts.h, store_chimbuko.h,
+ * store_measure.h, tokens.h, stats.h), reaching the backend through this table (fj_driver_of).
+ *
+ * Its parts: the SQL driver under the code written once (storage/query/, storage/chimbuko/,
+ * storage/core/tokens.c, migrate.c, stats.c): a read transaction, statements (prepare, bind, step,
+ * read a column, reset, finalize), a small dialect, and one-off statements outside a query (exec,
+ * rollback; run: rows as texts, changed rows); the backend itself (its URLs, open and close, its
+ * embedded migrations, the file's upkeep where the database has none of its own); what is still
+ * written per backend (the Sonar writer; the metrics engine's chunk I/O and request log); and the
+ * named fast paths a backend really has (SQLite's bulk reader of many nodes' load). The backend's
+ * own files call its driver functions directly, typed. Not a public header.
+ *
+ * Every entry is required unless its comment says "optional". The engine answers the absence of
+ * an optional capability in one way (storage/core/store.c: FJ_EINVAL, "the <backend> backend
+ * does not <what>: <own_tools>"), and a fast path's absence by the shared way.
  *
  * Writers' batch insert (COPY on PostgreSQL, multi-row INSERT on SQLite) stays with the backend's
- * writers for now (storage/pg/copy.c); a `batch` entry here is where it would join the contract. */
+ * writers for now (storage/pg/copy.c); a `batch` entry here is where it would join the contract,
+ * and with it one Sonar writer over this table (docs/architecture.md). */
 #ifndef FJ_STORE_DRIVER_H
 #define FJ_STORE_DRIVER_H
 
 #include "buf.h"
 #include "fj_status.h"
 #include "storage/core/store.h"
+#include "storage/core/store_ts.h"
 #include "storage/query/value.h"
 
 #include <stdbool.h>
@@ -159,6 +172,7 @@ typedef struct fj_layout_sql {
 /* --- the driver ------------------------------------------------------------------------------- */
 
 typedef struct fj_qx fj_qx; /* a running query (storage/query/backend.h) */
+struct fj_qload_bulk;       /* a bulk reader of many nodes' load (storage/query/load.h) */
 
 typedef struct fj_driver {
     const char *name;
@@ -196,14 +210,59 @@ typedef struct fj_driver {
     fj_status (*run)(fj_store *s, const char *sql, int n, const char *const *params,
                      void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
                      int64_t *changed, const char *what, fj_err *err);
+
+    /* --- the backend: its URLs, a handle, its schema, its file (contracts: storage/core/store.h) */
+    /* Does this backend handle the URL? ("postgres://", a file path, ...) */
+    bool (*accepts)(const char *url);
+    /* A handle on url; the handle starts with a pointer to this table (fj_driver_of). */
+    fj_status (*open)(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err);
+    void (*close)(fj_store *s);
+    fj_status (*migrate_status)(fj_store *s, fj_migration_info *out, fj_err *err);
+    fj_status (*migrate_up)(fj_store *s, int *applied, fj_err *err);
+    /* Optional, NULL where the database manages them itself (PostgreSQL): the file's free pages
+     * given back, a consistent copy of the file. own_tools says what to use instead. */
+    fj_status (*compact)(fj_store *s, fj_compact_info *out, fj_err *err);
+    fj_status (*backup)(fj_store *s, const char *dest, fj_backup_info *out, fj_err *err);
+    const char *own_tools;
+
+    /* --- the Sonar writer: the write of a group of batches, one per backend for now (their
+     * statements, rectification's bookkeeping and roll-ups; docs/architecture.md) */
+    fj_status (*write)(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
+                       fj_err *err);
+
+    /* --- the metrics engine's stored side: its start, upkeep, catalog and chunk reads
+     * (contracts: storage/core/store_ts.h) */
+    fj_status (*ts_start)(fj_store *s, const fj_store_opts *opts, fj_err *err);
+    fj_ts_engine *(*ts_engine)(fj_store *s);
+    fj_status (*ts_maintain)(fj_store *s, fj_err *err);
+    fj_status (*ts_series)(fj_store *s, const fj_ts_sel *sel,
+                           fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
+    fj_status (*ts_read)(fj_store *s, fj_ts_engine *live, uint32_t series_id, int64_t from, int64_t to,
+                         fj_ts_points *out, fj_err *err);
+    /* Optional (NULL: ts_read series by series): many series in a few statements, for a
+     * database where a statement is a round trip. */
+    fj_status (*ts_read_many)(fj_store *s, fj_ts_engine *live, const uint32_t *ids, size_t n, int64_t from,
+                              int64_t to, fj_ts_points *pts,
+                              fj_status (*cb)(void *ud, size_t i, const fj_ts_points *pts), void *ud, fj_err *err);
+
+    /* --- named fast paths --- */
+    /* Optional (NULL: node by node): sets up x's bulk reader of many nodes' load for the node and
+     * cluster load queries (storage/query/load.h's fj_qload_bulk; SQLite's storage/sqlite/load.c). */
+    fj_status (*load_bulk)(fj_qx *x, struct fj_qload_bulk *b);
 } fj_driver;
 
-/* The driver of a store: every backend's ops table names it (fj_store_ops.driver), and every
- * backend's handle starts with its ops table (storage/core/store.c). Inline, so that shared code
- * finds the driver without calling up into storage/core/store.c. */
+/* The backends compiled in (each defined at the top of its folder: storage/sqlite/backend.c,
+ * storage/pg/backend.c); storage/backends.c chooses among them. */
+extern const fj_driver fj_sqlite_driver;
+#ifdef FJ_HAVE_PG
+extern const fj_driver fj_pg_driver; /* postgres:// and postgresql:// URLs (libpq) */
+#endif
+
+/* The driver of a store: every backend's handle starts with a pointer to its driver. Inline, so
+ * that shared code finds the driver without calling up into storage/core/store.c. */
 static inline const fj_driver *fj_driver_of(const fj_store *s)
 {
-    return (*(const fj_store_ops *const *)(const void *)s)->driver;
+    return *(const fj_driver *const *)(const void *)s;
 }
 
 #endif

@@ -24,7 +24,7 @@ static void take_row(void *ctx, int ncols, const char *const *cells)
     r->got = true;
 }
 
-fj_status fj_store_stats_read(fj_store *s, fj_store_stats *out, fj_err *err)
+fj_status fj_stats_read(fj_store *s, fj_store_stats *out, fj_err *err)
 {
     const fj_driver *d = fj_driver_of(s);
     stats_row r = {{0}, false};

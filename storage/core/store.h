@@ -1,11 +1,14 @@
-/* storage/core/store.h — the storage interface's core: one versioned ops table per backend (SQLite,
- * PostgreSQL), chosen by the database URL; opening and closing, schema migrations, upkeep of the
- * file (compact, backup), upload/read tokens, and the write of a batch. The ops of each other concern
- * are a table of their own, in a header of their own, which callers include for what they use:
+/* storage/core/store.h — the storage engine's door: opening a database by its URL (SQLite or
+ * PostgreSQL), closing it, schema migrations, upkeep of the file (compact, backup), and the write
+ * of a batch. The engine's other rooms each have a header of their own, whose functions callers
+ * call directly:
  *   storage/core/store_query.h     the analysts' queries (rows into a sink)
  *   storage/core/store_ts.h        line-protocol metrics and ClusterCockpit records
  *   storage/core/store_chimbuko.h  Chimbuko's queries
  *   storage/core/store_measure.h   measurements (aicr snapshots)
+ *   storage/core/tokens.h          upload/read credentials
+ *   storage/core/stats.h           the monitoring figures
+ * What differs per backend is one table, its driver (storage/core/driver.h), under these.
  *
  * Handles are opaque and belong to one thread at a time. A writer handle is used by the single
  * writer thread; any number of reader handles (FJ_STORE_READ) serve queries and never block the
@@ -107,79 +110,37 @@ typedef struct fj_token_rec {
     fj_time created;
 } fj_token_rec;
 
-typedef struct fj_store_query_ops fj_store_query_ops;       /* storage/core/store_query.h */
-typedef struct fj_store_ts_ops fj_store_ts_ops;             /* storage/core/store_ts.h */
-typedef struct fj_store_chimbuko_ops fj_store_chimbuko_ops; /* storage/core/store_chimbuko.h */
-typedef struct fj_store_measure_ops fj_store_measure_ops;   /* storage/core/store_measure.h */
-
-typedef struct fj_store_ops {
-    const char *name;
-    /* The backend's thin SQL driver (storage/core/driver.h), on which the code written once
-     * (storage/query/, storage/chimbuko/, tokens and migrations in storage/core/) runs. */
-    const struct fj_driver *driver;
-    /* Does this backend handle the URL? ("postgres://", a file path, ...) */
-    bool (*accepts)(const char *url);
-    fj_status (*open)(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err);
-    void (*close)(fj_store *s);
-
-    /* --- schema migrations (the embedded migrations/<backend>/NNNN_name.sql) --- */
-    fj_status (*migrate_status)(fj_store *s, fj_migration_info *out, fj_err *err);
-    /* Applies every pending migration; fills applied with how many ran. A writer handle only. */
-    fj_status (*migrate_up)(fj_store *s, int *applied, fj_err *err);
-
-    /* --- the database file (NULL where the database manages them itself) --- */
-    /* Gives the database file's free pages back to the file system and leaves it able to do so
-     * by itself from then on (SQLite; NULL where the database manages its own space). Meant for
-     * a stopped server: a rewrite holds the write lock, so a running one's ingest would wait. */
-    fj_status (*compact)(fj_store *s, fj_compact_info *out, fj_err *err);
-    /* Writes a consistent copy of the database, as of one moment, to the new file dest (refused
-     * if it exists; written beside it and renamed into place, so dest is whole or absent). Safe
-     * beside a running server: it reads in one read transaction and never blocks its writer.
-     * SQLite; NULL where the database has its own tools (PostgreSQL: pg_dump). */
-    fj_status (*backup)(fj_store *s, const char *dest, fj_backup_info *out, fj_err *err);
-
-    /* --- writing --- */
-    /* One transaction for all batches. counts has one entry per envelope, batch by batch. */
-    fj_status (*write)(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
-                       fj_err *err);
-
-    /* --- tokens: one row per cluster --- */
-    /* Adds or replaces the cluster's token (writer handle). */
-    fj_status (*token_put)(fj_store *s, const fj_token_rec *t, fj_err *err);
-    /* FJ_ENOTFOUND (path "cluster") when the cluster has none. */
-    fj_status (*token_get)(fj_store *s, const char *cluster, fj_token_rec *out, fj_err *err);
-    /* Every token, by cluster name; *out from fj_malloc (the caller frees it), NULL when none. */
-    fj_status (*token_list)(fj_store *s, fj_token_rec **out, size_t *n, fj_err *err);
-    /* Deletes the cluster's token (writer handle); FJ_ENOTFOUND when it has none. */
-    fj_status (*token_revoke)(fj_store *s, const char *cluster, fj_err *err);
-
-    /* --- the other concerns, each a table of its own (never NULL; an op a backend lacks is NULL
-     * in its table, and callers answer 501) --- */
-    const fj_store_query_ops *query;
-    const fj_store_ts_ops *ts;
-    const fj_store_chimbuko_ops *chimbuko;
-    const fj_store_measure_ops *measure;
-    /* Monitoring figures (fj_store_stats: sizes, row and series counts; GET /metrics); any mode. */
-    fj_status (*stats)(fj_store *s, fj_store_stats *out, fj_err *err);
-} fj_store_ops;
-
-/* The backends compiled in. */
-extern const fj_store_ops fj_store_sqlite_ops;
-#ifdef FJ_HAVE_PG
-extern const fj_store_ops fj_store_pg_ops; /* postgres:// and postgresql:// URLs (libpq) */
-#endif
-
-/* Picks the backend for url and opens it. FJ_ESCHEMA when the schema is older than this binary
- * (the message names `fjord migrate up`); FJ_EINVAL for an unknown URL scheme. */
+/* Picks the backend for url and opens it (storage/backends.c, the one file that names the
+ * backends). FJ_ESCHEMA when the schema is older than this binary (the message names `fjord
+ * migrate up`); FJ_EINVAL for an unknown URL scheme. */
 fj_status fj_store_open(const char *url, const fj_store_opts *opts, fj_store **out, fj_err *err);
-
-/* The ops table of an open handle (every backend's struct fj_store starts with it). */
-const fj_store_ops *fj_store_ops_of(const fj_store *s);
 
 void fj_store_close(fj_store *s);
 
-/* Convenience wrappers that dispatch through the ops table. */
+/* The backend's name: "sqlite" or "postgres". */
+const char *fj_store_name(const fj_store *s);
+
+/* --- schema migrations (the embedded migrations/<backend>/NNNN_name.sql) --- */
+fj_status fj_store_migrate_status(fj_store *s, fj_migration_info *out, fj_err *err);
+/* Applies every pending migration; fills applied with how many ran. A writer handle only. */
+fj_status fj_store_migrate_up(fj_store *s, int *applied, fj_err *err);
+
+/* --- the database file ---
+ * Where the database manages these itself (PostgreSQL), both answer FJ_EINVAL (path "db"):
+ * "the <backend> backend does not <what>: <its own tools>". */
+/* Gives the database file's free pages back to the file system and leaves it able to do so by
+ * itself from then on (SQLite). Meant for a stopped server: a rewrite holds the write lock, so a
+ * running one's ingest would wait. */
+fj_status fj_store_compact(fj_store *s, fj_compact_info *out, fj_err *err);
+/* Writes a consistent copy of the database, as of one moment, to the new file dest (refused if it
+ * exists; written beside it and renamed into place, so dest is whole or absent). Safe beside a
+ * running server: it reads in one read transaction and never blocks its writer (SQLite). */
+fj_status fj_store_backup(fj_store *s, const char *dest, fj_backup_info *out, fj_err *err);
+
+/* --- writing --- */
+/* One transaction for all batches. counts has one entry per envelope, batch by batch. */
 fj_status fj_store_write(fj_store *s, fj_batch *const *batches, size_t n, fj_write_count *counts, fj_err *err);
+
 /* Default rectification gap: 6 hours. */
 #define FJ_JOB_GAP_DEFAULT_S (6 * 3600)
 

@@ -1,6 +1,7 @@
-/* storage/core/store_chimbuko.h — Chimbuko's part of the storage interface (docs/chimbuko.md): query descriptions and result
- * tables whose column lists (storage/chimbuko/cols.c) every backend emits, through the row sink of
- * storage/core/store_query.h and under its contract, and their ops table (fj_store_chimbuko_ops). */
+/* storage/core/store_chimbuko.h — Chimbuko's part of the storage engine (docs/chimbuko.md): query
+ * descriptions and result tables whose column lists (storage/chimbuko/cols.c) its queries emit,
+ * through the row sink of storage/core/store_query.h and under its contract, and the queries
+ * (fj_store_chimbuko_*). */
 #ifndef FJ_STORE_CHIMBUKO_H
 #define FJ_STORE_CHIMBUKO_H
 
@@ -49,25 +50,22 @@ extern const fj_qtable fj_qt_cb_runs, fj_qt_cb_ranks, fj_qt_cb_functions, fj_qt_
     fj_qt_cb_top_ranks, fj_qt_cb_top_functions, fj_qt_cb_events, fj_qt_cb_metadata, fj_qt_cb_profiles,
     fj_qt_cb_final_counters;
 
-/* Chimbuko's query ops (fj_store_ops.chimbuko), written by write (kind FJ_KIND_CHIMBUKO). They
- * follow the query API's contract (storage/core/store_query.h: rows into a sink, one read
- * snapshot; FJ_ENOTFOUND for an unknown cluster). A backend without them leaves them NULL; callers
- * answer 501. */
-struct fj_store_chimbuko_ops {
-    /* fj_qt_cb_runs: cluster, run. */
-    fj_status (*cb_runs)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-    /* The table of q->series, ordered by its key then time: cluster, run, app, and per series rank,
-     * step_from/to, from/to (ranks: steps overlapping the window); fid, func (functions, metrics);
-     * rank (metrics); func as the counter name (counters); limit. */
-    fj_status (*cb_series)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_cb_top_ranks then fj_qt_cb_top_functions, most anomalies first: cluster, run, app,
-     * rank, fid, func (functions), from/to, limit (per table). */
-    fj_status (*cb_top)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-    /* The provenance records of q->collection: fj_qt_cb_events (entry order, keyset pages: after,
-     * limit, next; filters run, app, rank, fid, func, idx, step_from/to, from/to, brief),
-     * fj_qt_cb_metadata (run, app, rank), fj_qt_cb_profiles (run, app, fid, func),
-     * fj_qt_cb_final_counters (run, app, func as the counter name). */
-    fj_status (*cb_records)(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
-};
+/* Chimbuko's queries (written once: storage/chimbuko/query.c) over what write stored (kind
+ * FJ_KIND_CHIMBUKO). They follow the query API's contract (storage/core/store_query.h: rows into
+ * a sink, one read snapshot; FJ_ENOTFOUND for an unknown cluster). */
+/* fj_qt_cb_runs: cluster, run. */
+fj_status fj_store_chimbuko_runs(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+/* The table of q->series, ordered by its key then time: cluster, run, app, and per series rank,
+ * step_from/to, from/to (ranks: steps overlapping the window); fid, func (functions, metrics);
+ * rank (metrics); func as the counter name (counters); limit. */
+fj_status fj_store_chimbuko_series(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_cb_top_ranks then fj_qt_cb_top_functions, most anomalies first: cluster, run, app,
+ * rank, fid, func (functions), from/to, limit (per table). */
+fj_status fj_store_chimbuko_top(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
+/* The provenance records of q->collection: fj_qt_cb_events (entry order, keyset pages: after,
+ * limit, next; filters run, app, rank, fid, func, idx, step_from/to, from/to, brief),
+ * fj_qt_cb_metadata (run, app, rank), fj_qt_cb_profiles (run, app, fid, func),
+ * fj_qt_cb_final_counters (run, app, func as the counter name). */
+fj_status fj_store_chimbuko_records(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err);
 
 #endif

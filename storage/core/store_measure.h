@@ -1,7 +1,6 @@
-/* storage/core/store_measure.h — measurements in the storage interface (storage/core/store.h;
- * docs/measurements.md): the ops table of their reads (fj_store_ops.measure). Snapshots are
- * written by the store's write (kind FJ_KIND_MEASUREMENTS). A backend without them leaves the ops
- * NULL; callers answer 501. */
+/* storage/core/store_measure.h — measurements in the storage engine (storage/core/store.h;
+ * docs/measurements.md): their read, written once (storage/query/measure.c). Snapshots are
+ * written by the store's write (kind FJ_KIND_MEASUREMENTS). */
 #ifndef FJ_STORE_MEASURE_H
 #define FJ_STORE_MEASURE_H
 
@@ -9,12 +8,9 @@
 #include "fj_status.h"
 #include "storage/core/store.h"
 
-struct fj_store_measure_ops {
-    /* The latest aicr snapshot of a node: its normalised JSON appended to out and its time in
-     * *time. FJ_ENOTFOUND when the node has none. */
-    fj_status (*measurement_latest)(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
-                                    fj_err *err);
-
-};
+/* The latest aicr snapshot of a node: its normalised JSON appended to out and its time in
+ * *time. FJ_ENOTFOUND when the node has none. */
+fj_status fj_store_measure_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
+                                  fj_err *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* storage/core/store_problems.h — the problem-jobs report's rules (GET /api/v1/problems;
- * docs/problems.md): jobs that hold resources without using them. The query op is
- * fj_store_query_ops.q_problems (storage/core/store_query.h), which reads these rules from
+ * docs/problems.md): jobs that hold resources without using them. The query is
+ * fj_store_query_problems (storage/core/store_query.h), which reads these rules from
  * fj_query.problems; its rows are fj_qt_problems (one per job and broken rule, or per job, node and
  * rule for the rules judged per node) or, with by_user, fj_qt_problem_users (one per user).
  *

@@ -1,10 +1,12 @@
-/* storage/core/store_query.h — the analysts' queries of the storage interface (storage/core/store.h):
- * their ops table (fj_store_query_ops, at the end), one query description (fj_query), result tables whose column lists are fixed and shared by every backend
- * (fj_qtable, defined in storage/query/cols.c), and a row sink through which a backend hands over rows.
+/* storage/core/store_query.h — the analysts' queries of the storage engine (storage/core/store.h):
+ * the functions callers call (fj_store_query_*, at the end), one query description (fj_query),
+ * result tables whose column lists are fixed and shared by every backend (fj_qtable, defined in
+ * storage/query/cols.c), and a row sink through which the engine hands over rows.
  * The API layer implements the sink and writes JSON or CSV from the same rows, and builds its
  * OpenAPI document from the same column lists, so a backend cannot drift from the documentation.
  *
- * Contract of every query op (fj_store_query_ops below, "q_*"): it reads one snapshot (a read transaction), calls
+ * Contract of every query (fj_store_query_* below, and the other rooms' row queries): it reads one
+ * snapshot (a read transaction), calls
  * sink->table once per result table, in the order its comment lists them, then sink->row once per
  * row with exactly the table's columns in order. A value is either FJ_VT_NULL or the column's
  * type. Strings and lists in a value are borrowed for the duration of the call. A sink error stops
@@ -158,56 +160,56 @@ typedef struct fj_query {
     fj_qpos next;          /* set when more rows follow: the position of the last row sent */
 } fj_query;
 
-/* --- the ops ------------------------------------------------------------------------------ */
+/* --- the queries -------------------------------------------------------------------------- */
 
 typedef struct fj_store fj_store; /* storage/core/store.h */
 
-/* The query ops of a backend (fj_store_ops.query): rows into a sink under the contract above;
- * FJ_EINVAL with err->path naming the query field for a query the backend cannot answer;
- * FJ_ENOTFOUND for an unknown cluster, node or job where one is named. Each reads the fields of
- * fj_query listed. A new query adds its op here, its rows and SQL in storage/query/, and its
- * name in both backends' tables. */
-struct fj_store_query_ops {
-    /* fj_qt_clusters; cluster_match (when set) picks the clusters shown. */
-    fj_status (*q_clusters)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_nodes: cluster, host_match. */
-    fj_status (*q_nodes)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_sysinfo, oldest first: cluster, node, from, to. */
-    fj_status (*q_sysinfo)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* The latest topology of a node (cluster, node, to, svg) decoded into out; *when its time. */
-    fj_status (*q_topology)(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
-    /* fj_qt_jobs: cluster, from, to, host_match, users, commands, states, partitions, accounts,
-     * jobs, running, gpu, min_runtime_s, min/max, sort, desc, after, limit; sets next. */
-    fj_status (*q_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_job (one row: fj_qt_jobs's columns and the joined ClusterCockpit job), then
-     * fj_qt_job_hosts: cluster, id. */
-    fj_status (*q_job)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_profile: cluster, id, from, to, host_match, bucket_s, by_host. */
-    fj_status (*q_profile)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_node_load: cluster, host_match, from, to, bucket_s. */
-    fj_status (*q_node_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_cluster_load: cluster, host_match, from, to, bucket_s. */
-    fj_status (*q_cluster_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_gpu_load, per node and card: cluster, host_match, from, to, bucket_s. */
-    fj_status (*q_gpu_load)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_slurm_jobs: cluster, from, to, users, states, partitions, accounts, jobs, array_jobs,
-     * het_jobs, running, steps, host_match, after, limit; sets next. */
-    fj_status (*q_slurm_jobs)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_partitions: cluster, to (the latest cluster envelope at or before it). */
-    fj_status (*q_partitions)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_node_states: cluster, host_match, to. */
-    fj_status (*q_node_states)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_uptime: cluster, host_match, from, to (0: now), interval_s. */
-    fj_status (*q_uptime)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_errors, oldest first: cluster, host_match, from, to, sources, after, limit; sets next. */
-    fj_status (*q_errors)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_node_usage, by node name: cluster, host_match, node (that node only; FJ_ENOTFOUND when
-     * unknown). Nodes without samples are left out. */
-    fj_status (*q_node_usage)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-    /* fj_qt_problems, or fj_qt_problem_users when problems->by_user (storage/core/store_problems.h):
-     * cluster, from, to (jobs seen in the window; resolved and written back: to = now, from = to - 1
-     * day when unset), users, problems. */
-    fj_status (*q_problems)(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-};
+/* The analysts' queries, written once over the driver (storage/core/driver.h) in storage/query/
+ * (jobs.c: jobs, job, profile; nodes.c: clusters, nodes, sysinfo, topology; load.c: node,
+ * cluster and GPU load; slurm.c; misc.c: uptime, errors; usage.c: node usage; problems.c): rows
+ * into a sink under the contract above; FJ_EINVAL with err->path naming the query field for a
+ * query that cannot be answered; FJ_ENOTFOUND for an unknown cluster, node or job where one is
+ * named. Each reads the fields of fj_query listed. A new query is a function here, its rows and
+ * SQL in storage/query/. */
+/* fj_qt_clusters; cluster_match (when set) picks the clusters shown. */
+fj_status fj_store_query_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_nodes: cluster, host_match. */
+fj_status fj_store_query_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_sysinfo, oldest first: cluster, node, from, to. */
+fj_status fj_store_query_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* The latest topology of a node (cluster, node, to, svg) decoded into out; *when its time. */
+fj_status fj_store_query_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err);
+/* fj_qt_jobs: cluster, from, to, host_match, users, commands, states, partitions, accounts,
+ * jobs, running, gpu, min_runtime_s, min/max, sort, desc, after, limit; sets next. */
+fj_status fj_store_query_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_job (one row: fj_qt_jobs's columns and the joined ClusterCockpit job), then
+ * fj_qt_job_hosts: cluster, id. */
+fj_status fj_store_query_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_profile: cluster, id, from, to, host_match, bucket_s, by_host. */
+fj_status fj_store_query_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_node_load: cluster, host_match, from, to, bucket_s. */
+fj_status fj_store_query_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_cluster_load: cluster, host_match, from, to, bucket_s. */
+fj_status fj_store_query_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_gpu_load, per node and card: cluster, host_match, from, to, bucket_s. */
+fj_status fj_store_query_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_slurm_jobs: cluster, from, to, users, states, partitions, accounts, jobs, array_jobs,
+ * het_jobs, running, steps, host_match, after, limit; sets next. */
+fj_status fj_store_query_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_partitions: cluster, to (the latest cluster envelope at or before it). */
+fj_status fj_store_query_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_node_states: cluster, host_match, to. */
+fj_status fj_store_query_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_uptime: cluster, host_match, from, to (0: now), interval_s. */
+fj_status fj_store_query_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_errors, oldest first: cluster, host_match, from, to, sources, after, limit; sets next. */
+fj_status fj_store_query_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_node_usage, by node name: cluster, host_match, node (that node only; FJ_ENOTFOUND when
+ * unknown). Nodes without samples are left out. */
+fj_status fj_store_query_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* fj_qt_problems, or fj_qt_problem_users when problems->by_user (storage/core/store_problems.h):
+ * cluster, from, to (jobs seen in the window; resolved and written back: to = now, from = to - 1
+ * day when unset), users, problems. */
+fj_status fj_store_query_problems(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
 
 #endif

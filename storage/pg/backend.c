@@ -1,12 +1,12 @@
-/* storage/pg/backend.c — the PostgreSQL backend's top (libpq): its ops table, opening, embedded
- * migrations' own parts, their advisory lock (storage/core/migrate.c keeps the books; tokens are
- * storage/core/tokens.c). It calls down into the other files of
- * storage/pg/, which call down into the driver (storage/pg/driver.c: connection, transactions,
- * statements, errors), batched rows (copy.c), week partitions (weeks.c) and the name cache
- * (intern.c), never back up. The write path is in storage/pg/write.c, the queries in pg_query_*.c; the
- * schema in migrations/postgres/. */
+/* storage/pg/backend.c — the PostgreSQL backend's top (libpq): its driver's table (fj_pg_driver,
+ * storage/core/driver.h), opening, embedded migrations' own parts, their advisory lock
+ * (storage/core/migrate.c keeps the books; tokens are storage/core/tokens.c). It calls down into
+ * the other files of storage/pg/, which call down into the driver's bottom (storage/pg/driver.c:
+ * connection, transactions, statements, errors), batched rows (copy.c), week partitions (weeks.c)
+ * and the name cache (intern.c), never back up. The write path is in storage/pg/write.c, the
+ * metrics in ts.c and ts_read.c; the queries are written once (storage/query/); the schema in
+ * migrations/postgres/. */
 #include "storage/pg/int.h"
-#include "storage/query/ops.h"
 #include "storage/pg/migrations.h"
 #include "storage/pg/query_int.h"
 #include "storage/pg/ts.h"
@@ -148,7 +148,7 @@ static fj_status pg_open(const char *url, const fj_store_opts *opts, fj_store **
     fj_store *s = fj_calloc(1, sizeof *s);
     if (!s)
         return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-    s->ops = &fj_store_pg_ops;
+    s->driver = &fj_pg_driver;
     s->stmt_text = stmt_text;
     s->mode = opts->mode;
     s->migrating = opts->migrating;
@@ -200,25 +200,25 @@ static fj_status pg_migrate_up(fj_store *s, int *applied, fj_err *err)
     return fj_migrate_up(s, &m, applied, err);
 }
 
-static const fj_store_query_ops query_ops = {
-    FJ_Q_SHARED_QUERY_OPS,
-    .q_node_load = fj_q_node_load,
-    .q_cluster_load = fj_q_cluster_load,
-};
-
-static const fj_store_ts_ops ts_ops = {
-    .ts_start = fj_pg_ts_start, .ts_engine = fj_pg_ts_engine, .maintain = fj_pg_ts_maintain,
-    .ts_series = fj_pg_ts_series, .ts_read = fj_pg_ts_read, .ts_read_many = fj_pg_ts_read_many,
-    FJ_Q_SHARED_CC_OPS,
-};
-
-/* Every op is implemented: line-protocol metrics in storage/pg/ts.c and storage/pg/ts_read.c. The
- * ops in store.h's order, a line per section. */
-const fj_store_ops fj_store_pg_ops = {
-    .name = "postgres", .driver = &fj_pg_driver,
+/* The driver (storage/core/driver.h), in its order, a line per section: what PostgreSQL does its
+ * own way (line-protocol metrics in storage/pg/ts.c and storage/pg/ts_read.c); every other
+ * function of the engine is written once over it. No compact or backup: the database has its own
+ * tools. */
+const fj_driver fj_pg_driver = {
+    .name = "postgres",
+    .dialect = {.mark = '$', .bytewise = " COLLATE \"C\"", .greatest = "greatest", .cross = "JOIN",
+                .real = "::float8", .glob_regex = true,
+                .insert_ignore_head = "INSERT INTO", .insert_ignore_tail = " ON CONFLICT DO NOTHING",
+                .blob_type = "bytea"},
+    .layout = &fj_pg_driver_layout,
+    /* a query's statements; the store's own (storage/pg/driver.c) */
+    .begin_read = fj_pg_driver_begin_read, .end_read = fj_pg_driver_end_read, .prepare = fj_pg_driver_prepare,
+    .finalize = fj_pg_driver_finalize, .exec = fj_pg_exec, .rollback = fj_pg_rollback,
+    .writable = fj_pg_driver_writable, .run = fj_pg_driver_run,
     .accepts = pg_accepts, .open = pg_open, .close = pg_close,
     .migrate_status = pg_migrate_status, .migrate_up = pg_migrate_up,
+    .own_tools = "PostgreSQL has its own tools (pg_dump for a backup, VACUUM for space; docs/deploy.md)",
     .write = fj_pg_write,
-    .query = &query_ops, .ts = &ts_ops,
-    FJ_STORE_SHARED_OPS,
+    .ts_start = fj_pg_ts_start, .ts_engine = fj_pg_ts_engine, .ts_maintain = fj_pg_ts_maintain,
+    .ts_series = fj_pg_ts_series, .ts_read = fj_pg_ts_read, .ts_read_many = fj_pg_ts_read_many,
 };

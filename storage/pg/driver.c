@@ -1,9 +1,10 @@
 /* storage/pg/driver.c — the PostgreSQL driver at the bottom of the backend (libpq): the connection
  * (connect, reconnect once when it was lost while idle), transactions (begin, rollback), the
  * write path's prepared statements (one per id, prepared per session on first use), one-off SQL,
- * error mapping from SQLSTATE, and the statement reader of storage/core/driver.h. Every file of
+ * error mapping from SQLSTATE, and the statement reader and SQL part of the driver of
+ * storage/core/driver.h (named by the driver's table in storage/pg/backend.c). Every file of
  * storage/pg/ calls down into it; it calls nothing of theirs (statement texts come through the
- * handle's stmt_text, which the ops table fills at open). */
+ * handle's stmt_text, which the backend's open fills). */
 #include "storage/pg/query_int.h"
 
 #include "alloc.h"
@@ -627,24 +628,24 @@ const fj_qrows_ops fj_pg_qrows_ops = {qrows_step,      qrows_reset,   qrows_bind
                                       qrows_bind_text, qrows_is_null, qrows_i64,      qrows_dbl, qrows_reals,
                                       qrows_text,      qrows_value,   qrows_blob,     qrows_json};
 
-/* The columns a row of run() may have (the store's own statements read a few). */
+/* The columns a row of fj_pg_driver_run() may have (the store's own statements read a few). */
 #define RUN_MAX_COLS 16
 
 /* --- the driver of storage/core/driver.h ------------------------------------------------------------ */
 
-static fj_status begin_read(fj_qx *x)
+fj_status fj_pg_driver_begin_read(fj_qx *x)
 {
     return fj_pg_begin(x->s, true, x->err);
 }
 
-static void end_read(fj_qx *x, fj_status st)
+void fj_pg_driver_end_read(fj_qx *x, fj_status st)
 {
     fj_err e2 = {0};
     if (st != FJ_OK || fj_pg_exec(x->s, "COMMIT", "end read", &e2) != FJ_OK)
         fj_pg_rollback(x->s);
 }
 
-static fj_status prepare(fj_qx *x, const char *sql, fj_qrows *r)
+fj_status fj_pg_driver_prepare(fj_qx *x, const char *sql, fj_qrows *r)
 {
     fj_pgs *st = NULL;
     fj_status rs = fj_pgq_prepare(x, sql, &st);
@@ -652,7 +653,7 @@ static fj_status prepare(fj_qx *x, const char *sql, fj_qrows *r)
     return rs;
 }
 
-static void finalize(const fj_qrows *r)
+void fj_pg_driver_finalize(const fj_qrows *r)
 {
     fj_pgs_finalize(r->st);
 }
@@ -675,7 +676,7 @@ static void finalize(const fj_qrows *r)
 
 /* A sample is (node, time), and so are its GPU cards' and its processes' rows: its time is the key
  * of usage_gpus and job_usage. */
-static const fj_layout_sql layout = {
+const fj_layout_sql fj_pg_driver_layout = {
     .uptime_cards = "SELECT g.time, g.idx, g.failing FROM sample_gpus g"
                     " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
                     " ORDER BY g.time, g.idx",
@@ -708,7 +709,7 @@ static const fj_layout_sql layout = {
              "   WHERE l.lsn > i.durable_lsn)",
 };
 
-/* One statement of run(): the shared form's ?N become $N (the store's own statements hold no
+/* One statement of fj_pg_driver_run(): the shared form's ?N become $N (the store's own statements hold no
  * '?' elsewhere). */
 static fj_status run_once(fj_store *s, const char *sql, int n, const char *const *params,
                           void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
@@ -749,7 +750,7 @@ static fj_status run_once(fj_store *s, const char *sql, int n, const char *const
     return FJ_OK;
 }
 
-static fj_status run(fj_store *s, const char *sql, int n, const char *const *params,
+fj_status fj_pg_driver_run(fj_store *s, const char *sql, int n, const char *const *params,
                      void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
                      int64_t *changed, const char *what, fj_err *err)
 {
@@ -762,29 +763,7 @@ static fj_status run(fj_store *s, const char *sql, int n, const char *const *par
     return st;
 }
 
-static bool writable(const fj_store *s)
+bool fj_pg_driver_writable(const fj_store *s)
 {
     return s->mode == FJ_STORE_WRITE;
 }
-
-const fj_driver fj_pg_driver = {
-    .name = "postgres",
-    .dialect = {.mark = '$',
-                .bytewise = " COLLATE \"C\"",
-                .greatest = "greatest",
-                .cross = "JOIN",
-                .real = "::float8",
-                .glob_regex = true,
-                .insert_ignore_head = "INSERT INTO",
-                .insert_ignore_tail = " ON CONFLICT DO NOTHING",
-                .blob_type = "bytea"},
-    .layout = &layout,
-    .begin_read = begin_read,
-    .end_read = end_read,
-    .prepare = prepare,
-    .finalize = finalize,
-    .exec = fj_pg_exec,
-    .rollback = fj_pg_rollback,
-    .writable = writable,
-    .run = run,
-};

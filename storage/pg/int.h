@@ -5,6 +5,7 @@
 #define FJ_PG_INT_H
 
 #include "buf.h"
+#include "storage/core/driver.h"
 #include "storage/core/intern.h"
 #include "storage/core/jobcpu.h"
 #include "storage/core/store.h"
@@ -339,7 +340,7 @@ const char *fj_pg_type_name(char t);
 /* --- the handle -------------------------------------------------------------------------------- */
 
 struct fj_store {
-    const fj_store_ops *ops; /* first: storage/core/store.c finds the ops table through it */
+    const fj_driver *driver; /* first: fj_driver_of (storage/core/driver.h) finds it through it */
     PGconn *conn;
     char *url;               /* as given (passwords included): for reconnecting */
     char *shown;             /* the URL without its password, for messages */
@@ -348,7 +349,7 @@ struct fj_store {
     int64_t job_gap_s;
     fj_retention retention;  /* per kind, 0: keep forever */
     bool prepared[FJ_PG__COUNT]; /* the driver's statements of this session (storage/pg/driver.c) */
-    /* The SQL of a statement, set at open by the ops table (storage/pg/backend.c): the driver below
+    /* The SQL of a statement, set at open (storage/pg/backend.c): the driver below
      * asks the top for texts instead of calling up into the writers. */
     const char *(*stmt_text)(fj_pg_stmt_id id);
     bool staged[FJ_PG__COUNT]; /* the statement's staging table exists in this session */

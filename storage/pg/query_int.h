@@ -1,7 +1,7 @@
 /* storage/pg/query_int.h — the PostgreSQL driver's statements (storage/pg/driver.c): a cursor in the
  * manner of sqlite3_step under the driver of storage/core/driver.h, used directly by the backend's
  * own files (its roll-up upkeep, storage/pg/rollup.c). The queries are written once
- * (storage/query/ops.h). Not a public header.
+ * (storage/query/). Not a public header.
  *
  * Statements are sent with PQexecParams: the SQL text and the values travel apart, values are
  * never pasted into SQL (integer lists of node ids excepted, which are numbers we format). Each
@@ -54,8 +54,18 @@ const unsigned char *fj_pgs_blob(fj_pgs *st, int c, size_t *len);
 /* The status of a failed step (err is filled). */
 fj_status fj_pgq_fail(fj_pgq *x, int r, const char *what);
 
-/* The PostgreSQL driver (storage/pg/driver.c, storage/core/driver.h) and its statement reader. */
-extern const fj_driver fj_pg_driver;
+/* The SQL part of the PostgreSQL driver (storage/pg/driver.c; contracts: storage/core/driver.h;
+ * exec and rollback are fj_pg_exec and fj_pg_rollback), named by the driver's table at the top
+ * (storage/pg/backend.c, fj_pg_driver), and its statement reader. */
+fj_status fj_pg_driver_begin_read(fj_qx *x);
+void fj_pg_driver_end_read(fj_qx *x, fj_status st);
+fj_status fj_pg_driver_prepare(fj_qx *x, const char *sql, fj_qrows *r);
+void fj_pg_driver_finalize(const fj_qrows *r);
+bool fj_pg_driver_writable(const fj_store *s);
+fj_status fj_pg_driver_run(fj_store *s, const char *sql, int n, const char *const *params,
+                           void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
+                           int64_t *changed, const char *what, fj_err *err);
+extern const fj_layout_sql fj_pg_driver_layout;
 extern const fj_qrows_ops fj_pg_qrows_ops;
 
 #endif

@@ -118,7 +118,7 @@ static fj_status query_count(fj_store *s, const char *sql, int n, const char *co
                              const char *what, fj_err *err)
 {
     *out = 0;
-    return fj_pg_driver.run(s, sql, n, params, take_count, out, NULL, what, err);
+    return fj_pg_driver_run(s, sql, n, params, take_count, out, NULL, what, err);
 }
 
 static fj_status count_series(void *ud, fj_quota_kind kind, const char *cluster, uint64_t *n)
@@ -184,7 +184,7 @@ static fj_status cluster_id(fj_store *s, const char *name, int64_t *id, fj_err *
     if (*id > 0)
         return FJ_OK;
     const char *p[] = {name};
-    FJ_TRY(fj_pg_driver.run(s, "INSERT INTO clusters(name) VALUES (?1) ON CONFLICT DO NOTHING", 1, p, NULL, NULL,
+    FJ_TRY(fj_pg_driver_run(s, "INSERT INTO clusters(name) VALUES (?1) ON CONFLICT DO NOTHING", 1, p, NULL, NULL,
                                 NULL, "intern a cluster", err));
     FJ_TRY(query_count(s, "SELECT id FROM clusters WHERE name = ?1", 1, p, id, "look up a cluster", err));
     if (*id <= 0)

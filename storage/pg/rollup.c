@@ -252,7 +252,7 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
 {
     fj_query q;
     memset(&q, 0, sizeof q);
-    fj_pgq x = {.s = s, .d = &fj_pg_driver, .q = &q, .err = err};
+    fj_pgq x = {.s = s, .d = fj_driver_of(s), .q = &q, .err = err};
     fj_pgs *todo = NULL, *done = NULL, *st[ST__N] = {NULL};
     node_hour *nh = NULL;
     fj_qload_node n = {0};

@@ -2162,8 +2162,7 @@ static fj_status write_all(wctx *x)
             continue;
         if (kind >= FJ_KIND__COUNT)
             return fj_err_set(x->err, FJ_EINTERNAL, "db", "unknown envelope kind %d", (int)kind);
-        /* Not stored by this backend yet; the routes that produce them check the ops table
-         * (ts_start) and answer 501 before anything reaches the writer. */
+        /* Not stored by this backend yet: a kind this writer does not know is refused whole. */
         if (kind != FJ_KIND_SAMPLE && kind != FJ_KIND_SYSINFO && kind != FJ_KIND_JOB && kind != FJ_KIND_CLUSTER &&
             kind != FJ_KIND_MEASUREMENTS && kind != FJ_KIND_CHIMBUKO)
             return fj_err_set(x->err, FJ_EUNSUPPORTED, "db", "the postgres backend does not store %s data",

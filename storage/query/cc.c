@@ -1,9 +1,8 @@
-/* storage/query/cc.c — ClusterCockpit events and jobs as rows (storage/core/store_ts.h: cc_messages,
- * cc_jobs), written once over the thin driver; the API layer writes them in cc-backend's shape
- * (api/cc_list.c). An unknown cluster has no rows. */
+/* storage/query/cc.c — ClusterCockpit events and jobs as rows (storage/core/store_ts.h:
+ * fj_store_ts_cc_messages, fj_store_ts_cc_jobs), written once over the thin driver; the API layer
+ * writes them in cc-backend's shape (api/cc_list.c). An unknown cluster has no rows. */
 #include "storage/core/store_ts.h"
 #include "storage/query/backend.h"
-#include "storage/query/ops.h"
 #include "storage/query/value.h"
 
 #include <stdint.h>
@@ -89,12 +88,12 @@ static void bind_jobs(const fj_qrows *r, const fj_cc_msg_query *q)
     fj_qr_bind(r, 4, row_limit(q));
 }
 
-fj_status fj_q_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_ts_cc_messages(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err)
 {
     return run(s, events_sql, &fj_qt_cc_events, q, bind_events, k, err);
 }
 
-fj_status fj_q_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_ts_cc_jobs(fj_store *s, const fj_cc_msg_query *q, fj_sink *k, fj_err *err)
 {
     return run(s, jobs_sql, &fj_qt_cc_jobs, q, bind_jobs, k, err);
 }

@@ -5,7 +5,7 @@
 
 #include "storage/ts/cc_json.h"
 #include "storage/core/jobcpu.h"
-#include "storage/query/ops.h"
+#include "storage/core/store_query.h"
 #include "storage/query/qmath.h"
 #include "storage/query/slurm.h"
 #include "storage/query/value.h"
@@ -897,7 +897,7 @@ static fj_status jobs(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *key)
     return rs == FJ_OK ? fj_qjobs_list_rows(e, &pr, &list) : rs;
 }
 
-fj_status fj_q_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     const char *key = sort_key(q->sort);
     if (!key)
@@ -928,7 +928,7 @@ static fj_status job(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
     return fj_qjob_rows(e, &pr, &one, &hosts);
 }
 
-fj_status fj_q_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     const char *sql[6];
     stmts_sql(s, true, sql);
@@ -952,7 +952,7 @@ static fj_status profile(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *a
     return fj_qprofile_rows(p, &procs, &names);
 }
 
-fj_status fj_q_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_profile(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     static const char *const sql[] = {
         "SELECT job, epoch, pid, ppid, cmd_id, first_seen, last_seen,"

@@ -1,14 +1,24 @@
 /* storage/query/jobs.h — the job queries as every backend answers them: the filtered, sorted, keyset-paged
  * job list, one job's detail (with per-host figures), and a job's per-process profile in time
  * buckets. Here: the filters and paging, each row's values, the profile's series and maths; the
- * ops themselves (storage/query/ops.h) are at the end of storage/query/jobs.c, with their SQL
- * written once in the driver's dialect, the statements over a sample's processes in the
- * backend's layout (fj_layout_sql). Not a public header. */
+ * queries themselves (fj_store_query_jobs, _job, _profile: storage/core/store_query.h) are at
+ * the end of storage/query/jobs.c, with their SQL written once in the driver's dialect, the
+ * statements over a sample's processes in the backend's layout (fj_layout_sql). Not a public
+ * header. */
 #ifndef FJ_QUERY_JOBS_H
 #define FJ_QUERY_JOBS_H
 
 #include "storage/query/backend.h"
 #include "storage/query/sqlbuf.h"
+
+#include <stdint.h>
+
+/* jobs.last_day: last_seen / FJ_JOB_DAY_S, the UTC day of a job's latest sample, a column each
+ * database keeps itself. PostgreSQL indexes it instead of last_seen, which every sample changes
+ * (migrations/postgres/0013_jobs_last_day.sql), so a query's "j.last_seen >= from" is written with
+ * "j.last_day >= fj_job_last_day(from)" beside it: implied by it, and what that index can find. */
+#define FJ_JOB_DAY_S 86400
+static inline int64_t fj_job_last_day(int64_t t) { return t / FJ_JOB_DAY_S; }
 
 /* The statements run once per job row. */
 typedef struct fj_qjob_stmts {

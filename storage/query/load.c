@@ -10,7 +10,7 @@
 
 #include "alloc.h"
 #include "storage/query/gpuload.h"
-#include "storage/query/ops.h"
+#include "storage/core/store_query.h"
 #include "storage/query/value.h"
 
 #include <math.h>
@@ -669,22 +669,23 @@ static fj_status load(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
     return rs;
 }
 
-fj_status fj_qload_query(fj_store *s, fj_query *q, fj_sink *k, fj_err *err,
-                         fj_status (*rows)(fj_qload *l, const fj_qload_rollups *ru),
-                         fj_status (*bulk_setup)(fj_qx *x, fj_qload_bulk *b))
+/* The node or cluster load query (rows: fj_qload_node_rows or fj_qload_cluster_rows), with the
+ * backend's bulk reader where its driver has one (fj_driver.load_bulk). */
+static fj_status load_query(fj_store *s, fj_query *q, fj_sink *k, fj_err *err,
+                            fj_status (*rows)(fj_qload *l, const fj_qload_rollups *ru))
 {
-    load_op op = {rows, bulk_setup};
+    load_op op = {rows, fj_driver_of(s)->load_bulk};
     return fj_qx_run(s, q, k, err, FJ_QX_NODES, NULL, load, &op);
 }
 
-fj_status fj_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    return fj_qload_query(s, q, k, err, fj_qload_node_rows, NULL);
+    return load_query(s, q, k, err, fj_qload_node_rows);
 }
 
-fj_status fj_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    return fj_qload_query(s, q, k, err, fj_qload_cluster_rows, NULL);
+    return load_query(s, q, k, err, fj_qload_cluster_rows);
 }
 
 static fj_status gpu_load(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
@@ -695,7 +696,7 @@ static fj_status gpu_load(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *
     return rs == FJ_OK ? fj_qload_gpu_rows(&l, &st[0]) : rs;
 }
 
-fj_status fj_q_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_gpu_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     const char *const sql[] = {fj_driver_of(s)->layout->gpu_load_cards, NULL};
     return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, gpu_load, NULL);

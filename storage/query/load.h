@@ -1,10 +1,12 @@
 /* storage/query/load.h — node load, cluster load and GPU load per card as every backend answers them: the
  * window and its grid, each node's samples in time buckets (storage/query/loadagg.h), the hourly roll-ups that
  * answer the whole hours of a whole-hour width, the node rows, the cluster's fold of them, and
- * the per-card series (storage/query/gpuload.h), and the ops themselves (storage/query/ops.h), their
+ * the per-card series (storage/query/gpuload.h), and the queries themselves (fj_store_query_node_load,
+ * _cluster_load, _gpu_load: storage/core/store_query.h), their
  * SQL written once in the driver's dialect and a sample's cards read in the backend's layout
- * (fj_layout_sql). A backend may read many nodes at once its own way (fj_qload_bulk, with
- * fj_qload_query) with the per-sample functions at the end; node by node is the default. Not
+ * (fj_layout_sql). A backend may read many nodes at once its own way (fj_qload_bulk, which its
+ * driver's load_bulk sets up) with the per-sample functions at the end; node by node is the
+ * default. Not
  * thread-safe: one fj_qload per thread. Not a public header. */
 #ifndef FJ_QUERY_LOAD_H
 #define FJ_QUERY_LOAD_H
@@ -79,17 +81,10 @@ fj_status fj_qload_cluster_rows(fj_qload *l, const fj_qload_rollups *ru);
 fj_status fj_qload_gpu_rows(fj_qload *l, const fj_qrows *cards);
 
 /* The per-node statements (fj_qload_stmts) prepared in x, with the cards' SQL of x's layout;
- * fj_qload_stmts_free frees them (also after a failure here). The ops (storage/query/ops.h) and
- * the writers' roll-up upkeep use them alike. */
+ * fj_qload_stmts_free frees them (also after a failure here). The load queries and the writers'
+ * roll-up upkeep use them alike. */
 fj_status fj_qload_stmts_prepare(fj_qx *x, fj_qload_stmts *st);
 void fj_qload_stmts_free(fj_qx *x, fj_qload_stmts *st);
-
-/* The node or cluster load op (rows: fj_qload_node_rows or fj_qload_cluster_rows) with a backend's
- * bulk reader: bulk sets *b up in x (FJ_OK, or x->err filled), or is NULL for none. The ops of
- * storage/query/ops.h are these without one. */
-fj_status fj_qload_query(fj_store *s, fj_query *q, fj_sink *k, fj_err *err,
-                         fj_status (*rows)(fj_qload *l, const fj_qload_rollups *ru),
-                         fj_status (*bulk)(fj_qx *x, fj_qload_bulk *b));
 
 /* --- the hourly roll-ups' writer ------------------------------------------------------------- */
 

@@ -1,8 +1,8 @@
-/* storage/query/measure.c — the read of a node's latest aicr snapshot (the measurement_latest op of
- * storage/core/store.h), written once over the driver: one statement in the query's read
+/* storage/query/measure.c — the read of a node's latest aicr snapshot (fj_store_measure_latest,
+ * storage/core/store_measure.h), written once over the driver: one statement in the query's read
  * snapshot. The write of a snapshot envelope is each backend's writer's. */
 #include "storage/query/backend.h"
-#include "storage/query/ops.h"
+#include "storage/core/store_measure.h"
 
 #include <string.h>
 
@@ -34,7 +34,7 @@ static fj_status latest_rows(fj_qx *x, const fj_qenv *e, const fj_qrows *st, voi
     return rs;
 }
 
-fj_status fj_q_measurement_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
+fj_status fj_store_measure_latest(fj_store *s, const char *cluster, const char *node, fj_time *time, fj_buf *out,
                                   fj_err *err)
 {
     if (!cluster || !node)
@@ -52,5 +52,3 @@ fj_status fj_q_measurement_latest(fj_store *s, const char *cluster, const char *
     latest l = {cluster, node, time, out};
     return fj_qx_run(s, &q, &none, err, FJ_QX_TX, sql, latest_rows, &l);
 }
-
-const fj_store_measure_ops fj_q_measure_ops = {.measurement_latest = fj_q_measurement_latest};

@@ -1,6 +1,6 @@
 /* storage/query/misc.c — uptime and error records as every backend answers them (storage/query/misc.h). */
 #include "storage/query/misc.h"
-#include "storage/query/ops.h"
+#include "storage/core/store_query.h"
 #include "storage/query/sqlbuf.h"
 
 #include "alloc.h"
@@ -272,7 +272,7 @@ static fj_status uptime(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *ar
     return fj_quptime_rows(e, &st[0], &st[1], &st[2], &st[3]);
 }
 
-fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     fj_status rs = fj_quptime_window(q, err);
     if (rs != FJ_OK)
@@ -287,7 +287,7 @@ fj_status fj_q_uptime(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, uptime, NULL);
 }
 
-fj_status fj_q_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_errors(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     return fj_qx_run_built(s, q, k, err, fj_qerrors_sql, fj_qerrors_rows);
 }

@@ -1,7 +1,7 @@
 /* storage/query/nodes.c — clusters, nodes, sysinfo and topology as every backend answers them
  * (storage/query/nodes.h). */
 #include "storage/query/nodes.h"
-#include "storage/query/ops.h"
+#include "storage/core/store_query.h"
 #include "storage/query/sqlbuf.h"
 
 #include "alloc.h"
@@ -331,7 +331,7 @@ out:
 
 /* --- clusters -------------------------------------------------------------------------------- */
 
-fj_status fj_q_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_clusters(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     static const char *const sql[] = {
         /* Sonar's clusters (and those Chimbuko created), and the clusters that only send line
@@ -364,7 +364,7 @@ static fj_status nodes(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg
     return fj_qnode_list_rows(e, &ns);
 }
 
-fj_status fj_q_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_nodes(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     /* in the order of fj_qnode_stmts' fields */
     static const char *const sql[] = {
@@ -391,7 +391,7 @@ static fj_status sysinfo(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *a
     return fj_qsysinfo_rows(e, e->node, &st[1], &st[0]);
 }
 
-fj_status fj_q_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_sysinfo(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     static const char *const sql[] = {
         GPUS_SQL,
@@ -415,7 +415,7 @@ static fj_status topology(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *
     return fj_qtopology_read(e, e->node, &st[0], &st[1], o->out, o->when);
 }
 
-fj_status fj_q_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err)
+fj_status fj_store_query_topology(fj_store *s, fj_query *q, fj_buf *out, fj_time *when, fj_err *err)
 {
     fj_sink none = {0};
     char latest[256];

@@ -3,7 +3,7 @@
  * request, their activity per node from job_activity and per GPU card from job_gpu_activity, the
  * cluster's latest sysinfo per node), the rules judged in C, and the rows handed over per problem
  * or per user. */
-#include "storage/query/ops.h"
+#include "storage/query/jobs.h"
 
 #include "storage/core/store_problems.h"
 #include "storage/query/backend.h"
@@ -182,7 +182,7 @@ static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act
 
 /* --- reading ----------------------------------------------------------------------------------- */
 
-/* The window's jobs: seen in it, found by their last day (?4: storage/query/ops.h). */
+/* The window's jobs: seen in it, found by their last day (?4: storage/query/jobs.h). */
 #define WINDOW_SQL                                                                                   \
     " WHERE j.cluster_id = ?1 AND j.last_day >= ?4 AND j.last_seen >= ?2 AND j.first_seen <= ?3 AND j.job <> 0"
 
@@ -442,7 +442,7 @@ static fj_status send_users(fj_qx *x, found *f)
     return st;
 }
 
-fj_status fj_q_problems(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_problems(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     if (!q->problems)
         return fj_err_set(err, FJ_EINVAL, "problems", "no rules given");

@@ -1,6 +1,6 @@
 /* storage/query/slurm.c — the Slurm view every backend shares (storage/query/slurm.h). */
 #include "storage/query/slurm.h"
-#include "storage/query/ops.h"
+#include "storage/core/store_query.h"
 #include "storage/query/sqlbuf.h"
 
 #include "storage/query/value.h"
@@ -182,12 +182,12 @@ fj_status fj_qslurm_node_states_rows(const fj_qenv *e, const fj_qrows *latest, c
 
 /* --- the ops of storage/core/store.h: their SQL and rows (fj_qx_run does the rest) ------------- */
 
-fj_status fj_q_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_slurm_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     return fj_qx_run_built(s, q, k, err, fj_qslurm_jobs_sql, fj_qslurm_jobs_rows);
 }
 
-fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     static const char *const sql[] = {
         /* the partitions of the latest envelope at or before ?2, by name */
@@ -201,7 +201,7 @@ fj_status fj_q_partitions(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     return fj_qx_run2(s, q, k, err, FJ_QX_NODES, sql, fj_qslurm_partitions_rows);
 }
 
-fj_status fj_q_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_node_states(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     static const char *const sql[] = {
         "SELECT max(time) FROM node_states WHERE node_id = ?1 AND time <= ?2",

@@ -1,6 +1,6 @@
 /* storage/query/usage.c — the latest utilisation of each node as every backend answers it (storage/query/usage.h). */
 #include "storage/query/usage.h"
-#include "storage/query/ops.h"
+#include "storage/core/store_query.h"
 #include "storage/query/sqlbuf.h"
 
 #include "storage/query/qmath.h"
@@ -107,7 +107,7 @@ fj_status fj_qusage_rows(const fj_qenv *e, const fj_qrows *samples, const fj_qro
 
 /* --- the op of storage/core/store.h: its SQL (the layout's) and rows (fj_qx_run does the rest) -- */
 
-fj_status fj_q_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+fj_status fj_store_query_node_usage(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
     const fj_layout_sql *ly = fj_driver_of(s)->layout;
     const char *const sql[] = {ly->usage_samples, ly->usage_gpus, NULL};

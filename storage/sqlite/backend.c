@@ -1,12 +1,13 @@
-/* storage/sqlite/backend.c — the SQLite backend's top: its ops table, opening (WAL, pragmas, schema
- * check), what its migrations keep of their own (storage/core/migrate.c keeps the books),
- * checkpoints, compact and backup (tokens are storage/core/tokens.c). It calls down into the
- * other files of storage/sqlite/, which call down into the driver (storage/sqlite/driver.c) and the
- * name interning (storage/sqlite/intern.c), never back up. The write path is in storage/sqlite/write.c, the queries in
- * sqlite_query_*.c; the schema in migrations/sqlite/. */
+/* storage/sqlite/backend.c — the SQLite backend's top: its driver's table (fj_sqlite_driver,
+ * storage/core/driver.h), opening (WAL, pragmas, schema check), what its migrations keep of their
+ * own (storage/core/migrate.c keeps the books), checkpoints, compact and backup (tokens are
+ * storage/core/tokens.c). It calls down into the other files of storage/sqlite/, which call down
+ * into the driver's bottom (storage/sqlite/driver.c) and the name interning
+ * (storage/sqlite/intern.c), never back up. The write path is in storage/sqlite/write.c, the
+ * metrics in ts.c, the bulk load reader in load.c; the queries are written once
+ * (storage/query/); the schema in migrations/sqlite/. */
 #include "storage/sqlite/chimbuko.h"
 #include "storage/sqlite/int.h"
-#include "storage/query/ops.h"
 #include "storage/sqlite/migrations.h"
 #include "storage/sqlite/query_int.h"
 
@@ -422,7 +423,7 @@ static fj_status sq_open(const char *url, const fj_store_opts *opts, fj_store **
     fj_store *s = fj_calloc(1, sizeof *s);
     if (!s)
         return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
-    s->ops = &fj_store_sqlite_ops;
+    s->driver = &fj_sqlite_driver;
     s->stmt_text = stmt_text;
     s->mode = opts->mode;
     s->migrating = opts->migrating;
@@ -623,25 +624,23 @@ static fj_status sq_backup(fj_store *s, const char *dest, fj_backup_info *out, f
     return st;
 }
 
-static const fj_store_query_ops query_ops = {
-    FJ_Q_SHARED_QUERY_OPS,
-    .q_node_load = fj_sq_q_node_load,
-    .q_cluster_load = fj_sq_q_cluster_load,
-};
-
-static const fj_store_ts_ops ts_ops = {
-    .ts_start = fj_sq_ts_start, .ts_engine = fj_sq_ts_engine, .maintain = fj_sq_maintain,
-    .ts_series = fj_sq_ts_series, .ts_read = fj_sq_ts_read,
-    FJ_Q_SHARED_CC_OPS,
-};
-
-/* The ops in store.h's order, a line per section. */
-const fj_store_ops fj_store_sqlite_ops = {
-    .name = "sqlite", .driver = &fj_sqlite_driver,
+/* The driver (storage/core/driver.h), in its order, a line per section: what SQLite does its own
+ * way; every other function of the engine is written once over it. */
+const fj_driver fj_sqlite_driver = {
+    .name = "sqlite",
+    .dialect = {.mark = '?', .bytewise = "", .greatest = "max", .cross = "CROSS JOIN", .real = "",
+                .glob_regex = false,
+                .insert_ignore_head = "INSERT OR IGNORE INTO", .insert_ignore_tail = "", .blob_type = "BLOB"},
+    .layout = &fj_sq_driver_layout,
+    /* a query's statements; the store's own (storage/sqlite/driver.c) */
+    .begin_read = fj_sq_driver_begin_read, .end_read = fj_sq_driver_end_read, .prepare = fj_sq_driver_prepare,
+    .finalize = fj_sq_driver_finalize, .exec = fj_sq_driver_exec, .rollback = fj_sq_driver_rollback,
+    .writable = fj_sq_driver_writable, .run = fj_sq_driver_run,
     .accepts = sq_accepts, .open = sq_open, .close = sq_close,
     .migrate_status = sq_migrate_status, .migrate_up = sq_migrate_up,
     .compact = sq_compact, .backup = sq_backup,
     .write = fj_sq_write,
-    .query = &query_ops, .ts = &ts_ops,
-    FJ_STORE_SHARED_OPS,
+    .ts_start = fj_sq_ts_start, .ts_engine = fj_sq_ts_engine, .ts_maintain = fj_sq_maintain,
+    .ts_series = fj_sq_ts_series, .ts_read = fj_sq_ts_read,
+    .load_bulk = fj_sq_load_bulk,
 };

@@ -2,7 +2,7 @@
  * result codes, the cache of the write path's prepared statements (one per id, prepared on first
  * use with SQLITE_PREPARE_PERSISTENT), and the statement reader of storage/core/driver.h. Every file
  * of storage/sqlite/ calls down into it; it calls nothing of theirs (statement texts come through
- * the handle's stmt_text, which the ops table fills at open). */
+ * the handle's stmt_text, which the backend's open fills). */
 #include "storage/query/backend.h"
 #include "storage/sqlite/int.h"
 
@@ -214,7 +214,7 @@ const fj_qrows_ops fj_sq_qrows_ops = {qrows_step,      qrows_reset, qrows_bind_i
 
 /* --- the driver of storage/core/driver.h ----------------------------------------------------------- */
 
-static fj_status begin_read(fj_qx *x)
+fj_status fj_sq_driver_begin_read(fj_qx *x)
 {
     fj_store *s = x->s;
     /* Queries over days of samples read far past the 256 MB that sq_open maps; mapping up to
@@ -227,14 +227,14 @@ static fj_status begin_read(fj_qx *x)
 }
 
 /* A read transaction has nothing to undo: it is ended the same way after a failure. */
-static void end_read(fj_qx *x, fj_status st)
+void fj_sq_driver_end_read(fj_qx *x, fj_status st)
 {
     (void)st;
     if (!sqlite3_get_autocommit(x->s->db))
         sqlite3_exec(x->s->db, "COMMIT", NULL, NULL, NULL);
 }
 
-static fj_status prepare(fj_qx *x, const char *sql, fj_qrows *r)
+fj_status fj_sq_driver_prepare(fj_qx *x, const char *sql, fj_qrows *r)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(x->s->db, sql, -1, &st, NULL);
@@ -242,7 +242,7 @@ static fj_status prepare(fj_qx *x, const char *sql, fj_qrows *r)
     return rc == SQLITE_OK ? FJ_OK : fj_sq_fail(x->s, rc, "prepare query", x->err);
 }
 
-static void finalize(const fj_qrows *r)
+void fj_sq_driver_finalize(const fj_qrows *r)
 {
     sqlite3_finalize(r->st);
 }
@@ -267,7 +267,7 @@ static void finalize(const fj_qrows *r)
 
 /* A sample's GPU cards hang off the sample's id, and a job's processes in a sample are a range of
  * sample_procs' ids (sample_jobs). */
-static const fj_layout_sql layout = {
+const fj_layout_sql fj_sq_driver_layout = {
     .uptime_cards = "SELECT s.time, g.idx, g.failing FROM samples s CROSS JOIN sample_gpus g"
                     " ON g.sample_id = s.id WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
                     " ORDER BY s.time, g.idx",
@@ -302,10 +302,10 @@ static const fj_layout_sql layout = {
              "   coalesce((SELECT value FROM ts_state WHERE key = 'durable_lsn'), 0))",
 };
 
-/* The columns a row of run() may have (the store's own statements read a few). */
+/* The columns a row of fj_sq_driver_run() may have (the store's own statements read a few). */
 #define RUN_MAX_COLS 16
 
-static fj_status run(fj_store *s, const char *sql, int n, const char *const *params,
+fj_status fj_sq_driver_run(fj_store *s, const char *sql, int n, const char *const *params,
                      void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
                      int64_t *changed, const char *what, fj_err *err)
 {
@@ -335,30 +335,19 @@ static fj_status run(fj_store *s, const char *sql, int n, const char *const *par
     return FJ_OK;
 }
 
-static fj_status exec(fj_store *s, const char *sql, const char *what, fj_err *err)
+fj_status fj_sq_driver_exec(fj_store *s, const char *sql, const char *what, fj_err *err)
 {
     (void)what;
     return fj_sq_exec(s, sql, err);
 }
 
-static void rollback(fj_store *s)
+void fj_sq_driver_rollback(fj_store *s)
 {
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-static bool writable(const fj_store *s)
+bool fj_sq_driver_writable(const fj_store *s)
 {
     return s->mode == FJ_STORE_WRITE;
 }
-
-const fj_driver fj_sqlite_driver = {
-    .name = "sqlite",
-    .dialect = {.mark = '?', .bytewise = "", .greatest = "max", .cross = "CROSS JOIN", .real = "",
-                .glob_regex = false,
-                .insert_ignore_head = "INSERT OR IGNORE INTO", .insert_ignore_tail = "", .blob_type = "BLOB"},
-    .layout = &layout,
-    /* a query's statements; the store's own */
-    .begin_read = begin_read, .end_read = end_read, .prepare = prepare, .finalize = finalize,
-    .exec = exec, .rollback = rollback, .writable = writable, .run = run,
-};

@@ -216,7 +216,7 @@ typedef struct fj_sq_buf {
 } fj_sq_buf;
 
 struct fj_store {
-    const fj_store_ops *ops; /* first: storage/core/store.c finds the ops table through it */
+    const fj_driver *driver; /* first: fj_driver_of (storage/core/driver.h) finds it through it */
     sqlite3 *db;
     struct fj_sq_ts *ts;     /* line-protocol metrics state (storage/sqlite/ts.c); NULL until used */
     struct fj_sq_rollup *rollup; /* the load roll-up drain's statements (storage/sqlite/load.c) */
@@ -228,7 +228,7 @@ struct fj_store {
     fj_intern jobs_seen;     /* job keys seen recently, for max-new-jobs-per-minute (quota.c) */
     char *path;              /* as given, for messages */
     sqlite3_stmt *stmts[FJ_SQ__COUNT]; /* the driver's statement cache (storage/sqlite/driver.c) */
-    /* The SQL of a cached statement, set at open by the ops table (storage/sqlite/backend.c): the
+    /* The SQL of a cached statement, set at open (storage/sqlite/backend.c): the
      * driver below asks the top for texts instead of calling up into the writers. */
     const char *(*stmt_text)(fj_sq_stmt_id id);
     fj_sq_map names;         /* ns -1: clusters, ns 0: strings, ns > 0: nodes of cluster ns */
@@ -281,8 +281,20 @@ struct fj_store {
     } ret;
 };
 
-/* The SQLite driver (storage/sqlite/driver.c, storage/core/driver.h) and its statement reader. */
-extern const fj_driver fj_sqlite_driver;
+/* The SQL part of the SQLite driver (storage/sqlite/driver.c; contracts: storage/core/driver.h),
+ * named by the driver's table at the top (storage/sqlite/backend.c, fj_sqlite_driver), and its
+ * statement reader. */
+fj_status fj_sq_driver_begin_read(fj_qx *x);
+void fj_sq_driver_end_read(fj_qx *x, fj_status st);
+fj_status fj_sq_driver_prepare(fj_qx *x, const char *sql, fj_qrows *r);
+void fj_sq_driver_finalize(const fj_qrows *r);
+fj_status fj_sq_driver_exec(fj_store *s, const char *sql, const char *what, fj_err *err);
+void fj_sq_driver_rollback(fj_store *s);
+bool fj_sq_driver_writable(const fj_store *s);
+fj_status fj_sq_driver_run(fj_store *s, const char *sql, int n, const char *const *params,
+                           void (*row)(void *ctx, int ncols, const char *const *cells), void *ctx,
+                           int64_t *changed, const char *what, fj_err *err);
+extern const fj_layout_sql fj_sq_driver_layout;
 extern const fj_qrows_ops fj_sq_qrows_ops;
 /* Column i of st: null, or the given type (INT, REAL, TEXT, TIME). */
 fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t);

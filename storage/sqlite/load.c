@@ -1,7 +1,7 @@
 /* storage/sqlite/load.c — what the SQLite backend does its own way for load: its reading of many
- * nodes at once (storage/query/load.h's fj_qload_bulk, in the node and cluster load ops), and the writer's
- * hourly roll-ups (migrations/sqlite/0006). The load ops, their SQL, the bucketing, the roll-ups'
- * use and the rows are storage/query/load.c's.
+ * nodes at once (storage/query/load.h's fj_qload_bulk: the driver's load_bulk, which the node and
+ * cluster load queries use), and the writer's hourly roll-ups (migrations/sqlite/0006). The load
+ * queries, their SQL, the bucketing, the roll-ups' use and the rows are storage/query/load.c's.
  *
  * Two ways to read the samples, with the same result:
  *  - per node (storage/query/load.c): an index range on samples(node_id, time), and the node's GPU rows;
@@ -29,7 +29,7 @@
 static fj_status fj_sqq_prepare(fj_sqq *x, const char *sql, sqlite3_stmt **st)
 {
     fj_qrows r;
-    fj_status rs = fj_sqlite_driver.prepare(x, sql, &r);
+    fj_status rs = fj_sq_driver_prepare(x, sql, &r);
     *st = r.st;
     return rs;
 }
@@ -363,7 +363,7 @@ static bool half_connect(const fj_sqq *x, half *h)
         sqlite3_close(db);
         return false;
     }
-    h->st.ops = x->s->ops;
+    h->st.driver = x->s->driver;
     h->st.db = db;
     h->st.mode = FJ_STORE_READ;
     h->st.path = x->s->path;
@@ -451,24 +451,13 @@ static void bulk_done(void *ctx)
     pass_stmts_free(ctx);
 }
 
-/* The bulk reader of storage/query/load.h in x. */
-static fj_status load_bulk(fj_qx *x, fj_qload_bulk *b)
+fj_status fj_sq_load_bulk(fj_qx *x, fj_qload_bulk *b)
 {
     pass_stmts *p = fj_arena_calloc(x->a, 1, sizeof *p);
     if (!p)
         return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
     *b = (fj_qload_bulk){SCAN_MIN_NODES, SCAN_MAX_BUCKET_BYTES, read_all, bulk_done, p};
     return pass_stmts_prepare(x, p);
-}
-
-fj_status fj_sq_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
-{
-    return fj_qload_query(s, q, k, err, fj_qload_node_rows, load_bulk);
-}
-
-fj_status fj_sq_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
-{
-    return fj_qload_query(s, q, k, err, fj_qload_cluster_rows, load_bulk);
 }
 
 /* --- the writer's hourly roll-ups ---------------------------------------------------------------- */
@@ -602,7 +591,7 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
 {
     fj_query q;
     memset(&q, 0, sizeof q);
-    fj_sqq x = {.s = s, .d = &fj_sqlite_driver, .q = &q, .err = err};
+    fj_sqq x = {.s = s, .d = fj_driver_of(s), .q = &q, .err = err};
     fj_status rs;
     if (!(x.a = fj_arena_create()))
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");

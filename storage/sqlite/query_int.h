@@ -1,5 +1,6 @@
-/* storage/sqlite/query_int.h — what the SQLite backend answers its own way of the query ops
- * (storage/sqlite/load.c): the rest are written once (storage/query/ops.h). Not a public header. */
+/* storage/sqlite/query_int.h — the SQLite backend's own part of the queries: its bulk reader of
+ * many nodes' load (storage/sqlite/load.c), the driver's load_bulk; the queries are written once
+ * (storage/query/). Not a public header. */
 #ifndef FJ_SQLITE_QUERY_INT_H
 #define FJ_SQLITE_QUERY_INT_H
 
@@ -15,8 +16,9 @@
 /* A running query (storage/query/backend.h), under the SQLite files' name. */
 typedef fj_qx fj_sqq;
 
-/* The node and cluster load ops with the one-pass reader of many nodes (storage/sqlite/load.c). */
-fj_status fj_sq_q_node_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
-fj_status fj_sq_q_cluster_load(fj_store *s, fj_query *q, fj_sink *k, fj_err *err);
+/* Sets up x's one-pass reader of many nodes (storage/sqlite/load.c) for the node and cluster load
+ * queries: the driver's load_bulk (storage/core/driver.h). */
+struct fj_qload_bulk;
+fj_status fj_sq_load_bulk(fj_qx *x, struct fj_qload_bulk *b);
 
 #endif

@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     fj_store_opts so = {.mode = FJ_STORE_WRITE, .create = true};
     fj_store *s = NULL;
     fj_err err = {0};
-    if (fj_store_open(db, &so, &s, &err) != FJ_OK || fj_store_ops_of(s)->ts->ts_start(s, &so, &err) != FJ_OK) {
+    if (fj_store_open(db, &so, &s, &err) != FJ_OK || fj_store_ts_start(s, &so, &err) != FJ_OK) {
         fprintf(stderr, "ts_series_gen: %s\n", err.message);
         return 1;
     }

@@ -106,7 +106,7 @@ Test(sqlite_chimbuko, unsigned_values_exact_up_to_int64_max)
     q.cluster = "hpc1";
     q.collection = FJ_CB_METADATA;
     capture cap = {.sink = {cap_table, cap_row}};
-    cr_assert_eq(fj_store_ops_of(s)->chimbuko->cb_records(s, &q, &cap.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_chimbuko_records(s, &q, &cap.sink, &err), FJ_OK, "%s", err.message);
     cr_assert_eq(cap.n, 1);
     cr_expect_eq(cap.pid[0].t, FJ_VT_INT);
     cr_expect_eq(cap.pid[0].i, INT64_MAX);

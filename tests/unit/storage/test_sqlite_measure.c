@@ -1,5 +1,5 @@
 /* Tests of storage/sqlite/measure.c: aicr snapshots through fj_store_write (the group-commit path)
- * and back through the measurement_latest op, checked with plain sqlite3 queries on the file. */
+ * and back through fj_store_measure_latest, checked with plain sqlite3 queries on the file. */
 #include "ingest/aicr.h"
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"
@@ -94,7 +94,7 @@ static char *latest(fj_store *s, const char *cluster, const char *node, fj_time 
     fj_buf b;
     fj_buf_init(&b, 1 << 20);
     fj_err err = {0};
-    *st = fj_store_ops_of(s)->measure->measurement_latest(s, cluster, node, t, &b, &err);
+    *st = fj_store_measure_latest(s, cluster, node, t, &b, &err);
     snprintf(text, sizeof text, "%s", b.data ? b.data : "");
     fj_buf_free(&b);
     return text;

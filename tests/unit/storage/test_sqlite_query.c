@@ -1,4 +1,4 @@
-/* Tests of the SQLite query ops (storage/sqlite_query_*.c) on batches built by hand: node load
+/* Tests of the queries on SQLite (storage/query/, storage/sqlite/load.c) on batches built by hand: node load
  * read in one pass over many nodes (its later half on a second thread) equals node load read node
  * by node, also when some nodes' rows arrived out of time order (back-filled); cluster load sums
  * the nodes; the job list pages by
@@ -158,9 +158,8 @@ Test(sqlite_query, one_pass_equals_node_by_node_whatever_the_arrival_order)
 {
     fill();
     fj_store *r = reader();
-    const fj_store_ops *ops = fj_store_ops_of(r);
     fj_query q = {.cluster = "qc", .from = T0 + 90, .to = T0 + STEPS * 60, .bucket_s = 120};
-    char *all = run(r, &q, ops->query->q_node_load); /* 20 nodes: one pass (nodes 5 and 7 read again) */
+    char *all = run(r, &q, fj_store_query_node_load); /* 20 nodes: one pass (nodes 5 and 7 read again) */
     size_t lines = 0;
     for (char *p = all; *p; p++)
         lines += *p == '\n';
@@ -171,7 +170,7 @@ Test(sqlite_query, one_pass_equals_node_by_node_whatever_the_arrival_order)
         one m = {name_buf[n]};
         fj_query q1 = {.cluster = "qc", .from = T0 + 90, .to = T0 + STEPS * 60, .bucket_s = 120,
                        .host_match = match_one, .host_ctx = &m};
-        char *single = run(r, &q1, ops->query->q_node_load);
+        char *single = run(r, &q1, fj_store_query_node_load);
         char *body = strchr(single, '\n') + 1;
         cr_assert(strncmp(rest, body, strlen(body)) == 0, "node %s read alone:\n%s\nin one pass:\n%.*s", name_buf[n],
                   body, (int)strlen(body), rest);
@@ -182,7 +181,7 @@ Test(sqlite_query, one_pass_equals_node_by_node_whatever_the_arrival_order)
     /* a few nodes are read one by one into one bucket array: each is answered before the next */
     fj_query few = {.cluster = "qc", .from = T0 + 90, .to = T0 + STEPS * 60, .bucket_s = 120,
                     .host_match = match_few};
-    char *some = run(r, &few, ops->query->q_node_load);
+    char *some = run(r, &few, fj_store_query_node_load);
     char *first = strchr(all, '\n') + 1, *cut = strstr(all, "\nn05,") + 1;
     cr_assert(strncmp(strchr(some, '\n') + 1, first, (size_t)(cut - first)) == 0 &&
                   strlen(strchr(some, '\n') + 1) == (size_t)(cut - first),
@@ -191,7 +190,7 @@ Test(sqlite_query, one_pass_equals_node_by_node_whatever_the_arrival_order)
     /* the counter reset of n03 never shows as negative use */
     cr_assert_null(strstr(all, ",-"), "no negative figure: %s", all);
 
-    char *cl = run(r, &q, ops->query->q_cluster_load);
+    char *cl = run(r, &q, fj_store_query_cluster_load);
     char want[32];
     snprintf(want, sizeof want, ",%d,%d,", NODES, NODES * 4);
     cr_assert(strstr(cl, want), "%d nodes of 4 cores in each bucket: %s", NODES, cl);
@@ -204,9 +203,8 @@ Test(sqlite_query, job_pages_lose_nothing)
 {
     fill();
     fj_store *r = reader();
-    const fj_store_ops *ops = fj_store_ops_of(r);
     fj_query q = {.cluster = "qc", .sort = FJ_JS_METRIC0 + FJ_JM_MEM_PEAK, .desc = true, .limit = 0};
-    char *whole = run(r, &q, ops->query->q_jobs);
+    char *whole = run(r, &q, fj_store_query_jobs);
     fj_buf acc;
     fj_buf_init(&acc, 1 << 24);
     fj_qpos after = {0};
@@ -214,7 +212,7 @@ Test(sqlite_query, job_pages_lose_nothing)
     for (;;) {
         fj_query p = {.cluster = "qc", .sort = FJ_JS_METRIC0 + FJ_JM_MEM_PEAK, .desc = true, .limit = 3,
                       .after = after};
-        char *page = run(r, &p, ops->query->q_jobs);
+        char *page = run(r, &p, fj_store_query_jobs);
         const char *rows = strchr(page, '\n') + 1;
         if (!pages)
             fj_buf_append(&acc, page, (size_t)(rows - page));
@@ -231,7 +229,7 @@ Test(sqlite_query, job_pages_lose_nothing)
     fj_buf_free(&acc);
     free(whole);
     fj_query u = {.cluster = "qc", .users = {(const char *[]){"alice"}, 1}};
-    char *alice = run(r, &u, ops->query->q_jobs);
+    char *alice = run(r, &u, fj_store_query_jobs);
     size_t lines = 0;
     for (char *p = alice; *p; p++)
         lines += *p == '\n';
@@ -244,22 +242,21 @@ Test(sqlite_query, unknown_cluster_and_bad_window)
 {
     fill();
     fj_store *r = reader();
-    const fj_store_ops *ops = fj_store_ops_of(r);
     fj_out o;
     fj_buf b;
     fj_buf_init(&b, 1 << 20);
     fj_out_init(&o, &b, false);
     fj_err err = {0};
     fj_query q = {.cluster = "nope"};
-    cr_assert_eq(ops->query->q_jobs(r, &q, &o.sink, &err), FJ_ENOTFOUND);
+    cr_assert_eq(fj_store_query_jobs(r, &q, &o.sink, &err), FJ_ENOTFOUND);
     cr_assert_str_eq(err.path, "cluster");
     fj_query w = {.cluster = "qc", .from = T0, .to = T0 + 86400 * 400, .bucket_s = 1};
     memset(&err, 0, sizeof err);
-    cr_assert_eq(ops->query->q_node_load(r, &w, &o.sink, &err), FJ_EINVAL);
+    cr_assert_eq(fj_store_query_node_load(r, &w, &o.sink, &err), FJ_EINVAL);
     cr_assert_str_eq(err.path, "bucket");
     fj_query j = {.cluster = "qc", .id = 999999};
     memset(&err, 0, sizeof err);
-    cr_assert_eq(ops->query->q_job(r, &j, &o.sink, &err), FJ_ENOTFOUND);
+    cr_assert_eq(fj_store_query_job(r, &j, &o.sink, &err), FJ_ENOTFOUND);
     fj_out_free(&o);
     fj_buf_free(&b);
     fj_store_close(r);

@@ -37,7 +37,7 @@ static fj_store *open_at(const char *path, fj_store_mode mode, uint32_t seal_poi
     fj_err err = {0};
     cr_assert_eq(fj_store_open(path, &o, &s, &err), FJ_OK, "%s", err.message);
     if (mode == FJ_STORE_WRITE)
-        cr_assert_eq(fj_store_ops_of(s)->ts->ts_start(s, &o, &err), FJ_OK, "%s", err.message);
+        cr_assert_eq(fj_store_ts_start(s, &o, &err), FJ_OK, "%s", err.message);
     return s;
 }
 
@@ -80,7 +80,7 @@ static uint32_t series_id(fj_store *r, const char *host)
 {
     found got = {0, 0};
     fj_ts_sel sel = {"c", host, "cpu_load"};
-    cr_assert_eq(fj_store_ops_of(r)->ts->ts_series(r, &sel, on_series, &got, NULL), FJ_OK);
+    cr_assert_eq(fj_store_ts_series(r, &sel, on_series, &got, NULL), FJ_OK);
     cr_assert_eq(got.n, 1);
     return got.id;
 }
@@ -90,7 +90,7 @@ static void expect_points(fj_store *r, fj_ts_engine *live, const char *host, int
     fj_ts_points p = {0};
     fj_err err = {0};
     uint32_t id = series_id(r, host);
-    cr_assert_eq(fj_store_ops_of(r)->ts->ts_read(r, live, id, 0, INT64_MAX, &p, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_ts_read(r, live, id, 0, INT64_MAX, &p, &err), FJ_OK, "%s", err.message);
     cr_assert_eq(p.n, (size_t)n, "%s: %zu points, want %d", host, p.n, n);
     for (int i = 0; i < n; i++) {
         cr_expect_eq(p.t[i], (1700000000LL + 60 * i) * 1000000000);
@@ -129,10 +129,10 @@ Test(sqlite_ts, write_read_seal_and_clean_close)
     cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM ts_series"), 1);
     cr_expect(fj_test_q1(dbpath, "SELECT count(*) FROM ts_chunk") >= 1);
     fj_store *r = open_at(dbpath, FJ_STORE_READ, 0);
-    expect_points(r, fj_store_ops_of(w)->ts->ts_engine(w), "a", 10, 1.5);
+    expect_points(r, fj_store_ts_engine(w), "a", 10, 1.5);
     /* without the live engine only sealed chunks are seen */
     fj_ts_points p = {0};
-    cr_assert_eq(fj_store_ops_of(r)->ts->ts_read(r, NULL, series_id(r, "a"), 0, INT64_MAX, &p, NULL), FJ_OK);
+    cr_assert_eq(fj_store_ts_read(r, NULL, series_id(r, "a"), 0, INT64_MAX, &p, NULL), FJ_OK);
     cr_expect_eq((int64_t)p.n, fj_test_q1(dbpath, "SELECT sum(count) FROM ts_chunk"), "%zu", p.n);
     fj_ts_points_free(&p);
     fj_store_close(w); /* seals and commits the rest, trims the log */
@@ -161,7 +161,7 @@ Test(sqlite_ts, replay_after_crash)
     cr_expect(fj_test_q1(copypath, "SELECT count(*) FROM request_log") >= 2);
     fj_store *w2 = open_at(copypath, FJ_STORE_WRITE, 4);
     fj_store *r = open_at(copypath, FJ_STORE_READ, 0);
-    fj_ts_engine *live = fj_store_ops_of(w2)->ts->ts_engine(w2);
+    fj_ts_engine *live = fj_store_ts_engine(w2);
     expect_points(r, live, "a", 9, 10);
     expect_points(r, live, "b", 3, 20);
     /* a second crash right after the replay replays again, the same */
@@ -170,8 +170,8 @@ Test(sqlite_ts, replay_after_crash)
     fj_store_close(w2);
     fj_store *w3 = open_at(dbpath, FJ_STORE_WRITE, 4);
     fj_store *r3 = open_at(dbpath, FJ_STORE_READ, 0);
-    expect_points(r3, fj_store_ops_of(w3)->ts->ts_engine(w3), "a", 9, 10);
-    expect_points(r3, fj_store_ops_of(w3)->ts->ts_engine(w3), "b", 3, 20);
+    expect_points(r3, fj_store_ts_engine(w3), "a", 9, 10);
+    expect_points(r3, fj_store_ts_engine(w3), "b", 3, 20);
     fj_store_close(r3);
     fj_store_close(w3);
     fj_store_close(r);
@@ -214,7 +214,7 @@ Test(sqlite_ts, messages_jobs_and_duplicates)
     fj_store *r = open_at(dbpath, FJ_STORE_READ, 0);
     payloads got = {.sink = {payloads_table, payloads_row}};
     fj_cc_msg_query q = {.cluster = "c", .kind = "log"};
-    cr_assert_eq(fj_store_ops_of(r)->ts->cc_messages(r, &q, &got.sink, NULL), FJ_OK);
+    cr_assert_eq(fj_store_ts_cc_messages(r, &q, &got.sink, NULL), FJ_OK);
     cr_expect_eq(got.table, &fj_qt_cc_events);
     cr_assert_eq(got.n, 1);
     cr_expect_str_eq(got.last, "done");
@@ -227,11 +227,11 @@ Test(sqlite_ts, retention_drops_old_chunks)
     fj_store_opts o = {.mode = FJ_STORE_WRITE, .create = true, .ts_seal_points = 2, .ts_retention_s = 1};
     fj_store *w = NULL;
     cr_assert_eq(fj_store_open(dbpath, &o, &w, NULL), FJ_OK);
-    cr_assert_eq(fj_store_ops_of(w)->ts->ts_start(w, &o, NULL), FJ_OK);
+    cr_assert_eq(fj_store_ts_start(w, &o, NULL), FJ_OK);
     write_lp(w, series_body("old", 0, 4, 1)); /* 2023: far older than a second */
     cr_expect(fj_test_q1(dbpath, "SELECT count(*) FROM ts_chunk") >= 1);
     sleep(2);
-    cr_assert_eq(fj_store_ops_of(w)->ts->maintain(w, NULL), FJ_OK);
+    cr_assert_eq(fj_store_ts_maintain(w, NULL), FJ_OK);
     cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM ts_chunk"), 0, "chunks past retention are dropped");
     cr_expect_eq(fj_test_q1(dbpath, "SELECT count(*) FROM request_log"), 0, "durable log rows are trimmed");
     fj_store_close(w);

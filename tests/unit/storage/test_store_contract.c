@@ -1,4 +1,4 @@
-/* The storage contract, run against every backend: batches built by hand go through the ops table,
+/* The storage contract, run against every backend: batches built by hand go through the engine,
  * and the rows are checked with plain SQL on the database (sqlite3 or libpq). Which backend is
  * chosen by the environment: FJ_TEST_DB_URL=postgres://... (a server the test may create
  * databases on: one per test, dropped afterwards; tests/integration/pgserver.py run starts one),
@@ -12,7 +12,9 @@
 #include "storage/core/rectify.h"
 #include "storage/sqlite/migrations.h"
 #include "sqlite_test_db.h"
+#include "storage/core/driver.h"
 #include "storage/core/store.h"
+#include "storage/core/tokens.h"
 #ifdef FJ_HAVE_PG
 #include "storage/pg/migrations.h"
 #include "storage/core/store_query.h"
@@ -564,7 +566,7 @@ Test(contract, create_applies_migrations)
     fj_store *s = open_w();
     fj_migration_info mi;
     fj_err err = {0};
-    cr_assert_eq(fj_store_ops_of(s)->migrate_status(s, &mi, &err), FJ_OK);
+    cr_assert_eq(fj_store_migrate_status(s, &mi, &err), FJ_OK);
     cr_assert_eq(mi.current, LATEST);
     cr_assert_eq(mi.latest, LATEST);
     fj_store_close(s);
@@ -594,13 +596,13 @@ Test(contract, create_applies_migrations)
 
 Test(contract, url_forms_and_wal)
 {
-    cr_assert_not(fj_store_sqlite_ops.accepts("postgres://x/y"));
-    cr_assert_not(fj_store_sqlite_ops.accepts("postgresql://x/y"));
+    cr_assert_not(fj_sqlite_driver.accepts("postgres://x/y"));
+    cr_assert_not(fj_sqlite_driver.accepts("postgresql://x/y"));
 #ifdef FJ_HAVE_PG
-    cr_assert(fj_store_pg_ops.accepts("postgres://x/y"));
-    cr_assert(fj_store_pg_ops.accepts("postgresql://u:p@h:5432/db?sslmode=disable"));
-    cr_assert_not(fj_store_pg_ops.accepts("/var/lib/fjord/fjord.db"));
-    cr_assert_not(fj_store_pg_ops.accepts("sqlite:x.db"));
+    cr_assert(fj_pg_driver.accepts("postgres://x/y"));
+    cr_assert(fj_pg_driver.accepts("postgresql://u:p@h:5432/db?sslmode=disable"));
+    cr_assert_not(fj_pg_driver.accepts("/var/lib/fjord/fjord.db"));
+    cr_assert_not(fj_pg_driver.accepts("sqlite:x.db"));
     if (pg) { /* the other spelling of the scheme opens the same database */
         char url[600];
         snprintf(url, sizeof url, "postgresql://%s", strstr(dbpath, "://") + 3);
@@ -611,10 +613,10 @@ Test(contract, url_forms_and_wal)
 #endif
     char url[600];
     snprintf(url, sizeof url, "sqlite:%s", dbpath);
-    cr_assert(fj_store_sqlite_ops.accepts(url));
-    cr_assert(fj_store_sqlite_ops.accepts(dbpath));
-    cr_assert_not(fj_store_sqlite_ops.accepts("postgres://x/y"));
-    cr_assert_not(fj_store_sqlite_ops.accepts("postgresql://x/y"));
+    cr_assert(fj_sqlite_driver.accepts(url));
+    cr_assert(fj_sqlite_driver.accepts(dbpath));
+    cr_assert_not(fj_sqlite_driver.accepts("postgres://x/y"));
+    cr_assert_not(fj_sqlite_driver.accepts("postgresql://x/y"));
     fj_store *s = open_store(url, FJ_STORE_WRITE, true);
     fj_store_close(s);
     snprintf(url, sizeof url, "file:%s?cache=private", dbpath);
@@ -643,9 +645,9 @@ Test(contract, empty_database_without_create_needs_migrate)
     o.migrating = true;
     cr_assert_eq(fj_store_open(dbpath, &o, &s, &err), FJ_OK, "%s", err.message);
     int applied = -1;
-    cr_assert_eq(fj_store_ops_of(s)->migrate_up(s, &applied, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_migrate_up(s, &applied, &err), FJ_OK, "%s", err.message);
     cr_assert_eq(applied, LATEST);
-    cr_assert_eq(fj_store_ops_of(s)->migrate_up(s, &applied, &err), FJ_OK);
+    cr_assert_eq(fj_store_migrate_up(s, &applied, &err), FJ_OK);
     cr_assert_eq(applied, 0, "nothing left to apply");
     fj_store_close(s);
     s = open_store(dbpath, FJ_STORE_READ, false);
@@ -675,7 +677,7 @@ Test(contract, older_schema_is_refused_with_a_migrate_hint)
     o.migrating = true;
     cr_assert_eq(fj_store_open(dbpath, &o, &s, &err), FJ_OK, "%s", err.message);
     fj_migration_info mi;
-    cr_assert_eq(fj_store_ops_of(s)->migrate_status(s, &mi, &err), FJ_OK);
+    cr_assert_eq(fj_store_migrate_status(s, &mi, &err), FJ_OK);
     cr_assert_eq(mi.current, 0);
     cr_assert_eq(mi.latest, LATEST);
     fj_store_close(s);
@@ -697,7 +699,7 @@ Test(contract, newer_schema_is_refused)
     o.migrating = true;
     cr_assert_eq(fj_store_open(dbpath, &o, &s, &err), FJ_OK);
     int applied;
-    cr_assert_eq(fj_store_ops_of(s)->migrate_up(s, &applied, &err), FJ_ESCHEMA);
+    cr_assert_eq(fj_store_migrate_up(s, &applied, &err), FJ_ESCHEMA);
     fj_store_close(s);
 }
 
@@ -1054,9 +1056,8 @@ Test(contract, rectified_slurm_job_summary_across_nodes)
     sj->job_name = "train";
     sj->time_limit_s = 3600;
     write_ok(s, &jb, 1, c);
-    const fj_store_ops *ops = fj_store_ops_of(s);
     fj_query q = {.cluster = "fox"};
-    char *got_jobs = query_json(s, ops->query->q_jobs, &q);
+    char *got_jobs = query_json(s, fj_store_query_jobs, &q);
     fj_buf frag;
     fj_buf_init(&frag, 1 << 10);
     real_member(&frag, "cpu_avg", (double)x.cpu_sum / 1000.0 / (double)x.n);
@@ -1077,13 +1078,13 @@ Test(contract, rectified_slurm_job_summary_across_nodes)
               "%s", got_jobs);
     cr_assert(strstr(got_jobs, "\"time_limit_s\":3600"), "%s", got_jobs);
     free(got_jobs);
-    char *got_slurm = query_json(s, ops->query->q_slurm_jobs, &q);
+    char *got_slurm = query_json(s, fj_store_query_slurm_jobs, &q);
     cr_assert(strstr(got_slurm, "\"job_id\":777,\"step\":\"\",\"updated\":\"2026-01-28T08:22:48Z\","
                                 "\"job_name\":\"train\",\"state\":\"RUNNING\",\"state_raw\":null"),
               "%s", got_slurm);
     free(got_slurm);
     q.from = T0 + 5 * 300; /* after the job */
-    char *none = query_json(s, ops->query->q_jobs, &q);
+    char *none = query_json(s, fj_store_query_jobs, &q);
     cr_assert_str_eq(none, "{\"jobs\":[]}\n");
     free(none);
     for (int i = 0; i < 10; i++)
@@ -1284,9 +1285,8 @@ Test(contract, read_only_handle_reads_while_writer_holds_the_lock)
     cr_assert_eq(db_try(db, D("BEGIN IMMEDIATE; INSERT INTO clusters(name) VALUES('x')",
                               "BEGIN; INSERT INTO clusters(name) VALUES('x')")),
                  0);
-    const fj_store_ops *ops = fj_store_ops_of(r);
     fj_query q = {.cluster = "fox"};
-    char *got = query_json(r, ops->query->q_nodes, &q);
+    char *got = query_json(r, fj_store_query_nodes, &q);
     char *c10 = node_row(got, "c1-10");
     cr_assert(strstr(c10, "{\"cluster\":\"fox\",\"node\":\"c1-10\",\"last_seen\":\"2026-01-28T08:22:48Z\","
                           "\"states\":[\"DRAIN\",\"MIXED\"],"),
@@ -1305,7 +1305,7 @@ Test(contract, read_only_handle_reads_while_writer_holds_the_lock)
     free(c11);
     free(got);
     q.limit = 3;
-    got = query_json(r, ops->query->q_jobs, &q);
+    got = query_json(r, fj_store_query_jobs, &q);
     cr_assert(strstr(got, "\"pid\":77"), "%s", got);
     free(got);
     db_try(db, "ROLLBACK");
@@ -1374,35 +1374,34 @@ Test(contract, topology_blobs_are_kept_once)
 Test(contract, tokens)
 {
     fj_store *s = open_w();
-    const fj_store_ops *ops = fj_store_ops_of(s);
     fj_err err = {0};
     fj_token_rec t = {.cluster = "fox", .hash = "sha256$00$11", .read_only = false, .created = T0};
-    cr_assert_eq(ops->token_put(s, &t, &err), FJ_OK);
+    cr_assert_eq(fj_tokens_put(s, &t, &err), FJ_OK);
     fj_token_rec t2 = {.cluster = "betzy", .hash = "sha256$22$33", .read_only = true, .created = T0 + 1};
-    cr_assert_eq(ops->token_put(s, &t2, &err), FJ_OK);
+    cr_assert_eq(fj_tokens_put(s, &t2, &err), FJ_OK);
     snprintf(t.hash, sizeof t.hash, "sha256$44$55"); /* rotate */
-    cr_assert_eq(ops->token_put(s, &t, &err), FJ_OK);
+    cr_assert_eq(fj_tokens_put(s, &t, &err), FJ_OK);
     fj_token_rec got;
-    cr_assert_eq(ops->token_get(s, "fox", &got, &err), FJ_OK);
+    cr_assert_eq(fj_tokens_get(s, "fox", &got, &err), FJ_OK);
     cr_assert_str_eq(got.hash, "sha256$44$55");
     cr_assert_eq(got.created, T0);
     cr_assert_not(got.read_only);
     fj_store *r = open_store(dbpath, FJ_STORE_READ, false);
-    cr_assert_eq(fj_store_ops_of(r)->token_get(r, "betzy", &got, &err), FJ_OK);
+    cr_assert_eq(fj_tokens_get(r, "betzy", &got, &err), FJ_OK);
     cr_assert(got.read_only);
-    cr_assert_eq(fj_store_ops_of(r)->token_get(r, "saga", &got, &err), FJ_ENOTFOUND);
+    cr_assert_eq(fj_tokens_get(r, "saga", &got, &err), FJ_ENOTFOUND);
     fj_store_close(r);
     fj_token_rec *list;
     size_t n;
-    cr_assert_eq(ops->token_list(s, &list, &n, &err), FJ_OK);
+    cr_assert_eq(fj_tokens_list(s, &list, &n, &err), FJ_OK);
     cr_assert_eq(n, 2);
     cr_assert_str_eq(list[0].cluster, "betzy");
     cr_assert_str_eq(list[1].cluster, "fox");
     fj_free(list);
-    cr_assert_eq(ops->token_revoke(s, "fox", &err), FJ_OK);
-    cr_assert_eq(ops->token_revoke(s, "fox", &err), FJ_ENOTFOUND);
-    cr_assert_eq(ops->token_get(s, "fox", &got, &err), FJ_ENOTFOUND);
-    cr_assert_eq(ops->token_list(s, &list, &n, &err), FJ_OK);
+    cr_assert_eq(fj_tokens_revoke(s, "fox", &err), FJ_OK);
+    cr_assert_eq(fj_tokens_revoke(s, "fox", &err), FJ_ENOTFOUND);
+    cr_assert_eq(fj_tokens_get(s, "fox", &got, &err), FJ_ENOTFOUND);
+    cr_assert_eq(fj_tokens_list(s, &list, &n, &err), FJ_OK);
     cr_assert_eq(n, 1);
     fj_free(list);
     fj_store_close(s);
@@ -1649,10 +1648,10 @@ Test(contract, pg_connection_loss_is_ebusy_then_reconnects)
     write_ok(w, &b, 1, c);
     cr_assert_eq(c[0].duplicates, 18);
     fj_query q = {.cluster = "fox"};
-    free(query_json(r, fj_store_ops_of(r)->query->q_nodes, &q));
+    free(query_json(r, fj_store_query_nodes, &q));
     fj_err err = {0};
     fj_token_rec t;
-    cr_assert_eq(fj_store_ops_of(r)->token_get(r, "nobody", &t, &err), FJ_ENOTFOUND);
+    cr_assert_eq(fj_tokens_get(r, "nobody", &t, &err), FJ_ENOTFOUND);
 
     /* lost in the middle of a transaction: FJ_EBUSY (503), nothing stored, the next write works */
     db_t *db = raw(dbpath);
@@ -1738,12 +1737,11 @@ static fj_status same_as_one_by_one(void *ud, size_t i, const fj_ts_points *pts)
 
 static void expect_read_many_equals_ts_read(fj_store *r, fj_ts_engine *live, const ts_ids *ids)
 {
-    const fj_store_ops *ops = fj_store_ops_of(r);
     fj_ts_points *want = calloc(ids->n, sizeof *want), pts = {0};
     cr_assert_not_null(want);
     fj_err err = {0};
     for (size_t i = 0; i < ids->n; i++) {
-        cr_assert_eq(ops->ts->ts_read(r, live, ids->v[i], 0, INT64_MAX, &want[i], &err), FJ_OK, "%s", err.message);
+        cr_assert_eq(fj_store_ts_read(r, live, ids->v[i], 0, INT64_MAX, &want[i], &err), FJ_OK, "%s", err.message);
         cr_assert_eq(want[i].n, TS_STEPS);
     }
     many_check m = {want, 0};
@@ -1761,12 +1759,12 @@ Test(contract, ts_read_many_equals_ts_read_series_by_series)
     fj_store *w = open_w();
     fj_store_opts o = {.mode = FJ_STORE_WRITE, .ts_seal_points = 4}; /* a chunk and a buffer per series */
     fj_err err = {0};
-    cr_assert_eq(fj_store_ops_of(w)->ts->ts_start(w, &o, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_ts_start(w, &o, &err), FJ_OK, "%s", err.message);
     write_metric_hosts(w);
     fj_store *r = open_store(dbpath, FJ_STORE_READ, false);
     ts_ids ids = {.n = 0};
     fj_ts_sel sel = {"fox", NULL, "cpu_load"};
-    cr_assert_eq(fj_store_ops_of(r)->ts->ts_series(r, &sel, collect_id, &ids, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_ts_series(r, &sel, collect_id, &ids, &err), FJ_OK, "%s", err.message);
     cr_assert_eq(ids.n, TS_HOSTS);
     /* in no particular order, one series twice */
     for (size_t i = 0; i < ids.n / 2; i++) {
@@ -1775,7 +1773,7 @@ Test(contract, ts_read_many_equals_ts_read_series_by_series)
         ids.v[ids.n - 1 - i] = x;
     }
     ids.v[ids.n++] = ids.v[7];
-    expect_read_many_equals_ts_read(r, fj_store_ops_of(w)->ts->ts_engine(w), &ids); /* stored and live */
+    expect_read_many_equals_ts_read(r, fj_store_ts_engine(w), &ids); /* stored and live */
     fj_store_close(w); /* seals and stores the rest */
     expect_read_many_equals_ts_read(r, NULL, &ids);
     fj_ts_points none = {0};
@@ -2019,27 +2017,26 @@ Test(contract, chimbuko_queries)
     cb_write1(w, cb_file("anomalies-record-cpu-hbos.json", FJ_CB_NORMALEXECS, "r1"));
     cb_write1(w, cb_file("metadata-records.json", FJ_CB_METADATA, "r1"));
     fj_store *s = open_store(dbpath, FJ_STORE_READ, false);
-    const fj_store_ops *ops = fj_store_ops_of(s);
     fj_err err = {0};
     fj_cb_query q;
 
     fj_cb_query_init(&q);
     q.cluster = "hpc1";
     cb_capture c = cb_cap("run");
-    cr_assert_eq(ops->chimbuko->cb_runs(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_chimbuko_runs(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 1);
     cr_expect_str_eq(c.rows[0], "r1");
 
     c = cb_cap("step");
     q.series = FJ_CBS_RANKS;
-    cr_assert_eq(ops->chimbuko->cb_series(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_chimbuko_series(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.t, &fj_qt_cb_ranks);
     cr_expect_eq(c.n, 2);
     cr_expect_str_eq(c.rows[0], "11");
     cr_expect_str_eq(c.rows[1], "12");
 
     c = cb_cap("anomalies");
-    cr_assert_eq(ops->chimbuko->cb_top(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_chimbuko_top(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.tables, 2);
     cr_expect_eq(c.n, 2); /* one rank, one function */
     cr_expect_str_eq(c.rows[0], "4");
@@ -2047,18 +2044,18 @@ Test(contract, chimbuko_queries)
 
     c = cb_cap("event");
     q.collection = FJ_CB_PACKET; /* both event collections */
-    cr_assert_eq(ops->chimbuko->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_chimbuko_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 3);
     q.collection = FJ_CB_ANOMALIES;
     q.limit = 1;
     c = cb_cap("event");
-    cr_assert_eq(ops->chimbuko->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_chimbuko_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 1);
     cr_expect_str_eq(c.rows[0], "1:12:4711");
     cr_expect(q.next.set, "a second page exists");
     q.after = q.next;
     c = cb_cap("event");
-    cr_assert_eq(ops->chimbuko->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_chimbuko_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 1);
     cr_expect_str_eq(c.rows[0], "1:12:9001");
     cr_expect(!q.next.set, "the last page");
@@ -2068,14 +2065,14 @@ Test(contract, chimbuko_queries)
     q.collection = FJ_CB_METADATA;
     q.rank = 1;
     c = cb_cap("value");
-    cr_assert_eq(ops->chimbuko->cb_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
+    cr_assert_eq(fj_store_chimbuko_records(s, &q, &c.sink, &err), FJ_OK, "%s", err.message);
     cr_expect_eq(c.n, 5);
 
     q.cluster = "nowhere";
     c = cb_cap("run");
-    cr_expect_eq(ops->chimbuko->cb_runs(s, &q, &c.sink, &err), FJ_ENOTFOUND);
+    cr_expect_eq(fj_store_chimbuko_runs(s, &q, &c.sink, &err), FJ_ENOTFOUND);
     q.cluster = NULL;
-    cr_expect_eq(ops->chimbuko->cb_runs(s, &q, &c.sink, &err), FJ_EINVAL);
+    cr_expect_eq(fj_store_chimbuko_runs(s, &q, &c.sink, &err), FJ_EINVAL);
     fj_store_close(s);
     fj_store_close(w);
 }
