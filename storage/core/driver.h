@@ -25,8 +25,8 @@
 #include "buf.h"
 #include "fj_status.h"
 #include "storage/core/store.h"
+#include "storage/core/store_query.h"
 #include "storage/core/store_ts.h"
-#include "storage/query/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>

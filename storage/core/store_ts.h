@@ -11,10 +11,15 @@
 #include "fj_status.h"
 #include "storage/core/store.h"
 #include "storage/core/store_query.h"
-#include "storage/ts/engine.h"
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The time-series engine's types these functions pass, defined in storage/ts/engine.h (a caller
+ * that reads their members includes it): core/ is the floor of storage/ and names no folder above. */
+typedef struct fj_ts_engine fj_ts_engine; /* the writer's live engine */
+typedef struct fj_ts_key fj_ts_key;       /* a series key */
+typedef struct fj_ts_points fj_ts_points; /* the points of a read */
 
 /* Which series a metric query reads (ts_series): NULL or "" matches any value. */
 typedef struct fj_ts_sel {

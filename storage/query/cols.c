@@ -357,6 +357,19 @@ static const fj_qcol users_cols[] = {
 };
 TABLE(fj_qt_problem_users, "users", users_cols, 0);
 
+static const fj_qcol node_usage_cols[] = {
+    {"node", FJ_VT_TEXT, "node name"},
+    {"time", FJ_VT_TIME, "latest sample of the node"},
+    {"interval_s", FJ_VT_INT, "seconds to the sample before it (the CPU interval)"},
+    {"cpu_busy", FJ_VT_REAL, "cores busy on average over that interval"},
+    {"used_memory_kb", FJ_VT_INT, "memory in use at the latest sample"},
+    {"load1", FJ_VT_REAL, "1-minute load average"},
+    {"gpus", FJ_VT_INT, "GPU cards in the latest sample"},
+    {"gpu_busy", FJ_VT_REAL, "cards busy (sum of their compute utilisation / 100)"},
+    {"gpu_memory_kb", FJ_VT_INT, "GPU memory in use, all cards"},
+};
+TABLE(fj_qt_node_usage, "usage", node_usage_cols, 0);
+
 int fj_qtable_col(const fj_qtable *t, const char *name)
 {
     for (size_t i = 0; i < t->n_cols; i++)

@@ -5,7 +5,6 @@
 
 #include "storage/query/qmath.h"
 #include "storage/query/value.h"
-#include "storage/core/store_chimbuko.h" /* fj_qt_node_usage */
 
 enum { MAX_CORES = 8192 };
 

@@ -4,6 +4,7 @@
  * of storage/sqlite/ calls down into it; it calls nothing of theirs (statement texts come through
  * the handle's stmt_text, which the backend's open fills). */
 #include "storage/query/backend.h"
+#include "storage/query/value.h"
 #include "storage/sqlite/int.h"
 
 #include <string.h>

@@ -6,6 +6,7 @@
 #include "sqlite_test_db.h"
 #include "storage/core/store.h"
 #include "storage/core/store_ts.h"
+#include "storage/ts/engine.h"
 
 #include <criterion/criterion.h>
 #include <sqlite3.h>

@@ -15,6 +15,7 @@
 #include "storage/core/driver.h"
 #include "storage/core/store.h"
 #include "storage/core/tokens.h"
+#include "storage/ts/engine.h"
 #ifdef FJ_HAVE_PG
 #include "storage/pg/migrations.h"
 #include "storage/core/store_query.h"
