@@ -5,9 +5,18 @@ the call graph the linker sees, not what the headers declare. Prints every circl
 call each other (a strongly connected component of more than one file) and, with --check, exits
 1 if there is one: every file calls down, never back up.
 
+It also holds the folders to their floors (LAYERS): a file calls and includes only files of its
+own folder or of folders on a lower floor, never one beside it or above. The tree's libraries
+stack app/ > api/ > server/ > storage/ > ingest/ > common/ (the pusher beside ingest/, over
+common/ only), and storage/ is stacked inside: core/ (the engine's door and the driver contract)
+at the bottom, then ts/, query/, chimbuko/, the backends sqlite/ and pg/ (beside each other), and
+backends.c (the choice among them) at the top. Includes are read from the sources (a header
+calls nothing the linker sees); an include without a folder (common/'s) names no floor.
+
     tests/layout/calls.py BUILD_DIR [--check] [--edges]
 """
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -27,6 +36,64 @@ TARGETS = [
     ("pusher/CMakeFiles/fj_pusher.dir", "pusher/"),
     ("pusher/CMakeFiles/fjord-push.dir", "pusher/"),
 ]
+
+
+# The floors, lowest first; folders on one floor may not reach each other.
+LAYERS = [
+    ["common/"],
+    ["ingest/", "pusher/"],
+    ["storage/core/"],
+    ["storage/ts/"],
+    ["storage/query/"],
+    ["storage/chimbuko/"],
+    ["storage/sqlite/", "storage/pg/"],
+    ["storage/backends.c"],
+    ["server/"],
+    ["api/"],
+    ["app/"],
+]
+
+
+def floor_of(path):
+    """(floor, folder) of a source path: its longest prefix in LAYERS; None outside them."""
+    best = None
+    for rank, folders in enumerate(LAYERS):
+        for f in folders:
+            if path.startswith(f) and (best is None or len(f) > len(best[1])):
+                best = (rank, f)
+    return best
+
+
+def layer_breaks(edges_by_path, includes):
+    """Every call or include that goes beside or above its file's floor."""
+    out = []
+    for kind, pairs in (("calls", edges_by_path), ("includes", includes)):
+        for a, b in pairs:
+            fa, fb = floor_of(a), floor_of(b)
+            if not fa or not fb or fa[1] == fb[1]:
+                continue
+            if fb[0] >= fa[0]:
+                out.append("%s %s %s: %s is %s %s" % (a, kind, b, fb[1], "beside" if fb[0] == fa[0] else "above", fa[1]))
+    return sorted(set(out))
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def includes():
+    """(source file, header) for every include that names a folder of LAYERS."""
+    out = []
+    for top in ("common", "ingest", "storage", "server", "api", "app", "pusher"):
+        for folder, _, files in os.walk(os.path.join(SOURCE, top)):
+            for f in files:
+                if not f.endswith((".c", ".h")):
+                    continue
+                path = os.path.relpath(os.path.join(folder, f), SOURCE)
+                with open(os.path.join(SOURCE, path), encoding="utf-8", errors="replace") as fh:
+                    for h in INCLUDE.findall(fh.read()):
+                        if floor_of(h):
+                            out.append((path, h))
+    return out
 
 
 def objects(build):
@@ -103,6 +170,7 @@ def main():
             if o and o != obj:
                 edges[obj].add(o)
     circles = [c for c in sccs(sorted(names), edges) if len(c) > 1]
+    breaks = layer_breaks([(a, b) for a in edges for b in edges[a]], includes())
     if "--edges" in sys.argv:
         for a in sorted(edges):
             print("%s -> %s" % (names[a], ", ".join(sorted(names[b] for b in edges[a]))))
@@ -110,7 +178,11 @@ def main():
         print("circle of %d files: %s" % (len(c), " ".join(names[x] for x in c)))
     if not circles:
         print("no circles: each of %d files calls only files that do not call it back" % len(defs))
-    sys.exit(1 if circles and "--check" in sys.argv else 0)
+    for b in breaks:
+        print("off its floor: %s" % b)
+    if not breaks:
+        print("every file calls and includes only its folder and the floors below it")
+    sys.exit(1 if (circles or breaks) and "--check" in sys.argv else 0)
 
 
 main()
