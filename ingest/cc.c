@@ -13,9 +13,44 @@
 
 /* --- classification ------------------------------------------------------------------------ */
 
+/* The tags ClusterCockpit gives a meaning to. */
+typedef enum { TAG_OTHER, TAG_CLUSTER, TAG_HOSTNAME, TAG_HOST, TAG_TYPE, TAG_TYPE_ID, TAG_STYPE, TAG_STYPE_ID } cc_tag;
+
 static bool is_number(fj_lp_ftype t)
 {
     return t == FJ_LP_FLOAT || t == FJ_LP_INT || t == FJ_LP_UINT;
+}
+
+/* ClusterCockpit's scopes, the values its line protocol gives the `type` tag (its line-protocol
+ * flavour's list; cc-lib's MetricScope and cc-backend's cluster.json `scope` name the same, less
+ * die and llc). Case matters, as in cc-metric-store's selectors. */
+static bool is_cc_scope(const fj_lp_str *v)
+{
+    static const char *const scopes[] = {"node", "socket", "die", "memoryDomain", "llc", "core", "hwthread",
+                                         "accelerator"};
+    for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++)
+        if (fj_lp_str_eq(v, scopes[i]))
+            return true;
+    return false;
+}
+
+static cc_tag tag_of(const fj_lp_str *key);
+
+/* Whether a line with a numeric `value` field is ClusterCockpit's metric line: its `type` is one of
+ * ClusterCockpit's scopes, or it has no `type` and no tag beyond those ClusterCockpit gives a
+ * meaning to (then both readings keep every tag, and lines sent before this rule keep their
+ * series). Any other line is plain InfluxDB line protocol: collectd's `type=cpu`, a
+ * `region=us-west`. */
+static bool cc_metric_tags(const fj_lp_line *l)
+{
+    bool plain_tag = false;
+    for (size_t i = 0; i < l->n_tags; i++)
+        switch (tag_of(&l->tags[i].key)) {
+        case TAG_TYPE: return is_cc_scope(&l->tags[i].value);
+        case TAG_OTHER: plain_tag = true; break;
+        default: break;
+        }
+    return !plain_tag;
 }
 
 fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
@@ -33,6 +68,8 @@ fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
             }
     for (size_t i = 0; i < l->n_fields; i++)
         if (is_number(l->fields[i].type) && fj_lp_str_eq(&l->fields[i].key, "value")) {
+            if (!cc_metric_tags(l))
+                break;
             if (field)
                 *field = i;
             return FJ_CC_METRIC;
@@ -267,12 +304,11 @@ static bool note_cluster(dctx *d, fj_mstr c)
 
 typedef struct keytags {
     const fj_lp_str *cluster, *host, *type, *type_id, *stype, *stype_id;
+    size_t type_i, type_id_i, hostname_i; /* their tags' indices, when present */
+    bool both_hosts;                      /* a `host` and a `hostname` tag */
     size_t others[FJ_LP_MAX_TAGS];
     size_t n_others;
 } keytags;
-
-/* The tags ClusterCockpit gives a meaning to. */
-typedef enum { TAG_OTHER, TAG_CLUSTER, TAG_HOSTNAME, TAG_HOST, TAG_TYPE, TAG_TYPE_ID, TAG_STYPE, TAG_STYPE_ID } cc_tag;
 
 /* Which tag a key is. This runs for every tag of every line: unescaped keys (nearly all) are
  * told apart by length, then by constant-size comparisons the compiler inlines. */
@@ -311,16 +347,44 @@ static void scan_tags(const fj_lp_line *l, keytags *k)
         const fj_lp_str *v = &l->tags[i].value;
         switch (tag_of(&l->tags[i].key)) {
         case TAG_CLUSTER: k->cluster = v; break;
-        case TAG_HOSTNAME: hostname = v; break;
+        case TAG_HOSTNAME: hostname = v, k->hostname_i = i; break;
         case TAG_HOST: host = v; break;
-        case TAG_TYPE: k->type = v; break;
-        case TAG_TYPE_ID: k->type_id = v; break;
+        case TAG_TYPE: k->type = v, k->type_i = i; break;
+        case TAG_TYPE_ID: k->type_id = v, k->type_id_i = i; break;
         case TAG_STYPE: k->stype = v; break;
         case TAG_STYPE_ID: k->stype_id = v; break;
         case TAG_OTHER: k->others[k->n_others++] = i; break;
         }
     }
     k->host = hostname ? hostname : host;
+    k->both_hosts = hostname && host;
+}
+
+/* A plain InfluxDB line keeps every tag: those that are not its series key's ClusterCockpit
+ * columns join the folded sub-type. Its `type` is a ClusterCockpit type (with `type-id` unless
+ * node) only when it is one of ClusterCockpit's scopes, as plain lines carrying ClusterCockpit's
+ * topology were stored before; any other `type` (collectd's `cpu`, `load`) and a `type-id`
+ * without such a type are ordinary tags. With both `host` and `hostname`, `host` is the host and
+ * `hostname` an ordinary tag. */
+static void plain_tags(const fj_lp_line *l, keytags *k)
+{
+    if (k->type && !(is_cc_scope(k->type) && (k->type_id || fj_lp_str_eq(k->type, "node")))) {
+        k->others[k->n_others++] = k->type_i;
+        k->type = NULL;
+        if (k->type_id) {
+            k->others[k->n_others++] = k->type_id_i;
+            k->type_id = NULL;
+        }
+    } else if (!k->type && k->type_id) {
+        k->others[k->n_others++] = k->type_id_i;
+        k->type_id = NULL;
+    }
+    if (k->both_hosts) {
+        k->others[k->n_others++] = k->hostname_i;
+        for (size_t i = 0; i < l->n_tags; i++)
+            if (tag_of(&l->tags[i].key) == TAG_HOST)
+                k->host = &l->tags[i].value;
+    }
 }
 
 /* qsort has no context argument; decoding runs on one thread at a time per thread */
@@ -489,6 +553,8 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         return note_cluster(d, cluster) ? NULL : "out of memory";
     }
 
+    if (cls == FJ_CC_GENERIC)
+        plain_tags(l, &k);
     fj_metric_point kp;
     const char *why = line_key(d, l, &k, cluster, cls == FJ_CC_GENERIC, &kp);
     if (why)

@@ -79,13 +79,16 @@ fj_status fj_q_ts_series_of(fj_store *s, const char *cluster, const char *meas,
         return rs;
     fj_qrows exact = {0}, range = {0};
     size_t rows = 0;
-    /* the metric itself (its index); only when there is none, its fields: the range
-     * [meas".", meas"/") in byte order ('/' follows '.'), which no index of every collation serves */
+    /* the metric itself (a ClusterCockpit metric line's series; its index), and the fields of plain
+     * lines: the range [meas".", meas"/") in byte order ('/' follows '.'), which no index of every
+     * collation serves. Both: since ClusterCockpit's flavour is told by its `type` (docs/metrics.md),
+     * a `value` line without one that was ClusterCockpit's before is plain now, and its new series
+     * stand beside the old under the same name. */
     if ((rs = fj_qx_prepare(&x, SERIES_COLS " WHERE cluster = ?1 AND metric = ?2", &exact)) != FJ_OK)
         goto out;
     fj_qr_bind_text(&exact, 1, cluster);
     fj_qr_bind_text(&exact, 2, meas);
-    if ((rs = each_series(&exact, cb, ud, &rows)) != FJ_OK || rows)
+    if ((rs = each_series(&exact, cb, ud, &rows)) != FJ_OK)
         goto out;
     if ((rs = fj_qx_prepare(&x, SERIES_COLS " WHERE cluster = ?1 AND metric{bytes} >= ?2 AND metric{bytes} < ?3",
                             &range)) != FJ_OK)

@@ -59,6 +59,35 @@ Test(cc, classify_by_field_key)
     cr_expect_eq(cls("m value=3u 1", NULL), FJ_CC_METRIC);
 }
 
+/* ClusterCockpit's metric lines are told by their `type`, one of its scopes; any other `value` line
+ * is plain InfluxDB line protocol (collectd through Telegraf, InfluxDB's own examples). */
+Test(cc, classify_value_lines_by_clustercockpit_type)
+{
+    static const char *const cc[] = {
+        "cpu_load,hostname=n1,type=node value=1 1",
+        "flops_any,hostname=e1208,type=core,type-id=23 value=1203.3 1",
+        "x,type=socket,type-id=0 value=1 1", "x,type=die,type-id=0 value=1 1",
+        "x,type=memoryDomain,type-id=0 value=1 1", "x,type=llc,type-id=0 value=1 1",
+        "x,type=hwthread,type-id=0 value=1 1", "x,type=accelerator,type-id=00000000:3B:00.0 value=1 1",
+        /* ClusterCockpit's type with tags of its own beyond the key (cc-metric-collector's meta) */
+        "mem_used,hostname=n1,type=node,unit=GB value=1 1",
+        /* no type, and only tags ClusterCockpit gives a meaning to: as before */
+        "m value=1 1", "m,hostname=n1 value=1 1", "m,host=n1,cluster=c value=1 1",
+        "m,hostname=n1,stype=disk,stype-id=sda value=1 1",
+    };
+    static const char *const plain[] = {
+        "cpu_value,host=c01,instance=0,type=cpu,type_instance=user value=42 1",
+        "load_shortterm,host=c01,type=load value=0.5 1",
+        "x,type=Node value=1 1", /* case matters */
+        "x,type=gpu,type-id=0 value=1 1",
+        "cpu_load_short,host=server01,region=us-west value=0.64 1",
+    };
+    for (size_t i = 0; i < sizeof cc / sizeof *cc; i++)
+        cr_expect_eq(cls(cc[i], NULL), FJ_CC_METRIC, "%s", cc[i]);
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        cr_expect_eq(cls(plain[i], NULL), FJ_CC_GENERIC, "%s", plain[i]);
+}
+
 Test(cc, job_event_forms)
 {
     fj_lp_line l = one("job,function=start_job event=\"{}\" 1");
@@ -245,6 +274,36 @@ Test(cc, explicit_precision_and_future_and_no_cluster)
     cr_expect(strstr(bd.why[0], "future") != NULL);
     cr_expect(strstr(bd.why[1], "cluster") != NULL);
     cr_expect(strstr(bd.why[2], "range") != NULL);
+    fj_batch_free(b);
+}
+
+/* collectd's lines through Telegraf's collectd input: stored, every tag kept, `type` a tag */
+Test(cc, collectd_lines_are_plain_influxdb)
+{
+    fj_batch *b = fj_batch_new();
+    bads bd = {0};
+    size_t good;
+    fj_cc_opts o = {.default_cluster = "t", .unit_ns = 1};
+    fj_metrics *m = decode(b,
+                           "cpu_value,host=c01,instance=0,type=cpu,type_instance=user value=42 1000\n"
+                           "x,host=c01,type=socket v=1 1000\n"          /* a plain line's scope without type-id: a tag */
+                           "y,host=c01,type-id=3 v=1 1000\n"            /* type-id without a type: a tag */
+                           "z,host=c01,hostname=h2,type=hwthread,type-id=4 v=1 1000\n",
+                           &o, &bd, &good);
+    cr_expect_eq(bd.n, 0, "%s", bd.why[0]);
+    cr_expect_eq(good, 4);
+    cr_assert_eq(m->n_points, 4);
+    fj_metric_point *p = m->points;
+    cr_expect(eq(p[0].metric, "cpu_value.value") && eq(p[0].host, "c01") && eq(p[0].type, "node") &&
+              eq(p[0].type_id, ""));
+    cr_expect(eq(p[0].stype, "instance,type,type_instance") && eq(p[0].stype_id, "0,cpu,user"));
+    cr_expect_eq(p[0].v, 42.0);
+    cr_expect(eq(p[1].metric, "x.v") && eq(p[1].type, "node") && eq(p[1].stype, "type") &&
+              eq(p[1].stype_id, "socket"));
+    cr_expect(eq(p[2].type_id, "") && eq(p[2].stype, "type-id") && eq(p[2].stype_id, "3"));
+    /* ClusterCockpit's topology on a plain line stays in the key, as before; both host tags kept */
+    cr_expect(eq(p[3].type, "hwthread") && eq(p[3].type_id, "4") && eq(p[3].host, "c01") &&
+              eq(p[3].stype, "hostname") && eq(p[3].stype_id, "h2"));
     fj_batch_free(b);
 }
 
