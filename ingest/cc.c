@@ -4,6 +4,7 @@
 #include "ingest/cc.h"
 
 #include "buf.h"
+#include "ingest/metric_name.h"
 #include "json.h"
 
 #include <stdint.h>
@@ -272,6 +273,38 @@ static bool mstr_of(fj_arena *a, const fj_lp_str *s, fj_mstr *out)
     return true;
 }
 
+/* The unescaped measurement with its dots escaped for a series key's metric (ingest/metric_name.h;
+ * field_follows: a plain line's, before ".field") at dst (cap bytes); its length, 0 when too long. */
+static size_t measurement_escaped(const fj_lp_str *m, bool field_follows, char *dst, size_t cap)
+{
+    char tmp[1024];
+    if (m->n > sizeof tmp || 2 * sizeof tmp > cap)
+        return 0;
+    size_t n = fj_lp_unescape(m, tmp);
+    if (!fj_mname_needs_escape(tmp, n, '.')) {
+        memcpy(dst, tmp, n);
+        return n;
+    }
+    return fj_mname_escape(tmp, n, '.', field_follows, dst);
+}
+
+/* A ClusterCockpit metric line's metric: its measurement, dots escaped so that it is not read as
+ * a plain line's "measurement.field" (a name without a dot or backslash, nearly all, as it is). */
+static const char *cc_metric_name(fj_arena *a, const fj_lp_str *m, fj_mstr *out)
+{
+    if (m->esc == FJ_LP_RAW && !fj_mname_needs_escape(m->p, m->n, '.'))
+        return mstr_of(a, m, out) ? NULL : "out of memory";
+    char buf[2048];
+    size_t n = measurement_escaped(m, false, buf, sizeof buf);
+    if (!n)
+        return "measurement name too long";
+    char *p = fj_arena_strndup(a, buf, n);
+    if (!p)
+        return "out of memory";
+    *out = (fj_mstr){p, n};
+    return NULL;
+}
+
 static char *cstr_of(fj_arena *a, const fj_lp_str *s)
 {
     return s ? fj_lp_str_dup(a, s, NULL) : fj_arena_strdup(a, "");
@@ -427,11 +460,15 @@ static const char *line_key(dctx *d, const fj_lp_line *l, const keytags *k, fj_m
             fj_buf_reset(&d->scratch);
             for (size_t i = 0; i < k->n_others; i++) {
                 const fj_lp_str *s = part ? &l->tags[idx[i]].value : &l->tags[idx[i]].key;
-                char tmp[1024];
+                char tmp[1024], esc[2 * sizeof tmp];
                 size_t n = s->n <= sizeof tmp ? fj_lp_unescape(s, tmp) : 0;
                 if (i)
                     fj_buf_append(&d->scratch, ",", 1);
-                fj_buf_append(&d->scratch, tmp, n);
+                /* a comma in a key or value is escaped, so that the fold reads back exactly */
+                if (fj_mname_needs_escape(tmp, n, ','))
+                    fj_buf_append(&d->scratch, esc, fj_mname_escape(tmp, n, ',', i + 1 < k->n_others, esc));
+                else
+                    fj_buf_append(&d->scratch, tmp, n);
             }
             char *p = fj_arena_strndup(d->a, d->scratch.data ? d->scratch.data : "", d->scratch.len);
             if (!p)
@@ -560,8 +597,10 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
     if (why)
         return why;
     if (cls == FJ_CC_METRIC) {
+        if ((why = cc_metric_name(d->a, &l->measurement, &kp.metric)) != NULL)
+            return why;
         fj_metric_point *p = new_point(d);
-        if (!p || !mstr_of(d->a, &l->measurement, &kp.metric))
+        if (!p)
             return "out of memory";
         const fj_lp_field *fv = &l->fields[f];
         *p = kp;
@@ -569,9 +608,10 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         p->v = fv->type == FJ_LP_FLOAT ? fv->v.f : fv->type == FJ_LP_INT ? (double)fv->v.i : (double)fv->v.u;
         return note_cluster(d, cluster) ? NULL : "out of memory";
     }
-    /* generic: every numeric or boolean field is a metric measurement.field */
-    char meas[1024];
-    size_t mn = l->measurement.n <= sizeof meas ? fj_lp_unescape(&l->measurement, meas) : 0;
+    /* generic: every numeric or boolean field is a metric measurement.field, the measurement's
+     * dots escaped (ingest/metric_name.h) */
+    char meas[2048];
+    size_t mn = measurement_escaped(&l->measurement, true, meas, sizeof meas);
     if (!mn)
         return "measurement name too long";
     bool any = false;

@@ -27,7 +27,7 @@ def q(f, tok, query, **params):
 
 
 def ccms(f, tok, metric, host):
-    body = {"cluster": CL, "from": S, "to": S + 600, "with-stats": False, "with-padding": False,
+    body = {"cluster": CL, "from": S, "to": S + 2000, "with-stats": False, "with-padding": False,
             "queries": [{"metric": metric, "host": host, "resolution": 10}]}
     r = f.request("POST", "/api/query", json.dumps(body), headers={"Content-Type": "application/json"}, auth=tok)
     check(r.status == 200, "/api/query %s: 200 (%d %s)" % (metric, r.status, r.body[:300]))
@@ -50,6 +50,48 @@ def collectd_lines():
         out.append("load_shortterm,host=c01,type=load value=%s %d" % (0.5 + k / 10, ns(k)))
         out.append("memory_value,host=c01,type=memory,type_instance=used value=%d %d" % (1000 + k, ns(k)))
     return out
+
+
+def tagged(series):
+    return [(x["name"], x.get("tags"), [v[1] for v in x["values"]]) for x in series]
+
+
+def names(f, tok):
+    """Dots in measurements and commas in tags (docs/metrics.md, "Names"): whole and exact now,
+    and the series stored before with them bare answer as they did."""
+    t0 = 100
+    write(f, tok, ["ib.rcv_bytes,hostname=n1,type=node value=%d %d" % (k, ns(t0 + k)) for k in range(3)] +
+          ["node.temp,host=n1 celsius=%d %d" % (40 + k, ns(t0 + k)) for k in range(3)] +
+          ["fs,host=n1,path=/scratch/a\\,b used=%d %d" % (k, ns(t0 + k)) for k in range(3)])
+    since = "time >= %ds" % (S + 10 * t0)
+    check(tagged(q(f, tok, "SELECT value FROM \"ib.rcv_bytes\" WHERE %s" % since)) ==
+          [("ib.rcv_bytes", None, [0, 1, 2])], "a ClusterCockpit metric with a dot is one measurement")
+    check(tagged(q(f, tok, "SELECT celsius FROM \"node.temp\" WHERE %s GROUP BY *" % since)) ==
+          [("node.temp", {"cluster": CL, "host": "n1"}, [40, 41, 42])], "a plain measurement with a dot is whole")
+    check(tagged(q(f, tok, "SELECT used FROM fs WHERE path = '/scratch/a,b' AND %s GROUP BY path" % since)) ==
+          [("fs", {"path": "/scratch/a,b"}, [0, 1, 2])], "a tag with a comma reads back exactly")
+    s = q(f, tok, "SHOW SERIES FROM fs")
+    check(s and s[0]["values"] == [["fs,cluster=fl,host=n1,path=/scratch/a\\,b"]], "SHOW SERIES escapes: %s" % s)
+    check(ccms(f, tok, "ib.rcv_bytes", "n1") == [0.0, 1.0, 2.0], "/api/query reads the dotted metric")
+    # the keys the rule before wrote: names and tags bare
+    f.stop()
+    f.execute("UPDATE ts_series SET metric = 'ib.rcv_bytes' WHERE metric = 'ib\\.rcv_bytes';"
+              "UPDATE ts_series SET metric = 'node.temp.celsius' WHERE metric = 'node\\.temp.celsius';"
+              "UPDATE ts_series SET stype_id = '/scratch/a,b' WHERE metric = 'fs.used'")
+    f.start()
+    check(tagged(q(f, tok, "SELECT rcv_bytes FROM ib WHERE %s GROUP BY *" % since)) ==
+          [("ib", {"cluster": CL, "host": "n1"}, [0, 1, 2])], "stored before: ib.rcv_bytes reads as then")
+    check(tagged(q(f, tok, "SELECT \"temp.celsius\" FROM node WHERE %s GROUP BY *" % since)) ==
+          [("node", {"cluster": CL, "host": "n1"}, [40, 41, 42])], "stored before: node.temp reads as then")
+    check(tagged(q(f, tok, "SELECT used FROM fs WHERE %s GROUP BY *" % since)) ==
+          [("fs", {"cluster": CL, "host": "n1", "stype": "path", "stype-id": "/scratch/a,b"}, [0, 1, 2])],
+          "stored before: the folded comma reads as then")
+    check(ccms(f, tok, "ib.rcv_bytes", "n1") == [0.0, 1.0, 2.0], "stored before: /api/query reads it as then")
+    # the same lines now go to their new keys, and /api/query reads both
+    write(f, tok, ["ib.rcv_bytes,hostname=n1,type=node value=%d %d" % (k, ns(t0 + k)) for k in range(3, 5)])
+    check(ccms(f, tok, "ib.rcv_bytes", "n1") == [0.0, 1.0, 2.0, 3.0, 4.0], "/api/query reads old and new series")
+    check(tagged(q(f, tok, "SELECT value FROM \"ib.rcv_bytes\" WHERE %s" % since)) ==
+          [("ib.rcv_bytes", None, [3, 4])], "the new series under the whole name")
 
 
 def main():
@@ -118,6 +160,8 @@ def main():
         write(f, tok, ["cpu_load,hostname=n1,type=node value=9 %d" % ns(7), "nots,hostname=n1 value=1 %d" % ns(7)])
         write(f, tok, ["nots,hostname=n1 value=2 %d" % ns(8)])
         check(f.query("SELECT count(*) FROM ts_series")[0][0] == n_series + 1, "ClusterCockpit's lines keep their series")
+
+        names(f, tok)
         check(f.stop() == 0, "fjord exits 0")
     finally:
         f.cleanup()

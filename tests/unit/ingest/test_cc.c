@@ -400,3 +400,28 @@ Test(cc, out_of_memory_is_reported)
         fj_batch_free(b);
     }
 }
+
+/* Dots in measurements and commas in tags are escaped in the series key (ingest/metric_name.h), so
+ * that a measurement with a dot is not split and a tag with a comma is not folded wrong. */
+Test(cc, dotted_names_and_commas_are_escaped)
+{
+    fj_batch *b = fj_batch_new();
+    bads bd = {0};
+    fj_cc_opts o = {.default_cluster = "c", .unit_ns = 1};
+    fj_metrics *m = decode(b,
+                           "node.temp,host=n1 celsius=40 1\n"
+                           "ib.rcv_bytes,hostname=n1,type=node value=7 1\n"
+                           "fs,host=n1,path=/scratch/a\\,b,z=x\\=y\\ z used=1 1\n"
+                           "cpu,host=n1,cpu=cpu0 usage.user=3 1\n"
+                           "cpu_load,hostname=n1,type=node value=1 1\n",
+                           &o, &bd, NULL);
+    cr_expect_eq(bd.n, 0);
+    cr_assert_eq(m->n_points, 5);
+    cr_expect(eq(m->points[0].metric, "node\\.temp.celsius"));
+    cr_expect(eq(m->points[1].metric, "ib\\.rcv_bytes"));
+    cr_expect(eq(m->points[2].metric, "fs.used") && eq(m->points[2].stype, "path,z") &&
+              eq(m->points[2].stype_id, "/scratch/a\\,b,x=y z"));
+    cr_expect(eq(m->points[3].metric, "cpu.usage.user"), "a field's dots need no escape");
+    cr_expect(eq(m->points[4].metric, "cpu_load"));
+    fj_batch_free(b);
+}
