@@ -27,15 +27,28 @@ static bool is_number(fj_lp_ftype t)
  * die and llc). Case matters, as in cc-metric-store's selectors. */
 static bool is_cc_scope(const fj_lp_str *v)
 {
-    static const char *const scopes[] = {"node", "socket", "die", "memoryDomain", "llc", "core", "hwthread",
-                                         "accelerator"};
-    for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++)
-        if (fj_lp_str_eq(v, scopes[i]))
-            return true;
-    return false;
+    if (v->esc != FJ_LP_RAW) {
+        static const char *const scopes[] = {"node", "socket", "die", "memoryDomain", "llc", "core", "hwthread",
+                                             "accelerator"};
+        for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++)
+            if (fj_lp_str_eq(v, scopes[i]))
+                return true;
+        return false;
+    }
+    /* every metric line asks: by length, then constant-size comparisons */
+    const char *p = v->p;
+    switch (v->n) {
+    case 3: return !memcmp(p, "die", 3) || !memcmp(p, "llc", 3);
+    case 4: return !memcmp(p, "node", 4) || !memcmp(p, "core", 4);
+    case 6: return !memcmp(p, "socket", 6);
+    case 8: return !memcmp(p, "hwthread", 8);
+    case 11: return !memcmp(p, "accelerator", 11);
+    case 12: return !memcmp(p, "memoryDomain", 12);
+    default: return false;
+    }
 }
 
-static cc_tag tag_of(const fj_lp_str *key);
+static inline __attribute__((always_inline)) cc_tag tag_of(const fj_lp_str *key);
 
 /* Whether a line with a numeric `value` field is ClusterCockpit's metric line: its `type` is one of
  * ClusterCockpit's scopes, or it has no `type` and no tag beyond those ClusterCockpit gives a
@@ -54,7 +67,8 @@ static bool cc_metric_tags(const fj_lp_line *l)
     return !plain_tag;
 }
 
-fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
+/* fj_cc_classify, with cc_metric_tags already known (0 or 1; -1: not yet). */
+static fj_cc_class classify(const fj_lp_line *l, int cc_tags, size_t *field)
 {
     static const struct {
         const char *key;
@@ -69,7 +83,7 @@ fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
             }
     for (size_t i = 0; i < l->n_fields; i++)
         if (is_number(l->fields[i].type) && fj_lp_str_eq(&l->fields[i].key, "value")) {
-            if (!cc_metric_tags(l))
+            if (!(cc_tags < 0 ? cc_metric_tags(l) : cc_tags))
                 break;
             if (field)
                 *field = i;
@@ -78,6 +92,11 @@ fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
     if (field)
         *field = 0;
     return FJ_CC_GENERIC;
+}
+
+fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
+{
+    return classify(l, -1, field);
 }
 
 static const fj_lp_str *tag(const fj_lp_line *l, const char *key)
@@ -280,6 +299,10 @@ static size_t measurement_escaped(const fj_lp_str *m, bool field_follows, char *
     char tmp[1024];
     if (m->n > sizeof tmp || 2 * sizeof tmp > cap)
         return 0;
+    if (m->esc == FJ_LP_RAW && !fj_mname_needs_escape(m->p, m->n, '.')) { /* nearly every name */
+        memcpy(dst, m->p, m->n);
+        return m->n;
+    }
     size_t n = fj_lp_unescape(m, tmp);
     if (!fj_mname_needs_escape(tmp, n, '.')) {
         memcpy(dst, tmp, n);
@@ -345,7 +368,7 @@ typedef struct keytags {
 
 /* Which tag a key is. This runs for every tag of every line: unescaped keys (nearly all) are
  * told apart by length, then by constant-size comparisons the compiler inlines. */
-static cc_tag tag_of(const fj_lp_str *key)
+static inline __attribute__((always_inline)) cc_tag tag_of(const fj_lp_str *key)
 {
     if (key->esc != FJ_LP_RAW) {
         static const char *const names[] = {"cluster", "hostname", "host", "type", "type-id", "stype", "stype-id"};
@@ -460,15 +483,17 @@ static const char *line_key(dctx *d, const fj_lp_line *l, const keytags *k, fj_m
             fj_buf_reset(&d->scratch);
             for (size_t i = 0; i < k->n_others; i++) {
                 const fj_lp_str *s = part ? &l->tags[idx[i]].value : &l->tags[idx[i]].key;
-                char tmp[1024], esc[2 * sizeof tmp];
-                size_t n = s->n <= sizeof tmp ? fj_lp_unescape(s, tmp) : 0;
                 if (i)
                     fj_buf_append(&d->scratch, ",", 1);
+                /* a token without escapes holds no comma (line protocol escapes it) */
+                if (s->esc == FJ_LP_RAW && !memchr(s->p, '\\', s->n)) {
+                    fj_buf_append(&d->scratch, s->p, s->n);
+                    continue;
+                }
                 /* a comma in a key or value is escaped, so that the fold reads back exactly */
-                if (fj_mname_needs_escape(tmp, n, ','))
-                    fj_buf_append(&d->scratch, esc, fj_mname_escape(tmp, n, ',', i + 1 < k->n_others, esc));
-                else
-                    fj_buf_append(&d->scratch, tmp, n);
+                char tmp[1024], esc[2 * sizeof tmp];
+                size_t n = s->n <= sizeof tmp ? fj_lp_unescape(s, tmp) : 0;
+                fj_buf_append(&d->scratch, esc, fj_mname_escape(tmp, n, ',', i + 1 < k->n_others, esc));
             }
             char *p = fj_arena_strndup(d->a, d->scratch.data ? d->scratch.data : "", d->scratch.len);
             if (!p)
@@ -572,7 +597,7 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         return "timestamp too far in the future";
 
     size_t f = 0;
-    fj_cc_class cls = fj_cc_classify(l, &f);
+    fj_cc_class cls = classify(l, k.type ? is_cc_scope(k.type) : k.n_others == 0, &f);
     if (cls == FJ_CC_EVENT || cls == FJ_CC_LOG || cls == FJ_CC_CONTROL) {
         if (o->points_only)
             return NULL;

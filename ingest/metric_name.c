@@ -3,11 +3,6 @@
 
 #include <string.h>
 
-bool fj_mname_needs_escape(const char *src, size_t n, char sep)
-{
-    return n && (memchr(src, sep, n) || memchr(src, '\\', n));
-}
-
 size_t fj_mname_escape(const char *src, size_t n, char sep, bool sep_follows, char *dst)
 {
     size_t o = 0;
