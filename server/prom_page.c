@@ -261,7 +261,7 @@ void fj_route_prom_metrics(fj_http_req *r)
                       (unsigned long long)GET(fj_prom.auth_fail[i]));
     header(&b, "fjord_udp_datagrams_total", "counter",
            "Datagrams of the UDP line-protocol listeners, by what became of them (docs/metrics.md, UDP).");
-    for (unsigned i = 0; i < 4; i++)
+    for (unsigned i = 0; i < 5; i++)
         fj_buf_printf(&b, "fjord_udp_datagrams_total{result=\"%s\"} %llu\n", udp_results[i],
                       (unsigned long long)GET(fj_prom.udp[i]));
     put_units(&b);

@@ -112,7 +112,8 @@ typedef struct listener {
     pthread_t thread;
     bool started;
     struct fj_udp *u;
-    char *buf; /* FJ_UDP_MAX_DATAGRAM + 1 */
+    char *buf;             /* FJ_UDP_MAX_DATAGRAM + 1 */
+    uint32_t kernel_drops; /* SO_RXQ_OVFL's count when last read */
 } listener;
 
 struct fj_udp {
@@ -192,20 +193,20 @@ static void take(listener *l, const char *data, size_t len)
     fj_err err = {0};
     if (!q || fj_cc_decode(data, len, &o, b, on_bad, q, &good, &err) != FJ_OK) {
         fj_log_limited(&store_log, FJ_LOG_WARN, "out of memory");
-        fj_prom_udp(FJ_PROM_UDP_DROPPED);
+        fj_prom_udp(FJ_PROM_UDP_DROPPED, 1);
         fj_batch_free(b);
         fj_free(q);
         return;
     }
     const fj_metrics *m = &b->envs[0].u.metrics;
     if (!only_own_cluster(l, m)) {
-        fj_prom_udp(FJ_PROM_UDP_REFUSED);
+        fj_prom_udp(FJ_PROM_UDP_REFUSED, 1);
         fj_batch_free(b);
         fj_free(q);
         return;
     }
     if (!good) {
-        fj_prom_udp(FJ_PROM_UDP_BAD);
+        fj_prom_udp(FJ_PROM_UDP_BAD, 1);
         if (q->n_bad)
             fj_prom_refused(FJ_PROM_POINTS, l->spec.cluster, "bad_line", q->n_bad);
         fj_batch_free(b);
@@ -222,7 +223,7 @@ static void take(listener *l, const char *data, size_t len)
     for (int tries = 0; fj_writer_submit(fj_server_writer(u->srv), &q->w) != FJ_OK; tries++) {
         if (atomic_load(&u->stopping) || tries >= 1000) {
             fj_log_limited(&queue_log, FJ_LOG_WARN, "cluster %s", l->spec.cluster);
-            fj_prom_udp(FJ_PROM_UDP_DROPPED);
+            fj_prom_udp(FJ_PROM_UDP_DROPPED, 1);
             atomic_fetch_sub(&u->in_flight, 1);
             fj_batch_free(b);
             fj_free(q);
@@ -230,7 +231,7 @@ static void take(listener *l, const char *data, size_t len)
         }
         usleep(1000);
     }
-    fj_prom_udp(FJ_PROM_UDP_ACCEPTED);
+    fj_prom_udp(FJ_PROM_UDP_ACCEPTED, 1);
 }
 
 static void *run(void *arg)
@@ -242,14 +243,29 @@ static void *run(void *arg)
         if (pr <= 0)
             continue;
         struct sockaddr_storage from;
-        socklen_t fl = sizeof from;
-        ssize_t n = recvfrom(l->fd, l->buf, FJ_UDP_MAX_DATAGRAM + 1, MSG_DONTWAIT | MSG_TRUNC,
-                             (struct sockaddr *)&from, &fl);
+        struct iovec iov = {.iov_base = l->buf, .iov_len = FJ_UDP_MAX_DATAGRAM + 1};
+        union {
+            char buf[CMSG_SPACE(sizeof(uint32_t))];
+            struct cmsghdr align;
+        } ctl;
+        struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
+                            .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+        ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT | MSG_TRUNC); /* MSG_TRUNC: the real length */
         if (n < 0)
             continue;
+        socklen_t fl = mh.msg_namelen;
+        /* SO_RXQ_OVFL: how many datagrams the kernel has dropped on this socket so far */
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+                uint32_t drops;
+                memcpy(&drops, CMSG_DATA(c), sizeof drops);
+                if (drops != l->kernel_drops)
+                    fj_prom_udp(FJ_PROM_UDP_OVERFLOWED, (uint32_t)(drops - l->kernel_drops));
+                l->kernel_drops = drops;
+            }
         /* the source first: nothing of a datagram from elsewhere is read */
         if (!fj_proxies_trust_sockaddr(&l->spec.allow, (const struct sockaddr *)&from)) {
-            fj_prom_udp(FJ_PROM_UDP_REFUSED);
+            fj_prom_udp(FJ_PROM_UDP_REFUSED, 1);
             char host[NI_MAXHOST];
             if (getnameinfo((const struct sockaddr *)&from, fl, host, sizeof host, NULL, 0, NI_NUMERICHOST) != 0)
                 snprintf(host, sizeof host, "?");
@@ -257,7 +273,7 @@ static void *run(void *arg)
             continue;
         }
         if (n > FJ_UDP_MAX_DATAGRAM || n == 0) { /* MSG_TRUNC: the datagram's real length */
-            fj_prom_udp(FJ_PROM_UDP_BAD);
+            fj_prom_udp(FJ_PROM_UDP_BAD, 1);
             continue;
         }
         take(l, l->buf, (size_t)n);
@@ -280,6 +296,8 @@ static fj_status bind_one(listener *l, fj_err *err)
     if (l->fd >= 0) {
         int rcv = 4 << 20; /* room for bursts while the writer commits; the kernel caps it */
         setsockopt(l->fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+        int on = 1; /* the kernel's drops, counted as overflowed */
+        setsockopt(l->fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
         if (bind(l->fd, ai->ai_addr, ai->ai_addrlen) != 0) {
             e = errno;
             close(l->fd);

@@ -63,7 +63,7 @@ def direct(f, tok, port):
     send(port, good % (3, S + 3) + "half a line=\n")                           # one good, one bad line
     send(port, good % (100, S + 100), source="127.0.0.2")                      # a source not allowed
     send(port, "cpu_value,cluster=other,host=c01,instance=0,type=cpu,type_instance=user value=7 %d\n" % (S + 7))
-    want = {"accepted": 2, "refused": 2, "bad": 1, "dropped": 0}
+    want = {"accepted": 2, "refused": 2, "bad": 1, "dropped": 0, "overflowed": 0}
     got = wait_for("the datagrams counted", lambda: (lambda c: c if c == want else None)(counters(f, tok)))
     check(got == want, "datagram counters %s" % counters(f, tok))
     s = q(f, "u1", tok, "SELECT value FROM cpu_value WHERE time >= %ds GROUP BY *" % S)
