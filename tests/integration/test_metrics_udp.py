@@ -104,6 +104,7 @@ def collectd(f, tok, port):
             proc.kill()
             proc.wait()
         log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
     s = q(f, "u2", tok, 'SHOW TAG VALUES FROM cpu WITH KEY = "type_instance"')
     ti = {v[1] for v in s[0]["values"]} if s else set()
     check({"user", "system", "idle"} <= ti, "cpu's type_instance tags: %s" % sorted(ti))
@@ -120,8 +121,10 @@ def collectd(f, tok, port):
 def main():
     p1, p2 = udp_port(), udp_port()
     # a listener without allow= is refused at start, naming what is missing
-    r = subprocess.run([FJORD, "serve", "--listen", "127.0.0.1:0", "--db", os.path.join(tempfile.mkdtemp(), "x.db"),
+    tmp = tempfile.mkdtemp(prefix="fjord-udp-")
+    r = subprocess.run([FJORD, "serve", "--listen", "127.0.0.1:0", "--db", os.path.join(tmp, "x.db"),
                         "--udp", "127.0.0.1:%d cluster=u1" % p1], capture_output=True, text=True, timeout=30)
+    shutil.rmtree(tmp, ignore_errors=True)
     check(r.returncode != 0 and "allow=" in r.stderr, "no allow=: refused (%d %s)" % (r.returncode, r.stderr[-300:]))
     f = Fjord("--udp", "127.0.0.1:%d cluster=u1 allow=127.0.0.1 precision=s; 127.0.0.1:%d cluster=u2 "
               "allow=127.0.0.0/30,::1 precision=ms" % (p1, p2))
