@@ -24,6 +24,7 @@
 #include "alloc.h"
 #include "api/ccms_agg.h"
 #include "json.h"
+#include "ingest/metric_name.h"
 #include "ingest/noderange.h"
 #include "storage/core/store_ts.h"
 
@@ -218,6 +219,35 @@ static fj_status add_series(void *ud, uint32_t id, const fj_ts_key *k)
     return FJ_OK;
 }
 
+/* A ClusterCockpit metric's name as its series keys hold it: a name with a dot or backslash escaped
+ * (ingest/metric_name.h), so that it is not read as a plain line's "measurement.field"; series
+ * written before that rule hold the name bare, and are read too. NULL when the name needs no
+ * escape (nearly all). */
+static const char *metric_escaped(fj_arena *a, const char *metric)
+{
+    size_t n = strlen(metric);
+    if (!fj_mname_needs_escape(metric, n, '.'))
+        return NULL;
+    char *e = fj_arena_alloc(a, 2 * n + 1);
+    if (e)
+        e[fj_mname_escape(metric, n, '.', false, e)] = '\0';
+    return e;
+}
+
+/* ts_series of the metric under both of its names (metric_escaped). */
+static fj_status metric_series(fj_store *s, fj_arena *a, const char *cluster, const char *host, const char *metric,
+                               fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err)
+{
+    fj_ts_sel sl = {cluster, host, metric};
+    fj_status st = fj_store_ts_series(s, &sl, cb, ud, err);
+    const char *esc = st == FJ_OK ? metric_escaped(a, metric) : NULL;
+    if (esc) {
+        sl.metric = esc;
+        st = fj_store_ts_series(s, &sl, cb, ud, err);
+    }
+    return st;
+}
+
 /* --- topology ----------------------------------------------------------------------------------- */
 
 typedef struct topo {
@@ -287,6 +317,7 @@ static int parent_of(const topo *t, const char *from, int id, const char *to)
 
 typedef struct qctx {
     fj_http_req *r;
+    fj_arena *a; /* the request's */
     fj_store *s;
     fj_ts_engine *live;
     const char *cluster;
@@ -696,8 +727,7 @@ static fj_status run_query(qctx *c, const query *q)
 {
     serlist ms = {0}, all = {0};
     fj_err err = {0};
-    fj_ts_sel sl = {c->cluster, q->host, q->metric};
-    fj_status st = fj_store_ts_series(c->s, &sl, add_series, &ms, &err);
+    fj_status st = metric_series(c->s, c->a, c->cluster, q->host, q->metric, add_series, &ms, &err);
     topo t = {0};
     sel s = {0}, *sels = NULL;
     size_t n_sels = 0;
@@ -896,7 +926,7 @@ void fj_route_ccms_query(fj_http_req *r)
         bad_request(r, err.path[0] ? err.path : "body", err.message[0] ? err.message : "the request must be a JSON object");
         return;
     }
-    qctx c = {.r = r};
+    qctx c = {.r = r, .a = a};
     const fj_json *v = fj_json_get(root, "cluster");
     if (!v || v->type != FJ_JSON_STRING || !v->len) {
         bad_request(r, "cluster", "'cluster' is required");
@@ -951,8 +981,7 @@ void fj_route_ccms_query(fj_http_req *r)
     if (n_fan) {
         hostset hs = {.a = a};
         for (size_t m = 0; m < n_fan; m++) {
-            fj_ts_sel sl = {c.cluster, NULL, fan_metrics[m]};
-            if (fj_store_ts_series(c.s, &sl, add_host, &hs, &err) != FJ_OK) {
+            if (metric_series(c.s, a, c.cluster, NULL, fan_metrics[m], add_host, &hs, &err) != FJ_OK) {
                 fj_http_reply_error(r, FJ_EIO, &err);
                 return;
             }
@@ -1037,8 +1066,10 @@ static fj_status metric_health_of(qctx *c, const serlist *host_series, const cha
                                   metric_health *out)
 {
     sel s = {0};
+    const char *esc = metric_escaped(c->a, metric);
     for (size_t i = 0; i < host_series->n; i++)
-        if (!strcmp(host_series->v[i].metric, metric) && !sel_add(&s, &host_series->v[i])) {
+        if ((!strcmp(host_series->v[i].metric, metric) || (esc && !strcmp(host_series->v[i].metric, esc))) &&
+            !sel_add(&s, &host_series->v[i])) {
             fj_free(s.v);
             return FJ_ENOMEM;
         }
@@ -1132,7 +1163,7 @@ static void health_of_nodes(fj_http_req *r, const char *body, size_t len)
         bad_request(r, "cluster", "'cluster' is required");
         return;
     }
-    qctx c = {.r = r, .cluster = v->v.s};
+    qctx c = {.r = r, .a = a, .cluster = v->v.s};
     const char **nodes, **metrics;
     size_t n_nodes, n_metrics;
     if (!str_list(a, fj_json_get(root, "nodes"), &nodes, &n_nodes)) {

@@ -6,6 +6,7 @@
 #include "server/http.h"
 #include "log.h"
 #include "server/nats.h"
+#include "server/udp.h"
 #include "redact.h"
 #include "app/routes.h"
 #include "ingest/sonar.h"
@@ -155,6 +156,10 @@ static int cmd_serve(const fj_config *cfg)
     fj_err err = {0};
     if (fj_config_check(cfg, &err) != FJ_OK)
         return fail(&err);
+    fj_udp_spec udp_specs[FJ_UDP_MAX_LISTENERS];
+    size_t n_udp = 0;
+    if (fj_udp_parse(cfg->udp, udp_specs, &n_udp, &err) != FJ_OK) /* before anything is opened */
+        return fail(&err);
     /* Block the stop signals and SIGHUP (reload the HTTPS certificate) in every thread; the main
      * thread waits for them with sigwait. */
     sigset_t stop;
@@ -197,6 +202,14 @@ static int cmd_serve(const fj_config *cfg)
         fj_auth_free(auth);
         return fail(&err);
     }
+    fj_udp *udp = NULL;
+    if (n_udp && fj_udp_start(cfg->udp, srv, cfg->metrics_max_future_s, &udp, &err) != FJ_OK) {
+        fj_nats_stop(nats);
+        fj_server_stop(srv, 30);
+        close_stores(stores, n_stores);
+        fj_auth_free(auth);
+        return fail(&err);
+    }
     char db_shown[1024];
     fj_info("listening on %s (port %u), database %s%s", cfg->listen, fj_server_port(srv),
             fj_redact_conn(cfg->db, db_shown, sizeof db_shown),
@@ -216,6 +229,7 @@ static int cmd_serve(const fj_config *cfg)
             fj_info("SIGHUP: nothing to reload (no listen-tls)");
     }
     fj_info("signal %d: draining", sig);
+    fj_udp_stop(udp);   /* no new datagrams; what it submitted is committed by the writer */
     fj_nats_stop(nats); /* no new messages; what it submitted is committed by the writer */
     fj_server_stop(srv, 30);
     fj_auth_free(auth);

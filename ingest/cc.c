@@ -4,6 +4,7 @@
 #include "ingest/cc.h"
 
 #include "buf.h"
+#include "ingest/metric_name.h"
 #include "json.h"
 
 #include <stdint.h>
@@ -13,12 +14,61 @@
 
 /* --- classification ------------------------------------------------------------------------ */
 
+/* The tags ClusterCockpit gives a meaning to. */
+typedef enum { TAG_OTHER, TAG_CLUSTER, TAG_HOSTNAME, TAG_HOST, TAG_TYPE, TAG_TYPE_ID, TAG_STYPE, TAG_STYPE_ID } cc_tag;
+
 static bool is_number(fj_lp_ftype t)
 {
     return t == FJ_LP_FLOAT || t == FJ_LP_INT || t == FJ_LP_UINT;
 }
 
-fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
+/* ClusterCockpit's scopes, the values its line protocol gives the `type` tag (its line-protocol
+ * flavour's list; cc-lib's MetricScope and cc-backend's cluster.json `scope` name the same, less
+ * die and llc). Case matters, as in cc-metric-store's selectors. */
+static bool is_cc_scope(const fj_lp_str *v)
+{
+    if (v->esc != FJ_LP_RAW) {
+        static const char *const scopes[] = {"node", "socket", "die", "memoryDomain", "llc", "core", "hwthread",
+                                             "accelerator"};
+        for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++)
+            if (fj_lp_str_eq(v, scopes[i]))
+                return true;
+        return false;
+    }
+    /* every metric line asks: by length, then constant-size comparisons */
+    const char *p = v->p;
+    switch (v->n) {
+    case 3: return !memcmp(p, "die", 3) || !memcmp(p, "llc", 3);
+    case 4: return !memcmp(p, "node", 4) || !memcmp(p, "core", 4);
+    case 6: return !memcmp(p, "socket", 6);
+    case 8: return !memcmp(p, "hwthread", 8);
+    case 11: return !memcmp(p, "accelerator", 11);
+    case 12: return !memcmp(p, "memoryDomain", 12);
+    default: return false;
+    }
+}
+
+static inline __attribute__((always_inline)) cc_tag tag_of(const fj_lp_str *key);
+
+/* Whether a line with a numeric `value` field is ClusterCockpit's metric line: its `type` is one of
+ * ClusterCockpit's scopes, or it has no `type` and no tag beyond those ClusterCockpit gives a
+ * meaning to (then both readings keep every tag, and lines sent before this rule keep their
+ * series). Any other line is plain InfluxDB line protocol: collectd's `type=cpu`, a
+ * `region=us-west`. */
+static bool cc_metric_tags(const fj_lp_line *l)
+{
+    bool plain_tag = false;
+    for (size_t i = 0; i < l->n_tags; i++)
+        switch (tag_of(&l->tags[i].key)) {
+        case TAG_TYPE: return is_cc_scope(&l->tags[i].value);
+        case TAG_OTHER: plain_tag = true; break;
+        default: break;
+        }
+    return !plain_tag;
+}
+
+/* fj_cc_classify, with cc_metric_tags already known (0 or 1; -1: not yet). */
+static fj_cc_class classify(const fj_lp_line *l, int cc_tags, size_t *field)
 {
     static const struct {
         const char *key;
@@ -33,6 +83,8 @@ fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
             }
     for (size_t i = 0; i < l->n_fields; i++)
         if (is_number(l->fields[i].type) && fj_lp_str_eq(&l->fields[i].key, "value")) {
+            if (!(cc_tags < 0 ? cc_metric_tags(l) : cc_tags))
+                break;
             if (field)
                 *field = i;
             return FJ_CC_METRIC;
@@ -40,6 +92,11 @@ fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
     if (field)
         *field = 0;
     return FJ_CC_GENERIC;
+}
+
+fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field)
+{
+    return classify(l, -1, field);
 }
 
 static const fj_lp_str *tag(const fj_lp_line *l, const char *key)
@@ -235,6 +292,42 @@ static bool mstr_of(fj_arena *a, const fj_lp_str *s, fj_mstr *out)
     return true;
 }
 
+/* The unescaped measurement with its dots escaped for a series key's metric (ingest/metric_name.h;
+ * field_follows: a plain line's, before ".field") at dst (cap bytes); its length, 0 when too long. */
+static size_t measurement_escaped(const fj_lp_str *m, bool field_follows, char *dst, size_t cap)
+{
+    char tmp[1024];
+    if (m->n > sizeof tmp || 2 * sizeof tmp > cap)
+        return 0;
+    if (m->esc == FJ_LP_RAW && !fj_mname_needs_escape(m->p, m->n, '.')) { /* nearly every name */
+        memcpy(dst, m->p, m->n);
+        return m->n;
+    }
+    size_t n = fj_lp_unescape(m, tmp);
+    if (!fj_mname_needs_escape(tmp, n, '.')) {
+        memcpy(dst, tmp, n);
+        return n;
+    }
+    return fj_mname_escape(tmp, n, '.', field_follows, dst);
+}
+
+/* A ClusterCockpit metric line's metric: its measurement, dots escaped so that it is not read as
+ * a plain line's "measurement.field" (a name without a dot or backslash, nearly all, as it is). */
+static const char *cc_metric_name(fj_arena *a, const fj_lp_str *m, fj_mstr *out)
+{
+    if (m->esc == FJ_LP_RAW && !fj_mname_needs_escape(m->p, m->n, '.'))
+        return mstr_of(a, m, out) ? NULL : "out of memory";
+    char buf[2048];
+    size_t n = measurement_escaped(m, false, buf, sizeof buf);
+    if (!n)
+        return "measurement name too long";
+    char *p = fj_arena_strndup(a, buf, n);
+    if (!p)
+        return "out of memory";
+    *out = (fj_mstr){p, n};
+    return NULL;
+}
+
 static char *cstr_of(fj_arena *a, const fj_lp_str *s)
 {
     return s ? fj_lp_str_dup(a, s, NULL) : fj_arena_strdup(a, "");
@@ -267,16 +360,15 @@ static bool note_cluster(dctx *d, fj_mstr c)
 
 typedef struct keytags {
     const fj_lp_str *cluster, *host, *type, *type_id, *stype, *stype_id;
+    size_t type_i, type_id_i, hostname_i; /* their tags' indices, when present */
+    bool both_hosts;                      /* a `host` and a `hostname` tag */
     size_t others[FJ_LP_MAX_TAGS];
     size_t n_others;
 } keytags;
 
-/* The tags ClusterCockpit gives a meaning to. */
-typedef enum { TAG_OTHER, TAG_CLUSTER, TAG_HOSTNAME, TAG_HOST, TAG_TYPE, TAG_TYPE_ID, TAG_STYPE, TAG_STYPE_ID } cc_tag;
-
 /* Which tag a key is. This runs for every tag of every line: unescaped keys (nearly all) are
  * told apart by length, then by constant-size comparisons the compiler inlines. */
-static cc_tag tag_of(const fj_lp_str *key)
+static inline __attribute__((always_inline)) cc_tag tag_of(const fj_lp_str *key)
 {
     if (key->esc != FJ_LP_RAW) {
         static const char *const names[] = {"cluster", "hostname", "host", "type", "type-id", "stype", "stype-id"};
@@ -311,16 +403,44 @@ static void scan_tags(const fj_lp_line *l, keytags *k)
         const fj_lp_str *v = &l->tags[i].value;
         switch (tag_of(&l->tags[i].key)) {
         case TAG_CLUSTER: k->cluster = v; break;
-        case TAG_HOSTNAME: hostname = v; break;
+        case TAG_HOSTNAME: hostname = v, k->hostname_i = i; break;
         case TAG_HOST: host = v; break;
-        case TAG_TYPE: k->type = v; break;
-        case TAG_TYPE_ID: k->type_id = v; break;
+        case TAG_TYPE: k->type = v, k->type_i = i; break;
+        case TAG_TYPE_ID: k->type_id = v, k->type_id_i = i; break;
         case TAG_STYPE: k->stype = v; break;
         case TAG_STYPE_ID: k->stype_id = v; break;
         case TAG_OTHER: k->others[k->n_others++] = i; break;
         }
     }
     k->host = hostname ? hostname : host;
+    k->both_hosts = hostname && host;
+}
+
+/* A plain InfluxDB line keeps every tag: those that are not its series key's ClusterCockpit
+ * columns join the folded sub-type. Its `type` is a ClusterCockpit type (with `type-id` unless
+ * node) only when it is one of ClusterCockpit's scopes, as plain lines carrying ClusterCockpit's
+ * topology were stored before; any other `type` (collectd's `cpu`, `load`) and a `type-id`
+ * without such a type are ordinary tags. With both `host` and `hostname`, `host` is the host and
+ * `hostname` an ordinary tag. */
+static void plain_tags(const fj_lp_line *l, keytags *k)
+{
+    if (k->type && !(is_cc_scope(k->type) && (k->type_id || fj_lp_str_eq(k->type, "node")))) {
+        k->others[k->n_others++] = k->type_i;
+        k->type = NULL;
+        if (k->type_id) {
+            k->others[k->n_others++] = k->type_id_i;
+            k->type_id = NULL;
+        }
+    } else if (!k->type && k->type_id) {
+        k->others[k->n_others++] = k->type_id_i;
+        k->type_id = NULL;
+    }
+    if (k->both_hosts) {
+        k->others[k->n_others++] = k->hostname_i;
+        for (size_t i = 0; i < l->n_tags; i++)
+            if (tag_of(&l->tags[i].key) == TAG_HOST)
+                k->host = &l->tags[i].value;
+    }
 }
 
 /* qsort has no context argument; decoding runs on one thread at a time per thread */
@@ -363,11 +483,17 @@ static const char *line_key(dctx *d, const fj_lp_line *l, const keytags *k, fj_m
             fj_buf_reset(&d->scratch);
             for (size_t i = 0; i < k->n_others; i++) {
                 const fj_lp_str *s = part ? &l->tags[idx[i]].value : &l->tags[idx[i]].key;
-                char tmp[1024];
-                size_t n = s->n <= sizeof tmp ? fj_lp_unescape(s, tmp) : 0;
                 if (i)
                     fj_buf_append(&d->scratch, ",", 1);
-                fj_buf_append(&d->scratch, tmp, n);
+                /* a token without escapes holds no comma (line protocol escapes it) */
+                if (s->esc == FJ_LP_RAW && !memchr(s->p, '\\', s->n)) {
+                    fj_buf_append(&d->scratch, s->p, s->n);
+                    continue;
+                }
+                /* a comma in a key or value is escaped, so that the fold reads back exactly */
+                char tmp[1024], esc[2 * sizeof tmp];
+                size_t n = s->n <= sizeof tmp ? fj_lp_unescape(s, tmp) : 0;
+                fj_buf_append(&d->scratch, esc, fj_mname_escape(tmp, n, ',', i + 1 < k->n_others, esc));
             }
             char *p = fj_arena_strndup(d->a, d->scratch.data ? d->scratch.data : "", d->scratch.len);
             if (!p)
@@ -471,7 +597,7 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         return "timestamp too far in the future";
 
     size_t f = 0;
-    fj_cc_class cls = fj_cc_classify(l, &f);
+    fj_cc_class cls = classify(l, k.type ? is_cc_scope(k.type) : k.n_others == 0, &f);
     if (cls == FJ_CC_EVENT || cls == FJ_CC_LOG || cls == FJ_CC_CONTROL) {
         if (o->points_only)
             return NULL;
@@ -489,13 +615,17 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         return note_cluster(d, cluster) ? NULL : "out of memory";
     }
 
+    if (cls == FJ_CC_GENERIC)
+        plain_tags(l, &k);
     fj_metric_point kp;
     const char *why = line_key(d, l, &k, cluster, cls == FJ_CC_GENERIC, &kp);
     if (why)
         return why;
     if (cls == FJ_CC_METRIC) {
+        if ((why = cc_metric_name(d->a, &l->measurement, &kp.metric)) != NULL)
+            return why;
         fj_metric_point *p = new_point(d);
-        if (!p || !mstr_of(d->a, &l->measurement, &kp.metric))
+        if (!p)
             return "out of memory";
         const fj_lp_field *fv = &l->fields[f];
         *p = kp;
@@ -503,9 +633,10 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         p->v = fv->type == FJ_LP_FLOAT ? fv->v.f : fv->type == FJ_LP_INT ? (double)fv->v.i : (double)fv->v.u;
         return note_cluster(d, cluster) ? NULL : "out of memory";
     }
-    /* generic: every numeric or boolean field is a metric measurement.field */
-    char meas[1024];
-    size_t mn = l->measurement.n <= sizeof meas ? fj_lp_unescape(&l->measurement, meas) : 0;
+    /* generic: every numeric or boolean field is a metric measurement.field, the measurement's
+     * dots escaped (ingest/metric_name.h) */
+    char meas[2048];
+    size_t mn = measurement_escaped(&l->measurement, true, meas, sizeof meas);
     if (!mn)
         return "measurement name too long";
     bool any = false;

@@ -6,15 +6,20 @@
  *                      measurement `start_job`/`stop_job`, carries a cc-backend job payload (JSON)
  *   `log` (string)     a log message (measurement: the component id, tag loglevel)
  *   `control` (string) a control message (measurement: the control class, tag method)
- *   `value` (number)   a metric: the measurement is the metric name
- * Any other line (Telegraf and friends) is a generic metric line: every numeric or boolean field
+ *   `value` (number)   a metric: the measurement is the metric name; only when the line's `type`
+ *                      tag is one of ClusterCockpit's scopes (node, socket, die, memoryDomain, llc,
+ *                      core, hwthread, accelerator), or it has no `type` and no tag beyond cluster,
+ *                      hostname, host, type-id, stype and stype-id
+ * Any other line (Telegraf, collectd and friends) is a generic metric line: every numeric or boolean field
  * becomes a point of metric "<measurement>.<field key>" (booleans as 1/0, integers as doubles;
  * string fields are not stored).
  *
  * Series key: cluster from the `cluster` tag, else the request's default cluster; host from
  * `hostname`, else `host`; type from `type` ("node" when absent), type-id from `type-id` (always
  * "" for type node, which ClusterCockpit does not number); stype/stype-id from `stype`/`stype-id`.
- * On a generic line without `stype`, the tags that are none of these become the sub-type, so
+ * A generic line's `type` is kept there only when it is one of ClusterCockpit's scopes (with its
+ * `type-id` unless node); any other `type` and `type-id` are ordinary tags, as is `hostname` next to
+ * a `host`. On a generic line without `stype`, the tags that are none of these become the sub-type, so
  * that Telegraf's `cpu,cpu=cpu0,host=n1 usage_user=3` keeps one series per CPU: stype is their
  * keys joined with ',' in key order ("cpu"), stype-id their values ("cpu0"). ClusterCockpit
  * metric lines ignore other tags, as cc-metric-store does.
@@ -40,7 +45,8 @@ typedef enum fj_cc_class {
 } fj_cc_class;
 
 /* The kind of a parsed line, and in *field the index of the field that decided it (for
- * FJ_CC_GENERIC: 0). event wins over log, log over control, control over value. */
+ * FJ_CC_GENERIC: 0). event wins over log, log over control, control over value; a `value` line
+ * whose tags are not ClusterCockpit's (above) is FJ_CC_GENERIC. */
 fj_cc_class fj_cc_classify(const fj_lp_line *l, size_t *field);
 
 /* For an event line: the job operation it carries, or -1 when it is not a job event. */

@@ -12,7 +12,8 @@ build_pkgs=(build-essential cmake pkg-config
   tzdata)  # InfluxQL's tz(): the zones' TZif files, read at run time
 test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev prometheus
   nats-server openssl dpkg-dev systemd chromium
-  influxdb influxdb-client python3-influxdb)  # InfluxQL's differential test and real clients
+  influxdb influxdb-client python3-influxdb  # InfluxQL's differential test and real clients
+  collectd-core)  # a real collectd sending line protocol to fjord's UDP listener
 # The dashboard's tests (web/) need node and npm: Debian's, unless some node is installed already
 # (a newer one from elsewhere is left alone).
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -116,6 +116,8 @@ static const option_def options[] = {
     STR("cc-cluster-config", cc_cluster_config, SERVE, "FILE", "cc-backend cluster.json or cc-metric-store config.json"),
     STR("jwt-public-key", jwt_public_key, SERVE, "BASE64", "Ed25519 key: accept EdDSA-signed JWTs"),
     STR("nats", nats, SERVE, "URL", "nats:// server to subscribe to for line protocol"),
+    STR("udp", udp, SERVE, "LISTENERS",
+        "line protocol over UDP: HOST:PORT cluster=NAME allow=ADDRS[ precision=P], several separated by ';'"),
     STR("instance", instance, SERVE, "NAME", "this server's identity among servers sharing a PostgreSQL database"),
     {"create", OPT_BOOL, offsetof(fj_config, create), 0, FJ_CMD_MIGRATE | FJ_CMD_TOKEN | FJ_CMD_IMPORT, true,
      "[true|false]", "make a new database if --db names none (serve and migrate up always do)"},

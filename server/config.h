@@ -81,6 +81,7 @@ typedef struct fj_config {
     char cc_cluster_config[1024];  /* cc-backend cluster.json or cc-metric-store config.json */
     char jwt_public_key[256];      /* base64 Ed25519 key: accept EdDSA-signed JWTs */
     char nats[1024];               /* nats:// URL to subscribe to; "" = off */
+    char udp[4096];                /* UDP line-protocol listeners (server/udp.h); "" = none */
     char instance[256];            /* this server among those sharing a database; "" = host:port */
     /* Command-line only (never read from the INI file) */
     bool create;                   /* a command other than serve/migrate up may make a new database */

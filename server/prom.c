@@ -135,6 +135,12 @@ void fj_prom_auth_failure(const char *reason)
             ADD(fj_prom.auth_fail[i], 1);
 }
 
+void fj_prom_udp(fj_prom_udp_result result, uint64_t n)
+{
+    if ((unsigned)result < 5)
+        ADD(fj_prom.udp[result], n);
+}
+
 static int64_t wall_ms(void)
 {
     return (int64_t)(wall_s() * 1000.0);

@@ -41,6 +41,19 @@ void fj_prom_refused(fj_prom_unit unit, const char *cluster, const char *reason,
  * has a credential): its last-refusal time. */
 void fj_prom_credential_refused(const char *name);
 
+/* What became of n datagrams of a UDP listener (server/udp.h): accepted (their good lines
+ * submitted), refused (a source address not allowed, or a line naming another cluster), bad (no
+ * good line, or too large), dropped (the writer's queue stayed full), overflowed (dropped by the
+ * kernel before fjord read them: the socket's buffer was full). */
+typedef enum {
+    FJ_PROM_UDP_ACCEPTED,
+    FJ_PROM_UDP_REFUSED,
+    FJ_PROM_UDP_BAD,
+    FJ_PROM_UDP_DROPPED,
+    FJ_PROM_UDP_OVERFLOWED
+} fj_prom_udp_result;
+void fj_prom_udp(fj_prom_udp_result result, uint64_t n);
+
 /* One group commit of n batches that took `seconds` (writer thread). */
 void fj_prom_commit(size_t batches, double seconds);
 

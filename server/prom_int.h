@@ -49,6 +49,7 @@ typedef struct per_unit {
 } per_unit;
 
 static const char *const auth_reasons[3] = {"unauthorized", "rate_limited", "malformed"};
+static const char *const udp_results[5] = {"accepted", "refused", "bad", "dropped", "overflowed"}; /* fj_prom_udp_result */
 
 /* Every counter of the process, written by the request threads and the writer, read by the page. */
 struct fj_prom_state {
@@ -60,6 +61,7 @@ struct fj_prom_state {
     counter bytes_out[MAX_ROUTES + 1][N_STATUS];
     name_table reasons, names;
     counter auth_fail[3];
+    counter udp[5];
     per_unit units[2];
     atomic_int_fast64_t last_accepted[MAX_NAMES + 1]; /* Unix ms; 0 = never */
     atomic_int_fast64_t last_refused[MAX_NAMES + 1];

@@ -259,6 +259,11 @@ void fj_route_prom_metrics(fj_http_req *r)
     for (unsigned i = 0; i < 3; i++)
         fj_buf_printf(&b, "fjord_auth_failures_total{reason=\"%s\"} %llu\n", auth_reasons[i],
                       (unsigned long long)GET(fj_prom.auth_fail[i]));
+    header(&b, "fjord_udp_datagrams_total", "counter",
+           "Datagrams of the UDP line-protocol listeners, by what became of them (docs/metrics.md, UDP).");
+    for (unsigned i = 0; i < 5; i++)
+        fj_buf_printf(&b, "fjord_udp_datagrams_total{result=\"%s\"} %llu\n", udp_results[i],
+                      (unsigned long long)GET(fj_prom.udp[i]));
     put_units(&b);
     put_last_times(&b, "fjord_cluster_last_accepted_timestamp_seconds", "cluster",
                    "When data of the cluster was last committed (Unix seconds).", fj_prom.last_accepted);

@@ -3,13 +3,15 @@
  * fjord keys a series by (cluster, host, metric, type, type-id, stype, stype-id) (docs/metrics.md).
  * Back to InfluxDB's view:
  * - metric `m.f` (a generic line's measurement and field) is measurement m, field f; a metric
- *   without a dot (a ClusterCockpit metric line) is measurement m, field `value`;
+ *   without an unescaped dot (a ClusterCockpit metric line) is measurement m, field `value`; a
+ *   measurement's dots are escaped (`node\.temp.celsius`; ingest/metric_name.h);
  * - tag `cluster` always; the host as `hostname` for ClusterCockpit lines and `host` for generic
  *   ones (the tag each kind of sender uses); `type` (ClusterCockpit lines always, generic lines
  *   when not `node`), `type-id`, and for generic lines the tags folded into the sub-type
  *   (stype "k1,k2", stype-id "v1,v2") as tags k1, k2; otherwise `stype`, `stype-id`. */
 #include "api/influxql/iq_int.h"
 
+#include "ingest/metric_name.h"
 #include "storage/core/store_ts.h"
 #include "storage/query/influx_catalog.h"
 
@@ -33,30 +35,49 @@ static int cmp_tag(const void *x, const void *y)
     return strcmp(((const iq_tag *)x)->k, ((const iq_tag *)y)->k);
 }
 
+/* The items of a fold ("k1,k2" or "v1,v2"; commas in an item escaped) into v[0..*n), unescaped
+ * copies; false when more than max. */
+static bool fold_items(fj_arena *a, const char *s, const char **v, size_t *n, size_t max)
+{
+    size_t len = strlen(s), at = 0;
+    *n = 0;
+    for (;;) {
+        if (*n == max)
+            return false;
+        char *item = fj_arena_alloc(a, len - at + 1);
+        if (!item)
+            return false;
+        size_t got, used = fj_mname_unescape(s + at, len - at, ',', item, &got);
+        item[got] = '\0';
+        v[(*n)++] = item;
+        at += used;
+        if (at >= len)
+            return true;
+        at++; /* the comma */
+    }
+}
+
 /* stype "k1,k2" with stype-id "v1,v2" as tags; false when the counts differ. */
 static bool unfold(fj_arena *a, const char *ks, const char *vs, iq_tag *tags, size_t *n, size_t max)
 {
-    size_t nk = 1, nv = 1;
-    for (const char *p = ks; *p; p++)
-        nk += *p == ',';
-    for (const char *p = vs; *p; p++)
-        nv += *p == ',';
-    if (nk != nv || *n + nk > max)
+    const char *k[40], *v[40];
+    size_t nk, nv;
+    if (!fold_items(a, ks, k, &nk, 40) || !fold_items(a, vs, v, &nv, 40) || nk != nv || *n + nk > max)
         return false;
-    char *k = fj_arena_strdup(a, ks), *v = fj_arena_strdup(a, vs);
-    if (!k || !v)
-        return false;
-    for (size_t i = 0; i < nk; i++) {
-        char *kc = strchr(k, ','), *vc = strchr(v, ',');
-        if (kc)
-            *kc = '\0';
-        if (vc)
-            *vc = '\0';
-        tags[(*n)++] = (iq_tag){k, v};
-        k = kc ? kc + 1 : k + strlen(k);
-        v = vc ? vc + 1 : v + strlen(v);
-    }
+    for (size_t i = 0; i < nk; i++)
+        tags[(*n)++] = (iq_tag){k[i], v[i]};
     return true;
+}
+
+/* s with InfluxDB's escapes of a series key: a backslash before each of `,`, ` ` (and `=` in a
+ * tag: eq) */
+static void put_escaped(fj_buf *b, const char *s, bool eq)
+{
+    for (; *s; s++) {
+        if (*s == ',' || *s == ' ' || (eq && *s == '='))
+            fj_buf_append(b, "\\", 1);
+        fj_buf_append(b, s, 1);
+    }
 }
 
 /* Appends one fser: its tags sorted and copied, its series key made. */
@@ -81,9 +102,13 @@ static fj_status push(loader *l, uint32_t id, int src, const char *meas, const c
     qsort(f->tags, n, sizeof *f->tags, cmp_tag);
     fj_buf k;
     fj_buf_init(&k, 1 << 20);
-    fj_buf_puts(&k, meas);
-    for (size_t i = 0; i < n; i++)
-        fj_buf_printf(&k, ",%s=%s", f->tags[i].k, f->tags[i].v);
+    put_escaped(&k, meas, false);
+    for (size_t i = 0; i < n; i++) {
+        fj_buf_puts(&k, ",");
+        put_escaped(&k, f->tags[i].k, true);
+        fj_buf_puts(&k, "=");
+        put_escaped(&k, f->tags[i].v, true);
+    }
     f->skey = k.data ? fj_arena_strndup(l->a, k.data, k.len) : NULL;
     fj_buf_free(&k);
     if (!f->skey)
@@ -112,13 +137,12 @@ static fj_status add(void *ud, uint32_t id, const fj_ts_key *key)
     size_t n = 0;
     if (!metric || !host || !type || !type_id || !stype || !stype_id || !cluster)
         return l->st = FJ_ENOMEM;
-    char *dot = strchr(metric, '.');
-    bool generic = dot != NULL;
-    const char *field = "value";
-    if (generic) {
-        *dot = '\0';
-        field = dot + 1;
-    }
+    /* the measurement up to the first unescaped dot, unescaped in place; the field after it */
+    size_t mlen = strlen(metric), mn;
+    size_t at = fj_mname_unescape(metric, mlen, '.', metric, &mn);
+    bool generic = at < mlen;
+    const char *field = generic ? metric + at + 1 : "value";
+    metric[mn] = '\0';
     tags[n++] = (iq_tag){"cluster", cluster};
     if (*host)
         tags[n++] = (iq_tag){generic ? "host" : "hostname", host};

@@ -2,6 +2,7 @@
  * SHOW DATABASES (storage/query/influx_catalog.h). */
 #include "storage/query/influx_catalog.h"
 
+#include "ingest/metric_name.h"
 #include "storage/query/backend.h"
 
 #include <string.h>
@@ -79,18 +80,31 @@ fj_status fj_q_ts_series_of(fj_store *s, const char *cluster, const char *meas,
         return rs;
     fj_qrows exact = {0}, range = {0};
     size_t rows = 0;
-    /* the metric itself (its index); only when there is none, its fields: the range
-     * [meas".", meas"/") in byte order ('/' follows '.'), which no index of every collation serves */
+    /* the measurement as series keys write it: its dots escaped (ingest/metric_name.h), a
+     * ClusterCockpit metric's whole and a plain line's before ".field" */
+    size_t mn = strlen(meas);
+    char *cc = fj_arena_alloc(x.a, 2 * mn + 1), *plain = fj_arena_alloc(x.a, 2 * mn + 1);
+    if (!cc || !plain) {
+        rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        goto out;
+    }
+    cc[fj_mname_escape(meas, mn, '.', false, cc)] = '\0';
+    plain[fj_mname_escape(meas, mn, '.', true, plain)] = '\0';
+    /* the metric itself (a ClusterCockpit metric line's series; its index), and the fields of plain
+     * lines: the range [meas".", meas"/") in byte order ('/' follows '.'), which no index of every
+     * collation serves. Both: since ClusterCockpit's flavour is told by its `type` (docs/metrics.md),
+     * a `value` line without one that was ClusterCockpit's before is plain now, and its new series
+     * stand beside the old under the same name. */
     if ((rs = fj_qx_prepare(&x, SERIES_COLS " WHERE cluster = ?1 AND metric = ?2", &exact)) != FJ_OK)
         goto out;
     fj_qr_bind_text(&exact, 1, cluster);
-    fj_qr_bind_text(&exact, 2, meas);
-    if ((rs = each_series(&exact, cb, ud, &rows)) != FJ_OK || rows)
+    fj_qr_bind_text(&exact, 2, cc);
+    if ((rs = each_series(&exact, cb, ud, &rows)) != FJ_OK)
         goto out;
     if ((rs = fj_qx_prepare(&x, SERIES_COLS " WHERE cluster = ?1 AND metric{bytes} >= ?2 AND metric{bytes} < ?3",
                             &range)) != FJ_OK)
         goto out;
-    char *lo = fj_arena_printf(x.a, "%s.", meas), *hi = fj_arena_printf(x.a, "%s/", meas);
+    char *lo = fj_arena_printf(x.a, "%s.", plain), *hi = fj_arena_printf(x.a, "%s/", plain);
     if (!lo || !hi) {
         rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
         goto out;

@@ -15,8 +15,8 @@
  * FJ_OK, FJ_ENOMEM or the store's error (err says). */
 fj_status fj_q_ts_clusters(fj_store *s, fj_arena *a, const char ***out, size_t *n, fj_err *err);
 
-/* Reader handle: cb for every series of cluster whose metric is meas (a ClusterCockpit metric), or
- * when there is none, whose metric begins with meas and a dot (a generic line's fields), as the ts_series op hands them (the key's
+/* Reader handle: cb for every series of cluster whose metric is meas (a ClusterCockpit metric), and
+ * every one whose metric begins with meas and a dot (a generic line's fields), as the ts_series op hands them (the key's
  * strings valid during the call); a non-FJ_OK return stops and is passed on. For InfluxQL's FROM
  * of named measurements, so that a statement does not list every series of the cluster. */
 fj_status fj_q_ts_series_of(fj_store *s, const char *cluster, const char *meas,

@@ -76,6 +76,19 @@ def data(now_s):
                                  % (c, h, 50 * next(rnd), 20 * next(rnd), extra, t))
             if k % 6 == 0:
                 lines.append("disk,cluster=t,device=sda1,host=%s,path=/ used_percent=%.2f %d" % (h, 100 * next(rnd), t))
+            if k % 30 == 0:
+                # names: dots in measurements (plain and ClusterCockpit's), escaped commas, `=`
+                # and spaces in tags and measurements; collectd's lines (a `type` that is no
+                # ClusterCockpit scope, a `value` field)
+                lines.append("node.temp,cluster=t,host=%s,sensor=s0 celsius=%.2f %d" % (h, 40 + 20 * next(rnd), t))
+                lines.append("ib.rcv_bytes,cluster=t,hostname=%s,type=node value=%d %d" % (h, int(1e6 * next(rnd)), t))
+                for path in ("/scratch/a\\,b", "/x\\=y", "/with\\ space", "C:\\dir"):
+                    lines.append("fs,cluster=t,host=%s,path=%s used=%.1f %d" % (h, path, 100 * next(rnd), t))
+                lines.append("my\\ meas\\,x,cluster=t,host=%s v=%.1f %d" % (h, next(rnd), t))
+                for inst in ("0", "1"):
+                    for ti in ("user", "system"):
+                        lines.append("cpu_value,cluster=t,host=%s,instance=%s,type=cpu,type_instance=%s value=%.3f %d"
+                                     % (h, inst, ti, 100 * next(rnd), t))
     for k in range(30):
         t = (now_s - 3600 + 60 * k) * 10**9
         for h in HOSTS[:2]:

@@ -59,6 +59,35 @@ Test(cc, classify_by_field_key)
     cr_expect_eq(cls("m value=3u 1", NULL), FJ_CC_METRIC);
 }
 
+/* ClusterCockpit's metric lines are told by their `type`, one of its scopes; any other `value` line
+ * is plain InfluxDB line protocol (collectd through Telegraf, InfluxDB's own examples). */
+Test(cc, classify_value_lines_by_clustercockpit_type)
+{
+    static const char *const cc[] = {
+        "cpu_load,hostname=n1,type=node value=1 1",
+        "flops_any,hostname=e1208,type=core,type-id=23 value=1203.3 1",
+        "x,type=socket,type-id=0 value=1 1", "x,type=die,type-id=0 value=1 1",
+        "x,type=memoryDomain,type-id=0 value=1 1", "x,type=llc,type-id=0 value=1 1",
+        "x,type=hwthread,type-id=0 value=1 1", "x,type=accelerator,type-id=00000000:3B:00.0 value=1 1",
+        /* ClusterCockpit's type with tags of its own beyond the key (cc-metric-collector's meta) */
+        "mem_used,hostname=n1,type=node,unit=GB value=1 1",
+        /* no type, and only tags ClusterCockpit gives a meaning to: as before */
+        "m value=1 1", "m,hostname=n1 value=1 1", "m,host=n1,cluster=c value=1 1",
+        "m,hostname=n1,stype=disk,stype-id=sda value=1 1",
+    };
+    static const char *const plain[] = {
+        "cpu_value,host=c01,instance=0,type=cpu,type_instance=user value=42 1",
+        "load_shortterm,host=c01,type=load value=0.5 1",
+        "x,type=Node value=1 1", /* case matters */
+        "x,type=gpu,type-id=0 value=1 1",
+        "cpu_load_short,host=server01,region=us-west value=0.64 1",
+    };
+    for (size_t i = 0; i < sizeof cc / sizeof *cc; i++)
+        cr_expect_eq(cls(cc[i], NULL), FJ_CC_METRIC, "%s", cc[i]);
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        cr_expect_eq(cls(plain[i], NULL), FJ_CC_GENERIC, "%s", plain[i]);
+}
+
 Test(cc, job_event_forms)
 {
     fj_lp_line l = one("job,function=start_job event=\"{}\" 1");
@@ -248,6 +277,36 @@ Test(cc, explicit_precision_and_future_and_no_cluster)
     fj_batch_free(b);
 }
 
+/* collectd's lines through Telegraf's collectd input: stored, every tag kept, `type` a tag */
+Test(cc, collectd_lines_are_plain_influxdb)
+{
+    fj_batch *b = fj_batch_new();
+    bads bd = {0};
+    size_t good;
+    fj_cc_opts o = {.default_cluster = "t", .unit_ns = 1};
+    fj_metrics *m = decode(b,
+                           "cpu_value,host=c01,instance=0,type=cpu,type_instance=user value=42 1000\n"
+                           "x,host=c01,type=socket v=1 1000\n"          /* a plain line's scope without type-id: a tag */
+                           "y,host=c01,type-id=3 v=1 1000\n"            /* type-id without a type: a tag */
+                           "z,host=c01,hostname=h2,type=hwthread,type-id=4 v=1 1000\n",
+                           &o, &bd, &good);
+    cr_expect_eq(bd.n, 0, "%s", bd.why[0]);
+    cr_expect_eq(good, 4);
+    cr_assert_eq(m->n_points, 4);
+    fj_metric_point *p = m->points;
+    cr_expect(eq(p[0].metric, "cpu_value.value") && eq(p[0].host, "c01") && eq(p[0].type, "node") &&
+              eq(p[0].type_id, ""));
+    cr_expect(eq(p[0].stype, "instance,type,type_instance") && eq(p[0].stype_id, "0,cpu,user"));
+    cr_expect_eq(p[0].v, 42.0);
+    cr_expect(eq(p[1].metric, "x.v") && eq(p[1].type, "node") && eq(p[1].stype, "type") &&
+              eq(p[1].stype_id, "socket"));
+    cr_expect(eq(p[2].type_id, "") && eq(p[2].stype, "type-id") && eq(p[2].stype_id, "3"));
+    /* ClusterCockpit's topology on a plain line stays in the key, as before; both host tags kept */
+    cr_expect(eq(p[3].type, "hwthread") && eq(p[3].type_id, "4") && eq(p[3].host, "c01") &&
+              eq(p[3].stype, "hostname") && eq(p[3].stype_id, "h2"));
+    fj_batch_free(b);
+}
+
 Test(cc, telegraf_lines_become_measurement_dot_field)
 {
     fj_batch *b = fj_batch_new();
@@ -340,4 +399,29 @@ Test(cc, out_of_memory_is_reported)
         cr_expect(st == FJ_OK || st == FJ_ENOMEM);
         fj_batch_free(b);
     }
+}
+
+/* Dots in measurements and commas in tags are escaped in the series key (ingest/metric_name.h), so
+ * that a measurement with a dot is not split and a tag with a comma is not folded wrong. */
+Test(cc, dotted_names_and_commas_are_escaped)
+{
+    fj_batch *b = fj_batch_new();
+    bads bd = {0};
+    fj_cc_opts o = {.default_cluster = "c", .unit_ns = 1};
+    fj_metrics *m = decode(b,
+                           "node.temp,host=n1 celsius=40 1\n"
+                           "ib.rcv_bytes,hostname=n1,type=node value=7 1\n"
+                           "fs,host=n1,path=/scratch/a\\,b,z=x\\=y\\ z used=1 1\n"
+                           "cpu,host=n1,cpu=cpu0 usage.user=3 1\n"
+                           "cpu_load,hostname=n1,type=node value=1 1\n",
+                           &o, &bd, NULL);
+    cr_expect_eq(bd.n, 0);
+    cr_assert_eq(m->n_points, 5);
+    cr_expect(eq(m->points[0].metric, "node\\.temp.celsius"));
+    cr_expect(eq(m->points[1].metric, "ib\\.rcv_bytes"));
+    cr_expect(eq(m->points[2].metric, "fs.used") && eq(m->points[2].stype, "path,z") &&
+              eq(m->points[2].stype_id, "/scratch/a\\,b,x=y z"));
+    cr_expect(eq(m->points[3].metric, "cpu.usage.user"), "a field's dots need no escape");
+    cr_expect(eq(m->points[4].metric, "cpu_load"));
+    fj_batch_free(b);
 }
