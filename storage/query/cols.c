@@ -101,6 +101,13 @@ static const fj_qcol jobs_cols[] = {
     {"allocated_resources", FJ_VT_TEXT, "Slurm: allocated TRES"},
     {"array_job_id", FJ_VT_INT, "Slurm: array job id"},
     {"array_task_id", FJ_VT_INT, "Slurm: array task id"},
+    {"cpu_eff", FJ_VT_REAL,
+     "CPU efficiency: mean cores used per node-sample x hosts / Slurm requested_cpus; null without an allocation "
+     "(docs/storage.md, Usage and efficiency)"},
+    {"mem_eff", FJ_VT_REAL, "memory efficiency: mem_peak_kb / Slurm requested_memory_per_node_kb; null without"},
+    {"gpu_eff", FJ_VT_REAL,
+     "GPU efficiency: mean cards in use (gpu percent / 100) per node-sample x hosts / cards allocated (Slurm TRES "
+     "gres/gpu); null without, or with none allocated"},
     /* the job detail's only: the list is this array but its last column. The list leaves the
      * ClusterCockpit join out because it cost measurably (docs/api.md, GET /api/v1/jobs/{id}). */
     {"clustercockpit", FJ_VT_JSON,
