@@ -5,6 +5,7 @@
 
 #include "api/chimbuko_api.h"
 #include "api/account_usage.h"
+#include "api/metrics_catalog.h"
 #include "api/problems.h"
 #include "api/sss.h"
 
@@ -437,8 +438,8 @@ const fj_endpoint *const fj_endpoints[] = {
 
 void fj_endpoints_each(void (*fn)(const fj_endpoint *e, void *ctx), void *ctx)
 {
-    const fj_endpoint *const *lists[] = {fj_endpoints, fj_problems_endpoints, fj_account_usage_endpoints,
-                                          fj_chimbuko_endpoints, fj_sss_endpoints};
+    const fj_endpoint *const *lists[] = {fj_endpoints,          fj_problems_endpoints, fj_account_usage_endpoints,
+                                          fj_metrics_catalog_endpoints, fj_chimbuko_endpoints, fj_sss_endpoints};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
         for (size_t i = 0; lists[l][i]; i++)
             fn(lists[l][i], ctx);

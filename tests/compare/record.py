@@ -537,6 +537,9 @@ def record_metrics(rec, t):
         {"metric": "cpu_load", "host": "f0103"},
         {"metric": "cpu_load", "host": "f0104"},
     ]
+    # the metric catalogue over the posted window, and over one without points
+    rec.get("/api/v1/metrics/catalog?cluster=fritz&from=%d&to=%d" % (base, to))
+    rec.get("/api/v1/metrics/catalog?cluster=fritz&from=%d&to=%d&format=csv" % (base - 86400, base - 3600))
     js = {"Content-Type": "application/json"}
     for method in ("POST", "GET"):
         rec.request(method, "/api/query", json.dumps({"cluster": "fritz", "from": base, "to": to, "queries": scopes}),
