@@ -512,6 +512,11 @@ try {
       check(got === String(Number(ans.results[i][0].avg.toFixed(3))), `cpu_load avg of ${h}: ${got}`);
     }
     check((await page.$$("section.metric .plot")).length === 2, "a chart per metric");
+    // the metric names offered are the cluster's catalogue (GET /api/v1/metrics/catalog)
+    const cat = (await api("/api/v1/metrics/catalog?cluster=fritz")).metrics.map((m) => m.metric);
+    await page.waitForSelector("#metric-names[data-from=catalog]", { state: "attached" });
+    const offered = await page.$$eval("#metric-names option", (o) => o.map((x) => x.value));
+    check(cat.length > 0 && JSON.stringify(offered) === JSON.stringify(cat), `metric names from the catalogue (${cat.length})`);
     await shot("metrics");
   });
 
