@@ -251,6 +251,14 @@ def main():
                 compare("by %s per %s" % (by, bucket), r.json().get("usage", []) if r.status == 200 else [],
                         truth(by, day_edges), True)
 
+        # wider windows: calendar months from April 1st, ISO weeks from the Monday before (job 209 in now)
+        for bucket, lo, hi, edges in (("month", T0 - 29 * D, T0 + 32 * D, [T0 - 29 * D, T0 + D, T0 + 32 * D]),
+                                      ("week", T0 - 6 * D, T0 + 8 * D, [T0 - 6 * D, T0 + D, T0 + 8 * D])):
+            r = get("/api/v1/usage?cluster=%s&from=%d&to=%d&by=account&bucket=%s" % (CLUSTER, lo, hi, bucket))
+            check(r.status == 200, "per %s: %d %s" % (bucket, r.status, r.body[:200]))
+            compare("by account per %s, wider" % bucket, r.json().get("usage", []) if r.status == 200 else [],
+                    truth("account", edges), True)
+
         # spot checks of the design, against figures written out by hand
         rows = {x["group"]: x for x in get("/api/v1/usage?%s&by=user" % win).json().get("usage", [])}
         bob = rows.get("bob", {})
