@@ -12,7 +12,11 @@
  *   nodes) Slurm gave it. Unknown (no Slurm record, or the field absent): null, not 0;
  * - use: the mean over the job's node-samples in B of its cores, cards and memory in use, times its
  *   hosts there (the job's total at a mean moment), times the overlap of its sampled span (first to
- *   last sample) with B. A job wholly in B takes its sums from its summary. */
+ *   last sample) with B. A job wholly in B takes its sums from its summary; a job inside the window
+ *   across bucket edges reads the node-samples of all its buckets but the one holding most of its
+ *   sampled span, whose sums are the summary's less the others' (integer sums: exact), and whose
+ *   hosts are counted with one seek each; a job across the window's edge reads its node-samples
+ *   inside the window. Every read is a range seek per host of job_samples' key. */
 #include "storage/core/store_account_usage.h"
 
 #include "storage/query/backend.h"
@@ -51,9 +55,16 @@ enum {
     J_END, J_CPUS, J_MEM_REQ, J_NODES, J_GPUS
 };
 
-/* One job's node-samples in the window, by node and time (the key's order). */
-static const char samples_sql[] = "SELECT node_id, time, cpu_m, mem_kb, gpu_m FROM job_samples"
-                                  " WHERE rjob_id = ?1 AND time >= ?2 AND time < ?3";
+/* One job's node-samples in [?2, ?3), by node and time: a range seek of job_samples' key
+ * (rjob_id, node_id, time) per host of the job, so only the rows of the range are read. */
+static const char samples_sql[] =
+    "SELECT js.node_id, js.time, js.cpu_m, js.mem_kb, js.gpu_m FROM job_hosts h {cross} job_samples js"
+    " ON js.rjob_id = h.rjob_id AND js.node_id = h.node_id AND js.time >= ?2 AND js.time < ?3"
+    " WHERE h.rjob_id = ?1 ORDER BY js.node_id, js.time";
+/* How many of the job's hosts have a node-sample in [?2, ?3): one seek each. */
+static const char nodes_sql[] =
+    "SELECT count(*) FROM job_hosts h WHERE h.rjob_id = ?1 AND EXISTS (SELECT 1 FROM job_samples js"
+    " WHERE js.rjob_id = h.rjob_id AND js.node_id = h.node_id AND js.time >= ?2 AND js.time < ?3)";
 
 /* --- buckets ------------------------------------------------------------------------------------ */
 
@@ -275,7 +286,38 @@ static bool listed(const fj_strlist *l, const char *s)
     return false;
 }
 
-static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *samples, used *per)
+/* Adds the job's (r) node-samples in [lo, hi) to the buckets b_lo..b_hi they fall in. */
+static fj_status read_samples(usage_run *u, const fj_qrows *samples, const fj_qrows *r, size_t b_lo, size_t b_hi,
+                              int64_t lo, int64_t hi, used *per)
+{
+    if (lo >= hi)
+        return FJ_OK;
+    fj_qr_bind(samples, 1, fj_qr_i64(r, J_ID));
+    fj_qr_bind(samples, 2, lo);
+    fj_qr_bind(samples, 3, hi);
+    bool row = false;
+    fj_status st;
+    while ((st = fj_qr_step(samples, "usage samples", &row)) == FJ_OK && row) {
+        int64_t node = fj_qr_i64(samples, 0), t = fj_qr_i64(samples, 1);
+        if (t < u->from || t >= u->to)
+            continue;
+        size_t i = bucket_of(u, t);
+        if (i < b_lo || i > b_hi)
+            continue; /* cannot be: the samples lie in the extent */
+        used *p = &per[i];
+        p->cpu_m += (double)fj_qr_i64(samples, 2);
+        p->mem_kb += (double)fj_qr_i64(samples, 3);
+        p->gpu_m += (double)fj_qr_i64(samples, 4);
+        p->n++;
+        if (node != p->last_node) /* rows come by node, then time */
+            p->nodes++, p->last_node = node;
+    }
+    fj_qr_reset(samples);
+    return st;
+}
+
+static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *samples, const fj_qrows *nodes,
+                         used *per)
 {
     const fj_usage_req *req = u->req;
     const char *user = fj_qr_text(r, J_USER);
@@ -299,9 +341,9 @@ static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *sample
         j.cores = (double)fj_qr_i64(r, J_CPUS);
         j.gpus_known = !fj_qr_null(r, J_GPUS);
         j.gpus = (double)fj_qr_i64(r, J_GPUS);
-        int64_t nodes = fj_qr_null(r, J_NODES) ? j.hosts : fj_qr_i64(r, J_NODES);
+        int64_t n_nodes = fj_qr_null(r, J_NODES) ? j.hosts : fj_qr_i64(r, J_NODES);
         j.mem_known = !fj_qr_null(r, J_MEM_REQ);
-        j.mem_kb = (double)fj_qr_i64(r, J_MEM_REQ) * (double)nodes;
+        j.mem_kb = (double)fj_qr_i64(r, J_MEM_REQ) * (double)n_nodes;
     }
     const char *name = req->by == FJ_UB_USER        ? user
                        : req->by == FJ_UB_ACCOUNT   ? account
@@ -322,27 +364,40 @@ static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *sample
         size_t i = bucket_of(u, j.first);
         per[i] = (used){(double)fj_qr_i64(r, J_CPU), (double)fj_qr_i64(r, J_MEM), (double)fj_qr_i64(r, J_GPU),
                         fj_qr_i64(r, J_NS), j.hosts, -1};
-    } else {
-        fj_qr_bind(samples, 1, fj_qr_i64(r, J_ID));
-        fj_qr_bind(samples, 2, u->from);
-        fj_qr_bind(samples, 3, u->to);
-        bool row = false;
-        while ((st = fj_qr_step(samples, "usage samples", &row)) == FJ_OK && row) {
-            int64_t node = fj_qr_i64(samples, 0), t = fj_qr_i64(samples, 1);
-            size_t i = bucket_of(u, t);
-            if (i < b_lo || i > b_hi)
-                continue; /* cannot be: the samples lie in the extent */
-            used *p = &per[i];
-            p->cpu_m += (double)fj_qr_i64(samples, 2);
-            p->mem_kb += (double)fj_qr_i64(samples, 3);
-            p->gpu_m += (double)fj_qr_i64(samples, 4);
-            p->n++;
-            if (node != p->last_node) /* rows come by node, then time */
-                p->nodes++, p->last_node = node;
+    } else if (j.first >= u->from && j.last < u->to) {
+        /* in the window, across bucket edges: the samples of every bucket but the one holding most
+         * of the sampled span are read, and that one is the summary less them (exact: integer sums) */
+        size_t big = b_lo;
+        double most = -1;
+        for (size_t i = b_lo; i <= b_hi; i++) {
+            double ov = overlap(j.first, j.last, u->edges[i], u->edges[i + 1]);
+            if (ov > most)
+                most = ov, big = i;
         }
-        fj_qr_reset(samples);
+        if ((st = read_samples(u, samples, r, b_lo, b_hi, j.first, u->edges[big], per)) != FJ_OK ||
+            (st = read_samples(u, samples, r, b_lo, b_hi, u->edges[big + 1], j.last + 1, per)) != FJ_OK)
+            return st;
+        used rest = {(double)fj_qr_i64(r, J_CPU), (double)fj_qr_i64(r, J_MEM), (double)fj_qr_i64(r, J_GPU),
+                     fj_qr_i64(r, J_NS), 0, -1};
+        for (size_t i = b_lo; i <= b_hi; i++)
+            if (i != big) {
+                rest.cpu_m -= per[i].cpu_m;
+                rest.mem_kb -= per[i].mem_kb;
+                rest.gpu_m -= per[i].gpu_m;
+                rest.n -= per[i].n;
+            }
+        fj_qr_bind(nodes, 1, fj_qr_i64(r, J_ID));
+        fj_qr_bind(nodes, 2, u->edges[big]);
+        fj_qr_bind(nodes, 3, u->edges[big + 1]);
+        bool row = false;
+        if ((st = fj_qr_step(nodes, "usage hosts", &row)) == FJ_OK && row)
+            rest.nodes = fj_qr_i64(nodes, 0);
+        fj_qr_reset(nodes);
         if (st != FJ_OK)
             return st;
+        per[big] = rest;
+    } else if ((st = read_samples(u, samples, r, b_lo, b_hi, u->from, u->to, per)) != FJ_OK) {
+        return st; /* across the window's edge: its samples inside the window */
     }
     for (size_t i = b_lo; i <= b_hi && st == FJ_OK; i++)
         st = add_job_bucket(u, g, &j, i, &per[i]);
@@ -451,7 +506,7 @@ static fj_status send(usage_run *u)
     return st;
 }
 
-static fj_status run(usage_run *u, const fj_qrows *jobs, const fj_qrows *samples)
+static fj_status run(usage_run *u, const fj_qrows *jobs, const fj_qrows *samples, const fj_qrows *nodes)
 {
     fj_qx *x = u->x;
     fj_qr_bind(jobs, 1, x->cluster_id);
@@ -464,7 +519,7 @@ static fj_status run(usage_run *u, const fj_qrows *jobs, const fj_qrows *samples
     bool row = false;
     fj_status st;
     while ((st = fj_qr_step(jobs, "usage jobs", &row)) == FJ_OK && row)
-        if ((st = one_job(u, jobs, samples, per)) != FJ_OK)
+        if ((st = one_job(u, jobs, samples, nodes, per)) != FJ_OK)
             return st;
     if (st != FJ_OK)
         return st;
@@ -488,7 +543,7 @@ fj_status fj_store_account_usage(fj_store *s, fj_query *q, const fj_usage_req *r
     if (rs != FJ_OK)
         return rs;
     usage_run u = {.x = &x, .req = req, .from = from, .to = to, .n_buckets = n};
-    fj_qrows js = {0}, ss = {0};
+    fj_qrows js = {0}, ss = {0}, ns = {0};
     if (!(u.edges = fj_arena_alloc(x.a, (n + 1) * sizeof *u.edges))) {
         rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
         goto out;
@@ -498,11 +553,12 @@ fj_status fj_store_account_usage(fj_store *s, fj_query *q, const fj_usage_req *r
         u.edges[i] = next_edge(req->bucket, u.edges[i - 1]);
     u.edges[n] = to;
     if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_prepare(&x, jobs_sql, &js)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, samples_sql, &ss)) != FJ_OK)
+        (rs = fj_qx_prepare(&x, samples_sql, &ss)) != FJ_OK || (rs = fj_qx_prepare(&x, nodes_sql, &ns)) != FJ_OK)
         goto out;
-    rs = run(&u, &js, &ss);
+    rs = run(&u, &js, &ss, &ns);
 out:
     fj_qx_finalize(&x, &js);
     fj_qx_finalize(&x, &ss);
+    fj_qx_finalize(&x, &ns);
     return fj_qx_end(&x, rs);
 }
