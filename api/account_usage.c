@@ -38,7 +38,8 @@ static const fj_pspec params[] = {
 static const fj_endpoint ep_usage = {
     "/api/v1/usage", "Usage per user, account or partition",
     "Per group (user, Slurm account, partition or the cluster) and time bucket: the jobs, their wall hours, the "
-    "core-, GPU- and memory-hours allocated (from Slurm's records) and used (from the samples), and the "
+    "core-, GPU- and memory-hours allocated (from Slurm's records, else a ClusterCockpit job's) and used (from the "
+    "samples), and the "
     "efficiencies they imply (used over allocated, counting only jobs whose allocation is known). A job without "
     "a Slurm record has its use counted and no allocation; a job across the window's or a bucket's edge counts "
     "its allocation for its time inside and its use from its samples inside. See docs/storage.md, \"Usage and "

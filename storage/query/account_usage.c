@@ -41,7 +41,7 @@ enum { MAX_BUCKETS = 1000 };
 
 /* The window's jobs (?2, ?3: the window widened by the margin; ?4: last_day of ?2). */
 static const char jobs_sql[] =
-    "SELECT j.id, u.s, j.first_seen, j.last_seen, j.n_samples, j.cpu_sum_m, j.mem_sum_kb, j.gpu_sum_m,"
+    "SELECT j.id, u.s, j.first_seen, j.last_seen, j.n_samples, j.cpu_sum_m, j.mem_sum_kb, j.gpu_sum_m, j.job, j.epoch,"
     " (SELECT count(*) FROM job_hosts h WHERE h.rjob_id = j.id),"
     " sc.cluster_id, sc.account, sc.partition, sc.start_time, sc.end_time, sc.requested_cpus,"
     " sc.requested_memory_per_node_kb, sc.requested_node_count, sc.alloc_gpus"
@@ -51,9 +51,16 @@ static const char jobs_sql[] =
     " WHERE j.cluster_id = ?1 AND j.last_day >= ?4 AND j.last_seen >= ?2 AND j.first_seen < ?3 AND j.job <> 0"
     " ORDER BY j.id";
 enum {
-    J_ID, J_USER, J_FIRST, J_LAST, J_NS, J_CPU, J_MEM, J_GPU, J_HOSTS, J_SLURM, J_ACCOUNT, J_PARTITION, J_START,
+    J_ID, J_USER, J_FIRST, J_LAST, J_NS, J_CPU, J_MEM, J_GPU, J_JOB, J_EPOCH, J_HOSTS, J_SLURM, J_ACCOUNT, J_PARTITION, J_START,
     J_END, J_CPUS, J_MEM_REQ, J_NODES, J_GPUS
 };
+
+/* A Slurm job without Sonar's Slurm record: the ClusterCockpit job (cc-backend's job API) of the same
+ * cluster and job id whose run overlaps the job's samples (?3: its last, ?4: its first), the most
+ * recent if several: the job page's rule (storage/query/jobs.c). */
+static const char cc_sql[] = "SELECT start_time, stop_time, project, partition, num_hwthreads, num_acc FROM cc_jobs"
+                             " WHERE cluster_id = ?1 AND job_id = ?2 AND start_time <= ?3"
+                             " AND (stop_time IS NULL OR stop_time >= ?4) ORDER BY start_time DESC LIMIT 1";
 
 /* One job's node-samples in [?2, ?3), by node and time: a range seek of job_samples' key
  * (rjob_id, node_id, time) per host of the job, so only the rows of the range are read. */
@@ -194,7 +201,7 @@ typedef struct ujob {
     int64_t first, last;    /* samples */
     int64_t a0, a1;         /* the allocation's span */
     int64_t hosts;
-    bool slurm;
+    bool slurm; /* an allocation is known: Sonar's Slurm record, else a ClusterCockpit job */
     bool cores_known, gpus_known, mem_known;
     double cores, gpus, mem_kb; /* allocated, over all its nodes */
 } ujob;
@@ -316,14 +323,40 @@ static fj_status read_samples(usage_run *u, const fj_qrows *samples, const fj_qr
     return st;
 }
 
+/* The allocation of a job without Sonar's Slurm record from its ClusterCockpit job, if one joins:
+ * its span, hardware threads (as cores), accelerators (as GPU cards), project (as account) and
+ * partition; memory unknown. The texts are copied (the statement is reset). */
+static fj_status cc_alloc(usage_run *u, const fj_qrows *cc, const fj_qrows *r, ujob *j, const char **account,
+                          const char **partition)
+{
+    fj_qr_bind(cc, 1, u->x->cluster_id);
+    fj_qr_bind(cc, 2, fj_qr_i64(r, J_JOB));
+    fj_qr_bind(cc, 3, j->last);
+    fj_qr_bind(cc, 4, j->first);
+    bool row = false;
+    fj_status st = fj_qr_step(cc, "usage cc job", &row);
+    if (st == FJ_OK && row) {
+        j->slurm = true;
+        j->a0 = fj_qr_i64(cc, 0);
+        j->a1 = fj_qr_null(cc, 1) ? j->last : fj_qr_i64(cc, 1);
+        j->cores_known = !fj_qr_null(cc, 4);
+        j->cores = (double)fj_qr_i64(cc, 4);
+        j->gpus_known = !fj_qr_null(cc, 5);
+        j->gpus = (double)fj_qr_i64(cc, 5);
+        const char *a = fj_qr_text(cc, 2), *p = fj_qr_text(cc, 3);
+        if ((a && !(*account = fj_arena_strdup(u->x->a, a))) || (p && !(*partition = fj_arena_strdup(u->x->a, p))))
+            st = fj_err_set(u->x->err, FJ_ENOMEM, NULL, "out of memory");
+    }
+    fj_qr_reset(cc);
+    return st;
+}
+
 static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *samples, const fj_qrows *nodes,
-                         used *per)
+                         const fj_qrows *cc, used *per)
 {
     const fj_usage_req *req = u->req;
     const char *user = fj_qr_text(r, J_USER);
     const char *account = fj_qr_text(r, J_ACCOUNT), *partition = fj_qr_text(r, J_PARTITION);
-    if (!listed(&req->users, user) || !listed(&req->accounts, account) || !listed(&req->partitions, partition))
-        return FJ_OK;
     ujob j = {0};
     j.first = fj_qr_i64(r, J_FIRST);
     j.last = fj_qr_i64(r, J_LAST);
@@ -331,12 +364,17 @@ static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *sample
     j.slurm = !fj_qr_null(r, J_SLURM);
     j.a0 = j.slurm && !fj_qr_null(r, J_START) ? fj_qr_i64(r, J_START) : j.first;
     j.a1 = j.slurm && !fj_qr_null(r, J_END) ? fj_qr_i64(r, J_END) : j.last;
+    fj_status st;
+    if (!j.slurm && fj_qr_i64(r, J_EPOCH) == 0 && (st = cc_alloc(u, cc, r, &j, &account, &partition)) != FJ_OK)
+        return st;
+    if (!listed(&req->users, user) || !listed(&req->accounts, account) || !listed(&req->partitions, partition))
+        return FJ_OK;
     if (j.a1 < j.a0)
         j.a1 = j.a0;
     int64_t e0 = j.a0 < j.first ? j.a0 : j.first, e1 = j.a1 > j.last ? j.a1 : j.last;
     if (e1 < u->from || e0 >= u->to || (e1 == u->from && e0 < e1))
         return FJ_OK; /* read for the margin, outside the window */
-    if (j.slurm) {
+    if (j.slurm && !fj_qr_null(r, J_SLURM)) {
         j.cores_known = !fj_qr_null(r, J_CPUS);
         j.cores = (double)fj_qr_i64(r, J_CPUS);
         j.gpus_known = !fj_qr_null(r, J_GPUS);
@@ -350,7 +388,7 @@ static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *sample
                        : req->by == FJ_UB_PARTITION ? partition
                                                     : u->x->q->cluster;
     group *g = NULL;
-    fj_status st = group_of(u, name, &g);
+    st = group_of(u, name, &g);
     if (st != FJ_OK)
         return st;
 
@@ -506,7 +544,8 @@ static fj_status send(usage_run *u)
     return st;
 }
 
-static fj_status run(usage_run *u, const fj_qrows *jobs, const fj_qrows *samples, const fj_qrows *nodes)
+static fj_status run(usage_run *u, const fj_qrows *jobs, const fj_qrows *samples, const fj_qrows *nodes,
+                     const fj_qrows *cc)
 {
     fj_qx *x = u->x;
     fj_qr_bind(jobs, 1, x->cluster_id);
@@ -519,7 +558,7 @@ static fj_status run(usage_run *u, const fj_qrows *jobs, const fj_qrows *samples
     bool row = false;
     fj_status st;
     while ((st = fj_qr_step(jobs, "usage jobs", &row)) == FJ_OK && row)
-        if ((st = one_job(u, jobs, samples, nodes, per)) != FJ_OK)
+        if ((st = one_job(u, jobs, samples, nodes, cc, per)) != FJ_OK)
             return st;
     if (st != FJ_OK)
         return st;
@@ -543,7 +582,7 @@ fj_status fj_store_account_usage(fj_store *s, fj_query *q, const fj_usage_req *r
     if (rs != FJ_OK)
         return rs;
     usage_run u = {.x = &x, .req = req, .from = from, .to = to, .n_buckets = n};
-    fj_qrows js = {0}, ss = {0}, ns = {0};
+    fj_qrows js = {0}, ss = {0}, ns = {0}, cs = {0};
     if (!(u.edges = fj_arena_alloc(x.a, (n + 1) * sizeof *u.edges))) {
         rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
         goto out;
@@ -553,12 +592,14 @@ fj_status fj_store_account_usage(fj_store *s, fj_query *q, const fj_usage_req *r
         u.edges[i] = next_edge(req->bucket, u.edges[i - 1]);
     u.edges[n] = to;
     if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_prepare(&x, jobs_sql, &js)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, samples_sql, &ss)) != FJ_OK || (rs = fj_qx_prepare(&x, nodes_sql, &ns)) != FJ_OK)
+        (rs = fj_qx_prepare(&x, samples_sql, &ss)) != FJ_OK || (rs = fj_qx_prepare(&x, nodes_sql, &ns)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, cc_sql, &cs)) != FJ_OK)
         goto out;
-    rs = run(&u, &js, &ss, &ns);
+    rs = run(&u, &js, &ss, &ns, &cs);
 out:
     fj_qx_finalize(&x, &js);
     fj_qx_finalize(&x, &ss);
     fj_qx_finalize(&x, &ns);
+    fj_qx_finalize(&x, &cs);
     return fj_qx_end(&x, rs);
 }

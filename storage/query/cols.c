@@ -371,16 +371,21 @@ static const fj_qcol account_usage_cols[] = {
     {"bucket", FJ_VT_TIME, "start of the time bucket (UTC day, ISO week from Monday, month); null without bucket"},
     {"group", FJ_VT_TEXT,
      "the user, account or partition (by), or the cluster; null for jobs without one (account and partition "
-     "come from Slurm)"},
+     "come from Slurm, or a ClusterCockpit job's project and partition)"},
     {"jobs", FJ_VT_INT, "jobs that ran in the bucket"},
-    {"jobs_alloc", FJ_VT_INT, "of them, jobs with a Slurm record (an allocation)"},
-    {"wall_h", FJ_VT_REAL, "the jobs' hours inside the bucket: Slurm's start to end, else first to last sample"},
-    {"core_h_alloc", FJ_VT_REAL, "cores allocated (Slurm requested_cpus) x wall hours; null when no job's is known"},
+    {"jobs_alloc", FJ_VT_INT, "of them, jobs with an allocation: a Slurm record, else a ClusterCockpit job"},
+    {"wall_h", FJ_VT_REAL,
+     "the jobs' hours inside the bucket: Slurm's start to end (or the ClusterCockpit job's), else first to last "
+     "sample"},
+    {"core_h_alloc", FJ_VT_REAL,
+     "cores allocated (Slurm requested_cpus; a ClusterCockpit job's numHwthreads) x wall hours; null when no job's is "
+     "known"},
     {"core_h_used", FJ_VT_REAL,
      "cores in use (mean over the job's node-samples in the bucket, times its hosts) x sampled hours, every job"},
     {"cpu_eff", FJ_VT_REAL,
      "core_h_used of the jobs whose cores allocated are known over core_h_alloc; null when unknown or 0"},
-    {"gpu_h_alloc", FJ_VT_REAL, "GPU cards allocated (Slurm TRES gres/gpu) x wall hours; null when unknown"},
+    {"gpu_h_alloc", FJ_VT_REAL,
+     "GPU cards allocated (Slurm TRES gres/gpu; a ClusterCockpit job's numAcc) x wall hours; null when unknown"},
     {"gpu_h_used", FJ_VT_REAL, "cards in use (GPU percent / 100, mean as for cores) x sampled hours"},
     {"gpu_eff", FJ_VT_REAL, "gpu_h_used of the jobs whose cards allocated are known over gpu_h_alloc; null when "
                             "unknown or 0"},
