@@ -16,7 +16,8 @@
  *   across bucket edges reads the node-samples of all its buckets but the one holding most of its
  *   sampled span, whose sums are the summary's less the others' (integer sums: exact), and whose
  *   hosts are counted with one seek each; a job across the window's edge reads its node-samples
- *   inside the window. Every read is a range seek per host of job_samples' key. */
+ *   inside the window. Every read is a range seek per host of job_samples' key, summed per host by
+ *   the database, one read per bucket. */
 #include "storage/core/store_account_usage.h"
 
 #include "storage/query/backend.h"
@@ -62,12 +63,13 @@ static const char cc_sql[] = "SELECT start_time, stop_time, project, partition, 
                              " WHERE cluster_id = ?1 AND job_id = ?2 AND start_time <= ?3"
                              " AND (stop_time IS NULL OR stop_time >= ?4) ORDER BY start_time DESC LIMIT 1";
 
-/* One job's node-samples in [?2, ?3), by node and time: a range seek of job_samples' key
- * (rjob_id, node_id, time) per host of the job, so only the rows of the range are read. */
+/* One job's node-samples in [?2, ?3), summed per host: a range seek of job_samples' key (rjob_id,
+ * node_id, time) per host of the job, in the hosts' order (no sort), so only the rows of the range
+ * are read, and the database sums them (not a row each through the driver). */
 static const char samples_sql[] =
-    "SELECT js.node_id, js.time, js.cpu_m, js.mem_kb, js.gpu_m FROM job_hosts h {cross} job_samples js"
+    "SELECT count(*), sum(js.cpu_m), sum(js.mem_kb), sum(js.gpu_m) FROM job_hosts h {cross} job_samples js"
     " ON js.rjob_id = h.rjob_id AND js.node_id = h.node_id AND js.time >= ?2 AND js.time < ?3"
-    " WHERE h.rjob_id = ?1 ORDER BY js.node_id, js.time";
+    " WHERE h.rjob_id = ?1 GROUP BY h.node_id";
 /* How many of the job's hosts have a node-sample in [?2, ?3): one seek each. */
 static const char nodes_sql[] =
     "SELECT count(*) FROM job_hosts h WHERE h.rjob_id = ?1 AND EXISTS (SELECT 1 FROM job_samples js"
@@ -293,33 +295,35 @@ static bool listed(const fj_strlist *l, const char *s)
     return false;
 }
 
-/* Adds the job's (r) node-samples in [lo, hi) to the buckets b_lo..b_hi they fall in. */
+/* Adds the job's (r) node-samples in [lo, hi) (and the window) to the buckets b_lo..b_hi they fall
+ * in: one summing read per bucket. */
 static fj_status read_samples(usage_run *u, const fj_qrows *samples, const fj_qrows *r, size_t b_lo, size_t b_hi,
                               int64_t lo, int64_t hi, used *per)
 {
-    if (lo >= hi)
-        return FJ_OK;
-    fj_qr_bind(samples, 1, fj_qr_i64(r, J_ID));
-    fj_qr_bind(samples, 2, lo);
-    fj_qr_bind(samples, 3, hi);
-    bool row = false;
-    fj_status st;
-    while ((st = fj_qr_step(samples, "usage samples", &row)) == FJ_OK && row) {
-        int64_t node = fj_qr_i64(samples, 0), t = fj_qr_i64(samples, 1);
-        if (t < u->from || t >= u->to)
+    lo = lo > u->from ? lo : u->from;
+    hi = hi < u->to ? hi : u->to;
+    fj_status st = FJ_OK;
+    for (size_t i = b_lo; i <= b_hi && st == FJ_OK; i++) {
+        int64_t a = lo > u->edges[i] ? lo : u->edges[i], b = hi < u->edges[i + 1] ? hi : u->edges[i + 1];
+        if (a >= b)
             continue;
-        size_t i = bucket_of(u, t);
-        if (i < b_lo || i > b_hi)
-            continue; /* cannot be: the samples lie in the extent */
+        fj_qr_bind(samples, 1, fj_qr_i64(r, J_ID));
+        fj_qr_bind(samples, 2, a);
+        fj_qr_bind(samples, 3, b);
+        bool row = false;
         used *p = &per[i];
-        p->cpu_m += (double)fj_qr_i64(samples, 2);
-        p->mem_kb += (double)fj_qr_i64(samples, 3);
-        p->gpu_m += (double)fj_qr_i64(samples, 4);
-        p->n++;
-        if (node != p->last_node) /* rows come by node, then time */
-            p->nodes++, p->last_node = node;
+        while ((st = fj_qr_step(samples, "usage samples", &row)) == FJ_OK && row) {
+            int64_t n = fj_qr_i64(samples, 0);
+            if (n <= 0)
+                continue;
+            p->n += n;
+            p->cpu_m += fj_qr_dbl(samples, 1);
+            p->mem_kb += fj_qr_dbl(samples, 2);
+            p->gpu_m += fj_qr_dbl(samples, 3);
+            p->nodes++; /* a row per host with node-samples here */
+        }
+        fj_qr_reset(samples);
     }
-    fj_qr_reset(samples);
     return st;
 }
 
