@@ -211,7 +211,7 @@ typedef struct ujob {
 /* What the job's node-samples in one bucket add up to. */
 typedef struct used {
     double cpu_m, mem_kb, gpu_m;
-    int64_t n, nodes, last_node;
+    int64_t n, nodes; /* node-samples, and the hosts they are on */
 } used;
 
 static double overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
@@ -400,12 +400,12 @@ static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *sample
     size_t b_lo = bucket_of(u, e0 > u->from ? e0 : u->from), b_hi = bucket_of(u, e1 < u->to ? e1 : u->to - 1);
     bool whole = j.first >= u->from && j.last < u->to && bucket_of(u, j.first) == bucket_of(u, j.last);
     for (size_t i = b_lo; i <= b_hi; i++)
-        per[i] = (used){0, 0, 0, 0, 0, -1};
+        per[i] = (used){0, 0, 0, 0, 0};
     if (whole) {
         /* every sample in one bucket: the summary's sums */
         size_t i = bucket_of(u, j.first);
         per[i] = (used){(double)fj_qr_i64(r, J_CPU), (double)fj_qr_i64(r, J_MEM), (double)fj_qr_i64(r, J_GPU),
-                        fj_qr_i64(r, J_NS), j.hosts, -1};
+                        fj_qr_i64(r, J_NS), j.hosts};
     } else if (j.first >= u->from && j.last < u->to) {
         /* in the window, across bucket edges: the samples of every bucket but the one holding most
          * of the sampled span are read, and that one is the summary less them (exact: integer sums) */
@@ -420,7 +420,7 @@ static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *sample
             (st = read_samples(u, samples, r, b_lo, b_hi, u->edges[big + 1], j.last + 1, per)) != FJ_OK)
             return st;
         used rest = {(double)fj_qr_i64(r, J_CPU), (double)fj_qr_i64(r, J_MEM), (double)fj_qr_i64(r, J_GPU),
-                     fj_qr_i64(r, J_NS), 0, -1};
+                     fj_qr_i64(r, J_NS), 0};
         for (size_t i = b_lo; i <= b_hi; i++)
             if (i != big) {
                 rest.cpu_m -= per[i].cpu_m;
