@@ -37,6 +37,10 @@ fj_store *fj_api_store(fj_apiq *a);
 
 /* Runs op into the writer and answers (200, or the error). */
 void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op);
+/* The same for a store function that takes what the endpoint parsed beyond fj_query (ctx): plain
+ * storage functions such as fj_store_account_usage. */
+typedef fj_status (*fj_qop_ctx)(fj_store *s, fj_query *q, void *ctx, fj_sink *k, fj_err *err);
+void fj_api_run_ctx(fj_apiq *a, fj_store *s, fj_qop_ctx op, void *ctx);
 
 /* Filled-in list parameters. */
 fj_strlist fj_api_strlist(const fj_apiq *a, const char *name);

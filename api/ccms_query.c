@@ -44,6 +44,7 @@ typedef enum { AGG_UNSET = 0, AGG_SUM, AGG_AVG, AGG_NONE } agg_kind;
 
 typedef struct metric_cfg {
     const char *name;
+    const char *unit; /* cluster.json's unit: prefix and base; NULL when none */
     int64_t freq_s;
     agg_kind agg;
 } metric_cfg;
@@ -80,6 +81,28 @@ static agg_kind agg_of(const fj_json *v)
     if (v->type == FJ_JSON_STRING && !strcmp(v->v.s, "avg"))
         return AGG_AVG;
     return AGG_UNSET;
+}
+
+/* cc-backend's unit object {"prefix": "G", "base": "B/s"} as text ("GB/s"); NULL without a base. */
+static const char *unit_text(const fj_json *u)
+{
+    const fj_json *base = fj_json_get(u, "base"), *prefix = fj_json_get(u, "prefix");
+    if (!base || base->type != FJ_JSON_STRING)
+        return NULL;
+    const char *p = prefix && prefix->type == FJ_JSON_STRING ? prefix->v.s : "";
+    size_t n = strlen(p) + strlen(base->v.s) + 1;
+    char *t = fj_arena_alloc(g_cfg.a, n);
+    if (t)
+        snprintf(t, n, "%s%s", p, base->v.s);
+    return t;
+}
+
+bool fj_ccq_metric_info(const char *name, const char **unit, int64_t *freq_s)
+{
+    const metric_cfg *c = metric_conf(name);
+    *unit = c ? c->unit : NULL;
+    *freq_s = c ? c->freq_s : 0;
+    return c != NULL;
 }
 
 static void topo_fill(subcluster *sc, const fj_json *groups, int *map)
@@ -129,6 +152,7 @@ fj_status fj_ccq_load_config(const char *path, fj_err *err)
             c->name = name->v.s;
             c->freq_s = ts && ts->type == FJ_JSON_UINT ? (int64_t)ts->v.u : 0;
             c->agg = agg_of(fj_json_get(m, "aggregation"));
+            c->unit = unit_text(fj_json_get(m, "unit"));
         }
         const fj_json *scs = fj_json_get(root, "subClusters");
         if (scs && scs->type == FJ_JSON_ARRAY) {

@@ -8,6 +8,9 @@
 
 #include "server/http.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* GET|POST /api/query: cc-metric-store's query. */
 void fj_route_ccms_query(fj_http_req *r);
 /* GET /api/healthcheck: with cc-backend's JSON body {"cluster","nodes","metric-names"} a map from
@@ -19,5 +22,10 @@ void fj_route_ccms_health(fj_http_req *r);
  * topology) or a cc-metric-store config.json (metrics: frequency, aggregation) for the query
  * path. Call once before serving. */
 fj_status fj_ccq_load_config(const char *path, fj_err *err);
+
+/* What that configuration says of metric name: its unit (cluster.json's unit prefix and base,
+ * "GB/s"; NULL when none) and its interval in seconds (0 when none). false when it names no such
+ * metric (or none was loaded). For the metric catalogue (api/metrics_catalog.c). */
+bool fj_ccq_metric_info(const char *name, const char **unit, int64_t *freq_s);
 
 #endif

@@ -33,6 +33,13 @@ void fj_api_jobs(fj_http_req *r)
         snprintf(name, sizeof name, "max_%s", fj_job_metric_names[m]);
         if ((v = fj_param(&a.p, name))->set)
             q->has_max[m] = true, q->max[m] = v->d;
+        /* the efficiencies' other spelling (NAME_min, NAME_max); undeclared names are never set */
+        snprintf(name, sizeof name, "%s_min", fj_job_metric_names[m]);
+        if ((v = fj_param(&a.p, name))->set)
+            q->has_min[m] = true, q->min[m] = v->d;
+        snprintf(name, sizeof name, "%s_max", fj_job_metric_names[m]);
+        if ((v = fj_param(&a.p, name))->set)
+            q->has_max[m] = true, q->max[m] = v->d;
     }
     /* the sort enum lists the keys in fj_job_sort order */
     if ((v = fj_param(&a.p, "sort"))->set)

@@ -65,6 +65,16 @@ fj_tri fj_api_tri(const fj_apiq *a, const char *name)
     return !v->set ? FJ_TRI_ANY : v->i ? FJ_TRI_YES : FJ_TRI_NO;
 }
 
+/* Whether ep's bucket is a width (a duration), not a kind of bucket its handler reads itself
+ * (GET /api/v1/usage: day, week, month). */
+static bool bucket_is_duration(const fj_endpoint *ep)
+{
+    for (const fj_pspec *p = ep->params; p && p->name; p++)
+        if (strcmp(p->name, "bucket") == 0)
+            return p->type == FJ_PT_DURATION;
+    return false;
+}
+
 bool fj_api_begin(fj_http_req *r, const fj_endpoint *ep, const char *tag, fj_apiq *a)
 {
     memset(a, 0, sizeof *a);
@@ -117,7 +127,7 @@ bool fj_api_begin(fj_http_req *r, const fj_endpoint *ep, const char *tag, fj_api
         q->host_match = host_match;
         q->host_ctx = a->hosts;
     }
-    if ((v = fj_param(&a->p, "bucket"))->set) {
+    if ((v = fj_param(&a->p, "bucket"))->set && bucket_is_duration(ep)) {
         if (v->i < 1) {
             fj_api_bad_param(r, "bucket", "must be at least 1 second");
             return false;
@@ -198,7 +208,8 @@ static fj_status write_meta(fj_apiq *a, fj_store *store, fj_out *o, fj_err *err)
     return st;
 }
 
-void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
+/* Runs op, or opc with ctx when op is NULL, into the writer and answers. */
+static void run_op(fj_apiq *a, fj_store *s, fj_qop op, fj_qop_ctx opc, void *ctx)
 {
     fj_err err = {0};
     fj_buf body;
@@ -211,7 +222,7 @@ void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
         fj_out_fields(&o, a->fields.v, a->fields.n);
     if (a->columns)
         fj_out_columns(&o, &a->q);
-    fj_status st = op(s, &a->q, &o.sink, &err);
+    fj_status st = op ? op(s, &a->q, &o.sink, &err) : opc(s, &a->q, ctx, &o.sink, &err);
     if (st == FJ_OK && o.st != FJ_OK)
         st = o.st;
     if (st == FJ_ETOOBIG) /* not the request's size: the answer's */
@@ -238,4 +249,14 @@ void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
     }
     fj_out_free(&o);
     fj_buf_free(&body);
+}
+
+void fj_api_run(fj_apiq *a, fj_store *s, fj_qop op)
+{
+    run_op(a, s, op, NULL, NULL);
+}
+
+void fj_api_run_ctx(fj_apiq *a, fj_store *s, fj_qop_ctx op, void *ctx)
+{
+    run_op(a, s, NULL, op, ctx);
 }

@@ -4,6 +4,8 @@
 #include "api/spec.h"
 
 #include "api/chimbuko_api.h"
+#include "api/account_usage.h"
+#include "api/metrics_catalog.h"
 #include "api/problems.h"
 #include "api/sss.h"
 
@@ -43,6 +45,11 @@
 #define P_MINMAX(field, type, unit)                                                                    \
     {"min_" field, type, "smallest " field " (" unit ")", NULL, false, 0, 0},                          \
         {"max_" field, type, "largest " field " (" unit ")", NULL, false, 0, 0}
+
+/* The efficiency filters under the names of the usage report's figures too (cpu_eff_max=0.25). */
+#define P_EFF_ALIASES(field)                                                                           \
+    {field "_min", FJ_PT_NUMBER, "the same as min_" field, NULL, false, 0, 0},                         \
+        {field "_max", FJ_PT_NUMBER, "the same as max_" field, NULL, false, 0, 0}
 
 static const fj_pspec no_params[] = {P_FORMAT, P_END};
 static const fj_pspec none[] = {P_END};
@@ -119,8 +126,15 @@ static const fj_pspec jobs_params[] = {
     P_MINMAX("gpu_peak", FJ_PT_NUMBER, "percent of one card"),
     P_MINMAX("gpumem_avg_kb", FJ_PT_KB, "kB, or 16G"),
     P_MINMAX("gpumem_peak_kb", FJ_PT_KB, "kB, or 16G"),
-    {"sort", FJ_PT_ENUM, "sort key (default start)",
-     "start|end|duration|job|cpu_avg|cpu_peak|mem_avg_kb|mem_peak_kb|gpu_avg|gpu_peak|gpumem_avg_kb|gpumem_peak_kb",
+    P_MINMAX("cpu_eff", FJ_PT_NUMBER, "0..1; jobs without an allocation left out"),
+    P_MINMAX("mem_eff", FJ_PT_NUMBER, "0..1; jobs without an allocation left out"),
+    P_MINMAX("gpu_eff", FJ_PT_NUMBER, "0..1; jobs without an allocation left out"),
+    P_EFF_ALIASES("cpu_eff"),
+    P_EFF_ALIASES("mem_eff"),
+    P_EFF_ALIASES("gpu_eff"),
+    {"sort", FJ_PT_ENUM, "sort key (default start); an efficiency sorts jobs without one first ascending",
+     "start|end|duration|job|cpu_avg|cpu_peak|mem_avg_kb|mem_peak_kb|gpu_avg|gpu_peak|gpumem_avg_kb|gpumem_peak_kb|"
+     "cpu_eff|mem_eff|gpu_eff",
      false, 0, 0},
     {"order", FJ_PT_ENUM, "asc (default) or desc", "asc|desc", false, 0, 0},
     P_LIMIT("1000"),
@@ -424,8 +438,8 @@ const fj_endpoint *const fj_endpoints[] = {
 
 void fj_endpoints_each(void (*fn)(const fj_endpoint *e, void *ctx), void *ctx)
 {
-    const fj_endpoint *const *lists[] = {fj_endpoints, fj_problems_endpoints, fj_chimbuko_endpoints,
-                                          fj_sss_endpoints};
+    const fj_endpoint *const *lists[] = {fj_endpoints,          fj_problems_endpoints, fj_account_usage_endpoints,
+                                          fj_metrics_catalog_endpoints, fj_chimbuko_endpoints, fj_sss_endpoints};
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
         for (size_t i = 0; lists[l][i]; i++)
             fn(lists[l][i], ctx);

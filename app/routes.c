@@ -8,9 +8,11 @@
  * GET /api/healthcheck, so those take one. */
 #include "app/routes.h"
 
+#include "api/account_usage.h"
 #include "api/api.h"
 #include "api/cc_list.h"
 #include "api/ccms_query.h"
+#include "api/metrics_catalog.h"
 #include "api/influxql/influxql.h"
 #include "api/chimbuko_api.h"
 #include "server/chimbuko_routes.h"
@@ -64,6 +66,8 @@ const fj_route fj_routes[] = {
     {"GET", "/api/v1/errors", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_errors, FJ_ERRORS_FJORD},
     {"GET", "/api/v1/problems", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_problems, FJ_ERRORS_FJORD}, /* api/problems.c */
     {"GET", "/api/v1/problems/users", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_problem_users, FJ_ERRORS_FJORD},
+    {"GET", "/api/v1/usage", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_account_usage, FJ_ERRORS_FJORD}, /* api/account_usage.c */
+    {"GET", "/api/v1/metrics/catalog", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_metrics_catalog, FJ_ERRORS_FJORD}, /* api/metrics_catalog.c */
     /* Chimbuko queries (api/chimbuko.c) and the SSS Node object export (api/sss.c). */
     {"GET", "/api/v1/chimbuko/*", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_chimbuko, FJ_ERRORS_FJORD},
     {"GET", "/api/v1/export/sss/nodes", FJ_ACCESS_READ, FJ_NO_BODY, fj_api_sss_nodes, FJ_ERRORS_FJORD},

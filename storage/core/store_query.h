@@ -87,11 +87,13 @@ typedef struct fj_intlist {
     size_t n;
 } fj_intlist;
 
-/* The job-list columns that take min_/max_ filters (and sort), in fj_qt_jobs units. */
+/* The job-list columns that take min_/max_ filters (and sort), in fj_qt_jobs units. The
+ * efficiencies (docs/storage.md, "Usage and efficiency") are null without a Slurm allocation: their
+ * filters leave such jobs out, their sort puts them first ascending. */
 #define FJ_JOB_METRICS(X)                                                                         \
     X(CPU_AVG, "cpu_avg") X(CPU_PEAK, "cpu_peak") X(MEM_AVG, "mem_avg_kb") X(MEM_PEAK, "mem_peak_kb") \
     X(GPU_AVG, "gpu_avg") X(GPU_PEAK, "gpu_peak") X(GPUMEM_AVG, "gpumem_avg_kb")                  \
-    X(GPUMEM_PEAK, "gpumem_peak_kb")
+    X(GPUMEM_PEAK, "gpumem_peak_kb") X(CPU_EFF, "cpu_eff") X(MEM_EFF, "mem_eff") X(GPU_EFF, "gpu_eff")
 typedef enum fj_job_metric {
 #define FJ_JM_ENUM(id, name) FJ_JM_##id,
     FJ_JOB_METRICS(FJ_JM_ENUM)

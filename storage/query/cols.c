@@ -2,6 +2,7 @@
  * emits exactly these columns in this order, and the API layer documents them from here (the
  * OpenAPI document and docs/api.md), so the one list is the contract. Units are in the names:
  * _kb kibibytes, _s seconds, percentages are plain (398.2 = 3.98 cores). */
+#include "storage/core/store_account_usage.h"
 #include "storage/core/store_problems.h"
 #include "storage/core/store_query.h"
 #include "storage/core/store_ts.h"
@@ -100,6 +101,13 @@ static const fj_qcol jobs_cols[] = {
     {"allocated_resources", FJ_VT_TEXT, "Slurm: allocated TRES"},
     {"array_job_id", FJ_VT_INT, "Slurm: array job id"},
     {"array_task_id", FJ_VT_INT, "Slurm: array task id"},
+    {"cpu_eff", FJ_VT_REAL,
+     "CPU efficiency: mean cores used per node-sample x hosts / Slurm requested_cpus; null without an allocation "
+     "(docs/storage.md, Usage and efficiency)"},
+    {"mem_eff", FJ_VT_REAL, "memory efficiency: mem_peak_kb / Slurm requested_memory_per_node_kb; null without"},
+    {"gpu_eff", FJ_VT_REAL,
+     "GPU efficiency: mean cards in use (gpu percent / 100) per node-sample x hosts / cards allocated (Slurm TRES "
+     "gres/gpu); null without, or with none allocated"},
     /* the job detail's only: the list is this array but its last column. The list leaves the
      * ClusterCockpit join out because it cost measurably (docs/api.md, GET /api/v1/jobs/{id}). */
     {"clustercockpit", FJ_VT_JSON,
@@ -369,6 +377,38 @@ static const fj_qcol node_usage_cols[] = {
     {"gpu_memory_kb", FJ_VT_INT, "GPU memory in use, all cards"},
 };
 TABLE(fj_qt_node_usage, "usage", node_usage_cols, 0);
+
+/* --- usage per user, account, partition (storage/query/account_usage.c) ------------------ */
+
+static const fj_qcol account_usage_cols[] = {
+    {"bucket", FJ_VT_TIME, "start of the time bucket (UTC day, ISO week from Monday, month); null without bucket"},
+    {"group", FJ_VT_TEXT,
+     "the user, account or partition (by), or the cluster; null for jobs without one (account and partition "
+     "come from Slurm, or a ClusterCockpit job's project and partition)"},
+    {"jobs", FJ_VT_INT, "jobs that ran in the bucket"},
+    {"jobs_alloc", FJ_VT_INT, "of them, jobs with an allocation: a Slurm record, else a ClusterCockpit job"},
+    {"wall_h", FJ_VT_REAL,
+     "the jobs' hours inside the bucket: Slurm's start to end (or the ClusterCockpit job's), else first to last "
+     "sample"},
+    {"core_h_alloc", FJ_VT_REAL,
+     "cores allocated (Slurm requested_cpus; a ClusterCockpit job's numHwthreads) x wall hours; null when no job's is "
+     "known"},
+    {"core_h_used", FJ_VT_REAL,
+     "cores in use (mean over the job's node-samples in the bucket, times its hosts) x sampled hours, every job"},
+    {"cpu_eff", FJ_VT_REAL,
+     "core_h_used of the jobs whose cores allocated are known over core_h_alloc; null when unknown or 0"},
+    {"gpu_h_alloc", FJ_VT_REAL,
+     "GPU cards allocated (Slurm TRES gres/gpu; a ClusterCockpit job's numAcc) x wall hours; null when unknown"},
+    {"gpu_h_used", FJ_VT_REAL, "cards in use (GPU percent / 100, mean as for cores) x sampled hours"},
+    {"gpu_eff", FJ_VT_REAL, "gpu_h_used of the jobs whose cards allocated are known over gpu_h_alloc; null when "
+                            "unknown or 0"},
+    {"mem_gib_h_alloc", FJ_VT_REAL,
+     "memory requested (per node x nodes) in GiB x wall hours; null when unknown"},
+    {"mem_gib_h_used", FJ_VT_REAL, "resident memory in GiB (mean as for cores) x sampled hours"},
+    {"mem_eff", FJ_VT_REAL, "mem_gib_h_used of the jobs whose request is known over mem_gib_h_alloc"},
+    {"energy_kwh", FJ_VT_REAL, "energy of the jobs in kWh: null (not stored yet)"},
+};
+TABLE(fj_qt_account_usage, "usage", account_usage_cols, 0);
 
 int fj_qtable_col(const fj_qtable *t, const char *name)
 {

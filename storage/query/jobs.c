@@ -40,6 +40,15 @@ static const char *const slurm_cols[] = {
     " ELSE NOT EXISTS (SELECT 1 FROM job_hosts h {cross} samples s ON s.node_id = h.node_id"        \
     " AND s.time > j.last_seen WHERE h.rjob_id = j.id) END)"
 
+/* The hosts of job j. */
+#define HOSTS_SQL "(SELECT count(*) FROM job_hosts h WHERE h.rjob_id = j.id)"
+
+/* The efficiencies: mean use x hosts over the Slurm allocation (sc: the job's current Slurm record,
+ * NULL without one), memory's peak over the request per node; NULL when unknown or 0. */
+#define CPU_EFF_SQL "(j.cpu_sum_m / 100000.0 / {greatest}(j.n_samples, 1) * " HOSTS_SQL " / nullif(sc.requested_cpus, 0)){real}"
+#define MEM_EFF_SQL "(j.mem_peak_kb * 1.0 / nullif(sc.requested_memory_per_node_kb, 0)){real}"
+#define GPU_EFF_SQL "(j.gpu_sum_m / 100000.0 / {greatest}(j.n_samples, 1) * " HOSTS_SQL " / nullif(sc.alloc_gpus, 0)){real}"
+
 /* The SQL of each metric of j, a double in the units of its column. */
 static const char *const metric_sql[FJ_JM__COUNT] = {
     "(j.cpu_sum_m / 1000.0 / {greatest}(j.n_samples, 1)){real}",
@@ -50,8 +59,16 @@ static const char *const metric_sql[FJ_JM__COUNT] = {
     "(j.gpu_peak_m / 1000.0){real}",
     "(j.gpumem_sum_kb * 1.0 / {greatest}(j.n_samples, 1)){real}",
     "j.gpumem_peak_kb",
+    CPU_EFF_SQL,
+    MEM_EFF_SQL,
+    GPU_EFF_SQL,
 };
-#define C_SORTKEY (C_SLURM0 + (int)N_SLURM)
+/* The efficiencies' columns follow the Slurm columns, then the sort key. */
+#define C_EFF0 (C_SLURM0 + (int)N_SLURM)
+#define C_SORTKEY (C_EFF0 + 3)
+/* The efficiencies as sort keys: NULL sorts as -1, below every value, so the cursor has a value. */
+static const char *const eff_key[3] = {"coalesce(" CPU_EFF_SQL ", -1)", "coalesce(" MEM_EFF_SQL ", -1)",
+                                       "coalesce(" GPU_EFF_SQL ", -1)"};
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -259,6 +276,8 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
             ct = FJ_VT_TEXT;
         v[n++] = fj_qr_value(st, C_SLURM0 + (int)i, ct);
     }
+    for (int i = 0; i < 3; i++)
+        v[n++] = fj_qr_value(st, C_EFF0 + i, FJ_VT_REAL);
     fj_buf cc;
     fj_buf_init(&cc, (size_t)1 << 24);
     if (t == &fj_qt_job) {
@@ -296,7 +315,8 @@ static const char *sort_key(int sort)
     case FJ_JS_JOB: return "j.job";
     default:
         if (sort >= FJ_JS_METRIC0 && sort < FJ_JS__COUNT)
-            return metric_sql[sort - FJ_JS_METRIC0];
+            return sort - FJ_JS_METRIC0 >= FJ_JM_CPU_EFF ? eff_key[sort - FJ_JS_METRIC0 - FJ_JM_CPU_EFF]
+                                                         : metric_sql[sort - FJ_JS_METRIC0];
         return NULL;
     }
 }
@@ -309,6 +329,8 @@ static void select_jobs(fj_qb *b, const char *sortkey)
                  " j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.ppid, j.cmd_id, " RUNNING_SQL);
     for (size_t i = 0; i < N_SLURM; i++)
         fj_qb_printf(b, ", sc.%s", slurm_cols[i]);
+    for (int m = FJ_JM_CPU_EFF; m <= FJ_JM_GPU_EFF; m++)
+        fj_qb_printf(b, ", %s", metric_sql[m]);
     fj_qb_printf(b, ", %s FROM jobs j LEFT JOIN strings u ON u.id = j.user_id"
                     " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND j.job <> 0"
                     " AND sc.cluster_id = j.cluster_id AND sc.job_id = j.job AND sc.job_step = ''",

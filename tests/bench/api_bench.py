@@ -96,6 +96,14 @@ def main():
     # node as deadweight) measure the answer's rows too
     bench(port, "problem jobs, one week, every job flagged",
           "/api/v1/problems?%s&cpu_ratio=1&cpu_min=0&deadweight=0" % week, repeats, None)
+    # usage per account and user (GET /api/v1/usage): the whole span, and per day
+    end = "cluster=%s&from=%d&to=%d" % (c, t0, t1 + 1)
+    bench(port, "usage by account, whole span", "/api/v1/usage?%s&by=account" % end, repeats, 100)
+    bench(port, "usage by user per day, whole span", "/api/v1/usage?%s&by=user&bucket=day" % end, repeats, 200)
+    bench(port, "usage, top 20 accounts by core-hours per week",
+          "/api/v1/usage?%s&by=account&bucket=week&sort=core_h_used&limit=20" % end, repeats, None)
+    bench(port, "jobs list, one week, 100 rows sorted by cpu_eff",
+          "/api/v1/jobs?%s&sort=cpu_eff&order=desc&limit=100" % week, repeats, None)
     bench(port, "profile of a 64-node job over 24 h (default bucket 720 s)",
           "/api/v1/jobs/%d/profile?cluster=%s&from=%d&to=%d" % (big, c, day0, day0 + 86400), repeats, 50)
     bench(port, "profile of a 64-node job over 24 h, per host",

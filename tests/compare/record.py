@@ -204,7 +204,7 @@ def record_sonar_cluster(rec, cluster, lo, hi, max_nodes=6, max_jobs=6, page=7):
     rec.get(q("/api/v1/jobs", **win), headers={"Accept": "text/csv"})
     rec.get(q("/api/v1/jobs", cluster=cluster))  # the default window
     for key in ("start", "end", "duration", "job", "cpu_avg", "cpu_peak", "mem_avg_kb", "mem_peak_kb", "gpu_avg",
-                "gpu_peak", "gpumem_avg_kb", "gpumem_peak_kb"):
+                "gpu_peak", "gpumem_avg_kb", "gpumem_peak_kb", "cpu_eff", "mem_eff", "gpu_eff"):
         for order in ("asc", "desc"):
             rec.get(q("/api/v1/jobs", sort=key, order=order, limit=page, **win))
     follow_pages(rec, "/api/v1/jobs", limit=page, **win)
@@ -212,6 +212,14 @@ def record_sonar_cluster(rec, cluster, lo, hi, max_nodes=6, max_jobs=6, page=7):
     # the problem-jobs report (job_activity and job_gpu_activity), per job and per user
     rec.get(q("/api/v1/problems", **win))
     rec.get(q("/api/v1/problems/users", **win))
+    # usage per user, account, partition and cluster; per day over the last three days of the window
+    for by in ("user", "account", "partition", "cluster"):
+        rec.get(q("/api/v1/usage", by=by, **win))
+    days = dict(cluster=cluster, **{"from": hi - 3 * 86400, "to": hi})
+    rec.get(q("/api/v1/usage", by="user", bucket="day", **days))
+    rec.get(q("/api/v1/usage", by="account", bucket="week", format="csv", **days))
+    rec.get(q("/api/v1/usage", by="user", sort="core_h_used", limit=3, **win))
+    rec.get(q("/api/v1/usage", by="account", sort="gpu_eff", order="asc", **win))
     users = sorted({j.get("user") for j in jobs if j.get("user")})
     cmds = sorted({c for j in jobs for c in (j.get("commands") or []) if isinstance(c, str)})
     states = sorted({j.get("state") for j in jobs if j.get("state")})
@@ -223,7 +231,8 @@ def record_sonar_cluster(rec, cluster, lo, hi, max_nodes=6, max_jobs=6, page=7):
                dict(min_mem_avg_kb="1G"), dict(max_mem_avg_kb="1G"), dict(min_mem_peak_kb=1000000),
                dict(max_mem_peak_kb="16G"), dict(min_gpu_avg=10), dict(max_gpu_avg=10), dict(min_gpu_peak=50),
                dict(max_gpu_peak=50), dict(min_gpumem_avg_kb="1G"), dict(max_gpumem_avg_kb="1G"),
-               dict(min_gpumem_peak_kb="1G"), dict(max_gpumem_peak_kb="1G"), dict(command="*"),
+               dict(min_gpumem_peak_kb="1G"), dict(max_gpumem_peak_kb="1G"), dict(min_cpu_eff=0.5),
+               dict(cpu_eff_max=0.25), dict(max_mem_eff=0.5), dict(gpu_eff_min=0.1), dict(command="*"),
                dict(command="no-such-command")]
     if users:
         filters += [dict(user=users[0]), dict(user=",".join(users[:3])), dict(user=users[-1], format="csv")]
@@ -528,6 +537,9 @@ def record_metrics(rec, t):
         {"metric": "cpu_load", "host": "f0103"},
         {"metric": "cpu_load", "host": "f0104"},
     ]
+    # the metric catalogue over the posted window, and over one without points
+    rec.get("/api/v1/metrics/catalog?cluster=fritz&from=%d&to=%d" % (base, to))
+    rec.get("/api/v1/metrics/catalog?cluster=fritz&from=%d&to=%d&format=csv" % (base - 86400, base - 3600))
     js = {"Content-Type": "application/json"}
     for method in ("POST", "GET"):
         rec.request(method, "/api/query", json.dumps({"cluster": "fritz", "from": base, "to": to, "queries": scopes}),

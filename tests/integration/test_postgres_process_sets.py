@@ -87,8 +87,8 @@ def to_older(f):
     undo_sample_job_sets(f)
     weeks = f.query("SELECT DISTINCT time - ((time - 345600) % 604800 + 604800) % 604800 FROM sample_procs")
     # job_activity (0009) and job_gpu_activity (0010, 0011) came after: their tables, triggers and
-    # functions go too (and 0014's view of job_activity), and 0009 to 0011 make them again
-    f.execute("DROP VIEW job_activity_now;")
+    # functions go too (and 0014's view of job_activity, 0015's alloc_gpus), and 0009 to 0015 make them again
+    f.execute("ALTER TABLE slurm_jobs_current DROP COLUMN alloc_gpus; DROP VIEW job_activity_now;")
     f.execute("DROP TRIGGER job_gpu_activity_insert ON job_samples; DROP TRIGGER job_gpu_activity_move ON job_samples;"
               "DROP TRIGGER job_gpu_activity_job_gone ON jobs; DROP FUNCTION fj_job_gpu_activity_note();"
               "DROP FUNCTION fj_job_gpu_activity_job_gone(); DROP FUNCTION fj_job_gpu_activity_note_rows();"

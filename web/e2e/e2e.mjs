@@ -453,6 +453,52 @@ try {
     check(dl.suggestedFilename() === `problems-${cluster}.csv` && csv === wantCsv, `CSV download = the API's CSV (${csv.length} bytes)`);
   });
 
+  await step("usage", async () => {
+    // usage per user and account over all of the real data (docs/storage.md, "Usage and efficiency")
+    const cluster = "fox.educloud.no";
+    const q = `cluster=${cluster}&from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z`;
+    await page.goto(`${BASE}/ui/usage?${q}&by=user`);
+    await page.waitForSelector("#usage");
+    await idle();
+    const want = (await api(`/api/v1/usage?${q}&by=user`)).usage;
+    const rows = await page.$$eval("#usage tbody tr", (r) => r.map((x) => ({ group: x.dataset.group,
+      used: x.querySelector("td[data-k=core_h_used]").dataset.v, eff: x.querySelector("td[data-k=cpu_eff]").dataset.v })));
+    const byGroup = new Map(want.map((r) => [r.group ?? "", r]));
+    check(want.length > 0 && rows.length === want.length && rows.every((r) => byGroup.has(r.group)),
+      `usage rows = the API's groups (${rows.length} of ${want.length})`);
+    check(rows.every((r) => Number(r.used) === byGroup.get(r.group).core_h_used
+      && (r.eff === "" ? byGroup.get(r.group).cpu_eff === null : Number(r.eff) === byGroup.get(r.group).cpu_eff)),
+      "core-hours used and CPU efficiency as the API answers");
+    const used = rows.map((r) => Number(r.used));
+    check(used.every((v, i) => i === 0 || used[i - 1] >= v), "most core-hours used first");
+    await shot("usage");
+    await page.click("a[data-sort=jobs]");
+    await page.waitForURL(/sort=jobs/);
+    check(page.url().includes("order=desc"), "a sort starts descending");
+    // by account, and its CSV
+    await page.selectOption("#usage-filters select[name=by]", "account");
+    await page.click("#usage-filters button[type=submit]");
+    await page.waitForURL(/by=account/);
+    await idle();
+    const accts = (await api(`/api/v1/usage?${q}&by=account`)).usage.map((r) => r.group ?? "").sort();
+    const shown = (await page.$$eval("#usage tbody tr", (r) => r.map((x) => x.dataset.group))).sort();
+    check(JSON.stringify(shown) === JSON.stringify(accts), `by account: ${shown.length} rows as the API's`);
+    const [dl] = await Promise.all([page.waitForEvent("download"), page.click("#csv")]);
+    const csv = readFileSync(await dl.path(), "utf8");
+    const wantCsv = await api(`/api/v1/usage?${q}&by=account`, { Accept: "text/csv" });
+    check(dl.suggestedFilename() === `usage-${cluster}.csv` && csv === wantCsv, `usage CSV = the API's CSV (${csv.length} bytes)`);
+    // the job list's efficiency columns, the low ones marked
+    await page.goto(`${BASE}/ui/jobs?cluster=${cluster}`);
+    await page.waitForSelector("#jobs");
+    await idle();
+    const jobs = (await api(`/api/v1/jobs?cluster=${cluster}&sort=start&order=desc&limit=100`)).jobs;
+    const effs = await page.$$eval("#jobs tbody td[data-k=cpu_eff]", (t) => t.map((x) => ({ v: x.dataset.v,
+      low: x.classList.contains("eff-low") })));
+    check(effs.length === jobs.length && effs.every((e, i) => (e.v === "" ? jobs[i].cpu_eff === null
+      : Number(e.v) === jobs[i].cpu_eff) && e.low === (jobs[i].cpu_eff !== null && jobs[i].cpu_eff < 0.25)),
+      `CPU efficiency per job as the API's, below 25 % marked (${effs.filter((e) => e.low).length} marked)`);
+  });
+
   await step("metrics", async () => {
     const from = 1700000000, to = 1700000400;
     await page.goto(`${BASE}/ui/metrics?cluster=fritz&metric=cpu_load,mem_used&from=${from}&to=${to}`);
@@ -466,6 +512,11 @@ try {
       check(got === String(Number(ans.results[i][0].avg.toFixed(3))), `cpu_load avg of ${h}: ${got}`);
     }
     check((await page.$$("section.metric .plot")).length === 2, "a chart per metric");
+    // the metric names offered are the cluster's catalogue (GET /api/v1/metrics/catalog)
+    const cat = (await api("/api/v1/metrics/catalog?cluster=fritz")).metrics.map((m) => m.metric);
+    await page.waitForSelector("#metric-names[data-from=catalog]", { state: "attached" });
+    const offered = await page.$$eval("#metric-names option", (o) => o.map((x) => x.value));
+    check(cat.length > 0 && JSON.stringify(offered) === JSON.stringify(cat), `metric names from the catalogue (${cat.length})`);
     await shot("metrics");
   });
 
@@ -679,6 +730,7 @@ try {
       ["jobs", "/ui/jobs?cluster=mlx.hpc.uio.no", "#jobs", [1366, "dark"]],
       ["job", `/ui/job/${job.id}?cluster=mlx.hpc.uio.no`, "#job-facts", [400, "dark"]],
       ["problems", "/ui/problems?cluster=mlx.hpc.uio.no&from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z&deadweight=0&cpu_min=0&cpu_ratio=1", "#problems", [400, "light"]],
+      ["usage", "/ui/usage?cluster=fox.educloud.no&from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z&bucket=month", "#usage", [400, "dark"]],
       ["metrics", "/ui/metrics?cluster=fritz&metric=cpu_load,mem_used&from=1700000000&to=1700000400", "section.metric", [1366, "light"]],
       ["errors", "/ui/errors?cluster=fox.educloud.no", "#errors", [400, "dark"]],
       ["uptime", "/ui/uptime?cluster=mlx.hpc.uio.no", "#uptime", [400, "light"]],

@@ -14,9 +14,10 @@ import { Metrics } from "./views/metrics";
 import { Errors, Uptime } from "./views/health";
 import { Chimbuko } from "./views/chimbuko";
 import { Problems } from "./views/problems";
+import { Usage } from "./views/usage";
 
 const VIEWS: [string, string][] = [["clusters", "Clusters"], ["nodes", "Nodes"], ["jobs", "Jobs"],
-  ["problems", "Problems"], ["metrics", "Metrics"], ["errors", "Errors"], ["uptime", "Uptime"], ["chimbuko", "Chimbuko"]];
+  ["problems", "Problems"], ["usage", "Usage"], ["metrics", "Metrics"], ["errors", "Errors"], ["uptime", "Uptime"], ["chimbuko", "Chimbuko"]];
 
 /** The tab's title names the view and what it shows ("Job 4711 · fox · fjord"), so tabs and
  * history entries tell apart. */
@@ -52,6 +53,7 @@ function App() {
       case "jobs": return <Jobs p={p} />;
       case "job": return <JobPage p={p} id={route.id ?? ""} />;
       case "problems": return <Problems p={p} />;
+      case "usage": return <Usage p={p} />;
       case "metrics": return <Metrics p={p} />;
       case "errors": return <Errors p={p} />;
       case "uptime": return <Uptime p={p} />;

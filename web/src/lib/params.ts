@@ -21,11 +21,13 @@ export function queryString(p: Record<string, string | number | boolean | null |
 
 /** The job list's filters the view offers, each passed to GET /api/v1/jobs as it stands. */
 export const JOB_FILTERS = ["user", "host", "job", "command", "state", "partition", "account", "running", "gpu",
-  "from", "to", "min_runtime", "min_cpu_avg", "min_mem_peak_kb", "min_gpu_avg"] as const;
+  "from", "to", "min_runtime", "min_cpu_avg", "min_mem_peak_kb", "min_gpu_avg", "max_cpu_eff", "max_mem_eff",
+  "max_gpu_eff"] as const;
 /** The job list's sort keys (GET /api/v1/jobs's `sort`) and the column each sorts by. */
 export const JOB_SORTS: Record<string, string> = { start: "start", end: "end", duration: "duration_s", job: "job",
   cpu_avg: "cpu_avg", cpu_peak: "cpu_peak", mem_avg_kb: "mem_avg_kb", mem_peak_kb: "mem_peak_kb", gpu_avg: "gpu_avg",
-  gpu_peak: "gpu_peak", gpumem_avg_kb: "gpumem_avg_kb", gpumem_peak_kb: "gpumem_peak_kb" };
+  gpu_peak: "gpu_peak", gpumem_avg_kb: "gpumem_avg_kb", gpumem_peak_kb: "gpumem_peak_kb", cpu_eff: "cpu_eff",
+  mem_eff: "mem_eff", gpu_eff: "gpu_eff" };
 
 /** The URL state after clicking a column's sort: the same key flips the order, another starts
  * descending (the biggest first is what one looks for); the cursor is dropped (a new listing). */

@@ -6,6 +6,7 @@ import { fmtDuration, fmtKb, fmtNum } from "../lib/format";
 import { JOB_SORTS, jobsQuery, queryString, toggleSort } from "../lib/params";
 import { align, epochOf } from "../lib/series";
 import { parseTime, windowError } from "../lib/timewin";
+import { effClass, fmtEff } from "../lib/usage";
 import { href, navigate } from "../router";
 import { PickCluster } from "./clusters";
 
@@ -16,7 +17,8 @@ const COLUMNS: [string, string, string?][] = [
   ["id", "id"], ["job", "job", "job"], ["user", "user"], ["hosts", "hosts"], ["start", "start", "start"],
   ["end", "end", "end"], ["duration_s", "duration", "duration"], ["running", "running"],
   ["cpu_avg", "CPU avg %", "cpu_avg"], ["cpu_peak", "CPU peak %", "cpu_peak"], ["mem_peak_kb", "mem peak", "mem_peak_kb"],
-  ["gpu_avg", "GPU avg %", "gpu_avg"], ["gpumem_peak_kb", "GPU mem peak", "gpumem_peak_kb"], ["state", "Slurm state"],
+  ["gpu_avg", "GPU avg %", "gpu_avg"], ["gpumem_peak_kb", "GPU mem peak", "gpumem_peak_kb"],
+  ["cpu_eff", "CPU eff", "cpu_eff"], ["mem_eff", "mem eff", "mem_eff"], ["gpu_eff", "GPU eff", "gpu_eff"], ["state", "Slurm state"],
   ["commands", "commands"],
 ];
 
@@ -30,6 +32,7 @@ function cell(j: any, k: string, cluster: string) {
     case "running": return v ? "yes" : "no";
     case "mem_peak_kb": case "gpumem_peak_kb": return fmtKb(v);
     case "cpu_avg": case "cpu_peak": case "gpu_avg": return fmtNum(v);
+    case "cpu_eff": case "mem_eff": case "gpu_eff": return fmtEff(v);
     case "state": return v ?? <Unknown />;
     case "commands": return <span class="cmds" title={v.join("\n")}>{v.slice(0, 3).join(", ")}{v.length > 3 ? " …" : ""}</span>;
     default: return v ?? "";
@@ -41,6 +44,7 @@ const FILTER_FIELDS: [string, string, string][] = [
   ["user", "user", "e.g. alice,bob"], ["host", "nodes", "e.g. c1-[1-8]"], ["job", "job ids", "e.g. 4711"], ["command", "command", "e.g. python*"],
   ["state", "Slurm state", "e.g. COMPLETED"], ["partition", "partition", "e.g. normal"], ["account", "account", ""],
   ["from", "from", "e.g. now-7d"], ["to", "to", "e.g. now"], ["min_runtime", "min runtime", "e.g. 1h"],
+  ["max_cpu_eff", "CPU eff at most", "e.g. 0.25"], ["max_mem_eff", "mem eff at most", "e.g. 0.25"],
 ];
 
 /** The job list's window as the bar shows it: null (all time) without from and to. */
@@ -102,7 +106,8 @@ export function Jobs({ p }: { p: Record<string, string> }) {
                 </th>
               ))}</tr></thead>
               <tbody>{s.data.jobs.map((j: any) => (
-                <tr data-id={j.id}>{COLUMNS.map(([k]) => <td data-k={k} class={typeof j[k] === "number" ? "num" : ""}>{cell(j, k, p.cluster)}</td>)}</tr>
+                <tr data-id={j.id}>{COLUMNS.map(([k]) => <td data-k={k} data-v={k.endsWith("_eff") ? j[k] ?? "" : undefined}
+                  class={k.endsWith("_eff") ? effClass(j[k]) : typeof j[k] === "number" ? "num" : ""}>{cell(j, k, p.cluster)}</td>)}</tr>
               ))}</tbody>
             </table>
           </div>
@@ -177,6 +182,9 @@ export function JobPage({ p, id }: { p: Record<string, string>; id: string }) {
             <dt>CPU</dt><dd data-k="cpu">avg {fmtNum(j.cpu_avg)}%, peak {fmtNum(j.cpu_peak)}% of one core; CPU time {fmtDuration(j.cpu_time_s)}</dd>
             <dt>memory</dt><dd data-k="mem">avg {fmtKb(j.mem_avg_kb)}, peak {fmtKb(j.mem_peak_kb)}</dd>
             <dt>GPU</dt><dd>avg {fmtNum(j.gpu_avg)}%, peak {fmtNum(j.gpu_peak)}%; memory peak {fmtKb(j.gpumem_peak_kb)}</dd>
+            <dt>efficiency</dt><dd data-k="eff">{j.cpu_eff === null && j.mem_eff === null && j.gpu_eff === null
+              ? <span class="muted">unknown: no Slurm allocation</span>
+              : <>CPU <span class={effClass(j.cpu_eff)}>{fmtEff(j.cpu_eff) || "–"}</span>, memory <span class={effClass(j.mem_eff)}>{fmtEff(j.mem_eff) || "–"}</span>, GPU <span class={effClass(j.gpu_eff)}>{fmtEff(j.gpu_eff) || "–"}</span> of the allocation</>}</dd>
             <dt>processes</dt><dd>{j.processes} at most, {j.samples} node-samples</dd>
             <dt>commands</dt><dd class="cmds">{j.commands.join(", ")}</dd>
           </dl>

@@ -1,6 +1,6 @@
 // Metrics: ClusterCockpit/line-protocol metrics of nodes through cc-metric-store's query
 // (POST /api/query): one chart per metric, one line per node (for-all-nodes when no node is named).
-import { postJson } from "../api";
+import { getJson, postJson } from "../api";
 import { Plot, Status, useLoad, WindowBar } from "../components";
 import { fmtNum } from "../lib/format";
 import { queryString } from "../lib/params";
@@ -10,6 +10,7 @@ import { href, navigate } from "../router";
 import { PickCluster } from "./clusters";
 import { viewWindow } from "./common";
 
+/** ClusterCockpit's usual names, offered while the cluster's own catalogue is not known. */
 const COMMON = ["cpu_load", "cpu_user", "mem_used", "flops_any", "mem_bw", "net_bw", "ib_recv", "ib_xmit",
   "nfs4_read", "nfs4_write", "acc_utilization", "acc_mem_used", "acc_power", "clock", "cpu_power"];
 
@@ -42,6 +43,13 @@ async function load(p: Record<string, string>) {
 export function Metrics({ p }: { p: Record<string, string> }) {
   if (!p.cluster) return <><h1>Metrics</h1><PickCluster view="metrics" /></>;
   const s = useLoad(`metrics${queryString(p)}`, () => load(p));
+  // the metrics the cluster has sent (GET /api/v1/metrics/catalog), with their units and scopes
+  const cat = useLoad(`metric-catalog/${p.cluster}`, () =>
+    getJson(`/api/v1/metrics/catalog${queryString({ cluster: p.cluster })}`).then((d: any) => d.metrics as any[]));
+  const names: [string, string][] = cat.data?.length
+    ? cat.data.map((m: any) => [m.metric, [m.unit, m.scopes.join(", "), m.frequency_s ? `every ${m.frequency_s} s` : "",
+      `${m.n_hosts} host${m.n_hosts === 1 ? "" : "s"}`].filter(Boolean).join(" · ")])
+    : COMMON.map((m) => [m, ""]);
   return (
     <>
       <h1>Metrics of {p.cluster}</h1>
@@ -53,7 +61,8 @@ export function Metrics({ p }: { p: Record<string, string> }) {
         navigate(href("metrics", next));
       }}>
         <label>metrics <input name="metric" list="metric-names" value={p.metric ?? "cpu_load"} placeholder="cpu_load,mem_used" /></label>
-        <datalist id="metric-names">{COMMON.map((m) => <option value={m} />)}</datalist>
+        <datalist id="metric-names" data-from={cat.data?.length ? "catalog" : "common"}>
+          {names.map(([m, what]) => <option value={m} label={what || undefined} />)}</datalist>
         <label>nodes <input name="host" value={p.host ?? ""} placeholder="every node with the metric" /></label>
         <label>resolution (s) <input name="resolution" value={p.resolution ?? ""} placeholder="auto" size={6} /></label>
         <button type="submit">Show</button>
