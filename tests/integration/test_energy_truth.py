@@ -1,0 +1,178 @@
+"""Job energy against truth (docs/energy.md): Sonar samples with per-card power whose integrals are
+known in closed form, posted over HTTP to a real fjord, and each job's energy_kwh and its parts read
+back from the job list, the job page and the CSV, exact to 0.1 % (figures of at least
+half a kWh, as the API gives kWh to the watt-hour). One node per case, so that the
+cases do not mix: steady power on a card the job has alone; a linear ramp (the trapezoid rule is
+exact on it) over a job that starts and ends mid-series, so the interval before its first sample
+counts; a card shared by two jobs in proportion to their use (75 % and 25 %), and two cards both
+jobs use with none of it (equal shares); a job holding an idle card by its Slurm allocation
+(gres/gpu=2, one card used), charged the idle card's draw; a gap of 20 cadences that is missing,
+not interpolated, and reported; a job on a node without GPUs (null); a multi-node job whose
+allocation's count is split evenly among its nodes. Run on SQLite, and on PostgreSQL with
+FJ_TEST_DB=postgres (CTest registers both)."""
+import csv
+import io
+import json
+
+from api_common import rfc
+from harness import Fjord, check, finish
+
+CLUSTER = "energy.test"
+T0 = 1_700_000_000 - 1_700_000_000 % 3600
+STEP = 60
+N = 61  # samples k = 0..60: an hour
+S = (N - 1) * STEP
+META = {"producer": "sonar", "version": "0.19.0"}
+
+
+def kwh(j):
+    return j / 3.6e6
+
+
+class Node:
+    """A node sampled every STEP at ks with cards whose power at sample k is power(card, k) (None:
+    no reading), and jobs: {job: (user, ks of the job, {card: util(k)})}."""
+
+    def __init__(self, name, cards, power, jobs, ks=range(N)):
+        self.name, self.cards, self.power, self.jobs, self.ks = name, cards, power, jobs, list(ks)
+
+    def envelopes(self):
+        out = []
+        for k in self.ks:
+            gpus = []
+            for c in range(self.cards):
+                g = {"index": c, "uuid": "GPU-%s-%d" % (self.name, c)}
+                p = self.power(c, k)
+                if p is not None:
+                    g["power"] = p
+                gpus.append(g)
+            jobs = []
+            for job, (user, jks, cards) in sorted(self.jobs.items()):
+                if k not in jks:
+                    continue
+                procs = [{"pid": 100 + job % 100, "ppid": 1, "cmd": "main", "resident_memory": 1024,
+                          "cpu_util": 100.0, "cpu_avg": 100.0}]
+                for i, (c, util) in enumerate(sorted(cards.items())):
+                    procs.append({"pid": 1000 + 10 * job % 1000 + i, "ppid": procs[0]["pid"], "cmd": "gpu",
+                                  "resident_memory": 1024,
+                                  "gpus": [{"index": c, "uuid": "GPU-%s-%d" % (self.name, c),
+                                            "gpu_util": util(k), "gpu_memory": 1024}]})
+                jobs.append({"job": job, "user": user, "epoch": 0, "processes": procs})
+            attrs = {"time": rfc(T0 + k * STEP), "cluster": CLUSTER, "node": self.name, "jobs": jobs}
+            if self.cards:
+                attrs["system"] = {"gpus": gpus}
+            out.append({"meta": META, "data": {"type": "sample", "attributes": attrs}})
+        return out
+
+
+def steady(w):
+    return lambda c, k: w
+
+
+# The cases, and what each job's GPU energy is in joules (worked out by hand, not by fjord's rules
+# as code: steady power x seconds, a ramp's trapezoid, the shares).
+NODES = [
+    # 201: 2 kW for the 60 intervals ending at samples 1..60 (sample 0 has no reading before it)
+    Node("e1", 1, steady(2000), {201: ("ann", range(0, N), {0: lambda k: 50.0})}),
+    # 202: p = 1000 + 50k W; the job is in samples 10..40, so the intervals ending there: from
+    # sample 9 (1450 W) to sample 40 (3000 W), 31 intervals
+    Node("e2", 1, lambda c, k: 1000 + 50 * k, {202: ("bob", range(10, 41), {0: lambda k: 80.0})}),
+    # card 0 (3 kW): 203 at 75 %, 204 at 25 %; card 1 (1 kW): both at 0 % (equal shares)
+    Node("e3", 2, lambda c, k: 3000 if c == 0 else 1000,
+         {203: ("cy", range(0, N), {0: lambda k: 75.0, 1: lambda k: 0.0}),
+          204: ("cy", range(0, N), {0: lambda k: 25.0, 1: lambda k: 0.0})}),
+    # 205 holds two cards (gres/gpu=2), uses card 0 (2.5 kW), leaves card 1 idle (800 W)
+    Node("e4", 2, lambda c, k: 2500 if c == 0 else 800, {205: ("dee", range(0, N), {0: lambda k: 50.0})}),
+    # 206: 1 kW, but no sample between 20 and 40: that interval (20 cadences) is missing
+    Node("e5", 1, steady(1000), {206: ("eve", range(0, N), {0: lambda k: 90.0})},
+         ks=list(range(0, 21)) + list(range(40, N))),
+    # 207: no GPUs on the node: no energy
+    Node("e6", 0, steady(0), {207: ("fay", range(0, N), {})}),
+    # 208 on two nodes holding gres/gpu=4 (2 per node), using one card of each: the other is idle
+    Node("e7", 2, lambda c, k: 1200 if c == 0 else 600, {208: ("gus", range(0, N), {0: lambda k: 60.0})}),
+    Node("e8", 2, lambda c, k: 1800 if c == 0 else 400, {208: ("gus", range(0, N), {0: lambda k: 60.0})}),
+]
+TRUTH = {
+    201: (2000 * S, "measured", 0),
+    202: ((1450 + 3000) / 2 * 31 * STEP, "measured", 0),
+    203: (0.75 * 3000 * S + 0.5 * 1000 * S, "apportioned", 0),
+    204: (0.25 * 3000 * S + 0.5 * 1000 * S, "apportioned", 0),
+    205: ((2500 + 800) * S, "apportioned", 800 * S),
+    206: (1000 * 40 * STEP, "measured", 0),
+    208: ((1200 + 600 + 1800 + 400) * S, "apportioned", (600 + 400) * S),
+}
+SLURM = {205: ("e4", "cpu=4,gres/gpu=2,mem=8G,node=1"), 208: ("e7,e8", "cpu=8,gres/gpu=4,node=2")}
+
+
+def post(f, tok, envs):
+    body = "\n".join(json.dumps(e) for e in envs)
+    r = f.post("/api/v1/ingest/sonar", body, auth=(CLUSTER, tok))
+    check(r.status == 200, "post: %d %s" % (r.status, r.body[:300]))
+
+
+def near(got, want, what):
+    check(got is not None, "%s: null, want %.9g" % (what, want))
+    check(abs(got - want) <= 1e-3 * abs(want) + 1e-12, "%s: %.9g, want %.9g (0.1 %%)" % (what, got, want))
+
+
+def main():
+    f = Fjord()
+    tok = f.token(CLUSTER)
+    reader = f.token("reader", "--read-only")
+    f.start()
+    try:
+        for nd in NODES:
+            post(f, tok, nd.envelopes())
+        slurm = [{"job_id": j, "job_name": "j%d" % j, "job_state": "COMPLETED", "user_name": "u", "partition": "p",
+                  "nodes": nodes.split(","), "allocated_resources": tres, "start_time": rfc(T0),
+                  "end_time": rfc(T0 + S)} for j, (nodes, tres) in SLURM.items()]
+        post(f, tok, [{"meta": META, "data": {"type": "job", "attributes": {
+            "time": rfc(T0 + S + 100), "cluster": CLUSTER, "slurm_jobs": slurm}}}])
+
+        r = f.get("/api/v1/jobs?cluster=%s&from=%d&to=%d&limit=100" % (CLUSTER, T0 - 10, T0 + 2 * S),
+                  auth=("reader", reader))
+        check(r.status == 200, "jobs: %d %s" % (r.status, r.body[:300]))
+        rows = {j["job"]: j for j in json.loads(r.body)["jobs"]}
+        check(set(rows) == set(TRUTH) | {207}, "jobs listed: %s" % sorted(rows))
+        for job, (joules, how, idle) in TRUTH.items():
+            j = rows[job]
+            near(j["energy_gpu_kwh"], kwh(joules), "job %d GPU" % job)
+            near(j["energy_kwh"], kwh(joules), "job %d total" % job)
+            check(j["energy_cpu_kwh"] is None and j["energy_mem_kwh"] is None and j["energy_node_kwh"] is None,
+                  "job %d: parts without readings are null: %s" % (job, j))
+            check(j["energy_how"]["gpu"] == how, "job %d how: %s, want %s" % (job, j["energy_how"], how))
+            if idle:
+                near(j["energy_how"].get("gpu_idle_kwh"), kwh(idle), "job %d idle cards" % job)
+            else:
+                check("gpu_idle_kwh" not in j["energy_how"], "job %d: no idle card: %s" % (job, j["energy_how"]))
+            check(j["co2e_kg"] is None, "no carbon intensity configured: no co2e_kg")
+        check(rows[206]["energy_missing_s"] == 20 * STEP and rows[206]["energy_how"]["gaps"] == 1,
+              "the gap is reported: %s %s" % (rows[206]["energy_missing_s"], rows[206]["energy_how"]))
+        check(rows[201]["energy_missing_s"] == 0, "no gap: %s" % rows[201]["energy_missing_s"])
+        j = rows[207]
+        check(j["energy_kwh"] is None and j["energy_gpu_kwh"] is None and j["energy_how"] is None
+              and j["energy_missing_s"] is None, "no GPU on the node: null energy: %s" % j)
+
+        # the job page says the same
+        r = f.get("/api/v1/jobs/%d?cluster=%s" % (rows[205]["id"], CLUSTER), auth=("reader", reader))
+        check(r.status == 200, "job: %d %s" % (r.status, r.body[:300]))
+        one = json.loads(r.body)["job"]
+        one = one[0] if isinstance(one, list) else one
+        near(one["energy_kwh"], kwh(TRUTH[205][0]), "job page 205")
+        check(one["energy_how"] == rows[205]["energy_how"], "job page's how: %s" % one["energy_how"])
+
+        # and the CSV
+        r = f.get("/api/v1/jobs?cluster=%s&from=%d&format=csv&limit=100" % (CLUSTER, T0 - 10), auth=("reader", reader))
+        check(r.status == 200, "csv: %d" % r.status)
+        by_job = {int(x["job"]): x for x in csv.DictReader(io.StringIO(r.body))}
+        for job, (joules, _, _) in TRUTH.items():
+            near(float(by_job[job]["energy_kwh"]), kwh(joules), "CSV job %d" % job)
+        check(by_job[207]["energy_kwh"] == "", "CSV: null is empty: %r" % by_job[207]["energy_kwh"])
+    finally:
+        check(f.stop() == 0, "SIGTERM exits 0")
+        f.cleanup()
+    finish()
+
+
+if __name__ == "__main__":
+    main()
