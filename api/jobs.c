@@ -1,11 +1,23 @@
 /* jobs.c — GET /api/v1/jobs (the job list), /api/v1/jobs/{id} and /api/v1/jobs/{id}/profile. */
 #include "api/api.h"
 #include "api/api_int.h"
+#include "server/config.h"
 #include "storage/core/store_query.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The carbon figures of q's cluster (docs/energy.md): co2e_kg only where carbon-intensity names it. */
+static void energy_settings(fj_http_req *r, fj_query *q)
+{
+    const fj_config *c = fj_http_config(r);
+    double g;
+    if (c && fj_config_carbon(c, q->cluster, &g)) {
+        q->carbon_g_per_kwh = g;
+        q->pue = fj_config_pue(c);
+    }
+}
 
 void fj_api_jobs(fj_http_req *r)
 {
@@ -37,6 +49,7 @@ void fj_api_jobs(fj_http_req *r)
     /* the sort enum lists the keys in fj_job_sort order */
     if ((v = fj_param(&a.p, "sort"))->set)
         q->sort = (int)v->i;
+    energy_settings(r, q);
     fj_store *s = fj_api_store(&a);
     if (s)
         fj_api_run(&a, s, fj_store_ops_of(s)->query->q_jobs);
@@ -71,6 +84,7 @@ void fj_api_job_sub(fj_http_req *r)
     if (!fj_api_begin(r, profile ? &fj_ep_job_profile : &fj_ep_job, NULL, &a))
         return;
     a.q.id = id;
+    energy_settings(r, &a.q);
     const fj_pval *v;
     if (profile && (v = fj_param(&a.p, "by"))->set)
         a.q.by_host = v->i == 1;

@@ -8,14 +8,15 @@ counts; a card shared by two jobs in proportion to their use (75 % and 25 %), an
 jobs use with none of it (equal shares); a job holding an idle card by its Slurm allocation
 (gres/gpu=2, one card used), charged the idle card's draw; a gap of 20 cadences that is missing,
 not interpolated, and reported; a job on a node without GPUs (null); a multi-node job whose
-allocation's count is split evenly among its nodes. Run on SQLite, and on PostgreSQL with
+allocation's count is split evenly among its nodes; co2e_kg from carbon-intensity and pue, and
+malformed settings refused at start. Run on SQLite, and on PostgreSQL with
 FJ_TEST_DB=postgres (CTest registers both)."""
 import csv
 import io
 import json
 
 from api_common import rfc
-from harness import Fjord, check, finish
+from harness import Failure, Fjord, check, finish
 
 CLUSTER = "energy.test"
 T0 = 1_700_000_000 - 1_700_000_000 % 3600
@@ -115,8 +116,26 @@ def near(got, want, what):
     check(abs(got - want) <= 1e-3 * abs(want) + 1e-12, "%s: %.9g, want %.9g (0.1 %%)" % (what, got, want))
 
 
+CARBON_G, PUE = 500, 1.5
+
+
+def bad_settings():
+    """A malformed carbon-intensity or pue stops the server at start, naming the option."""
+    for opt, val in (("--carbon-intensity", "energy.test=500"), ("--carbon-intensity", "energy.test:lots"),
+                     ("--pue", "0.5")):
+        f = Fjord(opt, val)
+        try:
+            f.start()
+            check(False, "%s %s: accepted" % (opt, val))
+            f.stop()
+        except Failure as e:
+            check(opt[2:] in str(e), "%s %s: refused naming the option: %s" % (opt, val, str(e)[-200:]))
+        f.cleanup()
+
+
 def main():
-    f = Fjord()
+    bad_settings()
+    f = Fjord("--carbon-intensity", "other.test:20,%s:%d" % (CLUSTER, CARBON_G), "--pue", str(PUE))
     tok = f.token(CLUSTER)
     reader = f.token("reader", "--read-only")
     f.start()
@@ -145,13 +164,15 @@ def main():
                 near(j["energy_how"].get("gpu_idle_kwh"), kwh(idle), "job %d idle cards" % job)
             else:
                 check("gpu_idle_kwh" not in j["energy_how"], "job %d: no idle card: %s" % (job, j["energy_how"]))
-            check(j["co2e_kg"] is None, "no carbon intensity configured: no co2e_kg")
+            co2 = kwh(joules) * PUE * CARBON_G / 1000
+            check(j["co2e_kg"] is not None and abs(j["co2e_kg"] - co2) <= max(1e-3 * co2, 5e-4),
+                  "job %d co2e_kg: %s, want %.6g" % (job, j["co2e_kg"], co2))
         check(rows[206]["energy_missing_s"] == 20 * STEP and rows[206]["energy_how"]["gaps"] == 1,
               "the gap is reported: %s %s" % (rows[206]["energy_missing_s"], rows[206]["energy_how"]))
         check(rows[201]["energy_missing_s"] == 0, "no gap: %s" % rows[201]["energy_missing_s"])
         j = rows[207]
         check(j["energy_kwh"] is None and j["energy_gpu_kwh"] is None and j["energy_how"] is None
-              and j["energy_missing_s"] is None, "no GPU on the node: null energy: %s" % j)
+              and j["energy_missing_s"] is None and j["co2e_kg"] is None, "no GPU on the node: null energy: %s" % j)
 
         # the job page says the same
         r = f.get("/api/v1/jobs/%d?cluster=%s" % (rows[205]["id"], CLUSTER), auth=("reader", reader))
