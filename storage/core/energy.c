@@ -118,6 +118,24 @@ void fj_en_counter(const fj_en_reading *r, size_t n, double cadence, double wrap
     }
 }
 
+bool fj_en_interval(const fj_en_dual *a, const fj_en_dual *b, double wrap, double from, double to, double *joules,
+                    bool *by_counter)
+{
+    double rise;
+    *by_counter = false;
+    if (a->has_counter && b->has_counter && fj_en_counter_rise(a->counter, b->counter, wrap, &rise)) {
+        *joules = rise * fj_en_inside(a->t, b->t, from, to);
+        *by_counter = true;
+        return true;
+    }
+    if (a->has_power && b->has_power) {
+        *joules = fj_en_trapezoid(a->t, a->power, b->t, b->power, from, to);
+        return true;
+    }
+    *joules = 0;
+    return false;
+}
+
 void fj_en_split(double e, const double *w, size_t n, double *out)
 {
     if (!n)

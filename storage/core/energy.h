@@ -58,6 +58,21 @@ void fj_en_power(const fj_en_reading *r, size_t n, double cadence, double from, 
 void fj_en_counter(const fj_en_reading *r, size_t n, double cadence, double wrap, double from, double to,
                    fj_en_sum *s);
 
+/* A reading of a device with a power gauge, an energy counter, or both. */
+typedef struct fj_en_dual {
+    double t;
+    double power;   /* W, when has_power */
+    double counter; /* J, when has_counter */
+    bool has_power, has_counter;
+} fj_en_dual;
+
+/* The energy of the interval from a to b inside [from, to]: by the counter's rise when both
+ * readings have it and it rose (or wrapped at wrap > 0), else by the power's trapezoid when both
+ * have power; *by_counter says which. false when neither (the interval has no figure). The gap
+ * rule is the caller's. */
+bool fj_en_interval(const fj_en_dual *a, const fj_en_dual *b, double wrap, double from, double to, double *joules,
+                    bool *by_counter);
+
 /* Shares e among n users by their weights w[0..n) (>= 0; negative counts as 0): in proportion,
  * or equally when all are 0. out[i] gets the share of user i added. */
 void fj_en_split(double e, const double *w, size_t n, double *out);

@@ -38,7 +38,7 @@ bool fj_job_energy_total(const fj_job_energy *en, double *kwh)
 
 void fj_qenergy_sql(const fj_layout_sql *ly, const char *sql[2])
 {
-    sql[0] = ly->gpu_load_cards;
+    sql[0] = ly->energy_cards;
     sql[1] = ly->energy_card_use;
 }
 
@@ -54,8 +54,23 @@ typedef struct card_iv {
     double e;      /* joules inside the window (gaps: 0) */
     double in_s;   /* seconds inside the window */
     double share;  /* the job's fraction of e */
-    bool gap, used, ours, shared;
+    bool gap, used, ours, shared, by_counter;
 } card_iv;
+
+/* NVML's counter is 64 bits of millijoules: it does not wrap in a card's life, so a fall is a
+ * driver reload (a reset), whose interval is taken from the power. */
+#define NVML_WRAP_J 0.0
+
+/* The cadence of a card's readings (storage/core/energy.h's rule on their times). */
+static double dual_cadence(const fj_qenv *e, const fj_en_dual *r, size_t n)
+{
+    fj_en_reading small[64], *t = n <= 64 ? small : fj_arena_alloc(e->a, n * sizeof *t);
+    if (!t)
+        return 0; /* no memory: no gap called */
+    for (size_t i = 0; i < n; i++)
+        t[i] = (fj_en_reading){r[i].t, 0};
+    return fj_en_cadence(t, n);
+}
 
 /* A card series' readings: one (idx, uuid). */
 typedef struct series {
@@ -85,12 +100,12 @@ static size_t use_lower(const use *u, size_t n, int64_t t, int64_t idx)
 /* What one host adds to the GPU part. */
 typedef struct gpu_acc {
     double joules, idle, missing_s;
-    size_t gaps;
+    size_t gaps, by_counter, by_power; /* the job's card intervals integrated each way */
     bool counted, shared, had_device;
 } gpu_acc;
 
 static fj_status read_cards(const fj_qenv *e, const fj_qrows *st, int64_t node, int64_t from, int64_t to,
-                            fj_en_reading **rd, size_t *n_rd, series **sr, size_t *n_sr, int64_t **idx_of)
+                            fj_en_dual **rd, size_t *n_rd, series **sr, size_t *n_sr, int64_t **idx_of)
 {
     size_t cap_rd = 0, cap_sr = 0, cap_idx = 0;
     int64_t cur_idx = INT64_MIN;
@@ -120,11 +135,16 @@ static fj_status read_cards(const fj_qenv *e, const fj_qrows *st, int64_t node, 
             }
             cur_uuid = uuid_copy;
         }
-        if (fj_qr_null(st, 5))
-            continue; /* no power in this reading */
+        fj_en_dual d = {.t = (double)fj_qr_i64(st, 2)};
+        if (!fj_qr_null(st, 3))
+            d.has_power = true, d.power = fj_qr_dbl(st, 3);
+        if (!fj_qr_null(st, 4))
+            d.has_counter = true, d.counter = fj_qr_dbl(st, 4) / 1000.0; /* mJ */
+        if (!d.has_power && !d.has_counter)
+            continue; /* nothing to integrate in this reading */
         if ((rs = fj_qgrow(e->a, e->err, rd, *n_rd, &cap_rd, sizeof **rd, 64)) != FJ_OK)
             break;
-        (*rd)[(*n_rd)++] = (fj_en_reading){(double)fj_qr_i64(st, 2), fj_qr_dbl(st, 5)};
+        (*rd)[(*n_rd)++] = d;
         (*sr)[*n_sr - 1].n++;
     }
     fj_qr_reset(st);
@@ -155,7 +175,7 @@ static fj_status read_use(const fj_qenv *e, const fj_qrows *st, int64_t node, in
 static fj_status host_gpu(const fj_qenv *e, const fj_qenergy_stmts *st, const fj_qenergy_job *j, int64_t node,
                           double from, double to, double alloc, gpu_acc *acc)
 {
-    fj_en_reading *rd = NULL;
+    fj_en_dual *rd = NULL;
     series *sr = NULL;
     int64_t *idx_of = NULL;
     size_t n_rd = 0, n_sr = 0, n_use = 0;
@@ -172,9 +192,9 @@ static fj_status host_gpu(const fj_qenv *e, const fj_qenergy_stmts *st, const fj
     card_iv *iv = NULL;
     size_t n_iv = 0, cap_iv = 0;
     for (size_t s = 0; s < n_sr; s++) {
-        const fj_en_reading *r = rd + sr[s].first;
+        const fj_en_dual *r = rd + sr[s].first;
         size_t n = sr[s].n;
-        double cadence = fj_en_cadence(r, n);
+        double cadence = dual_cadence(e, r, n);
         for (size_t i = 1; i < n; i++) {
             int64_t t1 = (int64_t)r[i].t;
             if (t1 < j->first || t1 > j->last)
@@ -183,9 +203,10 @@ static fj_status host_gpu(const fj_qenv *e, const fj_qenergy_stmts *st, const fj
             if (in <= 0)
                 continue;
             card_iv c = {.t = t1, .in_s = in};
-            c.gap = fj_en_is_gap(r[i].t - r[i - 1].t, cadence);
-            if (!c.gap)
-                c.e = fj_en_trapezoid(r[i - 1].t, r[i - 1].v, r[i].t, r[i].v, from, to);
+            bool by_counter;
+            c.gap = fj_en_is_gap(r[i].t - r[i - 1].t, cadence) ||
+                    !fj_en_interval(&r[i - 1], &r[i], NVML_WRAP_J, from, to, &c.e, &by_counter);
+            c.by_counter = by_counter;
             double sum = 0, ours = 0;
             size_t users = 0;
             for (size_t k = use_lower(u, n_use, t1, idx_of[s]); k < n_use && u[k].t == t1 && u[k].idx == idx_of[s];
@@ -219,6 +240,10 @@ static fj_status host_gpu(const fj_qenv *e, const fj_qenergy_stmts *st, const fj
                 }
                 acc->joules += c->e * c->share;
                 acc->counted = true;
+                if (c->by_counter)
+                    acc->by_counter++;
+                else
+                    acc->by_power++;
                 acc->shared |= c->shared;
             } else if (!c->used && !c->gap) {
                 unused_e += c->e;
@@ -261,6 +286,8 @@ fj_status fj_qenergy_job_read(const fj_qenv *e, const fj_qenergy_stmts *st, cons
     en->missing_s = acc.missing_s;
     en->gaps = acc.gaps;
     en->gpu_idle_joules = acc.idle;
+    en->gpu_by_counter = acc.by_counter;
+    en->gpu_by_power = acc.by_power;
     if (acc.counted) {
         en->set[FJ_EP_GPU] = true;
         en->joules[FJ_EP_GPU] = acc.joules;

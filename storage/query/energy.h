@@ -29,6 +29,7 @@ typedef struct fj_job_energy {
     double joules[FJ_EP__COUNT];
     fj_en_how how[FJ_EP__COUNT];
     double gpu_idle_joules;      /* held idle cards' share of the GPU part */
+    size_t gpu_by_counter, gpu_by_power; /* the job's card intervals from counters, from power */
     double missing_s;            /* seconds of the job's intervals left out as gaps */
     size_t gaps;
 } fj_job_energy;

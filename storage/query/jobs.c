@@ -209,6 +209,9 @@ static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj
         }
     }
     if (told) {
+        if (en.gpu_by_counter || en.gpu_by_power)
+            len += (size_t)snprintf(how + len, sizeof how - len, ",\"gpu_from\":\"%s\"",
+                                    !en.gpu_by_power ? "counter" : !en.gpu_by_counter ? "power" : "counter+power");
         if (en.gpu_idle_joules > 0)
             len += (size_t)snprintf(how + len, sizeof how - len, ",\"gpu_idle_kwh\":%.9g", fj_en_kwh(en.gpu_idle_joules));
         snprintf(how + len, sizeof how - len, ",\"gaps\":%zu}", en.gaps);

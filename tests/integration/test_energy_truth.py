@@ -7,7 +7,8 @@ exact on it) over a job that starts and ends mid-series, so the interval before 
 counts; a card shared by two jobs in proportion to their use (75 % and 25 %), and two cards both
 jobs use with none of it (equal shares); a job holding an idle card by its Slurm allocation
 (gres/gpu=2, one card used), charged the idle card's draw; a gap of 20 cadences that is missing,
-not interpolated, and reported; a job on a node without GPUs (null); a multi-node job whose
+not interpolated, and reported; a card's energy counter preferred to its power, and the power
+taking the one interval in which the counter was reset; a job on a node without GPUs (null); a multi-node job whose
 allocation's count is split evenly among its nodes; co2e_kg from carbon-intensity and pue, and
 malformed settings refused at start. Run on SQLite, and on PostgreSQL with
 FJ_TEST_DB=postgres (CTest registers both)."""
@@ -34,8 +35,9 @@ class Node:
     """A node sampled every STEP at ks with cards whose power at sample k is power(card, k) (None:
     no reading), and jobs: {job: (user, ks of the job, {card: util(k)})}."""
 
-    def __init__(self, name, cards, power, jobs, ks=range(N)):
+    def __init__(self, name, cards, power, jobs, ks=range(N), counter=None):
         self.name, self.cards, self.power, self.jobs, self.ks = name, cards, power, jobs, list(ks)
+        self.counter = counter  # counter(card, k): the card's energy counter (mJ), as fjord-push sends it
 
     def envelopes(self):
         out = []
@@ -46,6 +48,8 @@ class Node:
                 p = self.power(c, k)
                 if p is not None:
                     g["power"] = p
+                if self.counter:
+                    g["energy_mj"] = self.counter(c, k)
                 gpus.append(g)
             jobs = []
             for job, (user, jks, cards) in sorted(self.jobs.items()):
@@ -92,6 +96,11 @@ NODES = [
     # 208 on two nodes holding gres/gpu=4 (2 per node), using one card of each: the other is idle
     Node("e7", 2, lambda c, k: 1200 if c == 0 else 600, {208: ("gus", range(0, N), {0: lambda k: 60.0})}),
     Node("e8", 2, lambda c, k: 1800 if c == 0 else 400, {208: ("gus", range(0, N), {0: lambda k: 60.0})}),
+    # 209: the card's energy counter (fjord-push) rises 2 kW's worth an interval while its power
+    # gauge says 500 W: the counter wins; at sample 30 the driver reloaded (the counter starts
+    # again from 7 J), and that one interval is taken from the power
+    Node("e9", 1, steady(500), {209: ("hal", range(0, N), {0: lambda k: 99.0})},
+         counter=lambda c, k: 10**9 + 2000 * STEP * 1000 * k if k < 30 else 7000 + 2000 * STEP * 1000 * (k - 30)),
 ]
 TRUTH = {
     201: (2000 * S, "measured", 0),
@@ -101,7 +110,9 @@ TRUTH = {
     205: ((2500 + 800) * S, "apportioned", 800 * S),
     206: (1000 * 40 * STEP, "measured", 0),
     208: ((1200 + 600 + 1800 + 400) * S, "apportioned", (600 + 400) * S),
+    209: (2000 * STEP * 59 + 500 * STEP, "measured", 0),
 }
+GPU_FROM = {209: "counter+power"}  # every other job's: power
 SLURM = {205: ("e4", "cpu=4,gres/gpu=2,mem=8G,node=1"), 208: ("e7,e8", "cpu=8,gres/gpu=4,node=2")}
 
 
@@ -160,6 +171,8 @@ def main():
             check(j["energy_cpu_kwh"] is None and j["energy_mem_kwh"] is None and j["energy_node_kwh"] is None,
                   "job %d: parts without readings are null: %s" % (job, j))
             check(j["energy_how"]["gpu"] == how, "job %d how: %s, want %s" % (job, j["energy_how"], how))
+            check(j["energy_how"].get("gpu_from") == GPU_FROM.get(job, "power"),
+                  "job %d integrated from: %s" % (job, j["energy_how"]))
             if idle:
                 near(j["energy_how"].get("gpu_idle_kwh"), kwh(idle), "job %d idle cards" % job)
             else:

@@ -142,3 +142,27 @@ Test(energy, tres_gpus)
     cr_assert_eq(fj_en_tres_nodes("cpu=8,gres/gpu:a100=3,node=2"), 2);
     cr_assert_eq(fj_en_tres_nodes("cpu=8"), -1);
 }
+
+Test(energy, interval_prefers_the_counter)
+{
+    fj_en_dual a = {0, 100, 5000, true, true}, b = {10, 100, 8000, true, true};
+    double j;
+    bool by_counter;
+    cr_assert(fj_en_interval(&a, &b, 0, -INFINITY, INFINITY, &j, &by_counter));
+    NEAR(j, 3000);
+    cr_assert(by_counter, "the counter's 3000 J, not the power's 1000 J");
+    cr_assert(fj_en_interval(&a, &b, 0, 5, 20, &j, &by_counter));
+    NEAR(j, 1500);
+    /* the counter fell (the driver reloaded): the power's trapezoid for this interval */
+    b.counter = 10;
+    cr_assert(fj_en_interval(&a, &b, 0, -INFINITY, INFINITY, &j, &by_counter));
+    NEAR(j, 1000);
+    cr_assert(!by_counter);
+    /* one side without a counter: power */
+    b = (fj_en_dual){10, 300, 0, true, false};
+    cr_assert(fj_en_interval(&a, &b, 0, -INFINITY, INFINITY, &j, &by_counter));
+    NEAR(j, 2000);
+    /* neither in common: no figure */
+    a = (fj_en_dual){0, 0, 5000, false, true};
+    cr_assert(!fj_en_interval(&a, &b, 0, -INFINITY, INFINITY, &j, &by_counter));
+}
