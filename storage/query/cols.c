@@ -108,7 +108,7 @@ static const fj_qcol jobs_cols[] = {
     {"energy_mem_kwh", FJ_VT_REAL, "memory part (null: not measured)"},
     {"energy_node_kwh", FJ_VT_REAL, "node part (null: not measured)"},
     {"energy_how", FJ_VT_JSON,
-     "how each part was found: {gpu,cpu,mem,node: measured|apportioned|cc-backend|missing, gpu_from: counter|power|counter+power, gpu_idle_kwh, gaps}, "
+     "how each part was found: {gpu,cpu,mem,node: measured|apportioned|cc-backend|missing, gpu_from: counter|power|counter+power, gpu_idle_kwh, gaps, joules: energy_kwh unrounded}, "
      "null when the job had no measured device"},
     {"energy_missing_s", FJ_VT_INT, "seconds of the job's intervals left out as gaps (no reading for over twice the cadence)"},
     {"co2e_kg", FJ_VT_REAL, "energy_kwh x pue x the cluster's carbon-intensity, when configured"},

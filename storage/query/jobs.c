@@ -198,7 +198,7 @@ static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj
     for (int p = 0; p < FJ_EP__COUNT; p++)
         v[(*n)++] = en.set[p] ? fj_v_real(fj_en_kwh(en.joules[p])) : fj_v_null();
     static const char *const part_names[FJ_EP__COUNT] = {"gpu", "cpu", "mem", "node"};
-    char how[256];
+    char how[512];
     size_t len = 0;
     bool told = false;
     for (int p = 0; p < FJ_EP__COUNT; p++) {
@@ -214,7 +214,10 @@ static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj
                                     !en.gpu_by_power ? "counter" : !en.gpu_by_counter ? "power" : "counter+power");
         if (en.gpu_idle_joules > 0)
             len += (size_t)snprintf(how + len, sizeof how - len, ",\"gpu_idle_kwh\":%.9g", fj_en_kwh(en.gpu_idle_joules));
-        snprintf(how + len, sizeof how - len, ",\"gaps\":%zu}", en.gaps);
+        double joules = 0;
+        for (int p = 0; p < FJ_EP__COUNT; p++)
+            joules += en.set[p] ? en.joules[p] : 0;
+        snprintf(how + len, sizeof how - len, ",\"gaps\":%zu,\"joules\":%.17g}", en.gaps, joules);
     }
     const char *how_json = told ? fj_arena_strdup(e->a, how) : NULL;
     if (told && !how_json)

@@ -168,6 +168,7 @@ def main():
             j = rows[job]
             near(j["energy_gpu_kwh"], kwh(joules), "job %d GPU" % job)
             near(j["energy_kwh"], kwh(joules), "job %d total" % job)
+            near(j["energy_how"].get("joules"), joules, "job %d joules, unrounded" % job)
             check(j["energy_cpu_kwh"] is None and j["energy_mem_kwh"] is None and j["energy_node_kwh"] is None,
                   "job %d: parts without readings are null: %s" % (job, j))
             check(j["energy_how"]["gpu"] == how, "job %d how: %s, want %s" % (job, j["energy_how"], how))
