@@ -264,6 +264,67 @@ static fj_status host_gpu(const fj_qenv *e, const fj_qenergy_stmts *st, const fj
     return FJ_OK;
 }
 
+/* fj_store_job_energy: the job's row, its hosts, then the energy's two statements. */
+typedef struct one_job {
+    int64_t job_id;
+    fj_time from, to;
+    fj_job_energy *out;
+} one_job;
+
+static fj_status one_job_rows(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x;
+    one_job *o = arg;
+    fj_qr_bind(&st[0], 1, o->job_id);
+    fj_qr_bind(&st[0], 2, e->cluster_id);
+    bool row = false;
+    fj_status rs = fj_qr_step(&st[0], "job", &row);
+    if (rs != FJ_OK)
+        return rs;
+    if (!row)
+        return fj_err_set(e->err, FJ_ENOTFOUND, "id", "no job with id %lld in cluster '%s'", (long long)o->job_id,
+                          e->q->cluster);
+    fj_qenergy_job j = {
+        .job = fj_qr_i64(&st[0], 0),
+        .epoch = fj_qr_i64(&st[0], 1),
+        .first = fj_qr_i64(&st[0], 2),
+        .last = fj_qr_i64(&st[0], 3),
+    };
+    if (!fj_qr_null(&st[0], 4) && !(j.allocated_resources = fj_arena_strdup(e->a, fj_qr_text(&st[0], 4))))
+        return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
+    int64_t *hosts = NULL;
+    size_t n = 0, cap = 0;
+    fj_qr_bind(&st[1], 1, o->job_id);
+    while ((rs = fj_qr_step(&st[1], "job hosts", &row)) == FJ_OK && row) {
+        if ((rs = fj_qgrow(e->a, e->err, &hosts, n, &cap, sizeof *hosts, 8)) != FJ_OK)
+            return rs;
+        hosts[n++] = fj_qr_i64(&st[1], 0);
+    }
+    if (rs != FJ_OK)
+        return rs;
+    j.hosts = hosts;
+    j.n_hosts = n;
+    fj_qenergy_stmts es = {st[2], st[3]};
+    return fj_qenergy_job_read(e, &es, &j, o->from ? o->from : INT64_MIN, o->to ? o->to : INT64_MAX, o->out);
+}
+
+fj_status fj_store_job_energy(fj_store *s, const char *cluster, int64_t job_id, fj_time from, fj_time to,
+                              fj_job_energy *out, fj_err *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *sql[5] = {
+        "SELECT j.job, j.epoch, j.first_seen, j.last_seen, sc.allocated_resources FROM jobs j"
+        " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND j.job <> 0 AND sc.cluster_id = j.cluster_id"
+        " AND sc.job_id = j.job AND sc.job_step = '' WHERE j.id = ?1 AND j.cluster_id = ?2",
+        "SELECT node_id FROM job_hosts WHERE rjob_id = ?1",
+        NULL, NULL, NULL,
+    };
+    fj_qenergy_sql(fj_driver_of(s)->layout, sql + 2);
+    fj_query q = {.cluster = cluster, .id = job_id};
+    one_job o = {job_id, from, to, out};
+    return fj_qx_run(s, &q, NULL, err, FJ_QX_NODES, sql, one_job_rows, &o);
+}
+
 fj_status fj_qenergy_job_read(const fj_qenv *e, const fj_qenergy_stmts *st, const fj_qenergy_job *j, int64_t from,
                               int64_t to, fj_job_energy *en)
 {

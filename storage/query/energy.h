@@ -7,35 +7,8 @@
 #define FJ_QUERY_ENERGY_H
 
 #include "storage/core/energy.h"
+#include "storage/core/store_energy.h"
 #include "storage/query/backend.h"
-
-/* The parts of a job's energy. */
-typedef enum fj_en_part { FJ_EP_GPU, FJ_EP_CPU, FJ_EP_MEM, FJ_EP_NODE, FJ_EP__COUNT } fj_en_part;
-
-/* How a part was found (docs/energy.md, "What a job row says"). */
-typedef enum fj_en_how {
-    FJ_EH_NONE,        /* nothing to say: the job had no such device */
-    FJ_EH_MEASURED,    /* the job alone on every device read */
-    FJ_EH_APPORTIONED, /* some of it a share of a shared card or node, or held idle cards */
-    FJ_EH_CC,          /* cc-backend's job record */
-    FJ_EH_MISSING,     /* the job had the device but no interval could be integrated */
-} fj_en_how;
-
-/* The name of h in energy_how ("measured", ...; NULL for FJ_EH_NONE). */
-const char *fj_en_how_name(fj_en_how h);
-
-typedef struct fj_job_energy {
-    bool set[FJ_EP__COUNT];      /* the part has a figure */
-    double joules[FJ_EP__COUNT];
-    fj_en_how how[FJ_EP__COUNT];
-    double gpu_idle_joules;      /* held idle cards' share of the GPU part */
-    size_t gpu_by_counter, gpu_by_power; /* the job's card intervals from counters, from power */
-    double missing_s;            /* seconds of the job's intervals left out as gaps */
-    size_t gaps;
-} fj_job_energy;
-
-/* Whether any part has a figure; *kwh their sum. */
-bool fj_job_energy_total(const fj_job_energy *en, double *kwh);
 
 /* The statements a job's energy reads, prepared on the running query (fj_qenergy_sql's texts). */
 typedef struct fj_qenergy_stmts {
