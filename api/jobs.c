@@ -32,6 +32,7 @@ void fj_api_jobs(fj_http_req *r)
     q->accounts = fj_api_strlist(&a, "account");
     q->jobs = fj_api_intlist(&a, "job");
     q->running = fj_api_tri(&a, "running");
+    q->no_energy = fj_api_tri(&a, "energy") == FJ_TRI_NO;
     const fj_pval *v;
     if ((v = fj_param(&a.p, "gpu"))->set)
         q->gpu = v->i == 0 ? FJ_TRI_YES : FJ_TRI_NO;

@@ -156,6 +156,7 @@ typedef struct fj_query {
     /* jobs, job: the cluster's carbon intensity (g CO2e per kWh; 0: none, no co2e_kg) and the
      * power usage effectiveness applied before it (0 counts as 1); docs/energy.md */
     double carbon_g_per_kwh, pue;
+    bool no_energy;        /* jobs: energy columns null, nothing read for them */
     /* out: q_profile, q_node_load, q_cluster_load and q_uptime write back the from, to, bucket_s
      * and interval_s they used (defaults resolved) */
     fj_qpos next;          /* set when more rows follow: the position of the last row sent */

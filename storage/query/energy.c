@@ -289,6 +289,7 @@ static fj_status one_job_rows(fj_qx *x, const fj_qenv *e, const fj_qrows *st, vo
         .epoch = fj_qr_i64(&st[0], 1),
         .first = fj_qr_i64(&st[0], 2),
         .last = fj_qr_i64(&st[0], 3),
+        .used_gpu = fj_qr_i64(&st[0], 5) != 0,
     };
     if (!fj_qr_null(&st[0], 4) && !(j.allocated_resources = fj_arena_strdup(e->a, fj_qr_text(&st[0], 4))))
         return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
@@ -313,7 +314,8 @@ fj_status fj_store_job_energy(fj_store *s, const char *cluster, int64_t job_id, 
 {
     memset(out, 0, sizeof *out);
     const char *sql[5] = {
-        "SELECT j.job, j.epoch, j.first_seen, j.last_seen, sc.allocated_resources FROM jobs j"
+        "SELECT j.job, j.epoch, j.first_seen, j.last_seen, sc.allocated_resources,"
+        " j.gpu_peak_m > 0 OR j.gpumem_peak_kb > 0 FROM jobs j"
         " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND j.job <> 0 AND sc.cluster_id = j.cluster_id"
         " AND sc.job_id = j.job AND sc.job_step = '' WHERE j.id = ?1 AND j.cluster_id = ?2",
         "SELECT node_id FROM job_hosts WHERE rjob_id = ?1",
@@ -338,6 +340,8 @@ fj_status fj_qenergy_job_read(const fj_qenv *e, const fj_qenergy_stmts *st, cons
         long nodes = fj_en_tres_nodes(j->allocated_resources);
         alloc = (double)gpus / (double)(nodes > 0 ? nodes : (long)j->n_hosts);
     }
+    if (!j->used_gpu && !(alloc > 0))
+        return FJ_OK; /* no card of its own, none held: nothing to read (the list's CPU jobs) */
     gpu_acc acc = {0};
     for (size_t h = 0; h < j->n_hosts; h++) {
         fj_status rs = host_gpu(e, st, j, j->hosts[h], wf, wt, alloc, &acc);

@@ -30,6 +30,9 @@ typedef struct fj_qenergy_job {
     const int64_t *hosts;           /* node ids */
     size_t n_hosts;
     const char *allocated_resources; /* Slurm's AllocTRES, or NULL */
+    /* whether the job had a process on a card in some sample (jobs' GPU peaks): a job without one
+     * and without cards in its allocation is charged no card, so nothing is read for it */
+    bool used_gpu;
 } fj_qenergy_job;
 
 /* The job's energy inside [from, to] (seconds; FJ_TIME_OPEN-like extremes: INT64_MIN, INT64_MAX

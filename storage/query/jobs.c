@@ -187,8 +187,11 @@ static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj
         .hosts = hosts,
         .n_hosts = n_hosts,
         .allocated_resources = fj_qr_null(st, c_alloc) ? NULL : fj_qr_text(st, c_alloc),
+        .used_gpu = fj_qr_i64(st, C_GPU_PEAK) > 0 || fj_qr_i64(st, C_GM_PEAK) > 0,
     };
     fj_job_energy en;
+    if (e->q->no_energy)
+        j.job = 0; /* asked not to: read nothing, every energy column null */
     fj_status rs = fj_qenergy_job_read(e, &rc->energy, &j, INT64_MIN, INT64_MAX, &en);
     if (rs != FJ_OK)
         return rs;

@@ -188,6 +188,12 @@ def main():
         check(j["energy_kwh"] is None and j["energy_gpu_kwh"] is None and j["energy_how"] is None
               and j["energy_missing_s"] is None and j["co2e_kg"] is None, "no GPU on the node: null energy: %s" % j)
 
+        # energy=false: the columns are there, null
+        r = f.get("/api/v1/jobs?cluster=%s&from=%d&energy=false&limit=100" % (CLUSTER, T0 - 10), auth=("reader", reader))
+        off = {j["job"]: j for j in json.loads(r.body)["jobs"]} if r.status == 200 else {}
+        check(set(off) == set(rows) and all(j["energy_kwh"] is None and j["energy_how"] is None for j in off.values()),
+              "energy=false: every job, no energy: %d %s" % (r.status, r.body[:200]))
+
         # the job page says the same
         r = f.get("/api/v1/jobs/%d?cluster=%s" % (rows[205]["id"], CLUSTER), auth=("reader", reader))
         check(r.status == 200, "job: %d %s" % (r.status, r.body[:300]))
