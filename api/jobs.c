@@ -1,6 +1,7 @@
 /* jobs.c — GET /api/v1/jobs (the job list), /api/v1/jobs/{id} and /api/v1/jobs/{id}/profile. */
 #include "api/api.h"
 #include "api/api_int.h"
+#include "api/jobs_energy.h"
 #include "server/config.h"
 #include "storage/core/store_query.h"
 
@@ -8,9 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The job list and detail with their ClusterCockpit energy parts (api/jobs_energy.h). */
+static fj_status jobs_op(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    return fj_api_jobs_energy(s, q->ts_live, q, k, err, fj_store_ops_of(s)->query->q_jobs);
+}
+
+static fj_status job_op(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    return fj_api_jobs_energy(s, q->ts_live, q, k, err, fj_store_ops_of(s)->query->q_job);
+}
+
 /* The carbon figures of q's cluster (docs/energy.md): co2e_kg only where carbon-intensity names it. */
 static void energy_settings(fj_http_req *r, fj_query *q)
 {
+    q->ts_live = fj_http_ts_engine(r);
     const fj_config *c = fj_http_config(r);
     double g;
     if (c && fj_config_carbon(c, q->cluster, &g)) {
@@ -53,7 +66,7 @@ void fj_api_jobs(fj_http_req *r)
     energy_settings(r, q);
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_jobs);
+        fj_api_run(&a, s, fj_store_ops_of(s)->query->q_jobs ? jobs_op : NULL);
 }
 
 static void not_found(fj_http_req *r)
@@ -91,5 +104,5 @@ void fj_api_job_sub(fj_http_req *r)
         a.q.by_host = v->i == 1;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, profile ? fj_store_ops_of(s)->query->q_profile : fj_store_ops_of(s)->query->q_job);
+        fj_api_run(&a, s, profile ? fj_store_ops_of(s)->query->q_profile : fj_store_ops_of(s)->query->q_job ? job_op : NULL);
 }

@@ -136,6 +136,44 @@ bool fj_en_interval(const fj_en_dual *a, const fj_en_dual *b, double wrap, doubl
     return false;
 }
 
+void fj_en_node_part(const fj_en_reading *r, size_t n, bool counter, double wrap, const fj_en_cover *cover,
+                     size_t n_cover, double from, double to, fj_en_sum *s, bool *shared)
+{
+    double cadence = fj_en_cadence(r, n);
+    /* before the node's first node-sample, only its own interval (as long as the one after it) */
+    double start = n_cover > 1 ? cover[0].t - (cover[1].t - cover[0].t) : n_cover ? cover[0].t : 0;
+    size_t c = 0;
+    for (size_t i = 1; i < n; i++) {
+        double t0 = r[i - 1].t, t1 = r[i].t;
+        while (c < n_cover && cover[c].t < t1)
+            c++;
+        if (c == n_cover)
+            break; /* after the node's last node-sample: nobody's */
+        if (c == 0 && t1 <= start)
+            continue;
+        double in = fj_en_inside(t0, t1, from, to) * (t1 - t0), share = cover[c].share;
+        if (in <= 0 || !(share > 0))
+            continue;
+        double e = 0, rise;
+        bool ok = !fj_en_is_gap(t1 - t0, cadence);
+        if (ok && counter) {
+            ok = fj_en_counter_rise(r[i - 1].v, r[i].v, wrap, &rise);
+            e = rise * fj_en_inside(t0, t1, from, to);
+        } else if (ok) {
+            e = fj_en_trapezoid(t0, r[i - 1].v, t1, r[i].v, from, to);
+        }
+        if (!ok) {
+            s->missing_s += in;
+            s->gaps++;
+            continue;
+        }
+        s->joules += e * share;
+        s->covered_s += in;
+        if (!cover[c].alone)
+            *shared = true;
+    }
+}
+
 void fj_en_split(double e, const double *w, size_t n, double *out)
 {
     if (!n)

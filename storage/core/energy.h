@@ -73,6 +73,22 @@ typedef struct fj_en_dual {
 bool fj_en_interval(const fj_en_dual *a, const fj_en_dual *b, double wrap, double from, double to, double *joules,
                     bool *by_counter);
 
+/* A node-sample of a node with a job's share of the node in the interval it ends: its CPU time
+ * against all the node's jobs' there (1 when it ran alone, 0 when absent). */
+typedef struct fj_en_cover {
+    double t;
+    double share;
+    bool alone;
+} fj_en_cover;
+
+/* Adds to *s a job's part of a node device's readings r[0..n) (power, or a counter that wraps at
+ * wrap when counter) inside [from, to]: each interval goes to the job by the share of the first
+ * node-sample at or after its end (cover, by time; none: the interval is not the job's; before the
+ * first node-sample, only intervals ending within one node-sample spacing of it count). A gap
+ * whose share is above 0 is missing. *shared becomes true when a counted interval was shared. */
+void fj_en_node_part(const fj_en_reading *r, size_t n, bool counter, double wrap, const fj_en_cover *cover,
+                     size_t n_cover, double from, double to, fj_en_sum *s, bool *shared);
+
 /* Shares e among n users by their weights w[0..n) (>= 0; negative counts as 0): in proportion,
  * or equally when all are 0. out[i] gets the share of user i added. */
 void fj_en_split(double e, const double *w, size_t n, double *out);

@@ -48,4 +48,12 @@ bool fj_job_energy_total(const fj_job_energy *en, double *kwh);
 fj_status fj_store_job_energy(fj_store *s, const char *cluster, int64_t job_id, fj_time from, fj_time to,
                               fj_job_energy *out, fj_err *err);
 
+/* A job's share of node's ClusterCockpit energy (docs/energy.md, "Node, CPU, memory"): for every
+ * node-sample of node (by name) in [from, to], the job's CPU time there against all the node's
+ * jobs' (1 and alone when it ran alone, 0 when absent), by time, into *out (fj_malloc'd: the
+ * caller frees it). FJ_ENOTFOUND for an unknown cluster, node or job. */
+struct fj_en_cover;
+fj_status fj_store_job_node_cover(fj_store *s, const char *cluster, int64_t job_id, const char *node, fj_time from,
+                                  fj_time to, struct fj_en_cover **out, size_t *n, fj_err *err);
+
 #endif

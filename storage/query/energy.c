@@ -5,6 +5,9 @@
  * (storage/core/energy.h) and shared. */
 #include "storage/query/energy.h"
 
+#include "alloc.h"
+#include "storage/query/ops.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +328,104 @@ fj_status fj_store_job_energy(fj_store *s, const char *cluster, int64_t job_id, 
     fj_query q = {.cluster = cluster, .id = job_id};
     one_job o = {job_id, from, to, out};
     return fj_qx_run(s, &q, NULL, err, FJ_QX_NODES, sql, one_job_rows, &o);
+}
+
+/* fj_store_job_node_cover: the node's sample times, then its jobs' CPU there. */
+typedef struct cover_q {
+    int64_t job_id;
+    const char *node;
+    fj_time from, to;
+    fj_en_cover *out;
+    size_t n;
+} cover_q;
+
+static fj_status cover_rows(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
+{
+    (void)x;
+    cover_q *c = arg;
+    int64_t node = 0;
+    for (size_t i = 0; i < e->nodes->n && !node; i++)
+        if (strcmp(e->nodes->names[i], c->node) == 0)
+            node = e->nodes->ids[i];
+    if (!node)
+        return fj_err_set(e->err, FJ_ENOTFOUND, "node", "no node '%s' in cluster '%s'", c->node, e->q->cluster);
+    fj_qr_bind(&st[0], 1, node);
+    fj_qr_bind(&st[0], 2, c->from);
+    fj_qr_bind(&st[0], 3, c->to);
+    bool row = false;
+    fj_status rs;
+    size_t cap = 0;
+    while ((rs = fj_qr_step(&st[0], "node samples", &row)) == FJ_OK && row) {
+        if (c->n == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            fj_en_cover *g = fj_realloc(c->out, nc * sizeof *g);
+            if (!g)
+                return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
+            c->out = g, cap = nc;
+        }
+        c->out[c->n++] = (fj_en_cover){(double)fj_qr_i64(&st[0], 0), 0, false};
+    }
+    if (rs != FJ_OK)
+        return rs;
+    /* the jobs' CPU at each time: summed, the job's own, how many jobs */
+    double *sum = fj_arena_calloc(e->a, c->n ? c->n : 1, sizeof *sum), *own = fj_arena_calloc(e->a, c->n ? c->n : 1, sizeof *own);
+    int *jobs = fj_arena_calloc(e->a, c->n ? c->n : 1, sizeof *jobs);
+    bool *here = fj_arena_calloc(e->a, c->n ? c->n : 1, sizeof *here);
+    if (!sum || !own || !jobs || !here)
+        return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
+    fj_qr_bind(&st[1], 1, node);
+    fj_qr_bind(&st[1], 2, c->from);
+    fj_qr_bind(&st[1], 3, c->to);
+    fj_qr_bind(&st[1], 4, e->cluster_id);
+    fj_qr_bind(&st[1], 5, fj_job_last_day(c->from));
+    while ((rs = fj_qr_step(&st[1], "node jobs", &row)) == FJ_OK && row) {
+        double t = (double)fj_qr_i64(&st[1], 0), cpu = fj_qr_dbl(&st[1], 2);
+        size_t lo = 0, hi = c->n; /* the node-sample of that time */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->out[mid].t < t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == c->n || c->out[lo].t != t)
+            continue;
+        sum[lo] += cpu > 0 ? cpu : 0;
+        jobs[lo]++;
+        if (fj_qr_i64(&st[1], 1) == c->job_id)
+            own[lo] = cpu > 0 ? cpu : 0, here[lo] = true;
+    }
+    if (rs != FJ_OK)
+        return rs;
+    for (size_t i = 0; i < c->n; i++) {
+        fj_en_cover *v = &c->out[i];
+        v->alone = here[i] && jobs[i] == 1;
+        v->share = !here[i] ? 0 : v->alone ? 1 : sum[i] > 0 ? own[i] / sum[i] : 1.0 / jobs[i];
+    }
+    return FJ_OK;
+}
+
+fj_status fj_store_job_node_cover(fj_store *s, const char *cluster, int64_t job_id, const char *node, fj_time from,
+                                  fj_time to, fj_en_cover **out, size_t *n, fj_err *err)
+{
+    static const char *const sql[] = {
+        "SELECT time FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time",
+        /* the window's jobs (the last_day index), each one's node-samples on the node (its key) */
+        "SELECT js.time, js.rjob_id, js.cpu_m FROM jobs j {cross} job_samples js ON js.rjob_id = j.id"
+        " AND js.node_id = ?1 AND js.time >= ?2 AND js.time <= ?3"
+        " WHERE j.cluster_id = ?4 AND j.last_day >= ?5 AND j.last_seen >= ?2 AND j.first_seen <= ?3",
+        NULL,
+    };
+    fj_query q = {.cluster = cluster};
+    cover_q c = {job_id, node, from, to, NULL, 0};
+    fj_status rs = fj_qx_run(s, &q, NULL, err, FJ_QX_NODES, sql, cover_rows, &c);
+    if (rs != FJ_OK) {
+        fj_free(c.out);
+        c.out = NULL, c.n = 0;
+    }
+    *out = c.out;
+    *n = c.n;
+    return rs;
 }
 
 fj_status fj_qenergy_job_read(const fj_qenv *e, const fj_qenergy_stmts *st, const fj_qenergy_job *j, int64_t from,

@@ -52,11 +52,14 @@ class Node:
                     g["energy_mj"] = self.counter(c, k)
                 gpus.append(g)
             jobs = []
-            for job, (user, jks, cards) in sorted(self.jobs.items()):
+            for job, spec in sorted(self.jobs.items()):
+                user, jks, cards = spec[:3]
+                cores = spec[3] if len(spec) > 3 else 1.0
                 if k not in jks:
                     continue
                 procs = [{"pid": 100 + job % 100, "ppid": 1, "cmd": "main", "resident_memory": 1024,
-                          "cpu_util": 100.0, "cpu_avg": 100.0}]
+                          "cpu_util": 100.0 * cores, "cpu_avg": 100.0 * cores,
+                          "cpu_time": int(cores * STEP * (k + 1))}]
                 for i, (c, util) in enumerate(sorted(cards.items())):
                     procs.append({"pid": 1000 + 10 * job % 1000 + i, "ppid": procs[0]["pid"], "cmd": "gpu",
                                   "resident_memory": 1024,
@@ -113,6 +116,33 @@ TRUTH = {
     209: (2000 * STEP * 59 + 500 * STEP, "measured", 0),
 }
 GPU_FROM = {209: "counter+power"}  # every other job's: power
+
+# ClusterCockpit's node, CPU and memory metrics (line protocol, as cc-metric-collector sends them)
+# every 10 s from a minute before the nodes' first Sonar sample to a minute after their last. The
+# node-samples end every minute: an interval goes to the jobs by their CPU time in the node-sample
+# that ends it, and before the node's first node-sample only the minute before it counts: 11
+# minutes in all (660 s).
+CC_NODES = [
+    # 301 (3 cores) and 302 (1 core) share c1; its node_power is 400 W
+    Node("c1", 0, steady(0), {301: ("ivy", range(0, 11), {}, 3.0), 302: ("jo", range(0, 11), {}, 1.0)}, ks=range(0, 11)),
+    # 303 alone on c2: cpu_energy, a counter (J) rising 150 W's worth, and mem_power 20 W
+    Node("c2", 0, steady(0), {303: ("kim", range(0, 11), {}, 2.0)}, ks=range(0, 11)),
+]
+CC_SPAN = 660
+CC_TRUTH = {  # job: {part: (joules, how)}
+    301: {"node": (0.75 * 400 * CC_SPAN, "apportioned")},
+    302: {"node": (0.25 * 400 * CC_SPAN, "apportioned")},
+    303: {"cpu": (150 * CC_SPAN, "measured"), "mem": (20 * CC_SPAN, "measured")},
+}
+
+
+def cc_lines():
+    out = []
+    for t in range(T0 - 60, T0 + 10 * STEP + 61, 10):
+        out.append("node_power,hostname=c1,type=node value=400 %d" % t)
+        out.append("cpu_energy,hostname=c2,type=socket,type-id=0 value=%d %d" % (10**6 + 150 * (t - T0 + 60), t))
+        out.append("mem_power,hostname=c2,type=node value=20 %d" % t)
+    return "\n".join(out) + "\n"
 SLURM = {205: ("e4", "cpu=4,gres/gpu=2,mem=8G,node=1"), 208: ("e7,e8", "cpu=8,gres/gpu=4,node=2")}
 
 
@@ -151,8 +181,11 @@ def main():
     reader = f.token("reader", "--read-only")
     f.start()
     try:
-        for nd in NODES:
+        for nd in NODES + CC_NODES:
             post(f, tok, nd.envelopes())
+        r = f.post("/api/write?cluster=%s" % CLUSTER, cc_lines(), auth=(CLUSTER, tok),
+                   headers={"Content-Type": "text/plain"})
+        check(r.status == 200, "ClusterCockpit metrics: %d %s" % (r.status, r.body[:300]))
         slurm = [{"job_id": j, "job_name": "j%d" % j, "job_state": "COMPLETED", "user_name": "u", "partition": "p",
                   "nodes": nodes.split(","), "allocated_resources": tres, "start_time": rfc(T0),
                   "end_time": rfc(T0 + S)} for j, (nodes, tres) in SLURM.items()]
@@ -163,7 +196,23 @@ def main():
                   auth=("reader", reader))
         check(r.status == 200, "jobs: %d %s" % (r.status, r.body[:300]))
         rows = {j["job"]: j for j in json.loads(r.body)["jobs"]}
-        check(set(rows) == set(TRUTH) | {207}, "jobs listed: %s" % sorted(rows))
+        check(set(rows) == set(TRUTH) | set(CC_TRUTH) | {207}, "jobs listed: %s" % sorted(rows))
+        for job, parts in CC_TRUTH.items():
+            j = rows[job]
+            total = sum(jl for jl, _ in parts.values())
+            near(j["energy_how"].get("joules") if j["energy_how"] else None, total, "job %d joules" % job)
+            check(j["energy_kwh"] is not None and abs(j["energy_kwh"] - kwh(total)) <= 5e-4 + 1e-9,
+                  "job %d kWh to the watt-hour: %s" % (job, j["energy_kwh"]))
+            for part in ("cpu", "mem", "node"):
+                want = parts.get(part)
+                got = j["energy_%s_kwh" % part]
+                if want:
+                    check(got is not None and abs(got - kwh(want[0])) <= 5e-4 + 1e-9, "job %d %s: %s, want %.6g kWh"
+                          % (job, part, got, kwh(want[0])))
+                    check(j["energy_how"].get(part) == want[1], "job %d %s how: %s" % (job, part, j["energy_how"]))
+                else:
+                    check(got is None and part not in j["energy_how"], "job %d: no %s: %s" % (job, part, j))
+            check(j["energy_gpu_kwh"] is None and "gpu" not in j["energy_how"], "job %d: no GPU" % job)
         for job, (joules, how, idle) in TRUTH.items():
             j = rows[job]
             near(j["energy_gpu_kwh"], kwh(joules), "job %d GPU" % job)

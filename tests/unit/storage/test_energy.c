@@ -166,3 +166,29 @@ Test(energy, interval_prefers_the_counter)
     a = (fj_en_dual){0, 0, 5000, false, true};
     cr_assert(!fj_en_interval(&a, &b, 0, -INFINITY, INFINITY, &j, &by_counter));
 }
+
+Test(energy, node_part_by_the_covering_node_sample)
+{
+    /* 400 W every 10 s from 0 to 100; node-samples at 30 (the job alone), 60 (a quarter of the
+     * node's CPU), 90 (absent); none after 90 */
+    fj_en_reading r[11];
+    for (int i = 0; i <= 10; i++)
+        r[i] = (fj_en_reading){i * 10.0, 400};
+    fj_en_cover cover[] = {{30, 1, true}, {60, 0.25, false}, {90, 0, false}};
+    fj_en_sum s = {0};
+    bool shared = false;
+    fj_en_node_part(r, 11, false, 0, cover, 3, -INFINITY, INFINITY, &s, &shared);
+    /* intervals ending 10..30: all (12000 J); 40..60: a quarter (3000 J); 70..90: none; 100: nobody */
+    NEAR(s.joules, 12000 + 3000);
+    NEAR(s.covered_s, 60);
+    cr_assert(shared);
+    /* a counter (J) with a reset in the shared stretch, cut by a window */
+    fj_en_reading c[] = {{0, 0}, {10, 4000}, {20, 8000}, {30, 12000}, {40, 16000}, {50, 5}, {60, 4005}};
+    fj_en_sum w = {0};
+    shared = false;
+    fj_en_node_part(c, 7, true, 0, cover, 3, 15, 100, &w, &shared);
+    /* 10-20 half inside (2000), 20-30 (4000), 30-40 (a quarter of 4000), 40-50 reset: missing, 50-60 (1000) */
+    NEAR(w.joules, 2000 + 4000 + 1000 + 1000);
+    cr_assert_eq(w.gaps, 1);
+    NEAR(w.missing_s, 10);
+}
