@@ -107,22 +107,36 @@ static fj_status hold_row(fj_sink *k, const fj_value *v)
 
 /* --- one job's parts -------------------------------------------------------------------------- */
 
+/* The cluster's series of one metric: their ids and hosts, read once per request (a catalogue
+ * look-up per metric name, not per job and host). */
 typedef struct ids {
     uint32_t *v;
+    char **host;
     size_t n, cap;
+    fj_arena *a;
 } ids;
 
 static fj_status add_id(void *ud, uint32_t id, const fj_ts_key *key)
 {
-    (void)key;
     ids *s = ud;
     if (s->n == s->cap) {
         size_t nc = s->cap ? 2 * s->cap : 8;
         uint32_t *g = fj_realloc(s->v, nc * sizeof *g);
         if (!g)
             return FJ_ENOMEM;
-        s->v = g, s->cap = nc;
+        s->v = g;
+        char **h = fj_realloc(s->host, nc * sizeof *h);
+        if (!h)
+            return FJ_ENOMEM;
+        s->host = h, s->cap = nc;
     }
+    char *h = fj_arena_alloc(s->a, key->host.n + 1);
+    if (!h)
+        return FJ_ENOMEM;
+    if (key->host.n)
+        memcpy(h, key->host.p, key->host.n);
+    h[key->host.n] = '\0';
+    s->host[s->n] = h;
     s->v[s->n++] = id;
     return FJ_OK;
 }
@@ -133,8 +147,9 @@ typedef struct cc_parts {
     bool seen[FJ_EP__COUNT], shared[FJ_EP__COUNT];
 } cc_parts;
 
-static fj_status job_parts(fj_store *s, fj_ts_engine *live, const char *cluster, int64_t job_id, fj_time first,
-                           fj_time last, const char *const *hosts, size_t n_hosts, cc_parts *p, fj_err *err)
+static fj_status job_parts(fj_store *s, fj_ts_engine *live, const char *cluster, const ids *series, int64_t job_id,
+                           fj_time first, fj_time last, const char *const *hosts, size_t n_hosts, cc_parts *p,
+                           fj_err *err)
 {
     const fj_store_ts_ops *ts = fj_store_ops_of(s)->ts;
     fj_ts_points pts = {0};
@@ -146,10 +161,10 @@ static fj_status job_parts(fj_store *s, fj_ts_engine *live, const char *cluster,
         size_t n_cover = 0;
         bool have_cover = false;
         for (size_t m = 0; m < N_METRICS && rs == FJ_OK; m++) {
-            ids found = {0};
-            fj_ts_sel sel = {cluster, hosts[h], metrics[m].metric};
-            rs = ts->ts_series(s, &sel, add_id, &found, err);
-            for (size_t i = 0; i < found.n && rs == FJ_OK; i++) {
+            const ids *found = &series[m];
+            for (size_t i = 0; i < found->n && rs == FJ_OK; i++) {
+                if (!hosts[h] || strcmp(found->host[i], hosts[h]) != 0)
+                    continue;
                 if (!have_cover) { /* the job's shares of the node, once a series is there */
                     rs = fj_store_job_node_cover(s, cluster, job_id, hosts[h], first - LOOKBACK_S, last + LOOKBACK_S,
                                                  &cover, &n_cover, err);
@@ -159,7 +174,7 @@ static fj_status job_parts(fj_store *s, fj_ts_engine *live, const char *cluster,
                     if (rs != FJ_OK)
                         break;
                 }
-                if ((rs = ts->ts_read(s, live, found.v[i], (first - LOOKBACK_S) * NS, (last + LOOKBACK_S) * NS, &pts,
+                if ((rs = ts->ts_read(s, live, found->v[i], (first - LOOKBACK_S) * NS, (last + LOOKBACK_S) * NS, &pts,
                                       err)) != FJ_OK)
                     break;
                 if (pts.n > cap_r) {
@@ -177,7 +192,6 @@ static fj_status job_parts(fj_store *s, fj_ts_engine *live, const char *cluster,
                 fj_en_node_part(r, pts.n, metrics[m].counter, 0, cover, n_cover, -INFINITY, INFINITY, &p->sum[part],
                                 &p->shared[part]);
             }
-            fj_free(found.v);
         }
         fj_free(cover);
     }
@@ -275,7 +289,23 @@ fj_status fj_api_jobs_energy(fj_store *s, fj_ts_engine *live, fj_query *q, fj_si
     hold o = {.sink = {hold_table, hold_row}, .a = fj_arena_create()};
     if (!o.a)
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-    fj_status rs = op(s, q, &o.sink, err);
+    ids series[N_METRICS];
+    memset(series, 0, sizeof series);
+    bool any_series = false;
+    fj_status rs = FJ_OK;
+    for (size_t m = 0; m < N_METRICS && rs == FJ_OK; m++) {
+        series[m].a = o.a;
+        fj_ts_sel sel = {q->cluster, NULL, metrics[m].metric};
+        rs = ts->ts_series(s, &sel, add_id, &series[m], err);
+        any_series |= series[m].n > 0;
+    }
+    if (rs != FJ_OK || !any_series) { /* no such metric in the cluster: the store's rows as they are */
+        for (size_t m = 0; m < N_METRICS; m++)
+            fj_free(series[m].v), fj_free(series[m].host);
+        fj_arena_destroy(o.a);
+        return rs == FJ_OK ? op(s, q, k, err) : rs;
+    }
+    rs = op(s, q, &o.sink, err);
     if (rs == FJ_ENOMEM && !err->message[0])
         fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     const fj_qtable *cur = NULL;
@@ -294,7 +324,7 @@ fj_status fj_api_jobs_energy(fj_store *s, fj_ts_engine *live, fj_query *q, fj_si
             h->v[c_hosts].t == FJ_VT_LIST) {
             cc_parts p;
             memset(&p, 0, sizeof p);
-            rs = job_parts(s, live, q->cluster, h->v[c_id].i, h->v[c_start].i, h->v[c_end].i, h->v[c_hosts].list,
+            rs = job_parts(s, live, q->cluster, series, h->v[c_id].i, h->v[c_start].i, h->v[c_end].i, h->v[c_hosts].list,
                            h->v[c_hosts].n, &p, err);
             if (rs == FJ_OK && (rs = complete(o.a, q, cur, h->v, &p)) == FJ_ENOMEM)
                 fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
@@ -302,6 +332,8 @@ fj_status fj_api_jobs_energy(fj_store *s, fj_ts_engine *live, fj_query *q, fj_si
         if (rs == FJ_OK)
             rs = k->row(k, h->v);
     }
+    for (size_t m = 0; m < N_METRICS; m++)
+        fj_free(series[m].v), fj_free(series[m].host);
     fj_free(o.h);
     fj_arena_destroy(o.a);
     return rs;
