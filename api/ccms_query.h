@@ -8,6 +8,9 @@
 
 #include "server/http.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* GET|POST /api/query: cc-metric-store's query. */
 void fj_route_ccms_query(fj_http_req *r);
 /* GET /api/healthcheck: with cc-backend's JSON body {"cluster","nodes","metric-names"} a map from
@@ -19,5 +22,10 @@ void fj_route_ccms_health(fj_http_req *r);
  * topology) or a cc-metric-store config.json (metrics: frequency, aggregation) for the query
  * path. Call once before serving. */
 fj_status fj_ccq_load_config(const char *path, fj_err *err);
+
+/* The i-th metric the loaded cluster.json marks as an energy metric (metricConfig[].energy:
+ * "power", a gauge in watts, or "energy", a counter in joules; docs/energy.md): its name and
+ * whether it is a counter. false past the last (or without a cluster.json). */
+bool fj_ccq_energy_metric(size_t i, const char **name, bool *counter);
 
 #endif

@@ -7,6 +7,7 @@
  * integration and sharing are storage/core/energy.h's. */
 #include "api/jobs_energy.h"
 
+#include "api/ccms_query.h"
 #include "alloc.h"
 #include "arena.h"
 #include "json.h"
@@ -22,12 +23,15 @@
 /* Readings before a job's first sample: the interval ending at a node-sample starts before it. */
 enum { LOOKBACK_S = 1800 };
 
-/* The metrics read, what each is and which part it makes (cc-metric-collector's names). */
-static const struct {
+/* The metrics read, what each is and which part it makes: cc-metric-collector's names, then
+ * those a cluster.json marks (metric_list). */
+typedef struct metric_def {
     const char *metric;
     bool counter; /* an energy counter in joules; else a power gauge in watts */
     fj_en_part part;
-} metrics[] = {
+} metric_def;
+
+static const metric_def defaults[] = {
     {"cpu_power", false, FJ_EP_CPU},        {"core_power", false, FJ_EP_CPU},
     {"rapl_pkg_power", false, FJ_EP_CPU},   {"cpu_energy", true, FJ_EP_CPU},
     {"rapl_pkg_energy", true, FJ_EP_CPU},   {"mem_power", false, FJ_EP_MEM},
@@ -35,7 +39,38 @@ static const struct {
     {"rapl_dram_energy", true, FJ_EP_MEM},  {"node_power", false, FJ_EP_NODE},
     {"ipmi_power", false, FJ_EP_NODE},      {"node_energy", true, FJ_EP_NODE},
 };
-#define N_METRICS (sizeof metrics / sizeof metrics[0])
+#define N_DEFAULTS (sizeof defaults / sizeof defaults[0])
+enum { MAX_METRICS = 64 };
+
+/* A marked metric's part, by its name: acc_* GPU, mem_* memory, node_* and ipmi_* node, others CPU. */
+static fj_en_part part_of(const char *name)
+{
+    if (!strncmp(name, "acc_", 4))
+        return FJ_EP_GPU;
+    if (!strncmp(name, "mem_", 4))
+        return FJ_EP_MEM;
+    if (!strncmp(name, "node_", 5) || !strncmp(name, "ipmi_", 5))
+        return FJ_EP_NODE;
+    return FJ_EP_CPU;
+}
+
+/* The defaults and the cluster.json's marked metrics not among them, into m; their count. */
+static size_t metric_list(metric_def *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_DEFAULTS; i++)
+        m[n++] = defaults[i];
+    const char *name;
+    bool counter;
+    for (size_t i = 0; n < MAX_METRICS && fj_ccq_energy_metric(i, &name, &counter); i++) {
+        bool known = false;
+        for (size_t k = 0; k < n && !known; k++)
+            known = !strcmp(m[k].metric, name);
+        if (!known)
+            m[n++] = (metric_def){name, counter, part_of(name)};
+    }
+    return n;
+}
 
 /* --- the held answer ---------------------------------------------------------------------------- */
 
@@ -147,7 +182,8 @@ typedef struct cc_parts {
     bool seen[FJ_EP__COUNT], shared[FJ_EP__COUNT];
 } cc_parts;
 
-static fj_status job_parts(fj_store *s, fj_ts_engine *live, const char *cluster, const ids *series, int64_t job_id,
+static fj_status job_parts(fj_store *s, fj_ts_engine *live, const char *cluster, const metric_def *metrics,
+                           size_t n_metrics, const ids *series, int64_t job_id,
                            fj_time first, fj_time last, const char *const *hosts, size_t n_hosts, cc_parts *p,
                            fj_err *err)
 {
@@ -160,7 +196,7 @@ static fj_status job_parts(fj_store *s, fj_ts_engine *live, const char *cluster,
         fj_en_cover *cover = NULL;
         size_t n_cover = 0;
         bool have_cover = false;
-        for (size_t m = 0; m < N_METRICS && rs == FJ_OK; m++) {
+        for (size_t m = 0; m < n_metrics && rs == FJ_OK; m++) {
             const ids *found = &series[m];
             for (size_t i = 0; i < found->n && rs == FJ_OK; i++) {
                 if (!hosts[h] || strcmp(found->host[i], hosts[h]) != 0)
@@ -235,12 +271,14 @@ static fj_status complete(fj_arena *a, const fj_query *q, const fj_qtable *t, fj
         missing = v[c_missing].t == FJ_VT_INT ? (double)v[c_missing].i : 0;
     }
     const char *how[FJ_EP__COUNT] = {gpu_how, NULL, NULL, NULL};
-    for (int part = FJ_EP_CPU; part < FJ_EP__COUNT; part++) {
-        if (!p->seen[part])
+    static const char *const part_cols[FJ_EP__COUNT] = {"energy_gpu_kwh", "energy_cpu_kwh", "energy_mem_kwh",
+                                                         "energy_node_kwh"};
+    for (int part = 0; part < FJ_EP__COUNT; part++) {
+        int col = fj_qtable_col(t, part_cols[part]);
+        /* a marked acc_* metric makes the GPU part only where the cards' own readings made none */
+        if (!p->seen[part] || (part == FJ_EP_GPU && (v[col].t != FJ_VT_NULL || gpu_how)))
             continue;
         const fj_en_sum *s = &p->sum[part];
-        int col = fj_qtable_col(t, part == FJ_EP_CPU ? "energy_cpu_kwh" : part == FJ_EP_MEM ? "energy_mem_kwh"
-                                                                                             : "energy_node_kwh");
         missing += s->missing_s;
         gaps += s->gaps;
         if (s->covered_s > 0) {
@@ -289,18 +327,20 @@ fj_status fj_api_jobs_energy(fj_store *s, fj_ts_engine *live, fj_query *q, fj_si
     hold o = {.sink = {hold_table, hold_row}, .a = fj_arena_create()};
     if (!o.a)
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
-    ids series[N_METRICS];
+    metric_def metrics[MAX_METRICS];
+    size_t n_metrics = metric_list(metrics);
+    ids series[MAX_METRICS];
     memset(series, 0, sizeof series);
     bool any_series = false;
     fj_status rs = FJ_OK;
-    for (size_t m = 0; m < N_METRICS && rs == FJ_OK; m++) {
+    for (size_t m = 0; m < n_metrics && rs == FJ_OK; m++) {
         series[m].a = o.a;
         fj_ts_sel sel = {q->cluster, NULL, metrics[m].metric};
         rs = ts->ts_series(s, &sel, add_id, &series[m], err);
         any_series |= series[m].n > 0;
     }
     if (rs != FJ_OK || !any_series) { /* no such metric in the cluster: the store's rows as they are */
-        for (size_t m = 0; m < N_METRICS; m++)
+        for (size_t m = 0; m < n_metrics; m++)
             fj_free(series[m].v), fj_free(series[m].host);
         fj_arena_destroy(o.a);
         return rs == FJ_OK ? op(s, q, k, err) : rs;
@@ -324,7 +364,7 @@ fj_status fj_api_jobs_energy(fj_store *s, fj_ts_engine *live, fj_query *q, fj_si
             h->v[c_hosts].t == FJ_VT_LIST) {
             cc_parts p;
             memset(&p, 0, sizeof p);
-            rs = job_parts(s, live, q->cluster, series, h->v[c_id].i, h->v[c_start].i, h->v[c_end].i, h->v[c_hosts].list,
+            rs = job_parts(s, live, q->cluster, metrics, n_metrics, series, h->v[c_id].i, h->v[c_start].i, h->v[c_end].i, h->v[c_hosts].list,
                            h->v[c_hosts].n, &p, err);
             if (rs == FJ_OK && (rs = complete(o.a, q, cur, h->v, &p)) == FJ_ENOMEM)
                 fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
@@ -332,7 +372,7 @@ fj_status fj_api_jobs_energy(fj_store *s, fj_ts_engine *live, fj_query *q, fj_si
         if (rs == FJ_OK)
             rs = k->row(k, h->v);
     }
-    for (size_t m = 0; m < N_METRICS; m++)
+    for (size_t m = 0; m < n_metrics; m++)
         fj_free(series[m].v), fj_free(series[m].host);
     fj_free(o.h);
     fj_arena_destroy(o.a);

@@ -10,11 +10,16 @@ jobs use with none of it (equal shares); a job holding an idle card by its Slurm
 not interpolated, and reported; a card's energy counter preferred to its power, and the power
 taking the one interval in which the counter was reset; a job on a node without GPUs (null); a multi-node job whose
 allocation's count is split evenly among its nodes; co2e_kg from carbon-intensity and pue, and
-malformed settings refused at start. Run on SQLite, and on PostgreSQL with
+malformed settings refused at start. ClusterCockpit's node, CPU and memory metrics: two jobs sharing
+a node by CPU time (3:1), a job alone with a CPU energy counter and memory power, and metrics of
+other names that a cluster.json marks with "energy": "power" or "energy". Run on SQLite, and on PostgreSQL with
 FJ_TEST_DB=postgres (CTest registers both)."""
 import csv
 import io
 import json
+import os
+import shutil
+import tempfile
 
 from api_common import rfc
 from harness import Failure, Fjord, check, finish
@@ -127,12 +132,22 @@ CC_NODES = [
     Node("c1", 0, steady(0), {301: ("ivy", range(0, 11), {}, 3.0), 302: ("jo", range(0, 11), {}, 1.0)}, ks=range(0, 11)),
     # 303 alone on c2: cpu_energy, a counter (J) rising 150 W's worth, and mem_power 20 W
     Node("c2", 0, steady(0), {303: ("kim", range(0, 11), {}, 2.0)}, ks=range(0, 11)),
+    # 304 alone on c3, whose metrics have names of their own that the cluster.json marks as energy
+    # metrics: socket_pkg_w ("power": CPU by its name) 80 W, node_board_j ("energy") 300 W's worth
+    Node("c3", 0, steady(0), {304: ("lee", range(0, 11), {}, 1.0)}, ks=range(0, 11)),
 ]
+CLUSTER_JSON = {"name": "energy.test", "metricConfig": [
+    {"name": "socket_pkg_w", "unit": {"base": "W"}, "scope": "socket", "timestep": 10, "aggregation": "sum",
+     "energy": "power"},
+    {"name": "node_board_j", "unit": {"base": "J"}, "scope": "node", "timestep": 10, "aggregation": "sum",
+     "energy": "energy"},
+    {"name": "cpu_load", "unit": {"base": ""}, "scope": "node", "timestep": 10, "aggregation": "avg"}]}
 CC_SPAN = 660
 CC_TRUTH = {  # job: {part: (joules, how)}
     301: {"node": (0.75 * 400 * CC_SPAN, "apportioned")},
     302: {"node": (0.25 * 400 * CC_SPAN, "apportioned")},
     303: {"cpu": (150 * CC_SPAN, "measured"), "mem": (20 * CC_SPAN, "measured")},
+    304: {"cpu": (80 * CC_SPAN, "measured"), "node": (300 * CC_SPAN, "measured")},
 }
 
 
@@ -142,6 +157,9 @@ def cc_lines():
         out.append("node_power,hostname=c1,type=node value=400 %d" % t)
         out.append("cpu_energy,hostname=c2,type=socket,type-id=0 value=%d %d" % (10**6 + 150 * (t - T0 + 60), t))
         out.append("mem_power,hostname=c2,type=node value=20 %d" % t)
+        out.append("socket_pkg_w,hostname=c3,type=socket,type-id=0 value=80 %d" % t)
+        out.append("node_board_j,hostname=c3,type=node value=%d %d" % (300 * (t - T0 + 60), t))
+        out.append("cpu_load,hostname=c3,type=node value=1 %d" % t)  # not an energy metric
     return "\n".join(out) + "\n"
 SLURM = {205: ("e4", "cpu=4,gres/gpu=2,mem=8G,node=1"), 208: ("e7,e8", "cpu=8,gres/gpu=4,node=2")}
 
@@ -176,7 +194,11 @@ def bad_settings():
 
 def main():
     bad_settings()
-    f = Fjord("--carbon-intensity", "other.test:20,%s:%d" % (CLUSTER, CARBON_G), "--pue", str(PUE))
+    cfg = os.path.join(tempfile.mkdtemp(prefix="fjord-energy-"), "cluster.json")
+    with open(cfg, "w") as fh:
+        json.dump(CLUSTER_JSON, fh)
+    f = Fjord("--carbon-intensity", "other.test:20,%s:%d" % (CLUSTER, CARBON_G), "--pue", str(PUE),
+              "--cc-cluster-config", cfg)
     tok = f.token(CLUSTER)
     reader = f.token("reader", "--read-only")
     f.start()
@@ -261,6 +283,7 @@ def main():
     finally:
         check(f.stop() == 0, "SIGTERM exits 0")
         f.cleanup()
+        shutil.rmtree(os.path.dirname(cfg), ignore_errors=True)
     finish()
 
 
