@@ -47,6 +47,7 @@ typedef struct metric_cfg {
     const char *unit; /* cluster.json's unit: prefix and base; NULL when none */
     int64_t freq_s;
     agg_kind agg;
+    int energy; /* cluster.json's "energy": 0 none, 1 "power", 2 "energy" (docs/energy.md) */
 } metric_cfg;
 
 typedef struct subcluster {
@@ -153,6 +154,9 @@ fj_status fj_ccq_load_config(const char *path, fj_err *err)
             c->freq_s = ts && ts->type == FJ_JSON_UINT ? (int64_t)ts->v.u : 0;
             c->agg = agg_of(fj_json_get(m, "aggregation"));
             c->unit = unit_text(fj_json_get(m, "unit"));
+            const fj_json *en = fj_json_get(m, "energy");
+            if (en && en->type == FJ_JSON_STRING)
+                c->energy = !strcmp(en->v.s, "power") ? 1 : !strcmp(en->v.s, "energy") ? 2 : 0;
         }
         const fj_json *scs = fj_json_get(root, "subClusters");
         if (scs && scs->type == FJ_JSON_ARRAY) {
@@ -184,6 +188,17 @@ fj_status fj_ccq_load_config(const char *path, fj_err *err)
                           path);
     }
     return FJ_OK;
+}
+
+bool fj_ccq_energy_metric(size_t i, const char **name, bool *counter)
+{
+    for (size_t k = 0; k < g_cfg.n_metrics; k++)
+        if (g_cfg.metrics[k].energy && i-- == 0) {
+            *name = g_cfg.metrics[k].name;
+            *counter = g_cfg.metrics[k].energy == 2;
+            return true;
+        }
+    return false;
 }
 
 /* The subcluster whose node list names host; one without a node list only when it is the only

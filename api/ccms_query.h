@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 /* GET|POST /api/query: cc-metric-store's query. */
 void fj_route_ccms_query(fj_http_req *r);
@@ -27,5 +28,9 @@ fj_status fj_ccq_load_config(const char *path, fj_err *err);
  * "GB/s"; NULL when none) and its interval in seconds (0 when none). false when it names no such
  * metric (or none was loaded). For the metric catalogue (api/metrics_catalog.c). */
 bool fj_ccq_metric_info(const char *name, const char **unit, int64_t *freq_s);
+/* The i-th metric the loaded cluster.json marks as an energy metric (metricConfig[].energy:
+ * "power", a gauge in watts, or "energy", a counter in joules; docs/energy.md): its name and
+ * whether it is a counter. false past the last (or without a cluster.json). */
+bool fj_ccq_energy_metric(size_t i, const char **name, bool *counter);
 
 #endif

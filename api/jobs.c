@@ -1,11 +1,36 @@
 /* jobs.c — GET /api/v1/jobs (the job list), /api/v1/jobs/{id} and /api/v1/jobs/{id}/profile. */
 #include "api/api.h"
 #include "api/api_int.h"
+#include "api/jobs_energy.h"
+#include "server/config.h"
 #include "storage/core/store_query.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The job list and detail with their ClusterCockpit energy parts (api/jobs_energy.h). */
+static fj_status jobs_op(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    return fj_api_jobs_energy(s, q->ts_live, q, k, err, fj_store_query_jobs);
+}
+
+static fj_status job_op(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
+{
+    return fj_api_jobs_energy(s, q->ts_live, q, k, err, fj_store_query_job);
+}
+
+/* The carbon figures of q's cluster (docs/energy.md): co2e_kg only where carbon-intensity names it. */
+static void energy_settings(fj_http_req *r, fj_query *q)
+{
+    q->ts_live = fj_http_ts_engine(r);
+    const fj_config *c = fj_http_config(r);
+    double g;
+    if (c && fj_config_carbon(c, q->cluster, &g)) {
+        q->carbon_g_per_kwh = g;
+        q->pue = fj_config_pue(c);
+    }
+}
 
 void fj_api_jobs(fj_http_req *r)
 {
@@ -20,6 +45,7 @@ void fj_api_jobs(fj_http_req *r)
     q->accounts = fj_api_strlist(&a, "account");
     q->jobs = fj_api_intlist(&a, "job");
     q->running = fj_api_tri(&a, "running");
+    q->no_energy = fj_api_tri(&a, "energy") == FJ_TRI_NO;
     const fj_pval *v;
     if ((v = fj_param(&a.p, "gpu"))->set)
         q->gpu = v->i == 0 ? FJ_TRI_YES : FJ_TRI_NO;
@@ -44,9 +70,10 @@ void fj_api_jobs(fj_http_req *r)
     /* the sort enum lists the keys in fj_job_sort order */
     if ((v = fj_param(&a.p, "sort"))->set)
         q->sort = (int)v->i;
+    energy_settings(r, q);
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, fj_store_query_jobs);
+        fj_api_run(&a, s, jobs_op);
 }
 
 static void not_found(fj_http_req *r)
@@ -78,10 +105,11 @@ void fj_api_job_sub(fj_http_req *r)
     if (!fj_api_begin(r, profile ? &fj_ep_job_profile : &fj_ep_job, NULL, &a))
         return;
     a.q.id = id;
+    energy_settings(r, &a.q);
     const fj_pval *v;
     if (profile && (v = fj_param(&a.p, "by"))->set)
         a.q.by_host = v->i == 1;
     fj_store *s = fj_api_store(&a);
     if (s)
-        fj_api_run(&a, s, profile ? fj_store_query_profile : fj_store_query_job);
+        fj_api_run(&a, s, profile ? fj_store_query_profile : job_op);
 }

@@ -547,6 +547,7 @@ static const field F_SGPU[] = {
     FLD("power_limit", T_U64, 0, offsetof(fj_sample_gpu, power_limit)),
     FLD("ce_clock", T_U64, 0, offsetof(fj_sample_gpu, ce_clock)),
     FLD("memory_clock", T_U64, 0, offsetof(fj_sample_gpu, memory_clock)),
+    FLD("energy_mj", T_U64, 0, offsetof(fj_sample_gpu, energy_mj)), /* fjord-push's energy counter */
 };
 
 static fj_status sgpu_elem(dec *d, const fj_json *v, void *elem)

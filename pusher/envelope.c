@@ -130,10 +130,13 @@ static fj_status gpu_state_json(fj_buf *o, const fj_gpu_state *g, int comma)
     if (st == FJ_OK)
         st = fj_buf_printf(o,
                            ",\"performance_state\":%u,\"memory\":%" PRIu64 ",\"ce_util\":%u,\"memory_util\":%u"
-                           ",\"temperature\":%d,\"power\":%u,\"power_limit\":%u,\"ce_clock\":%u,\"memory_clock\":%u}",
+                           ",\"temperature\":%d,\"power\":%u,\"power_limit\":%u,\"ce_clock\":%u,\"memory_clock\":%u",
                            g->perf_state < 0 ? 0u : (unsigned)g->perf_state + 2u, g->memory_kb, g->ce_util,
                            g->memory_util, g->temperature, g->power, g->power_limit, g->ce_clock, g->memory_clock);
-    return st;
+    /* the energy counter, where the card has one (docs/energy.md) */
+    if (st == FJ_OK && g->has_energy)
+        st = fj_buf_printf(o, ",\"energy_mj\":%" PRIu64, g->energy_mj);
+    return st == FJ_OK ? fj_buf_puts(o, "}") : st;
 }
 
 static int cmp_proc(const void *a, const void *b)

@@ -35,6 +35,11 @@ typedef struct fj_gpu_state {
     unsigned ce_util, memory_util;
     int temperature;
     unsigned power, power_limit, ce_clock, memory_clock;
+    /* The card's own energy counter, millijoules since the driver loaded (NVML's total energy
+     * consumption; Volta and later): sent as energy_mj and preferred by fjord to the integrated
+     * power (docs/energy.md). has_energy false where the card or driver has none. */
+    int has_energy;
+    uint64_t energy_mj;
 } fj_gpu_state;
 
 /* Sample: SampleProcessGpu, with the pid it belongs to. */

@@ -512,6 +512,10 @@ fj_status fj_nvml_sample(fj_nvml *n, const char *node, fj_arena *a, int want_pro
             s->temperature = (int)u;
         if (n->nvmlDeviceGetPowerUsage && n->nvmlDeviceGetPowerUsage(d, &u) == NVML_SUCCESS)
             s->power = u / 1000;
+        /* NOT_SUPPORTED on cards before Volta, and the symbol is absent from old drivers */
+        unsigned long long mj;
+        if (n->nvmlDeviceGetTotalEnergyConsumption && n->nvmlDeviceGetTotalEnergyConsumption(d, &mj) == NVML_SUCCESS)
+            s->has_energy = 1, s->energy_mj = mj;
         if (n->nvmlDeviceGetPowerManagementLimit && n->nvmlDeviceGetPowerManagementLimit(d, &u) == NVML_SUCCESS)
             s->power_limit = u / 1000;
         if (n->nvmlDeviceGetClockInfo && n->nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &u) == NVML_SUCCESS)

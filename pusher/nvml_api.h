@@ -119,6 +119,7 @@ typedef struct nvmlProcessesUtilizationInfo_v1_st {
     X(nvmlReturn_t, nvmlDeviceGetUtilizationRates, (nvmlDevice_t d, nvmlUtilization_t *u))                   \
     X(nvmlReturn_t, nvmlDeviceGetTemperature, (nvmlDevice_t d, int sensor, unsigned int *celsius))           \
     X(nvmlReturn_t, nvmlDeviceGetPowerUsage, (nvmlDevice_t d, unsigned int *mw))                             \
+    X(nvmlReturn_t, nvmlDeviceGetTotalEnergyConsumption, (nvmlDevice_t d, unsigned long long *mj))           \
     X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3,                                                  \
       (nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos))                                       \
     X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v3,                                                 \

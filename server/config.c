@@ -114,6 +114,9 @@ static const option_def options[] = {
     NUM("max-new-jobs-per-minute", OPT_UINT, max_new_jobs_per_minute, SERVE, "N",
         "new Sonar jobs one cluster may start a minute (a minute's worth at once; 0 = no limit)"),
     STR("cc-cluster-config", cc_cluster_config, SERVE, "FILE", "cc-backend cluster.json or cc-metric-store config.json"),
+    STR("carbon-intensity", carbon_intensity, SERVE, "CLUSTER:G,...",
+        "g CO2e per kWh of each cluster named, for the jobs' co2e_kg (docs/energy.md)"),
+    STR("pue", pue, SERVE, "FACTOR", "power usage effectiveness applied to job energy before carbon (default 1.0)"),
     STR("jwt-public-key", jwt_public_key, SERVE, "BASE64", "Ed25519 key: accept EdDSA-signed JWTs"),
     STR("nats", nats, SERVE, "URL", "nats:// server to subscribe to for line protocol"),
     STR("udp", udp, SERVE, "LISTENERS",
@@ -548,8 +551,89 @@ static bool is_postgres(const fj_config *c)
     return !strncmp(c->db, "postgres://", 11) || !strncmp(c->db, "postgresql://", 13);
 }
 
+/* Walks carbon-intensity's entries: each (cluster, its length, g per kWh) to f until it returns
+ * true; false when an entry is malformed (*bad points to it). */
+static bool carbon_each(const char *list, bool (*f)(void *ud, const char *name, size_t len, double g), void *ud,
+                        const char **bad)
+{
+    const char *p = list;
+    while (*p) {
+        const char *end = strchr(p, ','), *colon = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (!colon || colon > p + len || colon == p) {
+            *bad = p;
+            return false;
+        }
+        char num[64];
+        size_t nl = (size_t)(p + len - (colon + 1));
+        if (nl == 0 || nl >= sizeof num) {
+            *bad = p;
+            return false;
+        }
+        memcpy(num, colon + 1, nl);
+        num[nl] = '\0';
+        char *stop = NULL;
+        double g = strtod(num, &stop);
+        if (*stop || !(g >= 0) || g > 1e6) {
+            *bad = p;
+            return false;
+        }
+        if (f && f(ud, p, (size_t)(colon - p), g))
+            return true;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return true;
+}
+
+typedef struct carbon_find {
+    const char *cluster;
+    double g;
+    bool found;
+} carbon_find;
+
+static bool carbon_match(void *ud, const char *name, size_t len, double g)
+{
+    carbon_find *cf = ud;
+    if (strlen(cf->cluster) == len && memcmp(cf->cluster, name, len) == 0) {
+        cf->g = g;
+        cf->found = true;
+        return true;
+    }
+    return false;
+}
+
+bool fj_config_carbon(const fj_config *c, const char *cluster, double *g_per_kwh)
+{
+    carbon_find cf = {cluster ? cluster : "", 0, false};
+    const char *bad = NULL;
+    if (!cluster || !carbon_each(c->carbon_intensity, carbon_match, &cf, &bad) || !cf.found)
+        return false;
+    *g_per_kwh = cf.g;
+    return true;
+}
+
+double fj_config_pue(const fj_config *c)
+{
+    char *stop = NULL;
+    double v = c->pue[0] ? strtod(c->pue, &stop) : 1.0;
+    return c->pue[0] && (*stop || !(v >= 1.0) || v > 10) ? 1.0 : v;
+}
+
 fj_status fj_config_check(const fj_config *c, fj_err *err)
 {
+    const char *bad = NULL;
+    if (!carbon_each(c->carbon_intensity, NULL, NULL, &bad))
+        return fj_err_set(err, FJ_EINVAL, "carbon-intensity",
+                          "carbon-intensity takes CLUSTER:G_PER_KWH entries separated by commas, not '%s'", bad);
+    if (c->pue[0]) {
+        char *stop = NULL;
+        double v = strtod(c->pue, &stop);
+        if (*stop || !(v >= 1.0) || v > 10)
+            return fj_err_set(err, FJ_EINVAL, "pue", "pue must be a number from 1 to 10, not '%s'", c->pue);
+    }
+
     char host[256];
     unsigned port;
     fj_status st = fj_config_listen_addr(c, host, sizeof host, &port, err);

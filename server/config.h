@@ -83,6 +83,10 @@ typedef struct fj_config {
     char nats[1024];               /* nats:// URL to subscribe to; "" = off */
     char udp[4096];                /* UDP line-protocol listeners (server/udp.h); "" = none */
     char instance[256];            /* this server among those sharing a database; "" = host:port */
+    /* Job energy's carbon (docs/energy.md): g CO2e per kWh per cluster ("fox:120,saga:30"), and the
+     * power usage effectiveness applied first ("" = 1.0) */
+    char carbon_intensity[1024];
+    char pue[32];
     /* Command-line only (never read from the INI file) */
     bool create;                   /* a command other than serve/migrate up may make a new database */
     char password[256];            /* token add: the chosen secret instead of a random one */
@@ -146,6 +150,12 @@ void fj_config_instance(const fj_config *c, char *out, size_t cap);
 /* Checks cross-option rules (dev mode needs loopback listeners and no trusted proxies, TLS
  * needs a certificate and key...). */
 fj_status fj_config_check(const fj_config *c, fj_err *err);
+
+/* The carbon intensity of cluster (g CO2e per kWh) from carbon-intensity: false when the cluster
+ * is not named (or the option unset). */
+bool fj_config_carbon(const fj_config *c, const char *cluster, double *g_per_kwh);
+/* pue as a number (1.0 when unset). */
+double fj_config_pue(const fj_config *c);
 
 /* The retention of each kind of raw data, the older options mapped: `retention` is the default of
  * both sample kinds, `metrics-retention` another name of `retention-metrics` (*metrics_s). */

@@ -48,6 +48,9 @@ typedef struct fj_sample_gpu {
     uint64_t memory_kb, ce_util, memory_util;
     int64_t temperature;
     uint64_t power, power_limit, ce_clock, memory_clock;
+    /* fjord-push's: the card's energy counter, millijoules since the driver loaded (NVML's total
+     * energy consumption); 0 when absent, as Sonar omits zeros (docs/energy.md) */
+    uint64_t energy_mj;
 } fj_sample_gpu;
 
 typedef struct fj_sample_disk {

@@ -12,6 +12,9 @@
  *       sm_clock=MHz mem_clock=MHz max_sm_clock=MHz max_mem_clock=MHz
  *       fail=handle (nvmlDeviceGetHandleByIndex fails) | fail=lost (every query: GPU is lost)
  *       util_slots=N (the count the utilisation calls name, default 72)
+ *       energy_mj=MJ (the card has an energy counter: MJ when the line is read, rising by
+ *       power_mw since, as NVML's total energy consumption does; without it the call says
+ *       NOT_SUPPORTED, as on cards before Volta)
  *       util_api=both|old|new|none (which utilisation entry point answers; the other says
  *       NOT_SUPPORTED) util_error=CODE (both fail with this NVML code)
  *   proc gpu=I pid=P mem=BYTES sm=% memutil=% age_ms=MS live=1
@@ -49,6 +52,9 @@ typedef struct fake_gpu {
     unsigned util_slots;
     int util_old, util_new; /* which utilisation entry point answers */
     int util_error;
+    int energy;                     /* has an energy counter (energy_mj=) */
+    unsigned long long energy_mj;   /* its value at energy_t0 */
+    struct timespec energy_t0;
 } fake_gpu;
 
 typedef struct fake_proc {
@@ -188,6 +194,11 @@ static void parse_line(const char *line)
             else if (!strcmp(k, "mem_util")) g->mem_util = (unsigned)num(v);
             else if (!strcmp(k, "temp")) g->temp = (unsigned)num(v);
             else if (!strcmp(k, "power_mw")) g->power_mw = (unsigned)num(v);
+            else if (!strcmp(k, "energy_mj")) {
+                g->energy = 1;
+                g->energy_mj = num(v);
+                clock_gettime(CLOCK_MONOTONIC, &g->energy_t0);
+            }
             else if (!strcmp(k, "limit_mw")) g->limit_mw = (unsigned)num(v);
             else if (!strcmp(k, "min_limit_mw")) g->min_limit_mw = (unsigned)num(v);
             else if (!strcmp(k, "max_limit_mw")) g->max_limit_mw = (unsigned)num(v);
@@ -454,6 +465,22 @@ API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
 {
     CHECK(d);
     *mw = dev(d)->power_mw;
+    return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj)
+{
+    CHECK(d);
+    fake_gpu *g = dev(d);
+    if (!g->energy)
+        return NVML_ERROR_NOT_SUPPORTED;
+    if (!mj)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    /* mW x ms = uJ: the counter rises by power_mw since the line was read */
+    long long ms = (long long)(now.tv_sec - g->energy_t0.tv_sec) * 1000 + (now.tv_nsec - g->energy_t0.tv_nsec) / 1000000;
+    *mj = g->energy_mj + (unsigned long long)ms * g->power_mw / 1000;
     return NVML_SUCCESS;
 }
 

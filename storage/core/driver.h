@@ -163,6 +163,13 @@ typedef struct fj_layout_sql {
      * index and uuid first, by index, uuid (NULL first) and time. */
     const char *load_gpus;
     const char *gpu_load_cards;
+    /* Who used node ?1's cards in times ?2..?3 (storage/query/energy.h): per node-sample, card and
+     * sample job, time, idx, job, epoch and the summed gpu_util_m of its processes on the card;
+     * by time and index. */
+    const char *energy_card_use;
+    /* node ?1's card power and energy counters in times ?2..?3: idx, uuid, time, power (W),
+     * energy_mj; by index, uuid (NULL first) and time */
+    const char *energy_cards;
     /* The monitoring figures (storage/core/stats.c), one row: the database's size in bytes, the
      * metrics' series and chunks, the request log's rows and bytes, and its rows past the durable
      * lsn. */

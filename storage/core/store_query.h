@@ -157,6 +157,11 @@ typedef struct fj_query {
     bool svg;              /* topology: the SVG (true) or the text rendering (false) */
     bool by_host;          /* profile: one series per host (processes summed), not per process */
     const struct fj_problem_rules *problems; /* q_problems: its rules (storage/core/store_problems.h) */
+    /* jobs, job: the cluster's carbon intensity (g CO2e per kWh; 0: none, no co2e_kg) and the
+     * power usage effectiveness applied before it (0 counts as 1); docs/energy.md */
+    double carbon_g_per_kwh, pue;
+    bool no_energy;        /* jobs: energy columns null, nothing read for them */
+    struct fj_ts_engine *ts_live; /* jobs, job: the writer's metrics engine (api/jobs_energy.c), or NULL */
     /* out: q_profile, q_node_load, q_cluster_load and q_uptime write back the from, to, bucket_s
      * and interval_s they used (defaults resolved) */
     fj_qpos next;          /* set when more rows follow: the position of the last row sent */

@@ -218,6 +218,7 @@ void fj_wv_sample_gpu(fj_wval *v, const fj_sample_gpu *g, int64_t uuid_id, int64
     v[11] = fj_wv_u64(g->power_limit);
     v[12] = fj_wv_u64(g->ce_clock);
     v[13] = fj_wv_u64(g->memory_clock);
+    v[14] = g->energy_mj ? fj_wv_u64(g->energy_mj) : fj_wv_null();
 }
 
 void fj_wv_sample_disk(fj_wval *v, const fj_sample_disk *d, int64_t name_id, unsigned char *bytes)

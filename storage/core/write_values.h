@@ -152,8 +152,9 @@ enum { FJ_WV_SAMPLE_N = 8 };
 void fj_wv_sample(fj_wval *v, const fj_sample *sm, unsigned char *bytes);
 
 /* sample_gpus after the sample: idx, uuid, failing, fan, compute_mode, performance_state,
- * memory_kb, ce_util, memory_util, temperature, power, power_limit, ce_clock, memory_clock */
-enum { FJ_WV_SAMPLE_GPU_N = 14 };
+ * memory_kb, ce_util, memory_util, temperature, power, power_limit, ce_clock, memory_clock,
+ * energy_mj (NULL when absent) */
+enum { FJ_WV_SAMPLE_GPU_N = 15 };
 void fj_wv_sample_gpu(fj_wval *v, const fj_sample_gpu *g, int64_t uuid_id, int64_t mode_id);
 
 /* sample_disks after the sample: name, major, minor, stats (varints into bytes, of

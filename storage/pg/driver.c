@@ -701,6 +701,13 @@ const fj_layout_sql fj_pg_driver_layout = {
                       " FROM sample_gpus g LEFT JOIN strings u ON u.id = g.uuid_id"
                       " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
                       " ORDER BY g.idx, u.s NULLS FIRST, g.time",
+    .energy_card_use = "SELECT g.time, g.idx, g.job, g.epoch, sum(g.gpu_util_m) FROM sample_proc_gpus g"
+                       " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
+                       " GROUP BY g.time, g.idx, g.job, g.epoch ORDER BY g.time, g.idx",
+    .energy_cards = "SELECT g.idx, u.s, g.time, g.power, g.energy_mj"
+                    " FROM sample_gpus g LEFT JOIN strings u ON u.id = g.uuid_id"
+                    " WHERE g.node_id = ?1 AND g.time >= ?2 AND g.time <= ?3"
+                    " ORDER BY g.idx, u.s NULLS FIRST, g.time",
     /* for all instances sharing the database */
     .stats = "SELECT pg_database_size(current_database()),"
              " (SELECT count(*) FROM ts_series), (SELECT count(*) FROM ts_chunk),"

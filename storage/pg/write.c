@@ -112,8 +112,8 @@ static const spec specs[] = {
      "node_id,time", "node_id,time"},
     {FJ_PG_SGPU_INS, SP_COUNTED, "sample_gpus", "fjs_sample_gpus",
      "node_id,time,idx,uuid_id,failing,fan,compute_mode_id,performance_state,memory_kb,ce_util,memory_util,"
-     "temperature,power,power_limit,ce_clock,memory_clock",
-     "bbbbbbbbbbbbbbbb", "node_id,time,idx", "node_id,time,idx"},
+     "temperature,power,power_limit,ce_clock,memory_clock,energy_mj",
+     "bbbbbbbbbbbbbbbbb", "node_id,time,idx", "node_id,time,idx"},
     {FJ_PG_SDISK_INS, SP_COUNTED, "sample_disks", "fjs_sample_disks", "node_id,time,name_id,major,minor,stats",
      "bbbbby", "node_id,time,name_id", "node_id,time,name_id"},
     /* a node-sample's new sample jobs and their processes, one array a column

@@ -108,6 +108,18 @@ static const fj_qcol jobs_cols[] = {
     {"gpu_eff", FJ_VT_REAL,
      "GPU efficiency: mean cards in use (gpu percent / 100) per node-sample x hosts / cards allocated (Slurm TRES "
      "gres/gpu); null without, or with none allocated"},
+    {"energy_kwh", FJ_VT_REAL,
+     "energy to solution: the sum of the parts below that have a figure, null when none has (docs/energy.md)"},
+    {"energy_gpu_kwh", FJ_VT_REAL,
+     "GPU part: each card's power integrated over the job's node-samples, shared by use, with idle cards it held"},
+    {"energy_cpu_kwh", FJ_VT_REAL, "CPU part (null: not measured)"},
+    {"energy_mem_kwh", FJ_VT_REAL, "memory part (null: not measured)"},
+    {"energy_node_kwh", FJ_VT_REAL, "node part (null: not measured)"},
+    {"energy_how", FJ_VT_JSON,
+     "how each part was found: {gpu,cpu,mem,node: measured|apportioned|cc-backend|missing, gpu_from: counter|power|counter+power, gpu_idle_kwh, gaps, joules: energy_kwh unrounded}, "
+     "null when the job had no measured device"},
+    {"energy_missing_s", FJ_VT_INT, "seconds of the job's intervals left out as gaps (no reading for over twice the cadence)"},
+    {"co2e_kg", FJ_VT_REAL, "energy_kwh x pue x the cluster's carbon-intensity, when configured"},
     /* the job detail's only: the list is this array but its last column. The list leaves the
      * ClusterCockpit join out because it cost measurably (docs/api.md, GET /api/v1/jobs/{id}). */
     {"clustercockpit", FJ_VT_JSON,

@@ -191,6 +191,64 @@ static fj_value num_or_null(bool set, double v)
     return fj_v_real(v);
 }
 
+/* The energy columns of a job row (docs/energy.md) into v[*n...]. */
+static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qrows *st, const int64_t *hosts,
+                             size_t n_hosts, fj_value *v, size_t *n)
+{
+    const int c_alloc = C_SLURM0 + 11; /* allocated_resources */
+    fj_qenergy_job j = {
+        .job = fj_qr_i64(st, C_JOB),
+        .epoch = fj_qr_i64(st, C_EPOCH),
+        .first = fj_qr_i64(st, C_FIRST),
+        .last = fj_qr_i64(st, C_LAST),
+        .hosts = hosts,
+        .n_hosts = n_hosts,
+        .allocated_resources = fj_qr_null(st, c_alloc) ? NULL : fj_qr_text(st, c_alloc),
+        .used_gpu = fj_qr_i64(st, C_GPU_PEAK) > 0 || fj_qr_i64(st, C_GM_PEAK) > 0,
+    };
+    fj_job_energy en;
+    if (e->q->no_energy)
+        j.job = 0; /* asked not to: read nothing, every energy column null */
+    fj_status rs = fj_qenergy_job_read(e, &rc->energy, &j, INT64_MIN, INT64_MAX, &en);
+    if (rs != FJ_OK)
+        return rs;
+    double kwh = 0;
+    bool any = fj_job_energy_total(&en, &kwh);
+    v[(*n)++] = any ? fj_v_real(kwh) : fj_v_null();
+    for (int p = 0; p < FJ_EP__COUNT; p++)
+        v[(*n)++] = en.set[p] ? fj_v_real(fj_en_kwh(en.joules[p])) : fj_v_null();
+    static const char *const part_names[FJ_EP__COUNT] = {"gpu", "cpu", "mem", "node"};
+    char how[512];
+    size_t len = 0;
+    bool told = false;
+    for (int p = 0; p < FJ_EP__COUNT; p++) {
+        const char *h = fj_en_how_name(en.how[p]);
+        if (h) {
+            len += (size_t)snprintf(how + len, sizeof how - len, "%s\"%s\":\"%s\"", told ? "," : "{", part_names[p], h);
+            told = true;
+        }
+    }
+    if (told) {
+        if (en.gpu_by_counter || en.gpu_by_power)
+            len += (size_t)snprintf(how + len, sizeof how - len, ",\"gpu_from\":\"%s\"",
+                                    !en.gpu_by_power ? "counter" : !en.gpu_by_counter ? "power" : "counter+power");
+        if (en.gpu_idle_joules > 0)
+            len += (size_t)snprintf(how + len, sizeof how - len, ",\"gpu_idle_kwh\":%.9g", fj_en_kwh(en.gpu_idle_joules));
+        double joules = 0;
+        for (int p = 0; p < FJ_EP__COUNT; p++)
+            joules += en.set[p] ? en.joules[p] : 0;
+        snprintf(how + len, sizeof how - len, ",\"gaps\":%zu,\"joules\":%.17g}", en.gaps, joules);
+    }
+    const char *how_json = told ? fj_arena_strdup(e->a, how) : NULL;
+    if (told && !how_json)
+        return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
+    v[(*n)++] = fj_v_json(how_json);
+    v[(*n)++] = told ? fj_v_int((int64_t)llround(en.missing_s)) : fj_v_null();
+    double pue = e->q->pue > 0 ? e->q->pue : 1.0;
+    v[(*n)++] = any && e->q->carbon_g_per_kwh > 0 ? fj_v_real(kwh * pue * e->q->carbon_g_per_kwh / 1000.0) : fj_v_null();
+    return FJ_OK;
+}
+
 /* One job row: the values of t (fj_qt_jobs, or fj_qt_job: the same and the joined ClusterCockpit
  * job) from a select_jobs row and the per-row statements. */
 static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qrows *st, const fj_qtable *t)
@@ -278,6 +336,8 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
     }
     for (int i = 0; i < 3; i++)
         v[n++] = fj_qr_value(st, C_EFF0 + i, FJ_VT_REAL);
+    if ((rs = emit_energy(e, rc, st, host_ids, n_host_ids, v, &n)) != FJ_OK)
+        return rs;
     fj_buf cc;
     fj_buf_init(&cc, (size_t)1 << 24);
     if (t == &fj_qt_job) {
@@ -881,11 +941,12 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
 
 /* --- the ops: their SQL and rows (fj_qx_run does the rest) ------------------------------------- */
 
-/* The texts of the statements run once per job row, in the order of fj_qjob_stmts' fields; cc
- * (the job detail's only) when with_cc, then NULL. */
-static void stmts_sql(const fj_store *s, bool with_cc, const char *sql[6])
+/* The texts of the statements run once per job row, in the order of fj_qjob_stmts' fields (the
+ * energy's two from storage/query/energy.h); cc (the job detail's only) when with_cc, then NULL. */
+static void stmts_sql(const fj_store *s, bool with_cc, const char *sql[8])
 {
     const fj_layout_sql *ly = fj_driver_of(s)->layout;
+    fj_qenergy_sql(ly, sql + 4);
     sql[0] = "SELECT node_id, usage_kept, cpu_time_s, read_kb, written_kb FROM job_hosts WHERE rjob_id = ?1";
     sql[1] = "SELECT x.s FROM job_cmds c JOIN strings x ON x.id = c.cmd_id WHERE c.rjob_id = ?1 ORDER BY x.s{bytes}";
     sql[2] = ly->job_last_sample;
@@ -893,18 +954,18 @@ static void stmts_sql(const fj_store *s, bool with_cc, const char *sql[6])
     /* the most recent cc job of (cluster, job id) that started by the Sonar job's last sample and
      * had not stopped before its first: the unique (cluster_id, job_id, start_time) index walked
      * backwards from ?3 */
-    sql[4] = !with_cc ? NULL
+    sql[6] = !with_cc ? NULL
                       : "SELECT id, start_time, stop_time, state, \"user\", project, partition, subcluster,"
                         " num_nodes, num_hwthreads, num_acc, hosts FROM cc_jobs"
                         " WHERE cluster_id = ?1 AND job_id = ?2 AND start_time <= ?3"
                         " AND (stop_time IS NULL OR stop_time >= ?4)"
                         " ORDER BY start_time DESC LIMIT 1";
-    sql[5] = NULL;
+    sql[7] = NULL;
 }
 
 static fj_qjob_stmts per_row(const fj_qrows *st)
 {
-    return (fj_qjob_stmts){st[0], st[1], st[2], st[3], st[4]};
+    return (fj_qjob_stmts){st[0], st[1], st[2], st[3], {st[4], st[5]}, st[6]};
 }
 
 static fj_status jobs(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *key)
@@ -924,7 +985,7 @@ fj_status fj_store_query_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
     const char *key = sort_key(q->sort);
     if (!key)
         return fj_err_set(err, FJ_EINVAL, "sort", "unknown sort key");
-    const char *sql[6];
+    const char *sql[8];
     stmts_sql(s, false, sql);
     return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, jobs, &key);
 }
@@ -952,7 +1013,7 @@ static fj_status job(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
 
 fj_status fj_store_query_job(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 {
-    const char *sql[6];
+    const char *sql[8];
     stmts_sql(s, true, sql);
     return fj_qx_run(s, q, k, err, FJ_QX_NODES, sql, job, NULL);
 }

@@ -9,6 +9,7 @@
 #define FJ_QUERY_JOBS_H
 
 #include "storage/query/backend.h"
+#include "storage/query/energy.h"
 #include "storage/query/sqlbuf.h"
 
 #include <stdint.h>
@@ -29,6 +30,7 @@ typedef struct fj_qjob_stmts {
      * (node $7): job $2, epoch $3, and when the job is 0 pid $4, and ppid $5 and command $6
      * unless the command is 0 */
     fj_qrows usage;
+    fj_qenergy_stmts energy; /* the job's energy (storage/query/energy.h) */
     /* the job detail's only: the latest cc job of cluster $1 and job id $2 started by $3 and not
      * stopped before $4 (id, start_time, stop_time, state, user, project, partition, subcluster,
      * num_nodes, num_hwthreads, num_acc, hosts) */

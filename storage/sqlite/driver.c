@@ -294,6 +294,17 @@ const fj_layout_sql fj_sq_driver_layout = {
                       " LEFT JOIN strings u ON u.id = g.uuid_id"
                       " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
                       " ORDER BY g.idx, u.s NULLS FIRST, s.time",
+    .energy_card_use = "SELECT s.time, g.idx, sj.job, sj.epoch, sum(g.gpu_util_m)"
+                       " FROM samples s CROSS JOIN sample_jobs sj ON sj.sample_id = s.id"
+                       " CROSS JOIN sample_proc_gpus g ON g.proc_id >= sj.proc_first"
+                       " AND g.proc_id < sj.proc_first + sj.n_procs"
+                       " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3 AND sj.n_procs > 0"
+                       " GROUP BY s.time, g.idx, sj.job, sj.epoch ORDER BY s.time, g.idx",
+    .energy_cards = "SELECT g.idx, u.s, s.time, g.power, g.energy_mj"
+                    " FROM samples s CROSS JOIN sample_gpus g ON g.sample_id = s.id"
+                    " LEFT JOIN strings u ON u.id = g.uuid_id"
+                    " WHERE s.node_id = ?1 AND s.time >= ?2 AND s.time <= ?3"
+                    " ORDER BY g.idx, u.s NULLS FIRST, s.time",
     /* the request log is trimmed as it becomes durable, so its counts stay small; ts_series and
      * ts_chunk are counted on their smallest index */
     .stats = "SELECT (SELECT page_count FROM pragma_page_count()) * (SELECT page_size FROM pragma_page_size()),"

@@ -62,7 +62,7 @@ fj_status fj_sq_map_put(fj_sq_map *m, int64_t ns, const char *key, size_t len, i
                    "ORDER BY time LIMIT 1")                                                              \
     X(SGPU_INS, "INSERT OR IGNORE INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"   \
                 "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"         \
-                "ce_clock,memory_clock) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")                          \
+                "ce_clock,memory_clock,energy_mj) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")              \
     X(SDISK_INS, "INSERT OR IGNORE INTO sample_disks(sample_id,name_id,major,minor,stats) "              \
                  "VALUES(?,?,?,?,?)")                                                                    \
     X(SJOB_KEYS, "SELECT job,epoch FROM sample_jobs WHERE sample_id=?1")                                  \
@@ -165,9 +165,9 @@ typedef enum fj_sq_stmt_id {
                     "rolledup,flags) VALUES", "")                                                            \
     X(PGPUS, 0, 6, "INSERT OR FAIL INTO sample_proc_gpus(proc_id,idx,uuid_id,gpu_util_m,gpu_memory_kb,"         \
                    "gpu_memory_util_m) VALUES", "")                                                          \
-    X(SGPUS, 0, 15, "INSERT OR FAIL INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"        \
+    X(SGPUS, 0, 16, "INSERT OR FAIL INTO sample_gpus(sample_id,idx,uuid_id,failing,fan,compute_mode_id,"        \
                     "performance_state,memory_kb,ce_util,memory_util,temperature,power,power_limit,"     \
-                    "ce_clock,memory_clock) VALUES", "")                                                     \
+                    "ce_clock,memory_clock,energy_mj) VALUES", "")                                           \
     X(JSAMPLES, 0, 12, "INSERT OR IGNORE INTO job_samples(rjob_id,sample_id,nproc,cpu_m,mem_kb,gpu_m,"  \
                        "gpumem_kb,node_id,time,proc_first,n_procs,cpu_win_m) VALUES", "")                           \
     X(JHOSTS, 0, 2, "INSERT OR IGNORE INTO job_hosts(rjob_id,node_id) VALUES", "")                           \
@@ -195,7 +195,7 @@ typedef enum fj_sq_buf_id {
 
 #define FJ_SQ_BUF_LOG2 5                       /* rows per full statement: 32 */
 #define FJ_SQ_BUF_ROWS (1 << FJ_SQ_BUF_LOG2)
-#define FJ_SQ_BUF_COLS 15                      /* the widest row above, rowid included */
+#define FJ_SQ_BUF_COLS 16                      /* the widest row above (sample_gpus), rowid included */
 
 /* One value of a buffered row: SQLITE_NULL, SQLITE_INTEGER (i) or SQLITE_FLOAT (r). */
 typedef struct fj_sq_val {

@@ -152,6 +152,11 @@ static const struct {
     FJ_SQ_BUFS(FJ_SQ_BUF_DEF)
 #undef FJ_SQ_BUF_DEF
 };
+/* a buffered row holds rowid + ncol values in FJ_SQ_BUF_COLS: a wider table would overrun it */
+#define FJ_SQ_BUF_FITS(name, rowid, ncol, head, tail) \
+    _Static_assert((rowid) + (ncol) <= FJ_SQ_BUF_COLS, "FJ_SQ_BUF_COLS is narrower than the rows of " #name);
+FJ_SQ_BUFS(FJ_SQ_BUF_FITS)
+#undef FJ_SQ_BUF_FITS
 
 static void v_null(fj_sq_val *v)
 {

@@ -18,7 +18,7 @@ fake=$build/pusher/fake_nvml/libnvidia-ml.so.1
 mkdir -p "$out/lib" "$out/glibc" "$out/fake"
 cp -f "$bin" "$out/fjord-push"
 [ -e "$fake" ] && cp -f "$fake" "$out/fake/libnvidia-ml.so.1"
-for f in check_gpu.sh gpu_load.py capture.py compare.py fake-nvidia-smi README.md; do
+for f in check_gpu.sh gpu_load.py capture.py compare.py fake-nvidia-smi README.md energy_gpu.sh energy_sampler.py; do
   cp -f "$here/$f" "$out/$f"
 done
 
@@ -47,7 +47,7 @@ for stub in libpthread.so.0 libdl.so.2 librt.so.1 libutil.so.1; do
 done
 loader=$(ls "$out"/glibc/ld-linux* 2>/dev/null | head -1)
 [ -n "$loader" ] || { echo "bundle.sh: ldd named no loader" >&2; exit 1; }
-chmod +x "$out/fjord-push" "$out/check_gpu.sh" "$out/fake-nvidia-smi" "$loader"
+chmod +x "$out/fjord-push" "$out/check_gpu.sh" "$out/energy_gpu.sh" "$out/fake-nvidia-smi" "$loader"
 echo "bundle: $out"
 echo "  fjord-push $("$out/fjord-push" --version 2>/dev/null || echo '(version not printable here)')"
 echo "  lib/:   $(ls "$out/lib" | wc -l) libraries, $(du -sh "$out/lib" | cut -f1)"

@@ -98,7 +98,7 @@ def test_job_samples_place():
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 12 migrations" in out, "migrate up applies 0007 to 0018: %r" % out)
+        check("applied 13 migrations" in out, "migrate up applies 0007 to 0019: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
         refilled = con_rows(f.db, "SELECT * FROM job_activity_now ORDER BY rjob_id, node_id")
         check(refilled == activity, "0010 fills job_activity from job_samples as the writer did: %s" %

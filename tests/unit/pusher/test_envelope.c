@@ -64,7 +64,8 @@ Test(envelope, sample_gpus_jobs_errors)
 {
     uint64_t cpus[] = {5, 7};
     fj_sys_sample sys = {.boot = 1700000000, .cpus = cpus, .ncpus = 2, .used_memory_kb = 42, .load1 = 1.5};
-    fj_gpu_state g[2] = {{.index = 0, .uuid = "GPU-a", .perf_state = 0, .compute_mode = "Default", .temperature = -5},
+    fj_gpu_state g[2] = {{.index = 0, .uuid = "GPU-a", .perf_state = 0, .compute_mode = "Default", .temperature = -5,
+                          .has_energy = 1, .energy_mj = 18446744073709551000ull},
                          {.index = 1, .uuid = "GPU-b", .perf_state = -1, .failing = 1}};
     fj_gpu_proc gp = {.pid = 11, .index = 1, .uuid = "GPU-b", .gpu_util = 40, .gpu_memory_kb = 1024, .gpu_memory_util = 2.5};
     fj_sample_proc procs[4];
@@ -88,6 +89,9 @@ Test(envelope, sample_gpus_jobs_errors)
                              "\"performance_state\":2,"),
               "%s", o.data);
     cr_assert(strstr(o.data, "\"temperature\":-5"));
+    /* the energy counter where the card has one, last in its object; none on the other card */
+    cr_assert(strstr(o.data, ",\"memory_clock\":0,\"energy_mj\":18446744073709551000},{\"index\":1,"), "%s", o.data);
+    cr_assert(!strstr(strstr(o.data, "\"GPU-b\""), "energy_mj"), "%s", o.data);
     cr_assert(strstr(o.data, "{\"index\":1,\"uuid\":\"GPU-b\",\"failing\":1,\"fan\":0,\"compute_mode\":\"\","
                              "\"performance_state\":0,"),
               "%s", o.data);

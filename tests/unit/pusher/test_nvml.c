@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static fj_gpus *open_fake(const char *script)
 {
@@ -361,6 +362,33 @@ Test(nvml, busy_process_sampled_at_every_reading)
         cr_assert_not_null(p);
         cr_assert_float_eq(p->gpu_util, 88.0, 1e-9);
     }
+    cr_assert_eq(e.n, 0);
+    fj_arena_destroy(a);
+    fj_gpus_close(g);
+}
+
+/* The energy counter as NVML gives it: millijoules since the driver loaded, rising with the card's
+ * power; NOT_SUPPORTED on a card without one (before Volta), which leaves has_energy unset. */
+Test(nvml, energy_counter_where_the_card_has_one)
+{
+    fj_gpus *g = open_fake("gpu uuid=GPU-0 power_mw=200000 energy_mj=5000000; gpu uuid=GPU-1 power_mw=90000");
+    fj_arena *a = fj_arena_create();
+    fj_gpu_state *s;
+    fj_gpu_proc *p;
+    size_t n, np;
+    fj_gpu_errs e = {.n = 0};
+    cr_assert_eq(fj_gpus_sample(g, a, 0, &s, &n, &p, &np, &e), FJ_OK);
+    cr_assert_eq(n, 2);
+    cr_assert(s[0].has_energy);
+    cr_assert_geq(s[0].energy_mj, 5000000);
+    uint64_t first = s[0].energy_mj;
+    cr_assert(!s[1].has_energy, "NOT_SUPPORTED: no counter");
+    cr_assert_eq(s[1].failing, 0, "a card without a counter is not failing");
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    cr_assert_eq(fj_gpus_sample(g, a, 0, &s, &n, &p, &np, &e), FJ_OK);
+    /* 200 W for at least 50 ms: at least 10 J more */
+    cr_assert_geq(s[0].energy_mj - first, 10000, "%llu", (unsigned long long)(s[0].energy_mj - first));
     cr_assert_eq(e.n, 0);
     fj_arena_destroy(a);
     fj_gpus_close(g);

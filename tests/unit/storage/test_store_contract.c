@@ -21,6 +21,7 @@
 #include "storage/core/store_query.h"
 #include "storage/core/store_ts.h"
 #include "storage/core/store_chimbuko.h"
+#include "storage/core/store_energy.h"
 #include <libpq-fe.h>
 #endif
 
@@ -2076,4 +2077,63 @@ Test(contract, chimbuko_queries)
     cr_expect_eq(fj_store_chimbuko_runs(s, &q, &c.sink, &err), FJ_EINVAL);
     fj_store_close(s);
     fj_store_close(w);
+}
+
+/* A job's energy inside a window (fj_store_job_energy, docs/energy.md), on each backend: a card whose
+ * power ramps linearly (100 W + 20 W a minute, sampled every minute for 10 minutes) held by one
+ * Slurm job; an interval cut by the window's edge counts its part inside, integrated under the same
+ * line, so the figures are the ramp's integrals. */
+Test(contract, job_energy_inside_a_window)
+{
+    fj_store *s = open_w();
+    fj_batch *b = fj_batch_new();
+    for (int k = 0; k <= 10; k++) {
+        fj_envelope *e = env(b, FJ_KIND_SAMPLE, "fox", "e1", T0 + 60 * k);
+        fj_sample *sm = &e->u.sample;
+        sm->has_system = true;
+        sm->boot = T0 - 86400;
+        sm->n_gpus = 1;
+        sm->gpus = zalloc(b, 1, sizeof(fj_sample_gpu));
+        sm->gpus[0].uuid = "GPU-ramp";
+        sm->gpus[0].performance_state = FJ_XU_UNSET;
+        sm->gpus[0].power = (uint64_t)(100 + 20 * k);
+        fj_sample_job *j = add_jobs(b, e, 1);
+        j->job = 555;
+        j->user = "ann";
+        fj_sample_proc *p = add_procs(b, j, 1);
+        p->pid = 4242;
+        p->ppid = 1;
+        p->cmd = "train";
+        p->n_gpus = 1;
+        p->gpus = zalloc(b, 1, sizeof(fj_proc_gpu));
+        p->gpus[0].uuid = "GPU-ramp";
+        p->gpus[0].gpu_util = 90;
+    }
+    fj_write_count c[5];
+    write_ok(s, &b, 1, c);
+    fj_batch_free(b);
+    db_t *db = raw(dbpath);
+    int64_t id = q1(db, "SELECT id FROM jobs WHERE job = 555");
+    db_close(db);
+
+    fj_job_energy en;
+    fj_err err = {0};
+    /* the whole job: the 10 intervals, 100 W to 300 W: 120 kJ */
+    cr_assert_eq(fj_store_job_energy(s, "fox", id, 0, 0, &en, &err), FJ_OK, "%s", err.message);
+    cr_assert(en.set[FJ_EP_GPU] && !en.set[FJ_EP_CPU]);
+    cr_assert_float_eq(en.joules[FJ_EP_GPU], 120000.0, 1e-6);
+    cr_assert_eq(en.how[FJ_EP_GPU], FJ_EH_MEASURED);
+    /* 90 s to 450 s: two intervals cut, p(t) = 100 + t / 3: 36000 + (450^2 - 90^2) / 6 */
+    cr_assert_eq(fj_store_job_energy(s, "fox", id, T0 + 90, T0 + 450, &en, &err), FJ_OK, "%s", err.message);
+    cr_assert_float_eq(en.joules[FJ_EP_GPU], 68400.0, 1e-6);
+    /* a window that opens before the job and ends 30 s into it */
+    cr_assert_eq(fj_store_job_energy(s, "fox", id, T0 - 1000, T0 + 30, &en, &err), FJ_OK, "%s", err.message);
+    cr_assert_float_eq(en.joules[FJ_EP_GPU], 3150.0, 1e-6);
+    double kwh;
+    cr_assert(fj_job_energy_total(&en, &kwh));
+    cr_assert_float_eq(kwh, 3150.0 / 3.6e6, 1e-12);
+    /* unknown job, unknown cluster */
+    cr_assert_eq(fj_store_job_energy(s, "fox", id + 1000, 0, 0, &en, &err), FJ_ENOTFOUND);
+    cr_assert_eq(fj_store_job_energy(s, "no-such", id, 0, 0, &en, &err), FJ_ENOTFOUND);
+    fj_store_close(s);
 }
