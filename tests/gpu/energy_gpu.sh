@@ -30,6 +30,7 @@ done
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 rm -f "$out"/daemon.jsonl "$out"/nvml.jsonl "$out"/power.csv "$out"/stop "$out"/load.pid "$out"/port
 LOAD_S=${FJ_ENERGY_LOAD_S:-30}   # the matrix-multiply stretch
+DUTY=${FJ_ENERGY_DUTY:-1.0}      # its duty: below 1 the load sleeps between products (power varies)
 IDLE_S=6                         # idle before and after it
 started=()
 
@@ -89,7 +90,7 @@ timeout 20 "$smi" --query-gpu=index,name,driver_version,power.draw,power.limit -
 } >"$out/meta.json"
 
 start_load() { # the known load, in a process group of its own (fjord-push's job without Slurm)
-  timeout -s KILL $((LOAD_S + 60)) $(command -v setsid) python3 "$bundle/gpu_load.py" "$LOAD_S" 1.0 "$out/load.pid" $loadflag \
+  timeout -s KILL $((LOAD_S + 60)) $(command -v setsid) python3 "$bundle/gpu_load.py" "$LOAD_S" "$DUTY" "$out/load.pid" $loadflag \
     >"$out/load.log" 2>&1 &
   started+=($!)
   loadwrap=$!
