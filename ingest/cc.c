@@ -501,9 +501,12 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         *p = kp;
         p->t = t;
         p->v = fv->type == FJ_LP_FLOAT ? fv->v.f : fv->type == FJ_LP_INT ? (double)fv->v.i : (double)fv->v.u;
+        p->s = (fj_mstr){NULL, 0};
+        p->ftype = FJ_FT_FLOAT; /* cc-metric-store's values are all floats, whatever the line wrote */
+        p->line = (uint32_t)d->lineno;
         return note_cluster(d, cluster) ? NULL : "out of memory";
     }
-    /* generic: every numeric or boolean field is a metric measurement.field */
+    /* generic: every field is a metric measurement.field of the field's type */
     char meas[1024];
     size_t mn = l->measurement.n <= sizeof meas ? fj_lp_unescape(&l->measurement, meas) : 0;
     if (!mn)
@@ -511,13 +514,19 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
     bool any = false;
     for (size_t i = 0; i < l->n_fields; i++) {
         const fj_lp_field *fv = &l->fields[i];
-        double v;
+        double v = 0;
+        fj_mstr sv = {NULL, 0};
+        fj_ftype ft;
         switch (fv->type) {
-        case FJ_LP_FLOAT: v = fv->v.f; break;
-        case FJ_LP_INT: v = (double)fv->v.i; break;
-        case FJ_LP_UINT: v = (double)fv->v.u; break;
-        case FJ_LP_BOOL: v = fv->v.b ? 1.0 : 0.0; break;
-        default: continue; /* strings are not metrics */
+        case FJ_LP_FLOAT: v = fv->v.f, ft = FJ_FT_FLOAT; break;
+        case FJ_LP_INT: v = (double)fv->v.i, ft = FJ_FT_INTEGER; break;
+        case FJ_LP_UINT: v = (double)fv->v.u, ft = FJ_FT_INTEGER; break;
+        case FJ_LP_BOOL: v = fv->v.b ? 1.0 : 0.0, ft = FJ_FT_BOOLEAN; break;
+        default:
+            if (!mstr_of(d->a, &fv->v.s, &sv))
+                return "out of memory";
+            ft = FJ_FT_STRING;
+            break;
         }
         char key[1024];
         size_t kn = fv->key.n <= sizeof key ? fj_lp_unescape(&fv->key, key) : 0;
@@ -533,6 +542,9 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         p->metric = (fj_mstr){name, mn + 1 + kn};
         p->t = t;
         p->v = v;
+        p->s = sv;
+        p->ftype = (uint8_t)ft;
+        p->line = (uint32_t)d->lineno;
         any = true;
     }
     if (any && !note_cluster(d, cluster))

@@ -7,9 +7,10 @@
  *   `log` (string)     a log message (measurement: the component id, tag loglevel)
  *   `control` (string) a control message (measurement: the control class, tag method)
  *   `value` (number)   a metric: the measurement is the metric name
- * Any other line (Telegraf and friends) is a generic metric line: every numeric or boolean field
- * becomes a point of metric "<measurement>.<field key>" (booleans as 1/0, integers as doubles;
- * string fields are not stored).
+ * Any other line (Telegraf and friends) is a generic metric line: every field becomes a point of
+ * metric "<measurement>.<field key>" with the field's type (fj_ftype: float, integer, string or
+ * boolean, as InfluxDB's; `u` integers are integers). A ClusterCockpit metric's `value` is always
+ * a float, as cc-metric-store keeps it.
  *
  * Series key: cluster from the `cluster` tag, else the request's default cluster; host from
  * `hostname`, else `host`; type from `type` ("node" when absent), type-id from `type-id` (always

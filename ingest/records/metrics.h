@@ -17,11 +17,25 @@ typedef struct fj_mstr {
     size_t n;
 } fj_mstr;
 
+/* A field's type, as InfluxDB's (float, integer, string, boolean). FJ_FT_UNTYPED is no type a
+ * line has: it marks series stored before fjord kept types (docs/metrics.md, "Field types"). The
+ * values are those of ts_series.ftype. */
+typedef enum fj_ftype {
+    FJ_FT_FLOAT = 0,
+    FJ_FT_INTEGER = 1,
+    FJ_FT_STRING = 2,
+    FJ_FT_BOOLEAN = 3,
+    FJ_FT_UNTYPED = 4
+} fj_ftype;
+
 /* One metric point and its series key (as the time-series engine keys series). */
 typedef struct fj_metric_point {
     fj_mstr cluster, host, metric, type, type_id, stype, stype_id;
-    int64_t t; /* nanoseconds since 1970 UTC */
-    double v;
+    int64_t t;     /* nanoseconds since 1970 UTC */
+    double v;      /* float; integer (exact up to 2^53); boolean 1 or 0; string: 0 */
+    fj_mstr s;     /* string: the unescaped value (n may be 0: the empty string) */
+    uint32_t line; /* 1-based line of the body (0: not from a body) */
+    uint8_t ftype; /* fj_ftype, never FJ_FT_UNTYPED */
 } fj_metric_point;
 
 typedef enum fj_cc_msg_kind { FJ_CC_MSG_EVENT, FJ_CC_MSG_LOG, FJ_CC_MSG_CONTROL } fj_cc_msg_kind;

@@ -5,6 +5,8 @@
 #include "ingest/cc.h"
 #include "log.h"
 
+#include <string.h>
+
 #define NS FJ_TSW_NS
 #define DEFAULT_FLUSH_S (12 * 3600)
 #define DEFAULT_MAX_BUFFERED ((size_t)16 << 20)
@@ -130,12 +132,13 @@ fj_status fj_tsw_start(fj_ts_writer *w, const fj_tsw_start_ops *ops, void *ud, u
     return FJ_OK;
 }
 
-fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], fj_err *err)
+fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], int ftype,
+                             fj_err *err)
 {
     fj_ts_str s[7];
     for (int i = 0; i < 7; i++)
         s[i] = (fj_ts_str){f[i] ? f[i] : "", f[i] ? n[i] : 0};
-    fj_ts_key k = {s[0], s[1], s[2], s[3], s[4], s[5], s[6]};
+    fj_ts_key k = {s[0], s[1], s[2], s[3], s[4], s[5], s[6], (uint8_t)ftype};
     fj_status st = id > 0 && id <= UINT32_MAX ? fj_ts_engine_load_series(w->eng, (uint32_t)id, &k) : FJ_EINVAL;
     return st == FJ_OK ? FJ_OK : fj_err_set(err, st, "db", "loading series %lld failed", (long long)id);
 }
@@ -385,4 +388,39 @@ void fj_tsw_replay_done(fj_tsw_replay *r)
     fj_free(r->buf);
     r->buf = NULL;
     r->cap = 0;
+}
+
+/* --- field types ------------------------------------------------------------------------------ */
+
+_Static_assert(FJ_FT_FLOAT == (int)FJ_TS_FLOAT && FJ_FT_INTEGER == (int)FJ_TS_INTEGER &&
+                   FJ_FT_STRING == (int)FJ_TS_STRING && FJ_FT_BOOLEAN == (int)FJ_TS_BOOLEAN &&
+                   FJ_FT_UNTYPED == (int)FJ_TS_UNTYPED,
+               "a record's field type is the engine's");
+
+fj_ts_key fj_tsw_key_of(const fj_metric_point *q)
+{
+    return (fj_ts_key){{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n},       {q->metric.p, q->metric.n},
+                       {q->type.p, q->type.n},       {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
+                       {q->stype_id.p, q->stype_id.n}, q->ftype};
+}
+
+const char *fj_tsw_ftype_name(int ftype)
+{
+    static const char *const names[] = {"float", "integer", "string", "boolean", "float"};
+    return ftype >= 0 && ftype <= FJ_TS_UNTYPED ? names[ftype] : "unknown";
+}
+
+void fj_tsw_note_conflict(fj_write_count *cnt, const fj_metric_point *p, int stored)
+{
+    if (!cnt)
+        return;
+    if (!cnt->conflicts++) {
+        cnt->conflict_line = p->line;
+        cnt->conflict_sent = p->ftype;
+        cnt->conflict_stored = (uint8_t)stored;
+        size_t n = p->metric.n < sizeof cnt->conflict_metric - 1 ? p->metric.n : sizeof cnt->conflict_metric - 1;
+        if (n)
+            memcpy(cnt->conflict_metric, p->metric.p, n);
+        cnt->conflict_metric[n] = '\0';
+    }
 }

@@ -134,7 +134,8 @@ fj_status fj_tsw_start(fj_ts_writer *w, const fj_tsw_start_ops *ops, void *ud, u
 
 /* One catalog row: series id and its seven key strings (cluster, host, metric, type, type_id,
  * stype, stype_id; NULL as empty). FJ_OK, or the engine's failure in err naming the id. */
-fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], fj_err *err);
+fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], int ftype,
+                             fj_err *err);
 
 /* After the transaction's COMMIT (committed) or ROLLBACK: the engine learns which, and after a
  * rollback what was saved is unknown (written again next time). */
@@ -189,6 +190,24 @@ fj_status fj_tsw_compress(fj_ts_writer *w, const fj_metrics *m, const void **z, 
  * quota) is left out. */
 fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uint32_t *ids, size_t n,
                             fj_err *err);
+
+/* --- field types (docs/metrics.md, "Field types") --------------------------------------------- */
+
+/* The engine's key of point q, its type included (strings point into q). */
+fj_ts_key fj_tsw_key_of(const fj_metric_point *q);
+
+/* InfluxDB's name of a type (fj_ts_ftype): "float", "integer", "string", "boolean"; an untyped
+ * series answers floats. */
+const char *fj_tsw_ftype_name(int ftype);
+
+/* A point refused because its series is of type stored, which p's type does not fit: counted in
+ * cnt (may be NULL: replay), the first one's line, metric and types kept for the answer. */
+void fj_tsw_note_conflict(fj_write_count *cnt, const fj_metric_point *p, int stored);
+
+/* The upsert of a string point, in both dialects: ?1 series id, ?2 time (ns), ?3 the value (bytes).
+ * Re-sending a point replaces it, as for numbers (last write wins). */
+#define FJ_TSW_STRING_UPSERT                                                                                \
+    "INSERT INTO ts_strings(series_id,t,v) VALUES(?1,?2,?3) ON CONFLICT(series_id,t) DO UPDATE SET v=excluded.v"
 
 /* --- replay ---------------------------------------------------------------------------------- */
 
