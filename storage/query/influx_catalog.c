@@ -61,13 +61,14 @@ static fj_status each_series(const fj_qrows *r, fj_status (*cb)(void *ud, uint32
             const char *t = fj_qr_text(r, i + 1);
             *f[i] = (fj_ts_str){t ? t : "", t ? strlen(t) : 0};
         }
+        k.ftype = (uint8_t)fj_qr_i64(r, 8);
         (*rows)++;
         if ((rs = cb(ud, (uint32_t)fj_qr_i64(r, 0), &k)) != FJ_OK)
             return rs;
     }
 }
 
-#define SERIES_COLS "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series"
+#define SERIES_COLS "SELECT id, cluster, host, metric, type, type_id, stype, stype_id, ftype FROM ts_series"
 
 fj_status fj_q_ts_series_of(fj_store *s, const char *cluster, const char *meas,
                             fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err)
@@ -102,5 +103,40 @@ fj_status fj_q_ts_series_of(fj_store *s, const char *cluster, const char *meas,
 out:
     fj_qx_finalize(&x, &exact);
     fj_qx_finalize(&x, &range);
+    return fj_qx_end(&x, rs);
+}
+
+fj_status fj_q_ts_strings(fj_store *s, const uint32_t *ids, size_t n, int64_t from, int64_t to,
+                          fj_status (*cb)(void *ud, size_t i, int64_t t, const char *v, size_t len), void *ud,
+                          fj_err *err)
+{
+    if (!n)
+        return FJ_OK;
+    fj_query q = {0};
+    fj_qx x;
+    fj_status rs = fj_qx_begin(&x, s, &q, NULL, err);
+    if (rs != FJ_OK)
+        return rs;
+    fj_qrows r = {0};
+    if ((rs = fj_qx_prepare(&x, "SELECT t, v FROM ts_strings WHERE series_id = ?1 AND t >= ?2 AND t <= ?3 ORDER BY t",
+                            &r)) != FJ_OK)
+        goto out;
+    for (size_t i = 0; i < n && rs == FJ_OK; i++) {
+        fj_qr_reset(&r);
+        fj_qr_bind(&r, 1, ids[i]);
+        fj_qr_bind(&r, 2, from);
+        fj_qr_bind(&r, 3, to);
+        for (;;) {
+            bool row = false;
+            if ((rs = fj_qr_step(&r, "read string points", &row)) != FJ_OK || !row)
+                break;
+            size_t len = 0;
+            const unsigned char *v = r.ops->blob(&r, 1, &len);
+            if ((rs = cb(ud, i, fj_qr_i64(&r, 0), v ? (const char *)v : "", v ? len : 0)) != FJ_OK)
+                break;
+        }
+    }
+out:
+    fj_qx_finalize(&x, &r);
     return fj_qx_end(&x, rs);
 }
