@@ -255,7 +255,17 @@ static const char *str_at(const run *u, double x)
     return u->sv[(size_t)x];
 }
 
-/* A value of a column of type ft: a string or a boolean as such, anything else as a number. */
+/* An integer field's value as InfluxDB writes an int64 (no exponent); dst has IQ_FMT_MAX bytes. */
+static size_t fmt_int(char *dst, double x)
+{
+    if (!isfinite(x) || fabs(x) >= 9.2e18)
+        return iq_fmt_num(dst, x);
+    int n = snprintf(dst, IQ_FMT_MAX, "%.0f", x);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* A value of a column of type ft: a string or a boolean as such, an integer without exponent,
+ * anything else as a number. */
 static void put_typed(const run *u, fj_buf *out, uint8_t ft, double x)
 {
     const char *str = ft == FJ_TS_STRING ? str_at(u, x) : NULL;
@@ -265,7 +275,10 @@ static void put_typed(const run *u, fj_buf *out, uint8_t ft, double x)
         fj_buf_json_str(out, str);
     else if (ft == FJ_TS_BOOLEAN && (x == 0 || x == 1))
         fj_buf_puts(out, x != 0 ? "true" : "false");
-    else
+    else if (ft == FJ_TS_INTEGER) {
+        char b[IQ_FMT_MAX];
+        fj_buf_append(out, b, fmt_int(b, x));
+    } else
         iq_put_num(out, x);
 }
 
@@ -605,6 +618,8 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
     if ((ft == FJ_TS_STRING || ft == FJ_TS_BOOLEAN) &&
         (fn == AG_FIRST || fn == AG_LAST || fn == AG_MIN || fn == AG_MAX))
         out->ftype = ft;
+    if (ft == FJ_TS_INTEGER && fn != AG_MEAN && fn != AG_MEDIAN && fn != AG_STDDEV && fn != AG_COUNT)
+        out->ftype = ft; /* sums, selectors and spreads of integers are integers */
     /* rows are time-sorted and buckets ascending: one walk */
     for (size_t b = 0; b < nb; b++) {
         size_t n = 0;
@@ -825,6 +840,13 @@ static bool take_row(const run *u, size_t *seen)
     return !u->st->limit || (int64_t)k < u->st->off + u->st->limit;
 }
 
+/* Whether e is an integer field itself (its raw values are integers; arithmetic on them may not be). */
+static bool int_ref(const run *u, const iq_expr *e)
+{
+    long j = e->k == IQ_REF ? need_index(u, e->s) : -1;
+    return j >= 0 && u->ntype[j] == FJ_TS_INTEGER;
+}
+
 static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const char **names)
 {
     const rows *r = &gr->r;
@@ -844,7 +866,9 @@ static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const ch
         for (size_t f = 0; f < u->nfields; f++) {
             iq_val x = eval_raw(u, u->fields[f].e, r->is[i], v);
             fj_buf_puts(out, ",");
-            if (x.k == IQV_NUM)
+            if (x.k == IQV_NUM && int_ref(u, u->fields[f].e))
+                put_typed(u, out, FJ_TS_INTEGER, x.n);
+            else if (x.k == IQV_NUM)
                 iq_put_num(out, x.n);
             else if (x.k == IQV_STR)
                 fj_buf_json_str(out, x.s);
@@ -995,7 +1019,7 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
                 put_typed(u, out, cols[f].ftype, cols[f].v[i]);
                 continue;
             }
-            n += iq_fmt_num(line + n, cols[f].v[i]);
+            n += cols[f].ftype == FJ_TS_INTEGER ? fmt_int(line + n, cols[f].v[i]) : iq_fmt_num(line + n, cols[f].v[i]);
         }
         line[n++] = ']';
         fj_buf_append(out, line, n);
