@@ -32,8 +32,9 @@ typedef enum fj_ftype {
 typedef struct fj_metric_point {
     fj_mstr cluster, host, metric, type, type_id, stype, stype_id;
     int64_t t;     /* nanoseconds since 1970 UTC */
-    double v;      /* float; integer (exact up to 2^53); boolean 1 or 0; string: 0 */
-    fj_mstr s;     /* string: the unescaped value (n may be 0: the empty string) */
+    double v;      /* float; integer (exact up to 2^53); boolean 1 or 0; string: its index in the
+                      envelope's strings (fj_metric_string), which keeps a point of a number as
+                      small as it was: numeric ingest moves no more bytes for strings it lacks */
     uint32_t line; /* 1-based line of the body (0: not from a body) */
     uint8_t ftype; /* fj_ftype, never FJ_FT_UNTYPED */
 } fj_metric_point;
@@ -97,10 +98,19 @@ typedef struct fj_metrics {
     size_t n_clusters;
     fj_metric_point *points;
     size_t n_points;
+    fj_mstr *strings; /* the values of string points, unescaped (n may be 0: the empty string) */
+    size_t n_strings;
     fj_cc_message *messages;
     size_t n_messages;
     fj_cc_job *jobs;
     size_t n_jobs;
 } fj_metrics;
+
+/* The value of string point p of m. */
+static inline fj_mstr fj_metric_string(const fj_metrics *m, const fj_metric_point *p)
+{
+    size_t i = (size_t)p->v;
+    return i < m->n_strings ? m->strings[i] : (fj_mstr){NULL, 0};
+}
 
 #endif

@@ -728,14 +728,15 @@ static fj_status precommit(fj_store *s, fj_err *err)
  * group, so neither logged nor the engine's): their ids become 0 for what follows. */
 static void take_strings(struct fj_pg_ts *t, const fj_metrics *m, uint32_t *ids)
 {
-    for (size_t i = 0; i < m->n_points; i++) {
+    for (size_t i = 0; m->n_strings && i < m->n_points; i++) { /* no pass over a body without strings */
         const fj_metric_point *q = &m->points[i];
         if (q->ftype != FJ_FT_STRING)
             continue;
         if (ids[i]) {
             fj_pg_i64(&t->strs, 0, ids[i]);
             fj_pg_i64(&t->strs, 1, q->t);
-            fj_pg_bytea(&t->strs, 2, (const unsigned char *)(q->s.n ? q->s.p : ""), q->s.n);
+            fj_mstr sv = fj_metric_string(m, q);
+            fj_pg_bytea(&t->strs, 2, (const unsigned char *)(sv.n ? sv.p : ""), sv.n);
             fj_pg_row(&t->strs, 0);
         }
         ids[i] = 0;

@@ -281,7 +281,7 @@ static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, siz
 static fj_status write_strings(fj_store *s, const fj_metrics *m, fj_write_count *cnt, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
-    for (size_t i = 0; i < m->n_points; i++) {
+    for (size_t i = 0; m->n_strings && i < m->n_points; i++) { /* no pass over a body without strings */
         const fj_metric_point *q = &m->points[i];
         if (q->ftype != FJ_FT_STRING)
             continue;
@@ -299,7 +299,8 @@ static fj_status write_strings(fj_store *s, const fj_metrics *m, fj_write_count 
         if (st != FJ_OK)
             return fj_err_set(err, st, "db", "line %u: the series of field '%.*s' could not be made", q->line,
                               (int)(q->metric.n > 64 ? 64 : q->metric.n), q->metric.p);
-        const fj_wval v[] = {fj_wv_int(id), fj_wv_int(q->t), {.type = FJ_WV_BLOB, .u.s = {q->s.n ? q->s.p : "", q->s.n}}};
+        fj_mstr sv = fj_metric_string(m, q);
+        const fj_wval v[] = {fj_wv_int(id), fj_wv_int(q->t), {.type = FJ_WV_BLOB, .u.s = {sv.n ? sv.p : "", sv.n}}};
         if ((st = run_vals(s, ST_STRING_INS, v, sizeof v / sizeof v[0], "insert string point", err)) != FJ_OK)
             return st;
     }

@@ -397,13 +397,6 @@ _Static_assert(FJ_FT_FLOAT == (int)FJ_TS_FLOAT && FJ_FT_INTEGER == (int)FJ_TS_IN
                    FJ_FT_UNTYPED == (int)FJ_TS_UNTYPED,
                "a record's field type is the engine's");
 
-fj_ts_key fj_tsw_key_of(const fj_metric_point *q)
-{
-    return (fj_ts_key){{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n},       {q->metric.p, q->metric.n},
-                       {q->type.p, q->type.n},       {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
-                       {q->stype_id.p, q->stype_id.n}, q->ftype};
-}
-
 const char *fj_tsw_ftype_name(int ftype)
 {
     static const char *const names[] = {"float", "integer", "string", "boolean", "float"};

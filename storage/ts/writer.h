@@ -193,8 +193,13 @@ fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uin
 
 /* --- field types (docs/metrics.md, "Field types") --------------------------------------------- */
 
-/* The engine's key of point q, its type included (strings point into q). */
-fj_ts_key fj_tsw_key_of(const fj_metric_point *q);
+/* The engine's key of point q, its type included (strings point into q). Inline: once a point. */
+static inline fj_ts_key fj_tsw_key_of(const fj_metric_point *q)
+{
+    return (fj_ts_key){{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n},       {q->metric.p, q->metric.n},
+                       {q->type.p, q->type.n},       {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
+                       {q->stype_id.p, q->stype_id.n}, q->ftype};
+}
 
 /* InfluxDB's name of a type (fj_ts_ftype): "float", "integer", "string", "boolean"; an untyped
  * series answers floats. */
