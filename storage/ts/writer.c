@@ -253,7 +253,8 @@ fj_status fj_tsw_record_add(fj_ts_writer *w, const uint32_t *ids, const fj_metri
     for (size_t off = 0; off < n; off += FJ_TSW_SLICE) {
         size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE, m = 0;
         for (size_t i = 0; i < k; i++) {
-            if (!ids[off + i]) /* dropped by a quota: not stored, so not logged */
+            if (!ids[off + i] || p[off + i].ftype == FJ_FT_STRING) /* dropped by a quota: not stored, so not
+                                                                      logged; strings are rows of their own */
                 continue;
             w->ids[m] = ids[off + i];
             w->t[m] = p[off + i].t;
@@ -297,7 +298,7 @@ fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uin
     for (size_t off = 0; off < n; off += FJ_TSW_SLICE) {
         size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE, m = 0;
         for (size_t i = 0; i < k; i++) {
-            if (!ids[off + i]) /* dropped by a quota */
+            if (!ids[off + i] || p[off + i].ftype == FJ_FT_STRING) /* dropped by a quota; a string is a row */
                 continue;
             w->ids[m] = ids[off + i];
             w->t[m] = p[off + i].t;

@@ -176,7 +176,7 @@ fj_status fj_tsw_cleanup(fj_ts_writer *w, const fj_tsw_cleanup_ops *ops, void *u
 /* --- the request log's rows ------------------------------------------------------------------ */
 
 /* Point records: begin, add the points (with their series ids; a point of id 0, dropped by a
- * quota, is left out) slice by slice, finish. *rec is valid until the next record; FJ_ENOMEM in
+ * quota, is left out, and so is a string point, committed as a row) slice by slice, finish. *rec is valid until the next record; FJ_ENOMEM in
  * err. */
 fj_status fj_tsw_record_begin(fj_ts_writer *w, fj_err *err);
 fj_status fj_tsw_record_add(fj_ts_writer *w, const uint32_t *ids, const fj_metric_point *p, size_t n, fj_err *err);
@@ -187,7 +187,7 @@ fj_status fj_tsw_record_finish(fj_ts_writer *w, const void **rec, size_t *len, f
 fj_status fj_tsw_compress(fj_ts_writer *w, const fj_metrics *m, const void **z, size_t *zn, fj_err *err);
 
 /* Appends n points whose series ids are known, slice by slice; a point of id 0 (dropped by a
- * quota) is left out. */
+ * quota) is left out, and so is a string point (a row of ts_strings, never the engine's). */
 fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uint32_t *ids, size_t n,
                             fj_err *err);
 

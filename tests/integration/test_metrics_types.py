@@ -5,7 +5,7 @@ the rest of the request stored; strings are re-sent without duplicates; everythi
 restart (the types too: a conflict is still refused by a server that has not seen the series since
 its start); series stored before types (untyped) take numbers and booleans as before. The values
 are compared with the lines written, an independent truth."""
-import json
+import signal
 import urllib.parse
 
 from harness import Fjord, check, finish
@@ -145,6 +145,26 @@ def main():
         rc = f.stop()
         f.cleanup()
     check(rc == 0, "fjord exits 0")
+
+    # SIGKILL with points only in the request log, raw bodies kept (request-log-keep): replay
+    # decodes the bodies again, and their strings (committed as rows) must not become points
+    g = Fjord("--request-log-keep", "1h")
+    try:
+        tok = g.token("t")
+        g.start()
+        n = 8
+        r = write(g, tok, lines(n))
+        check(r.status == 204, "typed lines taken with raw bodies kept: %d %s" % (r.status, r.body))
+        g.proc.send_signal(signal.SIGKILL)
+        g.proc.wait()
+        g.proc = None
+        g.start()
+        check_answers(g, tok, n, "after SIGKILL and replay of raw bodies")
+        check(g.stop() == 0, "fjord stops cleanly after the replay")
+        chunks = g.query("SELECT count(*) FROM ts_chunk c JOIN ts_series s ON s.id = c.series_id WHERE s.ftype = 2")
+        check(chunks == [(0,)], "no string series has a chunk (its points are rows): %r" % chunks)
+    finally:
+        g.cleanup()
     finish()
 
 
