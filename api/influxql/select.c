@@ -255,6 +255,27 @@ static const char *str_at(const run *u, double x)
     return u->sv[(size_t)x];
 }
 
+/* Adds v[0..len) to the string table: its index, or -1 when out of memory. */
+static long add_string(run *u, const char *v, size_t len)
+{
+    fj_arena *a = u->c->a;
+    if (u->ns == u->scap) {
+        size_t cap = u->scap ? u->scap * 2 : 256;
+        const char **ns = fj_arena_alloc(a, cap * sizeof *ns);
+        if (!ns)
+            return -1;
+        if (u->ns)
+            memcpy(ns, u->sv, u->ns * sizeof *ns);
+        u->sv = ns;
+        u->scap = cap;
+    }
+    char *c = fj_arena_strndup(a, v, len);
+    if (!c)
+        return -1;
+    u->sv[u->ns] = c;
+    return (long)u->ns++;
+}
+
 /* An integer field's value as InfluxDB writes an int64 (no exponent); dst has IQ_FMT_MAX bytes. */
 static size_t fmt_int(char *dst, double x)
 {
@@ -558,6 +579,7 @@ typedef struct col {
     int64_t *sel; /* per grid time: the selected point's time (selectors) */
     bool transformed;
     uint8_t ftype; /* what v holds: a selector of a string or boolean field answers those */
+    double fill_empty; /* a string column's fill(number): the index of "" */
 } col;
 
 static bool eval_col(run *u, const iq_expr *e, const group *gr, const grid *g, col *out);
@@ -565,6 +587,18 @@ static bool eval_col(run *u, const iq_expr *e, const group *gr, const grid *g, c
 static void apply_fill(const run *u, const iq_expr *call, col *c, size_t n)
 {
     bool is_count = !strcmp(call->s, "count");
+    if (c->ftype == FJ_TS_STRING || c->ftype == FJ_TS_BOOLEAN) {
+        /* as InfluxDB's string and boolean iterators: a number fills with "" or false, linear
+         * fills nothing (previous and none as for numbers) */
+        if (u->st->fill == IQ_FILL_LINEAR)
+            return;
+        if (u->st->fill == IQ_FILL_VALUE) {
+            for (size_t i = 0; i < n; i++)
+                if (isnan(c->v[i]))
+                    c->v[i] = c->ftype == FJ_TS_STRING ? c->fill_empty : 0;
+            return;
+        }
+    }
     switch (u->st->fill) {
     case IQ_FILL_NULL:
         if (is_count)
@@ -656,6 +690,12 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
         out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
         if (fn == AG_COUNT && n == 0)
             out->v[b] = NAN; /* fill decides what an empty count shows */
+    }
+    if (out->ftype == FJ_TS_STRING && u->st->fill == IQ_FILL_VALUE) {
+        long e = add_string(u, "", 0);
+        if (e < 0)
+            return false;
+        out->fill_empty = (double)e;
     }
     apply_fill(u, call, out, nb);
     return true;
@@ -1095,22 +1135,11 @@ static fj_status keep_string(void *ud, size_t i, int64_t t, const char *v, size_
         p->v = nv;
         p->cap = cap;
     }
-    if (u->ns == u->scap) {
-        size_t cap = u->scap ? u->scap * 2 : 256;
-        const char **ns = fj_arena_alloc(a, cap * sizeof *ns);
-        if (!ns)
-            return FJ_ENOMEM;
-        if (u->ns)
-            memcpy(ns, u->sv, u->ns * sizeof *ns);
-        u->sv = ns;
-        u->scap = cap;
-    }
-    char *c = fj_arena_strndup(a, v, len);
-    if (!c)
+    long k = add_string(u, v, len);
+    if (k < 0)
         return FJ_ENOMEM;
-    u->sv[u->ns] = c;
     p->t[p->n] = t;
-    p->v[p->n++] = (double)u->ns++;
+    p->v[p->n++] = (double)k;
     return FJ_OK;
 }
 
