@@ -398,12 +398,6 @@ _Static_assert(FJ_FT_FLOAT == (int)FJ_TS_FLOAT && FJ_FT_INTEGER == (int)FJ_TS_IN
                    FJ_FT_UNTYPED == (int)FJ_TS_UNTYPED,
                "a record's field type is the engine's");
 
-const char *fj_tsw_ftype_name(int ftype)
-{
-    static const char *const names[] = {"float", "integer", "string", "boolean", "float"};
-    return ftype >= 0 && ftype <= FJ_TS_UNTYPED ? names[ftype] : "unknown";
-}
-
 void fj_tsw_note_conflict(fj_write_count *cnt, const fj_metric_point *p, int stored)
 {
     if (!cnt)

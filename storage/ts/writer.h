@@ -201,10 +201,6 @@ static inline fj_ts_key fj_tsw_key_of(const fj_metric_point *q)
                        {q->stype_id.p, q->stype_id.n}, q->ftype};
 }
 
-/* InfluxDB's name of a type (fj_ts_ftype): "float", "integer", "string", "boolean"; an untyped
- * series answers floats. */
-const char *fj_tsw_ftype_name(int ftype);
-
 /* A point refused because its series is of type stored, which p's type does not fit: counted in
  * cnt (may be NULL: replay), the first one's line, metric and types kept for the answer. */
 void fj_tsw_note_conflict(fj_write_count *cnt, const fj_metric_point *p, int stored);
