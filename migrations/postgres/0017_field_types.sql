@@ -16,3 +16,14 @@ CREATE TABLE ts_strings (
     v bytea NOT NULL,
     PRIMARY KEY (series_id, t)
 );
+
+-- A string series' older points packed (the writers' maintenance, storage/ts/strchunk.h): as
+-- SQLite's. A series' chunks never overlap; a row of ts_strings at a chunk's time wins.
+CREATE TABLE ts_string_chunk (
+    series_id integer NOT NULL,
+    t_last bigint NOT NULL,
+    t_first bigint NOT NULL,
+    count integer NOT NULL,
+    blob bytea NOT NULL,
+    PRIMARY KEY (series_id, t_last)
+);

@@ -17,3 +17,16 @@ CREATE TABLE ts_strings (
     v BLOB NOT NULL,
     PRIMARY KEY (series_id, t)
 ) WITHOUT ROWID;
+
+-- A string series' older points packed (the writer's maintenance, storage/ts/strchunk.h: times as
+-- a numeric chunk, the values length-prefixed and zstd'd): a chunk's points are no longer rows.
+-- A series' chunks never overlap (packing merges those it overlaps); a row of ts_strings at a
+-- chunk's time is a later write and wins.
+CREATE TABLE ts_string_chunk (
+    series_id INTEGER NOT NULL,
+    t_last INTEGER NOT NULL,
+    t_first INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    blob BLOB NOT NULL,
+    PRIMARY KEY (series_id, t_last)
+) WITHOUT ROWID;

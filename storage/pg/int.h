@@ -250,6 +250,20 @@ typedef fj_intern fj_pg_map;
                     "u(s,l,q) WHERE c.series_id = u.s AND c.t_last = u.l AND c.seq = u.q")               \
     X(TS_RETENTION, "DELETE FROM ts_chunk WHERE t_last < $1::bigint")                                    \
     X(TS_STRINGS_RETENTION, "DELETE FROM ts_strings WHERE t < $1::bigint")                               \
+    X(TS_STRING_CHUNKS_RETENTION, "DELETE FROM ts_string_chunk WHERE t_last < $1::bigint")              \
+    /* packing string points (storage/ts/strchunk.h): one server at a time, the rows locked */          \
+    X(TS_PACK_LOCK, "SELECT pg_try_advisory_xact_lock(1718252660)")                                      \
+    X(TS_PACK_SERIES, "SELECT series_id FROM ts_strings WHERE t < $1::bigint GROUP BY series_id HAVING " \
+                      "count(*) >= 2 LIMIT 256")                                                         \
+    X(TS_PACK_ROWS, "SELECT t, v FROM ts_strings WHERE series_id = $1::integer AND t < $2::bigint ORDER " \
+                    "BY t FOR UPDATE")                                                                   \
+    X(TS_PACK_CHUNKS, "SELECT blob FROM ts_string_chunk WHERE series_id = $1::integer AND t_last >= "    \
+                      "$2::bigint AND t_first <= $3::bigint ORDER BY t_first FOR UPDATE")               \
+    X(TS_PACK_DEL_CHUNKS, "DELETE FROM ts_string_chunk WHERE series_id = $1::integer AND t_last >= "     \
+                          "$2::bigint AND t_first <= $3::bigint")                                        \
+    X(TS_PACK_DEL_ROWS, "DELETE FROM ts_strings WHERE series_id = $1::integer AND t = ANY($2::bigint[])") \
+    X(TS_PACK_INS, "INSERT INTO ts_string_chunk(series_id,t_last,t_first,count,blob) VALUES($1::integer," \
+                   "$2::bigint,$3::bigint,$4::integer,$5::bytea)")                                       \
     /* string points (docs/metrics.md, "Field types"): the last of a (series, time) in the group */    \
     X(TS_STRING_INS, "INSERT INTO ts_strings(series_id,t,v) SELECT DISTINCT ON (u.s, u.t) u.s, u.t, u.v FROM " \
                      "unnest($1::integer[],$2::bigint[],$3::bytea[]) WITH ORDINALITY u(s,t,v,o) ORDER BY " \

@@ -27,10 +27,12 @@
 #include "alloc.h"
 #include "ingest/cc.h"
 #include "storage/ts/cc_json.h"
+#include "storage/ts/strchunk.h"
 #include "log.h"
 #include "timefmt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -1023,6 +1025,7 @@ static fj_status retention(void *ud, int64_t before_ns, fj_err *err)
     char b0[24];
     const char *vals[] = {num(b0, before_ns)};
     FJ_TRY(fj_pg_run(ud, FJ_PG_TS_RETENTION, 1, vals, NULL, "retention", err));
+    FJ_TRY(fj_pg_run(ud, FJ_PG_TS_STRING_CHUNKS_RETENTION, 1, vals, NULL, "retention of string chunks", err));
     return fj_pg_run(ud, FJ_PG_TS_STRINGS_RETENTION, 1, vals, NULL, "retention of string points", err);
 }
 
@@ -1040,12 +1043,142 @@ static fj_status retention_and_trim(fj_store *s, fj_err *err)
     return fj_tsw_cleanup(&s->ts->w, &ops, s, wall_ns(), fj_mono_ns(), err);
 }
 
+/* --- packing string points (docs/metrics.md, "Field types"; storage/ts/strchunk.h) ------------- */
+
+#define PACK_EVERY (600 * FJ_TSW_NS) /* a pass at most this often (and once soon after the start) */
+
+/* A bytea cell's bytes (hex text in text mode) added to s as the point at t. */
+static fj_status add_bytea(fj_ts_strs *s, int64_t t, const PGresult *r, int row, int col, fj_err *err)
+{
+    size_t n = 0;
+    unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(r, row, col), &n);
+    fj_status st = b ? fj_ts_strs_add(s, t, (const char *)b, n) : FJ_ENOMEM;
+    PQfreemem(b);
+    return st == FJ_OK ? FJ_OK : oom(err);
+}
+
+/* One series: its rows older than cutoff (locked: a server re-sending one waits, then writes a
+ * new row, the later write) merged over the chunks they overlap into one chunk. */
+static fj_status pack_series(fj_store *s, const char *id, int64_t cutoff, fj_ts_strs *rows, fj_ts_strs *old,
+                             fj_ts_strs *tmp, fj_buf *blob, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    char b1[24], b2[24], b3[24];
+    const char *rv[] = {id, num(b1, cutoff)};
+    PGresult *r;
+    rows->n = rows->data_len = old->n = old->data_len = 0;
+    FJ_TRY(fj_pg_run(s, FJ_PG_TS_PACK_ROWS, 2, rv, &r, "read string points to pack", err));
+    fj_buf ts;
+    fj_buf_init(&ts, (size_t)1 << 30);
+    fj_status st = fj_buf_puts(&ts, "{");
+    for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
+        int64_t tt = fj_pg_int(r, i, 0);
+        st = add_bytea(rows, tt, r, i, 1, err);
+        if (st == FJ_OK)
+            st = fj_buf_printf(&ts, "%s%lld", i ? "," : "", (long long)tt);
+    }
+    PQclear(r);
+    if (st == FJ_OK)
+        st = fj_buf_puts(&ts, "}");
+    if (st != FJ_OK || rows->n < 2) {
+        fj_buf_free(&ts);
+        return st == FJ_OK ? FJ_OK : oom(err);
+    }
+    const char *cv[] = {id, num(b1, rows->t[0]), num(b2, rows->t[rows->n - 1])};
+    if ((st = fj_pg_run(s, FJ_PG_TS_PACK_CHUNKS, 3, cv, &r, "read string chunks to pack", err)) == FJ_OK) {
+        for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
+            size_t n = 0;
+            unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 0), &n);
+            st = b ? fj_ts_strchunk_decode(t->codec, b, n, tmp) : FJ_ENOMEM;
+            PQfreemem(b);
+            for (size_t k = 0; st == FJ_OK && k < tmp->n; k++)
+                st = fj_ts_strs_add(old, tmp->t[k], tmp->data + tmp->off[k], tmp->len[k]);
+            if (st != FJ_OK)
+                st = fj_err_set(err, st, "db", "packing the strings of series %s: %s", id,
+                                st == FJ_ENOMEM ? "out of memory" : "a stored chunk is corrupt");
+        }
+        PQclear(r);
+    }
+    int64_t first = 0, last = 0;
+    size_t n = 0;
+    blob->len = 0;
+    fj_status ms = st == FJ_OK ? fj_ts_strchunk_merge(t->codec, old, rows, blob, &first, &last, &n) : st;
+    if (st == FJ_OK && ms != FJ_OK && ms != FJ_EINVAL)
+        st = oom(err);
+    if (st == FJ_OK && ms == FJ_OK) { /* FJ_EINVAL: too many points for one chunk, left as rows */
+        fj_buf hex;
+        fj_buf_init(&hex, (size_t)1 << 31);
+        st = fj_buf_puts(&hex, "\\x");
+        static const char digits[] = "0123456789abcdef";
+        for (size_t i = 0; st == FJ_OK && i < blob->len; i++) {
+            unsigned char c = (unsigned char)blob->data[i];
+            char two[2] = {digits[c >> 4], digits[c & 15]};
+            st = fj_buf_append(&hex, two, 2);
+        }
+        const char *dr[] = {id, ts.data};
+        const char *iv[] = {id, num(b1, last), num(b2, first), num(b3, (int64_t)n), hex.data};
+        if (st != FJ_OK)
+            st = oom(err);
+        else if ((st = fj_pg_run(s, FJ_PG_TS_PACK_DEL_CHUNKS, 3, cv, NULL, "delete packed string chunks", err)) ==
+                     FJ_OK &&
+                 (st = fj_pg_run(s, FJ_PG_TS_PACK_DEL_ROWS, 2, dr, NULL, "delete packed string points", err)) == FJ_OK)
+            st = fj_pg_run(s, FJ_PG_TS_PACK_INS, 5, iv, NULL, "insert a string chunk", err);
+        fj_buf_free(&hex);
+    }
+    fj_buf_free(&ts);
+    return st;
+}
+
+/* The string points older than the flush interval, packed series by series, in the writer's own
+ * transaction; one server at a time (an advisory lock; the others skip the pass). */
+static fj_status pack_strings(fj_store *s, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    if (!t->codec && !(t->codec = fj_ts_codec_create()))
+        return oom(err);
+    PGresult *r;
+    FJ_TRY(fj_pg_run(s, FJ_PG_TS_PACK_LOCK, 0, NULL, &r, "take the packing lock", err));
+    bool got = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    if (!got)
+        return FJ_OK;
+    char b[24];
+    const char *vals[] = {num(b, wall_ns() - (t->w.flush_ns > 0 ? t->w.flush_ns : 12 * 3600 * FJ_TSW_NS))};
+    FJ_TRY(fj_pg_run(s, FJ_PG_TS_PACK_SERIES, 1, vals, &r, "find string points to pack", err));
+    int n = PQntuples(r);
+    char (*ids)[24] = fj_calloc((size_t)n + 1, sizeof *ids);
+    for (int i = 0; ids && i < n; i++)
+        snprintf(ids[i], sizeof ids[i], "%s", PQgetvalue(r, i, 0));
+    PQclear(r);
+    if (!ids)
+        return oom(err);
+    fj_ts_strs rows = {0}, old = {0}, tmp = {0};
+    fj_buf blob;
+    fj_buf_init(&blob, (size_t)1 << 30);
+    fj_status st = FJ_OK;
+    int64_t cutoff = strtoll(vals[0], NULL, 10);
+    for (int i = 0; i < n && st == FJ_OK; i++)
+        st = pack_series(s, ids[i], cutoff, &rows, &old, &tmp, &blob, err);
+    fj_ts_strs_free(&rows);
+    fj_ts_strs_free(&old);
+    fj_ts_strs_free(&tmp);
+    fj_buf_free(&blob);
+    fj_free(ids);
+    return st;
+}
+
 fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), false))
+    if (!t)
         return FJ_OK;
-    return own_txn(s, retention_and_trim, err);
+    int64_t now = fj_mono_ns();
+    fj_status st = fj_tsw_maintain(&t->w, now, false) ? own_txn(s, retention_and_trim, err) : FJ_OK;
+    if (st == FJ_OK && t->w.started && (!t->last_pack || now - t->last_pack >= PACK_EVERY)) {
+        t->last_pack = now;
+        st = own_txn(s, pack_strings, err);
+    }
+    return st;
 }
 
 /* The writer's last transactions at close (fj_tsw_close). */

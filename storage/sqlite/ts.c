@@ -18,6 +18,7 @@
 #include "alloc.h"
 #include "storage/ts/cc_json.h"
 #include "log.h"
+#include "storage/ts/strchunk.h"
 #include "storage/ts/writer.h"
 
 #include <stdio.h>
@@ -109,6 +110,7 @@ struct fj_sq_ts {
     /* Hosts (cluster NUL host) looked at by cat_find: HOST_UNSTORED, the database had no series of
      * it then, so every one it has now is one the engine made and holds; HOST_STORED, it had. */
     fj_intern hosts;
+    int64_t last_pack;     /* when (monotonic ns) string points were last packed; 0: not yet */
     /* reader */
     fj_ts_codec *codec;
 };
@@ -812,6 +814,8 @@ static fj_status delete_before(fj_store *s, const char *sql, int n, int64_t a, i
 static fj_status retention(void *ud, int64_t before_ns, fj_err *err)
 {
     fj_status st = delete_before(ud, "DELETE FROM ts_chunk WHERE t_last<?1", 1, before_ns, 0, "retention", err);
+    if (st == FJ_OK)
+        st = delete_before(ud, "DELETE FROM ts_string_chunk WHERE t_last<?1", 1, before_ns, 0, "retention", err);
     return st == FJ_OK ? delete_before(ud, "DELETE FROM ts_strings WHERE t<?1", 1, before_ns, 0, "retention", err) : st;
 }
 
@@ -858,6 +862,124 @@ static void cut_wal(fj_store *s, int64_t now)
         t->wal_grew = false;
 }
 
+/* --- packing string points (docs/metrics.md, "Field types"; storage/ts/strchunk.h) ------------- */
+
+#define PACK_EVERY (600 * FJ_TSW_NS) /* a pass at most this often (and once soon after the start) */
+#define PACK_SERIES 256              /* series packed per pass */
+
+static fj_status pack_fail(fj_store *s, sqlite3_stmt *a, sqlite3_stmt *b, int rc, fj_err *err)
+{
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    return fj_sq_fail(s, rc, "pack string points", err);
+}
+
+/* One series: its rows older than cutoff merged over the chunks they overlap into one chunk. */
+static fj_status pack_series(fj_store *s, int64_t id, int64_t cutoff, fj_ts_strs *rows, fj_ts_strs *old,
+                             fj_ts_strs *tmp, fj_buf *blob, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    sqlite3_stmt *a = NULL, *b = NULL;
+    rows->n = rows->data_len = old->n = old->data_len = 0;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT t, v FROM ts_strings WHERE series_id=?1 AND t<?2 ORDER BY t", -1, &a, NULL);
+    if (rc != SQLITE_OK)
+        return pack_fail(s, a, b, rc, err);
+    sqlite3_bind_int64(a, 1, id);
+    sqlite3_bind_int64(a, 2, cutoff);
+    while ((rc = sqlite3_step(a)) == SQLITE_ROW)
+        if (fj_ts_strs_add(rows, sqlite3_column_int64(a, 0), sqlite3_column_blob(a, 1),
+                           (size_t)sqlite3_column_bytes(a, 1)) != FJ_OK)
+            return sqlite3_finalize(a), fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    sqlite3_finalize(a);
+    a = NULL;
+    if (rc != SQLITE_DONE)
+        return pack_fail(s, a, b, rc, err);
+    if (rows->n < 2)
+        return FJ_OK;
+    int64_t lo = rows->t[0], hi = rows->t[rows->n - 1];
+    rc = sqlite3_prepare_v2(s->db, "SELECT blob FROM ts_string_chunk WHERE series_id=?1 AND t_last>=?2 AND "
+                                   "t_first<=?3 ORDER BY t_first", -1, &a, NULL);
+    if (rc != SQLITE_OK)
+        return pack_fail(s, a, b, rc, err);
+    sqlite3_bind_int64(a, 1, id);
+    sqlite3_bind_int64(a, 2, lo);
+    sqlite3_bind_int64(a, 3, hi);
+    fj_status st = FJ_OK;
+    while (st == FJ_OK && (rc = sqlite3_step(a)) == SQLITE_ROW) {
+        st = fj_ts_strchunk_decode(t->codec, sqlite3_column_blob(a, 0), (size_t)sqlite3_column_bytes(a, 0), tmp);
+        for (size_t i = 0; st == FJ_OK && i < tmp->n; i++)
+            st = fj_ts_strs_add(old, tmp->t[i], tmp->data + tmp->off[i], tmp->len[i]);
+    }
+    sqlite3_finalize(a);
+    a = NULL;
+    if (st != FJ_OK)
+        return fj_err_set(err, st, "db", "packing the strings of series %lld: %s", (long long)id,
+                          st == FJ_ENOMEM ? "out of memory" : "a stored chunk is corrupt");
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return pack_fail(s, a, b, rc, err);
+    int64_t first, last;
+    size_t n;
+    blob->len = 0;
+    if ((st = fj_ts_strchunk_merge(t->codec, old, rows, blob, &first, &last, &n)) != FJ_OK)
+        return st == FJ_EINVAL ? FJ_OK : fj_err_set(err, st, "db", "out of memory"); /* too many: left as rows */
+    const char *sql[] = {"DELETE FROM ts_string_chunk WHERE series_id=?1 AND t_last>=?2 AND t_first<=?3",
+                         "DELETE FROM ts_strings WHERE series_id=?1 AND t<?4",
+                         "INSERT INTO ts_string_chunk(series_id,t_last,t_first,count,blob) VALUES(?1,?5,?6,?7,?8)"};
+    for (int k = 0; k < 3; k++) {
+        if ((rc = sqlite3_prepare_v2(s->db, sql[k], -1, &b, NULL)) != SQLITE_OK)
+            return pack_fail(s, a, b, rc, err);
+        sqlite3_bind_int64(b, 1, id);
+        sqlite3_bind_int64(b, 2, lo);
+        sqlite3_bind_int64(b, 3, hi);
+        sqlite3_bind_int64(b, 4, cutoff);
+        sqlite3_bind_int64(b, 5, last);
+        sqlite3_bind_int64(b, 6, first);
+        sqlite3_bind_int64(b, 7, (int64_t)n);
+        sqlite3_bind_blob(b, 8, blob->data, (int)blob->len, SQLITE_STATIC);
+        rc = sqlite3_step(b);
+        sqlite3_finalize(b);
+        b = NULL;
+        if (rc != SQLITE_DONE)
+            return pack_fail(s, a, b, rc, err);
+    }
+    return FJ_OK;
+}
+
+/* The string points older than the flush interval, packed series by series (in the writer's own
+ * transaction): a row each costs its text and some 27 bytes, a chunk about what zstd makes of
+ * the texts. */
+static fj_status pack_strings(fj_store *s, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    int64_t cutoff = wall_ns() - (t->w.flush_ns > 0 ? t->w.flush_ns : 12 * 3600 * FJ_TSW_NS);
+    if (!t->codec && !(t->codec = fj_ts_codec_create()))
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    sqlite3_stmt *c = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT series_id FROM ts_strings WHERE t<?1 GROUP BY series_id "
+                                       "HAVING count(*) >= 2 LIMIT 256", -1, &c, NULL); /* PACK_SERIES */
+    if (rc != SQLITE_OK)
+        return pack_fail(s, c, NULL, rc, err);
+    sqlite3_bind_int64(c, 1, cutoff);
+    int64_t ids[PACK_SERIES];
+    size_t n = 0;
+    while (n < PACK_SERIES && (rc = sqlite3_step(c)) == SQLITE_ROW)
+        ids[n++] = sqlite3_column_int64(c, 0);
+    sqlite3_finalize(c);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fj_sq_fail(s, rc, "pack string points", err);
+    fj_ts_strs rows = {0}, old = {0}, tmp = {0};
+    fj_buf blob;
+    fj_buf_init(&blob, (size_t)1 << 30);
+    fj_status st = FJ_OK;
+    for (size_t i = 0; i < n && st == FJ_OK; i++)
+        st = pack_series(s, ids[i], cutoff, &rows, &old, &tmp, &blob, err);
+    fj_ts_strs_free(&rows);
+    fj_ts_strs_free(&old);
+    fj_ts_strs_free(&tmp);
+    fj_buf_free(&blob);
+    return st;
+}
+
 fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
@@ -865,6 +987,10 @@ fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
         return FJ_OK;
     int64_t now = fj_mono_ns();
     fj_status st = fj_tsw_maintain(&t->w, now, t->free_pages_left) ? own_txn(s, retention_and_trim, err) : FJ_OK;
+    if (st == FJ_OK && t->w.started && (!t->last_pack || now - t->last_pack >= PACK_EVERY)) {
+        t->last_pack = now;
+        st = own_txn(s, pack_strings, err);
+    }
     if (st == FJ_OK && t->w.started && !t->free_pages_left)
         cut_wal(s, now);
     return st;

@@ -18,7 +18,7 @@ PG_VERSION, SQLITE_VERSION = 5, 8
 # triggers (SQLite 0010, PostgreSQL 0009), then retention (SQLite 0009, PostgreSQL 0007). PostgreSQL's 0008 (process sets) is undone in to_older.
 LATER = {
     # field types (SQLite 0020, PostgreSQL 0017) undone first: string points and series types
-    "pg": "DROP TABLE ts_strings; ALTER TABLE ts_series DROP COLUMN ftype;"
+    "pg": "DROP TABLE ts_strings, ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"
           "DROP VIEW job_activity_now;"  # 0014
           "DROP TRIGGER job_gpu_activity_insert ON job_samples; DROP TRIGGER job_gpu_activity_move ON job_samples;"
           "DROP TRIGGER job_gpu_activity_job_gone ON jobs; DROP FUNCTION fj_job_gpu_activity_note();"
@@ -35,7 +35,7 @@ LATER = {
     # sample_id) again, with its time index (the
     # triggers on it go with the table and are not made again: 0010 and 0011 are undone next)
     # 0017's view first (it names job_samples)
-    "sqlite": "DROP TABLE ts_strings; ALTER TABLE ts_series DROP COLUMN ftype;"
+    "sqlite": "DROP TABLE ts_strings; DROP TABLE ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"
               "DROP VIEW job_activity_now; DROP INDEX ts_series_key; CREATE INDEX ts_series_host ON ts_series(cluster, host, metric);"
               "CREATE TABLE job_samples_old (rjob_id INTEGER NOT NULL, sample_id INTEGER NOT NULL,"
               " nproc INTEGER NOT NULL, cpu_m INTEGER NOT NULL, mem_kb INTEGER NOT NULL, gpu_m INTEGER NOT NULL,"

@@ -6,6 +6,7 @@ restart (the types too: a conflict is still refused by a server that has not see
 its start); series stored before types (untyped) take numbers and booleans as before. The values
 are compared with the lines written, an independent truth."""
 import signal
+import time
 import urllib.parse
 
 from harness import Fjord, check, finish
@@ -41,6 +42,29 @@ def lines(n):
         out.append('procstat_lookup,host=n1,pattern=slurmd running=%s,pid_count=%di %d' % ("true" if k % 3 else "F", k % 3 and 1, t))
         out.append('syslog,host=n1,appname=cron message="%s",severity_code=%di %d' % (msg, k % 8, t))
     return "\n".join(out) + "\n"
+
+
+def string_points(f):
+    """String points stored: rows, and points packed into chunks."""
+    rows = f.query("SELECT count(*) FROM ts_strings")[0][0]
+    packed = f.query("SELECT coalesce(sum(count), 0) FROM ts_string_chunk")[0][0]
+    return rows + packed
+
+
+def unpacked(f):
+    """Series with two rows or more (what the writer packs; a lone row stays one)."""
+    return f.query("SELECT count(*) FROM (SELECT series_id FROM ts_strings GROUP BY series_id HAVING count(*) >= 2) x")[0][0]
+
+
+def wait_packed(f, label):
+    """The writer packs string points older than the flush interval (12 h; these are from 2023)
+    soon after its start: a series' rows become a chunk."""
+    deadline = time.time() + 15
+    while time.time() < deadline and unpacked(f):
+        time.sleep(0.2)
+    chunks = f.query("SELECT count(*), coalesce(sum(count), 0) FROM ts_string_chunk")[0]
+    check(unpacked(f) == 0 and chunks[0] >= 1, "%s: string points packed into chunks (%d series unpacked, chunks %r)"
+          % (label, unpacked(f), chunks))
 
 
 def check_answers(f, tok, n, label):
@@ -84,7 +108,8 @@ def main():
         # the same lines again: nothing added (strings are replaced, not duplicated)
         r = write(f, tok, lines(n))
         check(r.status == 204, "re-sent: %d" % r.status)
-        check(f.query("SELECT count(*) FROM ts_strings")[0][0] == 2 * n, "re-sending adds no string row")
+        counts = values(q(f, tok, "SELECT count(message) FROM syslog WHERE time < %ds" % (S + 10 * n)))
+        check(counts and counts[0][1] == n, "re-sending adds no string point: %r" % counts)
         # a string re-sent with another value replaces it: last write wins
         r = write(f, tok, 'syslog,host=n1,appname=cron message="changed" %d\n' % ((S + 10) * NS))
         check(r.status == 204, "a string replaced: %d" % r.status)
@@ -122,7 +147,28 @@ def main():
         # a restart: types and values come back from the database, and conflicts are still refused
         check(f.stop() == 0, "fjord stops cleanly")
         f.start()
-        check_answers(f, tok, n, "after a restart")
+        wait_packed(f, "after a restart")
+        check_answers(f, tok, n, "after a restart, packed")
+        check(string_points(f) == 2 * n and f.query("SELECT count(*) FROM ts_strings") == [(0,)],
+              "every string point is in a chunk: %d" % string_points(f))
+        # strings re-sent at packed times: the rows are the later writes and win over the chunk
+        r = write(f, tok, 'syslog,host=n1,appname=cron message="later" %d\nsyslog,host=n1,appname=cron message="x" %d\n'
+                  % ((S + 20) * NS, (S + 40) * NS))
+        check(r.status == 204, "packed strings re-sent: %d" % r.status)
+        rows = values(q(f, tok, "SELECT message FROM syslog WHERE time >= %ds AND time <= %ds" % (S + 10, S + 40)))
+        check([x[1] for x in rows] == [MESSAGES[1], "later", MESSAGES[3], "x"], "rows beat their packed points: %r" % rows)
+        check(f.stop() == 0, "fjord stops cleanly")
+        f.start()
+        wait_packed(f, "after a second restart")
+        rows = values(q(f, tok, "SELECT message FROM syslog WHERE time >= %ds AND time <= %ds" % (S + 10, S + 40)))
+        check([x[1] for x in rows] == [MESSAGES[1], "later", MESSAGES[3], "x"],
+              "packed again, merged into the chunk they fell in: %r" % rows)
+        check(string_points(f) == 2 * n and f.query("SELECT count(*) FROM ts_strings") == [(0,)],
+              "the merge replaced the chunk's points: %d" % string_points(f))
+        check(f.query("SELECT count(*) FROM ts_string_chunk c JOIN ts_string_chunk d ON c.series_id = d.series_id"
+                      " AND c.t_last < d.t_last AND c.t_last >= d.t_first") == [(0,)], "a series' chunks never overlap")
+        write(f, tok, 'syslog,host=n1,appname=cron message="%s" %d\nsyslog,host=n1,appname=cron message="%s" %d\n'
+              % (MESSAGES[2], (S + 20) * NS, MESSAGES[0].replace('"', '\\"'), (S + 40) * NS))
         r = write(f, tok, "system,host=n1 uptime_format=3i %d\n" % (t + 2 * NS))
         check(r.status == 400 and "already exists as type string" in r.body,
               "a series not held since the start keeps its type: %d %s" % (r.status, r.body))
