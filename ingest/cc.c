@@ -250,7 +250,7 @@ fj_status fj_cc_job_parse(fj_arena *a, fj_cc_job_op op, const char *json, size_t
 typedef struct dctx {
     fj_arena *a;
     fj_metrics *m;
-    size_t cap_points, cap_msgs, cap_jobs, cap_clusters, cap_cluster_lines;
+    size_t cap_points, cap_msgs, cap_jobs, cap_clusters, cap_cluster_lines, cap_strings;
     fj_mstr last_cluster; /* the cluster note_cluster saw last (a copy in m->clusters) */
     size_t lineno;        /* of the line being taken */
     fj_buf scratch; /* tags JSON, composed names */
@@ -631,9 +631,11 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         *p = kp;
         p->t = t;
         p->v = fv->type == FJ_LP_FLOAT ? fv->v.f : fv->type == FJ_LP_INT ? (double)fv->v.i : (double)fv->v.u;
+        p->ftype = FJ_FT_FLOAT; /* cc-metric-store's values are all floats, whatever the line wrote */
+        p->line = (uint32_t)d->lineno;
         return note_cluster(d, cluster) ? NULL : "out of memory";
     }
-    /* generic: every numeric or boolean field is a metric measurement.field, the measurement's
+    /* generic: every field is a metric measurement.field of the field's type, the measurement's
      * dots escaped (ingest/metric_name.h) */
     char meas[2048];
     size_t mn = measurement_escaped(&l->measurement, true, meas, sizeof meas);
@@ -642,13 +644,20 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
     bool any = false;
     for (size_t i = 0; i < l->n_fields; i++) {
         const fj_lp_field *fv = &l->fields[i];
-        double v;
+        double v = 0;
+        fj_ftype ft;
         switch (fv->type) {
-        case FJ_LP_FLOAT: v = fv->v.f; break;
-        case FJ_LP_INT: v = (double)fv->v.i; break;
-        case FJ_LP_UINT: v = (double)fv->v.u; break;
-        case FJ_LP_BOOL: v = fv->v.b ? 1.0 : 0.0; break;
-        default: continue; /* strings are not metrics */
+        case FJ_LP_FLOAT: v = fv->v.f, ft = FJ_FT_FLOAT; break;
+        case FJ_LP_INT: v = (double)fv->v.i, ft = FJ_FT_INTEGER; break;
+        case FJ_LP_UINT: v = (double)fv->v.u, ft = FJ_FT_INTEGER; break;
+        case FJ_LP_BOOL: v = fv->v.b ? 1.0 : 0.0, ft = FJ_FT_BOOLEAN; break;
+        default:
+            if (!grow(d->a, (void **)&d->m->strings, d->m->n_strings, &d->cap_strings, sizeof *d->m->strings) ||
+                !mstr_of(d->a, &fv->v.s, &d->m->strings[d->m->n_strings]))
+                return "out of memory";
+            v = (double)d->m->n_strings++;
+            ft = FJ_FT_STRING;
+            break;
         }
         char key[1024];
         size_t kn = fv->key.n <= sizeof key ? fj_lp_unescape(&fv->key, key) : 0;
@@ -664,6 +673,8 @@ static const char *take_line(dctx *d, const fj_lp_line *l, const fj_cc_opts *o)
         p->metric = (fj_mstr){name, mn + 1 + kn};
         p->t = t;
         p->v = v;
+        p->ftype = (uint8_t)ft;
+        p->line = (uint32_t)d->lineno;
         any = true;
     }
     if (any && !note_cluster(d, cluster))
@@ -734,11 +745,11 @@ fj_status fj_cc_decode(const char *body, size_t len, const fj_cc_opts *o, fj_bat
                 bad(ud, ln, col, lerr.message);
             continue;
         }
-        size_t np = m->n_points, nm = m->n_messages, nj = m->n_jobs;
+        size_t np = m->n_points, nm = m->n_messages, nj = m->n_jobs, ns = m->n_strings;
         d.lineno = line.lineno;
         const char *why = take_line(&d, &line, o);
         if (why) {
-            m->n_points = np, m->n_messages = nm, m->n_jobs = nj;
+            m->n_points = np, m->n_messages = nm, m->n_jobs = nj, m->n_strings = ns;
             if (!strcmp(why, "out of memory")) {
                 st = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
                 break;

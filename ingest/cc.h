@@ -10,9 +10,10 @@
  *                      tag is one of ClusterCockpit's scopes (node, socket, die, memoryDomain, llc,
  *                      core, hwthread, accelerator), or it has no `type` and no tag beyond cluster,
  *                      hostname, host, type-id, stype and stype-id
- * Any other line (Telegraf, collectd and friends) is a generic metric line: every numeric or boolean field
- * becomes a point of metric "<measurement>.<field key>" (booleans as 1/0, integers as doubles;
- * string fields are not stored).
+ * Any other line (Telegraf, collectd and friends) is a generic metric line: every field becomes a
+ * point of metric "<measurement>.<field key>" (the measurement's dots escaped: ingest/metric_name.h)
+ * with the field's type (fj_ftype: float, integer, string or boolean, as InfluxDB's; `u` integers
+ * are integers). A ClusterCockpit metric's `value` is always a float, as cc-metric-store keeps it.
  *
  * Series key: cluster from the `cluster` tag, else the request's default cluster; host from
  * `hostname`, else `host`; type from `type` ("node" when absent), type-id from `type-id` (always

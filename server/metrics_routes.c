@@ -72,14 +72,37 @@ static unsigned limit_value(fj_http_req *r, fj_limit l)
  * a cluster's series quota dropped (count.dropped), the message naming the limit in InfluxDB's
  * words ("partial write: max-series-per-database limit exceeded: (N) dropped=K"). Points dropped
  * by the rate of new series make it 429 with Retry-After: sent again later, they are taken. */
+/* The first type conflict of the write, in InfluxDB's words: 'field type conflict: input field
+ * "f" on measurement "m" is type integer, already exists as type float' (a metric m.f is
+ * measurement m, field f; a ClusterCockpit metric m is field "value"). */
+static const char *ftype_name(int t)
+{
+    static const char *const names[] = {"float", "integer", "string", "boolean", "float"}; /* fj_ftype */
+    return t >= 0 && t <= FJ_FT_UNTYPED ? names[t] : "unknown";
+}
+
+static void conflict_reason(const fj_write_count *n, char *out, size_t cap)
+{
+    const char *m = n->conflict_metric, *dot = strchr(m, '.');
+    snprintf(out, cap, "field type conflict: input field \"%s\" on measurement \"%.*s\" is type %s, already exists as type %s",
+             dot ? dot + 1 : "value", (int)(dot ? (size_t)(dot - m) : strlen(m)), m,
+             ftype_name(n->conflict_sent), ftype_name(n->conflict_stored));
+}
+
 static void reply_bad_lines(lp_ctx *c, size_t stored)
 {
     fj_buf out;
     fj_buf_init(&out, (size_t)1 << 24);
-    char msg[256];
+    char msg[512], why[320] = "";
     fj_limit l = c->count.dropped ? c->count.limit : FJ_LIMIT_NONE;
     int status = 400;
-    if (l != FJ_LIMIT_NONE) {
+    if (c->count.conflicts)
+        conflict_reason(&c->count, why, sizeof why);
+    if (l == FJ_LIMIT_NONE && c->count.conflicts) { /* InfluxDB's message, with the bad lines' count */
+        int n = snprintf(msg, sizeof msg, "partial write: %s dropped=%llu", why, (unsigned long long)c->count.conflicts);
+        if (c->n_bad && n > 0 && (size_t)n < sizeof msg)
+            snprintf(msg + n, sizeof msg - (size_t)n, "; %zu bad line%s rejected", c->n_bad, c->n_bad == 1 ? "" : "s");
+    } else if (l != FJ_LIMIT_NONE) {
         int n = snprintf(msg, sizeof msg, "partial write: %s limit exceeded: (%u) dropped=%llu", fj_limit_name(l),
                          limit_value(c->r, l), (unsigned long long)c->count.dropped);
         if (c->n_bad && n > 0 && (size_t)n < sizeof msg)
@@ -107,11 +130,26 @@ static void reply_bad_lines(lp_ctx *c, size_t stored)
         snprintf(path, sizeof path, "line %zu, column %zu", c->bad[0].line, c->bad[0].column);
         fj_buf_puts(&out, ",\"path\":");
         fj_buf_json_str(&out, path);
+    } else if (c->count.conflicts) {
+        char path[64];
+        snprintf(path, sizeof path, "line %u", (unsigned)c->count.conflict_line);
+        fj_buf_puts(&out, ",\"path\":");
+        fj_buf_json_str(&out, path);
     }
-    fj_buf_printf(&out, "},\"stored_lines\":%zu,\"stored_points\":%zu,\"dropped\":%llu,\"rejected\":%zu,\"lines\":[",
-                  c->n_good, stored, (unsigned long long)c->count.dropped, c->n_bad);
+    fj_buf_printf(&out,
+                  "},\"stored_lines\":%zu,\"stored_points\":%zu,\"dropped\":%llu,\"conflicts\":%llu,\"rejected\":%zu,"
+                  "\"lines\":[",
+                  c->n_good, stored, (unsigned long long)c->count.dropped, (unsigned long long)c->count.conflicts,
+                  c->n_bad);
+    bool listed = false;
+    if (c->count.conflicts) { /* the first conflict: its line, and what its field is */
+        fj_buf_printf(&out, "{\"line\":%u,\"column\":1,\"reason\":", (unsigned)c->count.conflict_line);
+        fj_buf_json_str(&out, why);
+        fj_buf_puts(&out, "}");
+        listed = true;
+    }
     for (size_t i = 0; c->bad && i < c->n_bad && i < MAX_BAD_LISTED; i++) {
-        fj_buf_printf(&out, "%s{\"line\":%zu,\"column\":%zu,\"reason\":", i ? "," : "", c->bad[i].line,
+        fj_buf_printf(&out, "%s{\"line\":%zu,\"column\":%zu,\"reason\":", i || listed ? "," : "", c->bad[i].line,
                       c->bad[i].column);
         fj_buf_json_str(&out, c->bad[i].reason);
         fj_buf_puts(&out, "}");
@@ -135,8 +173,9 @@ static const char *count_cluster(const lp_ctx *c)
 static void lp_done(fj_http_req *r, fj_write_req *w)
 {
     lp_ctx *c = fj_http_submit_ctx(r);
+    uint64_t refused = c->count.dropped + c->count.conflicts;
     if (w->status == FJ_OK)
-        fj_prom_accepted(FJ_PROM_POINTS, count_cluster(c), c->n_points - c->count.dropped);
+        fj_prom_accepted(FJ_PROM_POINTS, count_cluster(c), c->n_points - refused);
     else
         fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), w->err.code[0] ? w->err.code : fj_status_name(w->status),
                         c->n_points);
@@ -144,12 +183,14 @@ static void lp_done(fj_http_req *r, fj_write_req *w)
         fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), "bad_line", c->n_bad);
     if (w->status == FJ_OK && c->count.dropped)
         fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), fj_limit_name(c->count.limit), c->count.dropped);
+    if (w->status == FJ_OK && c->count.conflicts)
+        fj_prom_refused(FJ_PROM_POINTS, count_cluster(c), "field_type_conflict", c->count.conflicts);
     if (w->status != FJ_OK) {
         fj_http_reply_error(r, w->status == FJ_EIO ? FJ_EBUSY : w->status, &w->err);
         return;
     }
-    if (c->n_bad || c->count.dropped) {
-        reply_bad_lines(c, c->n_points - c->count.dropped);
+    if (c->n_bad || refused) {
+        reply_bad_lines(c, c->n_points - refused);
         return;
     }
     if (c->fl != LP_CC) {

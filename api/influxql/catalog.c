@@ -23,6 +23,7 @@ typedef struct loader {
     iq_fser *v;
     size_t n, cap;
     fj_status st;
+    uint8_t ftype; /* of the series being pushed */
 } loader;
 
 static char *dup(fj_arena *a, fj_ts_str s)
@@ -116,6 +117,7 @@ static fj_status push(loader *l, uint32_t id, int src, const char *meas, const c
     f->ntags = n;
     f->id = id;
     f->src = src;
+    f->ftype = l->ftype;
     f->meas = meas;
     f->field = field;
     l->n++;
@@ -124,6 +126,7 @@ static fj_status push(loader *l, uint32_t id, int src, const char *meas, const c
 
 static fj_status add_sonar(void *ud, int src, const char *meas, const char *field, const iq_tag *tags, size_t n)
 {
+    ((loader *)ud)->ftype = FJ_TS_FLOAT;
     return push(ud, 0, src, meas, field, tags, n);
 }
 
@@ -155,6 +158,7 @@ static fj_status add(void *ud, uint32_t id, const fj_ts_key *key)
         if (*stype_id)
             tags[n++] = (iq_tag){"stype-id", stype_id};
     }
+    l->ftype = key->ftype;
     return push(l, id, IQ_SRC_TS, metric, field, tags, n);
 }
 
@@ -248,7 +252,8 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size
         }
         me->tagkeys = fj_arena_calloc(c->a, nt + 1, sizeof *me->tagkeys);
         me->fields = fj_arena_calloc(c->a, nf + 1, sizeof *me->fields);
-        if (!me->tagkeys || !me->fields)
+        me->ftypes = fj_arena_calloc(c->a, nf + 1, sizeof *me->ftypes);
+        if (!me->tagkeys || !me->fields || !me->ftypes)
             return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
         for (size_t i = me->first; i < me->first + me->n; i++) {
             const iq_iser *is = &cat->iser[i];
@@ -259,6 +264,18 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size
         }
         me->ntagkeys = uniq(me->tagkeys, me->ntagkeys);
         me->nfields = uniq(me->fields, me->nfields);
+        /* each field's type: its first series' (a series' type is fixed, not a field's: docs/metrics.md) */
+        for (size_t f = 0; f < me->nfields; f++) {
+            bool found = false;
+            for (size_t i = me->first; i < me->first + me->n && !found; i++) {
+                const iq_iser *is = &cat->iser[i];
+                for (size_t k = 0; k < is->nfields && !found; k++)
+                    if (!strcmp(cat->fser[is->first + k].field, me->fields[f])) {
+                        me->ftypes[f] = cat->fser[is->first + k].ftype;
+                        found = true;
+                    }
+            }
+        }
     }
     return FJ_OK;
 }

@@ -20,6 +20,7 @@ enum { IQ_SRC_TS = 0, IQ_SRC_SONAR_NODE, IQ_SRC_SONAR_GPU, IQ_SRC_SONAR_JOB };
 typedef struct iq_fser {
     uint32_t id; /* IQ_SRC_TS: the engine's series id */
     int src;
+    uint8_t ftype; /* the field's type (fj_ts_ftype; Sonar's are floats) */
     const char *meas, *field;
     const char *skey; /* InfluxDB's series key: measurement,k=v,... (tags sorted) */
     iq_tag *tags;     /* sorted by key */
@@ -38,6 +39,7 @@ typedef struct iq_meas {
     int src;
     size_t first, n;
     const char **tagkeys, **fields; /* sorted, distinct */
+    uint8_t *ftypes;                /* per field: its type (fj_ts_ftype), the first series' */
     size_t ntagkeys, nfields;
 } iq_meas;
 
@@ -58,6 +60,10 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size
 /* What statements ask of a catalogue's series (series.c). */
 /* The value of tag k of series is, or "" when it has none (InfluxDB's rule for absent tags). */
 const char *iq_tag_value(const iq_iser *is, const char *k);
+/* The type of field f of measurement m (fj_ts_ftype; an untyped series' is a float's). */
+uint8_t iq_field_type(const iq_meas *m, const char *f);
+/* InfluxDB's name of a type: "float", "integer", "string", "boolean". */
+const char *iq_ftype_name(uint8_t t);
 /* Whether measurement m has tag key k. */
 bool iq_meas_has_tag(const iq_meas *m, const char *k);
 /* Whether a FROM source names measurement m (no sources: all). */

@@ -5,6 +5,7 @@
 #include "api/influxql/iq_int.h"
 
 #include "storage/core/store_ts.h"
+#include "storage/query/influx_catalog.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -239,7 +240,68 @@ typedef struct run {
     size_t nfields;
     char *msg;
     size_t cap;
+    /* Field types (docs/metrics.md, "Field types"): per need, the field's type (fj_ts_ftype); a
+     * string's value in a row is its index in sv, a boolean's 1 or 0. */
+    uint8_t *ntype;
+    const char **sv;
+    size_t ns, scap;
 } run;
+
+/* The string whose index is x, or NULL when x is none. */
+static const char *str_at(const run *u, double x)
+{
+    if (!(x >= 0) || x >= (double)u->ns)
+        return NULL;
+    return u->sv[(size_t)x];
+}
+
+/* Adds v[0..len) to the string table: its index, or -1 when out of memory. */
+static long add_string(run *u, const char *v, size_t len)
+{
+    fj_arena *a = u->c->a;
+    if (u->ns == u->scap) {
+        size_t cap = u->scap ? u->scap * 2 : 256;
+        const char **ns = fj_arena_alloc(a, cap * sizeof *ns);
+        if (!ns)
+            return -1;
+        if (u->ns)
+            memcpy(ns, u->sv, u->ns * sizeof *ns);
+        u->sv = ns;
+        u->scap = cap;
+    }
+    char *c = fj_arena_strndup(a, v, len);
+    if (!c)
+        return -1;
+    u->sv[u->ns] = c;
+    return (long)u->ns++;
+}
+
+/* An integer field's value as InfluxDB writes an int64 (no exponent); dst has IQ_FMT_MAX bytes. */
+static size_t fmt_int(char *dst, double x)
+{
+    if (!isfinite(x) || fabs(x) >= 9.2e18)
+        return iq_fmt_num(dst, x);
+    int n = snprintf(dst, IQ_FMT_MAX, "%.0f", x);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* A value of a column of type ft: a string or a boolean as such, an integer without exponent,
+ * anything else as a number. */
+static void put_typed(const run *u, fj_buf *out, uint8_t ft, double x)
+{
+    const char *str = ft == FJ_TS_STRING ? str_at(u, x) : NULL;
+    if (isnan(x))
+        fj_buf_puts(out, "null");
+    else if (str)
+        fj_buf_json_str(out, str);
+    else if (ft == FJ_TS_BOOLEAN && (x == 0 || x == 1))
+        fj_buf_puts(out, x != 0 ? "true" : "false");
+    else if (ft == FJ_TS_INTEGER) {
+        char b[IQ_FMT_MAX];
+        fj_buf_append(out, b, fmt_int(b, x));
+    } else
+        iq_put_num(out, x);
+}
 
 static long need_index(const run *u, const char *name)
 {
@@ -282,8 +344,17 @@ static iq_val ref_row(void *ud, const char *name)
 {
     row_ref *rr = ud;
     long j = rr->v ? need_index(rr->u, name) : -1;
-    if (j >= 0)
-        return isnan(rr->v[j]) ? (iq_val){0} : (iq_val){.k = IQV_NUM, .n = rr->v[j]};
+    if (j >= 0) {
+        double x = rr->v[j];
+        if (isnan(x))
+            return (iq_val){0};
+        uint8_t ft = rr->u->ntype ? rr->u->ntype[j] : FJ_TS_FLOAT;
+        if (ft == FJ_TS_STRING) {
+            const char *str = str_at(rr->u, x);
+            return str ? (iq_val){.k = IQV_STR, .s = str} : (iq_val){0};
+        }
+        return (iq_val){.k = ft == FJ_TS_BOOLEAN ? IQV_BOOL : IQV_NUM, .n = x};
+    }
     if (iq_meas_has_tag(rr->u->m, name) || !is_field(rr->u->m, name))
         return (iq_val){.k = IQV_STR, .s = iq_tag_value(rr->is, name)};
     return (iq_val){0};
@@ -507,6 +578,8 @@ typedef struct col {
     double *v;    /* per grid time; NaN: none */
     int64_t *sel; /* per grid time: the selected point's time (selectors) */
     bool transformed;
+    uint8_t ftype; /* what v holds: a selector of a string or boolean field answers those */
+    double fill_empty; /* a string column's fill(number): the index of "" */
 } col;
 
 static bool eval_col(run *u, const iq_expr *e, const group *gr, const grid *g, col *out);
@@ -514,6 +587,18 @@ static bool eval_col(run *u, const iq_expr *e, const group *gr, const grid *g, c
 static void apply_fill(const run *u, const iq_expr *call, col *c, size_t n)
 {
     bool is_count = !strcmp(call->s, "count");
+    if (c->ftype == FJ_TS_STRING || c->ftype == FJ_TS_BOOLEAN) {
+        /* as InfluxDB's string and boolean iterators: a number fills with "" or false, linear
+         * fills nothing (previous and none as for numbers) */
+        if (u->st->fill == IQ_FILL_LINEAR)
+            return;
+        if (u->st->fill == IQ_FILL_VALUE) {
+            for (size_t i = 0; i < n; i++)
+                if (isnan(c->v[i]))
+                    c->v[i] = c->ftype == FJ_TS_STRING ? c->fill_empty : 0;
+            return;
+        }
+    }
     switch (u->st->fill) {
     case IQ_FILL_NULL:
         if (is_count)
@@ -563,6 +648,12 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
     const rows *rw = &gr->r;
     size_t nb = g->n;
     ag_fn fn = ag_of(call->s);
+    uint8_t ft = j >= 0 && u->ntype ? u->ntype[j] : FJ_TS_FLOAT;
+    if ((ft == FJ_TS_STRING || ft == FJ_TS_BOOLEAN) &&
+        (fn == AG_FIRST || fn == AG_LAST || fn == AG_MIN || fn == AG_MAX))
+        out->ftype = ft;
+    if (ft == FJ_TS_INTEGER && fn != AG_MEAN && fn != AG_MEDIAN && fn != AG_STDDEV && fn != AG_COUNT)
+        out->ftype = ft; /* sums, selectors and spreads of integers are integers */
     /* rows are time-sorted and buckets ascending: one walk */
     for (size_t b = 0; b < nb; b++) {
         size_t n = 0;
@@ -599,6 +690,12 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
         out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
         if (fn == AG_COUNT && n == 0)
             out->v[b] = NAN; /* fill decides what an empty count shows */
+    }
+    if (out->ftype == FJ_TS_STRING && u->st->fill == IQ_FILL_VALUE) {
+        long e = add_string(u, "", 0);
+        if (e < 0)
+            return false;
+        out->fill_empty = (double)e;
     }
     apply_fill(u, call, out, nb);
     return true;
@@ -783,6 +880,13 @@ static bool take_row(const run *u, size_t *seen)
     return !u->st->limit || (int64_t)k < u->st->off + u->st->limit;
 }
 
+/* Whether e is an integer field itself (its raw values are integers; arithmetic on them may not be). */
+static bool int_ref(const run *u, const iq_expr *e)
+{
+    long j = e->k == IQ_REF ? need_index(u, e->s) : -1;
+    return j >= 0 && u->ntype[j] == FJ_TS_INTEGER;
+}
+
 static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const char **names)
 {
     const rows *r = &gr->r;
@@ -802,10 +906,14 @@ static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const ch
         for (size_t f = 0; f < u->nfields; f++) {
             iq_val x = eval_raw(u, u->fields[f].e, r->is[i], v);
             fj_buf_puts(out, ",");
-            if (x.k == IQV_NUM)
+            if (x.k == IQV_NUM && int_ref(u, u->fields[f].e))
+                put_typed(u, out, FJ_TS_INTEGER, x.n);
+            else if (x.k == IQV_NUM)
                 iq_put_num(out, x.n);
             else if (x.k == IQV_STR)
                 fj_buf_json_str(out, x.s);
+            else if (x.k == IQV_BOOL)
+                fj_buf_puts(out, x.n != 0 ? "true" : "false");
             else
                 fj_buf_puts(out, "null");
         }
@@ -945,7 +1053,13 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
         n += iq_fmt_time(u->c, line + n, sel_time && cols[0].sel ? cols[0].sel[i] : g.t[i]);
         for (size_t f = 0; f < u->nfields; f++) {
             line[n++] = ',';
-            n += iq_fmt_num(line + n, cols[f].v[i]);
+            if (cols[f].ftype == FJ_TS_STRING || cols[f].ftype == FJ_TS_BOOLEAN) { /* no fixed width */
+                fj_buf_append(out, line, n);
+                n = 0;
+                put_typed(u, out, cols[f].ftype, cols[f].v[i]);
+                continue;
+            }
+            n += cols[f].ftype == FJ_TS_INTEGER ? fmt_int(line + n, cols[f].v[i]) : iq_fmt_num(line + n, cols[f].v[i]);
         }
         line[n++] = ']';
         fj_buf_append(out, line, n);
@@ -960,6 +1074,73 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
 static int cmp_str(const void *x, const void *y)
 {
     return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* What InfluxDB refuses of a string or boolean field: every aggregate and transformation but
+ * count, first, last (and min, max of booleans), as its iterators of those types lack them. The
+ * statement's error, in InfluxDB's words, goes to u->msg. */
+static void check_types(run *u, const iq_expr *e)
+{
+    if (!e || u->msg[0])
+        return;
+    if (e->k == IQ_BIN) {
+        check_types(u, e->l);
+        check_types(u, e->r);
+        return;
+    }
+    if (e->k != IQ_CALL)
+        return;
+    for (size_t i = 0; i < e->nargs; i++)
+        check_types(u, e->args[i]);
+    if (!e->nargs || e->args[0]->k != IQ_REF)
+        return;
+    long j = need_index(u, e->args[0]->s);
+    uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
+    if (ft != FJ_TS_STRING && ft != FJ_TS_BOOLEAN)
+        return;
+    ag_fn fn = ag_of(e->s);
+    if (fn == AG_COUNT || fn == AG_FIRST || fn == AG_LAST || (ft == FJ_TS_BOOLEAN && (fn == AG_MIN || fn == AG_MAX)))
+        return;
+    snprintf(u->msg, u->cap, "unsupported %s iterator type: *query.%sInterruptIterator", e->s,
+             ft == FJ_TS_STRING ? "string" : "boolean");
+}
+
+/* The string points of one series, as they are read (fj_q_ts_strings): into pts[pos[i]], each
+ * value its index in the run's string table. */
+typedef struct sreader {
+    run *u;
+    fj_ts_points *pts;
+    const size_t *pos;
+} sreader;
+
+static fj_status keep_string(void *ud, size_t i, int64_t t, const char *v, size_t len)
+{
+    sreader *sr = ud;
+    run *u = sr->u;
+    fj_arena *a = u->c->a;
+    if (iq_stopped(u->c))
+        return FJ_EBUSY;
+    fj_ts_points *p = &sr->pts[sr->pos[i]];
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        int64_t *nt = fj_arena_alloc(a, cap * sizeof *nt);
+        double *nv = fj_arena_alloc(a, cap * sizeof *nv);
+        if (!nt || !nv)
+            return FJ_ENOMEM;
+        if (p->n) {
+            memcpy(nt, p->t, p->n * sizeof *nt);
+            memcpy(nv, p->v, p->n * sizeof *nv);
+        }
+        p->t = nt;
+        p->v = nv;
+        p->cap = cap;
+    }
+    long k = add_string(u, v, len);
+    if (k < 0)
+        return FJ_ENOMEM;
+    p->t[p->n] = t;
+    p->v[p->n++] = (double)k;
+    return FJ_OK;
 }
 
 /* One measurement's series of the answer. */
@@ -1092,6 +1273,15 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
     u->rest_fields = iq_cond_uses_fields(u->rest, m);
     if (u->rest_fields)
         collect_fields(u, u->rest);
+    u->ntype = fj_arena_calloc(a, u->nneed + 1, sizeof *u->ntype);
+    if (!u->ntype)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    for (size_t j = 0; j < u->nneed; j++)
+        u->ntype[j] = iq_field_type(m, u->need[j]);
+    for (size_t f = 0; f < u->nfields && !u->msg[0]; f++)
+        check_types(u, u->fields[f].e);
+    if (u->msg[0])
+        return FJ_OK;
     /* series, filtered by the tag conditions, sorted by their GROUP BY values (then by series
      * key, their catalog order), into groups */
     keyed *ks = fj_arena_calloc(a, m->n + 1, sizeof *ks);
@@ -1154,8 +1344,15 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
     size_t *rpos = fj_arena_calloc(a, nids + 1, sizeof *rpos);
     if (!rids || !rpos)
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    uint32_t *sids = fj_arena_calloc(a, nids + 1, sizeof *sids);
+    size_t *spos = fj_arena_calloc(a, nids + 1, sizeof *spos), nstr = 0;
+    if (!sids || !spos)
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < n; i++)
-        if (slot[i] >= 0) {
+        if (slot[i] >= 0 && u->cat->fser[slot[i]].ftype == FJ_TS_STRING) { /* rows of their own */
+            sids[nstr] = u->cat->fser[slot[i]].id;
+            spos[nstr++] = i;
+        } else if (slot[i] >= 0) {
             rids[nread] = u->cat->fser[slot[i]].id;
             rpos[nread++] = i;
         }
@@ -1176,6 +1373,9 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
             return rs;
         for (size_t i = 0; i < nread; i++)
             pts[rpos[i]] = got[i];
+        sreader sr = {u, pts, spos};
+        if (nstr && from <= to && (rs = fj_q_ts_strings(c->s, sids, nstr, from, to, keep_string, &sr, err)) != FJ_OK)
+            return rs == FJ_ENOMEM ? fj_err_set(err, FJ_ENOMEM, NULL, "out of memory") : rs;
     } else if (nids && from <= to) { /* Sonar: the load queries, one bucket a point */
         size_t nis = nids / u->nneed, k = 0;
         const iq_iser **isers = fj_arena_calloc(a, nis + 1, sizeof *isers);

@@ -33,3 +33,17 @@ bool iq_sources_match(const iq_source *src, size_t n, const char *m)
     }
     return false;
 }
+
+uint8_t iq_field_type(const iq_meas *m, const char *f)
+{
+    for (size_t i = 0; m->ftypes && i < m->nfields; i++)
+        if (!strcmp(m->fields[i], f))
+            return m->ftypes[i] == FJ_TS_UNTYPED ? FJ_TS_FLOAT : m->ftypes[i];
+    return FJ_TS_FLOAT;
+}
+
+const char *iq_ftype_name(uint8_t t)
+{
+    static const char *const names[] = {"float", "integer", "string", "boolean", "float"};
+    return t <= FJ_TS_UNTYPED ? names[t] : "float";
+}

@@ -270,8 +270,10 @@ fj_status iq_show(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *ms
                 fj_buf_json_str(out, sep + 1);
             } else {
                 fj_buf_json_str(out, l.v[i]);
-                if (st->kind == IQS_SHOW_FIELD_KEYS)
-                    fj_buf_puts(out, ",\"float\"");
+                if (st->kind == IQS_SHOW_FIELD_KEYS) {
+                    fj_buf_puts(out, ",");
+                    fj_buf_json_str(out, iq_ftype_name(iq_field_type(me, l.v[i])));
+                }
             }
             fj_buf_puts(out, "]");
         }

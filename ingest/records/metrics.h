@@ -17,11 +17,26 @@ typedef struct fj_mstr {
     size_t n;
 } fj_mstr;
 
+/* A field's type, as InfluxDB's (float, integer, string, boolean). FJ_FT_UNTYPED is no type a
+ * line has: it marks series stored before fjord kept types (docs/metrics.md, "Field types"). The
+ * values are those of ts_series.ftype. */
+typedef enum fj_ftype {
+    FJ_FT_FLOAT = 0,
+    FJ_FT_INTEGER = 1,
+    FJ_FT_STRING = 2,
+    FJ_FT_BOOLEAN = 3,
+    FJ_FT_UNTYPED = 4
+} fj_ftype;
+
 /* One metric point and its series key (as the time-series engine keys series). */
 typedef struct fj_metric_point {
     fj_mstr cluster, host, metric, type, type_id, stype, stype_id;
-    int64_t t; /* nanoseconds since 1970 UTC */
-    double v;
+    int64_t t;     /* nanoseconds since 1970 UTC */
+    double v;      /* float; integer (exact up to 2^53); boolean 1 or 0; string: its index in the
+                      envelope's strings (fj_metric_string), which keeps a point of a number as
+                      small as it was: numeric ingest moves no more bytes for strings it lacks */
+    uint32_t line; /* 1-based line of the body (0: not from a body) */
+    uint8_t ftype; /* fj_ftype, never FJ_FT_UNTYPED */
 } fj_metric_point;
 
 typedef enum fj_cc_msg_kind { FJ_CC_MSG_EVENT, FJ_CC_MSG_LOG, FJ_CC_MSG_CONTROL } fj_cc_msg_kind;
@@ -83,10 +98,19 @@ typedef struct fj_metrics {
     size_t n_clusters;
     fj_metric_point *points;
     size_t n_points;
+    fj_mstr *strings; /* the values of string points, unescaped (n may be 0: the empty string) */
+    size_t n_strings;
     fj_cc_message *messages;
     size_t n_messages;
     fj_cc_job *jobs;
     size_t n_jobs;
 } fj_metrics;
+
+/* The value of string point p of m. */
+static inline fj_mstr fj_metric_string(const fj_metrics *m, const fj_metric_point *p)
+{
+    size_t i = (size_t)p->v;
+    return i < m->n_strings ? m->strings[i] : (fj_mstr){NULL, 0};
+}
 
 #endif

@@ -73,6 +73,13 @@ typedef struct fj_write_count {
      * many points (line protocol) were dropped; a refused Sonar envelope stores nothing. */
     fj_limit limit;
     uint64_t dropped;
+    /* Line protocol: points refused because a series' type is fixed by its first point and theirs
+     * differs (InfluxDB's "field type conflict"; docs/metrics.md, "Field types"): how many, and the
+     * first one's line (1-based), metric and types (fj_ftype: sent, stored). */
+    uint64_t conflicts;
+    uint32_t conflict_line;
+    uint8_t conflict_sent, conflict_stored;
+    char conflict_metric[128];
 } fj_write_count;
 
 /* Migration state, for `fjord migrate status`. */

@@ -222,20 +222,21 @@ typedef fj_intern fj_pg_map;
     X(TS_INST_LOCK, "SELECT pg_try_advisory_lock(1718252659, $1::integer), pg_backend_pid()")            \
     X(TS_INST_PUT, "UPDATE ts_instances SET durable_lsn = $2::bigint, next_lsn = $3::bigint, chunk_seq = " \
                    "greatest(chunk_seq, $4::bigint) WHERE id = $1::integer")                             \
-    X(TS_SERIES_BY_ID, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series WHERE id = $1") \
-    X(TS_SERIES_ADD, "INSERT INTO ts_series(cluster,host,metric,type,type_id,stype,stype_id) SELECT u.* " \
-                     "FROM "                                                                             \
-                     "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]) " \
-                     "u(c,h,m,t,ti,s,si) WHERE NOT EXISTS (SELECT 1 FROM ts_series x WHERE x.cluster = u.c " \
+    X(TS_SERIES_BY_ID, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id, ftype FROM ts_series " \
+                       "WHERE id = $1")                                                                  \
+    X(TS_SERIES_ADD, "INSERT INTO ts_series(cluster,host,metric,type,type_id,stype,stype_id,ftype) SELECT " \
+                     "u.* FROM "                                                                         \
+                     "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]," \
+                     "$8::smallint[]) u(c,h,m,t,ti,s,si,f) WHERE NOT EXISTS (SELECT 1 FROM ts_series x WHERE x.cluster = u.c " \
                      "AND x.host = u.h AND x.metric = u.m AND x.type = u.t AND x.type_id = u.ti AND "    \
                      "x.stype = u.s AND x.stype_id = u.si) ORDER BY 1, 2, 3, 4, 5, 6, 7 ON CONFLICT DO " \
                      "NOTHING")                                                                          \
-    X(TS_SERIES_GET, "SELECT x.id, x.cluster, x.host, x.metric, x.type, x.type_id, x.stype, x.stype_id " \
-                     "FROM ts_series x JOIN "                                                            \
-                     "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]) " \
-                     "u(c,h,m,t,ti,s,si) ON x.cluster = u.c AND x.host = u.h AND x.metric = u.m AND x.type " \
+    X(TS_SERIES_GET, "SELECT x.id, x.cluster, x.host, x.metric, x.type, x.type_id, x.stype, x.stype_id, " \
+                     "x.ftype FROM ts_series x JOIN "                                                    \
+                     "unnest($1::text[],$2::text[],$3::text[],$4::text[],$5::text[],$6::text[],$7::text[]," \
+                     "$8::smallint[]) u(c,h,m,t,ti,s,si,f) ON x.cluster = u.c AND x.host = u.h AND x.metric = u.m AND x.type " \
                      "= u.t AND x.type_id = u.ti AND x.stype = u.s AND x.stype_id = u.si")               \
-    X(TS_SERIES_LIST, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series " \
+    X(TS_SERIES_LIST, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id, ftype FROM ts_series " \
                       "WHERE cluster = $1::text AND ($2::text = '' OR host = $2::text) AND ($3::text = '' " \
                       "OR metric = $3::text) ORDER BY host COLLATE \"C\", metric COLLATE \"C\", type "   \
                       "COLLATE \"C\", type_id COLLATE \"C\", stype COLLATE \"C\", stype_id COLLATE \"C\"") \
@@ -249,6 +250,25 @@ typedef fj_intern fj_pg_map;
     X(TS_CHUNK_DEL, "DELETE FROM ts_chunk c USING unnest($1::integer[],$2::bigint[],$3::bigint[]) "      \
                     "u(s,l,q) WHERE c.series_id = u.s AND c.t_last = u.l AND c.seq = u.q")               \
     X(TS_RETENTION, "DELETE FROM ts_chunk WHERE t_last < $1::bigint")                                    \
+    X(TS_STRINGS_RETENTION, "DELETE FROM ts_strings WHERE t < $1::bigint")                               \
+    X(TS_STRING_CHUNKS_RETENTION, "DELETE FROM ts_string_chunk WHERE t_last < $1::bigint")              \
+    /* packing string points (storage/ts/strchunk.h): one server at a time, the rows locked */          \
+    X(TS_PACK_LOCK, "SELECT pg_try_advisory_xact_lock(1718252660)")                                      \
+    X(TS_PACK_SERIES, "SELECT series_id FROM ts_strings WHERE t < $1::bigint GROUP BY series_id HAVING " \
+                      "count(*) >= 2 LIMIT 256")                                                         \
+    X(TS_PACK_ROWS, "SELECT t, v FROM ts_strings WHERE series_id = $1::integer AND t < $2::bigint ORDER " \
+                    "BY t FOR UPDATE")                                                                   \
+    X(TS_PACK_CHUNKS, "SELECT blob FROM ts_string_chunk WHERE series_id = $1::integer AND t_last >= "    \
+                      "$2::bigint AND t_first <= $3::bigint ORDER BY t_first FOR UPDATE")               \
+    X(TS_PACK_DEL_CHUNKS, "DELETE FROM ts_string_chunk WHERE series_id = $1::integer AND t_last >= "     \
+                          "$2::bigint AND t_first <= $3::bigint")                                        \
+    X(TS_PACK_DEL_ROWS, "DELETE FROM ts_strings WHERE series_id = $1::integer AND t = ANY($2::bigint[])") \
+    X(TS_PACK_INS, "INSERT INTO ts_string_chunk(series_id,t_last,t_first,count,blob) VALUES($1::integer," \
+                   "$2::bigint,$3::bigint,$4::integer,$5::bytea)")                                       \
+    /* string points (docs/metrics.md, "Field types"): the last of a (series, time) in the group */    \
+    X(TS_STRING_INS, "INSERT INTO ts_strings(series_id,t,v) SELECT DISTINCT ON (u.s, u.t) u.s, u.t, u.v FROM " \
+                     "unnest($1::integer[],$2::bigint[],$3::bytea[]) WITH ORDINALITY u(s,t,v,o) ORDER BY " \
+                     "u.s, u.t, u.o DESC ON CONFLICT (series_id, t) DO UPDATE SET v = excluded.v")       \
     X(TS_LOG_INS, "INSERT INTO "                                                                         \
                   "request_log(instance_id,lsn,received,cluster,unit_ns,max_future_ns,size,body) SELECT " \
                   "$1::integer, u.* FROM "                                                               \

@@ -27,10 +27,12 @@
 #include "alloc.h"
 #include "ingest/cc.h"
 #include "storage/ts/cc_json.h"
+#include "storage/ts/strchunk.h"
 #include "log.h"
 #include "timefmt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +66,7 @@ static struct fj_pg_ts *ts_of(fj_store *s)
     if (!s->ts && (s->ts = fj_calloc(1, sizeof *s->ts))) {
         fj_pg_cols_init(&s->ts->cols, 0);
         fj_pg_cols_init(&s->ts->drops, 0);
+        fj_pg_cols_init(&s->ts->strs, 0);
         fj_buf_init(&s->ts->kbuf, FJ_TS_KEY_MAX + 64);
     }
     return s->ts;
@@ -119,12 +122,10 @@ static fj_status ensure_lock(fj_store *s, fj_status fail, fj_err *err)
 
 static fj_ts_key key_of(const fj_metric_point *q)
 {
-    return (fj_ts_key){{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n},       {q->metric.p, q->metric.n},
-                       {q->type.p, q->type.n},       {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
-                       {q->stype_id.p, q->stype_id.n}};
+    return fj_tsw_key_of(q);
 }
 
-/* Loads rows (id, cluster, host, metric, type, type_id, stype, stype_id) into the engine. */
+/* Loads rows (id, cluster, host, metric, type, type_id, stype, stype_id, ftype) into the engine. */
 static fj_status load_rows(struct fj_pg_ts *t, const PGresult *r, fj_err *err)
 {
     for (int i = 0; i < PQntuples(r); i++) {
@@ -134,7 +135,7 @@ static fj_status load_rows(struct fj_pg_ts *t, const PGresult *r, fj_err *err)
             f[k] = PQgetvalue(r, i, k + 1);
             n[k] = (size_t)PQgetlength(r, i, k + 1);
         }
-        FJ_TRY(fj_tsw_load_series(&t->w, fj_pg_int(r, i, 0), f, n, err));
+        FJ_TRY(fj_tsw_load_series(&t->w, fj_pg_int(r, i, 0), f, n, (int)fj_pg_int(r, i, 8), err));
     }
     return FJ_OK;
 }
@@ -142,6 +143,7 @@ static fj_status load_rows(struct fj_pg_ts *t, const PGresult *r, fj_err *err)
 /* What t->keys holds for a key of the group the engine did not know: pending, admitted by the
  * quota, or refused by limit l (KEY_REFUSED + l). */
 enum { KEY_PENDING = 1, KEY_ADMITTED = 2, KEY_REFUSED = 16 };
+enum { KEY_COLS = 8 }; /* a key's row: its 7 strings and its type */
 
 /* The key serialised into t->kbuf (each field's length, then its bytes). */
 static fj_status serial_key(struct fj_pg_ts *t, const fj_ts_key *k, fj_err *err)
@@ -161,25 +163,31 @@ static fj_status serial_key(struct fj_pg_ts *t, const fj_ts_key *k, fj_err *err)
     return FJ_OK;
 }
 
+/* A key's row: its 7 strings and the type a new series gets (of the first point naming it). */
 static void add_key_row(fj_pg_cols *c, const fj_ts_key *k)
 {
     const fj_ts_str *f = &k->cluster;
     for (int j = 0; j < 7; j++)
         fj_pg_textn(c, j, f[j].n ? f[j].p : "", f[j].n);
+    fj_pg_i64(c, 7, k->ftype);
     fj_pg_row(c, 0);
 }
 
 /* First pass: ids[i] for the points the engine knows, 0 for the others, whose distinct keys are
- * added as rows of t->cols (7 text columns, reset by the caller). */
+ * added as rows of t->cols (KEY_COLS columns, reset by the caller); 0 too for a point whose type
+ * its series' does not fit (fill_unknown counts it). */
 static fj_status collect_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size_t n, uint32_t *ids,
                                  size_t *n_unknown, fj_err *err)
 {
     fj_pg_cols *c = &t->cols;
     for (size_t i = 0; i < n; i++) {
         fj_ts_key k = key_of(&p[i]);
-        if (fj_ts_series_find(t->w.eng, &k, &ids[i]) == FJ_OK)
+        fj_status fs = fj_ts_series_find(t->w.eng, &k, &ids[i]);
+        if (fs == FJ_OK)
             continue;
         ids[i] = 0;
+        if (fs == FJ_ECONFLICT)
+            continue;
         FJ_TRY(serial_key(t, &k, err));
         if (fj_intern_get(&t->keys, 0, t->kbuf.data, t->kbuf.len))
             continue;
@@ -210,7 +218,7 @@ static fj_status fetch_unknown(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
     PGresult *r;
-    FJ_TRY(add_then_get(s, &t->cols, 7, FJ_PG_TS_SERIES_ADD, "add series", FJ_PG_TS_SERIES_GET, "look up series", &r,
+    FJ_TRY(add_then_get(s, &t->cols, KEY_COLS, FJ_PG_TS_SERIES_ADD, "add series", FJ_PG_TS_SERIES_GET, "look up series", &r,
                         err));
     fj_status st = load_rows(t, r, err);
     PQclear(r);
@@ -218,17 +226,25 @@ static fj_status fetch_unknown(fj_store *s, fj_err *err)
 }
 
 /* Second pass: the ids of the points that were unknown; a point whose series a quota refused
- * keeps id 0 and is counted in *dropped, with the limit in *limit (both may be NULL when no quota
- * applies: replay). */
+ * keeps id 0 and is counted in cnt (NULL when no quota applies: replay), and so does a point of a
+ * type its series' does not fit (docs/metrics.md, "Field types"). */
 static fj_status fill_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size_t n, uint32_t *ids,
-                              uint64_t *dropped, fj_limit *limit, fj_err *err)
+                              fj_write_count *cnt, fj_err *err)
 {
     for (size_t i = 0; i < n; i++) {
-        fj_ts_key k = key_of(&p[i]);
-        if (ids[i] || fj_ts_series_find(t->w.eng, &k, &ids[i]) == FJ_OK)
+        if (ids[i])
             continue;
+        fj_ts_key k = key_of(&p[i]);
+        fj_status fs = fj_ts_series_find(t->w.eng, &k, &ids[i]);
+        if (fs == FJ_OK)
+            continue;
+        if (fs == FJ_ECONFLICT) {
+            ids[i] = 0;
+            fj_tsw_note_conflict(cnt, &p[i], fj_ts_series_ftype(t->w.eng, &k));
+            continue;
+        }
         int64_t v = 0;
-        if (dropped) {
+        if (cnt) {
             FJ_TRY(serial_key(t, &k, err));
             v = fj_intern_get(&t->keys, 0, t->kbuf.data, t->kbuf.len);
         }
@@ -236,8 +252,8 @@ static fj_status fill_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size
             return fj_err_set(err, FJ_EINTERNAL, "db", "series of metric '%.*s' not found after adding it",
                               (int)(k.metric.n > 64 ? 64 : k.metric.n), k.metric.p);
         ids[i] = 0;
-        ++*dropped;
-        *limit = (fj_limit)(v - KEY_REFUSED);
+        cnt->dropped++;
+        cnt->limit = (fj_limit)(v - KEY_REFUSED);
     }
     return FJ_OK;
 }
@@ -248,16 +264,16 @@ static fj_status fill_unknown(struct fj_pg_ts *t, const fj_metric_point *p, size
 static fj_status admit_unknown(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    const char *vals[7];
+    const char *vals[KEY_COLS];
     if (fj_pg_cols_finish(&t->cols, vals) != FJ_OK)
         return cols_failed(&t->cols, err);
     PGresult *r;
-    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_GET, 7, vals, &r, "look up series", err));
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_SERIES_GET, KEY_COLS, vals, &r, "look up series", err));
     fj_status st = load_rows(t, r, err);
     PQclear(r);
     FJ_TRY(st);
     fj_pg_cols_reset(&t->cols);
-    t->cols.ncols = 7;
+    t->cols.ncols = KEY_COLS;
     char cluster[FJ_TS_KEY_MAX + 1];
     size_t off = 0;
     for (size_t b = 0; b < n_batches; b++)
@@ -268,7 +284,7 @@ static fj_status admit_unknown(fj_store *s, fj_batch *const *batches, size_t n_b
             for (size_t j = 0; j < e->u.metrics.n_points; j++) {
                 fj_ts_key k = key_of(&e->u.metrics.points[j]);
                 uint32_t id;
-                if (t->ids[off + j] || fj_ts_series_find(t->w.eng, &k, &id) == FJ_OK)
+                if (t->ids[off + j] || fj_ts_series_find(t->w.eng, &k, &id) != FJ_ENOTFOUND)
                     continue;
                 FJ_TRY(serial_key(t, &k, err));
                 if (fj_intern_get(&t->keys, 0, t->kbuf.data, t->kbuf.len) != KEY_PENDING)
@@ -296,12 +312,12 @@ static fj_status resolve_points(fj_store *s, const fj_metric_point *p, size_t n,
     struct fj_pg_ts *t = s->ts;
     size_t unknown = 0;
     fj_pg_cols_reset(&t->cols);
-    t->cols.ncols = 7;
+    t->cols.ncols = KEY_COLS;
     fj_intern_clear(&t->keys);
     FJ_TRY(collect_unknown(t, p, n, ids, &unknown, err));
     if (unknown)
         FJ_TRY(fetch_unknown(s, err));
-    return unknown ? fill_unknown(t, p, n, ids, NULL, NULL, err) : FJ_OK;
+    return fill_unknown(t, p, n, ids, NULL, err);
 }
 
 static fj_status grow_ids(struct fj_pg_ts *t, size_t need, fj_err *err)
@@ -392,7 +408,7 @@ fj_status fj_pg_ts_prepare(fj_store *s, fj_batch *const *batches, size_t n_batch
     FJ_TRY(intern_clusters(s, batches, n_batches, err));
     /* Every unknown key of the group in one statement. */
     fj_pg_cols_reset(&t->cols);
-    t->cols.ncols = 7;
+    t->cols.ncols = KEY_COLS;
     fj_intern_clear(&t->keys);
     size_t unknown = 0, off = 0;
     for (size_t b = 0; b < n_batches; b++)
@@ -409,21 +425,19 @@ fj_status fj_pg_ts_prepare(fj_store *s, fj_batch *const *batches, size_t n_batch
     if (!fj_grow(&t->refused, &t->cap_refused, n_envs + 1, sizeof *t->refused, 64))
         return oom(err);
     memset(t->refused, 0, (n_envs + 1) * sizeof *t->refused);
-    if (unknown) {
+    if (unknown)
         FJ_TRY(fj_pg_quota_limited(s, FJ_QUOTA_SERIES) ? admit_unknown(s, batches, n_batches, err)
                                                         : fetch_unknown(s, err));
-        off = 0;
-        size_t k = 0;
-        for (size_t b = 0; b < n_batches; b++)
-            for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++, k++) {
-                const fj_envelope *e = &batches[b]->envs[i];
-                if (e->kind != FJ_KIND_METRICS)
-                    continue;
-                FJ_TRY(fill_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off,
-                                    &t->refused[k].dropped, &t->refused[k].limit, err));
-                off += e->u.metrics.n_points;
-            }
-    }
+    off = 0;
+    size_t k = 0;
+    for (size_t b = 0; b < n_batches; b++)
+        for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++, k++) {
+            const fj_envelope *e = &batches[b]->envs[i];
+            if (e->kind != FJ_KIND_METRICS)
+                continue;
+            FJ_TRY(fill_unknown(t, e->u.metrics.points, e->u.metrics.n_points, t->ids + off, &t->refused[k], err));
+            off += e->u.metrics.n_points;
+        }
     t->n_ids = n_points;
     return FJ_OK;
 }
@@ -712,6 +726,25 @@ static fj_status precommit(fj_store *s, fj_err *err)
     return FJ_OK;
 }
 
+/* The string points of m into t->strs (docs/metrics.md, "Field types": rows, committed with the
+ * group, so neither logged nor the engine's): their ids become 0 for what follows. */
+static void take_strings(struct fj_pg_ts *t, const fj_metrics *m, uint32_t *ids)
+{
+    for (size_t i = 0; m->n_strings && i < m->n_points; i++) { /* no pass over a body without strings */
+        const fj_metric_point *q = &m->points[i];
+        if (q->ftype != FJ_FT_STRING)
+            continue;
+        if (ids[i]) {
+            fj_pg_i64(&t->strs, 0, ids[i]);
+            fj_pg_i64(&t->strs, 1, q->t);
+            fj_mstr sv = fj_metric_string(m, q);
+            fj_pg_bytea(&t->strs, 2, (const unsigned char *)(sv.n ? sv.p : ""), sv.n);
+            fj_pg_row(&t->strs, 0);
+        }
+        ids[i] = 0;
+    }
+}
+
 fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches, fj_write_count *counts,
                          fj_err *err)
 {
@@ -732,6 +765,8 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
      * envelope's tagged with its row's lsn. */
     fj_pg_cols_reset(&t->cols);
     t->cols.ncols = 7;
+    fj_pg_cols_reset(&t->strs);
+    t->strs.ncols = 3;
     size_t k = 0, off = 0;
     for (size_t b = 0; b < n_batches; b++)
         for (size_t i = 0; batches[b] && i < batches[b]->n_envs; i++, k++) {
@@ -739,6 +774,7 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
             if (e->kind != FJ_KIND_METRICS)
                 continue;
             const fj_metrics *m = &e->u.metrics;
+            take_strings(t, m, t->ids + off);
             if (m->n_points) {
                 uint64_t lsn = 0;
                 FJ_TRY(log_row(t, m, t->ids + off, &lsn, err));
@@ -746,9 +782,15 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
             }
             FJ_TRY(fj_tsw_append_ids(&t->w, m->points, t->ids + off, m->n_points, err));
             off += m->n_points;
-            counts[k].inserted += m->n_points - t->refused[k].dropped;
-            counts[k].dropped = t->refused[k].dropped;
-            counts[k].limit = t->refused[k].dropped ? t->refused[k].limit : FJ_LIMIT_NONE;
+            const fj_write_count *rc = &t->refused[k];
+            counts[k].inserted += m->n_points - rc->dropped - rc->conflicts;
+            counts[k].dropped = rc->dropped;
+            counts[k].limit = rc->dropped ? rc->limit : FJ_LIMIT_NONE;
+            counts[k].conflicts = rc->conflicts;
+            counts[k].conflict_line = rc->conflict_line;
+            counts[k].conflict_sent = rc->conflict_sent;
+            counts[k].conflict_stored = rc->conflict_stored;
+            memcpy(counts[k].conflict_metric, rc->conflict_metric, sizeof rc->conflict_metric);
         }
     if (t->cols.nrows) {
         const char *vals[8];
@@ -758,6 +800,10 @@ fj_status fj_pg_ts_write(fj_store *s, fj_batch *const *batches, size_t n_batches
             return cols_failed(&t->cols, err);
         FJ_TRY(fj_pg_run(s, FJ_PG_TS_LOG_INS, 8, vals, NULL, "request log", err));
     }
+    if (t->strs.st != FJ_OK)
+        return cols_failed(&t->strs, err);
+    if (t->strs.nrows)
+        FJ_TRY(send_rows(s, &t->strs, FJ_PG_TS_STRING_INS, 3, "insert string points", err));
     FJ_TRY(write_messages(s, batches, n_batches, counts, err));
     k = 0;
     for (size_t b = 0; b < n_batches; b++)
@@ -914,6 +960,7 @@ static fj_status cat_key(void *ud, uint32_t id, fj_ts_key *out)
                        &out->stype_id};
     for (int k = 0; k < 7; k++)
         *f[k] = (fj_ts_str){PQgetvalue(t->key_res, 0, k + 1), (size_t)PQgetlength(t->key_res, 0, k + 1)};
+    out->ftype = (uint8_t)fj_pg_int(t->key_res, 0, 8);
     return FJ_OK;
 }
 
@@ -977,7 +1024,9 @@ static fj_status retention(void *ud, int64_t before_ns, fj_err *err)
 {
     char b0[24];
     const char *vals[] = {num(b0, before_ns)};
-    return fj_pg_run(ud, FJ_PG_TS_RETENTION, 1, vals, NULL, "retention", err);
+    FJ_TRY(fj_pg_run(ud, FJ_PG_TS_RETENTION, 1, vals, NULL, "retention", err));
+    FJ_TRY(fj_pg_run(ud, FJ_PG_TS_STRING_CHUNKS_RETENTION, 1, vals, NULL, "retention of string chunks", err));
+    return fj_pg_run(ud, FJ_PG_TS_STRINGS_RETENTION, 1, vals, NULL, "retention of string points", err);
 }
 
 static fj_status trim(void *ud, uint64_t below_lsn, int64_t received_before, fj_err *err)
@@ -994,12 +1043,142 @@ static fj_status retention_and_trim(fj_store *s, fj_err *err)
     return fj_tsw_cleanup(&s->ts->w, &ops, s, wall_ns(), fj_mono_ns(), err);
 }
 
+/* --- packing string points (docs/metrics.md, "Field types"; storage/ts/strchunk.h) ------------- */
+
+#define PACK_EVERY (600 * FJ_TSW_NS) /* a pass at most this often (and once soon after the start) */
+
+/* A bytea cell's bytes (hex text in text mode) added to s as the point at t. */
+static fj_status add_bytea(fj_ts_strs *s, int64_t t, const PGresult *r, int row, int col, fj_err *err)
+{
+    size_t n = 0;
+    unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(r, row, col), &n);
+    fj_status st = b ? fj_ts_strs_add(s, t, (const char *)b, n) : FJ_ENOMEM;
+    PQfreemem(b);
+    return st == FJ_OK ? FJ_OK : oom(err);
+}
+
+/* One series: its rows older than cutoff (locked: a server re-sending one waits, then writes a
+ * new row, the later write) merged over the chunks they overlap into one chunk. */
+static fj_status pack_series(fj_store *s, const char *id, int64_t cutoff, fj_ts_strs *rows, fj_ts_strs *old,
+                             fj_ts_strs *tmp, fj_buf *blob, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    char b1[24], b2[24], b3[24];
+    const char *rv[] = {id, num(b1, cutoff)};
+    PGresult *r;
+    rows->n = rows->data_len = old->n = old->data_len = 0;
+    FJ_TRY(fj_pg_run(s, FJ_PG_TS_PACK_ROWS, 2, rv, &r, "read string points to pack", err));
+    fj_buf ts;
+    fj_buf_init(&ts, (size_t)1 << 30);
+    fj_status st = fj_buf_puts(&ts, "{");
+    for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
+        int64_t tt = fj_pg_int(r, i, 0);
+        st = add_bytea(rows, tt, r, i, 1, err);
+        if (st == FJ_OK)
+            st = fj_buf_printf(&ts, "%s%lld", i ? "," : "", (long long)tt);
+    }
+    PQclear(r);
+    if (st == FJ_OK)
+        st = fj_buf_puts(&ts, "}");
+    if (st != FJ_OK || rows->n < 2) {
+        fj_buf_free(&ts);
+        return st == FJ_OK ? FJ_OK : oom(err);
+    }
+    const char *cv[] = {id, num(b1, rows->t[0]), num(b2, rows->t[rows->n - 1])};
+    if ((st = fj_pg_run(s, FJ_PG_TS_PACK_CHUNKS, 3, cv, &r, "read string chunks to pack", err)) == FJ_OK) {
+        for (int i = 0; st == FJ_OK && i < PQntuples(r); i++) {
+            size_t n = 0;
+            unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 0), &n);
+            st = b ? fj_ts_strchunk_decode(t->codec, b, n, tmp) : FJ_ENOMEM;
+            PQfreemem(b);
+            for (size_t k = 0; st == FJ_OK && k < tmp->n; k++)
+                st = fj_ts_strs_add(old, tmp->t[k], tmp->data + tmp->off[k], tmp->len[k]);
+            if (st != FJ_OK)
+                st = fj_err_set(err, st, "db", "packing the strings of series %s: %s", id,
+                                st == FJ_ENOMEM ? "out of memory" : "a stored chunk is corrupt");
+        }
+        PQclear(r);
+    }
+    int64_t first = 0, last = 0;
+    size_t n = 0;
+    blob->len = 0;
+    fj_status ms = st == FJ_OK ? fj_ts_strchunk_merge(t->codec, old, rows, blob, &first, &last, &n) : st;
+    if (st == FJ_OK && ms != FJ_OK && ms != FJ_EINVAL)
+        st = oom(err);
+    if (st == FJ_OK && ms == FJ_OK) { /* FJ_EINVAL: too many points for one chunk, left as rows */
+        fj_buf hex;
+        fj_buf_init(&hex, (size_t)1 << 31);
+        st = fj_buf_puts(&hex, "\\x");
+        static const char digits[] = "0123456789abcdef";
+        for (size_t i = 0; st == FJ_OK && i < blob->len; i++) {
+            unsigned char c = (unsigned char)blob->data[i];
+            char two[2] = {digits[c >> 4], digits[c & 15]};
+            st = fj_buf_append(&hex, two, 2);
+        }
+        const char *dr[] = {id, ts.data};
+        const char *iv[] = {id, num(b1, last), num(b2, first), num(b3, (int64_t)n), hex.data};
+        if (st != FJ_OK)
+            st = oom(err);
+        else if ((st = fj_pg_run(s, FJ_PG_TS_PACK_DEL_CHUNKS, 3, cv, NULL, "delete packed string chunks", err)) ==
+                     FJ_OK &&
+                 (st = fj_pg_run(s, FJ_PG_TS_PACK_DEL_ROWS, 2, dr, NULL, "delete packed string points", err)) == FJ_OK)
+            st = fj_pg_run(s, FJ_PG_TS_PACK_INS, 5, iv, NULL, "insert a string chunk", err);
+        fj_buf_free(&hex);
+    }
+    fj_buf_free(&ts);
+    return st;
+}
+
+/* The string points older than the flush interval, packed series by series, in the writer's own
+ * transaction; one server at a time (an advisory lock; the others skip the pass). */
+static fj_status pack_strings(fj_store *s, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    if (!t->codec && !(t->codec = fj_ts_codec_create()))
+        return oom(err);
+    PGresult *r;
+    FJ_TRY(fj_pg_run(s, FJ_PG_TS_PACK_LOCK, 0, NULL, &r, "take the packing lock", err));
+    bool got = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    if (!got)
+        return FJ_OK;
+    char b[24];
+    const char *vals[] = {num(b, wall_ns() - (t->w.flush_ns > 0 ? t->w.flush_ns : 12 * 3600 * FJ_TSW_NS))};
+    FJ_TRY(fj_pg_run(s, FJ_PG_TS_PACK_SERIES, 1, vals, &r, "find string points to pack", err));
+    int n = PQntuples(r);
+    char (*ids)[24] = fj_calloc((size_t)n + 1, sizeof *ids);
+    for (int i = 0; ids && i < n; i++)
+        snprintf(ids[i], sizeof ids[i], "%s", PQgetvalue(r, i, 0));
+    PQclear(r);
+    if (!ids)
+        return oom(err);
+    fj_ts_strs rows = {0}, old = {0}, tmp = {0};
+    fj_buf blob;
+    fj_buf_init(&blob, (size_t)1 << 30);
+    fj_status st = FJ_OK;
+    int64_t cutoff = strtoll(vals[0], NULL, 10);
+    for (int i = 0; i < n && st == FJ_OK; i++)
+        st = pack_series(s, ids[i], cutoff, &rows, &old, &tmp, &blob, err);
+    fj_ts_strs_free(&rows);
+    fj_ts_strs_free(&old);
+    fj_ts_strs_free(&tmp);
+    fj_buf_free(&blob);
+    fj_free(ids);
+    return st;
+}
+
 fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), false))
+    if (!t)
         return FJ_OK;
-    return own_txn(s, retention_and_trim, err);
+    int64_t now = fj_mono_ns();
+    fj_status st = fj_tsw_maintain(&t->w, now, false) ? own_txn(s, retention_and_trim, err) : FJ_OK;
+    if (st == FJ_OK && t->w.started && (!t->last_pack || now - t->last_pack >= PACK_EVERY)) {
+        t->last_pack = now;
+        st = own_txn(s, pack_strings, err);
+    }
+    return st;
 }
 
 /* The writer's last transactions at close (fj_tsw_close). */
@@ -1018,6 +1197,7 @@ void fj_pg_ts_close(fj_store *s)
     fj_intern_clear(&t->keys);
     fj_pg_cols_free(&t->cols);
     fj_pg_cols_free(&t->drops);
+    fj_pg_cols_free(&t->strs);
     fj_buf_free(&t->kbuf);
     PQclear(t->key_res);
     fj_free(t->ids);

@@ -35,6 +35,8 @@ struct fj_pg_ts {
     size_t cap_refused;
     fj_pg_cols cols;          /* batched statements' rows */
     fj_pg_cols drops;         /* checkpoints to delete (series, t_last, seq), sent with the chunks */
+    fj_pg_cols strs;          /* the group's string points (series, time, value) */
+    int64_t last_pack;        /* when (monotonic ns) string points were last packed; 0: not yet */
     fj_buf kbuf;              /* a serialised key */
     PGresult *key_res;        /* the lazy catalog's last key, held while the engine reads it */
     /* reader */

@@ -40,7 +40,7 @@ fj_status fj_pg_ts_series(fj_store *s, const fj_ts_sel *sel,
         fj_ts_str f[7];
         for (int k = 0; k < 7; k++)
             f[k] = (fj_ts_str){PQgetvalue(r, i, k + 1), (size_t)PQgetlength(r, i, k + 1)};
-        fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+        fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6], (uint8_t)fj_pg_int(r, i, 8)};
         st = cb(ud, (uint32_t)fj_pg_int(r, i, 0), &key);
     }
     PQclear(r);

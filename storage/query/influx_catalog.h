@@ -22,4 +22,12 @@ fj_status fj_q_ts_clusters(fj_store *s, fj_arena *a, const char ***out, size_t *
 fj_status fj_q_ts_series_of(fj_store *s, const char *cluster, const char *meas,
                             fj_status (*cb)(void *ud, uint32_t id, const fj_ts_key *key), void *ud, fj_err *err);
 
+/* Reader handle: the string points (ts_strings; docs/metrics.md, "Field types") of series
+ * ids[0..n) with from <= t <= to (ns), each series' in time order, handed to cb(ud, i, t, v, len)
+ * with i the series' index in ids (v valid during the call, len bytes, may hold NUL); a
+ * non-FJ_OK return stops and is passed on. */
+fj_status fj_q_ts_strings(fj_store *s, const uint32_t *ids, size_t n, int64_t from, int64_t to,
+                          fj_status (*cb)(void *ud, size_t i, int64_t t, const char *v, size_t len), void *ud,
+                          fj_err *err);
+
 #endif

@@ -18,6 +18,7 @@
 #include "alloc.h"
 #include "storage/ts/cc_json.h"
 #include "log.h"
+#include "storage/ts/strchunk.h"
 #include "storage/ts/writer.h"
 
 #include <stdio.h>
@@ -50,14 +51,15 @@ enum {
     ST_SERIES_KEY,   /* an id's key */
     ST_SERIES_COUNT, /* a cluster's series, for its quota */
     ST_HOST_ANY,     /* whether a host has any series stored */
+    ST_STRING_INS,   /* a string point (docs/metrics.md, "Field types") */
     ST__COUNT
 };
 
 static const char *const st_sql[ST__COUNT] = {
     [ST_LOG_INS] = "INSERT INTO request_log(lsn,received,cluster,unit_ns,max_future_ns,size,body) "
                    "VALUES(?,?,?,?,?,?,?)",
-    [ST_SERIES_INS] = "INSERT OR REPLACE INTO ts_series(id,cluster,host,metric,type,type_id,stype,stype_id) "
-                      "VALUES(?,?,?,?,?,?,?,?)",
+    [ST_SERIES_INS] = "INSERT OR REPLACE INTO ts_series(id,cluster,host,metric,type,type_id,stype,stype_id,ftype) "
+                      "VALUES(?,?,?,?,?,?,?,?,?)",
     [ST_CHUNK_INS] = "INSERT OR REPLACE INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) VALUES(?,?,?,?,?,?)",
     [ST_CHUNK_DEL] = "DELETE FROM ts_chunk WHERE series_id=?1 AND t_last=?2 AND seq=?3",
     [ST_STATE_PUT] = "INSERT INTO ts_state(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value=?2",
@@ -72,7 +74,7 @@ static const char *const st_sql[ST__COUNT] = {
     [ST_CHUNKS] = "SELECT count,t_first,t_last,seq,blob FROM ts_chunk WHERE series_id=?1 AND t_last>=?2 "
                   "AND t_first<=?3",
 #define SERIES_SQL(from, where)                                                                             \
-    "SELECT id,cluster,host,metric,type,type_id,stype,stype_id FROM " from " WHERE cluster=?1" where           \
+    "SELECT id,cluster,host,metric,type,type_id,stype,stype_id,ftype FROM " from " WHERE cluster=?1" where     \
     " ORDER BY host,metric,type,type_id,stype,stype_id"
     [ST_SERIES] = SERIES_SQL("ts_series", ""),
     [ST_SERIES_HOST] = SERIES_SQL("ts_series", " AND host=?2"),
@@ -81,11 +83,12 @@ static const char *const st_sql[ST__COUNT] = {
     [ST_SERIES_METRIC] = SERIES_SQL("ts_series INDEXED BY ts_series_metric", " AND metric=?3"),
     [ST_SERIES_HOST_METRIC] = SERIES_SQL("ts_series", " AND host=?2 AND metric=?3"),
 #undef SERIES_SQL
-    [ST_SERIES_FIND] = "SELECT id FROM ts_series INDEXED BY ts_series_key WHERE cluster=?1 AND host=?2 AND "
+    [ST_SERIES_FIND] = "SELECT id,ftype FROM ts_series INDEXED BY ts_series_key WHERE cluster=?1 AND host=?2 AND "
                        "metric=?3 AND type=?4 AND type_id=?5 AND stype=?6 AND stype_id=?7",
-    [ST_SERIES_KEY] = "SELECT cluster,host,metric,type,type_id,stype,stype_id FROM ts_series WHERE id=?1",
+    [ST_SERIES_KEY] = "SELECT cluster,host,metric,type,type_id,stype,stype_id,ftype FROM ts_series WHERE id=?1",
     [ST_SERIES_COUNT] = "SELECT count(*) FROM ts_series WHERE cluster=?1",
     [ST_HOST_ANY] = "SELECT 1 FROM ts_series INDEXED BY ts_series_key WHERE cluster=?1 AND host=?2 LIMIT 1",
+    [ST_STRING_INS] = FJ_TSW_STRING_UPSERT,
 };
 
 struct fj_sq_ts {
@@ -107,6 +110,7 @@ struct fj_sq_ts {
     /* Hosts (cluster NUL host) looked at by cat_find: HOST_UNSTORED, the database had no series of
      * it then, so every one it has now is one the engine made and holds; HOST_STORED, it had. */
     fj_intern hosts;
+    int64_t last_pack;     /* when (monotonic ns) string points were last packed; 0: not yet */
     /* reader */
     fj_ts_codec *codec;
 };
@@ -162,7 +166,8 @@ static fj_status run_vals(fj_store *s, int id, const fj_wval *v, size_t n, const
 static fj_status sink_series(void *ud, uint32_t id, const fj_ts_key *k)
 {
     const fj_wval v[] = {fj_wv_int(id),    key_str(k->cluster), key_str(k->host),  key_str(k->metric),
-                         key_str(k->type), key_str(k->type_id), key_str(k->stype), key_str(k->stype_id)};
+                         key_str(k->type), key_str(k->type_id), key_str(k->stype), key_str(k->stype_id),
+                         fj_wv_int(k->ftype)};
     fj_err err = {0};
     return run_vals(ud, ST_SERIES_INS, v, sizeof v / sizeof v[0], "insert series", &err);
 }
@@ -227,27 +232,78 @@ void fj_sq_ts_end(fj_store *s, bool committed)
 
 /* --- the write path ------------------------------------------------------------------------- */
 
-/* Appends the points to the engine; with record, also adds them, as the engine resolved them, to
- * the point record begun by the caller. */
-static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, size_t n, bool record, fj_err *err)
+/* A point the engine dropped: a type conflict when its series is held with another type, else
+ * a quota's refusal. */
+static void dropped_point(struct fj_sq_ts *t, const fj_ts_key *k, const fj_metric_point *q, fj_write_count *cnt)
 {
+    int stored = fj_ts_series_ftype(t->w.eng, k);
+    if (stored >= 0 && !fj_ts_ftype_fits((uint8_t)stored, k->ftype))
+        fj_tsw_note_conflict(cnt, q, stored);
+    else
+        t->dropped++;
+}
+
+/* Appends the points to the engine; with record, also adds them, as the engine resolved them, to
+ * the point record begun by the caller. String points are not the engine's (write_strings). */
+static fj_status append_points(struct fj_sq_ts *t, const fj_metric_point *p, size_t n, bool record,
+                               fj_write_count *cnt, fj_err *err)
+{
+    uint32_t got[APPEND_SLICE];
+    uint16_t at[APPEND_SLICE];
     for (size_t off = 0; off < n; off += APPEND_SLICE) {
-        size_t k = n - off < APPEND_SLICE ? n - off : APPEND_SLICE;
+        size_t k = n - off < APPEND_SLICE ? n - off : APPEND_SLICE, np = 0;
         for (size_t i = 0; i < k; i++) {
             const fj_metric_point *q = &p[off + i];
-            t->pts[i] = (fj_ts_point){
-                .key = {{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n}, {q->metric.p, q->metric.n},
-                        {q->type.p, q->type.n}, {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
-                        {q->stype_id.p, q->stype_id.n}},
-                .t = q->t,
-                .v = q->v};
+            if (q->ftype == FJ_FT_STRING)
+                continue;
+            at[np] = (uint16_t)i;
+            t->pts[np++] = (fj_ts_point){.key = fj_tsw_key_of(q), .t = q->t, .v = q->v};
         }
-        fj_status st = fj_ts_append(t->w.eng, t->pts, k, t->ids, NULL, err);
+        /* without strings (the common case) the engine's ids are the slice's */
+        uint32_t *ids = np == k ? t->ids : got;
+        fj_status st = np ? fj_ts_append(t->w.eng, t->pts, np, ids, NULL, err) : FJ_OK;
         if (st != FJ_OK)
             return st;
-        for (size_t i = 0; i < k; i++)
-            t->dropped += !t->ids[i];
+        if (np != k) {
+            memset(t->ids, 0, k * sizeof *t->ids);
+            for (size_t j = 0; j < np; j++)
+                t->ids[at[j]] = got[j];
+        }
+        for (size_t j = 0; j < np; j++)
+            if (!ids[j])
+                dropped_point(t, &t->pts[j].key, &p[off + at[j]], cnt);
         if (record && (st = fj_tsw_record_add(&t->w, t->ids, p + off, k, err)) != FJ_OK)
+            return st;
+    }
+    return FJ_OK;
+}
+
+/* The string points of m as rows (ts_strings), committed with the group: they need no request
+ * log. Their series are the engine's, as every series (one id, one type). */
+static fj_status write_strings(fj_store *s, const fj_metrics *m, fj_write_count *cnt, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    for (size_t i = 0; m->n_strings && i < m->n_points; i++) { /* no pass over a body without strings */
+        const fj_metric_point *q = &m->points[i];
+        if (q->ftype != FJ_FT_STRING)
+            continue;
+        fj_ts_key k = fj_tsw_key_of(q);
+        uint32_t id = 0;
+        fj_status st = fj_ts_series_get(t->w.eng, &k, true, &id);
+        if (st == FJ_ELIMITED) {
+            t->dropped++;
+            continue;
+        }
+        if (st == FJ_ECONFLICT) {
+            fj_tsw_note_conflict(cnt, q, fj_ts_series_ftype(t->w.eng, &k));
+            continue;
+        }
+        if (st != FJ_OK)
+            return fj_err_set(err, st, "db", "line %u: the series of field '%.*s' could not be made", q->line,
+                              (int)(q->metric.n > 64 ? 64 : q->metric.n), q->metric.p);
+        fj_mstr sv = fj_metric_string(m, q);
+        const fj_wval v[] = {fj_wv_int(id), fj_wv_int(q->t), {.type = FJ_WV_BLOB, .u.s = {sv.n ? sv.p : "", sv.n}}};
+        if ((st = run_vals(s, ST_STRING_INS, v, sizeof v / sizeof v[0], "insert string point", err)) != FJ_OK)
             return st;
     }
     return FJ_OK;
@@ -284,7 +340,7 @@ static fj_status log_body(fj_store *s, const fj_metrics *m, fj_err *err)
 
 /* The default: the points are appended and logged as one point record (storage/ts/request_log.h: ~5 bytes a
  * point, nothing to compress). size holds the number of points. */
-static fj_status append_and_log_points(fj_store *s, const fj_metrics *m, fj_err *err)
+static fj_status append_and_log_points(fj_store *s, const fj_metrics *m, fj_write_count *cnt, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
     fj_status fs = fj_tsw_record_begin(&t->w, err);
@@ -292,7 +348,7 @@ static fj_status append_and_log_points(fj_store *s, const fj_metrics *m, fj_err 
         return fs;
     uint64_t lsn = t->w.next_lsn++;
     fj_ts_engine_set_lsn(t->w.eng, lsn);
-    fs = append_points(t, m->points, m->n_points, true, err);
+    fs = append_points(t, m->points, m->n_points, true, cnt, err);
     const void *rec = NULL;
     size_t len = 0;
     if (fs == FJ_OK)
@@ -445,12 +501,14 @@ fj_status fj_sq_write_metrics(fj_store *s, const fj_envelope *e, fj_write_count 
     if (m->n_points) {
         if (t->w.keep_ns && m->raw) {
             if ((st = log_body(s, m, err)) != FJ_OK ||
-                (st = append_points(t, m->points, m->n_points, false, err)) != FJ_OK)
+                (st = append_points(t, m->points, m->n_points, false, cnt, err)) != FJ_OK)
                 return st;
-        } else if ((st = append_and_log_points(s, m, err)) != FJ_OK) {
+        } else if ((st = append_and_log_points(s, m, cnt, err)) != FJ_OK) {
             return st;
         }
-        cnt->inserted += m->n_points - t->dropped;
+        if ((st = write_strings(s, m, cnt, err)) != FJ_OK)
+            return st;
+        cnt->inserted += m->n_points - t->dropped - cnt->conflicts;
         cnt->dropped = t->dropped;
         cnt->limit = t->dropped ? t->limit : FJ_LIMIT_NONE;
     }
@@ -511,7 +569,7 @@ static fj_status host_may_have(fj_store *s, const fj_ts_key *k, bool *may, fj_er
     return FJ_OK;
 }
 
-static fj_status cat_find(void *ud, const fj_ts_key *k, uint32_t *id)
+static fj_status cat_find(void *ud, const fj_ts_key *k, uint32_t *id, uint8_t *ftype)
 {
     fj_store *s = ud;
     fj_err err = {0};
@@ -529,6 +587,8 @@ static fj_status cat_find(void *ud, const fj_ts_key *k, uint32_t *id)
     fj_sq_bind_vals(st, 1, v, sizeof v / sizeof v[0]);
     int rc = sqlite3_step(st);
     int64_t got = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    if (rc == SQLITE_ROW)
+        *ftype = (uint8_t)sqlite3_column_int(st, 1);
     sqlite3_reset(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return fj_sq_status(rc);
@@ -565,6 +625,8 @@ static fj_status cat_key(void *ud, uint32_t id, fj_ts_key *out)
         *f[i] = (fj_ts_str){t->key + used, n};
         used += n;
     }
+    if (fs == FJ_OK)
+        out->ftype = (uint8_t)sqlite3_column_int(st, 7);
     sqlite3_reset(st);
     return fs;
 }
@@ -620,7 +682,8 @@ static fj_status load_catalog(void *ud, fj_err *err)
 /* A logged request's decoded points: the engine finds (or creates) their series. */
 static fj_status replay_append(void *ud, const fj_metrics *m, fj_err *err)
 {
-    return append_points(ud, m->points, m->n_points, false, err);
+    /* string points were committed as rows with their log row: nothing to replay */
+    return append_points(ud, m->points, m->n_points, false, NULL, err);
 }
 
 static fj_status replay(void *ud, uint64_t from_lsn, size_t *n_req, size_t *n_pts, fj_err *err)
@@ -750,7 +813,10 @@ static fj_status delete_before(fj_store *s, const char *sql, int n, int64_t a, i
 
 static fj_status retention(void *ud, int64_t before_ns, fj_err *err)
 {
-    return delete_before(ud, "DELETE FROM ts_chunk WHERE t_last<?1", 1, before_ns, 0, "retention", err);
+    fj_status st = delete_before(ud, "DELETE FROM ts_chunk WHERE t_last<?1", 1, before_ns, 0, "retention", err);
+    if (st == FJ_OK)
+        st = delete_before(ud, "DELETE FROM ts_string_chunk WHERE t_last<?1", 1, before_ns, 0, "retention", err);
+    return st == FJ_OK ? delete_before(ud, "DELETE FROM ts_strings WHERE t<?1", 1, before_ns, 0, "retention", err) : st;
 }
 
 static fj_status trim(void *ud, uint64_t below_lsn, int64_t received_before, fj_err *err)
@@ -796,6 +862,124 @@ static void cut_wal(fj_store *s, int64_t now)
         t->wal_grew = false;
 }
 
+/* --- packing string points (docs/metrics.md, "Field types"; storage/ts/strchunk.h) ------------- */
+
+#define PACK_EVERY (600 * FJ_TSW_NS) /* a pass at most this often (and once soon after the start) */
+#define PACK_SERIES 256              /* series packed per pass */
+
+static fj_status pack_fail(fj_store *s, sqlite3_stmt *a, sqlite3_stmt *b, int rc, fj_err *err)
+{
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    return fj_sq_fail(s, rc, "pack string points", err);
+}
+
+/* One series: its rows older than cutoff merged over the chunks they overlap into one chunk. */
+static fj_status pack_series(fj_store *s, int64_t id, int64_t cutoff, fj_ts_strs *rows, fj_ts_strs *old,
+                             fj_ts_strs *tmp, fj_buf *blob, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    sqlite3_stmt *a = NULL, *b = NULL;
+    rows->n = rows->data_len = old->n = old->data_len = 0;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT t, v FROM ts_strings WHERE series_id=?1 AND t<?2 ORDER BY t", -1, &a, NULL);
+    if (rc != SQLITE_OK)
+        return pack_fail(s, a, b, rc, err);
+    sqlite3_bind_int64(a, 1, id);
+    sqlite3_bind_int64(a, 2, cutoff);
+    while ((rc = sqlite3_step(a)) == SQLITE_ROW)
+        if (fj_ts_strs_add(rows, sqlite3_column_int64(a, 0), sqlite3_column_blob(a, 1),
+                           (size_t)sqlite3_column_bytes(a, 1)) != FJ_OK)
+            return sqlite3_finalize(a), fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    sqlite3_finalize(a);
+    a = NULL;
+    if (rc != SQLITE_DONE)
+        return pack_fail(s, a, b, rc, err);
+    if (rows->n < 2)
+        return FJ_OK;
+    int64_t lo = rows->t[0], hi = rows->t[rows->n - 1];
+    rc = sqlite3_prepare_v2(s->db, "SELECT blob FROM ts_string_chunk WHERE series_id=?1 AND t_last>=?2 AND "
+                                   "t_first<=?3 ORDER BY t_first", -1, &a, NULL);
+    if (rc != SQLITE_OK)
+        return pack_fail(s, a, b, rc, err);
+    sqlite3_bind_int64(a, 1, id);
+    sqlite3_bind_int64(a, 2, lo);
+    sqlite3_bind_int64(a, 3, hi);
+    fj_status st = FJ_OK;
+    while (st == FJ_OK && (rc = sqlite3_step(a)) == SQLITE_ROW) {
+        st = fj_ts_strchunk_decode(t->codec, sqlite3_column_blob(a, 0), (size_t)sqlite3_column_bytes(a, 0), tmp);
+        for (size_t i = 0; st == FJ_OK && i < tmp->n; i++)
+            st = fj_ts_strs_add(old, tmp->t[i], tmp->data + tmp->off[i], tmp->len[i]);
+    }
+    sqlite3_finalize(a);
+    a = NULL;
+    if (st != FJ_OK)
+        return fj_err_set(err, st, "db", "packing the strings of series %lld: %s", (long long)id,
+                          st == FJ_ENOMEM ? "out of memory" : "a stored chunk is corrupt");
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return pack_fail(s, a, b, rc, err);
+    int64_t first, last;
+    size_t n;
+    blob->len = 0;
+    if ((st = fj_ts_strchunk_merge(t->codec, old, rows, blob, &first, &last, &n)) != FJ_OK)
+        return st == FJ_EINVAL ? FJ_OK : fj_err_set(err, st, "db", "out of memory"); /* too many: left as rows */
+    const char *sql[] = {"DELETE FROM ts_string_chunk WHERE series_id=?1 AND t_last>=?2 AND t_first<=?3",
+                         "DELETE FROM ts_strings WHERE series_id=?1 AND t<?4",
+                         "INSERT INTO ts_string_chunk(series_id,t_last,t_first,count,blob) VALUES(?1,?5,?6,?7,?8)"};
+    for (int k = 0; k < 3; k++) {
+        if ((rc = sqlite3_prepare_v2(s->db, sql[k], -1, &b, NULL)) != SQLITE_OK)
+            return pack_fail(s, a, b, rc, err);
+        sqlite3_bind_int64(b, 1, id);
+        sqlite3_bind_int64(b, 2, lo);
+        sqlite3_bind_int64(b, 3, hi);
+        sqlite3_bind_int64(b, 4, cutoff);
+        sqlite3_bind_int64(b, 5, last);
+        sqlite3_bind_int64(b, 6, first);
+        sqlite3_bind_int64(b, 7, (int64_t)n);
+        sqlite3_bind_blob(b, 8, blob->data, (int)blob->len, SQLITE_STATIC);
+        rc = sqlite3_step(b);
+        sqlite3_finalize(b);
+        b = NULL;
+        if (rc != SQLITE_DONE)
+            return pack_fail(s, a, b, rc, err);
+    }
+    return FJ_OK;
+}
+
+/* The string points older than the flush interval, packed series by series (in the writer's own
+ * transaction): a row each costs its text and some 27 bytes, a chunk about what zstd makes of
+ * the texts. */
+static fj_status pack_strings(fj_store *s, fj_err *err)
+{
+    struct fj_sq_ts *t = s->ts;
+    int64_t cutoff = wall_ns() - (t->w.flush_ns > 0 ? t->w.flush_ns : 12 * 3600 * FJ_TSW_NS);
+    if (!t->codec && !(t->codec = fj_ts_codec_create()))
+        return fj_err_set(err, FJ_ENOMEM, "db", "out of memory");
+    sqlite3_stmt *c = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT series_id FROM ts_strings WHERE t<?1 GROUP BY series_id "
+                                       "HAVING count(*) >= 2 LIMIT 256", -1, &c, NULL); /* PACK_SERIES */
+    if (rc != SQLITE_OK)
+        return pack_fail(s, c, NULL, rc, err);
+    sqlite3_bind_int64(c, 1, cutoff);
+    int64_t ids[PACK_SERIES];
+    size_t n = 0;
+    while (n < PACK_SERIES && (rc = sqlite3_step(c)) == SQLITE_ROW)
+        ids[n++] = sqlite3_column_int64(c, 0);
+    sqlite3_finalize(c);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fj_sq_fail(s, rc, "pack string points", err);
+    fj_ts_strs rows = {0}, old = {0}, tmp = {0};
+    fj_buf blob;
+    fj_buf_init(&blob, (size_t)1 << 30);
+    fj_status st = FJ_OK;
+    for (size_t i = 0; i < n && st == FJ_OK; i++)
+        st = pack_series(s, ids[i], cutoff, &rows, &old, &tmp, &blob, err);
+    fj_ts_strs_free(&rows);
+    fj_ts_strs_free(&old);
+    fj_ts_strs_free(&tmp);
+    fj_buf_free(&blob);
+    return st;
+}
+
 fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_sq_ts *t = s->ts;
@@ -803,6 +987,10 @@ fj_status fj_sq_ts_maintain(fj_store *s, fj_err *err)
         return FJ_OK;
     int64_t now = fj_mono_ns();
     fj_status st = fj_tsw_maintain(&t->w, now, t->free_pages_left) ? own_txn(s, retention_and_trim, err) : FJ_OK;
+    if (st == FJ_OK && t->w.started && (!t->last_pack || now - t->last_pack >= PACK_EVERY)) {
+        t->last_pack = now;
+        st = own_txn(s, pack_strings, err);
+    }
     if (st == FJ_OK && t->w.started && !t->free_pages_left)
         cut_wal(s, now);
     return st;
@@ -834,6 +1022,7 @@ void fj_sq_ts_close(fj_store *s)
 
 typedef struct series_row {
     uint32_t id;
+    uint8_t ftype;
     size_t off[7], len[7];
 } series_row;
 
@@ -861,7 +1050,7 @@ fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
     fj_buf_init(&rows, (size_t)1 << 30);
     fj_status fs = FJ_OK;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        series_row r = {.id = (uint32_t)sqlite3_column_int64(st, 0)};
+        series_row r = {.id = (uint32_t)sqlite3_column_int64(st, 0), .ftype = (uint8_t)sqlite3_column_int(st, 8)};
         for (int i = 0; i < 7; i++) {
             r.off[i] = strs.len;
             r.len[i] = (size_t)sqlite3_column_bytes(st, i + 1);
@@ -887,7 +1076,7 @@ fj_status fj_sq_ts_series(fj_store *s, const fj_ts_sel *sel,
         fj_ts_str f[7];
         for (int k = 0; k < 7; k++)
             f[k] = (fj_ts_str){strs.data ? strs.data + r.off[k] : "", r.len[k]};
-        fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+        fj_ts_key key = {f[0], f[1], f[2], f[3], f[4], f[5], f[6], r.ftype};
         fs = cb(ud, r.id, &key);
     }
     fj_buf_free(&strs);

@@ -69,6 +69,7 @@ typedef struct series {
     uint64_t key_off; /* into the key store; key_len 0 means no series has this id */
     uint16_t key_len;
     uint8_t sorted;   /* the buffer is an fj_ts_obuf (strictly increasing time) */
+    uint8_t ftype;    /* the field's type (fj_ts_ftype), fixed when the series is made */
     uint32_t next;    /* the series appended right after this one last time (a guess) */
     int64_t t_open;   /* data time when the buffer got its first point */
     uint64_t lsn_min; /* lsn of the first buffered write not in a committed checkpoint; LSN_NONE */
@@ -93,6 +94,7 @@ struct fj_ts_engine {
     fj_ts_catalog cat; /* the caller's, when series are learnt on first use */
     size_t n_loaded;   /* series the catalog handed */
     uint64_t refused;  /* points whose new series admit refused */
+    uint64_t conflicts; /* points whose type was not their series' */
 
     slot *tab;
     size_t tab_mask;
@@ -212,6 +214,7 @@ static size_t encode_key(const fj_ts_key *k, unsigned char *out)
 
 static void decode_key(const char *p, fj_ts_key *k)
 {
+    k->ftype = FJ_TS_FLOAT; /* the caller sets the series' own */
     fj_ts_str *f[N_KEY_FIELDS] = {&k->cluster, &k->host,  &k->metric,  &k->type,
                                   &k->type_id, &k->stype, &k->stype_id};
     const unsigned char *q = (const unsigned char *)p;
@@ -274,7 +277,7 @@ static uint32_t first_target(const fj_ts_engine *e, uint32_t tag)
 
 /* Adds series id with the encoded key at table position pos (from tab_find). Exclusive lock held. */
 static fj_status add_series(fj_ts_engine *e, uint32_t id, const unsigned char *k, size_t len,
-                            uint32_t tag, size_t pos)
+                            uint32_t tag, size_t pos, uint8_t ftype)
 {
     size_t s_cap = e->s_cap;
     if (!fj_grow(&e->s, &e->s_cap, (size_t)id + 1, sizeof *e->s, 1024))
@@ -296,6 +299,7 @@ static fj_status add_series(fj_ts_engine *e, uint32_t id, const unsigned char *k
     s->key_off = e->keys_len;
     s->key_len = (uint16_t)len;
     s->tag = tag;
+    s->ftype = ftype;
     s->target = first_target(e, tag);
     s->lsn_min = LSN_NONE;
     e->keys_len += len;
@@ -314,14 +318,15 @@ static fj_status catalog_find(fj_ts_engine *e, const fj_ts_key *key, const unsig
                               uint32_t tag, size_t pos, uint32_t *id)
 {
     uint32_t found = 0;
+    uint8_t ftype = key->ftype;
     pthread_rwlock_unlock(&e->lock);
-    fj_status st = e->cat.find(e->cat.ud, key, &found);
+    fj_status st = e->cat.find(e->cat.ud, key, &found, &ftype);
     pthread_rwlock_wrlock(&e->lock);
     if (st != FJ_OK)
         return st;
     if (found == 0 || found == UINT32_MAX || (found < e->s_cap && e->s[found].key_len))
         return FJ_EIO; /* the catalog disagrees with itself: an id of another key */
-    if ((st = add_series(e, found, k, len, tag, pos)) != FJ_OK)
+    if ((st = add_series(e, found, k, len, tag, pos, ftype)) != FJ_OK)
         return st;
     if (found >= e->next_id)
         e->next_id = found + 1;
@@ -357,7 +362,7 @@ static fj_status catalog_load_id(fj_ts_engine *e, uint32_t id)
     size_t pos;
     if (tab_find(e, k, len, tag, &pos))
         return FJ_ENOTFOUND; /* the key is held under another id */
-    if ((st = add_series(e, id, k, len, tag, pos)) != FJ_OK)
+    if ((st = add_series(e, id, k, len, tag, pos, key.ftype)) != FJ_OK)
         return st;
     if (id >= e->next_id)
         e->next_id = id + 1;
@@ -405,7 +410,7 @@ static fj_status get_locked(fj_ts_engine *e, const fj_ts_key *key, bool create, 
     if (!fj_grow(&e->newids, &e->new_cap, e->n_new + 1, sizeof *e->newids, 256))
         return FJ_ENOMEM;
     uint32_t nid = e->next_id;
-    fj_status st = add_series(e, nid, k, len, tag, pos);
+    fj_status st = add_series(e, nid, k, len, tag, pos, key->ftype);
     if (st != FJ_OK)
         return st;
     e->next_id++;
@@ -500,7 +505,7 @@ fj_status fj_ts_engine_load_series(fj_ts_engine *e, uint32_t id, const fj_ts_key
     if (tab_find(e, k, len, tag, &pos) || (id < e->s_cap && e->s[id].key_len)) {
         st = FJ_ECONFLICT;
     } else {
-        st = add_series(e, id, k, len, tag, pos);
+        st = add_series(e, id, k, len, tag, pos, key->ftype);
         if (st == FJ_OK && id >= e->next_id)
             e->next_id = id + 1;
     }
@@ -517,12 +522,34 @@ void fj_ts_engine_set_catalog(fj_ts_engine *e, const fj_ts_catalog *cat, uint32_
     pthread_rwlock_unlock(&e->lock);
 }
 
+bool fj_ts_ftype_fits(uint8_t stored, uint8_t sent)
+{
+    return stored == sent || (stored == FJ_TS_UNTYPED && sent != FJ_TS_STRING);
+}
+
 fj_status fj_ts_series_get(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t *id)
 {
     pthread_rwlock_wrlock(&e->lock);
     fj_status st = get_locked(e, key, create, 0, id);
+    if (st == FJ_OK && !fj_ts_ftype_fits(e->s[*id].ftype, key->ftype))
+        st = FJ_ECONFLICT;
     pthread_rwlock_unlock(&e->lock);
     return st;
+}
+
+int fj_ts_series_ftype(fj_ts_engine *e, const fj_ts_key *key)
+{
+    unsigned char k[ENC_KEY_MAX];
+    size_t len = encode_key(key, k);
+    if (!len)
+        return -1;
+    uint32_t tag = (uint32_t)(hash_bytes(k, len) >> 32);
+    size_t pos;
+    pthread_rwlock_rdlock(&e->lock);
+    uint32_t found = tab_find(e, k, len, tag, &pos);
+    int ft = found ? e->s[found].ftype : -1;
+    pthread_rwlock_unlock(&e->lock);
+    return ft;
 }
 
 fj_status fj_ts_series_find(fj_ts_engine *e, const fj_ts_key *key, uint32_t *id)
@@ -535,11 +562,12 @@ fj_status fj_ts_series_find(fj_ts_engine *e, const fj_ts_key *key, uint32_t *id)
     size_t pos;
     pthread_rwlock_rdlock(&e->lock);
     uint32_t found = tab_find(e, k, len, tag, &pos);
+    bool fits = found && fj_ts_ftype_fits(e->s[found].ftype, key->ftype);
     pthread_rwlock_unlock(&e->lock);
     if (!found)
         return FJ_ENOTFOUND;
     *id = found;
-    return FJ_OK;
+    return fits ? FJ_OK : FJ_ECONFLICT;
 }
 
 fj_status fj_ts_series_key(fj_ts_engine *e, uint32_t id, char *buf, size_t cap, fj_ts_key *out)
@@ -563,6 +591,7 @@ fj_status fj_ts_series_key(fj_ts_engine *e, uint32_t id, char *buf, size_t cap, 
         st = FJ_ETOOBIG;
         goto out;
     }
+    out->ftype = e->s[id].ftype;
     for (int i = 0; i < N_KEY_FIELDS; i++) {
         memcpy(buf, src[i]->p, src[i]->n);
         buf[src[i]->n] = '\0';
@@ -915,7 +944,9 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32
         }
         size_t m = n - i < RESOLVE_BATCH ? n - i : RESOLVE_BATCH, got = 0;
         uint32_t ids[RESOLVE_BATCH];
+        bool clash[RESOLVE_BATCH];
         for (; got < m; got++) {
+            clash[got] = false;
             st = get_locked(e, &pts[i + got].key, true, prev ? e->s[prev].next : 0, &ids[got]);
             if (st == FJ_ELIMITED) { /* refused by admit: the point is dropped, the rest goes on */
                 st = FJ_OK;
@@ -923,6 +954,11 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32
             }
             if (st != FJ_OK)
                 break;
+            if (!fj_ts_ftype_fits(e->s[ids[got]].ftype, pts[i + got].key.ftype)) { /* dropped too */
+                clash[got] = true;
+                ids[got] = 0;
+                continue;
+            }
             if (prev)
                 e->s[prev].next = ids[got];
             prev = ids[got];
@@ -941,7 +977,10 @@ fj_status fj_ts_append(fj_ts_engine *e, const fj_ts_point *pts, size_t n, uint32
             }
             const fj_ts_point *p = &pts[i + done];
             if (!ids[done]) {
-                e->refused++;
+                if (clash[done])
+                    e->conflicts++;
+                else
+                    e->refused++;
                 if (ids_out)
                     ids_out[i + done] = 0;
                 continue;
@@ -1040,6 +1079,7 @@ fj_status fj_ts_engine_emit(fj_ts_engine *e, const fj_ts_sink *sink)
         uint32_t id = e->newids[e->new_emitted];
         fj_ts_key k;
         decode_key(e->keys + e->s[id].key_off, &k);
+        k.ftype = e->s[id].ftype;
         fj_status st = sink->series ? sink->series(sink->ud, id, &k) : FJ_OK;
         if (st != FJ_OK)
             return st;
@@ -1163,7 +1203,8 @@ void fj_ts_engine_stats(const fj_ts_engine *e, fj_ts_stats *st)
                         .pending_bytes = e->pending_bytes, .sealed_chunks = e->sealed_chunks,
                         .sealed_points = e->sealed_points, .sealed_bytes = e->sealed_bytes,
                         .open_bytes = e->buffer_bytes, .unckpt_writes = e->unckpt,
-                        .loaded = e->n_loaded, .refused = e->refused};
+                        .loaded = e->n_loaded, .refused = e->refused,
+                        .conflicts = e->conflicts};
     st->buffer_bytes = e->buffer_bytes + e->s_cap * sizeof(series) +
                        (e->tab_mask + 1) * sizeof(slot) + e->keys_cap;
 }

@@ -55,9 +55,26 @@ typedef struct fj_ts_str {
     size_t n;
 } fj_ts_str;
 
-/* A series key. An absent tag is the empty string (line-protocol tag values are never empty). */
+/* A series' field type, as InfluxDB's; the values of ts_series.ftype (and of fj_ftype in
+ * ingest/records/metrics.h). FJ_TS_UNTYPED: a series stored before fjord kept types, which takes
+ * floats, integers and booleans, and answers floats. A string series has no points here: the
+ * backends keep its values as rows (docs/metrics.md, "Field types"); the engine holds its key and
+ * type only, so that a series has one id and one type whatever its values are. */
+typedef enum fj_ts_ftype {
+    FJ_TS_FLOAT = 0,
+    FJ_TS_INTEGER = 1,
+    FJ_TS_STRING = 2,
+    FJ_TS_BOOLEAN = 3,
+    FJ_TS_UNTYPED = 4
+} fj_ts_ftype;
+
+/* A series key. An absent tag is the empty string (line-protocol tag values are never empty).
+ * ftype is no part of the key: a series is made with the type of its first point, and a point of
+ * another type is refused (fj_ts_append, fj_ts_series_get); the engine sets it on every key it
+ * hands out (sink, fj_ts_series_key). */
 typedef struct fj_ts_key {
     fj_ts_str cluster, host, metric, type, type_id, stype, stype_id;
+    uint8_t ftype; /* fj_ts_ftype */
 } fj_ts_key;
 
 /* Most bytes of the seven strings of one key together. */
@@ -113,14 +130,14 @@ void fj_ts_engine_close(fj_ts_engine *e);
  * learns a series on first use (start-up no longer reads every series; docs/metrics.md, "Lazy
  * catalog"). Each function runs on the writer thread with the engine's lock released, so readers
  * are not held up by the database; the strings it hands back stay valid until its next call.
- * find: the id of a key the engine does not hold (FJ_OK, FJ_ENOTFOUND when the catalog has none,
- * or a failure that the append returns). key: the key of an id the engine does not hold (a
+ * find: the id of a key the engine does not hold and its stored type (FJ_OK, FJ_ENOTFOUND when
+ * the catalog has none, or a failure that the append returns). key: the key of an id the engine does not hold (a
  * logged point's series at replay): FJ_OK or FJ_ENOTFOUND. admit (may be NULL): whether a series
  * that exists nowhere may be created now; false drops its point (fj_ts_append's ids say which),
  * the caller keeping track of why (a quota, storage/core/quota.h). */
 typedef struct fj_ts_catalog {
-    fj_status (*find)(void *ud, const fj_ts_key *key, uint32_t *id);
-    fj_status (*key)(void *ud, uint32_t id, fj_ts_key *out);
+    fj_status (*find)(void *ud, const fj_ts_key *key, uint32_t *id, uint8_t *ftype);
+    fj_status (*key)(void *ud, uint32_t id, fj_ts_key *out); /* out->ftype too */
     bool (*admit)(void *ud, const fj_ts_key *key);
     void *ud;
 } fj_ts_catalog;
@@ -133,11 +150,22 @@ void fj_ts_engine_set_catalog(fj_ts_engine *e, const fj_ts_catalog *cat, uint32_
  * FJ_EINVAL (id 0, key too long), FJ_ECONFLICT (id or key already present), FJ_ENOMEM. */
 fj_status fj_ts_engine_load_series(fj_ts_engine *e, uint32_t id, const fj_ts_key *key);
 
-/* The id of key, created (and queued for the sink) if new and create is set. FJ_OK,
- * FJ_ENOTFOUND (absent and !create), FJ_EINVAL (key too long), FJ_ENOMEM. */
+/* The id of key, created (and queued for the sink) with key->ftype if new and create is set.
+ * FJ_OK, FJ_ENOTFOUND (absent and !create), FJ_ECONFLICT (the series is of a type key->ftype does
+ * not fit, fj_ts_ftype_fits; *id is set), FJ_ELIMITED (the catalog's admit refused a new series),
+ * FJ_EINVAL (key too long), FJ_ENOMEM. */
 fj_status fj_ts_series_get(fj_ts_engine *e, const fj_ts_key *key, bool create, uint32_t *id);
 
-/* Any thread: the id of an existing key; FJ_OK or FJ_ENOTFOUND (also for a key too long). */
+/* Whether a point of type sent may go to a series of type stored: the same type, or a number or
+ * boolean to an untyped series. */
+bool fj_ts_ftype_fits(uint8_t stored, uint8_t sent);
+
+/* Any thread: the type of the series of key held in memory (fj_ts_ftype), or -1 when the engine
+ * holds none (for a writer that finds a point dropped: a conflict when held, else a quota). */
+int fj_ts_series_ftype(fj_ts_engine *e, const fj_ts_key *key);
+
+/* Any thread: the id of an existing key; FJ_OK, FJ_ENOTFOUND (also for a key too long) or
+ * FJ_ECONFLICT (*id set: the series' type is one key->ftype does not fit). */
 fj_status fj_ts_series_find(fj_ts_engine *e, const fj_ts_key *key, uint32_t *id);
 
 /* Any thread: the key of id, its strings copied into buf (each NUL-terminated). FJ_OK,
@@ -154,7 +182,8 @@ uint64_t fj_ts_engine_durable_lsn(fj_ts_engine *e);
 
 /* Appends pts[0..n) in order, creating series as needed, sealing as the policy says; ids (may be
  * NULL) receives the series id of every point appended, 0 for a point dropped because the
- * catalog's admit refused its new series. Returns FJ_OK, or the first failure:
+ * catalog's admit refused its new series or because its type does not fit its series'
+ * (fj_ts_ftype_fits; fj_ts_series_ftype then finds the series). Returns FJ_OK, or the first failure:
  * FJ_EINVAL (a key too long), FJ_ENOMEM; *n_done (may be NULL) is then the number of points
  * appended before it, and err names the point. A seal that fails for lack of memory keeps its
  * points buffered and is retried by later appends. */
@@ -239,6 +268,7 @@ typedef struct fj_ts_stats {
     size_t unckpt_writes; /* points written since the last committed checkpoint */
     size_t loaded;        /* of series: those the catalog handed (fj_ts_catalog), not created */
     uint64_t refused;     /* points dropped because admit refused their series, since open */
+    uint64_t conflicts;   /* points dropped because their type was not their series', since open */
 } fj_ts_stats;
 
 /* Counters for monitoring and benchmarks (writer thread). */

@@ -5,6 +5,8 @@
 #include "ingest/cc.h"
 #include "log.h"
 
+#include <string.h>
+
 #define NS FJ_TSW_NS
 #define DEFAULT_FLUSH_S (12 * 3600)
 #define DEFAULT_MAX_BUFFERED ((size_t)16 << 20)
@@ -130,12 +132,13 @@ fj_status fj_tsw_start(fj_ts_writer *w, const fj_tsw_start_ops *ops, void *ud, u
     return FJ_OK;
 }
 
-fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], fj_err *err)
+fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], int ftype,
+                             fj_err *err)
 {
     fj_ts_str s[7];
     for (int i = 0; i < 7; i++)
         s[i] = (fj_ts_str){f[i] ? f[i] : "", f[i] ? n[i] : 0};
-    fj_ts_key k = {s[0], s[1], s[2], s[3], s[4], s[5], s[6]};
+    fj_ts_key k = {s[0], s[1], s[2], s[3], s[4], s[5], s[6], (uint8_t)ftype};
     fj_status st = id > 0 && id <= UINT32_MAX ? fj_ts_engine_load_series(w->eng, (uint32_t)id, &k) : FJ_EINVAL;
     return st == FJ_OK ? FJ_OK : fj_err_set(err, st, "db", "loading series %lld failed", (long long)id);
 }
@@ -250,7 +253,8 @@ fj_status fj_tsw_record_add(fj_ts_writer *w, const uint32_t *ids, const fj_metri
     for (size_t off = 0; off < n; off += FJ_TSW_SLICE) {
         size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE, m = 0;
         for (size_t i = 0; i < k; i++) {
-            if (!ids[off + i]) /* dropped by a quota: not stored, so not logged */
+            if (!ids[off + i] || p[off + i].ftype == FJ_FT_STRING) /* dropped by a quota: not stored, so not
+                                                                      logged; strings are rows of their own */
                 continue;
             w->ids[m] = ids[off + i];
             w->t[m] = p[off + i].t;
@@ -294,7 +298,7 @@ fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uin
     for (size_t off = 0; off < n; off += FJ_TSW_SLICE) {
         size_t k = n - off < FJ_TSW_SLICE ? n - off : FJ_TSW_SLICE, m = 0;
         for (size_t i = 0; i < k; i++) {
-            if (!ids[off + i]) /* dropped by a quota */
+            if (!ids[off + i] || p[off + i].ftype == FJ_FT_STRING) /* dropped by a quota; a string is a row */
                 continue;
             w->ids[m] = ids[off + i];
             w->t[m] = p[off + i].t;
@@ -385,4 +389,26 @@ void fj_tsw_replay_done(fj_tsw_replay *r)
     fj_free(r->buf);
     r->buf = NULL;
     r->cap = 0;
+}
+
+/* --- field types ------------------------------------------------------------------------------ */
+
+_Static_assert(FJ_FT_FLOAT == (int)FJ_TS_FLOAT && FJ_FT_INTEGER == (int)FJ_TS_INTEGER &&
+                   FJ_FT_STRING == (int)FJ_TS_STRING && FJ_FT_BOOLEAN == (int)FJ_TS_BOOLEAN &&
+                   FJ_FT_UNTYPED == (int)FJ_TS_UNTYPED,
+               "a record's field type is the engine's");
+
+void fj_tsw_note_conflict(fj_write_count *cnt, const fj_metric_point *p, int stored)
+{
+    if (!cnt)
+        return;
+    if (!cnt->conflicts++) {
+        cnt->conflict_line = p->line;
+        cnt->conflict_sent = p->ftype;
+        cnt->conflict_stored = (uint8_t)stored;
+        size_t n = p->metric.n < sizeof cnt->conflict_metric - 1 ? p->metric.n : sizeof cnt->conflict_metric - 1;
+        if (n)
+            memcpy(cnt->conflict_metric, p->metric.p, n);
+        cnt->conflict_metric[n] = '\0';
+    }
 }

@@ -134,7 +134,8 @@ fj_status fj_tsw_start(fj_ts_writer *w, const fj_tsw_start_ops *ops, void *ud, u
 
 /* One catalog row: series id and its seven key strings (cluster, host, metric, type, type_id,
  * stype, stype_id; NULL as empty). FJ_OK, or the engine's failure in err naming the id. */
-fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], fj_err *err);
+fj_status fj_tsw_load_series(fj_ts_writer *w, int64_t id, const char *const f[7], const size_t n[7], int ftype,
+                             fj_err *err);
 
 /* After the transaction's COMMIT (committed) or ROLLBACK: the engine learns which, and after a
  * rollback what was saved is unknown (written again next time). */
@@ -175,7 +176,7 @@ fj_status fj_tsw_cleanup(fj_ts_writer *w, const fj_tsw_cleanup_ops *ops, void *u
 /* --- the request log's rows ------------------------------------------------------------------ */
 
 /* Point records: begin, add the points (with their series ids; a point of id 0, dropped by a
- * quota, is left out) slice by slice, finish. *rec is valid until the next record; FJ_ENOMEM in
+ * quota, is left out, and so is a string point, committed as a row) slice by slice, finish. *rec is valid until the next record; FJ_ENOMEM in
  * err. */
 fj_status fj_tsw_record_begin(fj_ts_writer *w, fj_err *err);
 fj_status fj_tsw_record_add(fj_ts_writer *w, const uint32_t *ids, const fj_metric_point *p, size_t n, fj_err *err);
@@ -186,9 +187,28 @@ fj_status fj_tsw_record_finish(fj_ts_writer *w, const void **rec, size_t *len, f
 fj_status fj_tsw_compress(fj_ts_writer *w, const fj_metrics *m, const void **z, size_t *zn, fj_err *err);
 
 /* Appends n points whose series ids are known, slice by slice; a point of id 0 (dropped by a
- * quota) is left out. */
+ * quota) is left out, and so is a string point (a row of ts_strings, never the engine's). */
 fj_status fj_tsw_append_ids(fj_ts_writer *w, const fj_metric_point *p, const uint32_t *ids, size_t n,
                             fj_err *err);
+
+/* --- field types (docs/metrics.md, "Field types") --------------------------------------------- */
+
+/* The engine's key of point q, its type included (strings point into q). Inline: once a point. */
+static inline fj_ts_key fj_tsw_key_of(const fj_metric_point *q)
+{
+    return (fj_ts_key){{q->cluster.p, q->cluster.n}, {q->host.p, q->host.n},       {q->metric.p, q->metric.n},
+                       {q->type.p, q->type.n},       {q->type_id.p, q->type_id.n}, {q->stype.p, q->stype.n},
+                       {q->stype_id.p, q->stype_id.n}, q->ftype};
+}
+
+/* A point refused because its series is of type stored, which p's type does not fit: counted in
+ * cnt (may be NULL: replay), the first one's line, metric and types kept for the answer. */
+void fj_tsw_note_conflict(fj_write_count *cnt, const fj_metric_point *p, int stored);
+
+/* The upsert of a string point, in both dialects: ?1 series id, ?2 time (ns), ?3 the value (bytes).
+ * Re-sending a point replaces it, as for numbers (last write wins). */
+#define FJ_TSW_STRING_UPSERT                                                                                \
+    "INSERT INTO ts_strings(series_id,t,v) VALUES(?1,?2,?3) ON CONFLICT(series_id,t) DO UPDATE SET v=excluded.v"
 
 /* --- replay ---------------------------------------------------------------------------------- */
 

@@ -390,7 +390,7 @@ static int run_engine(const dataset *d, uint32_t seal_points, bool by_id, int da
             keys[(size_t)nd * per_node + j] =
                 (fj_ts_key){{"fritz", 5},          {hosts[nd], strlen(hosts[nd])},
                             {m->name, strlen(m->name)}, {type, strlen(type)},
-                            {sd->type_id, strlen(sd->type_id)}, {"", 0}, {"", 0}};
+                            {sd->type_id, strlen(sd->type_id)}, {"", 0}, {"", 0}, FJ_TS_FLOAT};
         }
     }
     fj_ts_point *batch = malloc(per_node * sizeof *batch);

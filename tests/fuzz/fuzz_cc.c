@@ -44,6 +44,9 @@ static void run(const uint8_t *data, size_t size, int64_t unit, size_t *np, size
             CHECK(p->cluster.n > 0 && p->metric.n > 0 && p->type.n > 0);
             CHECK(p->t <= o.arrival_ns + o.max_future_ns);
             CHECK(p->v == p->v); /* finite: the parser refuses NaN */
+            CHECK(p->ftype <= FJ_FT_BOOLEAN && p->line >= 1);
+            CHECK(p->ftype != FJ_FT_STRING || (p->v < (double)m->n_strings && (!fj_metric_string(m, p).n || fj_metric_string(m, p).p)));
+            CHECK(p->ftype != FJ_FT_BOOLEAN || p->v == 0 || p->v == 1);
         }
         for (size_t i = 0; i < m->n_messages; i++)
             CHECK(m->messages[i].cluster && *m->messages[i].cluster && m->messages[i].tags[0] == '{');

@@ -93,12 +93,66 @@ def data(now_s):
         t = (now_s - 3600 + 60 * k) * 10**9
         for h in HOSTS[:2]:
             lines.append("recent,cluster=t,hostname=%s,type=node value=%d %d" % (h, k, t))
+    lines += typed_lines(rnd)
     # hourly points across the two DST changes of 2026 in Europe (and Newfoundland's autumn one),
     # for tz(): buckets of local days and weeks across a change
     for start in (1774483200, 1792627200):  # 2026-03-26, 2026-10-22 00:00 UTC
         for k in range(24 * 12):
             lines.append("tzm,cluster=t,hostname=n%d,type=node value=%d %d" % (1 + k % 2, k, (start + 3600 * k) * 10**9))
     return "\n".join(lines) + "\n"
+
+
+def lp_string(v):
+    """A line-protocol string field value: quotes and backslashes escaped."""
+    return '"%s"' % v.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def uptime_format(up):
+    """Telegraf's system input's uptime_format: "D days, HH:MM" (" 0:05" under a day)."""
+    d, r = divmod(up, 86400)
+    return "%d day%s, %2d:%02d" % (d, "" if d == 1 else "s", r // 3600, r % 3600 // 60) if d else "%2d:%02d" % (
+        r // 3600, r % 3600 // 60)
+
+
+SYSLOG = ["Started Session 42 of user root.", 'pam_unix(sshd:session): session opened for user "ola" by (uid=0)',
+          "kernel: EXT4-fs (sda1): mounted, opts: (null)", "cron[123]: (root) CMD (run-parts /etc/cron.hourly)",
+          "smartd: Device: /dev/sda, temperature 38 °C, Ærø, Tromsø", "path C:\\tmp\\x = 1, a=b", ""]
+
+
+def typed_lines(rnd):
+    """Telegraf-shaped lines with InfluxDB's four field types: the system input (uptime_format a
+    string, counts integers), procstat (integers and floats), a lookup with a `running` boolean, and
+    syslog (message a string, codes integers), every 30 s for two hosts; syslog now and then, the
+    second host's a second later (InfluxDB orders rows of equal time by its series ids, which
+    follow no order a client sees)."""
+    lines = []
+    for k in range(0, 360, 3):
+        t = (S + 10 * k) * 10**9
+        for h in ("n1", "n2"):
+            up = 3 * 86400 - 1800 + 10 * k + (86400 * 4 + 7 if h == "n2" else 0)
+            lines.append("system,cluster=t,host=%s load1=%.2f,n_cpus=64i,n_users=%di,uptime=%di,uptime_format=%s %d"
+                         % (h, 4 * next(rnd), k % 5, up, lp_string(uptime_format(up)), t))
+            for proc in ("slurmd", "sshd"):
+                lines.append("procstat,cluster=t,host=%s,process_name=%s cpu_usage=%.3f,memory_rss=%di,"
+                             "num_threads=%di,pid=%di %d" % (h, proc, 10 * next(rnd), int(5e7 * next(rnd)) + 1000,
+                                                             1 + k % 7, 4000 + len(proc), t))
+            running = not (h == "n2" and 120 <= k < 150)
+            lines.append("procstat_lookup,cluster=t,host=%s,pattern=slurmd pid_count=%di,running=%s %d"
+                         % (h, int(running), "true" if running else "FALSE" if k % 2 else "f", t))
+            if k % 9 == 0:
+                sev = (k // 9) % 8
+                lines.append("syslog,appname=%s,cluster=t,facility=daemon,host=%s,severity=%s facility_code=3i,"
+                             "message=%s,severity_code=%di,timestamp=%di,version=1i %d"
+                             % ("cron" if k % 2 else "sshd", h, ["emerg", "alert", "crit", "err", "warning", "notice",
+                                                                  "info", "debug"][sev],
+                                lp_string(SYSLOG[(k // 9) % len(SYSLOG)]), sev, t, t + (h == "n2") * 10**9))
+    return lines
+
+
+# A write each refuses for a field type conflict: uptime is an integer, this one a float; the
+# other line is stored (by both: InfluxDB's partial write).
+CONFLICT = ("system,cluster=t,host=n1 uptime=1.5 %d\nsystem,cluster=t,host=n1 load1=9.5 %d\n"
+            % ((S + 3595) * 10**9, (S + 3595) * 10**9)).encode()
 
 
 class Influxd:
@@ -151,7 +205,9 @@ def http(port, path, params=None, body=None, method="GET"):
 
 def close(a, b):
     if isinstance(a, bool) or isinstance(b, bool):
-        return a == b
+        return a == b and isinstance(a, bool) and isinstance(b, bool)
+    if isinstance(a, int) and isinstance(b, float):
+        return False  # an integer answered as a float (JSON text with a point or an exponent)
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
     return a == b
@@ -198,6 +254,12 @@ def main():
         check(st == 204, "influxd took the data (%d %s)" % (st, body[:200]))
         st, body = http(f.port, "/write", {"db": "t", "u": "t", "p": token}, lp, "POST")
         check(st == 204, "fjord took the data (%d %s)" % (st, body[:200]))
+        sa, ba = http(influx.port, "/write", {"db": "t"}, CONFLICT, "POST")
+        sb, bb = http(f.port, "/write", {"db": "t", "u": "t", "p": token}, CONFLICT, "POST")
+        check(sa == 400 and "field type conflict" in ba, "influxd refuses the conflict (%d %s)" % (sa, ba[:300]))
+        check(sb == 400 and "field type conflict: input field \\\"uptime\\\" on measurement \\\"system\\\" is type float, "
+              "already exists as type integer dropped=1" in bb and '"path":"line 1"' in bb,
+              "fjord refuses the conflict as influxd, naming the line (%d %s)" % (sb, bb[:400]))
         corpus = [l.rstrip("\n") for l in open(os.path.join(HERE, "corpus.iql"))]
         corpus = [l for l in corpus if l.strip() and not l.startswith("--")]
         check(len(corpus) >= 300, "the corpus has at least 300 requests (%d)" % len(corpus))

@@ -17,7 +17,9 @@ PG_VERSION, SQLITE_VERSION = 5, 8
 # again: SQLite's series key index (0013), SQLite's jobs.last_day (0012; PostgreSQL's 0013 is undone in to_older), job_gpu_activity and its triggers (SQLite 0011, PostgreSQL 0010 and 0011), job_activity and its
 # triggers (SQLite 0010, PostgreSQL 0009), then retention (SQLite 0009, PostgreSQL 0007). PostgreSQL's 0008 (process sets) is undone in to_older.
 LATER = {
-    "pg": "ALTER TABLE sample_gpus DROP COLUMN energy_mj;"  # 0016
+    # field types (SQLite 0020, PostgreSQL 0017) undone first: string points and series types
+    "pg": "DROP TABLE ts_strings, ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"
+          "ALTER TABLE sample_gpus DROP COLUMN energy_mj;"  # 0016
           "ALTER TABLE slurm_jobs_current DROP COLUMN alloc_gpus;"  # 0015
           "DROP VIEW job_activity_now;"  # 0014
           "DROP TRIGGER job_gpu_activity_insert ON job_samples; DROP TRIGGER job_gpu_activity_move ON job_samples;"
@@ -35,7 +37,8 @@ LATER = {
     # sample_id) again, with its time index (the
     # triggers on it go with the table and are not made again: 0010 and 0011 are undone next)
     # 0017's view first (it names job_samples)
-    "sqlite": "ALTER TABLE sample_gpus DROP COLUMN energy_mj;"  # 0019
+    "sqlite": "DROP TABLE ts_strings; DROP TABLE ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"  # 0020
+              "ALTER TABLE sample_gpus DROP COLUMN energy_mj;"  # 0019
               "ALTER TABLE slurm_jobs_current DROP COLUMN alloc_gpus;"  # 0018
               "DROP VIEW job_activity_now; DROP INDEX ts_series_key; CREATE INDEX ts_series_host ON ts_series(cluster, host, metric);"
               "CREATE TABLE job_samples_old (rjob_id INTEGER NOT NULL, sample_id INTEGER NOT NULL,"

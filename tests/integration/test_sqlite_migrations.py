@@ -76,7 +76,8 @@ def test_job_samples_place():
         # job_samples names node_id and time; 0009 retention's columns; 0010's job_activity and
         # 0011's job_gpu_activity, their triggers and index, which name job_samples' columns too;
         # 0012's jobs.last_day; 0013's job_samples key; 0014's stored last_day; 0015's series key
-        # index; 0017's view; 0018's alloc_gpus: LATER undoes them first).
+        # index; 0017's view; 0018's alloc_gpus, 0019's energy_mj, 0020's field types: LATER undoes
+        # them first).
         # job_activity as readers see it (0017's view: last_time from job_samples while they exist)
         activity = con_rows(f.db, "SELECT * FROM job_activity_now ORDER BY rjob_id, node_id")
         check(len(activity) > 10, "job_activity rows written by the writer: %d" % len(activity))
@@ -98,7 +99,7 @@ def test_job_samples_place():
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 13 migrations" in out, "migrate up applies 0007 to 0019: %r" % out)
+        check("applied 14 migrations" in out, "migrate up applies 0007 to 0020: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
         refilled = con_rows(f.db, "SELECT * FROM job_activity_now ORDER BY rjob_id, node_id")
         check(refilled == activity, "0010 fills job_activity from job_samples as the writer did: %s" %

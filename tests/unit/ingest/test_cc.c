@@ -320,13 +320,37 @@ Test(cc, telegraf_lines_become_measurement_dot_field)
                            &o, &bd, &good);
     cr_expect_eq(bd.n, 0);
     cr_expect_eq(good, 3);
-    cr_assert_eq(m->n_points, 4);
+    cr_assert_eq(m->n_points, 6, "every field a point, strings too");
     cr_expect(eq(m->points[0].metric, "cpu.usage_user") && eq(m->points[0].stype, "cpu") &&
               eq(m->points[0].stype_id, "cpu0") && eq(m->points[0].type, "node"));
-    cr_expect(eq(m->points[1].metric, "cpu.usage_system") && m->points[1].v == 1.0);
-    cr_expect(eq(m->points[2].metric, "cpu.up") && m->points[2].v == 1.0);
-    cr_expect(eq(m->points[3].metric, "disk.free") && eq(m->points[3].stype, "device,path") &&
-              eq(m->points[3].stype_id, "sda1,/home"), "other tags sorted by key");
+    cr_expect(m->points[0].ftype == FJ_FT_FLOAT && m->points[0].v == 3.5 && m->points[0].line == 1);
+    cr_expect(eq(m->points[1].metric, "cpu.usage_system") && m->points[1].v == 1.0 &&
+              m->points[1].ftype == FJ_FT_INTEGER);
+    cr_expect(eq(m->points[2].metric, "cpu.note") && m->points[2].ftype == FJ_FT_STRING && eq(fj_metric_string(m, &m->points[2]), "x"));
+    cr_expect(eq(m->points[3].metric, "cpu.up") && m->points[3].v == 1.0 && m->points[3].ftype == FJ_FT_BOOLEAN);
+    cr_expect(eq(m->points[4].metric, "disk.free") && eq(m->points[4].stype, "device,path") &&
+              eq(m->points[4].stype_id, "sda1,/home") && m->points[4].ftype == FJ_FT_INTEGER && m->points[4].v == 10,
+              "other tags sorted by key; unsigned integers are integers");
+    cr_expect(eq(m->points[5].metric, "only_strings.s") && eq(fj_metric_string(m, &m->points[5]), "a") && m->points[5].line == 3);
+    fj_batch_free(b);
+}
+
+Test(cc, string_fields_unescaped_and_metric_values_float)
+{
+    fj_batch *b = fj_batch_new();
+    bads bd = {0};
+    size_t good;
+    fj_cc_opts o = {.default_cluster = "t", .unit_ns = 1};
+    fj_metrics *m = decode(b,
+                           "syslog,host=n1 message=\"a \\\"q\\\" b\",empty=\"\" 1000\n"
+                           "cpu_load,hostname=n1,type=node value=5i 1000\n",
+                           &o, &bd, &good);
+    cr_expect_eq(bd.n, 0);
+    cr_assert_eq(m->n_points, 3);
+    cr_expect(eq(fj_metric_string(m, &m->points[0]), "a \"q\" b") && m->points[0].ftype == FJ_FT_STRING);
+    cr_expect(fj_metric_string(m, &m->points[1]).n == 0 && m->points[1].ftype == FJ_FT_STRING, "the empty string is a value");
+    cr_expect(eq(m->points[2].metric, "cpu_load") && m->points[2].ftype == FJ_FT_FLOAT && m->points[2].v == 5,
+              "a ClusterCockpit metric is a float, as cc-metric-store keeps it");
     fj_batch_free(b);
 }
 

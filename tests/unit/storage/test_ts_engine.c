@@ -1099,9 +1099,10 @@ typedef struct fake_cat {
     char host[16];
 } fake_cat;
 
-static fj_status cat_find(void *ud, const fj_ts_key *k, uint32_t *id)
+static fj_status cat_find(void *ud, const fj_ts_key *k, uint32_t *id, uint8_t *ftype)
 {
     fake_cat *c = ud;
+    *ftype = FJ_TS_FLOAT;
     c->finds++;
     unsigned n = 0;
     if (k->host.n < 2 || k->host.p[0] != 's' || sscanf(k->host.p + 1, "%u", &n) != 1 || n == 0 || n > c->n_stored)

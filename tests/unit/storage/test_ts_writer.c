@@ -276,7 +276,7 @@ Test(ts_writer, cleanup_stops_at_a_failure)
     cr_assert_eq(w.trimmed_below, 0);
 }
 
-static const fj_ts_key key_a = {{"c", 1}, {"h", 1}, {"cpu", 3}, {"", 0}, {"", 0}, {"", 0}, {"", 0}};
+static const fj_ts_key key_a = {{"c", 1}, {"h", 1}, {"cpu", 3}, {"", 0}, {"", 0}, {"", 0}, {"", 0}, FJ_TS_FLOAT};
 
 /* Points in the engine: buffered, or sealed into chunks. */
 static size_t in_engine(const fj_ts_writer *w)
