@@ -55,6 +55,18 @@ static const char cards_sql[] =
 static const char clear_sql[] = "DELETE FROM load_hourly h USING unnest($1::bigint[], $2::bigint[]) AS t(node_id, hour)"
                                 " WHERE h.node_id = t.node_id AND h.hour = t.hour";
 
+/* The days of the batch's node-hours (load_daily, migration 0021): cleared, then each merged anew
+ * from its hourly roll-ups, those of the batch just written included. */
+#define BATCH_DAYS_SQL                                                                                \
+    "(SELECT DISTINCT node_id, " FJ_LA_DAY_OF_SQL("hour") " AS day"                                   \
+    " FROM unnest($1::bigint[], $2::bigint[]) AS t(node_id, hour)) t"
+static const char day_clear_sql[] =
+    "DELETE FROM load_daily d USING " BATCH_DAYS_SQL " WHERE d.node_id = t.node_id AND d.day = t.day";
+static const char day_put_sql[] = "INSERT INTO load_daily(node_id,day," FJ_LA_COLS_SQL ",last_time)"
+                                  " SELECT h.node_id, t.day," FJ_LA_MERGE_SQL ",max(h.last_time) FROM " BATCH_DAYS_SQL
+                                  " JOIN load_hourly h ON h.node_id = t.node_id AND h.hour >= t.day"
+                                  " AND h.hour < t.day + 86400 GROUP BY h.node_id, t.day";
+
 /* One node-hour of the batch. */
 typedef struct node_hour {
     int64_t node;
@@ -212,8 +224,8 @@ static fj_status write_rollups(fj_pgq *x, fj_pgs *put, fj_pg_cols *t, const node
 }
 
 /* The batch's statements: its samples, its cards, the INSERT of its roll-ups, the DELETE of what
- * they replace. */
-enum { ST_SAMPLES, ST_CARDS, ST_PUT, ST_CLEAR, ST__N };
+ * they replace; then its days' DELETE and INSERT. */
+enum { ST_SAMPLES, ST_CARDS, ST_PUT, ST_CLEAR, ST_DAY_CLEAR, ST_DAY_PUT, ST__N };
 
 /* Recomputes the roll-ups of one batch of node-hours. */
 static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *nh, size_t cnt,
@@ -243,11 +255,21 @@ static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *n
     fj_pgs_reset(st[ST_CLEAR]);
     if (r != FJ_PGS_DONE && r != FJ_PGS_ROW)
         return fj_pgq_fail(x, r, "clear load roll-ups");
-    return write_rollups(x, st[ST_PUT], t, nh, cnt);
+    if ((rs = write_rollups(x, st[ST_PUT], t, nh, cnt)) != FJ_OK)
+        return rs;
+    for (int k = ST_DAY_CLEAR; k <= ST_DAY_PUT; k++) {
+        fj_pgs_bind_text(st[k], 1, vals[0]);
+        fj_pgs_bind_text(st[k], 2, vals[1]);
+        r = fj_pgs_step(st[k]);
+        fj_pgs_reset(st[k]);
+        if (r != FJ_PGS_DONE && r != FJ_PGS_ROW)
+            return fj_pgq_fail(x, r, "daily load roll-ups");
+    }
+    return FJ_OK;
 }
 
-/* Recomputes the roll-up of every (node, hour) in load_hourly_todo and empties the table; on the
- * write connection, inside the writer's transaction. */
+/* Recomputes the roll-up of every (node, hour) in load_hourly_todo and of its day, and empties
+ * the table; on the write connection, inside the writer's transaction. */
 fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
 {
     fj_query q;
@@ -274,6 +296,8 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
         (rs = fj_pgq_prepare_kept(&x, cards_sql, &st[ST_CARDS])) != FJ_OK ||
         (rs = fj_pgq_prepare_kept(&x, sql, &st[ST_PUT])) != FJ_OK ||
         (rs = fj_pgq_prepare_kept(&x, clear_sql, &st[ST_CLEAR])) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, day_clear_sql, &st[ST_DAY_CLEAR])) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, day_put_sql, &st[ST_DAY_PUT])) != FJ_OK ||
         (rs = fj_pgq_prepare_kept(&x, "DELETE FROM load_hourly_todo", &done)) != FJ_OK)
         goto out;
     int r;

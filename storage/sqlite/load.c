@@ -468,14 +468,15 @@ fj_status fj_sq_load_bulk(fj_qx *x, fj_qload_bulk *b)
 struct fj_sq_rollup {
     fj_qload_stmts node; /* its x is the drain's, set anew by each (node_rows) */
     sqlite3_stmt *todo, *get, *put, *del, *last, *clear;
+    sqlite3_stmt *day_del, *day_put; /* the days of the listed hours: cleared, then merged anew */
 };
 
-enum { ROLLUP_NSTMTS = 10 };
+enum { ROLLUP_NSTMTS = 12 };
 
 static void rollup_stmts(const struct fj_sq_rollup *r, sqlite3_stmt *all[ROLLUP_NSTMTS])
 {
     sqlite3_stmt *p[ROLLUP_NSTMTS] = {r->node.prev.st, r->node.samples.st, r->node.gpus.st, r->node.has_gpus.st,
-                                      r->todo, r->get, r->put, r->del, r->last, r->clear};
+                                      r->todo, r->get, r->put, r->del, r->last, r->clear, r->day_del, r->day_put};
     memcpy(all, p, sizeof p);
 }
 
@@ -499,6 +500,9 @@ void fj_sq_load_rollup_free(fj_store *s)
     s->rollup = NULL;
 }
 
+/* The day of a listed hour (load_daily, migration 0024). */
+#define TODO_DAY FJ_LA_DAY_OF_SQL("hour")
+
 static fj_status rollup_prepare(fj_sqq *x)
 {
     fj_store *s = x->s;
@@ -519,6 +523,14 @@ static fj_status rollup_prepare(fj_sqq *x)
         (rs = fj_sqq_prepare(x, "DELETE FROM load_hourly WHERE node_id = ?1 AND hour = ?2", &r->del)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT max(time) FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3",
                              &r->last)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "DELETE FROM load_daily WHERE (node_id, day) IN (SELECT node_id, " TODO_DAY
+                                " FROM load_hourly_todo)", &r->day_del)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "INSERT INTO load_daily(node_id,day," FJ_LA_COLS_SQL ",last_time)"
+                                " SELECT h.node_id, t.day," FJ_LA_MERGE_SQL ",max(h.last_time)"
+                                " FROM (SELECT DISTINCT node_id, " TODO_DAY " AS day FROM load_hourly_todo) t"
+                                " JOIN load_hourly h ON h.node_id = t.node_id AND h.hour >= t.day"
+                                " AND h.hour < t.day + 86400 GROUP BY h.node_id, t.day",
+                             &r->day_put)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "DELETE FROM load_hourly_todo", &r->clear)) != FJ_OK) {
         fj_sq_load_rollup_free(s);
         return rs;
@@ -580,8 +592,8 @@ static fj_status store_rollup(fj_sqq *x, const struct fj_sq_rollup *r, int64_t n
     return w == SQLITE_DONE ? FJ_OK : fj_sqq_fail(x, w, "write load roll-up");
 }
 
-/* Brings every (node, hour) of load_hourly_todo up to date with the query's own reading and
- * empties the table. Recomputed: the samples of that hour (fj_qload_read_hour), so the roll-up is
+/* Brings every (node, hour) of load_hourly_todo up to date with the query's own reading, then the
+ * days of those hours in load_daily (merged from load_hourly), and empties the table. Recomputed: the samples of that hour (fj_qload_read_hour), so the roll-up is
  * what a query of that hour from the samples answers. Appended (recompute 0: every new sample of
  * the hour is later than the stored roll-up's last_time): the samples after last_time, their
  * first interval opened likewise, added to the stored accumulators; the same figures up to the
@@ -629,6 +641,11 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
         goto out;
     }
     sqlite3_reset(todo);
+    /* the days of the hours brought up to date: each the merge of its hourly roll-ups */
+    if ((r = sqlite3_step(cache->day_del)) != SQLITE_DONE || (r = sqlite3_step(cache->day_put)) != SQLITE_DONE) {
+        rs = fj_sqq_fail(&x, r, "daily load roll-ups");
+        goto out;
+    }
     if ((r = sqlite3_step(cache->clear)) != SQLITE_DONE)
         rs = fj_sqq_fail(&x, r, "load roll-ups done");
 out:;

@@ -14,10 +14,12 @@ PG_VERSION, SQLITE_VERSION = 5, 8
 
 
 # What the later migrations added, latest first, undone so that the rewind below can apply them
-# again: SQLite's series key index (0013), SQLite's jobs.last_day (0012; PostgreSQL's 0013 is undone in to_older), job_gpu_activity and its triggers (SQLite 0011, PostgreSQL 0010 and 0011), job_activity and its
+# again: the daily load roll-ups (SQLite 0024, PostgreSQL 0021),
+# SQLite's series key index (0013), SQLite's jobs.last_day (0012; PostgreSQL's 0013 is undone in to_older), job_gpu_activity and its triggers (SQLite 0011, PostgreSQL 0010 and 0011), job_activity and its
 # triggers (SQLite 0010, PostgreSQL 0009), then retention (SQLite 0009, PostgreSQL 0007). PostgreSQL's 0008 (process sets) is undone in to_older.
 LATER = {
-    "pg": "DROP VIEW job_activity_now;"  # 0014
+    "pg": "DROP TABLE load_daily;"  # 0021
+          "DROP VIEW job_activity_now;"  # 0014
           "DROP TRIGGER job_gpu_activity_insert ON job_samples; DROP TRIGGER job_gpu_activity_move ON job_samples;"
           "DROP TRIGGER job_gpu_activity_job_gone ON jobs; DROP FUNCTION fj_job_gpu_activity_note();"
           "DROP FUNCTION fj_job_gpu_activity_job_gone(); DROP FUNCTION fj_job_gpu_activity_note_rows();"
@@ -33,7 +35,8 @@ LATER = {
     # sample_id) again, with its time index (the
     # triggers on it go with the table and are not made again: 0010 and 0011 are undone next)
     # 0017's view first (it names job_samples)
-    "sqlite": "DROP VIEW job_activity_now; DROP INDEX ts_series_key; CREATE INDEX ts_series_host ON ts_series(cluster, host, metric);"
+    "sqlite": "DROP TABLE load_daily;"  # 0024
+              "DROP VIEW job_activity_now; DROP INDEX ts_series_key; CREATE INDEX ts_series_host ON ts_series(cluster, host, metric);"
               "CREATE TABLE job_samples_old (rjob_id INTEGER NOT NULL, sample_id INTEGER NOT NULL,"
               " nproc INTEGER NOT NULL, cpu_m INTEGER NOT NULL, mem_kb INTEGER NOT NULL, gpu_m INTEGER NOT NULL,"
               " gpumem_kb INTEGER NOT NULL, node_id INTEGER, time INTEGER, proc_first INTEGER, n_procs INTEGER,"

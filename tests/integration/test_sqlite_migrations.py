@@ -90,6 +90,8 @@ def test_job_samples_place():
                          " JOIN sample_proc_gpus g ON g.proc_id BETWEEN sj.proc_first AND sj.proc_first + sj.n_procs - 1"
                          " WHERE j.job <> 0 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
         check([c[:5] for c in cards] == truth, "job_gpu_activity: the cards and times of the raw rows")
+        daily = con_rows(f.db, "SELECT * FROM load_daily ORDER BY node_id, day")
+        check(len(daily) > 0, "the writer kept daily load roll-ups")
         f.execute(LATER["sqlite"])
         f.execute("DROP INDEX job_samples_time; DROP TABLE job_cpu_todo;"
                   "ALTER TABLE job_samples DROP COLUMN cpu_win_m; ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;" +
@@ -98,8 +100,13 @@ def test_job_samples_place():
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 11 migrations" in out, "migrate up applies 0007 to 0017: %r" % out)
+        check("applied 18 migrations" in out, "migrate up applies 0007 to 0024: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
+        again = con_rows(f.db, "SELECT * FROM load_daily ORDER BY node_id, day")
+        check(len(again) == len(daily) and all(a[:2] == b[:2] and all(abs(x - y) <= 1e-9 * max(1, abs(y))
+                                                                     for x, y in zip(a[2:], b[2:]))
+                                               for a, b in zip(again, daily)),
+              "0024 fills load_daily from load_hourly as the writer did: %s" % sorted(set(again) ^ set(daily))[:4])
         refilled = con_rows(f.db, "SELECT * FROM job_activity_now ORDER BY rjob_id, node_id")
         check(refilled == activity, "0010 fills job_activity from job_samples as the writer did: %s" %
               sorted(set(refilled) ^ set(activity))[:6])
