@@ -5,8 +5,9 @@
     python3 tests/bench/history_bench.py tables DB
 
 rollups: for 12 node-hours drawn at random (a fixed seed) the writers' hourly load roll-up
-(load_hourly) against an aggregate of the raw samples of that node and hour: sample count, load
-averages' count, sums and maximum; prints one JSON line and exits 1 on any difference.
+(load_hourly), and for 4 node-days their daily one (load_daily, where the schema has it), against
+an aggregate of the raw samples of that node and hour or day: sample count, load averages' count,
+sums and maximum; prints one JSON line and exits 1 on any difference.
 queries: the queries over everything (a user's jobs over the history, the cluster's load over the
 history at one day, per node at one day, usage of a node over the history) and InfluxQL's Grafana
 panel query over a day and over everything, through api_bench.bench (median of REPEATS).
@@ -61,7 +62,24 @@ def rollups(db, gen):
             bad.append({"node": node, "hour": hour, "why": "no samples in a generated hour"})
         elif any(abs(a - b) > 1e-9 * max(1.0, abs(b)) for a, b in zip(got, want)):
             bad.append({"node": node, "hour": hour, "rollup": got, "raw": want})
-    print(json.dumps({"rollup_check": "ok" if not bad else "DIFFERENT", "node_hours": checked, "bad": bad}))
+    # the daily roll-ups, where there are (SQLite 0024, PostgreSQL 0021), of 4 node-days
+    days = 0
+    if sql(db, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'load_daily'" if is_pg(db) else
+           "SELECT count(*) FROM sqlite_master WHERE name = 'load_daily'")[0][0] not in ("0", 0):
+        for _ in range(4):
+            node, day = rnd.choice(nodes), g["from"] + 86400 * rnd.randrange(max(1, (g["to"] - g["from"]) // 86400))
+            h = sql(db, "SELECT samples, load_n, load1_sum, load1_max, load5_sum, load15_sum FROM load_daily "
+                        "WHERE node_id = %d AND day = %d" % (node, day))
+            r = sql(db, "SELECT count(*), count(load1), coalesce(sum(load1), 0), coalesce(max(load1), 0), "
+                        "coalesce(sum(load5), 0), coalesce(sum(load15), 0) FROM samples "
+                        "WHERE node_id = %d AND time >= %d AND time < %d" % (node, day, day + 86400))
+            want = [float(x) for x in r[0]]
+            got = [float(x) for x in h[0]] if h else [0.0] * 6
+            days += 1
+            if want[0] == 0 or any(abs(a - b) > 1e-9 * max(1.0, abs(b)) for a, b in zip(got, want)):
+                bad.append({"node": node, "day": day, "rollup": got, "raw": want})
+    print(json.dumps({"rollup_check": "ok" if not bad else "DIFFERENT", "node_hours": checked, "node_days": days,
+                      "bad": bad}))
     return 1 if bad else 0
 
 

@@ -27,7 +27,8 @@
 #
 # BACKENDS="sqlite postgres" (default both), NODES (100), LP_NODES (10), REPEATS (5), TAIL (3000
 # Sonar envelopes), LP_HOURS (1), KEEP=DIR keeps the databases (SQLite files) in DIR, BUILD the
-# build directory. Generation takes about (days x NODES / 100) x the per-day time printed as
+# build directory, RETENTION=0 leaves out the retention step (it runs at retention's own pace, some
+# minutes a month of data on SQLite). Generation takes about (days x NODES / 100) x the per-day time printed as
 # "gen_s"; docs/benchmarks.md has the figures of the lengths run and the projection for a year.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -134,6 +135,10 @@ print(json.dumps({"seconds": s, "envelopes": g["envelopes"], "envelopes_per_s": 
     rm -f "$tmp/backup.db"
   fi
 
+  if [ "${RETENTION:-1}" = 0 ]; then
+    if [ "$be" = postgres ]; then psql_db "$admin" -c "DROP DATABASE hist_$days"; fi
+    return
+  fi
   # retention: everything before the history's 31st day (the whole of a shorter history) expires
   local t0 ret cut marks
   t0=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["from"])' "$gen")
