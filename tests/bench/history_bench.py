@@ -46,7 +46,8 @@ def sql(db, text):
 def rollups(db, gen):
     g = json.loads(open(gen).read().strip().splitlines()[-1])
     rnd = random.Random(36)
-    nodes = [int(r[0]) for r in sql(db, "SELECT DISTINCT node_id FROM load_hourly ORDER BY node_id")]
+    nodes = [int(r[0]) for r in sql(db, "SELECT DISTINCT node_id FROM load_hourly WHERE hour >= %d AND hour <= %d"
+                                        " ORDER BY node_id" % (g["from"], g["to"]))]  # the generated nodes
     hours = [(rnd.choice(nodes), g["from"] + 3600 * rnd.randrange((g["to"] - g["from"]) // 3600)) for _ in range(12)]
     bad, checked = [], 0
     for node, hour in hours:
