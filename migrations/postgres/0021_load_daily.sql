@@ -1,6 +1,7 @@
 -- 0021_load_daily.sql — daily per-node load roll-ups: the table of migrations/sqlite/0024_load_daily.sql,
 -- whose comments give the rules. Not partitioned: retention keeps it, and a year of 1,000 nodes is
--- 365,000 rows.
+-- 365,000 rows. The writer upserts the days it recomputes (an update in place, in the row's page
+-- while there is room: hence the fillfactor) rather than deleting and inserting them.
 --
 -- load_daily holds, per node and UTC day (epoch seconds, a multiple of 86400), the merge of that
 -- day's hourly roll-ups (load_hourly, 0004): the same columns, counts and sums added, cores and
@@ -40,7 +41,7 @@ CREATE TABLE load_daily (
     gpu_temp_max double precision NOT NULL,
     last_time bigint NOT NULL,
     PRIMARY KEY (node_id, day)
-);
+) WITH (fillfactor = 50); -- today's rows are rewritten in place at every group commit (storage/pg/rollup.c)
 
 -- Backfill from the hourly roll-ups there are (hours still listed in load_hourly_todo get their
 -- days recomputed when the writer or `fjord migrate up` computes them).
