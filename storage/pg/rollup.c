@@ -55,6 +55,35 @@ static const char cards_sql[] =
 static const char clear_sql[] = "DELETE FROM load_hourly h USING unnest($1::bigint[], $2::bigint[]) AS t(node_id, hour)"
                                 " WHERE h.node_id = t.node_id AND h.hour = t.hour";
 
+/* The days of the batch's node-hours (load_daily, migration 0021), each merged anew from its hourly
+ * roll-ups, those of the batch just written included: written over the stored row in place (an
+ * update of no indexed column, which PostgreSQL keeps in the row's page: a day's row is rewritten
+ * at every group commit, and deleting and inserting it left a dead row each time for autovacuum),
+ * then the days left without hours deleted. */
+#define BATCH_DAYS_SQL                                                                                \
+    "(SELECT DISTINCT node_id, " FJ_LA_DAY_OF_SQL("hour") " AS day"                                   \
+    " FROM unnest($1::bigint[], $2::bigint[]) AS t(node_id, hour)) t"
+static const char day_put_sql[] =
+    "INSERT INTO load_daily(node_id,day," FJ_LA_COLS_SQL ",last_time)"
+    " SELECT h.node_id, t.day," FJ_LA_MERGE_SQL ",max(h.last_time) FROM " BATCH_DAYS_SQL
+    " JOIN load_hourly h ON h.node_id = t.node_id AND h.hour >= t.day AND h.hour < t.day + 86400"
+    " GROUP BY h.node_id, t.day ON CONFLICT (node_id, day) DO UPDATE SET "
+    "samples=EXCLUDED.samples,cores=EXCLUDED.cores,gpus=EXCLUDED.gpus,"
+    "cpu_n=EXCLUDED.cpu_n,cpu_s=EXCLUDED.cpu_s,cpu_util_sum=EXCLUDED.cpu_util_sum,"
+    "cpu_util_max=EXCLUDED.cpu_util_max,cpu_cores_sum=EXCLUDED.cpu_cores_sum,"
+    "mem_n=EXCLUDED.mem_n,mem_sum=EXCLUDED.mem_sum,mem_max=EXCLUDED.mem_max,"
+    "load_n=EXCLUDED.load_n,load1_sum=EXCLUDED.load1_sum,load1_max=EXCLUDED.load1_max,"
+    "load5_sum=EXCLUDED.load5_sum,load15_sum=EXCLUDED.load15_sum,gpu_n=EXCLUDED.gpu_n,"
+    "gpu_util_sum=EXCLUDED.gpu_util_sum,gpu_util_max=EXCLUDED.gpu_util_max,"
+    "gpu_mem_sum=EXCLUDED.gpu_mem_sum,gpu_mem_max=EXCLUDED.gpu_mem_max,"
+    "gpu_power_sum=EXCLUDED.gpu_power_sum,gpu_power_max=EXCLUDED.gpu_power_max,"
+    "gpu_temp_sum=EXCLUDED.gpu_temp_sum,gpu_temp_max=EXCLUDED.gpu_temp_max,"
+    "last_time=EXCLUDED.last_time";
+static const char day_clear_sql[] =
+    "DELETE FROM load_daily d USING " BATCH_DAYS_SQL " WHERE d.node_id = t.node_id AND d.day = t.day"
+    " AND NOT EXISTS (SELECT 1 FROM load_hourly h WHERE h.node_id = t.node_id AND h.hour >= t.day"
+    " AND h.hour < t.day + 86400)";
+
 /* One node-hour of the batch. */
 typedef struct node_hour {
     int64_t node;
@@ -212,8 +241,8 @@ static fj_status write_rollups(fj_pgq *x, fj_pgs *put, fj_pg_cols *t, const node
 }
 
 /* The batch's statements: its samples, its cards, the INSERT of its roll-ups, the DELETE of what
- * they replace. */
-enum { ST_SAMPLES, ST_CARDS, ST_PUT, ST_CLEAR, ST__N };
+ * they replace; then its days' upsert and the DELETE of days left without hours. */
+enum { ST_SAMPLES, ST_CARDS, ST_PUT, ST_CLEAR, ST_DAY_PUT, ST_DAY_CLEAR, ST__N };
 
 /* Recomputes the roll-ups of one batch of node-hours. */
 static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *nh, size_t cnt,
@@ -243,11 +272,21 @@ static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *n
     fj_pgs_reset(st[ST_CLEAR]);
     if (r != FJ_PGS_DONE && r != FJ_PGS_ROW)
         return fj_pgq_fail(x, r, "clear load roll-ups");
-    return write_rollups(x, st[ST_PUT], t, nh, cnt);
+    if ((rs = write_rollups(x, st[ST_PUT], t, nh, cnt)) != FJ_OK)
+        return rs;
+    for (int k = ST_DAY_PUT; k <= ST_DAY_CLEAR; k++) {
+        fj_pgs_bind_text(st[k], 1, vals[0]);
+        fj_pgs_bind_text(st[k], 2, vals[1]);
+        r = fj_pgs_step(st[k]);
+        fj_pgs_reset(st[k]);
+        if (r != FJ_PGS_DONE && r != FJ_PGS_ROW)
+            return fj_pgq_fail(x, r, "daily load roll-ups");
+    }
+    return FJ_OK;
 }
 
-/* Recomputes the roll-up of every (node, hour) in load_hourly_todo and empties the table; on the
- * write connection, inside the writer's transaction. */
+/* Recomputes the roll-up of every (node, hour) in load_hourly_todo and of its day, and empties
+ * the table; on the write connection, inside the writer's transaction. */
 fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
 {
     fj_query q;
@@ -274,6 +313,8 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
         (rs = fj_pgq_prepare_kept(&x, cards_sql, &st[ST_CARDS])) != FJ_OK ||
         (rs = fj_pgq_prepare_kept(&x, sql, &st[ST_PUT])) != FJ_OK ||
         (rs = fj_pgq_prepare_kept(&x, clear_sql, &st[ST_CLEAR])) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, day_clear_sql, &st[ST_DAY_CLEAR])) != FJ_OK ||
+        (rs = fj_pgq_prepare_kept(&x, day_put_sql, &st[ST_DAY_PUT])) != FJ_OK ||
         (rs = fj_pgq_prepare_kept(&x, "DELETE FROM load_hourly_todo", &done)) != FJ_OK)
         goto out;
     int r;

@@ -321,10 +321,11 @@ static fj_status read_edge(fj_qload *l, fj_la_bucket *edge, fj_qload_node *one, 
     return rs;
 }
 
-/* Merges node n's stored roll-ups of the hours [r0, r1) into its buckets. */
-static fj_status add_rollups(fj_qload *l, const fj_qload_rollups *ru, fj_qload_node *n, fj_time r0, fj_time r1)
+/* Merges the rows of st (the node's roll-ups of [r0, r1): hourly or daily) into its buckets. */
+static fj_status merge_rows(fj_qload *l, const fj_qrows *st, fj_qload_node *n, fj_time r0, fj_time r1)
 {
-    const fj_qrows *st = &ru->hourly;
+    if (r1 <= r0)
+        return FJ_OK;
     bind_node_window(st, n->id, r0, r1);
     bool row = false;
     fj_status rs;
@@ -340,6 +341,20 @@ static fj_status add_rollups(fj_qload *l, const fj_qload_rollups *ru, fj_qload_n
     }
     fj_qr_reset(st);
     return rs;
+}
+
+/* Merges node n's stored roll-ups of the hours [r0, r1) into its buckets: when the buckets are
+ * whole UTC days, the days inside [r0, r1) from the daily roll-ups (a day never straddles two
+ * buckets then) and the hours at either end from the hourly ones; otherwise every hour. */
+static fj_status add_rollups(fj_qload *l, const fj_qload_rollups *ru, fj_qload_node *n, fj_time r0, fj_time r1)
+{
+    fj_time d0 = fj_la_day(r0 + FJ_LA_DAY_S - 1), d1 = fj_la_day(r1);
+    if (l->g.step % FJ_LA_DAY_S || fj_la_day(l->g.from) != l->g.from || d1 <= d0)
+        return merge_rows(l, &ru->hourly, n, r0, r1);
+    fj_status rs;
+    if ((rs = merge_rows(l, &ru->hourly, n, r0, d0)) != FJ_OK || (rs = merge_rows(l, &ru->daily, n, d0, d1)) != FJ_OK)
+        return rs;
+    return merge_rows(l, &ru->hourly, n, d1, r1);
 }
 
 /* Roll-ups for the hours [r0, r1), samples for the rest of the window; with the bulk reader the
@@ -653,13 +668,15 @@ static fj_status load(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
     fj_qload l;
     fj_qload_stmts ls = {0};
     fj_qload_bulk bulk = {0};
-    fj_qload_rollups ru = {{0}, {0}};
+    fj_qload_rollups ru = {{0}, {0}, {0}};
     fj_status rs;
     if ((rs = fj_qload_begin(&l, e)) == FJ_OK && (rs = fj_qload_stmts_prepare(x, &ls)) == FJ_OK &&
         (!op->bulk_setup || (rs = op->bulk_setup(x, &bulk)) == FJ_OK) &&
         (rs = fj_qx_prepare(x, "SELECT 1 FROM load_hourly_todo LIMIT 1", &ru.pending)) == FJ_OK &&
         (rs = fj_qx_prepare(x, "SELECT hour," FJ_LA_COLS_SQL " FROM load_hourly"
-                               " WHERE node_id = ?1 AND hour >= ?2 AND hour < ?3", &ru.hourly)) == FJ_OK) {
+                               " WHERE node_id = ?1 AND hour >= ?2 AND hour < ?3", &ru.hourly)) == FJ_OK &&
+        (rs = fj_qx_prepare(x, "SELECT day," FJ_LA_COLS_SQL " FROM load_daily"
+                               " WHERE node_id = ?1 AND day >= ?2 AND day < ?3", &ru.daily)) == FJ_OK) {
         l.st = ls;
         l.bulk = bulk.read ? &bulk : NULL;
         rs = op->rows(&l, &ru);

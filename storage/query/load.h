@@ -34,10 +34,11 @@ typedef struct fj_qload_stmts {
     fj_qrows has_gpus; /* (sysinfo rows, most cards) of node $1 only */
 } fj_qload_stmts;
 
-/* The statements of the hourly roll-ups (table load_hourly). */
+/* The statements of the hourly and daily roll-ups (tables load_hourly, load_daily). */
 typedef struct fj_qload_rollups {
     fj_qrows pending; /* a row while roll-ups are still to be computed (load_hourly_todo) */
     fj_qrows hourly;  /* (hour, FJ_LA_COLS_SQL) of node $1, hours $2 <= hour < $3 */
+    fj_qrows daily;   /* (day, FJ_LA_COLS_SQL) of node $1, days $2 <= day < $3 */
 } fj_qload_rollups;
 
 typedef struct fj_qload fj_qload;

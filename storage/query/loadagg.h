@@ -41,6 +41,35 @@ static inline int64_t fj_la_hour(int64_t t)
     "gpu_mem_max,gpu_power_sum,gpu_power_max,gpu_temp_sum,gpu_temp_max"
 #define FJ_LA_NCOLS 25
 
+/* Day roll-ups (table load_daily): per node and UTC day (a multiple of FJ_LA_DAY_S), the merge
+ * of that day's hourly roll-ups, which the writers keep with them (docs/storage.md, "Load
+ * roll-ups"): a query whose buckets are whole days reads one row per node and day. */
+#define FJ_LA_DAY_S 86400
+
+/* The start of the day holding t. */
+static inline int64_t fj_la_day(int64_t t)
+{
+    int64_t r = t % FJ_LA_DAY_S;
+    return t - (r < 0 ? r + FJ_LA_DAY_S : r);
+}
+
+/* The SQL of the day holding the hour column h.hour (floor division, also before 1970). */
+#define FJ_LA_DAY_OF_SQL(col) "(" col " - ((" col " % 86400) + 86400) % 86400)"
+
+/* fj_la_merge of the hourly rows h of a group, in SQL, in FJ_LA_COLS_SQL's order: counts and sums
+ * added, cores and cards the most, each maximum the largest of the rows whose count is not 0
+ * (fj_la_from_row reads a maximum of no values as 0). Sums come out added in another order than
+ * fj_la_merge adds them: the same figures to about 1e-15 relative. */
+#define FJ_LA_MAX_SQL(n, col) "coalesce(max(CASE WHEN h." n " > 0 THEN h." col " END), 0)"
+#define FJ_LA_MERGE_SQL                                                                                    \
+    "sum(h.samples),max(h.cores),max(h.gpus),sum(h.cpu_n),sum(h.cpu_s),sum(h.cpu_util_sum),"             \
+    FJ_LA_MAX_SQL("cpu_n", "cpu_util_max") ",sum(h.cpu_cores_sum),sum(h.mem_n),sum(h.mem_sum),"           \
+    FJ_LA_MAX_SQL("mem_n", "mem_max") ",sum(h.load_n),sum(h.load1_sum)," FJ_LA_MAX_SQL("load_n", "load1_max") \
+    ",sum(h.load5_sum),sum(h.load15_sum),sum(h.gpu_n),sum(h.gpu_util_sum),"                              \
+    FJ_LA_MAX_SQL("gpu_n", "gpu_util_max") ",sum(h.gpu_mem_sum)," FJ_LA_MAX_SQL("gpu_n", "gpu_mem_max")   \
+    ",sum(h.gpu_power_sum)," FJ_LA_MAX_SQL("gpu_n", "gpu_power_max") ",sum(h.gpu_temp_sum),"             \
+    FJ_LA_MAX_SQL("gpu_n", "gpu_temp_max")
+
 /* Whether value i of a row is an integer column (the others are real). */
 bool fj_la_col_is_int(int i);
 void fj_la_to_row(const fj_la_bucket *b, double v[FJ_LA_NCOLS]);

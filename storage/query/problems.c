@@ -182,9 +182,13 @@ static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act
 
 /* --- reading ----------------------------------------------------------------------------------- */
 
-/* The window's jobs: seen in it, found by their last day (?4: storage/query/jobs.h). */
+/* The window's jobs: seen in it, found by their last day (?4: storage/query/jobs.h). With one user
+ * asked for (?5 = 1), only that user's jobs (?6): over a long history the others' jobs and their
+ * activity rows are most of what would be read; with several, every job is read and the others
+ * are skipped as they come (wanted_user). */
 #define WINDOW_SQL                                                                                   \
-    " WHERE j.cluster_id = ?1 AND j.last_day >= ?4 AND j.last_seen >= ?2 AND j.first_seen <= ?3 AND j.job <> 0"
+    " WHERE j.cluster_id = ?1 AND j.last_day >= ?4 AND j.last_seen >= ?2 AND j.first_seen <= ?3 AND j.job <> 0" \
+    " AND (?5 = 0 OR j.user_id = (SELECT id FROM strings WHERE s = ?6))"
 
 static const char jobs_sql[] =
     "SELECT j.id, j.job, j.node_id, u.s, j.first_seen, j.last_seen, j.n_samples, j.cpu_sum_m, j.mem_peak_kb,"
@@ -267,6 +271,8 @@ static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *
         fj_qr_bind(all[k], 2, q->from);
         fj_qr_bind(all[k], 3, q->to);
         fj_qr_bind(all[k], 4, fj_job_last_day(q->from));
+        fj_qr_bind(all[k], 5, q->users.n == 1);
+        fj_qr_bind_text(all[k], 6, q->users.n == 1 ? q->users.v[0] : "");
     }
     size_t act_cap = 64, n_act = 0, card_cap = 64, n_card = 0;
     pact *act = fj_arena_alloc(x->a, act_cap * sizeof *act);

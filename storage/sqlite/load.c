@@ -468,14 +468,18 @@ fj_status fj_sq_load_bulk(fj_qx *x, fj_qload_bulk *b)
 struct fj_sq_rollup {
     fj_qload_stmts node; /* its x is the drain's, set anew by each (node_rows) */
     sqlite3_stmt *todo, *get, *put, *del, *last, *clear;
+    /* load_daily: a day's row read and written (an appended hour's new samples added to it), and
+     * the days of the recomputed hours cleared, then merged anew from their hours */
+    sqlite3_stmt *day_get, *day_set, *day_del, *day_put;
 };
 
-enum { ROLLUP_NSTMTS = 10 };
+enum { ROLLUP_NSTMTS = 14 };
 
 static void rollup_stmts(const struct fj_sq_rollup *r, sqlite3_stmt *all[ROLLUP_NSTMTS])
 {
     sqlite3_stmt *p[ROLLUP_NSTMTS] = {r->node.prev.st, r->node.samples.st, r->node.gpus.st, r->node.has_gpus.st,
-                                      r->todo, r->get, r->put, r->del, r->last, r->clear};
+                                      r->todo, r->get, r->put, r->del, r->last, r->clear, r->day_get, r->day_set,
+                                      r->day_del, r->day_put};
     memcpy(all, p, sizeof p);
 }
 
@@ -499,6 +503,9 @@ void fj_sq_load_rollup_free(fj_store *s)
     s->rollup = NULL;
 }
 
+/* The day of a listed hour (load_daily, migration 0021). */
+#define TODO_DAY FJ_LA_DAY_OF_SQL("hour")
+
 static fj_status rollup_prepare(fj_sqq *x)
 {
     fj_store *s = x->s;
@@ -519,6 +526,20 @@ static fj_status rollup_prepare(fj_sqq *x)
         (rs = fj_sqq_prepare(x, "DELETE FROM load_hourly WHERE node_id = ?1 AND hour = ?2", &r->del)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT max(time) FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3",
                              &r->last)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "SELECT last_time," FJ_LA_COLS_SQL " FROM load_daily WHERE node_id = ?1 AND day = ?2",
+                             &r->day_get)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "INSERT OR REPLACE INTO load_daily(node_id,day,last_time," FJ_LA_COLS_SQL
+                                ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                             &r->day_set)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "DELETE FROM load_daily WHERE (node_id, day) IN (SELECT node_id, " TODO_DAY
+                                " FROM load_hourly_todo WHERE recompute)", &r->day_del)) != FJ_OK ||
+        (rs = fj_sqq_prepare(x, "INSERT INTO load_daily(node_id,day," FJ_LA_COLS_SQL ",last_time)"
+                                " SELECT h.node_id, t.day," FJ_LA_MERGE_SQL ",max(h.last_time)"
+                                " FROM (SELECT DISTINCT node_id, " TODO_DAY " AS day FROM load_hourly_todo"
+                                " WHERE recompute) t"
+                                " JOIN load_hourly h ON h.node_id = t.node_id AND h.hour >= t.day"
+                                " AND h.hour < t.day + 86400 GROUP BY h.node_id, t.day",
+                             &r->day_put)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "DELETE FROM load_hourly_todo", &r->clear)) != FJ_OK) {
         fj_sq_load_rollup_free(s);
         return rs;
@@ -556,14 +577,16 @@ static fj_status last_sample(fj_sqq *x, sqlite3_stmt *st, int64_t node, fj_time 
     return r == SQLITE_ROW ? FJ_OK : fj_sqq_fail(x, r, "last sample of the hour");
 }
 
-/* Writes the roll-up b of (node, hour), or deletes it when b has no samples (the hour's rows went
- * away). */
-static fj_status store_rollup(fj_sqq *x, const struct fj_sq_rollup *r, int64_t node, fj_time hour,
-                              fj_time last_time, const fj_la_bucket *b)
+/* Writes the roll-up b of (node, key) with put, or deletes it with del when b has no samples (the
+ * hour's rows went away; del may be NULL when that cannot be). */
+static fj_status store_row(fj_sqq *x, sqlite3_stmt *put, sqlite3_stmt *del, int64_t node, fj_time key,
+                           fj_time last_time, const fj_la_bucket *b)
 {
-    sqlite3_stmt *st = b->samples ? r->put : r->del;
+    if (!b->samples && !del)
+        return FJ_OK;
+    sqlite3_stmt *st = b->samples ? put : del;
     sqlite3_bind_int64(st, 1, node);
-    sqlite3_bind_int64(st, 2, hour);
+    sqlite3_bind_int64(st, 2, key);
     if (b->samples) {
         sqlite3_bind_int64(st, 3, last_time);
         double v[FJ_LA_NCOLS];
@@ -580,8 +603,34 @@ static fj_status store_rollup(fj_sqq *x, const struct fj_sq_rollup *r, int64_t n
     return w == SQLITE_DONE ? FJ_OK : fj_sqq_fail(x, w, "write load roll-up");
 }
 
-/* Brings every (node, hour) of load_hourly_todo up to date with the query's own reading and
- * empties the table. Recomputed: the samples of that hour (fj_qload_read_hour), so the roll-up is
+static fj_status store_rollup(fj_sqq *x, const struct fj_sq_rollup *r, int64_t node, fj_time hour,
+                              fj_time last_time, const fj_la_bucket *b)
+{
+    return store_row(x, r->put, r->del, node, hour, last_time, b);
+}
+
+/* Adds the new samples of an appended hour (add, ending at last_time) to the node's row of that
+ * day, as the hour's own roll-up was added to: the day is then the merge of its hours, up to the
+ * rounding of sums taken in parts. */
+static fj_status add_to_day(fj_sqq *x, const struct fj_sq_rollup *r, int64_t node, fj_time hour, fj_time last_time,
+                            const fj_la_bucket *add)
+{
+    fj_time day = fj_la_day(hour), day_last = 0;
+    fj_la_bucket d;
+    bool found = false;
+    fj_status rs = stored_rollup(x, r->day_get, node, day, &d, &day_last, &found);
+    if (rs != FJ_OK)
+        return rs;
+    if (!found)
+        d = *add;
+    else
+        fj_la_merge(&d, add);
+    return store_row(x, r->day_set, NULL, node, day, last_time > day_last ? last_time : day_last, &d);
+}
+
+/* Brings every (node, hour) of load_hourly_todo up to date with the query's own reading, and the
+ * days of those hours in load_daily (an appended hour's new samples added to its day's row; the
+ * days of recomputed hours merged anew from load_hourly), and empties the table. Recomputed: the samples of that hour (fj_qload_read_hour), so the roll-up is
  * what a query of that hour from the samples answers. Appended (recompute 0: every new sample of
  * the hour is later than the stored roll-up's last_time): the samples after last_time, their
  * first interval opened likewise, added to the stored accumulators; the same figures up to the
@@ -616,6 +665,7 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
              (rs = stored_rollup(&x, cache->get, n.id, hour, &old, &last_time, &found)) != FJ_OK) ||
             (rs = fj_qload_read_hour(&l, &n, hour, found ? last_time + 1 : hour)) != FJ_OK)
             goto out;
+        fj_la_bucket added = b; /* appended: what the day's row gains */
         if (found) {
             fj_la_merge(&old, &b);
             b = old;
@@ -623,12 +673,21 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
         if ((rs = last_sample(&x, cache->last, n.id, hour, hour + FJ_LA_ROLLUP_S - 1, &last_time)) != FJ_OK ||
             (rs = store_rollup(&x, cache, n.id, hour, last_time, &b)) != FJ_OK)
             goto out;
+        /* a recomputed hour's day is merged anew from its hours below */
+        if (!sqlite3_column_int(todo, 2) && added.samples &&
+            (rs = add_to_day(&x, cache, n.id, hour, last_time, &added)) != FJ_OK)
+            goto out;
     }
     if (r != SQLITE_DONE) {
         rs = fj_sqq_fail(&x, r, "load roll-ups to do");
         goto out;
     }
     sqlite3_reset(todo);
+    /* the days of the recomputed hours: each the merge of its hourly roll-ups */
+    if ((r = sqlite3_step(cache->day_del)) != SQLITE_DONE || (r = sqlite3_step(cache->day_put)) != SQLITE_DONE) {
+        rs = fj_sqq_fail(&x, r, "daily load roll-ups");
+        goto out;
+    }
     if ((r = sqlite3_step(cache->clear)) != SQLITE_DONE)
         rs = fj_sqq_fail(&x, r, "load roll-ups done");
 out:;

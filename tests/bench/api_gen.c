@@ -7,11 +7,20 @@
  * 64-node job runs for 26 hours from the start of the second day: the profile benchmark's job.
  * Prints the cluster, the time span and that job's Slurm id as JSON at the end.
  *
+ * With --lp-nodes N it also writes ClusterCockpit metrics through the metrics engine's writer in
+ * process (line protocol decoded by fj_cc_decode, stored by fj_store_write in the same
+ * transaction as the step's Sonar batch): cluster "fritz", hosts f0000.., the 9 node-level
+ * metrics of tests/bench/lp_load.c every --lp-interval seconds, so that lp_load can continue
+ * the same series over HTTP from the end of the history (tests/bench/history_bench.sh).
+ *
  *   api_gen --db FILE [--nodes 1000] [--days 7] [--interval 300] [--cores 64] [--seed 1]
+ *           [--lp-nodes 0] [--lp-interval 60]
  */
 #include "alloc.h"
 #include "arena.h"
+#include "ingest/cc.h"
 #include "storage/core/store.h"
+#include "storage/core/store_ts.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -355,35 +364,89 @@ static void add_sample(gen *g, fj_batch *b, int n, fj_time t)
     }
 }
 
-static void write_batch(fj_store *st, fj_batch *b)
+/* lp_load.c's node-level metrics, random walks with its decimals. */
+static const char *lp_metrics[] = {"cpu_load", "mem_used", "ib_recv", "ib_xmit", "ib_recv_pkts",
+                                   "ib_xmit_pkts", "nfs4_read", "nfs4_write", "nfs4_total"};
+#define LP_METRICS (sizeof lp_metrics / sizeof *lp_metrics)
+
+/* The line protocol of the ClusterCockpit nodes for times [t, t + step), decoded into a batch of
+ * one metrics envelope; NULL when there are none. */
+static fj_batch *lp_batch(int lp_nodes, int lp_interval, fj_time t, int step, double *walk, char **text,
+                          size_t *cap)
 {
-    fj_write_count *counts = fj_calloc(b->n_envs + 1, sizeof *counts);
+    if (lp_nodes <= 0)
+        return NULL;
+    size_t need = (size_t)lp_nodes * LP_METRICS * (size_t)(step / lp_interval + 1) * 96 + 1;
+    if (*cap < need) {
+        *text = realloc(*text, need);
+        *cap = need;
+        if (!*text)
+            die("out of memory", NULL);
+    }
+    size_t len = 0;
+    for (fj_time u = t; u < t + step; u += lp_interval)
+        for (int n = 0; n < lp_nodes; n++)
+            for (size_t m = 0; m < LP_METRICS; m++) {
+                double *w = &walk[(size_t)n * LP_METRICS + m];
+                *w += urand() - 0.5;
+                if (*w < 0)
+                    *w = -*w;
+                len += (size_t)sprintf(*text + len, "%s,cluster=fritz,hostname=f%04d,type=node,type-id=0 value=%.2f %lld\n",
+                                       lp_metrics[m], n, *w, (long long)u);
+            }
+    fj_batch *b = fj_batch_new();
+    fj_cc_opts o = {.default_cluster = "fritz", .unit_ns = 1000000000};
     fj_err err = {0};
-    fj_status rs = fj_store_write(st, &b, 1, counts, &err);
+    size_t good = 0;
+    if (!b || fj_cc_decode(*text, len, &o, b, NULL, NULL, &good, &err) != FJ_OK)
+        die("line protocol", &err);
+    if (good != (size_t)lp_nodes * LP_METRICS * (size_t)((step + lp_interval - 1) / lp_interval))
+        die("line protocol: a line was refused", NULL);
+    return b;
+}
+
+/* One transaction: the Sonar batch and, when there is one, the metrics batch. */
+static void write_batch(fj_store *st, fj_batch *b, fj_batch *lp)
+{
+    fj_batch *bs[2] = {b, lp};
+    size_t n = lp ? 2 : 1;
+    fj_write_count *counts = fj_calloc(b->n_envs + (lp ? lp->n_envs : 0) + 1, sizeof *counts);
+    fj_err err = {0};
+    fj_status rs = fj_store_write(st, bs, n, counts, &err);
     if (rs != FJ_OK)
         die("write", &err);
+    if (lp && fj_store_ts_maintain(st, &err) != FJ_OK)
+        die("metrics upkeep", &err);
     fj_free(counts);
     fj_batch_free(b);
+    if (lp)
+        fj_batch_free(lp);
 }
 
 int main(int argc, char **argv)
 {
     gen g = {.nodes = 1000, .cores = 64, .days = 7, .interval = 300, .next_id = 100000};
     const char *db = NULL;
+    int lp_nodes = 0, lp_interval = 60;
     for (int i = 1; i < argc; i += 2) { /* --option value pairs */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
-            die("usage: api_gen --db FILE [--nodes N] [--days D] [--interval S] [--cores C] [--seed S]", NULL);
+            die("usage: api_gen --db FILE [--nodes N] [--days D] [--interval S] [--cores C] [--seed S] "
+                "[--lp-nodes N] [--lp-interval S]", NULL);
         if (!strcmp(a, "--db")) db = v;
         else if (!strcmp(a, "--nodes")) g.nodes = atoi(v);
         else if (!strcmp(a, "--days")) g.days = atoi(v);
         else if (!strcmp(a, "--interval")) g.interval = atoi(v);
         else if (!strcmp(a, "--cores")) g.cores = atoi(v);
+        else if (!strcmp(a, "--lp-nodes")) lp_nodes = atoi(v);
+        else if (!strcmp(a, "--lp-interval")) lp_interval = atoi(v);
         else if (!strcmp(a, "--seed")) rng_state ^= (uint64_t)strtoull(v, NULL, 10) * 0x9E3779B97F4A7C15ull;
         else die("unknown option", NULL);
     }
-    if (!db || g.nodes < 64 || g.cores < 2 || g.days < 2 || g.interval < 10)
-        die("need --db, --nodes >= 64, --cores >= 2, --days >= 2, --interval >= 10", NULL);
+    if (!db || g.nodes < 64 || g.cores < 2 || g.days < 2 || g.interval < 10 || lp_nodes < 0 || lp_nodes > 9999 ||
+        lp_interval < 1 || g.interval % lp_interval)
+        die("need --db, --nodes >= 64, --cores >= 2, --days >= 2, --interval >= 10, --lp-nodes 0..9999, "
+            "--lp-interval dividing --interval", NULL);
     g.gpu_nodes = g.nodes / 10;
     g.names = calloc((size_t)g.nodes, sizeof *g.names);
     g.job_of = malloc((size_t)g.nodes * sizeof *g.job_of);
@@ -409,10 +472,17 @@ int main(int argc, char **argv)
     fj_err err = {0};
     if (fj_store_open(db, &o, &st, &err) != FJ_OK)
         die("open", &err);
+    if (lp_nodes > 0 && fj_store_ts_start(st, &o, &err) != FJ_OK)
+        die("metrics engine", &err);
+    double *walk = calloc((size_t)lp_nodes * LP_METRICS + 1, sizeof *walk);
+    char *lp_text = NULL;
+    size_t lp_cap = 0, lp_points = 0;
+    if (!walk)
+        die("out of memory", NULL);
 
     fj_batch *b = fj_batch_new();
     add_sysinfo(&g, b, T0 - 60);
-    write_batch(st, b);
+    write_batch(st, b, NULL);
 
     fj_time end = T0 + (fj_time)g.days * 86400;
     size_t steps = 0, envs = 0;
@@ -425,14 +495,18 @@ int main(int argc, char **argv)
         for (int n = 0; n < g.nodes; n++)
             add_sample(&g, b, n, t);
         envs += b->n_envs;
-        write_batch(st, b);
+        fj_batch *lp = lp_batch(lp_nodes, lp_interval, t, g.interval, walk, &lp_text, &lp_cap);
+        lp_points += lp ? (size_t)lp_nodes * LP_METRICS * (size_t)(g.interval / lp_interval) : 0;
+        write_batch(st, b, lp);
         if (steps % 288 == 0)
             fprintf(stderr, "api_gen: day %zu, %zu jobs\n", steps / 288, g.n_jobs);
     }
     fj_store_close(st);
+    free(walk);
+    free(lp_text);
     printf("{\"cluster\":\"%s\",\"from\":%lld,\"to\":%lld,\"nodes\":%d,\"jobs\":%zu,\"envelopes\":%zu,"
-           "\"big_job\":%llu,\"big_start\":%lld,\"big_end\":%lld}\n",
+           "\"big_job\":%llu,\"big_start\":%lld,\"big_end\":%lld,\"lp_nodes\":%d,\"lp_points\":%zu}\n",
            CLUSTER, (long long)T0, (long long)(end - g.interval), g.nodes, g.n_jobs, envs,
-           (unsigned long long)g.big_id, (long long)g.big_start, (long long)g.big_end);
+           (unsigned long long)g.big_id, (long long)g.big_start, (long long)g.big_end, lp_nodes, lp_points);
     return 0;
 }

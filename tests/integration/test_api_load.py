@@ -1,8 +1,8 @@
 """Node and cluster load and uptime over the real Sonar envelopes, with figures computed here: CPU
 utilisation from two samples' cumulative per-core counters, memory and load averages, GPU memory
 and power; a counter that goes down never gives negative use; a re-sent sample (same timestamp)
-counts once; a node is reported down when its samples stop, and across a gap. Hourly roll-ups
-(late samples included) give what the samples give; GPU load per card."""
+counts once; a node is reported down when its samples stop, and across a gap. Hourly and daily
+roll-ups (late samples included) give what the samples give; GPU load per card."""
 from api_common import Api, envelope, epoch, rfc, shifted
 from harness import check, finish
 
@@ -81,15 +81,20 @@ def rollups(api, base):
 
     def verify(what):
         # whole hours (roll-ups), two-hour buckets (merged roll-ups), a window cutting its first
-        # hour, and a day bucket of a cut hour, a whole hour and a cut hour
+        # hour, a day bucket of a cut hour, a whole hour and a cut hour, two whole days (the daily
+        # roll-ups), and a day cut in its first hour (its other hours from the hourly roll-ups)
+        # followed by a whole one
         for frm, to, bucket in ((H, H + 7199, 3600), (H, H + 7199, 7200), (H + 1, H + 7199, 3600),
-                                (H + 900, H + 7300, 86400)):
+                                (H + 900, H + 7300, 86400), (H - 86400, H + 86399, 86400),
+                                (H - 86400 + 1800, H + 86399, 86400)):
             q = "cluster=test.local&host=late&from=%s&to=%s&bucket=%d" % (rfc(frm), rfc(to), bucket)
             want = node_expect(samples, frm, to, bucket)
             same_buckets(points(api.json("/api/v1/load/nodes?" + q), "late"), want,
                          "%s, %s..%s by %d s" % (what, rfc(frm), rfc(to), bucket))
             c = api.json("/api/v1/load/cluster?" + q).get("load", [])
-            check(len(c) == len(want) and all(x["nodes"] == 1 and abs(x["cpu_cores"] - want[epoch(x["time"])]["cpu_cores"]) < 0.001
+            def same(a, b):
+                return a is None and b is None or a is not None and b is not None and abs(a - b) < 0.001
+            check(len(c) == len(want) and all(x["nodes"] == 1 and same(x["cpu_cores"], want[epoch(x["time"])]["cpu_cores"])
                                               for x in c), "%s: cluster load %s" % (what, c))
 
     send(H - 600, [100, 100, 100, 100], 1000, 1.0)

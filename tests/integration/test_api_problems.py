@@ -259,6 +259,14 @@ def main():
         r = get("/api/v1/problems?%s&rule=mem_low,gpu_unused&user=ann" % win)
         xs = r.json().get("problems", []) if r.status == 200 else []
         check(xs and {(x["rule"], x["user"]) for x in xs} == {("mem_low", "ann")}, "rule and user filters: %s" % xs)
+        # One user (selected in SQL), two users (skipped as read) and an unknown one: the full
+        # answer's rows of those users, in its order
+        names = sorted({x["user"] for x in rows})
+        check(len(names) >= 2, "several users have problems: %s" % names)
+        for us in [[n] for n in names] + [names[:2], ["nobody"]]:
+            r = get("/api/v1/problems?%s&user=%s" % (win, ",".join(us)))
+            got = r.json().get("problems") if r.status == 200 else None
+            check(got == [x for x in rows if x["user"] in us], "user=%s: %s" % (",".join(us), got))
         # The window: jobs last seen before from are out.
         r = get("/api/v1/problems?cluster=%s&from=%d&to=%d" % (CLUSTER, T0 + 3 * H + 60, T0 + 8 * H))
         xs = {x["job"] for x in r.json().get("problems", [])} if r.status == 200 else {0}

@@ -14,11 +14,13 @@ PG_VERSION, SQLITE_VERSION = 5, 8
 
 
 # What the later migrations added, latest first, undone so that the rewind below can apply them
-# again: SQLite's series key index (0013), SQLite's jobs.last_day (0012; PostgreSQL's 0013 is undone in to_older), job_gpu_activity and its triggers (SQLite 0011, PostgreSQL 0010 and 0011), job_activity and its
+# again: the daily load roll-ups (SQLite 0021, PostgreSQL 0018), field types (SQLite 0020, PostgreSQL 0017),
+# sample_gpus.energy_mj (SQLite 0019, PostgreSQL 0016), slurm_jobs_current.alloc_gpus (SQLite 0018, PostgreSQL 0015),
+# SQLite's series key index (0013), SQLite's jobs.last_day (0012; PostgreSQL's 0013 is undone in to_older), job_gpu_activity and its triggers (SQLite 0011, PostgreSQL 0010 and 0011), job_activity and its
 # triggers (SQLite 0010, PostgreSQL 0009), then retention (SQLite 0009, PostgreSQL 0007). PostgreSQL's 0008 (process sets) is undone in to_older.
 LATER = {
-    # field types (SQLite 0020, PostgreSQL 0017) undone first: string points and series types
-    "pg": "DROP TABLE ts_strings, ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"
+    "pg": "DROP TABLE load_daily;"  # 0018
+          "DROP TABLE ts_strings, ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"  # 0017
           "ALTER TABLE sample_gpus DROP COLUMN energy_mj;"  # 0016
           "ALTER TABLE slurm_jobs_current DROP COLUMN alloc_gpus;"  # 0015
           "DROP VIEW job_activity_now;"  # 0014
@@ -37,7 +39,8 @@ LATER = {
     # sample_id) again, with its time index (the
     # triggers on it go with the table and are not made again: 0010 and 0011 are undone next)
     # 0017's view first (it names job_samples)
-    "sqlite": "DROP TABLE ts_strings; DROP TABLE ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"  # 0020
+    "sqlite": "DROP TABLE load_daily;"  # 0021
+              "DROP TABLE ts_strings; DROP TABLE ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"  # 0020
               "ALTER TABLE sample_gpus DROP COLUMN energy_mj;"  # 0019
               "ALTER TABLE slurm_jobs_current DROP COLUMN alloc_gpus;"  # 0018
               "DROP VIEW job_activity_now; DROP INDEX ts_series_key; CREATE INDEX ts_series_host ON ts_series(cluster, host, metric);"

@@ -76,7 +76,7 @@ def test_job_samples_place():
         # job_samples names node_id and time; 0009 retention's columns; 0010's job_activity and
         # 0011's job_gpu_activity, their triggers and index, which name job_samples' columns too;
         # 0012's jobs.last_day; 0013's job_samples key; 0014's stored last_day; 0015's series key
-        # index; 0017's view; 0018's alloc_gpus, 0019's energy_mj, 0020's field types: LATER undoes
+        # index; 0017's view; 0018's alloc_gpus, 0019's energy_mj, 0020's field types, 0021's load_daily: LATER undoes
         # them first).
         # job_activity as readers see it (0017's view: last_time from job_samples while they exist)
         activity = con_rows(f.db, "SELECT * FROM job_activity_now ORDER BY rjob_id, node_id")
@@ -91,6 +91,8 @@ def test_job_samples_place():
                          " JOIN sample_proc_gpus g ON g.proc_id BETWEEN sj.proc_first AND sj.proc_first + sj.n_procs - 1"
                          " WHERE j.job <> 0 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
         check([c[:5] for c in cards] == truth, "job_gpu_activity: the cards and times of the raw rows")
+        daily = con_rows(f.db, "SELECT * FROM load_daily ORDER BY node_id, day")
+        check(len(daily) > 0, "the writer kept daily load roll-ups")
         f.execute(LATER["sqlite"])
         f.execute("DROP INDEX job_samples_time; DROP TABLE job_cpu_todo;"
                   "ALTER TABLE job_samples DROP COLUMN cpu_win_m; ALTER TABLE jobs DROP COLUMN cpu_win_peak_m;" +
@@ -99,8 +101,13 @@ def test_job_samples_place():
         r = run_cli("serve", "--db", f.db, "--listen", "127.0.0.1:0", check_rc=False)
         check(r.returncode != 0 and "fjord migrate up" in r.stderr, "the older schema is refused: %r" % r.stderr[-200:])
         out = run_cli("migrate", "up", db=f.db).stdout
-        check("applied 14 migrations" in out, "migrate up applies 0007 to 0020: %r" % out)
+        check("applied 15 migrations" in out, "migrate up applies 0007 to 0021: %r" % out)
         check(job_samples(f.db) == stored, "the migration fills job_samples as the writer did")
+        again = con_rows(f.db, "SELECT * FROM load_daily ORDER BY node_id, day")
+        check(len(again) == len(daily) and all(a[:2] == b[:2] and all(abs(x - y) <= 1e-9 * max(1, abs(y))
+                                                                     for x, y in zip(a[2:], b[2:]))
+                                               for a, b in zip(again, daily)),
+              "0021 fills load_daily from load_hourly as the writer did: %s" % sorted(set(again) ^ set(daily))[:4])
         refilled = con_rows(f.db, "SELECT * FROM job_activity_now ORDER BY rjob_id, node_id")
         check(refilled == activity, "0010 fills job_activity from job_samples as the writer did: %s" %
               sorted(set(refilled) ^ set(activity))[:6])

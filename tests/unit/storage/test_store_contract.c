@@ -2109,7 +2109,7 @@ Test(contract, job_energy_inside_a_window)
         p->gpus[0].uuid = "GPU-ramp";
         p->gpus[0].gpu_util = 90;
     }
-    fj_write_count c[5];
+    fj_write_count c[11]; /* one per envelope */
     write_ok(s, &b, 1, c);
     fj_batch_free(b);
     db_t *db = raw(dbpath);
