@@ -32,6 +32,9 @@ static const fj_pspec params[] = {
      false, 0, 0},
     {"order", FJ_PT_ENUM, "asc or desc (default: asc by group, desc by a figure)", "asc|desc", false, 0, 0},
     {"limit", FJ_PT_INT, "only the first N groups in that order (in every bucket)", NULL, false, 1, 100000},
+    {"energy", FJ_PT_BOOL,
+     "false: energy_kwh and co2e_kg null and no card power read (the answer costs what it did without energy)",
+     NULL, false, 0, 0},
     {"format", FJ_PT_ENUM, "json (default) or csv; an Accept header of text/csv also selects CSV", "json|csv", false,
      0, 0},
     P_END};
@@ -75,6 +78,7 @@ void fj_api_account_usage(fj_http_req *r)
         req.sort = (int)v->i - 1; /* after "group", the figures in fj_usage_figure order */
     const fj_pval *order = fj_param(&a.p, "order");
     req.desc = order->set ? order->i == 1 : req.sort != FJ_UF_GROUP;
+    a.q.no_energy = fj_api_tri(&a, "energy") == FJ_TRI_NO;
     a.q.limit = 0; /* not rows per page: groups */
     if ((v = fj_param(&a.p, "limit"))->set)
         req.limit = (size_t)v->i;

@@ -10,7 +10,7 @@ of them on a second card alone; a job whose first sample follows a day's edge (i
 the edge all in its first day); a job holding an idle card by its Slurm allocation (gres/gpu=2, one
 used: the idle card's draw charged); a CPU-only user (energy null) and a GPU job without card
 readings (null too). By user, account and cluster, without buckets and per day; co2e_kg from
-carbon-intensity and pue; sorting by energy_kwh. Exact to 0.1 % (the answer gives kWh to the
+carbon-intensity and pue; sorting by energy_kwh; energy=false. Exact to 0.1 % (the answer gives kWh to the
 watt-hour: every figure here is above a kWh). Run on SQLite, and on PostgreSQL with
 FJ_TEST_DB=postgres (CTest registers both)."""
 import json
@@ -232,6 +232,14 @@ def main():
                     co2 = None if v is None else v * PUE * CARBON_G / 1000
                     check(near(x.get("co2e_kg"), co2), "by %s per %s %s: co2e_kg %s, want %s"
                           % (by, bucket, k, x.get("co2e_kg"), co2))
+
+        # energy=false: the energy columns null, every other figure as before
+        plain = {x["group"]: x for x in get("/api/v1/usage?%s&by=user&energy=false" % win)}
+        full = {x["group"]: x for x in get("/api/v1/usage?%s&by=user" % win)}
+        check(set(plain) == set(full) and all(x["energy_kwh"] is None and x["co2e_kg"] is None for x in plain.values())
+              and all({k: v for k, v in plain[g].items() if k not in ("energy_kwh", "co2e_kg")}
+                      == {k: v for k, v in full[g].items() if k not in ("energy_kwh", "co2e_kg")} for g in plain),
+              "energy=false: energy null, the rest unchanged: %s" % plain)
 
         # the cases one by one, against the design's own figures
         users = {x["group"]: x for x in get("/api/v1/usage?%s&by=user" % win)}
