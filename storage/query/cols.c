@@ -359,6 +359,9 @@ static const fj_qcol problems_cols[] = {
     {"detail", FJ_VT_TEXT, "the finding in words, with the threshold"},
     {"api", FJ_VT_TEXT, "the job's API path"},
     {"url", FJ_VT_TEXT, "the job's dashboard path"},
+    {"gpu_idle_kwh", FJ_VT_REAL,
+     "gpu_idle, gpu_unused: the energy in kWh its allocation's cards drew while it held them idle (the job's whole "
+     "span, energy_how's gpu_idle_kwh: docs/energy.md); null when the job has no GPU energy figure"},
 };
 TABLE(fj_qt_problems, "problems", problems_cols, 0);
 
