@@ -4,6 +4,7 @@
 #include "api/account_usage.h"
 
 #include "api/api_int.h"
+#include "server/config.h"
 #include "storage/core/store_account_usage.h"
 
 #include <string.h>
@@ -27,10 +28,13 @@ static const fj_pspec params[] = {
     {"sort", FJ_PT_ENUM, "rank the groups by their totals over the window by this figure (default: group, the "
                          "name); nulls last",
      "group|jobs|jobs_alloc|wall_h|core_h_alloc|core_h_used|cpu_eff|gpu_h_alloc|gpu_h_used|gpu_eff|"
-     "mem_gib_h_alloc|mem_gib_h_used|mem_eff|energy_kwh",
+     "mem_gib_h_alloc|mem_gib_h_used|mem_eff|energy_kwh|co2e_kg",
      false, 0, 0},
     {"order", FJ_PT_ENUM, "asc or desc (default: asc by group, desc by a figure)", "asc|desc", false, 0, 0},
     {"limit", FJ_PT_INT, "only the first N groups in that order (in every bucket)", NULL, false, 1, 100000},
+    {"energy", FJ_PT_BOOL,
+     "false: energy_kwh and co2e_kg null and no card power read (the answer costs what it did without energy)",
+     NULL, false, 0, 0},
     {"format", FJ_PT_ENUM, "json (default) or csv; an Accept header of text/csv also selects CSV", "json|csv", false,
      0, 0},
     P_END};
@@ -39,11 +43,12 @@ static const fj_endpoint ep_usage = {
     "/api/v1/usage", "Usage per user, account or partition",
     "Per group (user, Slurm account, partition or the cluster) and time bucket: the jobs, their wall hours, the "
     "core-, GPU- and memory-hours allocated (from Slurm's records, else a ClusterCockpit job's) and used (from the "
-    "samples), and the "
+    "samples), the "
     "efficiencies they imply (used over allocated, counting only jobs whose allocation is known). A job without "
     "a Slurm record has its use counted and no allocation; a job across the window's or a bucket's edge counts "
-    "its allocation for its time inside and its use from its samples inside. See docs/storage.md, \"Usage and "
-    "efficiency\".",
+    "its allocation for its time inside and its use from its samples inside. energy_kwh is the GPU part of the "
+    "jobs' energy inside the bucket, co2e_kg its carbon where configured (docs/energy.md, \"In usage\"). See "
+    "docs/storage.md, \"Usage and efficiency\".",
     NULL, NULL, params, {&fj_qt_account_usage}, NULL, "from,to", 0, NULL};
 
 const fj_endpoint *const fj_account_usage_endpoints[] = {&ep_usage, NULL};
@@ -73,9 +78,16 @@ void fj_api_account_usage(fj_http_req *r)
         req.sort = (int)v->i - 1; /* after "group", the figures in fj_usage_figure order */
     const fj_pval *order = fj_param(&a.p, "order");
     req.desc = order->set ? order->i == 1 : req.sort != FJ_UF_GROUP;
+    a.q.no_energy = fj_api_tri(&a, "energy") == FJ_TRI_NO;
     a.q.limit = 0; /* not rows per page: groups */
     if ((v = fj_param(&a.p, "limit"))->set)
         req.limit = (size_t)v->i;
+    const fj_config *c = fj_http_config(r); /* co2e_kg where carbon-intensity names the cluster */
+    double g;
+    if (c && fj_config_carbon(c, a.q.cluster, &g)) {
+        a.q.carbon_g_per_kwh = g;
+        a.q.pue = fj_config_pue(c);
+    }
     fj_store *s = fj_api_store(&a);
     if (!s)
         return;

@@ -28,7 +28,8 @@ typedef enum fj_usage_bucket { FJ_UBK_NONE = 0, FJ_UBK_DAY, FJ_UBK_WEEK, FJ_UBK_
     X(JOBS, "jobs") X(JOBS_ALLOC, "jobs_alloc") X(WALL_H, "wall_h") X(CORE_H_ALLOC, "core_h_alloc")  \
     X(CORE_H_USED, "core_h_used") X(CPU_EFF, "cpu_eff") X(GPU_H_ALLOC, "gpu_h_alloc")                \
     X(GPU_H_USED, "gpu_h_used") X(GPU_EFF, "gpu_eff") X(MEM_GIB_H_ALLOC, "mem_gib_h_alloc")          \
-    X(MEM_GIB_H_USED, "mem_gib_h_used") X(MEM_EFF, "mem_eff") X(ENERGY_KWH, "energy_kwh")
+    X(MEM_GIB_H_USED, "mem_gib_h_used") X(MEM_EFF, "mem_eff") X(ENERGY_KWH, "energy_kwh") \
+    X(CO2E_KG, "co2e_kg")
 typedef enum fj_usage_figure {
 #define FJ_UF_ENUM(id, name) FJ_UF_##id,
     FJ_USAGE_FIGURES(FJ_UF_ENUM)

@@ -17,10 +17,17 @@
  *   sampled span, whose sums are the summary's less the others' (integer sums: exact), and whose
  *   hosts are counted with one seek each; a job across the window's edge reads its node-samples
  *   inside the window. Every read is a range seek per host of job_samples' key, summed per host by
- *   the database, one read per bucket. */
+ *   the database, one read per bucket;
+ * - energy: the GPU part of the job's energy (storage/query/energy.h, the job list's rules) cut to
+ *   the bucket, read only for a job that had a process on a card or cards in its allocation (its
+ *   hosts, then its hosts' card readings over its span, once per bucket it touches). A job's first
+ *   and last bucket are not cut where the window does not cut them, so a job inside the window adds
+ *   up to its job-list figure. Null where no job of the cell had a figure; the CPU, memory and node
+ *   parts (ClusterCockpit series, read outside the store's snapshot) are not counted. */
 #include "storage/core/store_account_usage.h"
 
 #include "storage/query/backend.h"
+#include "storage/query/energy.h"
 #include "storage/query/jobs.h"
 #include "storage/query/value.h"
 
@@ -45,7 +52,8 @@ static const char jobs_sql[] =
     "SELECT j.id, u.s, j.first_seen, j.last_seen, j.n_samples, j.cpu_sum_m, j.mem_sum_kb, j.gpu_sum_m, j.job, j.epoch,"
     " (SELECT count(*) FROM job_hosts h WHERE h.rjob_id = j.id),"
     " sc.cluster_id, sc.account, sc.partition, sc.start_time, sc.end_time, sc.requested_cpus,"
-    " sc.requested_memory_per_node_kb, sc.requested_node_count, sc.alloc_gpus"
+    " sc.requested_memory_per_node_kb, sc.requested_node_count, sc.alloc_gpus, j.gpu_peak_m, j.gpumem_peak_kb,"
+    " sc.allocated_resources"
     " FROM jobs j LEFT JOIN strings u ON u.id = j.user_id"
     " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND sc.cluster_id = j.cluster_id AND sc.job_id = j.job"
     " AND sc.job_step = ''"
@@ -53,8 +61,11 @@ static const char jobs_sql[] =
     " ORDER BY j.id";
 enum {
     J_ID, J_USER, J_FIRST, J_LAST, J_NS, J_CPU, J_MEM, J_GPU, J_JOB, J_EPOCH, J_HOSTS, J_SLURM, J_ACCOUNT, J_PARTITION, J_START,
-    J_END, J_CPUS, J_MEM_REQ, J_NODES, J_GPUS
+    J_END, J_CPUS, J_MEM_REQ, J_NODES, J_GPUS, J_GPU_PEAK, J_GM_PEAK, J_TRES
 };
+
+/* The hosts of a job, for its energy. */
+static const char hosts_sql[] = "SELECT node_id FROM job_hosts WHERE rjob_id = ?1";
 
 /* A Slurm job without Sonar's Slurm record: the ClusterCockpit job (cc-backend's job API) of the same
  * cluster and job id whose run overlaps the job's samples (?3: its last, ?4: its first), the most
@@ -119,6 +130,8 @@ typedef struct cell {
     int64_t jobs, jobs_alloc;
     double wall_s;
     fig core, gpu, mem; /* core-seconds, card-seconds, kB-seconds */
+    double energy_j;
+    bool energy_known; /* some job of the cell has an energy figure */
 } cell;
 
 typedef struct group {
@@ -130,6 +143,9 @@ typedef struct group {
 
 typedef struct usage_run {
     fj_qx *x;
+    fj_qenv env;
+    fj_qenergy_stmts energy;
+    fj_qrows hosts;
     const fj_usage_req *req;
     int64_t from, to;
     int64_t *edges; /* n_buckets + 1 */
@@ -235,6 +251,8 @@ static void add_cell(cell *c, const cell *d)
     c->jobs += d->jobs;
     c->jobs_alloc += d->jobs_alloc;
     c->wall_s += d->wall_s;
+    c->energy_j += d->energy_j;
+    c->energy_known |= d->energy_known;
     fig *cf[3] = {&c->core, &c->gpu, &c->mem};
     const fig *df[3] = {&d->core, &d->gpu, &d->mem};
     for (int i = 0; i < 3; i++) {
@@ -246,7 +264,8 @@ static void add_cell(cell *c, const cell *d)
 }
 
 /* The job's figures in bucket i from what its node-samples there add up to. */
-static fj_status add_job_bucket(usage_run *u, group *g, const ujob *j, size_t i, const used *s)
+static fj_status add_job_bucket(usage_run *u, group *g, const ujob *j, size_t i, const used *s,
+                                const fj_job_energy *en)
 {
     int64_t b0 = u->edges[i], b1 = u->edges[i + 1];
     int64_t e0 = j->a0 < j->first ? j->a0 : j->first, e1 = j->a1 > j->last ? j->a1 : j->last;
@@ -264,6 +283,10 @@ static fj_status add_job_bucket(usage_run *u, group *g, const ujob *j, size_t i,
     add_fig(&d.core, j->cores_known, j->cores * d.wall_s, cores * t_used);
     add_fig(&d.gpu, j->gpus_known, j->gpus * d.wall_s, cards * t_used);
     add_fig(&d.mem, j->mem_known, j->mem_kb * d.wall_s, mem * t_used);
+    if (en && en->set[FJ_EP_GPU]) { /* the GPU part only: the one the store reads */
+        d.energy_known = true;
+        d.energy_j = en->joules[FJ_EP_GPU];
+    }
     if (!g->b && !(g->b = fj_arena_calloc(u->x->a, u->n_buckets, sizeof *g->b)))
         return fj_err_set(u->x->err, FJ_ENOMEM, NULL, "out of memory");
     add_cell(&g->b[i], &d);
@@ -355,6 +378,25 @@ static fj_status cc_alloc(usage_run *u, const fj_qrows *cc, const fj_qrows *r, u
     return st;
 }
 
+/* The job's hosts (node ids) into j, in the query's arena. */
+static fj_status job_hosts(usage_run *u, int64_t id, fj_qenergy_job *j)
+{
+    int64_t *hosts = NULL;
+    size_t n = 0, cap = 0;
+    bool row = false;
+    fj_status st;
+    fj_qr_bind(&u->hosts, 1, id);
+    while ((st = fj_qr_step(&u->hosts, "usage job hosts", &row)) == FJ_OK && row) {
+        if ((st = fj_qgrow(u->x->a, u->x->err, &hosts, n, &cap, sizeof *hosts, 8)) != FJ_OK)
+            break;
+        hosts[n++] = fj_qr_i64(&u->hosts, 0);
+    }
+    fj_qr_reset(&u->hosts);
+    j->hosts = hosts;
+    j->n_hosts = n;
+    return st;
+}
+
 static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *samples, const fj_qrows *nodes,
                          const fj_qrows *cc, used *per)
 {
@@ -441,8 +483,33 @@ static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *sample
     } else if ((st = read_samples(u, samples, r, b_lo, b_hi, u->from, u->to, per)) != FJ_OK) {
         return st; /* across the window's edge: its samples inside the window */
     }
-    for (size_t i = b_lo; i <= b_hi && st == FJ_OK; i++)
-        st = add_job_bucket(u, g, &j, i, &per[i]);
+    /* the GPU part, for a job that had a card or holds some */
+    fj_qenergy_job ej = {
+        .job = fj_qr_i64(r, J_JOB),
+        .epoch = fj_qr_i64(r, J_EPOCH),
+        .first = j.first,
+        .last = j.last,
+        .allocated_resources = fj_qr_null(r, J_TRES) ? NULL : fj_qr_text(r, J_TRES),
+        .used_gpu = fj_qr_i64(r, J_GPU_PEAK) > 0 || fj_qr_i64(r, J_GM_PEAK) > 0,
+    };
+    bool energy = !u->x->q->no_energy && ej.job != 0 && (ej.used_gpu || fj_en_tres_gpus(ej.allocated_resources) > 0);
+    if (energy && ej.allocated_resources &&
+        !(ej.allocated_resources = fj_arena_strdup(u->x->a, ej.allocated_resources)))
+        return fj_err_set(u->x->err, FJ_ENOMEM, NULL, "out of memory");
+    if (energy && (st = job_hosts(u, fj_qr_i64(r, J_ID), &ej)) != FJ_OK)
+        return st;
+    for (size_t i = b_lo; i <= b_hi && st == FJ_OK; i++) {
+        fj_job_energy en;
+        if (energy) {
+            /* cut at the bucket's edges, but not at the job's own ends where the window does not
+             * cut it: its first interval may begin before its first sample's bucket */
+            int64_t lo = i == b_lo && u->edges[i] > u->from ? INT64_MIN : u->edges[i];
+            int64_t hi = i == b_hi && u->edges[i + 1] < u->to ? INT64_MAX : u->edges[i + 1];
+            if ((st = fj_qenergy_job_read(&u->env, &u->energy, &ej, lo, hi, &en)) != FJ_OK)
+                return st;
+        }
+        st = add_job_bucket(u, g, &j, i, &per[i], energy ? &en : NULL);
+    }
     return st;
 }
 
@@ -455,7 +522,7 @@ static fj_value ratio(const fig *f)
 
 /* The row's figures, in fj_usage_figure order; unit: what a second of the sums is in hours and
  * GiB. */
-static void figures(const cell *c, fj_value *v)
+static void figures(const fj_query *q, const cell *c, fj_value *v)
 {
     const double h = 3600.0, gib_h = 3600.0 * 1048576.0;
     v[FJ_UF_JOBS] = fj_v_int(c->jobs);
@@ -470,7 +537,10 @@ static void figures(const cell *c, fj_value *v)
     v[FJ_UF_MEM_GIB_H_ALLOC] = c->mem.known ? fj_v_real(c->mem.alloc / gib_h) : fj_v_null();
     v[FJ_UF_MEM_GIB_H_USED] = fj_v_real(c->mem.used / gib_h);
     v[FJ_UF_MEM_EFF] = ratio(&c->mem);
-    v[FJ_UF_ENERGY_KWH] = fj_v_null(); /* the energy of jobs is not stored yet */
+    double kwh = fj_en_kwh(c->energy_j), pue = q->pue > 0 ? q->pue : 1.0;
+    v[FJ_UF_ENERGY_KWH] = c->energy_known ? fj_v_real(kwh) : fj_v_null();
+    v[FJ_UF_CO2E_KG] =
+        c->energy_known && q->carbon_g_per_kwh > 0 ? fj_v_real(kwh * pue * q->carbon_g_per_kwh / 1000.0) : fj_v_null();
 }
 
 static double num(const fj_value *v)
@@ -526,7 +596,7 @@ static fj_status send(usage_run *u)
         return fj_err_set(u->x->err, FJ_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < u->n_groups; i++) {
         fj_value f[FJ_UF__COUNT];
-        figures(&u->groups[i].total, f);
+        figures(u->x->q, &u->groups[i].total, f);
         r[i] = (ranked){&u->groups[i], u->req->sort < FJ_UF__COUNT ? f[u->req->sort] : fj_v_null()};
     }
     tl_sort = u->req->sort;
@@ -542,7 +612,7 @@ static fj_status send(usage_run *u)
             fj_value v[2 + FJ_UF__COUNT];
             v[0] = bucketed ? fj_v_time(u->edges[b]) : fj_v_null();
             v[1] = fj_v_text(g->name);
-            figures(&g->b[b], v + 2);
+            figures(u->x->q, &g->b[b], v + 2);
             st = k->row(k, v);
         }
     return st;
@@ -587,6 +657,8 @@ fj_status fj_store_account_usage(fj_store *s, fj_query *q, const fj_usage_req *r
         return rs;
     usage_run u = {.x = &x, .req = req, .from = from, .to = to, .n_buckets = n};
     fj_qrows js = {0}, ss = {0}, ns = {0}, cs = {0};
+    const char *energy_sql[2];
+    fj_qenergy_sql(fj_driver_of(s)->layout, energy_sql);
     if (!(u.edges = fj_arena_alloc(x.a, (n + 1) * sizeof *u.edges))) {
         rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
         goto out;
@@ -597,13 +669,19 @@ fj_status fj_store_account_usage(fj_store *s, fj_query *q, const fj_usage_req *r
     u.edges[n] = to;
     if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_prepare(&x, jobs_sql, &js)) != FJ_OK ||
         (rs = fj_qx_prepare(&x, samples_sql, &ss)) != FJ_OK || (rs = fj_qx_prepare(&x, nodes_sql, &ns)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, cc_sql, &cs)) != FJ_OK)
+        (rs = fj_qx_prepare(&x, cc_sql, &cs)) != FJ_OK || (rs = fj_qx_prepare(&x, hosts_sql, &u.hosts)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, energy_sql[0], &u.energy.cards)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, energy_sql[1], &u.energy.use)) != FJ_OK)
         goto out;
+    u.env = fj_qx_env(&x);
     rs = run(&u, &js, &ss, &ns, &cs);
 out:
     fj_qx_finalize(&x, &js);
     fj_qx_finalize(&x, &ss);
     fj_qx_finalize(&x, &ns);
     fj_qx_finalize(&x, &cs);
+    fj_qx_finalize(&x, &u.hosts);
+    fj_qx_finalize(&x, &u.energy.cards);
+    fj_qx_finalize(&x, &u.energy.use);
     return fj_qx_end(&x, rs);
 }

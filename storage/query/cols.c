@@ -359,6 +359,9 @@ static const fj_qcol problems_cols[] = {
     {"detail", FJ_VT_TEXT, "the finding in words, with the threshold"},
     {"api", FJ_VT_TEXT, "the job's API path"},
     {"url", FJ_VT_TEXT, "the job's dashboard path"},
+    {"gpu_idle_kwh", FJ_VT_REAL,
+     "gpu_idle, gpu_unused: the energy in kWh its allocation's cards drew while it held them idle (the job's whole "
+     "span, energy_how's gpu_idle_kwh: docs/energy.md); null when the job has no GPU energy figure"},
 };
 TABLE(fj_qt_problems, "problems", problems_cols, 0);
 
@@ -418,7 +421,9 @@ static const fj_qcol account_usage_cols[] = {
      "memory requested (per node x nodes) in GiB x wall hours; null when unknown"},
     {"mem_gib_h_used", FJ_VT_REAL, "resident memory in GiB (mean as for cores) x sampled hours"},
     {"mem_eff", FJ_VT_REAL, "mem_gib_h_used of the jobs whose request is known over mem_gib_h_alloc"},
-    {"energy_kwh", FJ_VT_REAL, "energy of the jobs in kWh: null (not stored yet)"},
+    {"energy_kwh", FJ_VT_REAL,
+     "the GPU part of the jobs' energy inside the bucket in kWh (docs/energy.md); null when no job had a figure"},
+    {"co2e_kg", FJ_VT_REAL, "energy_kwh x pue x the cluster's carbon-intensity, when configured"},
 };
 TABLE(fj_qt_account_usage, "usage", account_usage_cols, 0);
 

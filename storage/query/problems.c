@@ -2,11 +2,13 @@
  * written once over the driver: four reads of stored summaries (the window's jobs with their Slurm
  * request, their activity per node from job_activity and per GPU card from job_gpu_activity, the
  * cluster's latest sysinfo per node), the rules judged in C, and the rows handed over per problem
- * or per user. */
+ * or per user. A job with a GPU row (gpu_idle, gpu_unused) then has its GPU energy read
+ * (storage/query/energy.h, the job list's rules) for the energy its idle held cards drew. */
 #include "storage/query/jobs.h"
 
 #include "storage/core/store_problems.h"
 #include "storage/query/backend.h"
+#include "storage/query/energy.h"
 #include "storage/query/value.h"
 
 #include <stdio.h>
@@ -41,6 +43,10 @@ typedef struct pjob {
     int64_t req_cpus, req_mem_kb, req_nodes; /* the Slurm request; 0: none or unknown */
     bool slurm;
     const char *user;
+    int64_t epoch;
+    const char *tres;    /* Slurm's AllocTRES, or NULL */
+    bool idle_set;       /* the job has a GPU energy figure: idle_kwh is its held idle cards' part */
+    double idle_kwh;
 } pjob;
 
 typedef struct pact {
@@ -193,7 +199,7 @@ static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act
 static const char jobs_sql[] =
     "SELECT j.id, j.job, j.node_id, u.s, j.first_seen, j.last_seen, j.n_samples, j.cpu_sum_m, j.mem_peak_kb,"
     " j.gpu_peak_m, j.gpumem_peak_kb, sc.cluster_id, sc.requested_cpus, sc.requested_memory_per_node_kb,"
-    " sc.requested_node_count"
+    " sc.requested_node_count, j.epoch, sc.allocated_resources"
     " FROM jobs j LEFT JOIN strings u ON u.id = j.user_id"
     " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND sc.cluster_id = j.cluster_id AND sc.job_id = j.job"
     " AND sc.job_step = ''" WINDOW_SQL " ORDER BY j.id";
@@ -206,6 +212,9 @@ static const char cards_sql[] =
     "SELECT c.rjob_id, c.node_id, c.card, c.first_time, c.busy_last"
     " FROM jobs j {cross} job_gpu_activity c ON c.rjob_id = j.id" WINDOW_SQL
     " ORDER BY c.rjob_id, c.node_id, c.card";
+
+/* A job's hosts, for its energy. */
+static const char hosts_sql[] = "SELECT node_id FROM job_hosts WHERE rjob_id = ?1";
 
 /* The latest sysinfo of each node of the cluster (rows in time order: the last one wins). */
 static const char sysinfo_sql[] =
@@ -258,10 +267,45 @@ static void *grow(fj_arena *a, void *v, size_t n, size_t *cap, size_t size)
     return w;
 }
 
+/* What reads a job's GPU energy. */
+typedef struct penergy {
+    fj_qenv env;
+    fj_qenergy_stmts st;
+    fj_qrows hosts;
+} penergy;
+
+/* The GPU energy of job j, once it has a GPU row: the energy its held idle cards drew
+ * (energy_how's gpu_idle_kwh) into j->idle_kwh, j->idle_set when the job has a GPU figure. */
+static fj_status idle_energy(fj_qx *x, penergy *pe, pjob *j)
+{
+    int64_t *hosts = NULL;
+    size_t n = 0, cap = 0;
+    bool row = false;
+    fj_status st;
+    fj_qr_bind(&pe->hosts, 1, j->id);
+    while ((st = fj_qr_step(&pe->hosts, "problem job hosts", &row)) == FJ_OK && row) {
+        if ((st = fj_qgrow(x->a, x->err, &hosts, n, &cap, sizeof *hosts, 8)) != FJ_OK)
+            break;
+        hosts[n++] = fj_qr_i64(&pe->hosts, 0);
+    }
+    fj_qr_reset(&pe->hosts);
+    if (st != FJ_OK)
+        return st;
+    fj_qenergy_job ej = {.job = j->job, .epoch = j->epoch, .first = j->first, .last = j->last, .hosts = hosts,
+                         .n_hosts = n, .allocated_resources = j->tres,
+                         .used_gpu = j->gpu_peak_m > 0 || j->gpumem_peak_kb > 0};
+    fj_job_energy en;
+    if ((st = fj_qenergy_job_read(&pe->env, &pe->st, &ej, INT64_MIN, INT64_MAX, &en)) != FJ_OK)
+        return st;
+    j->idle_set = en.set[FJ_EP_GPU];
+    j->idle_kwh = fj_en_kwh(en.gpu_idle_joules);
+    return FJ_OK;
+}
+
 /* Reads the window's jobs, their activity per node and per card (all three in job id order,
  * walked together) and judges each job. */
 static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *acts, const fj_qrows *cards,
-                                const pnode *info, found *f)
+                                const pnode *info, penergy *pe, found *f)
 {
     const fj_query *q = x->q;
     const fj_problem_rules *r = q->problems;
@@ -293,7 +337,10 @@ static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *
         *j = (pjob){fj_qr_i64(jobs, 0),  fj_qr_i64(jobs, 1),  fj_qr_i64(jobs, 2),  fj_qr_i64(jobs, 4),
                     fj_qr_i64(jobs, 5),  fj_qr_i64(jobs, 6),  fj_qr_i64(jobs, 7),  fj_qr_i64(jobs, 8),
                     fj_qr_i64(jobs, 9),  fj_qr_i64(jobs, 10), i64_or0(jobs, 12), i64_or0(jobs, 13),
-                    i64_or0(jobs, 14), !fj_qr_null(jobs, 11), user && wanted ? fj_arena_strdup(x->a, user) : NULL};
+                    i64_or0(jobs, 14), !fj_qr_null(jobs, 11), user && wanted ? fj_arena_strdup(x->a, user) : NULL,
+                    fj_qr_i64(jobs, 15), NULL, false, 0};
+        if (wanted && !fj_qr_null(jobs, 16) && !(j->tres = fj_arena_strdup(x->a, fj_qr_text(jobs, 16))))
+            return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
         n_act = 0;
         while (st == FJ_OK && arow && fj_qr_i64(acts, 0) <= j->id) {
             if (fj_qr_i64(acts, 0) == j->id && wanted) {
@@ -314,8 +361,14 @@ static fj_status read_and_judge(fj_qx *x, const fj_qrows *jobs, const fj_qrows *
             }
             st = fj_qr_step(cards, "job GPU activity", &crow);
         }
+        size_t n0 = f->n;
         if (st == FJ_OK && wanted && judge(r, j, act, n_act, card, n_card, &x->nodes, info, f) != FJ_OK)
             return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
+        bool gpu_row = false;
+        for (size_t i = n0; i < f->n; i++)
+            gpu_row |= f->v[i].rule == FJ_PR_GPU_IDLE || f->v[i].rule == FJ_PR_GPU_UNUSED;
+        if (st == FJ_OK && gpu_row && !q->problems->by_user)
+            st = idle_energy(x, pe, j);
     }
     return st;
 }
@@ -391,6 +444,8 @@ static fj_status send_problems(fj_qx *x, found *f)
             fj_v_text(detail),
             fj_v_text(api),
             fj_v_text(url),
+            (p->rule == FJ_PR_GPU_IDLE || p->rule == FJ_PR_GPU_UNUSED) && p->job->idle_set ? fj_v_real(p->job->idle_kwh)
+                                                                                           : fj_v_null(),
         };
         st = k->row(k, v);
     }
@@ -462,16 +517,22 @@ fj_status fj_store_query_problems(fj_store *s, fj_query *q, fj_sink *k, fj_err *
     if (rs != FJ_OK)
         return rs;
     fj_qrows js = {0}, as = {0}, cs = {0}, ss = {0};
+    penergy pe = {0};
+    const char *energy_sql[2];
+    fj_qenergy_sql(fj_driver_of(s)->layout, energy_sql);
     pnode *info = NULL;
     found f = {NULL, 0, 0, x.a};
     if ((rs = fj_qx_cluster(&x)) != FJ_OK || (rs = fj_qx_load_nodes(&x)) != FJ_OK ||
         (rs = fj_qx_prepare(&x, jobs_sql, &js)) != FJ_OK || (rs = fj_qx_prepare(&x, activity_sql, &as)) != FJ_OK ||
         (rs = fj_qx_prepare(&x, cards_sql, &cs)) != FJ_OK ||
-        (rs = fj_qx_prepare(&x, sysinfo_sql, &ss)) != FJ_OK)
+        (rs = fj_qx_prepare(&x, sysinfo_sql, &ss)) != FJ_OK || (rs = fj_qx_prepare(&x, hosts_sql, &pe.hosts)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, energy_sql[0], &pe.st.cards)) != FJ_OK ||
+        (rs = fj_qx_prepare(&x, energy_sql[1], &pe.st.use)) != FJ_OK)
         goto out;
+    pe.env = fj_qx_env(&x);
     fj_qrows jobs = js, acts = as, cards = cs, sysinfo = ss;
     if ((rs = read_nodes(&x, &sysinfo, &info)) != FJ_OK ||
-        (rs = read_and_judge(&x, &jobs, &acts, &cards, info, &f)) != FJ_OK)
+        (rs = read_and_judge(&x, &jobs, &acts, &cards, info, &pe, &f)) != FJ_OK)
         goto out;
     rs = q->problems->by_user ? send_users(&x, &f) : send_problems(&x, &f);
 out:
@@ -479,5 +540,8 @@ out:
     fj_qx_finalize(&x, &as);
     fj_qx_finalize(&x, &cs);
     fj_qx_finalize(&x, &ss);
+    fj_qx_finalize(&x, &pe.hosts);
+    fj_qx_finalize(&x, &pe.st.cards);
+    fj_qx_finalize(&x, &pe.st.use);
     return fj_qx_end(&x, rs);
 }
