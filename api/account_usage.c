@@ -33,7 +33,8 @@ static const fj_pspec params[] = {
     {"order", FJ_PT_ENUM, "asc or desc (default: asc by group, desc by a figure)", "asc|desc", false, 0, 0},
     {"limit", FJ_PT_INT, "only the first N groups in that order (in every bucket)", NULL, false, 1, 100000},
     {"energy", FJ_PT_BOOL,
-     "false: energy_kwh and co2e_kg null and no card power read (the answer costs what it did without energy)",
+     "true: energy_kwh and co2e_kg computed from the jobs' card power (about 1 ms of server time per GPU job in "
+     "the window: docs/energy.md, \"In usage\"); default false, both null, unless sort names one of them",
      NULL, false, 0, 0},
     {"format", FJ_PT_ENUM, "json (default) or csv; an Accept header of text/csv also selects CSV", "json|csv", false,
      0, 0},
@@ -46,8 +47,9 @@ static const fj_endpoint ep_usage = {
     "samples), the "
     "efficiencies they imply (used over allocated, counting only jobs whose allocation is known). A job without "
     "a Slurm record has its use counted and no allocation; a job across the window's or a bucket's edge counts "
-    "its allocation for its time inside and its use from its samples inside. energy_kwh is the GPU part of the "
-    "jobs' energy inside the bucket, co2e_kg its carbon where configured (docs/energy.md, \"In usage\"). See "
+    "its allocation for its time inside and its use from its samples inside. With energy=true, energy_kwh is the "
+    "GPU part of the jobs' energy inside the bucket, co2e_kg its carbon where configured (docs/energy.md, \"In "
+    "usage\"). See "
     "docs/storage.md, \"Usage and efficiency\".",
     NULL, NULL, params, {&fj_qt_account_usage}, NULL, "from,to", 0, NULL};
 
@@ -78,7 +80,11 @@ void fj_api_account_usage(fj_http_req *r)
         req.sort = (int)v->i - 1; /* after "group", the figures in fj_usage_figure order */
     const fj_pval *order = fj_param(&a.p, "order");
     req.desc = order->set ? order->i == 1 : req.sort != FJ_UF_GROUP;
-    a.q.no_energy = fj_api_tri(&a, "energy") == FJ_TRI_NO;
+    /* Energy is read only when asked (energy=true, or a sort by it): it costs per GPU job until a
+     * stored per-job roll-up exists (docs/energy.md, "In usage"). */
+    fj_tri energy = fj_api_tri(&a, "energy");
+    bool energy_sort = req.sort == FJ_UF_ENERGY_KWH || req.sort == FJ_UF_CO2E_KG;
+    a.q.no_energy = energy == FJ_TRI_NO || (energy != FJ_TRI_YES && !energy_sort);
     a.q.limit = 0; /* not rows per page: groups */
     if ((v = fj_param(&a.p, "limit"))->set)
         req.limit = (size_t)v->i;

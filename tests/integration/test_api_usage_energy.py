@@ -220,7 +220,7 @@ def main():
         for by in ("user", "account", "cluster"):
             for bucket, edges in (("none", [FROM, TO]), ("day", [FROM, FROM + D, TO])):
                 want = truth(by, edges)
-                rows = get("/api/v1/usage?%s&by=%s&bucket=%s" % (win, by, bucket))
+                rows = get("/api/v1/usage?%s&by=%s&bucket=%s&energy=true" % (win, by, bucket))
                 got = {((x["bucket"] if bucket != "none" else None), x["group"]): x for x in rows}
                 want = {((rfc(b) if bucket != "none" else None), g): v for (b, g), v in want.items()}
                 check(set(got) == set(want), "by %s per %s: rows %s, want %s" % (by, bucket, sorted(got, key=str),
@@ -235,14 +235,16 @@ def main():
 
         # energy=false: the energy columns null, every other figure as before
         plain = {x["group"]: x for x in get("/api/v1/usage?%s&by=user&energy=false" % win)}
-        full = {x["group"]: x for x in get("/api/v1/usage?%s&by=user" % win)}
+        full = {x["group"]: x for x in get("/api/v1/usage?%s&by=user&energy=true" % win)}
+        default = {x["group"]: x for x in get("/api/v1/usage?%s&by=user" % win)}
+        check(default == plain, "energy is read only when asked: the default answer is energy=false's: %s" % default)
         check(set(plain) == set(full) and all(x["energy_kwh"] is None and x["co2e_kg"] is None for x in plain.values())
               and all({k: v for k, v in plain[g].items() if k not in ("energy_kwh", "co2e_kg")}
                       == {k: v for k, v in full[g].items() if k not in ("energy_kwh", "co2e_kg")} for g in plain),
               "energy=false: energy null, the rest unchanged: %s" % plain)
 
         # the cases one by one, against the design's own figures
-        users = {x["group"]: x for x in get("/api/v1/usage?%s&by=user" % win)}
+        users = {x["group"]: x for x in get("/api/v1/usage?%s&by=user&energy=true" % win)}
         check(users.get("eve", {}).get("energy_kwh") is None and users.get("fay", {}).get("energy_kwh") is None,
               "a CPU job and a GPU job without card readings: null (%s, %s)" % (users.get("eve"), users.get("fay")))
         idle = job_energy(505, float("-inf"), float("inf")) / 3.6e6
@@ -255,7 +257,7 @@ def main():
         r = f.get("/api/v1/jobs?cluster=%s&from=%d&to=%d&limit=100" % (CLUSTER, FROM - D, TO + D),
                   auth=("reader", reader))
         jobs = {x["job"]: x for x in r.json().get("jobs", [])} if r.status == 200 else {}
-        ann = get("/api/v1/usage?%s&by=user&user=ann&bucket=day" % win)
+        ann = get("/api/v1/usage?%s&by=user&user=ann&bucket=day&energy=true" % win)
         check(len(ann) == 2 and near(sum(x["energy_kwh"] for x in ann), jobs.get(501, {}).get("energy_kwh")),
               "501's two days add up to its job-list energy_kwh %s: %s" % (jobs.get(501, {}).get("energy_kwh"), ann))
         # sorted by energy, most first, nulls last
