@@ -245,8 +245,9 @@ typedef fj_intern fj_pg_map;
                  "WITH ORDINALITY u(id, o) CROSS JOIN LATERAL (SELECT count, t_first, t_last, seq, blob " \
                  "FROM ts_chunk WHERE series_id = u.id AND t_last >= $2::bigint AND t_first <= "         \
                  "$3::bigint OFFSET 0) c ORDER BY u.o")                                                  \
-    X(TS_CHUNK_DEL, "DELETE FROM ts_chunk c USING unnest($1::integer[],$2::bigint[],$3::bigint[]) "      \
-                    "u(s,l,q) WHERE c.series_id = u.s AND c.t_last = u.l AND c.seq = u.q")               \
+    X(TS_CHUNK_DEL, "DELETE FROM ts_chunk c USING unnest($1::integer[],$2::bigint[],$3::bigint[],"       \
+                    "$4::bigint[],$5::bigint[]) u(s,l,h,q,r) WHERE c.series_id = u.s AND c.t_last "      \
+                    "BETWEEN u.l AND u.h AND c.seq BETWEEN u.q AND u.r")                                 \
     X(TS_RETENTION, "DELETE FROM ts_chunk WHERE t_last < $1::bigint")                                    \
     X(TS_LOG_INS, "INSERT INTO "                                                                         \
                   "request_log(instance_id,lsn,received,cluster,unit_ns,max_future_ns,size,body) SELECT " \

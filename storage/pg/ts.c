@@ -40,6 +40,7 @@
 #define MAX_INSTANCE_ID ((int64_t)1 << 22)
 #define CHUNK_BATCH_BYTES ((size_t)32 << 20) /* hex of sealed chunks sent per statement, at most */
 #define LOG_PAGE 64         /* request-log rows per replay query (TS_LOG_READ's LIMIT) */
+#define DEFAULT_SHARE_S 1   /* metrics-share-interval */
 
 static fj_status oom(fj_err *err)
 {
@@ -629,7 +630,7 @@ static fj_status send_chunks(fj_store *s, fj_err *err)
 /* The superseded checkpoints collected by sink_drop. */
 static fj_status send_drops(fj_store *s, fj_err *err)
 {
-    return send_rows(s, &s->ts->drops, FJ_PG_TS_CHUNK_DEL, 3, "delete checkpoints", err);
+    return send_rows(s, &s->ts->drops, FJ_PG_TS_CHUNK_DEL, 5, "delete checkpoints", err);
 }
 
 typedef struct sink_ctx {
@@ -663,18 +664,28 @@ static fj_status sink_chunk(void *ud, const fj_ts_chunk *ch)
     return c->c[5].b.len >= CHUNK_BATCH_BYTES ? send_chunks(x->s, x->err) : FJ_OK;
 }
 
-/* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint): deleted with the chunks. */
-static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
+/* A shared buffer's checkpoint and pieces superseded (storage/ts/engine.h, fj_ts_engine_share):
+ * deleted with the chunks, by ranges of t_last and seq within the series (the primary key's order). */
+static fj_status sink_drop_range(void *ud, uint32_t series_id, int64_t t_lo, int64_t t_hi, uint64_t seq_lo,
+                                 uint64_t seq_hi)
 {
     sink_ctx *x = ud;
     fj_pg_cols *c = &x->s->ts->drops;
     fj_pg_i64(c, 0, series_id);
-    fj_pg_i64(c, 1, t_last);
-    fj_pg_u64(c, 2, seq);
+    fj_pg_i64(c, 1, t_lo);
+    fj_pg_i64(c, 2, t_hi);
+    fj_pg_u64(c, 3, seq_lo);
+    fj_pg_u64(c, 4, seq_hi);
     fj_pg_row(c, 0);
     if (c->st != FJ_OK)
         return cols_failed(c, x->err);
     return c->nrows >= DROP_BATCH ? send_drops(x->s, x->err) : FJ_OK;
+}
+
+/* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint): deleted with the chunks. */
+static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
+{
+    return sink_drop_range(ud, series_id, t_last, t_last, seq, seq);
 }
 
 static fj_status precommit(fj_store *s, fj_err *err)
@@ -688,7 +699,7 @@ static fj_status precommit(fj_store *s, fj_err *err)
         fj_pg_cols_reset(&t->cols);
         t->cols.ncols = 6;
         fj_pg_cols_reset(&t->drops);
-        t->drops.ncols = 3;
+        t->drops.ncols = 5;
         sink_ctx x = {s, err};
         fj_ts_sink sink = {sink_series, sink_chunk, &x, sink_drop};
         if (emit)
@@ -787,6 +798,12 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     fj_status st = fj_pg_begin(s, false, err);
     if (st == FJ_OK)
         st = ensure_lock(s, FJ_EBUSY, err);
+    /* A share acknowledges nothing: its points are durable in the request log already. Without
+     * waiting for the WAL's flush it no longer holds up the groups behind it (ingest on
+     * PostgreSQL ran at half speed). Lost in a crash, it is lost whole, the durable lsn saved with it
+     * included, so the log still holds its points; and every later synchronous commit flushes it. */
+    if (st == FJ_OK && t->w.ckpt_now && t->w.share_ns)
+        st = fj_pg_exec(s, "SET LOCAL synchronous_commit TO off", "share without waiting for the WAL", err);
     if (st == FJ_OK) {
         t->w.own = true;
         st = precommit(s, err);
@@ -958,6 +975,11 @@ fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     int64_t base = t->instance_id << SEQ_SHIFT;
     FJ_TRY(fj_tsw_open(&t->w, o, (uint64_t)(seq > base ? seq : base) + 1, durable, next, max_lsn, fj_mono_ns(), err));
     t->seq_max = t->seq_saved = (uint64_t)seq;
+    /* Other servers read this database: the open buffers' new points go where they read them
+     * (docs/metrics.md, "Every server sees every point"). */
+    int64_t share_s = o && o->ts_share_interval_s ? o->ts_share_interval_s : DEFAULT_SHARE_S;
+    t->w.share_ns = share_s > 0 ? share_s * NS : 0;
+    t->w.drop_range = sink_drop_range;
     static const fj_tsw_start_ops ops = {load_catalog, replay, first_commit};
     char who[300];
     snprintf(who, sizeof who, "instance '%.250s' (%lld); ", t->instance, (long long)t->instance_id);

@@ -4,8 +4,8 @@
  * snapshot is taken when it runs: the chunks of up to SERIES_PER_STATEMENT series are read with
  * one statement (a round trip each would dominate a query over many series), run after the
  * engine's part of every one of them was copied, so a chunk sealed and committed in between is
- * never missed. Another server's unsealed points are not visible here until it seals them
- * (metrics-flush-interval at the latest). */
+ * never missed. Another server's unsealed points are read from the checkpoints it stores every
+ * metrics-share-interval (docs/metrics.md, "Every server sees every point"). */
 #include "storage/pg/ts.h"
 
 #include "alloc.h"
