@@ -835,10 +835,12 @@ static fj_status to_raw(fj_ts_engine *e, series *s)
     return FJ_OK;
 }
 
-/* Adds (t, v) to the buffer; *added false when it replaced the newest point's value. */
-static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, bool *added)
+/* Adds (t, v) to the buffer; *added false when it replaced the newest point's value, *same when
+ * that value was already the newest point's (a re-sent point: nothing changes). */
+static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, bool *added, bool *same)
 {
     *added = true;
+    *same = false;
     if (s->n == 0) {
         fj_ts_obuf *b = fj_ts_obuf_new(t, v);
         if (!b)
@@ -852,6 +854,8 @@ static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, b
     if (s->sorted) {
         int64_t last = fj_ts_obuf_last_t(s->buf.ob);
         if (t == last) { /* the common duplicate: replace in place */
+            double old = fj_ts_obuf_last_v(s->buf.ob);
+            *same = memcmp(&old, &v, sizeof v) == 0;
             fj_ts_obuf_replace_last(s->buf.ob, v);
             *added = false;
             return FJ_OK;
@@ -868,6 +872,7 @@ static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, b
         if (st != FJ_OK)
             return st;
     } else if (t == s->buf.raw[s->n - 1].t) {
+        *same = memcmp(&s->buf.raw[s->n - 1].v, &v, sizeof v) == 0;
         s->buf.raw[s->n - 1].v = v;
         *added = false;
         return FJ_OK;
@@ -896,10 +901,12 @@ static fj_status append_one(fj_ts_engine *e, uint32_t id, int64_t t, double v)
         e->t_newest = t;
         e->have_time = true;
     }
-    bool first = s->n == 0, added;
-    fj_status st = buffer_point(e, s, t, v, &added);
+    bool first = s->n == 0, added, same;
+    fj_status st = buffer_point(e, s, t, v, &added, &same);
     if (st != FJ_OK)
         return st;
+    if (same) /* a re-sent point: the buffer holds it as it was, nothing more to store or share */
+        return FJ_OK;
     /* a replaced value is a write too: until checkpointed, only the request log holds it */
     if (s->lsn_min == LSN_NONE) {
         s->lsn_min = e->lsn;

@@ -1236,6 +1236,10 @@ Test(ts_engine, share_stores_pieces_folds_them_and_the_seal_deletes_them)
     share_commit(&d, e);
     cr_assert_eq(rows_of(&d, id), 3);
     cr_assert_eq(d.rows[2].c.count, 1);
+    put(e, &a, 11 * S, 77); /* re-sent as it is: nothing to share, nothing waits for the log */
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), UINT64_MAX);
+    share_commit(&d, e);
+    cr_assert_eq(rows_of(&d, id), 3);
 
     fj_ts_points p = {0};
     cr_assert_eq(rd(NULL, &d, id, INT64_MIN, INT64_MAX, &p), FJ_OK); /* the database alone */
