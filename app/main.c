@@ -107,6 +107,7 @@ static fj_status open_store(const fj_config *cfg, fj_store_mode mode, bool migra
         .ts_seal_age_s = cfg->metrics_seal_age_s,
         .ts_seal_points = cfg->metrics_seal_points,
         .ts_max_buffered_points = cfg->metrics_max_buffered,
+        .commit_timeout_s = cfg->commit_timeout_s ? (int64_t)cfg->commit_timeout_s : -1,
         .quota = {.total = {[FJ_QUOTA_SERIES] = cfg->max_series_per_cluster,
                             [FJ_QUOTA_NODES] = cfg->max_nodes_per_cluster},
                   .per_minute = {[FJ_QUOTA_SERIES] = cfg->max_new_series_per_minute,

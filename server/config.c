@@ -76,6 +76,8 @@ static const option_def options[] = {
     NUM("linger-bytes", OPT_SIZE, linger_bytes, SERVE, "SIZE", "and at most this much of it"),
     NUM("body-min-rate", OPT_SIZE, body_min_rate, SERVE, "SIZE", "bytes a second a slow body must average (0 = off)"),
     NUM("body-memory", OPT_SIZE, body_memory, SERVE, "SIZE", "all request bodies in flight together (503 beyond)"),
+    NUM("commit-timeout", OPT_UINT, commit_timeout_s, SERVE, "SECONDS",
+        "PostgreSQL: answer 503 when a write's commit waits this long for a synchronous standby (0 = wait)"),
     NUM("query-timeout", OPT_UINT, query_timeout_s, SERVE, "SECONDS",
         "a read (query, export) still running this long after its headers is stopped (0 = no deadline)"),
     NUM("query-memory", OPT_SIZE, query_memory, SERVE, "SIZE", "memory one read may hold (its working memory and answer)"),
@@ -169,6 +171,7 @@ void fj_config_defaults(fj_config *c)
     snprintf(c->log_level, sizeof c->log_level, "info");
     c->metrics_flush_s = 12 * 3600;
     c->metrics_share_s = 1;
+    c->commit_timeout_s = 10;
     c->metrics_seal_age_s = 12 * 3600;
     c->metrics_seal_points = 720;
     c->metrics_max_buffered = (size_t)16 << 20;

@@ -369,6 +369,9 @@ struct fj_store {
     PGcancel *cancel;
     int cancel_pid;
     struct fj_pg_quota *quota; /* the server's quota book (storage/pg/quota.c); NULL: no limit set */
+    int64_t commit_timeout_s;  /* fj_pg_commit's wait for a synchronous standby; <= 0: no limit */
+    bool in_commit;            /* fj_pg_commit is waiting: a warning now means its wait was cut */
+    bool commit_warned;
 };
 
 /* --- per-cluster quotas (storage/pg/quota.c; docs/security.md "Quotas") ------------------------ */
@@ -401,6 +404,13 @@ fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *val
 /* Drops the session's prepared statements (the driver's and the kept ones): each is prepared again
  * when next run, and PostgreSQL plans it with its tables as they are then. */
 fj_status fj_pg_forget_plans(fj_store *s, fj_err *err);
+
+/* COMMIT of a write group (and of the metrics writer's own transactions), waiting at most
+ * commit_timeout_s for a synchronous standby (synchronous_standby_names): past it the wait is
+ * cancelled (PostgreSQL answers with a warning; the transaction is committed on the primary only)
+ * and this answers FJ_EBUSY (503, retried; a re-sent write adds nothing) rather than acknowledge
+ * what no standby confirmed. Otherwise as fj_pg_exec. */
+fj_status fj_pg_commit(fj_store *s, fj_err *err);
 
 /* Runs SQL without parameters (transaction control, SET LOCAL). */
 fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err);
@@ -478,6 +488,9 @@ fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node
  * a long query it gives up (the write answers 503 and is retried) instead of queueing every other
  * request behind it, as SQLite's busy timeout. */
 #define FJ_PG_LOCK_TIMEOUT "5s"
+
+/* fj_pg_commit's wait for a synchronous standby by default (setting commit-timeout). */
+#define FJ_PG_COMMIT_TIMEOUT_S 10
 
 /* Connects afresh (closing the old connection, forgetting its prepared statements) with the
  * session settings fjord relies on. FJ_EBUSY when the server cannot be reached. */

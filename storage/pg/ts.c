@@ -812,7 +812,7 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     if (st == FJ_OK && more)
         st = more(s, err);
     if (st == FJ_OK)
-        st = fj_pg_exec(s, "COMMIT", "commit", err);
+        st = fj_pg_commit(s, err);
     if (st != FJ_OK)
         fj_pg_rollback(s);
     fj_pg_ts_end(s, st == FJ_OK);
