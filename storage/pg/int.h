@@ -241,10 +241,11 @@ typedef fj_intern fj_pg_map;
     X(TS_CHUNK_INS, "INSERT INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) SELECT * FROM "       \
                     "unnest($1::integer[],$2::bigint[],$3::bigint[],$4::bigint[],$5::integer[],$6::bytea[]) " \
                     "ON CONFLICT DO NOTHING")                                                            \
-    X(TS_CHUNKS, "SELECT u.o, c.count, c.t_first, c.t_last, c.seq, c.blob FROM unnest($1::integer[]) "  \
-                 "WITH ORDINALITY u(id, o) CROSS JOIN LATERAL (SELECT count, t_first, t_last, seq, blob " \
-                 "FROM ts_chunk WHERE series_id = u.id AND t_last >= $2::bigint AND t_first <= "         \
-                 "$3::bigint OFFSET 0) c ORDER BY u.o")                                                  \
+    X(TS_CHUNKS, "SELECT u.o, c.count, c.t_first, c.t_last, c.seq, c.blob FROM unnest($1::integer[], "  \
+                 "$4::bigint[], $5::bigint[]) WITH ORDINALITY u(id, lo, hi, o) CROSS JOIN LATERAL "       \
+                 "(SELECT count, t_first, t_last, seq, blob FROM ts_chunk WHERE series_id = u.id AND "    \
+                 "t_last >= $2::bigint AND t_first <= $3::bigint AND seq NOT BETWEEN u.lo AND u.hi "      \
+                 "OFFSET 0) c ORDER BY u.o")                                                              \
     X(TS_CHUNK_DEL, "DELETE FROM ts_chunk c USING unnest($1::integer[],$2::bigint[],$3::bigint[],"       \
                     "$4::bigint[],$5::bigint[]) u(s,l,h,q,r) WHERE c.series_id = u.s AND c.t_last "      \
                     "BETWEEN u.l AND u.h AND c.seq BETWEEN u.q AND u.r")                                 \

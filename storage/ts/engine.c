@@ -1382,9 +1382,9 @@ static fj_status copy_memory(fj_ts_engine *e, rctx *r, uint32_t id, int64_t from
     /* the buffer holds every point of its stored checkpoint and shared pieces (or newer values):
      * skip those chunks, the pieces by their range of seqs (only this buffer's own are in it) */
     uint64_t ck_seq = s->n && id < e->ck_cap ? e->ck[id].seq : 0;
-    if (ck_seq && id < e->sh_cap && e->sh[id].pieces > 1) {
+    if (ck_seq) {
         skip[0] = ck_seq;
-        skip[1] = e->sh[id].seq_hi;
+        skip[1] = id < e->sh_cap && e->sh[id].pieces > 1 ? e->sh[id].seq_hi : ck_seq;
     }
     if (np || ck_seq) {
         *seqs = fj_malloc((np + 1) * sizeof **seqs);
@@ -1625,6 +1625,12 @@ fj_status fj_ts_read_end(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj
         out->n = 0;
     fj_ts_read_discard(p);
     return st;
+}
+
+void fj_ts_read_part_skip(const fj_ts_read_part *p, uint64_t *lo, uint64_t *hi)
+{
+    *lo = p ? p->skip[0] : 1;
+    *hi = p ? p->skip[1] : 0;
 }
 
 void fj_ts_read_discard(fj_ts_read_part *p)

@@ -254,6 +254,11 @@ fj_status fj_ts_read_begin(fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, 
 fj_status fj_ts_read_end(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj_ts_points *out, fj_err *err);
 void fj_ts_read_discard(fj_ts_read_part *p);
 
+/* The seqs [*lo, *hi] of the chunks the engine's buffer of the part's series was stored in (its
+ * checkpoint and shared pieces), which fj_ts_read_end skips: a caller's statement may leave them
+ * out. *lo > *hi when there are none. */
+void fj_ts_read_part_skip(const fj_ts_read_part *p, uint64_t *lo, uint64_t *hi);
+
 typedef struct fj_ts_stats {
     size_t series, buffered_points, buffer_bytes, pending_chunks, pending_bytes;
     uint64_t sealed_chunks, sealed_points, sealed_bytes; /* since open */

@@ -185,9 +185,10 @@ def main():
         counts = {}
         for (meas, fld, tag, host), pts in sent.series.items():
             got = influx_points(b, cred, meas, fld, tag, host)
-            counts[(meas, fld, host)] = (len(got), got == pts)
+            own = influx_points(a, cred, meas, fld, tag, host)  # A: its buffers, its pieces left out
+            counts[(meas, fld, host)] = (len(got), got == pts and own == pts)
         bad = {k: v for k, v in counts.items() if not v[1]}
-        check(not bad, "after the re-send every series reads exactly as sent (%d series): %s"
+        check(not bad, "after the re-send every series reads exactly as sent through B and A (%d series): %s"
               % (len(counts), list(bad.items())[:3]))
 
         # A's series written every round are stored in pieces, one per share (not rewritten whole)
