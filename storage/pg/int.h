@@ -219,6 +219,9 @@ typedef fj_intern fj_pg_map;
                    "FROM request_log WHERE instance_id = i.id) FROM ts_instances i WHERE i.name = "      \
                    "$1::text")                                                                           \
     X(TS_INST_LOCK, "SELECT pg_try_advisory_lock(1718252659, $1::integer), pg_backend_pid()")            \
+    X(TS_PEERS, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = "    \
+                "(SELECT oid FROM pg_database WHERE datname = current_database()) AND classid = "        \
+                "1718252659::oid AND objsubid = 2 AND objid <> $1::integer::oid")                        \
     X(TS_INST_PUT, "UPDATE ts_instances SET durable_lsn = $2::bigint, next_lsn = $3::bigint, chunk_seq = " \
                    "greatest(chunk_seq, $4::bigint) WHERE id = $1::integer")                             \
     X(TS_SERIES_BY_ID, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id FROM ts_series WHERE id = $1") \

@@ -802,7 +802,7 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
      * waiting for the WAL's flush it no longer holds up the groups behind it (ingest on
      * PostgreSQL ran at half speed). Lost in a crash, it is lost whole, the durable lsn saved with it
      * included, so the log still holds its points; and every later synchronous commit flushes it. */
-    if (st == FJ_OK && t->w.ckpt_now && t->w.share_ns)
+    if (st == FJ_OK && t->w.ckpt_now && fj_tsw_sharing(&t->w))
         st = fj_pg_exec(s, "SET LOCAL synchronous_commit TO off", "share without waiting for the WAL", err);
     if (st == FJ_OK) {
         t->w.own = true;
@@ -943,6 +943,33 @@ static fj_status load_catalog(void *ud, fj_err *err)
     return FJ_OK;
 }
 
+/* Whether another fjord server uses this database now, into w.share_peers: every running server
+ * holds its instance's advisory lock (ensure_lock) on its writer session for as long as it runs,
+ * and PostgreSQL releases it when that session ends, a killed server's included. So the lock is
+ * the announcement: no table of servers, no heartbeat rows to expire. Only with sharing on
+ * (docs/metrics.md, "Every server sees every point"), at most once a second. */
+static fj_status look_for_peers(fj_store *s, int64_t now, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    if (!t->w.share_ns || (t->peers_at && now - t->peers_at < NS))
+        return FJ_OK;
+    t->peers_at = now;
+    FJ_TRY(ensure_lock(s, FJ_EBUSY, err)); /* a new session after a reconnection announces us again */
+    char b[24];
+    const char *vals[] = {num(b, t->instance_id)};
+    PGresult *r;
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_PEERS, 1, vals, &r, "look for other servers", err));
+    int64_t n = PQntuples(r) == 1 ? fj_pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    if (n > 0 && !t->w.share_peers)
+        fj_info("metrics: %lld other fjord server(s) on this database: sharing the open buffers every %llds",
+                (long long)n, (long long)(t->w.share_ns / NS));
+    else if (n == 0 && t->w.share_peers)
+        fj_info("metrics: no other fjord server on this database now: sharing stops");
+    t->w.share_peers = n > 0;
+    return FJ_OK;
+}
+
 static fj_status first_commit(void *ud, fj_err *err)
 {
     return own_txn(ud, NULL, err);
@@ -980,6 +1007,8 @@ fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     int64_t share_s = o && o->ts_share_interval_s ? o->ts_share_interval_s : DEFAULT_SHARE_S;
     t->w.share_ns = share_s > 0 ? share_s * NS : 0;
     t->w.drop_range = sink_drop_range;
+    t->peers_at = 0;
+    FJ_TRY(look_for_peers(s, fj_mono_ns(), err));
     static const fj_tsw_start_ops ops = {load_catalog, replay, first_commit};
     char who[300];
     snprintf(who, sizeof who, "instance '%.250s' (%lld); ", t->instance, (long long)t->instance_id);
@@ -1019,7 +1048,11 @@ static fj_status retention_and_trim(fj_store *s, fj_err *err)
 fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err)
 {
     struct fj_pg_ts *t = s->ts;
-    if (!t || !fj_tsw_maintain(&t->w, fj_mono_ns(), false))
+    if (!t || !t->w.started)
+        return FJ_OK;
+    int64_t now = fj_mono_ns();
+    FJ_TRY(look_for_peers(s, now, err));
+    if (!fj_tsw_maintain(&t->w, now, false))
         return FJ_OK;
     return own_txn(s, retention_and_trim, err);
 }

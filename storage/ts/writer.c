@@ -62,9 +62,14 @@ bool fj_tsw_checkpoint_due(const fj_ts_writer *w, int64_t now, size_t unckpt, si
     return log_bytes >= (double)open_bytes * (idle ? 1 : FJ_TSW_CKPT_BUSY_RATIO);
 }
 
+bool fj_tsw_sharing(const fj_ts_writer *w)
+{
+    return w->share_ns > 0 && w->share_peers;
+}
+
 bool fj_tsw_share_due(const fj_ts_writer *w, int64_t now, size_t unckpt)
 {
-    return w->share_ns > 0 && unckpt && now - w->last_share >= w->share_ns;
+    return fj_tsw_sharing(w) && unckpt && now - w->last_share >= w->share_ns;
 }
 
 bool fj_tsw_txn_due(const fj_ts_writer *w, uint64_t durable, int64_t now, bool extra)
@@ -223,8 +228,9 @@ fj_status fj_tsw_checkpoint(fj_ts_writer *w, const fj_ts_sink *sink, int64_t now
     w->ckpt_now = false;
     w->last_ckpt = now;
     w->dirty = true; /* the engine learns of the commit */
-    /* sharing: every second, so only what was written since (fj_ts_engine_share) */
-    fj_status st = w->share_ns ? fj_ts_engine_share(w->eng, sink, w->drop_range) : fj_ts_engine_checkpoint(w->eng, sink);
+    /* sharing: every second, so only what was written since (fj_ts_engine_share); a buffer never
+     * shared (all of them when the first other server came) is stored whole */
+    fj_status st = fj_tsw_sharing(w) ? fj_ts_engine_share(w->eng, sink, w->drop_range) : fj_ts_engine_checkpoint(w->eng, sink);
     return st == FJ_OK ? FJ_OK : fj_err_set(err, st, "db", "checkpoint of the open buffers failed");
 }
 

@@ -10,6 +10,10 @@ database, each seeing what the other took (docs/metrics.md, "Every server sees e
 - A Sonar envelope acknowledged by A is read through B at once (committed before the answer).
 - A re-sent body adds nothing; a restart of A finds every point (the shared rows are ordinary
   checkpoints, deleted when their buffer seals).
+- A server alone on the database shares nothing: a series written every round over several share
+  intervals is at most one chunk row (its checkpoint), not a piece per share. When B starts, the
+  points A acknowledged before are read through B within BOUND of B's start (one maintenance tick
+  plus the share interval); when B stops, A stops sharing again.
 """
 import json
 import os
@@ -129,12 +133,56 @@ def wait_visible(reader, cred, points, use_api, allpts):
     return None
 
 
+def lone_rounds(f, cred, sent, host, rounds):
+    """Points of series (cc_lone_m0..2, host) written in rounds 1.2 s apart, longer than the share
+    interval: a sharing server would store a piece of each series per round."""
+    pts = []
+    for rnd in range(rounds):
+        t = T0 + rnd * 60
+        out = [("cc_lone_m%d" % m, "value", "hostname", host, t, rnd * 10 + m + 0.375) for m in range(3)]
+        body = "".join("%s,cluster=%s,hostname=%s,type=node value=%r %d\n" % (meas, CLUSTER, h, v, ts)
+                       for meas, _, _, h, ts, v in out)
+        r = write(f, cred, body)
+        check(r.status == 200 and r.json().get("points") == len(out),
+              "%s round %d taken: %d %s" % (host, rnd, r.status, r.body[:200]))
+        for meas, fld, tag, h, ts, v in out:
+            sent.series.setdefault((meas, fld, tag, h), {})[ts] = v
+        pts += out
+        time.sleep(1.2)
+    return pts
+
+
+def chunk_rows(f, host):
+    """[(metric, chunk rows)] of host's series."""
+    return f.query("SELECT s.metric, count(c.series_id) FROM ts_series s LEFT JOIN ts_chunk c ON c.series_id = s.id"
+                   " WHERE s.cluster = 'c1' AND s.host = '%s' GROUP BY 1 ORDER BY 1" % host)
+
+
+def log_of(f):
+    with open(f.log) as fh:
+        return fh.read()
+
+
 def main():
     a = Fjord("--instance", "server-a").start()
-    b = Fjord("--instance", "server-b", db=a.db).start()
+    b = Fjord("--instance", "server-b", db=a.db)
     try:
         cred = (CLUSTER, a.token(CLUSTER))
         sent = Sent()
+        # A alone: nothing shared, whatever the share interval (a checkpoint replaces the last)
+        lone = lone_rounds(a, cred, sent, "lone", 4)
+        time.sleep(1.0)
+        rows = chunk_rows(a, "lone")
+        check(len(rows) == 3 and all(n <= 1 for _, n in rows),
+              "a lone server stores no pieces: at most one chunk row per series over 4 share intervals: %s" % rows)
+        check("sharing" not in log_of(a), "a lone server does not share: %s" % log_of(a)[-500:])
+        # B starts: what A acknowledged before is read through B within the bound
+        b.start()
+        took = wait_visible(b, cred, lone, False, sent.series)
+        check(took is not None and took < BOUND,
+              "points A took alone are read through B within %.0f s of B's start: %s" % (BOUND, took))
+        print("from B's start to B reading A's earlier points: %.2f s" % (took or -1))
+        check("sharing the open buffers" in log_of(a), "A says it shares: %s" % log_of(a)[-500:])
         worst = 0.0
         for rnd in range(ROUNDS):
             body, pts = sent.lines(rnd)
@@ -215,6 +263,17 @@ def main():
         check(len(only_a) > 20 and all(n == 1 for _, _, n in only_a) and ("cc_solo", "solo", 1) in only_a,
               "each series only A wrote is one chunk after A's seal (%d series): %s"
               % (len(only_a), [x for x in only_a if x[2] != 1][:5]))
+
+        # B stops: A, alone again, stops sharing (B's lock went with its session)
+        check(b.stop() == 0, "B exits 0")
+        deadline = time.monotonic() + BOUND
+        while "sharing stops" not in log_of(a) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        check("sharing stops" in log_of(a), "A stops sharing once B is gone: %s" % log_of(a)[-500:])
+        lone_rounds(a, cred, sent, "after", 3)
+        rows = chunk_rows(a, "after")
+        check(len(rows) == 3 and all(n <= 1 for _, n in rows),
+              "alone again, A stores no pieces: %s" % rows)
         check(a.stop() == 0 and b.stop() == 0, "both servers exit 0")
     finally:
         a.stop()

@@ -203,6 +203,8 @@ Test(ts_writer, share_due_every_interval_while_there_are_new_writes)
     cr_assert_not(fj_tsw_share_due(&w, 100 * S, 10)); /* off: share_ns 0 */
     w.share_ns = 2 * S;
     w.last_share = 10 * S;
+    cr_assert_not(fj_tsw_share_due(&w, 12 * S, 10)); /* no other server reads the database */
+    w.share_peers = true;
     cr_assert_not(fj_tsw_share_due(&w, 11 * S, 10));
     cr_assert(fj_tsw_share_due(&w, 12 * S, 10));
     cr_assert_not(fj_tsw_share_due(&w, 12 * S, 0)); /* nothing new since the last checkpoint */
@@ -213,6 +215,7 @@ Test(ts_writer, share_due_every_interval_while_there_are_new_writes)
     fj_ts_writer m = opened(&keep, 0);
     cr_assert_not(m.checkpoints);
     m.share_ns = S;
+    m.share_peers = true;
     m.started = true;
     m.durable_saved = m.trimmed_below = m.next_lsn;
     fj_ts_key key = {.cluster = {"c", 1}, .host = {"h", 1}, .metric = {"m", 1}};
@@ -225,6 +228,12 @@ Test(ts_writer, share_due_every_interval_while_there_are_new_writes)
     cr_assert_not(fj_tsw_share_due(&m, S + S / 2, 1));
     cr_assert(fj_tsw_maintain(&m, 2 * S, false)); /* the write is still not in a committed checkpoint */
     cr_assert(m.ckpt_now);
+    /* the other server gone: no share asked for, a checkpoint only when one is due as without */
+    m.ckpt_now = false;
+    m.share_peers = false;
+    cr_assert_not(fj_tsw_sharing(&m));
+    fj_tsw_maintain(&m, 3 * S, false);
+    cr_assert_not(m.ckpt_now);
     fj_tsw_free(&m);
 }
 
