@@ -103,7 +103,7 @@ static const option_def options[] = {
     NUM("metrics-retention", OPT_I64, metrics_retention_s, SERVE, "DURATION", "the older name of retention-metrics"),
     NUM("metrics-flush-interval", OPT_I64, metrics_flush_s, SERVE, "DURATION", "seal every open metric buffer this often"),
     NUM("metrics-share-interval", OPT_I64, metrics_share_s, SERVE, "DURATION",
-        "PostgreSQL: store new points where the other servers read them this often (0 = never)"),
+        "PostgreSQL, while other servers run: store new points where they read them this often (0 = never)"),
     NUM("request-log-keep", OPT_I64, request_log_keep_s, SERVE, "DURATION", "keep line-protocol request-log rows this long once durable"),
     NUM("metrics-seal-age", OPT_I64, metrics_seal_age_s, SERVE, "DURATION", "seal a metric buffer after this much data time"),
     NUM("metrics-seal-points", OPT_UINT, metrics_seal_points, SERVE, "N", "seal a metric buffer at this many points"),
