@@ -11,6 +11,7 @@ build_pkgs=(build-essential cmake pkg-config
   libnats-dev
   tzdata)  # InfluxQL's tz(): the zones' TZif files, read at run time
 test_pkgs=(libcriterion-dev python3 sqlite3 curl zstd postgresql clang libclang-rt-14-dev prometheus
+  nginx  # deploy/nginx-fjord.conf run in front of two fjord (test_postgres_nginx.py)
   nats-server openssl dpkg-dev systemd chromium
   influxdb influxdb-client python3-influxdb  # InfluxQL's differential test and real clients
   collectd-core)  # a real collectd sending line protocol to fjord's UDP listener

@@ -76,6 +76,8 @@ static const option_def options[] = {
     NUM("linger-bytes", OPT_SIZE, linger_bytes, SERVE, "SIZE", "and at most this much of it"),
     NUM("body-min-rate", OPT_SIZE, body_min_rate, SERVE, "SIZE", "bytes a second a slow body must average (0 = off)"),
     NUM("body-memory", OPT_SIZE, body_memory, SERVE, "SIZE", "all request bodies in flight together (503 beyond)"),
+    NUM("commit-timeout", OPT_UINT, commit_timeout_s, SERVE, "SECONDS",
+        "PostgreSQL: answer 503 when a write's commit waits this long for a synchronous standby (0 = wait)"),
     NUM("query-timeout", OPT_UINT, query_timeout_s, SERVE, "SECONDS",
         "a read (query, export) still running this long after its headers is stopped (0 = no deadline)"),
     NUM("query-memory", OPT_SIZE, query_memory, SERVE, "SIZE", "memory one read may hold (its working memory and answer)"),
@@ -100,6 +102,8 @@ static const option_def options[] = {
     STR("log-level", log_level, ALL, "debug|info|warn|error", "what is logged to stderr"),
     NUM("metrics-retention", OPT_I64, metrics_retention_s, SERVE, "DURATION", "the older name of retention-metrics"),
     NUM("metrics-flush-interval", OPT_I64, metrics_flush_s, SERVE, "DURATION", "seal every open metric buffer this often"),
+    NUM("metrics-share-interval", OPT_I64, metrics_share_s, SERVE, "DURATION",
+        "PostgreSQL, while other servers run: store new points where they read them this often (0 = never)"),
     NUM("request-log-keep", OPT_I64, request_log_keep_s, SERVE, "DURATION", "keep line-protocol request-log rows this long once durable"),
     NUM("metrics-seal-age", OPT_I64, metrics_seal_age_s, SERVE, "DURATION", "seal a metric buffer after this much data time"),
     NUM("metrics-seal-points", OPT_UINT, metrics_seal_points, SERVE, "N", "seal a metric buffer at this many points"),
@@ -171,6 +175,8 @@ void fj_config_defaults(fj_config *c)
     c->dev_mode = false;
     snprintf(c->log_level, sizeof c->log_level, "info");
     c->metrics_flush_s = 12 * 3600;
+    c->metrics_share_s = 1;
+    c->commit_timeout_s = 10;
     c->metrics_seal_age_s = 12 * 3600;
     c->metrics_seal_points = 720;
     c->metrics_max_buffered = (size_t)16 << 20;
@@ -669,6 +675,9 @@ fj_status fj_config_check(const fj_config *c, fj_err *err)
      * below it (docs/pusher.md), which a value under 2 would leave no room for. */
     if (c->keepalive_timeout_s < 2 || c->keepalive_timeout_s > 3600)
         return fj_err_set(err, FJ_EINVAL, "keepalive-timeout", "keepalive-timeout must be 2-3600 seconds");
+    /* docs/metrics.md: a point is read through every server within this plus about 2 s */
+    if (c->metrics_share_s < 0 || c->metrics_share_s > 60)
+        return fj_err_set(err, FJ_EINVAL, "metrics-share-interval", "metrics-share-interval must be 0-60 seconds");
     if (c->linger_timeout_s > 300)
         return fj_err_set(err, FJ_EINVAL, "linger-timeout", "linger-timeout must be 0-300 seconds");
     if (c->auth_fail_rate && c->auth_fail_burst < 1)

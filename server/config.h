@@ -68,6 +68,8 @@ typedef struct fj_config {
     /* Line-protocol metrics (docs/metrics.md) */
     int64_t metrics_retention_s;   /* drop chunks older than this; 0 = keep forever */
     int64_t metrics_flush_s;       /* seal every open buffer this often */
+    unsigned commit_timeout_s;     /* PostgreSQL: 503 after a write group's COMMIT waited this long; 0: wait */
+    int64_t metrics_share_s;       /* PostgreSQL: share new points with the other servers this often; 0: never */
     int64_t request_log_keep_s;    /* keep request-log rows this long once durable */
     int64_t metrics_seal_age_s;    /* seal a buffer after this much data time */
     unsigned metrics_seal_points;  /* seal a buffer at this many points */

@@ -50,6 +50,12 @@ typedef struct fj_store_opts {
     /* Line-protocol metrics (writer handles; 0 means the default). See docs/metrics.md. */
     int64_t ts_retention_s;        /* drop chunks whose newest point is older than this; 0: keep */
     int64_t ts_flush_interval_s;   /* seal every open buffer this often (default 12 h) */
+    /* PostgreSQL: a write group's COMMIT still waiting after this long (for a synchronous standby
+     * that is gone) is answered 503 instead of holding its requests (default 10 s; negative: wait). */
+    int64_t commit_timeout_s;
+    /* PostgreSQL: store the open buffers holding new writes as checkpoints at most this often, so
+     * that every server sharing the database reads them (default 1 s; negative: never). */
+    int64_t ts_share_interval_s;
     int64_t ts_log_keep_s;         /* keep request-log rows this long once durable (default 0) */
     int64_t ts_seal_age_s;         /* engine seal_age (default 12 h of data time) */
     uint32_t ts_seal_points;       /* engine seal_points (default 720) */

@@ -154,6 +154,7 @@ static fj_status pg_open(const char *url, const fj_store_opts *opts, fj_store **
     s->migrating = opts->migrating;
     s->job_gap_s = opts->job_gap_s > 0 ? opts->job_gap_s : FJ_JOB_GAP_DEFAULT_S;
     s->retention = opts->retention;
+    s->commit_timeout_s = opts->commit_timeout_s ? opts->commit_timeout_s : FJ_PG_COMMIT_TIMEOUT_S;
     s->url = fj_strdup(url);
     s->shown = url_shown(url);
     if (!s->url || !s->shown) {

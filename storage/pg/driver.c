@@ -11,7 +11,10 @@
 #include "cancel.h"
 
 #include "log.h"
+#include "timefmt.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +143,71 @@ fj_status fj_pg_forget_plans(fj_store *s, fj_err *err)
     return st;
 }
 
+/* Notices of the session: only a warning during fj_pg_commit matters (the cancelled wait for a
+ * synchronous standby, "canceling wait for synchronous replication"); the rest are dropped, as
+ * client_min_messages = warning left only warnings to drop. Matched by severity, not by the
+ * message, which the server may translate. */
+static void on_notice(void *arg, const PGresult *r)
+{
+    fj_store *s = arg;
+    const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    if (s->in_commit && sev && strcmp(sev, "WARNING") == 0)
+        s->commit_warned = true;
+}
+
+fj_status fj_pg_commit(fj_store *s, fj_err *err)
+{
+    if (s->commit_timeout_s <= 0)
+        return fj_pg_exec(s, "COMMIT", "commit", err);
+    if (!s->conn || PQstatus(s->conn) != CONNECTION_OK || !PQsendQuery(s->conn, "COMMIT"))
+        return fj_pg_fail(s, NULL, "commit", err);
+    /* The server's statement_timeout ends before a COMMIT's wait for a standby begins, so the wait
+     * is cut from here: a cancel request, which PostgreSQL answers with a warning and the commit
+     * done on the primary only. */
+    s->in_commit = true;
+    s->commit_warned = false;
+    bool cancelled = false;
+    int64_t deadline = fj_mono_ns() + s->commit_timeout_s * INT64_C(1000000000);
+    while (PQisBusy(s->conn)) {
+        int64_t left = deadline - fj_mono_ns();
+        struct pollfd p = {.fd = PQsocket(s->conn), .events = POLLIN};
+        int rc = poll(&p, 1, cancelled ? 1000 : left > 0 ? (int)(left / 1000000) + 1 : 0);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc == 0 && !cancelled && fj_mono_ns() >= deadline) {
+            PGcancel *c = PQgetCancel(s->conn);
+            char msg[256];
+            if (c) {
+                PQcancel(c, msg, sizeof msg);
+                PQfreeCancel(c);
+            }
+            cancelled = true;
+            continue;
+        }
+        if (rc < 0 || (rc > 0 && !PQconsumeInput(s->conn)))
+            break;
+    }
+    PGresult *r, *bad = NULL;
+    while ((r = PQgetResult(s->conn))) {
+        if (!bad && PQresultStatus(r) != PGRES_COMMAND_OK)
+            bad = r;
+        else
+            PQclear(r);
+    }
+    s->in_commit = false;
+    if (bad || PQstatus(s->conn) != CONNECTION_OK) {
+        fj_status st = fj_pg_fail(s, bad, "commit", err);
+        PQclear(bad);
+        return st;
+    }
+    if (cancelled && s->commit_warned)
+        return fj_err_set(err, FJ_EBUSY, "db",
+                          "postgres: the commit was not confirmed by a synchronous standby within %llds "
+                          "(synchronous_standby_names): stored on the primary only; retry later",
+                          (long long)s->commit_timeout_s);
+    return FJ_OK;
+}
+
 fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err)
 {
     if (!s->conn || PQstatus(s->conn) != CONNECTION_OK)
@@ -184,6 +252,7 @@ fj_status fj_pg_reconnect(fj_store *s, fj_err *err)
             msg[--n] = '\0';
         return fj_err_set(err, FJ_EBUSY, "db", "postgres: cannot connect to %s: %s", s->shown, msg);
     }
+    PQsetNoticeReceiver(s->conn, on_notice, s);
     /* Times are integers and names are compared byte-wise: the session settings that matter are
      * fixed here so the results do not depend on the server's defaults. */
     /* A statement that waits for a lock longer than lock_timeout fails (503, retried) rather than

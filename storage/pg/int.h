@@ -220,6 +220,9 @@ typedef fj_intern fj_pg_map;
                    "FROM request_log WHERE instance_id = i.id) FROM ts_instances i WHERE i.name = "      \
                    "$1::text")                                                                           \
     X(TS_INST_LOCK, "SELECT pg_try_advisory_lock(1718252659, $1::integer), pg_backend_pid()")            \
+    X(TS_PEERS, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = "    \
+                "(SELECT oid FROM pg_database WHERE datname = current_database()) AND classid = "        \
+                "1718252659::oid AND objsubid = 2 AND objid <> $1::integer::oid")                        \
     X(TS_INST_PUT, "UPDATE ts_instances SET durable_lsn = $2::bigint, next_lsn = $3::bigint, chunk_seq = " \
                    "greatest(chunk_seq, $4::bigint) WHERE id = $1::integer")                             \
     X(TS_SERIES_BY_ID, "SELECT id, cluster, host, metric, type, type_id, stype, stype_id, ftype FROM ts_series " \
@@ -243,12 +246,14 @@ typedef fj_intern fj_pg_map;
     X(TS_CHUNK_INS, "INSERT INTO ts_chunk(series_id,t_last,seq,t_first,count,blob) SELECT * FROM "       \
                     "unnest($1::integer[],$2::bigint[],$3::bigint[],$4::bigint[],$5::integer[],$6::bytea[]) " \
                     "ON CONFLICT DO NOTHING")                                                            \
-    X(TS_CHUNKS, "SELECT u.o, c.count, c.t_first, c.t_last, c.seq, c.blob FROM unnest($1::integer[]) "  \
-                 "WITH ORDINALITY u(id, o) CROSS JOIN LATERAL (SELECT count, t_first, t_last, seq, blob " \
-                 "FROM ts_chunk WHERE series_id = u.id AND t_last >= $2::bigint AND t_first <= "         \
-                 "$3::bigint OFFSET 0) c ORDER BY u.o")                                                  \
-    X(TS_CHUNK_DEL, "DELETE FROM ts_chunk c USING unnest($1::integer[],$2::bigint[],$3::bigint[]) "      \
-                    "u(s,l,q) WHERE c.series_id = u.s AND c.t_last = u.l AND c.seq = u.q")               \
+    X(TS_CHUNKS, "SELECT u.o, c.count, c.t_first, c.t_last, c.seq, c.blob FROM unnest($1::integer[], "  \
+                 "$4::bigint[], $5::bigint[]) WITH ORDINALITY u(id, lo, hi, o) CROSS JOIN LATERAL "       \
+                 "(SELECT count, t_first, t_last, seq, blob FROM ts_chunk WHERE series_id = u.id AND "    \
+                 "t_last >= $2::bigint AND t_first <= $3::bigint AND seq NOT BETWEEN u.lo AND u.hi "      \
+                 "OFFSET 0) c ORDER BY u.o")                                                              \
+    X(TS_CHUNK_DEL, "DELETE FROM ts_chunk c USING unnest($1::integer[],$2::bigint[],$3::bigint[],"       \
+                    "$4::bigint[],$5::bigint[]) u(s,l,h,q,r) WHERE c.series_id = u.s AND c.t_last "      \
+                    "BETWEEN u.l AND u.h AND c.seq BETWEEN u.q AND u.r")                                 \
     X(TS_RETENTION, "DELETE FROM ts_chunk WHERE t_last < $1::bigint")                                    \
     X(TS_STRINGS_RETENTION, "DELETE FROM ts_strings WHERE t < $1::bigint")                               \
     X(TS_STRING_CHUNKS_RETENTION, "DELETE FROM ts_string_chunk WHERE t_last < $1::bigint")              \
@@ -389,6 +394,9 @@ struct fj_store {
     PGcancel *cancel;
     int cancel_pid;
     struct fj_pg_quota *quota; /* the server's quota book (storage/pg/quota.c); NULL: no limit set */
+    int64_t commit_timeout_s;  /* fj_pg_commit's wait for a synchronous standby; <= 0: no limit */
+    bool in_commit;            /* fj_pg_commit is waiting: a warning now means its wait was cut */
+    bool commit_warned;
 };
 
 /* --- per-cluster quotas (storage/pg/quota.c; docs/security.md "Quotas") ------------------------ */
@@ -421,6 +429,13 @@ fj_status fj_pg_run(fj_store *s, fj_pg_stmt_id id, int n, const char *const *val
 /* Drops the session's prepared statements (the driver's and the kept ones): each is prepared again
  * when next run, and PostgreSQL plans it with its tables as they are then. */
 fj_status fj_pg_forget_plans(fj_store *s, fj_err *err);
+
+/* COMMIT of a write group (and of the metrics writer's own transactions), waiting at most
+ * commit_timeout_s for a synchronous standby (synchronous_standby_names): past it the wait is
+ * cancelled (PostgreSQL answers with a warning; the transaction is committed on the primary only)
+ * and this answers FJ_EBUSY (503, retried; a re-sent write adds nothing) rather than acknowledge
+ * what no standby confirmed. Otherwise as fj_pg_exec. */
+fj_status fj_pg_commit(fj_store *s, fj_err *err);
 
 /* Runs SQL without parameters (transaction control, SET LOCAL). */
 fj_status fj_pg_exec(fj_store *s, const char *sql, const char *what, fj_err *err);
@@ -498,6 +513,9 @@ fj_status fj_pg_jcpu_drain(fj_store *s, const int64_t *rjob, const int64_t *node
  * a long query it gives up (the write answers 503 and is retried) instead of queueing every other
  * request behind it, as SQLite's busy timeout. */
 #define FJ_PG_LOCK_TIMEOUT "5s"
+
+/* fj_pg_commit's wait for a synchronous standby by default (setting commit-timeout). */
+#define FJ_PG_COMMIT_TIMEOUT_S 10
 
 /* Connects afresh (closing the old connection, forgetting its prepared statements) with the
  * session settings fjord relies on. FJ_EBUSY when the server cannot be reached. */

@@ -42,6 +42,7 @@
 #define MAX_INSTANCE_ID ((int64_t)1 << 22)
 #define CHUNK_BATCH_BYTES ((size_t)32 << 20) /* hex of sealed chunks sent per statement, at most */
 #define LOG_PAGE 64         /* request-log rows per replay query (TS_LOG_READ's LIMIT) */
+#define DEFAULT_SHARE_S 1   /* metrics-share-interval */
 
 static fj_status oom(fj_err *err)
 {
@@ -643,7 +644,7 @@ static fj_status send_chunks(fj_store *s, fj_err *err)
 /* The superseded checkpoints collected by sink_drop. */
 static fj_status send_drops(fj_store *s, fj_err *err)
 {
-    return send_rows(s, &s->ts->drops, FJ_PG_TS_CHUNK_DEL, 3, "delete checkpoints", err);
+    return send_rows(s, &s->ts->drops, FJ_PG_TS_CHUNK_DEL, 5, "delete checkpoints", err);
 }
 
 typedef struct sink_ctx {
@@ -677,18 +678,28 @@ static fj_status sink_chunk(void *ud, const fj_ts_chunk *ch)
     return c->c[5].b.len >= CHUNK_BATCH_BYTES ? send_chunks(x->s, x->err) : FJ_OK;
 }
 
-/* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint): deleted with the chunks. */
-static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
+/* A shared buffer's checkpoint and pieces superseded (storage/ts/engine.h, fj_ts_engine_share):
+ * deleted with the chunks, by ranges of t_last and seq within the series (the primary key's order). */
+static fj_status sink_drop_range(void *ud, uint32_t series_id, int64_t t_lo, int64_t t_hi, uint64_t seq_lo,
+                                 uint64_t seq_hi)
 {
     sink_ctx *x = ud;
     fj_pg_cols *c = &x->s->ts->drops;
     fj_pg_i64(c, 0, series_id);
-    fj_pg_i64(c, 1, t_last);
-    fj_pg_u64(c, 2, seq);
+    fj_pg_i64(c, 1, t_lo);
+    fj_pg_i64(c, 2, t_hi);
+    fj_pg_u64(c, 3, seq_lo);
+    fj_pg_u64(c, 4, seq_hi);
     fj_pg_row(c, 0);
     if (c->st != FJ_OK)
         return cols_failed(c, x->err);
     return c->nrows >= DROP_BATCH ? send_drops(x->s, x->err) : FJ_OK;
+}
+
+/* A checkpoint superseded (storage/ts/engine.h, fj_ts_engine_checkpoint): deleted with the chunks. */
+static fj_status sink_drop(void *ud, uint32_t series_id, int64_t t_last, uint64_t seq)
+{
+    return sink_drop_range(ud, series_id, t_last, t_last, seq, seq);
 }
 
 static fj_status precommit(fj_store *s, fj_err *err)
@@ -702,7 +713,7 @@ static fj_status precommit(fj_store *s, fj_err *err)
         fj_pg_cols_reset(&t->cols);
         t->cols.ncols = 6;
         fj_pg_cols_reset(&t->drops);
-        t->drops.ncols = 3;
+        t->drops.ncols = 5;
         sink_ctx x = {s, err};
         fj_ts_sink sink = {sink_series, sink_chunk, &x, sink_drop};
         if (emit)
@@ -833,6 +844,12 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     fj_status st = fj_pg_begin(s, false, err);
     if (st == FJ_OK)
         st = ensure_lock(s, FJ_EBUSY, err);
+    /* A share acknowledges nothing: its points are durable in the request log already. Without
+     * waiting for the WAL's flush it no longer holds up the groups behind it (ingest on
+     * PostgreSQL ran at half speed). Lost in a crash, it is lost whole, the durable lsn saved with it
+     * included, so the log still holds its points; and every later synchronous commit flushes it. */
+    if (st == FJ_OK && t->w.ckpt_now && fj_tsw_sharing(&t->w))
+        st = fj_pg_exec(s, "SET LOCAL synchronous_commit TO off", "share without waiting for the WAL", err);
     if (st == FJ_OK) {
         t->w.own = true;
         st = precommit(s, err);
@@ -841,7 +858,7 @@ static fj_status own_txn(fj_store *s, fj_status (*more)(fj_store *s, fj_err *err
     if (st == FJ_OK && more)
         st = more(s, err);
     if (st == FJ_OK)
-        st = fj_pg_exec(s, "COMMIT", "commit", err);
+        st = fj_pg_commit(s, err);
     if (st != FJ_OK)
         fj_pg_rollback(s);
     fj_pg_ts_end(s, st == FJ_OK);
@@ -973,6 +990,33 @@ static fj_status load_catalog(void *ud, fj_err *err)
     return FJ_OK;
 }
 
+/* Whether another fjord server uses this database now, into w.share_peers: every running server
+ * holds its instance's advisory lock (ensure_lock) on its writer session for as long as it runs,
+ * and PostgreSQL releases it when that session ends, a killed server's included. So the lock is
+ * the announcement: no table of servers, no heartbeat rows to expire. Only with sharing on
+ * (docs/metrics.md, "Every server sees every point"), at most once a second. */
+static fj_status look_for_peers(fj_store *s, int64_t now, fj_err *err)
+{
+    struct fj_pg_ts *t = s->ts;
+    if (!t->w.share_ns || (t->peers_at && now - t->peers_at < NS))
+        return FJ_OK;
+    t->peers_at = now;
+    FJ_TRY(ensure_lock(s, FJ_EBUSY, err)); /* a new session after a reconnection announces us again */
+    char b[24];
+    const char *vals[] = {num(b, t->instance_id)};
+    PGresult *r;
+    FJ_TRY(fj_pg_ts_run1(s, FJ_PG_TS_PEERS, 1, vals, &r, "look for other servers", err));
+    int64_t n = PQntuples(r) == 1 ? fj_pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    if (n > 0 && !t->w.share_peers)
+        fj_info("metrics: %lld other fjord server(s) on this database: sharing the open buffers every %llds",
+                (long long)n, (long long)(t->w.share_ns / NS));
+    else if (n == 0 && t->w.share_peers)
+        fj_info("metrics: no other fjord server on this database now: sharing stops");
+    t->w.share_peers = n > 0;
+    return FJ_OK;
+}
+
 static fj_status first_commit(void *ud, fj_err *err)
 {
     return own_txn(ud, NULL, err);
@@ -1005,6 +1049,13 @@ fj_status fj_pg_ts_start(fj_store *s, const fj_store_opts *o, fj_err *err)
     int64_t base = t->instance_id << SEQ_SHIFT;
     FJ_TRY(fj_tsw_open(&t->w, o, (uint64_t)(seq > base ? seq : base) + 1, durable, next, max_lsn, fj_mono_ns(), err));
     t->seq_max = t->seq_saved = (uint64_t)seq;
+    /* Other servers read this database: the open buffers' new points go where they read them
+     * (docs/metrics.md, "Every server sees every point"). */
+    int64_t share_s = o && o->ts_share_interval_s ? o->ts_share_interval_s : DEFAULT_SHARE_S;
+    t->w.share_ns = share_s > 0 ? share_s * NS : 0;
+    t->w.drop_range = sink_drop_range;
+    t->peers_at = 0;
+    FJ_TRY(look_for_peers(s, fj_mono_ns(), err));
     static const fj_tsw_start_ops ops = {load_catalog, replay, first_commit};
     char who[300];
     snprintf(who, sizeof who, "instance '%.250s' (%lld); ", t->instance, (long long)t->instance_id);
@@ -1173,6 +1224,8 @@ fj_status fj_pg_ts_maintain(fj_store *s, fj_err *err)
     if (!t)
         return FJ_OK;
     int64_t now = fj_mono_ns();
+    if (t->w.started)
+        FJ_TRY(look_for_peers(s, now, err));
     fj_status st = fj_tsw_maintain(&t->w, now, false) ? own_txn(s, retention_and_trim, err) : FJ_OK;
     if (st == FJ_OK && t->w.started && (!t->last_pack || now - t->last_pack >= PACK_EVERY)) {
         t->last_pack = now;

@@ -27,6 +27,7 @@ struct fj_pg_ts {
     char *instance;           /* this server's identity (setting `instance`) */
     int64_t instance_id;
     int lock_pid;             /* backend pid of the session holding the instance lock; 0: none */
+    int64_t peers_at;         /* monotonic ns of the last look for other servers (look_for_peers) */
     uint64_t seq_max, seq_saved; /* the largest chunk seq handed to the database, and stored */
     uint32_t *ids;            /* the group's points' series ids, in order (fj_pg_ts_prepare) */
     size_t n_ids, cap_ids;

@@ -4,8 +4,8 @@
  * snapshot is taken when it runs: the chunks of up to SERIES_PER_STATEMENT series are read with
  * one statement (a round trip each would dominate a query over many series), run after the
  * engine's part of every one of them was copied, so a chunk sealed and committed in between is
- * never missed. Another server's unsealed points are not visible here until it seals them
- * (metrics-flush-interval at the latest). */
+ * never missed. Another server's unsealed points are read from the checkpoints it stores every
+ * metrics-share-interval (docs/metrics.md, "Every server sees every point"). */
 #include "storage/pg/ts.h"
 
 #include "alloc.h"
@@ -111,19 +111,32 @@ static fj_status next_chunk(void *ud, fj_ts_chunk *out)
  * column 0). Per series an index range scan, as one statement per series was: the subquery's
  * OFFSET 0 keeps the planner from flattening it into a join over the t_last index, which reads
  * every series' chunks of the range when the range covers most of them. */
-static fj_status query_chunks(fj_store *s, const uint32_t *ids, size_t n, int64_t from, int64_t to, PGresult **r,
-                              fj_err *err)
+static fj_status query_chunks(fj_store *s, const uint32_t *ids, fj_ts_read_part *const *parts, size_t n,
+                              int64_t from, int64_t to, PGresult **r, fj_err *err)
 {
-    char list[SERIES_PER_STATEMENT * 11 + 3], b1[24], b2[24];
-    size_t off = 0;
-    list[off++] = '{';
-    for (size_t i = 0; i < n; i++)
-        off += (size_t)snprintf(list + off, sizeof list - off, "%s%u", i ? "," : "", ids[i]);
+    /* with each series the seqs its engine part skips (this server's own shared pieces: the
+     * buffer holds them), left out here rather than fetched */
+    char list[SERIES_PER_STATEMENT * 11 + 3], los[SERIES_PER_STATEMENT * 21 + 3], his[SERIES_PER_STATEMENT * 21 + 3];
+    char b1[24], b2[24];
+    size_t off = 0, lo_off = 0, hi_off = 0;
+    list[off++] = los[lo_off++] = his[hi_off++] = '{';
+    for (size_t i = 0; i < n; i++) {
+        uint64_t lo, hi;
+        fj_ts_read_part_skip(parts[i], &lo, &hi);
+        if (lo > hi || hi > INT64_MAX)
+            lo = 1, hi = 0;
+        const char *sep = i ? "," : "";
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%u", sep, ids[i]);
+        lo_off += (size_t)snprintf(los + lo_off, sizeof los - lo_off, "%s%llu", sep, (unsigned long long)lo);
+        hi_off += (size_t)snprintf(his + hi_off, sizeof his - hi_off, "%s%llu", sep, (unsigned long long)hi);
+    }
     snprintf(list + off, sizeof list - off, "}");
+    snprintf(los + lo_off, sizeof los - lo_off, "}");
+    snprintf(his + hi_off, sizeof his - hi_off, "}");
     snprintf(b1, sizeof b1, "%lld", (long long)from);
     snprintf(b2, sizeof b2, "%lld", (long long)to);
-    const char *vals[] = {list, b1, b2};
-    return fj_pg_ts_run1(s, FJ_PG_TS_CHUNKS, 3, vals, r, "read chunks", err);
+    const char *vals[] = {list, b1, b2, los, his};
+    return fj_pg_ts_run1(s, FJ_PG_TS_CHUNKS, 5, vals, r, "read chunks", err);
 }
 
 /* Up to SERIES_PER_STATEMENT series with one statement: the engine's part of every one first,
@@ -138,7 +151,7 @@ static fj_status read_batch(fj_store *s, fj_ts_engine *live, const uint32_t *ids
     for (size_t i = 0; st == FJ_OK && i < n; i++)
         st = fj_ts_read_begin(live, s->ts->codec, ids[i], from, to, &parts[i], err);
     if (st == FJ_OK)
-        st = query_chunks(s, ids, n, from, to, &r, err);
+        st = query_chunks(s, ids, parts, n, from, to, &r, err);
     for (size_t i = 0, row = 0, rows = r ? (size_t)PQntuples(r) : 0; st == FJ_OK && i < n; i++) {
         chunk_iter it = {.s = s, .r = r, .row = (int)row, .id = ids[i]};
         while (row < rows && fj_pg_int(r, (int)row, 0) == (int64_t)i + 1)

@@ -2261,7 +2261,7 @@ fj_status fj_pg_write(fj_store *s, fj_batch *const *batches, size_t n_batches, f
     if (st == FJ_OK)
         st = fj_pg_ts_write(s, batches, n_batches, counts ? counts : scratch, err);
     if (st == FJ_OK)
-        st = fj_pg_exec(s, "COMMIT", "commit", err);
+        st = fj_pg_commit(s, err);
     fj_pg_ts_end(s, st == FJ_OK);
     if (st == FJ_OK)
         pairs_committed(w);

@@ -37,10 +37,21 @@ typedef struct checkpoint {
     int64_t t_last;
 } checkpoint;
 
-/* One handed in a transaction not committed yet. */
+/* A shared buffer's stored pieces (fj_ts_engine_share): the first is its checkpoint (ck), the others
+ * hold the points written after it, up to seq_hi; pieces 0: no share has stored it (a checkpoint
+ * taken otherwise, or none). */
+typedef struct shared {
+    uint64_t seq_hi;    /* the newest piece's seq */
+    int64_t t_lo, t_hi; /* the smallest and largest t_last of the pieces */
+    uint32_t from;      /* the buffer's points [0, from) are stored with the values they have now */
+    uint32_t pieces;
+} shared;
+
+/* One handed in a transaction not committed yet, with what the buffer's stored state becomes. */
 typedef struct ckpt_new {
     uint32_t id;
     checkpoint c;
+    shared sh;
 } ckpt_new;
 
 #define LSN_NONE UINT64_MAX /* a buffer without points that only the request log holds */
@@ -53,6 +64,7 @@ typedef struct pending {
     fj_ts_chunk c;               /* c.blob points at data */
     uint64_t lsn_min;
     checkpoint drop;             /* the checkpoint of the sealed buffer, deleted with this chunk */
+    shared drop_sh;              /* and its other shared pieces */
     unsigned char data[];
 } pending;
 
@@ -132,6 +144,10 @@ struct fj_ts_engine {
     ckpt_new *ck_new;
     size_t n_ck_new, ck_new_cap;
     size_t unckpt;
+    /* shares: each series' stored pieces (indexed by id, sh_cap entries; NULL until the first share) */
+    shared *sh;
+    size_t sh_cap;
+    fj_ts_drop_range drop_range; /* the last share's, for the seals of shared buffers */
 
     /* writer scratch */
     fj_ts_codec *codec;
@@ -479,6 +495,7 @@ void fj_ts_engine_close(fj_ts_engine *e)
     fj_free(e->newids);
     fj_free(e->ck);
     fj_free(e->ck_new);
+    fj_free(e->sh);
     fj_free(e->st);
     fj_free(e->sv);
     fj_free(e->sort_tmp);
@@ -662,9 +679,14 @@ static fj_status seal_run(fj_ts_engine *e, uint32_t id, const int64_t *t, const 
                          .len = e->blob.len};
     p->lsn_min = s->lsn_min;
     p->drop = (checkpoint){0};
+    p->drop_sh = (shared){0};
     if (id < e->ck_cap && e->ck[id].seq) { /* the first chunk of the seal takes the checkpoint away */
         p->drop = e->ck[id];
         e->ck[id] = (checkpoint){0};
+        if (id < e->sh_cap) { /* with the pieces shared after it */
+            p->drop_sh = e->sh[id];
+            e->sh[id] = (shared){0};
+        }
     }
     if (e->p_tail)
         e->p_tail->next = p;
@@ -698,6 +720,8 @@ static void unseal(fj_ts_engine *e, series *s, pending *tail_before, pending *em
         nx = p->next;
         if (p->drop.seq)
             e->ck[p->c.series_id] = p->drop;
+        if (p->drop_sh.pieces)
+            e->sh[p->c.series_id] = p->drop_sh;
         e->n_pending--;
         e->pending_bytes -= p->c.len;
         e->sealed_chunks--;
@@ -840,10 +864,12 @@ static fj_status to_raw(fj_ts_engine *e, series *s)
     return FJ_OK;
 }
 
-/* Adds (t, v) to the buffer; *added false when it replaced the newest point's value. */
-static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, bool *added)
+/* Adds (t, v) to the buffer; *added false when it replaced the newest point's value, *same when
+ * that value was already the newest point's (a re-sent point: nothing changes). */
+static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, bool *added, bool *same)
 {
     *added = true;
+    *same = false;
     if (s->n == 0) {
         fj_ts_obuf *b = fj_ts_obuf_new(t, v);
         if (!b)
@@ -857,6 +883,8 @@ static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, b
     if (s->sorted) {
         int64_t last = fj_ts_obuf_last_t(s->buf.ob);
         if (t == last) { /* the common duplicate: replace in place */
+            double old = fj_ts_obuf_last_v(s->buf.ob);
+            *same = memcmp(&old, &v, sizeof v) == 0;
             fj_ts_obuf_replace_last(s->buf.ob, v);
             *added = false;
             return FJ_OK;
@@ -873,6 +901,7 @@ static fj_status buffer_point(fj_ts_engine *e, series *s, int64_t t, double v, b
         if (st != FJ_OK)
             return st;
     } else if (t == s->buf.raw[s->n - 1].t) {
+        *same = memcmp(&s->buf.raw[s->n - 1].v, &v, sizeof v) == 0;
         s->buf.raw[s->n - 1].v = v;
         *added = false;
         return FJ_OK;
@@ -901,10 +930,12 @@ static fj_status append_one(fj_ts_engine *e, uint32_t id, int64_t t, double v)
         e->t_newest = t;
         e->have_time = true;
     }
-    bool first = s->n == 0, added;
-    fj_status st = buffer_point(e, s, t, v, &added);
+    bool first = s->n == 0, added, same;
+    fj_status st = buffer_point(e, s, t, v, &added, &same);
     if (st != FJ_OK)
         return st;
+    if (same) /* a re-sent point: the buffer holds it as it was, nothing more to store or share */
+        return FJ_OK;
     /* a replaced value is a write too: until checkpointed, only the request log holds it */
     if (s->lsn_min == LSN_NONE) {
         s->lsn_min = e->lsn;
@@ -912,8 +943,12 @@ static fj_status append_one(fj_ts_engine *e, uint32_t id, int64_t t, double v)
             e->durable_min = e->lsn;
     }
     e->unckpt++;
-    if (!added)
+    if (!added) {
+        /* the newest point got a new value: a share hands it again */
+        if (id < e->sh_cap && e->sh[id].from >= s->n)
+            e->sh[id].from = s->n - 1;
         return FJ_OK;
+    }
     if (first)
         s->t_open = e->t_newest;
     e->buffered++;
@@ -1087,7 +1122,12 @@ fj_status fj_ts_engine_emit(fj_ts_engine *e, const fj_ts_sink *sink)
     }
     while (e->p_emit) {
         const checkpoint *d = &e->p_emit->drop;
-        if (d->seq && sink->drop) {
+        const shared *h = &e->p_emit->drop_sh;
+        if (d->seq && h->pieces > 1 && e->drop_range) {
+            fj_status st = e->drop_range(sink->ud, e->p_emit->c.series_id, h->t_lo, h->t_hi, d->seq, h->seq_hi);
+            if (st != FJ_OK)
+                return st;
+        } else if (d->seq && sink->drop) {
             fj_status st = sink->drop(sink->ud, e->p_emit->c.series_id, d->t_last, d->seq);
             if (st != FJ_OK)
                 return st;
@@ -1123,6 +1163,8 @@ void fj_ts_engine_committed(fj_ts_engine *e)
     for (size_t i = 0; i < e->n_ck_new; i++) { /* no write came between the checkpoint and here */
         const ckpt_new *c = &e->ck_new[i];
         e->ck[c->id] = c->c;
+        if (c->id < e->sh_cap)
+            e->sh[c->id] = c->sh;
         e->s[c->id].lsn_min = LSN_NONE;
         e->durable_stale = true;
     }
@@ -1153,6 +1195,33 @@ static bool ck_room(fj_ts_engine *e)
     return fj_grow(&e->ck_new, &e->ck_new_cap, e->n_ck_new + 1, sizeof *e->ck_new, 1024);
 }
 
+/* Room for the shared state of every series. Exclusive lock held. */
+static bool sh_room(fj_ts_engine *e)
+{
+    if (e->sh_cap < e->s_cap) {
+        shared *nh = fj_realloc(e->sh, e->s_cap * sizeof *nh);
+        if (!nh)
+            return false;
+        memset(nh + e->sh_cap, 0, (e->s_cap - e->sh_cap) * sizeof *nh);
+        e->sh = nh;
+        e->sh_cap = e->s_cap;
+    }
+    return true;
+}
+
+/* Hands the sink the deletion of what is stored of series id's buffer: its checkpoint, and the
+ * pieces shared after it. */
+static fj_status drop_stored(fj_ts_engine *e, uint32_t id, const fj_ts_sink *sink)
+{
+    const checkpoint *c = &e->ck[id];
+    if (!c->seq)
+        return FJ_OK;
+    const shared *h = id < e->sh_cap ? &e->sh[id] : NULL;
+    if (h && h->pieces > 1)
+        return e->drop_range(sink->ud, id, h->t_lo, h->t_hi, c->seq, h->seq_hi);
+    return sink->drop(sink->ud, id, c->t_last, c->seq);
+}
+
 /* The checkpoint of series id's buffer, handed to the sink; a buffer with a gap longer than the
  * seal age is sealed instead (a chunk never spans one). Exclusive lock held. */
 static fj_status checkpoint_one(fj_ts_engine *e, uint32_t id, const fj_ts_sink *sink)
@@ -1171,12 +1240,62 @@ static fj_status checkpoint_one(fj_ts_engine *e, uint32_t id, const fj_ts_sink *
         return st;
     fj_ts_chunk c = {.series_id = id, .count = (uint32_t)n, .t_first = e->st[0], .t_last = e->st[n - 1],
                      .seq = e->next_seq++, .blob = e->blob.data, .len = e->blob.len};
-    if (e->ck[id].seq && (st = sink->drop(sink->ud, id, e->ck[id].t_last, e->ck[id].seq)) != FJ_OK)
+    if ((st = drop_stored(e, id, sink)) != FJ_OK)
         return st;
     if ((st = sink->chunk(sink->ud, &c)) != FJ_OK)
         return st;
-    e->ck_new[e->n_ck_new++] = (ckpt_new){id, {c.seq, c.t_last}};
+    e->ck_new[e->n_ck_new++] = (ckpt_new){id, {c.seq, c.t_last}, {c.seq, c.t_last, c.t_last, (uint32_t)n, 1}};
     return FJ_OK;
+}
+
+/* The share of series id's buffer: a piece of the points written since its last share when there
+ * is one to add to, else (a first share, too many pieces, a buffer of plain pairs) a checkpoint
+ * that replaces them all. Exclusive lock held. */
+static fj_status share_one(fj_ts_engine *e, uint32_t id, const fj_ts_sink *sink)
+{
+    series *s = &e->s[id];
+    if (!scratch(e, s->n) || !ck_room(e) || !sh_room(e))
+        return FJ_ENOMEM;
+    const shared *h = &e->sh[id];
+    if (!s->sorted || !e->ck[id].seq || !h->pieces || h->pieces >= FJ_TS_SHARE_PIECES || h->from >= s->n)
+        return checkpoint_one(e, id, sink);
+    size_t n = s->n;
+    fj_ts_obuf_decode(s->buf.ob, e->st, e->sv);
+    uint64_t gap = seal_gap(e);
+    for (size_t i = 1; i < n; i++)
+        if ((uint64_t)e->st[i] - (uint64_t)e->st[i - 1] > gap)
+            return seal(e, id); /* emitted with the next transaction */
+    size_t from = h->from;
+    fj_buf_reset(&e->blob);
+    fj_status st = fj_ts_chunk_encode(e->codec, e->st + from, e->sv + from, n - from, &e->blob);
+    if (st != FJ_OK)
+        return st;
+    fj_ts_chunk c = {.series_id = id, .count = (uint32_t)(n - from), .t_first = e->st[from],
+                     .t_last = e->st[n - 1], .seq = e->next_seq++, .blob = e->blob.data, .len = e->blob.len};
+    if ((st = sink->chunk(sink->ud, &c)) != FJ_OK)
+        return st;
+    shared nh = {c.seq, c.t_last < h->t_lo ? c.t_last : h->t_lo, c.t_last > h->t_hi ? c.t_last : h->t_hi,
+                 (uint32_t)n, h->pieces + 1};
+    e->ck_new[e->n_ck_new++] = (ckpt_new){id, e->ck[id], nh};
+    return FJ_OK;
+}
+
+fj_status fj_ts_engine_share(fj_ts_engine *e, const fj_ts_sink *sink, fj_ts_drop_range drop_range)
+{
+    if (!sink->chunk || !sink->drop || !drop_range)
+        return FJ_EINVAL;
+    e->drop_range = drop_range;
+    fj_status st = FJ_OK;
+    e->n_ck_new = 0; /* a share handed before and not committed is handed again */
+    pthread_rwlock_wrlock(&e->lock);
+    for (uint32_t i = 1; i < e->next_id && i < e->s_cap && st == FJ_OK; i++) {
+        if (i % LOCK_SLICE == 0)
+            relock(e);
+        if (e->s[i].n && e->s[i].lsn_min != LSN_NONE)
+            st = share_one(e, i, sink);
+    }
+    pthread_rwlock_unlock(&e->lock);
+    return st;
 }
 
 fj_status fj_ts_engine_checkpoint(fj_ts_engine *e, const fj_ts_sink *sink)
@@ -1290,7 +1409,7 @@ static fj_status add_chunk(rctx *r, const fj_ts_chunk *ch, int64_t from, int64_t
 /* Copies the engine's part of the series under the shared lock. *seqs gets the seqs of the
  * unsealed chunks copied, so the same chunks from the database are skipped. */
 static fj_status copy_memory(fj_ts_engine *e, rctx *r, uint32_t id, int64_t from, int64_t to,
-                             uint64_t **seqs, size_t *n_seqs)
+                             uint64_t **seqs, size_t *n_seqs, uint64_t skip[2])
 {
     fj_status st = FJ_OK;
     bool unsorted = false;
@@ -1301,8 +1420,13 @@ static fj_status copy_memory(fj_ts_engine *e, rctx *r, uint32_t id, int64_t from
     size_t np = 0;
     for (const pending *p = s->pend; p; p = p->next_series)
         np++;
-    /* the buffer holds every point of its stored checkpoint (or newer values): skip that chunk */
+    /* the buffer holds every point of its stored checkpoint and shared pieces (or newer values):
+     * skip those chunks, the pieces by their range of seqs (only this buffer's own are in it) */
     uint64_t ck_seq = s->n && id < e->ck_cap ? e->ck[id].seq : 0;
+    if (ck_seq) {
+        skip[0] = ck_seq;
+        skip[1] = id < e->sh_cap && e->sh[id].pieces > 1 ? e->sh[id].seq_hi : ck_seq;
+    }
     if (np || ck_seq) {
         *seqs = fj_malloc((np + 1) * sizeof **seqs);
         if (!*seqs) {
@@ -1449,6 +1573,7 @@ struct fj_ts_read_part {
     int64_t from, to;
     uint64_t *seqs; /* the unsealed chunks copied, skipped when the database yields them too */
     size_t n_seqs;
+    uint64_t skip[2]; /* and the range of the buffer's shared pieces (none: 1, 0) */
 };
 
 static void part_free(fj_ts_read_part *p)
@@ -1465,13 +1590,13 @@ static void part_free(fj_ts_read_part *p)
 static fj_status part_copy(fj_ts_read_part *p, fj_ts_engine *e, fj_ts_codec *c, uint32_t series_id, int64_t from,
                            int64_t to, fj_err *err)
 {
-    *p = (fj_ts_read_part){.id = series_id, .from = from, .to = to};
+    *p = (fj_ts_read_part){.id = series_id, .from = from, .to = to, .skip = {1, 0}};
     if (from > to)
         return fj_err_set(err, FJ_EINVAL, NULL, "time range ends before it starts");
     if (!c && !(c = p->own = fj_ts_codec_create()))
         return FJ_ENOMEM;
     p->r.c = c;
-    return e ? copy_memory(e, &p->r, series_id, from, to, &p->seqs, &p->n_seqs) : FJ_OK;
+    return e ? copy_memory(e, &p->r, series_id, from, to, &p->seqs, &p->n_seqs, p->skip) : FJ_OK;
 }
 
 /* Adds the stored chunks next yields (those already copied from the engine skipped) and merges. */
@@ -1487,7 +1612,7 @@ static fj_status part_merge(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud,
         if (ch.series_id != p->id)
             return fj_err_set(err, FJ_EIO, NULL, "chunk seq %llu belongs to series %u, not %u",
                               (unsigned long long)ch.seq, ch.series_id, p->id);
-        bool dup = false;
+        bool dup = ch.seq >= p->skip[0] && ch.seq <= p->skip[1];
         for (size_t i = 0; i < p->n_seqs && !dup; i++)
             dup = p->seqs[i] == ch.seq;
         if (dup)
@@ -1541,6 +1666,12 @@ fj_status fj_ts_read_end(fj_ts_read_part *p, fj_ts_chunk_iter next, void *ud, fj
         out->n = 0;
     fj_ts_read_discard(p);
     return st;
+}
+
+void fj_ts_read_part_skip(const fj_ts_read_part *p, uint64_t *lo, uint64_t *hi)
+{
+    *lo = p ? p->skip[0] : 1;
+    *hi = p ? p->skip[1] : 0;
 }
 
 void fj_ts_read_discard(fj_ts_read_part *p)

@@ -221,6 +221,11 @@ int64_t fj_ts_obuf_last_t(const fj_ts_obuf *b)
     return b->t_last;
 }
 
+double fj_ts_obuf_last_v(const fj_ts_obuf *b)
+{
+    return b->v_last;
+}
+
 const void *fj_ts_obuf_tail(const fj_ts_obuf *b)
 {
     return b->data + (b->bits >> 3);

@@ -47,6 +47,8 @@ void fj_ts_obuf_replace_last(fj_ts_obuf *b, double v);
 
 size_t fj_ts_obuf_count(const fj_ts_obuf *b);
 int64_t fj_ts_obuf_last_t(const fj_ts_obuf *b);
+/* The newest point's value. */
+double fj_ts_obuf_last_v(const fj_ts_obuf *b);
 /* Bytes allocated for the buffer, header included (what it costs in memory). */
 size_t fj_ts_obuf_bytes(const fj_ts_obuf *b);
 /* Where the next point's bits go, a byte of the block once it holds two points: for a prefetch

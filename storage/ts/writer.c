@@ -64,6 +64,16 @@ bool fj_tsw_checkpoint_due(const fj_ts_writer *w, int64_t now, size_t unckpt, si
     return log_bytes >= (double)open_bytes * (idle ? 1 : FJ_TSW_CKPT_BUSY_RATIO);
 }
 
+bool fj_tsw_sharing(const fj_ts_writer *w)
+{
+    return w->share_ns > 0 && w->share_peers;
+}
+
+bool fj_tsw_share_due(const fj_ts_writer *w, int64_t now, size_t unckpt)
+{
+    return fj_tsw_sharing(w) && unckpt && now - w->last_share >= w->share_ns;
+}
+
 bool fj_tsw_txn_due(const fj_ts_writer *w, uint64_t durable, int64_t now, bool extra)
 {
     bool keep_due = w->keep_ns && now - w->last_trim >= FJ_TSW_TRIM_EVERY;
@@ -96,7 +106,7 @@ fj_status fj_tsw_open(fj_ts_writer *w, const fj_store_opts *o, uint64_t seq_star
     w->next_lsn = fj_tsw_first_lsn(next, max_lsn);
     w->durable_saved = (uint64_t)durable;
     w->next_saved = (uint64_t)next;
-    w->last_maint = w->last_flush = w->last_retention = w->last_ckpt = w->writes_seen_at = now;
+    w->last_maint = w->last_flush = w->last_retention = w->last_ckpt = w->writes_seen_at = w->last_share = now;
     /* with request-log-keep the log is an archive kept anyway: checkpoints would only add writes */
     w->checkpoints = !w->keep_ns;
     return FJ_OK;
@@ -202,6 +212,12 @@ bool fj_tsw_maintain(fj_ts_writer *w, int64_t now, bool extra)
     }
     w->ckpt_now = w->checkpoints && fj_tsw_checkpoint_due(w, now, st.unckpt_writes, st.open_bytes,
                                                           now - w->writes_seen_at >= FJ_TSW_CKPT_IDLE);
+    /* a share is a checkpoint too: timed from when it was due, not from when its transaction ran,
+     * so that a one-second interval is met by passes a second apart */
+    if (fj_tsw_share_due(w, now, st.unckpt_writes)) {
+        w->last_share = now;
+        w->ckpt_now = true;
+    }
     if (w->ckpt_now)
         return true;
     /* Nothing sealed, the durable lsn unchanged and nothing due: no transaction at all. */
@@ -215,7 +231,9 @@ fj_status fj_tsw_checkpoint(fj_ts_writer *w, const fj_ts_sink *sink, int64_t now
     w->ckpt_now = false;
     w->last_ckpt = now;
     w->dirty = true; /* the engine learns of the commit */
-    fj_status st = fj_ts_engine_checkpoint(w->eng, sink);
+    /* sharing: every second, so only what was written since (fj_ts_engine_share); a buffer never
+     * shared (all of them when the first other server came) is stored whole */
+    fj_status st = fj_tsw_sharing(w) ? fj_ts_engine_share(w->eng, sink, w->drop_range) : fj_ts_engine_checkpoint(w->eng, sink);
     return st == FJ_OK ? FJ_OK : fj_err_set(err, st, "db", "checkpoint of the open buffers failed");
 }
 

@@ -60,6 +60,16 @@ typedef struct fj_ts_writer {
      * writes since then as last seen and since when it stood still. */
     bool checkpoints, ckpt_now;
     int64_t last_ckpt, writes_seen_at;
+    /* Sharing (a backend whose database other servers read: PostgreSQL sets share_ns and its
+     * drop_range after fj_tsw_open; share_ns 0: off): a share (fj_ts_engine_share) of the buffers
+     * holding new writes at most every share_ns, whatever the log's size, so that other servers
+     * read those points from the chunk table (docs/metrics.md, "Every server sees every point");
+     * last_share: when the last was due. share_peers: whether another server reads the database
+     * now (the backend's finding, renewed at each maintenance pass); without one nothing is shared
+     * and checkpoints are as without share_ns, so a lone server pays nothing for it. */
+    int64_t share_ns, last_share;
+    bool share_peers;
+    fj_ts_drop_range drop_range;
     size_t writes_seen;
     /* Buffers of the request log's rows. */
     ZSTD_CCtx *zc;
@@ -98,6 +108,12 @@ bool fj_tsw_trim_due(const fj_ts_writer *w, int64_t now);
 /* Whether a checkpoint is due at now, with unckpt writes since the last one, open_bytes in the
  * open buffers, and idle true when writes have paused (FJ_TSW_CKPT_IDLE). */
 bool fj_tsw_checkpoint_due(const fj_ts_writer *w, int64_t now, size_t unckpt, size_t open_bytes, bool idle);
+
+/* Whether the writer shares now: share_ns set and another server reading (share_peers). */
+bool fj_tsw_sharing(const fj_ts_writer *w);
+
+/* Whether a share is due at now (fj_tsw_sharing), with unckpt writes since the last checkpoint. */
+bool fj_tsw_share_due(const fj_ts_writer *w, int64_t now, size_t unckpt);
 
 /* Whether a maintenance pass needs a transaction, given the durable lsn it would save: anything
  * to emit, a durable lsn to save, a trim or retention due, or `extra` (the backend's own work
@@ -152,13 +168,14 @@ void fj_tsw_close(fj_ts_writer *w, fj_status (*finish)(void *ud, fj_err *err), v
 /* --- maintenance ----------------------------------------------------------------------------- */
 
 /* A maintenance pass at monotonic now: at most one a second; flushes the engine when the flush
- * interval passed, and sets ckpt_now when a checkpoint is due (w->checkpoints on). True: the
+ * interval passed, and sets ckpt_now when a checkpoint is due (w->checkpoints on) or a share is
+ * (fj_tsw_share_due). True: the
  * backend runs its own transaction (emit, fj_tsw_checkpoint, save, fj_tsw_cleanup); false:
  * nothing to do. extra: the backend has work of its own pending. */
 bool fj_tsw_maintain(fj_ts_writer *w, int64_t now, bool extra);
 
-/* Inside the backend's own transaction, after emit: the checkpoint when ckpt_now, else nothing.
- * sink: the backend's, with drop. */
+/* Inside the backend's own transaction, after emit: the checkpoint when ckpt_now (a share while
+ * fj_tsw_sharing), else nothing. sink: the backend's, with drop. */
 fj_status fj_tsw_checkpoint(fj_ts_writer *w, const fj_ts_sink *sink, int64_t now, fj_err *err);
 
 /* What a maintenance transaction deletes, in the backend's SQL. */

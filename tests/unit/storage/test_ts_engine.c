@@ -24,8 +24,8 @@ typedef struct row {
 
 typedef struct checkpoint_ref {
     uint32_t id;
-    int64_t t_last;
-    uint64_t seq;
+    int64_t t_last, t_hi; /* a range of t_last and seq (fj_ts_drop_range), one chunk for a drop */
+    uint64_t seq, seq_hi;
 } checkpoint_ref;
 
 typedef struct db {
@@ -99,25 +99,39 @@ static fj_status sink_drop(void *ud, uint32_t id, int64_t t_last, uint64_t seq)
     if (d->fail_after > 0)
         d->fail_after--;
     cr_assert_lt(d->n_drops, 4096);
-    d->drops[d->n_drops++] = (checkpoint_ref){id, t_last, seq};
+    d->drops[d->n_drops++] = (checkpoint_ref){id, t_last, t_last, seq, seq};
     return FJ_OK;
 }
 
-/* Transaction end: commit keeps the rows and deletes the dropped ones (each must exist), rollback
- * forgets the rows and drops of the transaction. */
+static fj_status sink_drop_range(void *ud, uint32_t id, int64_t t_lo, int64_t t_hi, uint64_t seq_lo, uint64_t seq_hi)
+{
+    db *d = ud;
+    cr_assert_lt(d->n_drops, 4096);
+    d->drops[d->n_drops++] = (checkpoint_ref){id, t_lo, t_hi, seq_lo, seq_hi};
+    return FJ_OK;
+}
+
+/* Transaction end: commit keeps the rows and deletes the dropped ones (each drop must find one
+ * at least), rollback forgets the rows and drops of the transaction. */
 static void db_commit(db *d, fj_ts_engine *e)
 {
     pthread_mutex_lock(&d->mu);
     for (size_t k = 0; k < d->n_drops; k++) {
-        size_t i = 0;
-        while (i < d->n && !(d->rows[i].c.series_id == d->drops[k].id && d->rows[i].c.t_last == d->drops[k].t_last &&
-                             d->rows[i].c.seq == d->drops[k].seq))
-            i++;
-        cr_assert_lt(i, d->n, "dropped chunk %llu of series %u is not stored", (unsigned long long)d->drops[k].seq,
-                     d->drops[k].id);
-        free(d->rows[i].blob);
-        memmove(d->rows + i, d->rows + i + 1, (d->n - i - 1) * sizeof *d->rows);
-        d->n--;
+        const checkpoint_ref *r = &d->drops[k];
+        size_t found = 0;
+        for (size_t i = 0; i < d->n;) {
+            const fj_ts_chunk *c = &d->rows[i].c;
+            if (c->series_id == r->id && c->t_last >= r->t_last && c->t_last <= r->t_hi && c->seq >= r->seq &&
+                c->seq <= r->seq_hi) {
+                free(d->rows[i].blob);
+                memmove(d->rows + i, d->rows + i + 1, (d->n - i - 1) * sizeof *d->rows);
+                d->n--;
+                found++;
+            } else {
+                i++;
+            }
+        }
+        cr_assert_gt(found, 0, "dropped chunk %llu of series %u is not stored", (unsigned long long)r->seq, r->id);
     }
     d->n_drops = 0;
     d->n_in_txn = 0;
@@ -1170,4 +1184,118 @@ Test(ts_engine, lazy_catalog_loads_on_first_use_and_admits_new_series)
     cr_assert_eq(held, 3);
     cr_assert_eq(loaded, 2);
     fj_ts_engine_close(e);
+}
+
+/* Emit, share and commit, as the writer's own transaction does when it shares. */
+static void share_commit(db *d, fj_ts_engine *e)
+{
+    fj_ts_sink sink = {sink_series, sink_chunk, d, sink_drop};
+    cr_assert_eq(fj_ts_engine_emit(e, &sink), FJ_OK);
+    cr_assert_eq(fj_ts_engine_share(e, &sink, sink_drop_range), FJ_OK);
+    db_commit(d, e);
+}
+
+static size_t rows_of(const db *d, uint32_t id)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        n += d->rows[i].c.series_id == id;
+    return n;
+}
+
+/* A share stores a buffer once, then only what was written since (a piece: the replaced newest
+ * point again), so what it writes follows the writes, not the buffer; at FJ_TS_SHARE_PIECES
+ * pieces it stores the buffer whole instead, and the seal deletes every piece. The database
+ * alone (another server, or after a crash) reads every point with its last value; the engine's
+ * reads skip its own pieces. */
+Test(ts_engine, share_stores_pieces_folds_them_and_the_seal_deletes_them)
+{
+    fj_ts_engine *e = open_engine(700, 0, 0);
+    db d;
+    db_init(&d);
+    fj_ts_key a = key_of("f0112", "cpu_user", "0");
+    fj_ts_engine_set_lsn(e, 1);
+    for (int i = 0; i < 10; i++)
+        put(e, &a, i * S, i + 0.5);
+    cr_assert_eq(emit_commit(&d, e), FJ_OK);
+    uint32_t id = id_of(e, &a);
+    share_commit(&d, e);
+    cr_assert_eq(rows_of(&d, id), 1);
+    cr_assert_eq(d.rows[0].c.count, 10); /* the first share: the whole buffer */
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), UINT64_MAX);
+
+    share_commit(&d, e); /* nothing new: nothing handed */
+    cr_assert_eq(rows_of(&d, id), 1);
+
+    fj_ts_engine_set_lsn(e, 2);
+    put(e, &a, 10 * S, 10.5);
+    put(e, &a, 11 * S, 11.5);
+    share_commit(&d, e);
+    cr_assert_eq(rows_of(&d, id), 2);
+    cr_assert_eq(d.rows[1].c.count, 2, "a piece holds the two new points, not the buffer");
+    put(e, &a, 11 * S, 77); /* the newest point replaced: handed again */
+    share_commit(&d, e);
+    cr_assert_eq(rows_of(&d, id), 3);
+    cr_assert_eq(d.rows[2].c.count, 1);
+    put(e, &a, 11 * S, 77); /* re-sent as it is: nothing to share, nothing waits for the log */
+    cr_assert_eq(fj_ts_engine_durable_lsn(e), UINT64_MAX);
+    share_commit(&d, e);
+    cr_assert_eq(rows_of(&d, id), 3);
+
+    fj_ts_points p = {0};
+    cr_assert_eq(rd(NULL, &d, id, INT64_MIN, INT64_MAX, &p), FJ_OK); /* the database alone */
+    cr_assert_eq(p.n, 12);
+    cr_assert_eq(p.v[11], 77);
+    cr_assert_eq(p.v[10], 10.5);
+    cr_assert_eq(rd(e, &d, id, INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 12);
+    cr_assert_eq(p.v[11], 77);
+
+    /* pieces up to the limit, then one checkpoint of the whole buffer replaces them */
+    int t = 12;
+    while (rows_of(&d, id) < FJ_TS_SHARE_PIECES) {
+        put(e, &a, t * S, t);
+        t++;
+        share_commit(&d, e);
+    }
+    put(e, &a, t * S, t);
+    t++;
+    share_commit(&d, e);
+    cr_assert_eq(rows_of(&d, id), 1, "folded into one");
+    cr_assert_eq(d.rows[d.n - 1].c.count, (uint32_t)t);
+    cr_assert_eq(rd(NULL, &d, id, INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, (size_t)t);
+    cr_assert_eq(p.v[11], 77);
+
+    /* more pieces, then the seal deletes them all with its chunk */
+    for (int k = 0; k < 3; k++, t++) {
+        put(e, &a, t * S, t);
+        share_commit(&d, e);
+    }
+    cr_assert_eq(rows_of(&d, id), 4);
+    cr_assert_eq(fj_ts_engine_flush(e), FJ_OK);
+    cr_assert_eq(emit_commit(&d, e), FJ_OK);
+    cr_assert_eq(rows_of(&d, id), 1);
+    cr_assert_eq(d.rows[d.n - 1].c.count, (uint32_t)t);
+    cr_assert_eq(rd(NULL, &d, id, INT64_MIN, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, (size_t)t);
+    cr_assert_eq(p.v[11], 77);
+
+    /* a late point (plain pairs): the share stores the whole buffer, sorted, the last write winning */
+    put(e, &a, 100 * S, 1);
+    share_commit(&d, e);
+    put(e, &a, 101 * S, 2);
+    share_commit(&d, e);
+    cr_assert_eq(rows_of(&d, id), 3);
+    put(e, &a, 50 * S, 3);
+    put(e, &a, 101 * S, 4);
+    share_commit(&d, e);
+    cr_assert_eq(rows_of(&d, id), 2, "the sealed chunk and one checkpoint of the whole buffer");
+    cr_assert_eq(rd(NULL, &d, id, 50 * S, INT64_MAX, &p), FJ_OK);
+    cr_assert_eq(p.n, 3);
+    cr_assert_eq(p.v[0], 3);
+    cr_assert_eq(p.v[2], 4);
+    fj_ts_points_free(&p);
+    fj_ts_engine_close(e);
+    db_free(&d);
 }

@@ -197,6 +197,46 @@ Test(ts_writer, checkpoint_due_when_the_log_outweighs_the_open_buffers)
     fj_tsw_free(&m);
 }
 
+Test(ts_writer, share_due_every_interval_while_there_are_new_writes)
+{
+    fj_ts_writer w = sched(0, 3600, 0);
+    cr_assert_not(fj_tsw_share_due(&w, 100 * S, 10)); /* off: share_ns 0 */
+    w.share_ns = 2 * S;
+    w.last_share = 10 * S;
+    cr_assert_not(fj_tsw_share_due(&w, 12 * S, 10)); /* no other server reads the database */
+    w.share_peers = true;
+    cr_assert_not(fj_tsw_share_due(&w, 11 * S, 10));
+    cr_assert(fj_tsw_share_due(&w, 12 * S, 10));
+    cr_assert_not(fj_tsw_share_due(&w, 12 * S, 0)); /* nothing new since the last checkpoint */
+
+    /* maintain: with the log kept (no checkpoints of their own) a share still asks for one, timed
+     * from the pass that asked, and not again within the interval */
+    fj_store_opts keep = {.ts_log_keep_s = 600};
+    fj_ts_writer m = opened(&keep, 0);
+    cr_assert_not(m.checkpoints);
+    m.share_ns = S;
+    m.share_peers = true;
+    m.started = true;
+    m.durable_saved = m.trimmed_below = m.next_lsn;
+    fj_ts_key key = {.cluster = {"c", 1}, .host = {"h", 1}, .metric = {"m", 1}};
+    fj_ts_point p = {key, S, 1.5};
+    cr_assert_eq(fj_ts_append(m.eng, &p, 1, NULL, NULL, NULL), FJ_OK);
+    cr_assert(fj_tsw_maintain(&m, S, false));
+    cr_assert(m.ckpt_now);
+    cr_assert_eq(m.last_share, S);
+    m.ckpt_now = false;
+    cr_assert_not(fj_tsw_share_due(&m, S + S / 2, 1));
+    cr_assert(fj_tsw_maintain(&m, 2 * S, false)); /* the write is still not in a committed checkpoint */
+    cr_assert(m.ckpt_now);
+    /* the other server gone: no share asked for, a checkpoint only when one is due as without */
+    m.ckpt_now = false;
+    m.share_peers = false;
+    cr_assert_not(fj_tsw_sharing(&m));
+    fj_tsw_maintain(&m, 3 * S, false);
+    cr_assert_not(m.ckpt_now);
+    fj_tsw_free(&m);
+}
+
 typedef struct calls {
     int retention, trim;
     int64_t before, received_before;
