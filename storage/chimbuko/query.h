@@ -3,14 +3,14 @@
  * rows a backend reads become the rows of the result tables (storage/chimbuko/cols.c), events with their
  * labels and pages included. Each backend supplies its SQL, statements and read transaction; the
  * filters append to the shared SQL builder (storage/query/sqlbuf.h) and rows are read through the
- * backend's statement reader (storage/query/backend.h). The queries themselves
+ * backend's statement reader (storage/query/qx.h). The queries themselves
  * (fj_store_chimbuko_*, storage/core/store_chimbuko.h) are storage/chimbuko/query.c's too, their SQL written once in the driver's
  * dialect. A change of what a query means is made here once. Not a public header. */
 #ifndef FJ_CHIMBUKO_QUERY_H
 #define FJ_CHIMBUKO_QUERY_H
 
 #include "fj_status.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 #include "storage/core/store.h"
 #include "storage/core/store_chimbuko.h"

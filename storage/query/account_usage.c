@@ -26,8 +26,8 @@
  *   parts (ClusterCockpit series, read outside the store's snapshot) are not counted. */
 #include "storage/core/store_account_usage.h"
 
-#include "storage/query/backend.h"
 #include "storage/query/energy.h"
+#include "storage/query/qx.h"
 #include "storage/query/jobs.h"
 #include "storage/query/value.h"
 

@@ -13,7 +13,7 @@
 
 #include "storage/query/loadagg.h"
 #include "storage/query/qmath.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 
 /* One node being read. */
 typedef struct fj_qload_node {

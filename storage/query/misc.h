@@ -5,7 +5,7 @@
 #ifndef FJ_QUERY_MISC_H
 #define FJ_QUERY_MISC_H
 
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 
 /* Resolves q's uptime window in place (to: now; from: a day before to; interval_s: 900 s) so that

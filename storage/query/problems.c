@@ -7,8 +7,8 @@
 #include "storage/query/jobs.h"
 
 #include "storage/core/store_problems.h"
-#include "storage/query/backend.h"
 #include "storage/query/energy.h"
+#include "storage/query/qx.h"
 #include "storage/query/value.h"
 
 #include <stdio.h>

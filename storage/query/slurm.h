@@ -6,7 +6,7 @@
 #ifndef FJ_QUERY_SLURM_H
 #define FJ_QUERY_SLURM_H
 
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 
 /* Slurm states of a job that has not finished, as an SQL list. */

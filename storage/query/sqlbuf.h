@@ -6,7 +6,7 @@
 #define FJ_QUERY_SQLBUF_H
 
 #include "buf.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 
 typedef struct fj_qb_param {
     int t; /* 0 int, 1 real, 2 text */

@@ -3,7 +3,7 @@
  * use with SQLITE_PREPARE_PERSISTENT), and the statement reader of storage/core/driver.h. Every file
  * of storage/sqlite/ calls down into it; it calls nothing of theirs (statement texts come through
  * the handle's stmt_text, which the backend's open fills). */
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/value.h"
 #include "storage/sqlite/int.h"
 

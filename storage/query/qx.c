@@ -1,6 +1,6 @@
-/* storage/query/backend.c — the helpers shared query code builds on the reader of storage/query/backend.h: the
- * node set of a query, strings copied into the query's arena. */
-#include "storage/query/backend.h"
+/* storage/query/qx.c — a running query (storage/query/qx.h) and the helpers the queries build on
+ * it: the node set of a query, strings copied into the query's arena, a query run from its parts. */
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 
 #include <string.h>
