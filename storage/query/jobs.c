@@ -382,97 +382,97 @@ static const char *sort_key(int sort)
 }
 
 /* "SELECT ... FROM jobs j ..." with the C_* columns, then sortkey. */
-static void select_jobs(fj_qb *b, const char *sortkey)
+static void select_jobs(fj_sqlbuf *b, const char *sortkey)
 {
-    fj_qb_put(b, "SELECT j.id, j.job, j.epoch, j.node_id, j.pid, u.s, j.first_seen, j.last_seen, j.n_samples,"
-                 " j.nproc_peak, j.cpu_sum_m, j.cpu_peak_m, j.mem_sum_kb, j.mem_peak_kb, j.gpu_sum_m,"
-                 " j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.ppid, j.cmd_id, " RUNNING_SQL);
+    fj_sqlbuf_put(b, "SELECT j.id, j.job, j.epoch, j.node_id, j.pid, u.s, j.first_seen, j.last_seen, j.n_samples,"
+                     " j.nproc_peak, j.cpu_sum_m, j.cpu_peak_m, j.mem_sum_kb, j.mem_peak_kb, j.gpu_sum_m,"
+                     " j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.ppid, j.cmd_id, " RUNNING_SQL);
     for (size_t i = 0; i < N_SLURM; i++)
-        fj_qb_printf(b, ", sc.%s", slurm_cols[i]);
+        fj_sqlbuf_printf(b, ", sc.%s", slurm_cols[i]);
     for (int m = FJ_JM_CPU_EFF; m <= FJ_JM_GPU_EFF; m++)
-        fj_qb_printf(b, ", %s", metric_sql[m]);
-    fj_qb_printf(b, ", %s FROM jobs j LEFT JOIN strings u ON u.id = j.user_id"
-                    " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND j.job <> 0"
-                    " AND sc.cluster_id = j.cluster_id AND sc.job_id = j.job AND sc.job_step = ''",
-                 sortkey);
+        fj_sqlbuf_printf(b, ", %s", metric_sql[m]);
+    fj_sqlbuf_printf(b, ", %s FROM jobs j LEFT JOIN strings u ON u.id = j.user_id"
+                        " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND j.job <> 0"
+                        " AND sc.cluster_id = j.cluster_id AND sc.job_id = j.job AND sc.job_step = ''",
+                     sortkey);
 }
 
 /* The WHERE conditions of the job list (after "WHERE j.cluster_id = ?"). */
-static void job_filters(fj_qb *b, const fj_qenv *e, const fj_dialect *d)
+static void job_filters(fj_sqlbuf *b, const fj_qenv *e, const fj_dialect *d)
 {
     const fj_query *q = e->q;
-    fj_qb_bound(b, " AND j.last_seen >= ", q->from);
-    fj_qb_bound(b, " AND j.last_day >= ", fj_job_last_day(q->from));
-    fj_qb_bound(b, " AND j.first_seen <= ", q->to);
+    fj_sqlbuf_bound(b, " AND j.last_seen >= ", q->from);
+    fj_sqlbuf_bound(b, " AND j.last_day >= ", fj_job_last_day(q->from));
+    fj_sqlbuf_bound(b, " AND j.first_seen <= ", q->to);
     if (q->users.n) {
-        fj_qb_put(b, " AND j.user_id IN (SELECT id FROM strings WHERE s IN ");
-        fj_qb_text_list(b, &q->users);
-        fj_qb_put(b, ")");
+        fj_sqlbuf_put(b, " AND j.user_id IN (SELECT id FROM strings WHERE s IN ");
+        fj_sqlbuf_text_list(b, &q->users);
+        fj_sqlbuf_put(b, ")");
     }
-    fj_qb_and_in_ints(b, "j.job", &q->jobs);
+    fj_sqlbuf_and_in_ints(b, "j.job", &q->jobs);
     if (e->nodes->filtered) {
-        fj_qb_put(b, " AND EXISTS (SELECT 1 FROM job_hosts h WHERE h.rjob_id = j.id AND h.node_id IN ");
-        fj_qb_node_list(b, e->nodes);
-        fj_qb_put(b, ")");
+        fj_sqlbuf_put(b, " AND EXISTS (SELECT 1 FROM job_hosts h WHERE h.rjob_id = j.id AND h.node_id IN ");
+        fj_sqlbuf_node_list(b, e->nodes);
+        fj_sqlbuf_put(b, ")");
     }
     if (q->commands.n) {
-        fj_qb_put(b, " AND EXISTS (SELECT 1 FROM job_cmds c JOIN strings x ON x.id = c.cmd_id"
-                     " WHERE c.rjob_id = j.id AND (");
+        fj_sqlbuf_put(b, " AND EXISTS (SELECT 1 FROM job_cmds c JOIN strings x ON x.id = c.cmd_id"
+                         " WHERE c.rjob_id = j.id AND (");
         for (size_t i = 0; i < q->commands.n; i++) {
             if (i)
-                fj_qb_put(b, " OR ");
-            fj_qb_glob(b, d, e->a, "x.s", q->commands.v[i]);
+                fj_sqlbuf_put(b, " OR ");
+            fj_sqlbuf_glob(b, d, e->a, "x.s", q->commands.v[i]);
         }
-        fj_qb_put(b, "))");
+        fj_sqlbuf_put(b, "))");
     }
-    fj_qb_and_in_texts(b, "sc.job_state", &q->states);
-    fj_qb_and_in_texts(b, "sc.partition", &q->partitions);
-    fj_qb_and_in_texts(b, "sc.account", &q->accounts);
+    fj_sqlbuf_and_in_texts(b, "sc.job_state", &q->states);
+    fj_sqlbuf_and_in_texts(b, "sc.partition", &q->partitions);
+    fj_sqlbuf_and_in_texts(b, "sc.account", &q->accounts);
     if (q->gpu == FJ_TRI_YES)
-        fj_qb_put(b, " AND (j.gpu_peak_m > 0 OR j.gpumem_peak_kb > 0)");
+        fj_sqlbuf_put(b, " AND (j.gpu_peak_m > 0 OR j.gpumem_peak_kb > 0)");
     else if (q->gpu == FJ_TRI_NO)
-        fj_qb_put(b, " AND j.gpu_peak_m = 0 AND j.gpumem_peak_kb = 0");
+        fj_sqlbuf_put(b, " AND j.gpu_peak_m = 0 AND j.gpumem_peak_kb = 0");
     if (q->running != FJ_TRI_ANY) {
-        fj_qb_put(b, " AND " RUNNING_SQL);
-        fj_qb_put(b, q->running == FJ_TRI_YES ? " = TRUE" : " = FALSE");
+        fj_sqlbuf_put(b, " AND " RUNNING_SQL);
+        fj_sqlbuf_put(b, q->running == FJ_TRI_YES ? " = TRUE" : " = FALSE");
     }
     if (q->min_runtime_s > 0) {
-        fj_qb_put(b, " AND j.last_seen - j.first_seen >= ");
-        fj_qb_int(b, q->min_runtime_s);
+        fj_sqlbuf_put(b, " AND j.last_seen - j.first_seen >= ");
+        fj_sqlbuf_int(b, q->min_runtime_s);
     }
     for (int m = 0; m < FJ_JM__COUNT; m++) {
         if (q->has_min[m]) {
-            fj_qb_printf(b, " AND %s >= ", metric_sql[m]);
-            fj_qb_real(b, q->min[m]);
+            fj_sqlbuf_printf(b, " AND %s >= ", metric_sql[m]);
+            fj_sqlbuf_real(b, q->min[m]);
         }
         if (q->has_max[m]) {
-            fj_qb_printf(b, " AND %s <= ", metric_sql[m]);
-            fj_qb_real(b, q->max[m]);
+            fj_sqlbuf_printf(b, " AND %s <= ", metric_sql[m]);
+            fj_sqlbuf_real(b, q->max[m]);
         }
     }
 }
 
 /* The whole statement of the job list, sorted by key (sort_key), paged. */
-static void list_sql(fj_qb *b, const fj_qenv *e, const fj_dialect *d, const char *key)
+static void list_sql(fj_sqlbuf *b, const fj_qenv *e, const fj_dialect *d, const char *key)
 {
     const fj_query *q = e->q;
     select_jobs(b, key);
-    fj_qb_put(b, " WHERE j.cluster_id = ");
-    fj_qb_int(b, e->cluster_id);
+    fj_sqlbuf_put(b, " WHERE j.cluster_id = ");
+    fj_sqlbuf_int(b, e->cluster_id);
     job_filters(b, e, d);
     const char *dir = q->desc ? "DESC" : "ASC";
     if (q->after.set) {
         const char *op = q->desc ? "<" : ">";
-        fj_qb_printf(b, " AND (%s %s ", key, op);
-        fj_qb_real(b, q->after.v);
-        fj_qb_printf(b, " OR (%s = ", key);
-        fj_qb_real(b, q->after.v);
-        fj_qb_printf(b, " AND j.id %s ", op);
-        fj_qb_int(b, q->after.id);
-        fj_qb_put(b, "))");
+        fj_sqlbuf_printf(b, " AND (%s %s ", key, op);
+        fj_sqlbuf_real(b, q->after.v);
+        fj_sqlbuf_printf(b, " OR (%s = ", key);
+        fj_sqlbuf_real(b, q->after.v);
+        fj_sqlbuf_printf(b, " AND j.id %s ", op);
+        fj_sqlbuf_int(b, q->after.id);
+        fj_sqlbuf_put(b, "))");
     }
-    fj_qb_printf(b, " ORDER BY %s %s, j.id %s", key, dir, dir);
-    fj_qb_page(b, q->limit);
+    fj_sqlbuf_printf(b, " ORDER BY %s %s, j.id %s", key, dir, dir);
+    fj_sqlbuf_page(b, q->limit);
 }
 
 fj_status fj_qjobs_list_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows *jobs)
@@ -514,13 +514,13 @@ static fj_status job_found(const fj_qenv *e, const fj_qrows *job)
 }
 
 /* The statement of one job, q->id. */
-static void job_sql(fj_qb *b, const fj_qenv *e)
+static void job_sql(fj_sqlbuf *b, const fj_qenv *e)
 {
     select_jobs(b, "j.first_seen");
-    fj_qb_put(b, " WHERE j.cluster_id = ");
-    fj_qb_int(b, e->cluster_id);
-    fj_qb_put(b, " AND j.id = ");
-    fj_qb_int(b, e->q->id);
+    fj_sqlbuf_put(b, " WHERE j.cluster_id = ");
+    fj_sqlbuf_int(b, e->cluster_id);
+    fj_sqlbuf_put(b, " AND j.id = ");
+    fj_sqlbuf_int(b, e->q->id);
 }
 
 fj_status fj_qjob_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows *job, const fj_qrows *hs)
@@ -970,12 +970,12 @@ static fj_qjob_stmts per_row(const fj_qrows *st)
 
 static fj_status jobs(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *key)
 {
-    fj_qb b;
-    fj_qb_init(&b, x->d->dialect.mark);
+    fj_sqlbuf b;
+    fj_sqlbuf_init(&b, x->d->dialect.mark);
     list_sql(&b, e, &x->d->dialect, *(const char **)key);
     fj_qrows list;
     fj_status rs = fj_qx_prepare_qb(x, &b, &list);
-    fj_qb_free(&b);
+    fj_sqlbuf_free(&b);
     fj_qjob_stmts pr = per_row(st);
     return rs == FJ_OK ? fj_qjobs_list_rows(e, &pr, &list) : rs;
 }
@@ -993,12 +993,12 @@ fj_status fj_store_query_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 static fj_status job(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
 {
     (void)arg;
-    fj_qb b;
-    fj_qb_init(&b, x->d->dialect.mark);
+    fj_sqlbuf b;
+    fj_sqlbuf_init(&b, x->d->dialect.mark);
     job_sql(&b, e);
     fj_qrows one, hosts;
     fj_status rs = fj_qx_prepare_qb(x, &b, &one);
-    fj_qb_free(&b);
+    fj_sqlbuf_free(&b);
     if (rs != FJ_OK ||
         (rs = fj_qx_prepare(x,
                             "SELECT js.node_id, count(*), min(js.time), max(js.time), max(js.nproc),"

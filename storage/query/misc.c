@@ -204,22 +204,22 @@ out:
 
 /* --- errors -------------------------------------------------------------------------------- */
 
-void fj_qerrors_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
+void fj_qerrors_sql(fj_sqlbuf *b, const fj_qenv *e, const char *collate_c)
 {
     const fj_query *q = e->q;
-    fj_qb_put(b, "SELECT node_id, time, source, kind, detail FROM errors WHERE cluster_id = ");
-    fj_qb_int(b, e->cluster_id);
+    fj_sqlbuf_put(b, "SELECT node_id, time, source, kind, detail FROM errors WHERE cluster_id = ");
+    fj_sqlbuf_int(b, e->cluster_id);
     fj_time from = q->from;
     if (q->after.set && (fj_time)q->after.v > from)
         from = (fj_time)q->after.v;
-    fj_qb_bound(b, " AND time >= ", from);
-    fj_qb_bound(b, " AND time <= ", q->to);
-    fj_qb_and_in_texts(b, "source", &q->sources);
+    fj_sqlbuf_bound(b, " AND time >= ", from);
+    fj_sqlbuf_bound(b, " AND time <= ", q->to);
+    fj_sqlbuf_and_in_texts(b, "source", &q->sources);
     if (e->nodes->filtered) {
-        fj_qb_put(b, " AND node_id IN ");
-        fj_qb_node_list(b, e->nodes);
+        fj_sqlbuf_put(b, " AND node_id IN ");
+        fj_sqlbuf_node_list(b, e->nodes);
     }
-    fj_qb_printf(b, " ORDER BY time, node_id, source%s, detail%s", collate_c, collate_c);
+    fj_sqlbuf_printf(b, " ORDER BY time, node_id, source%s, detail%s", collate_c, collate_c);
 }
 
 fj_status fj_qerrors_rows(const fj_qenv *e, const fj_qrows *r)

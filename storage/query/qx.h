@@ -19,7 +19,7 @@
 
 /* --- a running query, backend aside ------------------------------------------------------------ */
 
-typedef struct fj_qb fj_qb; /* storage/query/sqlbuf.h */
+typedef struct fj_sqlbuf fj_sqlbuf; /* storage/query/sqlbuf.h */
 
 /* A cluster's nodes, sorted by id; `want` marks those the query's host filter accepts. */
 typedef struct fj_qnodes {
@@ -108,7 +108,7 @@ fj_qenv fj_qx_env(fj_qx *x);
 fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r);
 /* Prepares a builder's SQL (storage/query/sqlbuf.h, made with the dialect's mark) and binds its
  * parameters. */
-fj_status fj_qx_prepare_qb(fj_qx *x, fj_qb *b, fj_qrows *r);
+fj_status fj_qx_prepare_qb(fj_qx *x, fj_sqlbuf *b, fj_qrows *r);
 void fj_qx_finalize(fj_qx *x, const fj_qrows *r);
 
 /* --- a query op from its parts ---------------------------------------------------------------- */
@@ -138,7 +138,7 @@ fj_status fj_qx_run2(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_ne
 
 /* An op of one statement whose SQL follows the query's filters (storage/query/sqlbuf.h): build
  * writes it for e (collate_c: the dialect's byte-wise order), rows reads it. Under FJ_QX_NODES. */
-typedef void (*fj_qx_build_fn)(fj_qb *b, const fj_qenv *e, const char *collate_c);
+typedef void (*fj_qx_build_fn)(fj_sqlbuf *b, const fj_qenv *e, const char *collate_c);
 typedef fj_status (*fj_qx_built_rows_fn)(const fj_qenv *e, const fj_qrows *r);
 fj_status fj_qx_run_built(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_build_fn build,
                           fj_qx_built_rows_fn rows);

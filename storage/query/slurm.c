@@ -19,50 +19,50 @@ static const char slurm_select[] =
     " c.sacct_max_rss, c.sacct_ave_vmsize, c.sacct_max_vmsize, c.sacct_ave_disk_read,"
     " c.sacct_ave_disk_write, c.sacct_alloc_tres FROM slurm_jobs_current c WHERE c.cluster_id = ";
 
-void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
+void fj_qslurm_jobs_sql(fj_sqlbuf *b, const fj_qenv *e, const char *collate_c)
 {
     const fj_query *q = e->q;
-    fj_qb_put(b, slurm_select);
-    fj_qb_int(b, e->cluster_id);
-    fj_qb_and_in_texts(b, "c.user_name", &q->users);
-    fj_qb_and_in_texts(b, "c.job_state", &q->states);
-    fj_qb_and_in_texts(b, "c.partition", &q->partitions);
-    fj_qb_and_in_texts(b, "c.account", &q->accounts);
-    fj_qb_and_in_ints(b, "c.job_id", &q->jobs);
-    fj_qb_and_in_ints(b, "c.array_job_id", &q->array_jobs);
-    fj_qb_and_in_ints(b, "c.het_job_id", &q->het_jobs);
+    fj_sqlbuf_put(b, slurm_select);
+    fj_sqlbuf_int(b, e->cluster_id);
+    fj_sqlbuf_and_in_texts(b, "c.user_name", &q->users);
+    fj_sqlbuf_and_in_texts(b, "c.job_state", &q->states);
+    fj_sqlbuf_and_in_texts(b, "c.partition", &q->partitions);
+    fj_sqlbuf_and_in_texts(b, "c.account", &q->accounts);
+    fj_sqlbuf_and_in_ints(b, "c.job_id", &q->jobs);
+    fj_sqlbuf_and_in_ints(b, "c.array_job_id", &q->array_jobs);
+    fj_sqlbuf_and_in_ints(b, "c.het_job_id", &q->het_jobs);
     if (q->running == FJ_TRI_YES)
-        fj_qb_put(b, " AND c.job_state IN " FJ_QSLURM_RUNNING_STATES);
+        fj_sqlbuf_put(b, " AND c.job_state IN " FJ_QSLURM_RUNNING_STATES);
     else if (q->running == FJ_TRI_NO)
-        fj_qb_put(b, " AND c.job_state NOT IN " FJ_QSLURM_RUNNING_STATES);
+        fj_sqlbuf_put(b, " AND c.job_state NOT IN " FJ_QSLURM_RUNNING_STATES);
     if (q->steps == FJ_TRI_NO)
-        fj_qb_put(b, " AND c.job_step = ''");
+        fj_sqlbuf_put(b, " AND c.job_step = ''");
     if (e->nodes->filtered) {
-        fj_qb_put(b, " AND EXISTS (SELECT 1 FROM slurm_job_nodes n WHERE n.cluster_id = c.cluster_id"
-                       " AND n.job_id = c.job_id AND n.job_step = c.job_step AND n.node_id IN ");
-        fj_qb_node_list(b, e->nodes);
-        fj_qb_put(b, ")");
+        fj_sqlbuf_put(b, " AND EXISTS (SELECT 1 FROM slurm_job_nodes n WHERE n.cluster_id = c.cluster_id"
+                           " AND n.job_id = c.job_id AND n.job_step = c.job_step AND n.node_id IN ");
+        fj_sqlbuf_node_list(b, e->nodes);
+        fj_sqlbuf_put(b, ")");
     }
     /* the window overlaps [start (or submit, or the record), end (open while unknown)] */
-    fj_qb_bound(b, " AND coalesce(c.start_time, c.submit_time, c.time) <= ", q->to);
+    fj_sqlbuf_bound(b, " AND coalesce(c.start_time, c.submit_time, c.time) <= ", q->to);
     if (q->from) {
-        fj_qb_put(b, " AND (c.end_time IS NULL OR c.end_time >= ");
-        fj_qb_int(b, q->from);
-        fj_qb_put(b, ")");
+        fj_sqlbuf_put(b, " AND (c.end_time IS NULL OR c.end_time >= ");
+        fj_sqlbuf_int(b, q->from);
+        fj_sqlbuf_put(b, ")");
     }
     /* pages follow (job id, step), steps compared byte-wise as they are ordered */
     const char *dir = q->desc ? "DESC" : "ASC", *op = q->desc ? "<" : ">";
     if (q->after.set) {
-        fj_qb_printf(b, " AND (c.job_id %s ", op);
-        fj_qb_int(b, (int64_t)q->after.v);
-        fj_qb_put(b, " OR (c.job_id = ");
-        fj_qb_int(b, (int64_t)q->after.v);
-        fj_qb_printf(b, " AND c.job_step%s %s ", collate_c, op);
-        fj_qb_text(b, q->after.s);
-        fj_qb_put(b, "))");
+        fj_sqlbuf_printf(b, " AND (c.job_id %s ", op);
+        fj_sqlbuf_int(b, (int64_t)q->after.v);
+        fj_sqlbuf_put(b, " OR (c.job_id = ");
+        fj_sqlbuf_int(b, (int64_t)q->after.v);
+        fj_sqlbuf_printf(b, " AND c.job_step%s %s ", collate_c, op);
+        fj_sqlbuf_text(b, q->after.s);
+        fj_sqlbuf_put(b, "))");
     }
-    fj_qb_printf(b, " ORDER BY c.job_id %s, c.job_step%s %s", dir, collate_c, dir);
-    fj_qb_page(b, q->limit);
+    fj_sqlbuf_printf(b, " ORDER BY c.job_id %s, c.job_step%s %s", dir, collate_c, dir);
+    fj_sqlbuf_page(b, q->limit);
 }
 
 fj_status fj_qslurm_jobs_rows(const fj_qenv *e, const fj_qrows *r)
