@@ -185,10 +185,10 @@ static fj_status cc_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qrow
 static fj_value num_or_null(bool set, double v)
 {
     if (!set)
-        return fj_v_null();
+        return fj_value_null();
     if (v >= -9.2e18 && v <= 9.2e18)
-        return fj_v_int((int64_t)llround(v));
-    return fj_v_real(v);
+        return fj_value_int((int64_t)llround(v));
+    return fj_value_real(v);
 }
 
 /* The energy columns of a job row (docs/energy.md) into v[*n...]. */
@@ -214,9 +214,9 @@ static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj
         return rs;
     double kwh = 0;
     bool any = fj_job_energy_total(&en, &kwh);
-    v[(*n)++] = any ? fj_v_real(kwh) : fj_v_null();
+    v[(*n)++] = any ? fj_value_real(kwh) : fj_value_null();
     for (int p = 0; p < FJ_EP__COUNT; p++)
-        v[(*n)++] = en.set[p] ? fj_v_real(fj_en_kwh(en.joules[p])) : fj_v_null();
+        v[(*n)++] = en.set[p] ? fj_value_real(fj_en_kwh(en.joules[p])) : fj_value_null();
     static const char *const part_names[FJ_EP__COUNT] = {"gpu", "cpu", "mem", "node"};
     char how[512];
     size_t len = 0;
@@ -242,10 +242,11 @@ static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj
     const char *how_json = told ? fj_arena_strdup(e->a, how) : NULL;
     if (told && !how_json)
         return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
-    v[(*n)++] = fj_v_json(how_json);
-    v[(*n)++] = told ? fj_v_int((int64_t)llround(en.missing_s)) : fj_v_null();
+    v[(*n)++] = fj_value_json(how_json);
+    v[(*n)++] = told ? fj_value_int((int64_t)llround(en.missing_s)) : fj_value_null();
     double pue = e->q->pue > 0 ? e->q->pue : 1.0;
-    v[(*n)++] = any && e->q->carbon_g_per_kwh > 0 ? fj_v_real(kwh * pue * e->q->carbon_g_per_kwh / 1000.0) : fj_v_null();
+    v[(*n)++] = any && e->q->carbon_g_per_kwh > 0 ? fj_value_real(kwh * pue * e->q->carbon_g_per_kwh / 1000.0)
+                                                  : fj_value_null();
     return FJ_OK;
 }
 
@@ -296,31 +297,31 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
     double gpu_avg = (double)fj_qr_i64(st, C_GPU_SUM) / 1000.0 / nsd;
     fj_value v[64];
     size_t n = 0;
-    v[n++] = fj_v_int(id);
-    v[n++] = fj_v_text(e->q->cluster);
-    v[n++] = fj_v_int(job);
-    v[n++] = fj_v_int(epoch);
-    v[n++] = fj_v_text(fj_qnodes_name(e->nodes, fj_qr_i64(st, C_NODE)));
-    v[n++] = job == 0 ? fj_v_int(fj_qr_i64(st, C_PID)) : fj_v_null();
+    v[n++] = fj_value_int(id);
+    v[n++] = fj_value_text(e->q->cluster);
+    v[n++] = fj_value_int(job);
+    v[n++] = fj_value_int(epoch);
+    v[n++] = fj_value_text(fj_qnodes_name(e->nodes, fj_qr_i64(st, C_NODE)));
+    v[n++] = job == 0 ? fj_value_int(fj_qr_i64(st, C_PID)) : fj_value_null();
     v[n++] = fj_qr_value(st, C_USER, FJ_VT_TEXT);
-    v[n++] = fj_v_time(first);
-    v[n++] = fj_v_time(last);
-    v[n++] = fj_v_int(last - first);
-    v[n++] = fj_v_bool(fj_qr_i64(st, C_RUNNING) != 0);
-    v[n++] = fj_v_list(hosts.v, hosts.n);
-    v[n++] = fj_v_list(cmds, n_cmds);
-    v[n++] = fj_v_int(ns);
-    v[n++] = fj_v_int(fj_qr_i64(st, C_NPROC));
-    v[n++] = fj_v_real((double)fj_qr_i64(st, C_CPU_SUM) / 1000.0 / nsd);
-    v[n++] = fj_v_real((double)fj_qr_i64(st, C_CPU_PEAK) / 1000.0);
-    v[n++] = fj_v_int(ns > 0 ? fj_qr_i64(st, C_MEM_SUM) / ns : 0);
-    v[n++] = fj_v_int(fj_qr_i64(st, C_MEM_PEAK));
-    v[n++] = fj_v_real(gpu_avg);
-    v[n++] = fj_v_real((double)fj_qr_i64(st, C_GPU_PEAK) / 1000.0);
-    v[n++] = fj_v_int(ns > 0 ? fj_qr_i64(st, C_GM_SUM) / ns : 0);
-    v[n++] = fj_v_int(fj_qr_i64(st, C_GM_PEAK));
+    v[n++] = fj_value_time(first);
+    v[n++] = fj_value_time(last);
+    v[n++] = fj_value_int(last - first);
+    v[n++] = fj_value_bool(fj_qr_i64(st, C_RUNNING) != 0);
+    v[n++] = fj_value_list(hosts.v, hosts.n);
+    v[n++] = fj_value_list(cmds, n_cmds);
+    v[n++] = fj_value_int(ns);
+    v[n++] = fj_value_int(fj_qr_i64(st, C_NPROC));
+    v[n++] = fj_value_real((double)fj_qr_i64(st, C_CPU_SUM) / 1000.0 / nsd);
+    v[n++] = fj_value_real((double)fj_qr_i64(st, C_CPU_PEAK) / 1000.0);
+    v[n++] = fj_value_int(ns > 0 ? fj_qr_i64(st, C_MEM_SUM) / ns : 0);
+    v[n++] = fj_value_int(fj_qr_i64(st, C_MEM_PEAK));
+    v[n++] = fj_value_real(gpu_avg);
+    v[n++] = fj_value_real((double)fj_qr_i64(st, C_GPU_PEAK) / 1000.0);
+    v[n++] = fj_value_int(ns > 0 ? fj_qr_i64(st, C_GM_SUM) / ns : 0);
+    v[n++] = fj_value_int(fj_qr_i64(st, C_GM_PEAK));
     v[n++] = num_or_null(u.cpu_set, u.cpu);
-    v[n++] = fj_v_int((int64_t)llround(gpu_avg / 100.0 * (double)(last - first) * (double)n_host_ids));
+    v[n++] = fj_value_int((int64_t)llround(gpu_avg / 100.0 * (double)(last - first) * (double)n_host_ids));
     v[n++] = num_or_null(u.read_set, u.read);
     v[n++] = num_or_null(u.written_set, u.written);
     for (size_t i = 0; i < N_SLURM; i++) {
@@ -349,7 +350,7 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
             rs = fj_err_set(e->err, rs, NULL, "the ClusterCockpit job is too large");
             goto out;
         }
-        v[n++] = found ? fj_v_json(cc.data) : fj_v_null();
+        v[n++] = found ? fj_value_json(cc.data) : fj_value_null();
     }
     if (n != t->n_cols)
         rs = fj_err_set(e->err, FJ_EINTERNAL, NULL, "job row has %zu values for %zu columns", n, t->n_cols);
@@ -561,19 +562,19 @@ fj_status fj_qjob_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows
         const int64_t *h = rows[i].v;
         double ns = h[0] > 0 ? (double)h[0] : 1;
         fj_value v[13] = {
-            fj_v_text(rows[i].name),
-            fj_v_int(h[0]),
-            fj_v_time(h[1]),
-            fj_v_time(h[2]),
-            fj_v_int(h[3]),
-            fj_v_real((double)h[4] / 1000.0 / ns),
-            fj_v_real((double)h[5] / 1000.0),
-            fj_v_int(h[0] > 0 ? h[6] / h[0] : 0),
-            fj_v_int(h[7]),
-            fj_v_real((double)h[8] / 1000.0 / ns),
-            fj_v_real((double)h[9] / 1000.0),
-            fj_v_int(h[0] > 0 ? h[10] / h[0] : 0),
-            fj_v_int(h[11]),
+            fj_value_text(rows[i].name),
+            fj_value_int(h[0]),
+            fj_value_time(h[1]),
+            fj_value_time(h[2]),
+            fj_value_int(h[3]),
+            fj_value_real((double)h[4] / 1000.0 / ns),
+            fj_value_real((double)h[5] / 1000.0),
+            fj_value_int(h[0] > 0 ? h[6] / h[0] : 0),
+            fj_value_int(h[7]),
+            fj_value_real((double)h[8] / 1000.0 / ns),
+            fj_value_real((double)h[9] / 1000.0),
+            fj_value_int(h[0] > 0 ? h[10] / h[0] : 0),
+            fj_value_int(h[11]),
         };
         if ((rs = k->row(k, v)) != FJ_OK)
             return rs;
@@ -916,21 +917,21 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
             if (!b->samples)
                 continue;
             fj_value v[15] = {
-                fj_v_text(ps->host),
-                p->by_host ? fj_v_null() : fj_v_int(ps->pid),
-                p->by_host ? fj_v_null() : fj_v_int(ps->ppid),
-                p->by_host ? fj_v_null() : fj_v_text(ps->cmd ? ps->cmd : ""),
-                fj_v_time(p->g.from + (int64_t)bi * p->g.step),
-                fj_v_int(b->samples),
-                fj_v_int(b->procs_max),
-                fj_v_acc_avg(&b->cpu),
-                fj_v_real(b->cpu.max),
-                fj_v_acc_avg_int(&b->mem),
-                fj_v_int((int64_t)llround(b->mem.max)),
-                fj_v_acc_avg(&b->gpu),
-                fj_v_real(b->gpu.max),
-                fj_v_acc_avg_int(&b->gpumem),
-                fj_v_int((int64_t)llround(b->gpumem.max)),
+                fj_value_text(ps->host),
+                p->by_host ? fj_value_null() : fj_value_int(ps->pid),
+                p->by_host ? fj_value_null() : fj_value_int(ps->ppid),
+                p->by_host ? fj_value_null() : fj_value_text(ps->cmd ? ps->cmd : ""),
+                fj_value_time(p->g.from + (int64_t)bi * p->g.step),
+                fj_value_int(b->samples),
+                fj_value_int(b->procs_max),
+                fj_value_acc_avg(&b->cpu),
+                fj_value_real(b->cpu.max),
+                fj_value_acc_avg_int(&b->mem),
+                fj_value_int((int64_t)llround(b->mem.max)),
+                fj_value_acc_avg(&b->gpu),
+                fj_value_real(b->gpu.max),
+                fj_value_acc_avg_int(&b->gpumem),
+                fj_value_int((int64_t)llround(b->gpumem.max)),
             };
             if ((rs = k->row(k, v)) != FJ_OK)
                 return rs;

@@ -25,8 +25,8 @@ static fj_status up_row(upctx *u, const char *device, bool up, fj_time a, fj_tim
         b = u->to;
     if (a > b)
         return FJ_OK;
-    fj_value v[6] = {fj_v_text(u->node), fj_v_text(device), fj_v_text(up ? "up" : "down"),
-                     fj_v_time(a),       fj_v_time(b),      fj_v_int(b - a)};
+    fj_value v[6] = {fj_value_text(u->node), fj_value_text(device), fj_value_text(up ? "up" : "down"),
+                     fj_value_time(a),       fj_value_time(b),      fj_value_int(b - a)};
     return u->e->k->row(u->e->k, v);
 }
 
@@ -248,9 +248,9 @@ fj_status fj_qerrors_rows(const fj_qenv *e, const fj_qrows *r)
             break;
         }
         fj_value v[6] = {
-            fj_v_text(q->cluster),
-            fj_v_text(fj_qnodes_name(e->nodes, fj_qr_i64(r, 0))),
-            fj_v_time(t),
+            fj_value_text(q->cluster),
+            fj_value_text(fj_qnodes_name(e->nodes, fj_qr_i64(r, 0))),
+            fj_value_time(t),
             fj_qr_value(r, 2, FJ_VT_TEXT),
             fj_qr_value(r, 3, FJ_VT_TEXT),
             fj_qr_value(r, 4, FJ_VT_TEXT),

@@ -84,10 +84,10 @@ fj_status fj_qslurm_jobs_rows(const fj_qenv *e, const fj_qrows *r)
             q->next = last;
             break;
         }
-        v[0] = fj_v_text(q->cluster);
+        v[0] = fj_value_text(q->cluster);
         for (size_t i = 1; i < t->n_cols; i++)
             v[i] = fj_qr_value(r, (int)i - 1, t->cols[i].type);
-        v[2] = fj_v_text(fj_qr_text(r, 1)); /* '' is a value, not null */
+        v[2] = fj_value_text(fj_qr_text(r, 1)); /* '' is a value, not null */
         if ((rs = k->row(k, v)) != FJ_OK)
             return rs;
         last.set = true;
@@ -134,11 +134,11 @@ fj_status fj_qslurm_partitions_rows(const fj_qenv *e, const fj_qrows *parts, con
             hosts.v[j] = t;
         }
         fj_value v[5] = {
-            fj_v_text(q->cluster),
-            fj_v_text(fj_qr_text(parts, 1)),
-            fj_v_time(fj_qr_i64(parts, 2)),
-            fj_v_int(fj_qr_i64(parts, 3)),
-            fj_v_list(hosts.v, hosts.n),
+            fj_value_text(q->cluster),
+            fj_value_text(fj_qr_text(parts, 1)),
+            fj_value_time(fj_qr_i64(parts, 2)),
+            fj_value_int(fj_qr_i64(parts, 3)),
+            fj_value_list(hosts.v, hosts.n),
         };
         if ((rs = k->row(k, v)) != FJ_OK)
             return rs;
@@ -173,7 +173,7 @@ fj_status fj_qslurm_node_states_rows(const fj_qenv *e, const fj_qrows *latest, c
         fj_qr_bind(states, 2, t);
         if ((rs = fj_qenv_text_list(e, states, e->nodes->ids[ni], &l, &ln)) != FJ_OK)
             return rs;
-        fj_value v[3] = {fj_v_text(e->nodes->names[ni]), fj_v_time(t), fj_v_list(l, ln)};
+        fj_value v[3] = {fj_value_text(e->nodes->names[ni]), fj_value_time(t), fj_value_list(l, ln)};
         if ((rs = k->row(k, v)) != FJ_OK)
             return rs;
     }
