@@ -86,7 +86,7 @@ static fj_status put_str(fj_buf *b, const char *s)
     return st == FJ_OK ? fj_buf_append(b, "\"", 1) : st;
 }
 
-fj_status fj_value_json(fj_buf *b, const fj_value *v)
+fj_status fj_out_value_json(fj_buf *b, const fj_value *v)
 {
     char tb[21];
     fj_status st;
@@ -112,7 +112,7 @@ fj_status fj_value_json(fj_buf *b, const fj_value *v)
     return FJ_EINTERNAL;
 }
 
-fj_status fj_value_text(fj_buf *b, const fj_value *v)
+fj_status fj_out_value_text(fj_buf *b, const fj_value *v)
 {
     char tb[21];
     fj_status st;
@@ -341,7 +341,7 @@ static fj_status json_object(fj_out *o, const fj_value *v, size_t from, size_t t
             TRY(fj_buf_puts(o->b, o->t->cols[i].name));
             TRY(fj_buf_puts(o->b, "\":"));
         }
-        TRY(fj_value_json(o->b, &v[i]));
+        TRY(fj_out_value_json(o->b, &v[i]));
     }
     return FJ_OK;
 }
@@ -371,7 +371,7 @@ static fj_status sink_row(fj_sink *k, const fj_value *v)
                 continue;
             }
             fj_buf_reset(&o->tmp);
-            TRY(fj_value_text(&o->tmp, &v[i]));
+            TRY(fj_out_value_text(&o->tmp, &v[i]));
             /* a list is users' text joined (hosts, commands); numbers, times and booleans are ours */
             if (v[i].t == FJ_VT_LIST)
                 TRY(fj_csv_text(o->b, o->tmp.data ? o->tmp.data : ""));
@@ -392,7 +392,7 @@ static fj_status sink_row(fj_sink *k, const fj_value *v)
     if (t->n_key) {
         fj_buf_reset(&o->tmp);
         for (size_t i = 0; i < t->n_key; i++) {
-            TRY(fj_value_json(&o->tmp, &v[i]));
+            TRY(fj_out_value_json(&o->tmp, &v[i]));
             TRY(fj_buf_puts(&o->tmp, "\x1f"));
         }
         bool same = o->groups && o->key.len == o->tmp.len && memcmp(o->key.data, o->tmp.data, o->tmp.len) == 0;
@@ -422,7 +422,7 @@ static fj_status sink_row(fj_sink *k, const fj_value *v)
                     continue;
                 if (o->slot)
                     TRY(fj_buf_puts(&o->colv[i], ","));
-                TRY(fj_value_json(&o->colv[i], &v[i]));
+                TRY(fj_out_value_json(&o->colv[i], &v[i]));
             }
             o->slot++;
             return FJ_OK;

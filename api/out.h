@@ -77,7 +77,7 @@ fj_status fj_csv_text(fj_buf *b, const char *s);
 bool fj_csv_formula(const char *s);
 
 /* Appends a value as JSON, or as CSV cell text (unquoted; fj_csv_cell quotes it). */
-fj_status fj_value_json(fj_buf *b, const fj_value *v);
-fj_status fj_value_text(fj_buf *b, const fj_value *v);
+fj_status fj_out_value_json(fj_buf *b, const fj_value *v);
+fj_status fj_out_value_text(fj_buf *b, const fj_value *v);
 
 #endif

@@ -7,28 +7,28 @@
 
 /* --- filters ----------------------------------------------------------------------------------- */
 
-static void put(fj_qb *b, const char *text)
+static void put(fj_sqlbuf *b, const char *text)
 {
-    fj_qb_put(b, text);
+    fj_sqlbuf_put(b, text);
 }
 
 /* Appends " AND col op " and a parameter bound to v. */
-static void cond_int(fj_qb *b, const char *col, const char *op, int64_t v)
+static void cond_int(fj_sqlbuf *b, const char *col, const char *op, int64_t v)
 {
-    fj_qb_printf(b, " AND %s %s ", col, op);
-    fj_qb_int(b, v);
+    fj_sqlbuf_printf(b, " AND %s %s ", col, op);
+    fj_sqlbuf_int(b, v);
 }
 
 /* " WHERE alias.cluster_id = cluster_id" (the first parameter), then q's run and program (app_col:
  * the column holding the program index) when set. */
-static void where(fj_qb *b, const fj_cb_query *q, int64_t cluster_id, const char *alias,
+static void where(fj_sqlbuf *b, const fj_cb_query *q, int64_t cluster_id, const char *alias,
                   const char *app_col)
 {
-    fj_qb_printf(b, " WHERE %s.cluster_id = ", alias);
-    fj_qb_int(b, cluster_id);
+    fj_sqlbuf_printf(b, " WHERE %s.cluster_id = ", alias);
+    fj_sqlbuf_int(b, cluster_id);
     if (q->run) {
-        fj_qb_printf(b, " AND %s.run_id = (SELECT id FROM strings WHERE s = ", alias);
-        fj_qb_text(b, q->run);
+        fj_sqlbuf_printf(b, " AND %s.run_id = (SELECT id FROM strings WHERE s = ", alias);
+        fj_sqlbuf_text(b, q->run);
         put(b, ")");
     }
     if (q->app >= 0) {
@@ -39,23 +39,23 @@ static void where(fj_qb *b, const fj_cb_query *q, int64_t cluster_id, const char
 }
 
 /* col = v, when v >= 0 (the -1 of fj_cb_query is "any"). */
-static void filter_int(fj_qb *b, const char *col, int64_t v)
+static void filter_int(fj_sqlbuf *b, const char *col, int64_t v)
 {
     if (v >= 0)
         cond_int(b, col, "=", v);
 }
 
 /* col = s, when s is set. */
-static void filter_text(fj_qb *b, const char *col, const char *s)
+static void filter_text(fj_sqlbuf *b, const char *col, const char *s)
 {
     if (!s)
         return;
-    fj_qb_printf(b, " AND %s = ", col);
-    fj_qb_text(b, s);
+    fj_sqlbuf_printf(b, " AND %s = ", col);
+    fj_sqlbuf_text(b, s);
 }
 
 /* IO steps: col within q's step_from..step_to. */
-static void filter_steps(fj_qb *b, const fj_cb_query *q, const char *col)
+static void filter_steps(fj_sqlbuf *b, const fj_cb_query *q, const char *col)
 {
     if (q->step_from >= 0)
         cond_int(b, col, ">=", q->step_from);
@@ -64,7 +64,7 @@ static void filter_steps(fj_qb *b, const fj_cb_query *q, const char *col)
 }
 
 /* Rows whose span [start_col, end_col] (microseconds) overlaps q's window. */
-static void filter_span_us(fj_qb *b, const fj_cb_query *q, const char *start_col, const char *end_col)
+static void filter_span_us(fj_sqlbuf *b, const fj_cb_query *q, const char *start_col, const char *end_col)
 {
     if (q->from_us > 0)
         cond_int(b, end_col, ">=", q->from_us);
@@ -73,7 +73,7 @@ static void filter_span_us(fj_qb *b, const fj_cb_query *q, const char *start_col
 }
 
 /* A packet time (milliseconds) in col within q's window (microseconds). */
-static void filter_ms(fj_qb *b, const fj_cb_query *q, const char *col)
+static void filter_ms(fj_sqlbuf *b, const fj_cb_query *q, const char *col)
 {
     /* inwards: a packet at 1.5 ms is not in a window that starts at 1.6 ms */
     if (q->from_us > 0)
@@ -82,15 +82,15 @@ static void filter_ms(fj_qb *b, const fj_cb_query *q, const char *col)
         cond_int(b, col, "<=", q->to_us / 1000);
 }
 
-void fj_cb_limit(fj_qb *b, const fj_cb_query *q, size_t extra)
+void fj_cb_limit(fj_sqlbuf *b, const fj_cb_query *q, size_t extra)
 {
     if (q->limit) {
         put(b, " LIMIT ");
-        fj_qb_int(b, (int64_t)(q->limit + extra));
+        fj_sqlbuf_int(b, (int64_t)(q->limit + extra));
     }
 }
 
-void fj_cb_filters(fj_qb *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows)
+void fj_cb_filters(fj_sqlbuf *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows)
 {
     switch (rows) {
     case FJ_CBQ_RANK_STEPS:
@@ -134,9 +134,9 @@ void fj_cb_filters(fj_qb *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_row
             int64_t at = (int64_t)q->after.v;
             cond_int(b, "(e.entry_us", ">", at);
             put(b, " OR (e.entry_us = ");
-            fj_qb_int(b, at);
+            fj_sqlbuf_int(b, at);
             put(b, " AND e.id > ");
-            fj_qb_int(b, q->after.id);
+            fj_sqlbuf_int(b, q->after.id);
             put(b, "))");
         }
         break;
@@ -371,7 +371,7 @@ typedef struct cq {
     fj_cb_query *q;
     fj_sink *k;
     fj_err *err;
-    fj_qb sql;
+    fj_sqlbuf sql;
     int64_t cluster_id;
     bool began;
 } cq;
@@ -380,7 +380,7 @@ static fj_status cq_begin(cq *c, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err
 {
     *c = (cq){.q = q, .k = k, .err = err};
     q->next.set = false;
-    fj_qb_init(&c->sql, fj_driver_of(s)->dialect.mark);
+    fj_sqlbuf_init(&c->sql, fj_driver_of(s)->dialect.mark);
     if (!q->cluster || !*q->cluster)
         return fj_err_set(err, FJ_EINVAL, "cluster", "parameter 'cluster': required");
     c->fq.cluster = q->cluster;
@@ -395,7 +395,7 @@ static fj_status cq_begin(cq *c, fj_store *s, fj_cb_query *q, fj_sink *k, fj_err
 
 static fj_status cq_end(cq *c, fj_status st)
 {
-    fj_qb_free(&c->sql);
+    fj_sqlbuf_free(&c->sql);
     return c->began ? fj_qx_end(&c->x, st) : st;
 }
 
@@ -405,8 +405,8 @@ static fj_status run_emit(cq *c, const fj_qtable *t)
 {
     fj_qrows r = {0};
     fj_status rs = fj_qx_prepare_qb(&c->x, &c->sql, &r);
-    fj_qb_free(&c->sql);
-    fj_qb_init(&c->sql, c->x.d->dialect.mark);
+    fj_sqlbuf_free(&c->sql);
+    fj_sqlbuf_init(&c->sql, c->x.d->dialect.mark);
     if (rs == FJ_OK)
         rs = t ? fj_cb_emit(&r, c->k, t) : fj_cb_emit_events(&r, c->q, c->k, c->err);
     fj_qx_finalize(&c->x, &r);
@@ -437,11 +437,11 @@ static fj_status cq_run(fj_store *s, fj_cb_query *q, fj_sink *k, fj_err *err, fj
 static fj_status runs(cq *c)
 {
     put(&c->sql, "WITH runs(run_id) AS (SELECT run_id FROM chimbuko_packets WHERE cluster_id = ");
-    fj_qb_int(&c->sql, c->cluster_id);
+    fj_sqlbuf_int(&c->sql, c->cluster_id);
     put(&c->sql, runs_sql.select);
     if (c->q->run) {
         put(&c->sql, " WHERE r.s = ");
-        fj_qb_text(&c->sql, c->q->run);
+        fj_sqlbuf_text(&c->sql, c->q->run);
     }
     put(&c->sql, runs_sql.order);
     return run_emit(c, &fj_qt_cb_runs);

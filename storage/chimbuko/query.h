@@ -3,14 +3,14 @@
  * rows a backend reads become the rows of the result tables (storage/chimbuko/cols.c), events with their
  * labels and pages included. Each backend supplies its SQL, statements and read transaction; the
  * filters append to the shared SQL builder (storage/query/sqlbuf.h) and rows are read through the
- * backend's statement reader (storage/query/backend.h). The queries themselves
+ * backend's statement reader (storage/query/qx.h). The queries themselves
  * (fj_store_chimbuko_*, storage/core/store_chimbuko.h) are storage/chimbuko/query.c's too, their SQL written once in the driver's
  * dialect. A change of what a query means is made here once. Not a public header. */
 #ifndef FJ_CHIMBUKO_QUERY_H
 #define FJ_CHIMBUKO_QUERY_H
 
 #include "fj_status.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 #include "storage/core/store.h"
 #include "storage/core/store_chimbuko.h"
@@ -40,9 +40,9 @@ typedef enum fj_cb_rows {
  * as the statement's first parameter (later SQL may name it again: $1, ?1), then run, program,
  * rank, function, IO steps, time window and the page after q->after, as the row set takes them.
  * The backend may append more conditions (" AND ..."). */
-void fj_cb_filters(fj_qb *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows);
+void fj_cb_filters(fj_sqlbuf *b, const fj_cb_query *q, int64_t cluster_id, fj_cb_rows rows);
 /* " LIMIT q->limit + extra" when q has a limit. */
-void fj_cb_limit(fj_qb *b, const fj_cb_query *q, size_t extra);
+void fj_cb_limit(fj_sqlbuf *b, const fj_cb_query *q, size_t extra);
 
 /* Calls k->table(t), then k->row once per row of r, whose columns are t's in order. */
 fj_status fj_cb_emit(const fj_qrows *r, fj_sink *k, const fj_qtable *t);

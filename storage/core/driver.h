@@ -35,7 +35,7 @@
 /* --- the dialect ------------------------------------------------------------------------------ */
 
 /* What differs in the SQL text of the two databases. Shared SQL is written with ?N placeholders
- * and the tokens below; fj_qx_prepare (storage/query/backend.h) turns it into the backend's text. */
+ * and the tokens below; fj_qx_prepare (storage/query/qx.h) turns it into the backend's text. */
 typedef struct fj_dialect {
     char mark;            /* placeholders: '?' (?N, SQLite) or '$' ($N, PostgreSQL) */
     const char *bytewise; /* {bytes}: after a text in ORDER BY, byte-wise order ("" on SQLite,
@@ -178,7 +178,7 @@ typedef struct fj_layout_sql {
 
 /* --- the driver ------------------------------------------------------------------------------- */
 
-typedef struct fj_qx fj_qx; /* a running query (storage/query/backend.h) */
+typedef struct fj_qx fj_qx; /* a running query (storage/query/qx.h) */
 struct fj_qload_bulk;       /* a bulk reader of many nodes' load (storage/query/load.h) */
 
 typedef struct fj_driver {

@@ -1,7 +1,7 @@
 /* storage/core/grow.h — room in a heap array that grows by doubling, for the lists storage/ code
  * reads rows into (job CPU's rows and processes, the token list) and the metrics engine's, codec's
  * and writers' buffers. The query code's lists live in the query's arena instead (fj_qgrow,
- * storage/query/backend.h). Not a public header. */
+ * storage/query/qx.h). Not a public header. */
 #ifndef FJ_STORE_GROW_H
 #define FJ_STORE_GROW_H
 

@@ -18,11 +18,6 @@ void fj_store_close(fj_store *s)
         fj_driver_of(s)->close(s);
 }
 
-const char *fj_store_name(const fj_store *s)
-{
-    return fj_driver_of(s)->name;
-}
-
 fj_status fj_store_migrate_status(fj_store *s, fj_migration_info *out, fj_err *err)
 {
     return fj_driver_of(s)->migrate_status(s, out, err);

@@ -130,9 +130,6 @@ fj_status fj_store_open(const char *url, const fj_store_opts *opts, fj_store **o
 
 void fj_store_close(fj_store *s);
 
-/* The backend's name: "sqlite" or "postgres". */
-const char *fj_store_name(const fj_store *s);
-
 /* --- schema migrations (the embedded migrations/<backend>/NNNN_name.sql) --- */
 fj_status fj_store_migrate_status(fj_store *s, fj_migration_info *out, fj_err *err);
 /* Applies every pending migration; fills applied with how many ran. A writer handle only. */

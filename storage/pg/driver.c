@@ -607,14 +607,14 @@ const unsigned char *fj_pgs_blob(fj_pgs *st, int c, size_t *len)
 fj_value fj_pv_col(fj_pgs *st, int i, fj_vtype t)
 {
     if (fj_pgs_isnull(st, i))
-        return fj_v_null();
+        return fj_value_null();
     switch (t) {
-    case FJ_VT_INT: return fj_v_int(fj_pgs_int(st, i));
-    case FJ_VT_BOOL: return fj_v_bool(fj_pgs_int(st, i) != 0);
-    case FJ_VT_REAL: return fj_v_real(fj_pgs_double(st, i));
-    case FJ_VT_TIME: return fj_v_time(fj_pgs_int(st, i));
-    case FJ_VT_JSON: return fj_v_json(fj_pgs_text(st, i));
-    default: return fj_v_text(fj_pgs_text(st, i));
+    case FJ_VT_INT: return fj_value_int(fj_pgs_int(st, i));
+    case FJ_VT_BOOL: return fj_value_bool(fj_pgs_int(st, i) != 0);
+    case FJ_VT_REAL: return fj_value_real(fj_pgs_double(st, i));
+    case FJ_VT_TIME: return fj_value_time(fj_pgs_int(st, i));
+    case FJ_VT_JSON: return fj_value_json(fj_pgs_text(st, i));
+    default: return fj_value_text(fj_pgs_text(st, i));
     }
 }
 

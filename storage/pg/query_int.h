@@ -11,14 +11,14 @@
 
 #include "arena.h"
 #include "storage/pg/int.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 #include "storage/query/value.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A running query (storage/query/backend.h), under the PostgreSQL files' name. */
+/* A running query (storage/query/qx.h), under the PostgreSQL files' name. */
 typedef fj_qx fj_pgq;
 
 /* --- statements ------------------------------------------------------------------------------ */

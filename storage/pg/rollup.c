@@ -61,11 +61,11 @@ static const char clear_sql[] = "DELETE FROM load_hourly h USING unnest($1::bigi
  * at every group commit, and deleting and inserting it left a dead row each time for autovacuum),
  * then the days left without hours deleted. */
 #define BATCH_DAYS_SQL                                                                                \
-    "(SELECT DISTINCT node_id, " FJ_LA_DAY_OF_SQL("hour") " AS day"                                   \
+    "(SELECT DISTINCT node_id, " FJ_LOADAGG_DAY_OF_SQL("hour") " AS day"                                   \
     " FROM unnest($1::bigint[], $2::bigint[]) AS t(node_id, hour)) t"
 static const char day_put_sql[] =
-    "INSERT INTO load_daily(node_id,day," FJ_LA_COLS_SQL ",last_time)"
-    " SELECT h.node_id, t.day," FJ_LA_MERGE_SQL ",max(h.last_time) FROM " BATCH_DAYS_SQL
+    "INSERT INTO load_daily(node_id,day," FJ_LOADAGG_COLS_SQL ",last_time)"
+    " SELECT h.node_id, t.day," FJ_LOADAGG_MERGE_SQL ",max(h.last_time) FROM " BATCH_DAYS_SQL
     " JOIN load_hourly h ON h.node_id = t.node_id AND h.hour >= t.day AND h.hour < t.day + 86400"
     " GROUP BY h.node_id, t.day ON CONFLICT (node_id, day) DO UPDATE SET "
     "samples=EXCLUDED.samples,cores=EXCLUDED.cores,gpus=EXCLUDED.gpus,"
@@ -88,18 +88,18 @@ static const char day_clear_sql[] =
 typedef struct node_hour {
     int64_t node;
     fj_time hour, last; /* last: its latest sample's time (load_hourly.last_time) */
-    fj_la_bucket b;
+    fj_loadagg_bucket b;
 } node_hour;
 
 /* The roll-ups' INSERT of arrays into sql: one array per column, $1.. in load_hourly's order. */
 static bool rollup_insert_sql(char *sql, size_t size)
 {
     int w = snprintf(sql, size,
-                     "INSERT INTO load_hourly(node_id,hour,last_time," FJ_LA_COLS_SQL ") SELECT * FROM unnest("
+                     "INSERT INTO load_hourly(node_id,hour,last_time," FJ_LOADAGG_COLS_SQL ") SELECT * FROM unnest("
                      "$1::bigint[],$2::bigint[],$3::bigint[]");
-    for (int c = 0; c < FJ_LA_NCOLS && w > 0 && (size_t)w < size; c++)
+    for (int c = 0; c < FJ_LOADAGG_NCOLS && w > 0 && (size_t)w < size; c++)
         w += snprintf(sql + w, size - (size_t)w, ",$%d::%s[]", c + 4,
-                      fj_la_col_is_int(c) ? "bigint" : "float8");
+                      fj_loadagg_col_is_int(c) ? "bigint" : "float8");
     if (w <= 0 || (size_t)w + 2 > size)
         return false;
     memcpy(sql + w, ")", 2);
@@ -134,7 +134,7 @@ static void aim(fj_qload *l, fj_qload_node *n, node_hour *h)
 {
     l->g.from = h->hour;
     l->from = h->hour;
-    l->to = h->hour + FJ_LA_ROLLUP_S - 1;
+    l->to = h->hour + FJ_LOADAGG_ROLLUP_S - 1;
     n->id = h->node;
     n->b = &h->b;
 }
@@ -215,13 +215,13 @@ static fj_status write_rollups(fj_pgq *x, fj_pgs *put, fj_pg_cols *t, const node
     for (size_t i = 0; i < cnt; i++) {
         if (!nh[i].b.samples)
             continue;
-        double v[FJ_LA_NCOLS];
-        fj_la_to_row(&nh[i].b, v);
+        double v[FJ_LOADAGG_NCOLS];
+        fj_loadagg_to_row(&nh[i].b, v);
         fj_pg_i64(t, 0, nh[i].node);
         fj_pg_i64(t, 1, nh[i].hour);
         fj_pg_i64(t, 2, nh[i].last);
-        for (int c = 0; c < FJ_LA_NCOLS; c++) {
-            if (fj_la_col_is_int(c))
+        for (int c = 0; c < FJ_LOADAGG_NCOLS; c++) {
+            if (fj_loadagg_col_is_int(c))
                 fj_pg_i64(t, c + 3, (int64_t)v[c]);
             else
                 fj_pg_f64(t, c + 3, v[c]);
@@ -233,7 +233,7 @@ static fj_status write_rollups(fj_pgq *x, fj_pgs *put, fj_pg_cols *t, const node
         return FJ_OK;
     if (fj_pg_cols_finish(t, vals) != FJ_OK)
         return fj_err_set(x->err, FJ_ENOMEM, NULL, "out of memory");
-    for (int c = 0; c < 3 + FJ_LA_NCOLS; c++)
+    for (int c = 0; c < 3 + FJ_LOADAGG_NCOLS; c++)
         fj_pgs_bind_text(put, c + 1, vals[c]);
     int r = fj_pgs_step(put);
     fj_pgs_reset(put);
@@ -261,7 +261,7 @@ static fj_status do_batch(fj_pgq *x, fj_qload *l, fj_qload_node *n, node_hour *n
         fj_pgs_bind_text(st[k], 2, vals[1]);
     }
     for (int k = ST_SAMPLES; k <= ST_CARDS; k++) {
-        fj_pgs_bind_int(st[k], 3, FJ_LA_ROLLUP_S); /* the hour's length */
+        fj_pgs_bind_int(st[k], 3, FJ_LOADAGG_ROLLUP_S); /* the hour's length */
         rs = k == ST_SAMPLES ? read_samples(x, l, n, nh, cnt, st[k]) : read_cards(x, l, n, nh, cnt, st[k]);
         fj_pgs_reset(st[k]);
         if (rs != FJ_OK)
@@ -300,7 +300,7 @@ fj_status fj_pg_load_rollup_drain(fj_store *s, fj_err *err)
         return fj_err_set(err, FJ_EINTERNAL, "db", "roll-up statement too long");
     fj_pg_cols keys, t; /* the batch's node-hours; its roll-ups */
     fj_pg_cols_init(&keys, 2);
-    fj_pg_cols_init(&t, 3 + FJ_LA_NCOLS);
+    fj_pg_cols_init(&t, 3 + FJ_LOADAGG_NCOLS);
     fj_status rs;
     if (!(x.a = fj_arena_create()) || !(nh = fj_malloc(ROLLUP_BATCH * sizeof *nh))) {
         rs = fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");

@@ -26,8 +26,8 @@
  *   parts (ClusterCockpit series, read outside the store's snapshot) are not counted. */
 #include "storage/core/store_account_usage.h"
 
-#include "storage/query/backend.h"
 #include "storage/query/energy.h"
+#include "storage/query/qx.h"
 #include "storage/query/jobs.h"
 #include "storage/query/value.h"
 
@@ -517,7 +517,7 @@ static fj_status one_job(usage_run *u, const fj_qrows *r, const fj_qrows *sample
 
 static fj_value ratio(const fig *f)
 {
-    return f->known && f->alloc > 0 ? fj_v_real(f->used_alloc / f->alloc) : fj_v_null();
+    return f->known && f->alloc > 0 ? fj_value_real(f->used_alloc / f->alloc) : fj_value_null();
 }
 
 /* The row's figures, in fj_usage_figure order; unit: what a second of the sums is in hours and
@@ -525,22 +525,23 @@ static fj_value ratio(const fig *f)
 static void figures(const fj_query *q, const cell *c, fj_value *v)
 {
     const double h = 3600.0, gib_h = 3600.0 * 1048576.0;
-    v[FJ_UF_JOBS] = fj_v_int(c->jobs);
-    v[FJ_UF_JOBS_ALLOC] = fj_v_int(c->jobs_alloc);
-    v[FJ_UF_WALL_H] = fj_v_real(c->wall_s / h);
-    v[FJ_UF_CORE_H_ALLOC] = c->core.known ? fj_v_real(c->core.alloc / h) : fj_v_null();
-    v[FJ_UF_CORE_H_USED] = fj_v_real(c->core.used / h);
+    v[FJ_UF_JOBS] = fj_value_int(c->jobs);
+    v[FJ_UF_JOBS_ALLOC] = fj_value_int(c->jobs_alloc);
+    v[FJ_UF_WALL_H] = fj_value_real(c->wall_s / h);
+    v[FJ_UF_CORE_H_ALLOC] = c->core.known ? fj_value_real(c->core.alloc / h) : fj_value_null();
+    v[FJ_UF_CORE_H_USED] = fj_value_real(c->core.used / h);
     v[FJ_UF_CPU_EFF] = ratio(&c->core);
-    v[FJ_UF_GPU_H_ALLOC] = c->gpu.known ? fj_v_real(c->gpu.alloc / h) : fj_v_null();
-    v[FJ_UF_GPU_H_USED] = fj_v_real(c->gpu.used / h);
+    v[FJ_UF_GPU_H_ALLOC] = c->gpu.known ? fj_value_real(c->gpu.alloc / h) : fj_value_null();
+    v[FJ_UF_GPU_H_USED] = fj_value_real(c->gpu.used / h);
     v[FJ_UF_GPU_EFF] = ratio(&c->gpu);
-    v[FJ_UF_MEM_GIB_H_ALLOC] = c->mem.known ? fj_v_real(c->mem.alloc / gib_h) : fj_v_null();
-    v[FJ_UF_MEM_GIB_H_USED] = fj_v_real(c->mem.used / gib_h);
+    v[FJ_UF_MEM_GIB_H_ALLOC] = c->mem.known ? fj_value_real(c->mem.alloc / gib_h) : fj_value_null();
+    v[FJ_UF_MEM_GIB_H_USED] = fj_value_real(c->mem.used / gib_h);
     v[FJ_UF_MEM_EFF] = ratio(&c->mem);
     double kwh = fj_en_kwh(c->energy_j), pue = q->pue > 0 ? q->pue : 1.0;
-    v[FJ_UF_ENERGY_KWH] = c->energy_known ? fj_v_real(kwh) : fj_v_null();
-    v[FJ_UF_CO2E_KG] =
-        c->energy_known && q->carbon_g_per_kwh > 0 ? fj_v_real(kwh * pue * q->carbon_g_per_kwh / 1000.0) : fj_v_null();
+    v[FJ_UF_ENERGY_KWH] = c->energy_known ? fj_value_real(kwh) : fj_value_null();
+    v[FJ_UF_CO2E_KG] = c->energy_known && q->carbon_g_per_kwh > 0
+                           ? fj_value_real(kwh * pue * q->carbon_g_per_kwh / 1000.0)
+                           : fj_value_null();
 }
 
 static double num(const fj_value *v)
@@ -597,7 +598,7 @@ static fj_status send(usage_run *u)
     for (size_t i = 0; i < u->n_groups; i++) {
         fj_value f[FJ_UF__COUNT];
         figures(u->x->q, &u->groups[i].total, f);
-        r[i] = (ranked){&u->groups[i], u->req->sort < FJ_UF__COUNT ? f[u->req->sort] : fj_v_null()};
+        r[i] = (ranked){&u->groups[i], u->req->sort < FJ_UF__COUNT ? f[u->req->sort] : fj_value_null()};
     }
     tl_sort = u->req->sort;
     tl_desc = u->req->desc;
@@ -610,8 +611,8 @@ static fj_status send(usage_run *u)
             if (!g->b || !g->b[b].jobs)
                 continue;
             fj_value v[2 + FJ_UF__COUNT];
-            v[0] = bucketed ? fj_v_time(u->edges[b]) : fj_v_null();
-            v[1] = fj_v_text(g->name);
+            v[0] = bucketed ? fj_value_time(u->edges[b]) : fj_value_null();
+            v[1] = fj_value_text(g->name);
             figures(u->x->q, &g->b[b], v + 2);
             st = k->row(k, v);
         }

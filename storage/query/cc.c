@@ -2,7 +2,7 @@
  * fj_store_ts_cc_messages, fj_store_ts_cc_jobs), written once over the thin driver; the API layer
  * writes them in cc-backend's shape (api/cc_list.c). An unknown cluster has no rows. */
 #include "storage/core/store_ts.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/value.h"
 
 #include <stdint.h>

@@ -1,14 +1,14 @@
 /* storage/query/energy.h — a job's energy from what is stored, computed when asked (docs/energy.md):
  * its GPU part from each Sonar sample's power per card, shared among the jobs on a card by their
  * use and with the idle cards its allocation holds; the rules of integration and sharing are
- * storage/core/energy.h's. Read inside a running query (storage/query/backend.h), with the two
+ * storage/core/energy.h's. Read inside a running query (storage/query/qx.h), with the two
  * statements below prepared once per query. Not a public header. */
 #ifndef FJ_QUERY_ENERGY_H
 #define FJ_QUERY_ENERGY_H
 
 #include "storage/core/energy.h"
 #include "storage/core/store_energy.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 
 /* The statements a job's energy reads, prepared on the running query (fj_qenergy_sql's texts). */
 typedef struct fj_qenergy_stmts {

@@ -3,7 +3,7 @@
 #include "storage/query/influx_catalog.h"
 
 #include "ingest/metric_name.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/ts/strchunk.h"
 
 #include <string.h>

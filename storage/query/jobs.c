@@ -185,10 +185,10 @@ static fj_status cc_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qrow
 static fj_value num_or_null(bool set, double v)
 {
     if (!set)
-        return fj_v_null();
+        return fj_value_null();
     if (v >= -9.2e18 && v <= 9.2e18)
-        return fj_v_int((int64_t)llround(v));
-    return fj_v_real(v);
+        return fj_value_int((int64_t)llround(v));
+    return fj_value_real(v);
 }
 
 /* The energy columns of a job row (docs/energy.md) into v[*n...]. */
@@ -214,9 +214,9 @@ static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj
         return rs;
     double kwh = 0;
     bool any = fj_job_energy_total(&en, &kwh);
-    v[(*n)++] = any ? fj_v_real(kwh) : fj_v_null();
+    v[(*n)++] = any ? fj_value_real(kwh) : fj_value_null();
     for (int p = 0; p < FJ_EP__COUNT; p++)
-        v[(*n)++] = en.set[p] ? fj_v_real(fj_en_kwh(en.joules[p])) : fj_v_null();
+        v[(*n)++] = en.set[p] ? fj_value_real(fj_en_kwh(en.joules[p])) : fj_value_null();
     static const char *const part_names[FJ_EP__COUNT] = {"gpu", "cpu", "mem", "node"};
     char how[512];
     size_t len = 0;
@@ -242,10 +242,11 @@ static fj_status emit_energy(const fj_qenv *e, const fj_qjob_stmts *rc, const fj
     const char *how_json = told ? fj_arena_strdup(e->a, how) : NULL;
     if (told && !how_json)
         return fj_err_set(e->err, FJ_ENOMEM, NULL, "out of memory");
-    v[(*n)++] = fj_v_json(how_json);
-    v[(*n)++] = told ? fj_v_int((int64_t)llround(en.missing_s)) : fj_v_null();
+    v[(*n)++] = fj_value_json(how_json);
+    v[(*n)++] = told ? fj_value_int((int64_t)llround(en.missing_s)) : fj_value_null();
     double pue = e->q->pue > 0 ? e->q->pue : 1.0;
-    v[(*n)++] = any && e->q->carbon_g_per_kwh > 0 ? fj_v_real(kwh * pue * e->q->carbon_g_per_kwh / 1000.0) : fj_v_null();
+    v[(*n)++] = any && e->q->carbon_g_per_kwh > 0 ? fj_value_real(kwh * pue * e->q->carbon_g_per_kwh / 1000.0)
+                                                  : fj_value_null();
     return FJ_OK;
 }
 
@@ -296,31 +297,31 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
     double gpu_avg = (double)fj_qr_i64(st, C_GPU_SUM) / 1000.0 / nsd;
     fj_value v[64];
     size_t n = 0;
-    v[n++] = fj_v_int(id);
-    v[n++] = fj_v_text(e->q->cluster);
-    v[n++] = fj_v_int(job);
-    v[n++] = fj_v_int(epoch);
-    v[n++] = fj_v_text(fj_qnodes_name(e->nodes, fj_qr_i64(st, C_NODE)));
-    v[n++] = job == 0 ? fj_v_int(fj_qr_i64(st, C_PID)) : fj_v_null();
+    v[n++] = fj_value_int(id);
+    v[n++] = fj_value_text(e->q->cluster);
+    v[n++] = fj_value_int(job);
+    v[n++] = fj_value_int(epoch);
+    v[n++] = fj_value_text(fj_qnodes_name(e->nodes, fj_qr_i64(st, C_NODE)));
+    v[n++] = job == 0 ? fj_value_int(fj_qr_i64(st, C_PID)) : fj_value_null();
     v[n++] = fj_qr_value(st, C_USER, FJ_VT_TEXT);
-    v[n++] = fj_v_time(first);
-    v[n++] = fj_v_time(last);
-    v[n++] = fj_v_int(last - first);
-    v[n++] = fj_v_bool(fj_qr_i64(st, C_RUNNING) != 0);
-    v[n++] = fj_v_list(hosts.v, hosts.n);
-    v[n++] = fj_v_list(cmds, n_cmds);
-    v[n++] = fj_v_int(ns);
-    v[n++] = fj_v_int(fj_qr_i64(st, C_NPROC));
-    v[n++] = fj_v_real((double)fj_qr_i64(st, C_CPU_SUM) / 1000.0 / nsd);
-    v[n++] = fj_v_real((double)fj_qr_i64(st, C_CPU_PEAK) / 1000.0);
-    v[n++] = fj_v_int(ns > 0 ? fj_qr_i64(st, C_MEM_SUM) / ns : 0);
-    v[n++] = fj_v_int(fj_qr_i64(st, C_MEM_PEAK));
-    v[n++] = fj_v_real(gpu_avg);
-    v[n++] = fj_v_real((double)fj_qr_i64(st, C_GPU_PEAK) / 1000.0);
-    v[n++] = fj_v_int(ns > 0 ? fj_qr_i64(st, C_GM_SUM) / ns : 0);
-    v[n++] = fj_v_int(fj_qr_i64(st, C_GM_PEAK));
+    v[n++] = fj_value_time(first);
+    v[n++] = fj_value_time(last);
+    v[n++] = fj_value_int(last - first);
+    v[n++] = fj_value_bool(fj_qr_i64(st, C_RUNNING) != 0);
+    v[n++] = fj_value_list(hosts.v, hosts.n);
+    v[n++] = fj_value_list(cmds, n_cmds);
+    v[n++] = fj_value_int(ns);
+    v[n++] = fj_value_int(fj_qr_i64(st, C_NPROC));
+    v[n++] = fj_value_real((double)fj_qr_i64(st, C_CPU_SUM) / 1000.0 / nsd);
+    v[n++] = fj_value_real((double)fj_qr_i64(st, C_CPU_PEAK) / 1000.0);
+    v[n++] = fj_value_int(ns > 0 ? fj_qr_i64(st, C_MEM_SUM) / ns : 0);
+    v[n++] = fj_value_int(fj_qr_i64(st, C_MEM_PEAK));
+    v[n++] = fj_value_real(gpu_avg);
+    v[n++] = fj_value_real((double)fj_qr_i64(st, C_GPU_PEAK) / 1000.0);
+    v[n++] = fj_value_int(ns > 0 ? fj_qr_i64(st, C_GM_SUM) / ns : 0);
+    v[n++] = fj_value_int(fj_qr_i64(st, C_GM_PEAK));
     v[n++] = num_or_null(u.cpu_set, u.cpu);
-    v[n++] = fj_v_int((int64_t)llround(gpu_avg / 100.0 * (double)(last - first) * (double)n_host_ids));
+    v[n++] = fj_value_int((int64_t)llround(gpu_avg / 100.0 * (double)(last - first) * (double)n_host_ids));
     v[n++] = num_or_null(u.read_set, u.read);
     v[n++] = num_or_null(u.written_set, u.written);
     for (size_t i = 0; i < N_SLURM; i++) {
@@ -349,7 +350,7 @@ static fj_status emit_job(const fj_qenv *e, const fj_qjob_stmts *rc, const fj_qr
             rs = fj_err_set(e->err, rs, NULL, "the ClusterCockpit job is too large");
             goto out;
         }
-        v[n++] = found ? fj_v_json(cc.data) : fj_v_null();
+        v[n++] = found ? fj_value_json(cc.data) : fj_value_null();
     }
     if (n != t->n_cols)
         rs = fj_err_set(e->err, FJ_EINTERNAL, NULL, "job row has %zu values for %zu columns", n, t->n_cols);
@@ -382,97 +383,97 @@ static const char *sort_key(int sort)
 }
 
 /* "SELECT ... FROM jobs j ..." with the C_* columns, then sortkey. */
-static void select_jobs(fj_qb *b, const char *sortkey)
+static void select_jobs(fj_sqlbuf *b, const char *sortkey)
 {
-    fj_qb_put(b, "SELECT j.id, j.job, j.epoch, j.node_id, j.pid, u.s, j.first_seen, j.last_seen, j.n_samples,"
-                 " j.nproc_peak, j.cpu_sum_m, j.cpu_peak_m, j.mem_sum_kb, j.mem_peak_kb, j.gpu_sum_m,"
-                 " j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.ppid, j.cmd_id, " RUNNING_SQL);
+    fj_sqlbuf_put(b, "SELECT j.id, j.job, j.epoch, j.node_id, j.pid, u.s, j.first_seen, j.last_seen, j.n_samples,"
+                     " j.nproc_peak, j.cpu_sum_m, j.cpu_peak_m, j.mem_sum_kb, j.mem_peak_kb, j.gpu_sum_m,"
+                     " j.gpu_peak_m, j.gpumem_sum_kb, j.gpumem_peak_kb, j.ppid, j.cmd_id, " RUNNING_SQL);
     for (size_t i = 0; i < N_SLURM; i++)
-        fj_qb_printf(b, ", sc.%s", slurm_cols[i]);
+        fj_sqlbuf_printf(b, ", sc.%s", slurm_cols[i]);
     for (int m = FJ_JM_CPU_EFF; m <= FJ_JM_GPU_EFF; m++)
-        fj_qb_printf(b, ", %s", metric_sql[m]);
-    fj_qb_printf(b, ", %s FROM jobs j LEFT JOIN strings u ON u.id = j.user_id"
-                    " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND j.job <> 0"
-                    " AND sc.cluster_id = j.cluster_id AND sc.job_id = j.job AND sc.job_step = ''",
-                 sortkey);
+        fj_sqlbuf_printf(b, ", %s", metric_sql[m]);
+    fj_sqlbuf_printf(b, ", %s FROM jobs j LEFT JOIN strings u ON u.id = j.user_id"
+                        " LEFT JOIN slurm_jobs_current sc ON j.epoch = 0 AND j.job <> 0"
+                        " AND sc.cluster_id = j.cluster_id AND sc.job_id = j.job AND sc.job_step = ''",
+                     sortkey);
 }
 
 /* The WHERE conditions of the job list (after "WHERE j.cluster_id = ?"). */
-static void job_filters(fj_qb *b, const fj_qenv *e, const fj_dialect *d)
+static void job_filters(fj_sqlbuf *b, const fj_qenv *e, const fj_dialect *d)
 {
     const fj_query *q = e->q;
-    fj_qb_bound(b, " AND j.last_seen >= ", q->from);
-    fj_qb_bound(b, " AND j.last_day >= ", fj_job_last_day(q->from));
-    fj_qb_bound(b, " AND j.first_seen <= ", q->to);
+    fj_sqlbuf_bound(b, " AND j.last_seen >= ", q->from);
+    fj_sqlbuf_bound(b, " AND j.last_day >= ", fj_job_last_day(q->from));
+    fj_sqlbuf_bound(b, " AND j.first_seen <= ", q->to);
     if (q->users.n) {
-        fj_qb_put(b, " AND j.user_id IN (SELECT id FROM strings WHERE s IN ");
-        fj_qb_text_list(b, &q->users);
-        fj_qb_put(b, ")");
+        fj_sqlbuf_put(b, " AND j.user_id IN (SELECT id FROM strings WHERE s IN ");
+        fj_sqlbuf_text_list(b, &q->users);
+        fj_sqlbuf_put(b, ")");
     }
-    fj_qb_and_in_ints(b, "j.job", &q->jobs);
+    fj_sqlbuf_and_in_ints(b, "j.job", &q->jobs);
     if (e->nodes->filtered) {
-        fj_qb_put(b, " AND EXISTS (SELECT 1 FROM job_hosts h WHERE h.rjob_id = j.id AND h.node_id IN ");
-        fj_qb_node_list(b, e->nodes);
-        fj_qb_put(b, ")");
+        fj_sqlbuf_put(b, " AND EXISTS (SELECT 1 FROM job_hosts h WHERE h.rjob_id = j.id AND h.node_id IN ");
+        fj_sqlbuf_node_list(b, e->nodes);
+        fj_sqlbuf_put(b, ")");
     }
     if (q->commands.n) {
-        fj_qb_put(b, " AND EXISTS (SELECT 1 FROM job_cmds c JOIN strings x ON x.id = c.cmd_id"
-                     " WHERE c.rjob_id = j.id AND (");
+        fj_sqlbuf_put(b, " AND EXISTS (SELECT 1 FROM job_cmds c JOIN strings x ON x.id = c.cmd_id"
+                         " WHERE c.rjob_id = j.id AND (");
         for (size_t i = 0; i < q->commands.n; i++) {
             if (i)
-                fj_qb_put(b, " OR ");
-            fj_qb_glob(b, d, e->a, "x.s", q->commands.v[i]);
+                fj_sqlbuf_put(b, " OR ");
+            fj_sqlbuf_glob(b, d, e->a, "x.s", q->commands.v[i]);
         }
-        fj_qb_put(b, "))");
+        fj_sqlbuf_put(b, "))");
     }
-    fj_qb_and_in_texts(b, "sc.job_state", &q->states);
-    fj_qb_and_in_texts(b, "sc.partition", &q->partitions);
-    fj_qb_and_in_texts(b, "sc.account", &q->accounts);
+    fj_sqlbuf_and_in_texts(b, "sc.job_state", &q->states);
+    fj_sqlbuf_and_in_texts(b, "sc.partition", &q->partitions);
+    fj_sqlbuf_and_in_texts(b, "sc.account", &q->accounts);
     if (q->gpu == FJ_TRI_YES)
-        fj_qb_put(b, " AND (j.gpu_peak_m > 0 OR j.gpumem_peak_kb > 0)");
+        fj_sqlbuf_put(b, " AND (j.gpu_peak_m > 0 OR j.gpumem_peak_kb > 0)");
     else if (q->gpu == FJ_TRI_NO)
-        fj_qb_put(b, " AND j.gpu_peak_m = 0 AND j.gpumem_peak_kb = 0");
+        fj_sqlbuf_put(b, " AND j.gpu_peak_m = 0 AND j.gpumem_peak_kb = 0");
     if (q->running != FJ_TRI_ANY) {
-        fj_qb_put(b, " AND " RUNNING_SQL);
-        fj_qb_put(b, q->running == FJ_TRI_YES ? " = TRUE" : " = FALSE");
+        fj_sqlbuf_put(b, " AND " RUNNING_SQL);
+        fj_sqlbuf_put(b, q->running == FJ_TRI_YES ? " = TRUE" : " = FALSE");
     }
     if (q->min_runtime_s > 0) {
-        fj_qb_put(b, " AND j.last_seen - j.first_seen >= ");
-        fj_qb_int(b, q->min_runtime_s);
+        fj_sqlbuf_put(b, " AND j.last_seen - j.first_seen >= ");
+        fj_sqlbuf_int(b, q->min_runtime_s);
     }
     for (int m = 0; m < FJ_JM__COUNT; m++) {
         if (q->has_min[m]) {
-            fj_qb_printf(b, " AND %s >= ", metric_sql[m]);
-            fj_qb_real(b, q->min[m]);
+            fj_sqlbuf_printf(b, " AND %s >= ", metric_sql[m]);
+            fj_sqlbuf_real(b, q->min[m]);
         }
         if (q->has_max[m]) {
-            fj_qb_printf(b, " AND %s <= ", metric_sql[m]);
-            fj_qb_real(b, q->max[m]);
+            fj_sqlbuf_printf(b, " AND %s <= ", metric_sql[m]);
+            fj_sqlbuf_real(b, q->max[m]);
         }
     }
 }
 
 /* The whole statement of the job list, sorted by key (sort_key), paged. */
-static void list_sql(fj_qb *b, const fj_qenv *e, const fj_dialect *d, const char *key)
+static void list_sql(fj_sqlbuf *b, const fj_qenv *e, const fj_dialect *d, const char *key)
 {
     const fj_query *q = e->q;
     select_jobs(b, key);
-    fj_qb_put(b, " WHERE j.cluster_id = ");
-    fj_qb_int(b, e->cluster_id);
+    fj_sqlbuf_put(b, " WHERE j.cluster_id = ");
+    fj_sqlbuf_int(b, e->cluster_id);
     job_filters(b, e, d);
     const char *dir = q->desc ? "DESC" : "ASC";
     if (q->after.set) {
         const char *op = q->desc ? "<" : ">";
-        fj_qb_printf(b, " AND (%s %s ", key, op);
-        fj_qb_real(b, q->after.v);
-        fj_qb_printf(b, " OR (%s = ", key);
-        fj_qb_real(b, q->after.v);
-        fj_qb_printf(b, " AND j.id %s ", op);
-        fj_qb_int(b, q->after.id);
-        fj_qb_put(b, "))");
+        fj_sqlbuf_printf(b, " AND (%s %s ", key, op);
+        fj_sqlbuf_real(b, q->after.v);
+        fj_sqlbuf_printf(b, " OR (%s = ", key);
+        fj_sqlbuf_real(b, q->after.v);
+        fj_sqlbuf_printf(b, " AND j.id %s ", op);
+        fj_sqlbuf_int(b, q->after.id);
+        fj_sqlbuf_put(b, "))");
     }
-    fj_qb_printf(b, " ORDER BY %s %s, j.id %s", key, dir, dir);
-    fj_qb_page(b, q->limit);
+    fj_sqlbuf_printf(b, " ORDER BY %s %s, j.id %s", key, dir, dir);
+    fj_sqlbuf_page(b, q->limit);
 }
 
 fj_status fj_qjobs_list_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows *jobs)
@@ -514,13 +515,13 @@ static fj_status job_found(const fj_qenv *e, const fj_qrows *job)
 }
 
 /* The statement of one job, q->id. */
-static void job_sql(fj_qb *b, const fj_qenv *e)
+static void job_sql(fj_sqlbuf *b, const fj_qenv *e)
 {
     select_jobs(b, "j.first_seen");
-    fj_qb_put(b, " WHERE j.cluster_id = ");
-    fj_qb_int(b, e->cluster_id);
-    fj_qb_put(b, " AND j.id = ");
-    fj_qb_int(b, e->q->id);
+    fj_sqlbuf_put(b, " WHERE j.cluster_id = ");
+    fj_sqlbuf_int(b, e->cluster_id);
+    fj_sqlbuf_put(b, " AND j.id = ");
+    fj_sqlbuf_int(b, e->q->id);
 }
 
 fj_status fj_qjob_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows *job, const fj_qrows *hs)
@@ -561,19 +562,19 @@ fj_status fj_qjob_rows(const fj_qenv *e, const fj_qjob_stmts *st, const fj_qrows
         const int64_t *h = rows[i].v;
         double ns = h[0] > 0 ? (double)h[0] : 1;
         fj_value v[13] = {
-            fj_v_text(rows[i].name),
-            fj_v_int(h[0]),
-            fj_v_time(h[1]),
-            fj_v_time(h[2]),
-            fj_v_int(h[3]),
-            fj_v_real((double)h[4] / 1000.0 / ns),
-            fj_v_real((double)h[5] / 1000.0),
-            fj_v_int(h[0] > 0 ? h[6] / h[0] : 0),
-            fj_v_int(h[7]),
-            fj_v_real((double)h[8] / 1000.0 / ns),
-            fj_v_real((double)h[9] / 1000.0),
-            fj_v_int(h[0] > 0 ? h[10] / h[0] : 0),
-            fj_v_int(h[11]),
+            fj_value_text(rows[i].name),
+            fj_value_int(h[0]),
+            fj_value_time(h[1]),
+            fj_value_time(h[2]),
+            fj_value_int(h[3]),
+            fj_value_real((double)h[4] / 1000.0 / ns),
+            fj_value_real((double)h[5] / 1000.0),
+            fj_value_int(h[0] > 0 ? h[6] / h[0] : 0),
+            fj_value_int(h[7]),
+            fj_value_real((double)h[8] / 1000.0 / ns),
+            fj_value_real((double)h[9] / 1000.0),
+            fj_value_int(h[0] > 0 ? h[10] / h[0] : 0),
+            fj_value_int(h[11]),
         };
         if ((rs = k->row(k, v)) != FJ_OK)
             return rs;
@@ -916,21 +917,21 @@ fj_status fj_qprofile_rows(fj_qprofile *p, const fj_qrows *st, const fj_qrows *c
             if (!b->samples)
                 continue;
             fj_value v[15] = {
-                fj_v_text(ps->host),
-                p->by_host ? fj_v_null() : fj_v_int(ps->pid),
-                p->by_host ? fj_v_null() : fj_v_int(ps->ppid),
-                p->by_host ? fj_v_null() : fj_v_text(ps->cmd ? ps->cmd : ""),
-                fj_v_time(p->g.from + (int64_t)bi * p->g.step),
-                fj_v_int(b->samples),
-                fj_v_int(b->procs_max),
-                fj_v_acc_avg(&b->cpu),
-                fj_v_real(b->cpu.max),
-                fj_v_acc_avg_int(&b->mem),
-                fj_v_int((int64_t)llround(b->mem.max)),
-                fj_v_acc_avg(&b->gpu),
-                fj_v_real(b->gpu.max),
-                fj_v_acc_avg_int(&b->gpumem),
-                fj_v_int((int64_t)llround(b->gpumem.max)),
+                fj_value_text(ps->host),
+                p->by_host ? fj_value_null() : fj_value_int(ps->pid),
+                p->by_host ? fj_value_null() : fj_value_int(ps->ppid),
+                p->by_host ? fj_value_null() : fj_value_text(ps->cmd ? ps->cmd : ""),
+                fj_value_time(p->g.from + (int64_t)bi * p->g.step),
+                fj_value_int(b->samples),
+                fj_value_int(b->procs_max),
+                fj_value_acc_avg(&b->cpu),
+                fj_value_real(b->cpu.max),
+                fj_value_acc_avg_int(&b->mem),
+                fj_value_int((int64_t)llround(b->mem.max)),
+                fj_value_acc_avg(&b->gpu),
+                fj_value_real(b->gpu.max),
+                fj_value_acc_avg_int(&b->gpumem),
+                fj_value_int((int64_t)llround(b->gpumem.max)),
             };
             if ((rs = k->row(k, v)) != FJ_OK)
                 return rs;
@@ -970,12 +971,12 @@ static fj_qjob_stmts per_row(const fj_qrows *st)
 
 static fj_status jobs(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *key)
 {
-    fj_qb b;
-    fj_qb_init(&b, x->d->dialect.mark);
+    fj_sqlbuf b;
+    fj_sqlbuf_init(&b, x->d->dialect.mark);
     list_sql(&b, e, &x->d->dialect, *(const char **)key);
     fj_qrows list;
     fj_status rs = fj_qx_prepare_qb(x, &b, &list);
-    fj_qb_free(&b);
+    fj_sqlbuf_free(&b);
     fj_qjob_stmts pr = per_row(st);
     return rs == FJ_OK ? fj_qjobs_list_rows(e, &pr, &list) : rs;
 }
@@ -993,12 +994,12 @@ fj_status fj_store_query_jobs(fj_store *s, fj_query *q, fj_sink *k, fj_err *err)
 static fj_status job(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
 {
     (void)arg;
-    fj_qb b;
-    fj_qb_init(&b, x->d->dialect.mark);
+    fj_sqlbuf b;
+    fj_sqlbuf_init(&b, x->d->dialect.mark);
     job_sql(&b, e);
     fj_qrows one, hosts;
     fj_status rs = fj_qx_prepare_qb(x, &b, &one);
-    fj_qb_free(&b);
+    fj_sqlbuf_free(&b);
     if (rs != FJ_OK ||
         (rs = fj_qx_prepare(x,
                             "SELECT js.node_id, count(*), min(js.time), max(js.time), max(js.nproc),"

@@ -8,8 +8,8 @@
 #ifndef FJ_QUERY_JOBS_H
 #define FJ_QUERY_JOBS_H
 
-#include "storage/query/backend.h"
 #include "storage/query/energy.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 
 #include <stdint.h>

@@ -120,7 +120,7 @@ fj_status fj_qload_add_sample(fj_qload *l, fj_qload_node *n, const fj_qload_samp
     long bi = fj_qm_bucket(&l->g, s->t);
     if (bi < 0)
         return FJ_OK;
-    fj_la_bucket *b = &n->b[bi];
+    fj_loadagg_bucket *b = &n->b[bi];
     b->samples++;
     if (n->cpu.have && n->cpu.t == s->t && (int64_t)n->cpu.n > b->cores)
         b->cores = (int64_t)n->cpu.n;
@@ -155,7 +155,7 @@ void fj_qload_cards_flush(const fj_qload *l, fj_qload_node *n, fj_qload_cards *c
 {
     long bi = c->n ? fj_qm_bucket(&l->g, c->t) : -1;
     if (bi >= 0) {
-        fj_la_bucket *b = &n->b[bi];
+        fj_loadagg_bucket *b = &n->b[bi];
         if (c->n > b->gpus)
             b->gpus = c->n;
         fj_qm_add(&b->gpu_util, c->util_sum / (double)c->n);
@@ -249,7 +249,7 @@ typedef fj_status (*node_done_fn)(fj_qload *l, fj_qload_node *n, void *ctx);
 static bool bulk_wanted(const fj_qload *l)
 {
     return l->bulk && l->n_ns >= l->bulk->min_nodes &&
-           l->g.n * sizeof(fj_la_bucket) * l->n_ns <= l->bulk->max_bytes;
+           l->g.n * sizeof(fj_loadagg_bucket) * l->n_ns <= l->bulk->max_bytes;
 }
 
 static void free_counters(fj_qload *l)
@@ -268,8 +268,8 @@ static void free_counters(fj_qload *l)
 static fj_status rollup_span(fj_qload *l, const fj_qload_rollups *ru, fj_time *r0, fj_time *r1)
 {
     *r0 = *r1 = 0;
-    fj_time a = fj_la_hour(l->from + FJ_LA_ROLLUP_S - 1), b = fj_la_hour(l->to + 1);
-    if (l->g.step % FJ_LA_ROLLUP_S || b <= a)
+    fj_time a = fj_loadagg_hour(l->from + FJ_LOADAGG_ROLLUP_S - 1), b = fj_loadagg_hour(l->to + 1);
+    if (l->g.step % FJ_LOADAGG_ROLLUP_S || b <= a)
         return FJ_OK;
     bool row = false;
     fj_status rs = fj_qr_step(&ru->pending, "load roll-ups pending", &row);
@@ -285,7 +285,7 @@ static fj_status rollup_span(fj_qload *l, const fj_qload_rollups *ru, fj_time *r
  * them with the bulk reader when one is NULL, else the one node), then adds them to that bucket of
  * the nodes. The read runs on a grid of that one bucket, so the nodes' other buckets are left
  * alone. */
-static fj_status read_edge(fj_qload *l, fj_la_bucket *edge, fj_qload_node *one, fj_time from, fj_time to)
+static fj_status read_edge(fj_qload *l, fj_loadagg_bucket *edge, fj_qload_node *one, fj_time from, fj_time to)
 {
     if (from > to)
         return FJ_OK;
@@ -295,7 +295,7 @@ static fj_status read_edge(fj_qload *l, fj_la_bucket *edge, fj_qload_node *one, 
     if (bi < 0) /* from is inside the window, so never */
         return fj_err_set(l->e.err, FJ_EINTERNAL, NULL, "load: edge outside the grid");
     size_t first = one ? (size_t)(one - l->ns) : 0, end = one ? first + 1 : l->n_ns;
-    fj_la_bucket **keep = fj_malloc((end - first) * sizeof *keep);
+    fj_loadagg_bucket **keep = fj_malloc((end - first) * sizeof *keep);
     if (!keep)
         return oom(l);
     l->g = (fj_qm_grid){.from = g.from + bi * g.step, .step = g.step, .n = 1};
@@ -311,7 +311,7 @@ static fj_status read_edge(fj_qload *l, fj_la_bucket *edge, fj_qload_node *one, 
     for (size_t i = first; i < end; i++) {
         l->ns[i].b = keep[i - first];
         if (rs == FJ_OK)
-            fj_la_merge(&l->ns[i].b[bi], &edge[i - first]);
+            fj_loadagg_merge(&l->ns[i].b[bi], &edge[i - first]);
     }
     l->g = g;
     l->b_hi = g.n;
@@ -333,11 +333,11 @@ static fj_status merge_rows(fj_qload *l, const fj_qrows *st, fj_qload_node *n, f
         long bi = fj_qm_bucket(&l->g, fj_qr_i64(st, 0));
         if (bi < 0)
             continue;
-        double v[FJ_LA_NCOLS];
-        fj_qr_reals(st, 1, FJ_LA_NCOLS, v); /* one call a row: a week's cluster load reads millions */
-        fj_la_bucket h;
-        fj_la_from_row(&h, v);
-        fj_la_merge(&n->b[bi], &h);
+        double v[FJ_LOADAGG_NCOLS];
+        fj_qr_reals(st, 1, FJ_LOADAGG_NCOLS, v); /* one call a row: a week's cluster load reads millions */
+        fj_loadagg_bucket h;
+        fj_loadagg_from_row(&h, v);
+        fj_loadagg_merge(&n->b[bi], &h);
     }
     fj_qr_reset(st);
     return rs;
@@ -348,8 +348,8 @@ static fj_status merge_rows(fj_qload *l, const fj_qrows *st, fj_qload_node *n, f
  * buckets then) and the hours at either end from the hourly ones; otherwise every hour. */
 static fj_status add_rollups(fj_qload *l, const fj_qload_rollups *ru, fj_qload_node *n, fj_time r0, fj_time r1)
 {
-    fj_time d0 = fj_la_day(r0 + FJ_LA_DAY_S - 1), d1 = fj_la_day(r1);
-    if (l->g.step % FJ_LA_DAY_S || fj_la_day(l->g.from) != l->g.from || d1 <= d0)
+    fj_time d0 = fj_loadagg_day(r0 + FJ_LOADAGG_DAY_S - 1), d1 = fj_loadagg_day(r1);
+    if (l->g.step % FJ_LOADAGG_DAY_S || fj_loadagg_day(l->g.from) != l->g.from || d1 <= d0)
         return merge_rows(l, &ru->hourly, n, r0, r1);
     fj_status rs;
     if ((rs = merge_rows(l, &ru->hourly, n, r0, d0)) != FJ_OK || (rs = merge_rows(l, &ru->daily, n, d0, d1)) != FJ_OK)
@@ -363,8 +363,8 @@ static fj_status run_rollup(fj_qload *l, const fj_qload_rollups *ru, fj_time r0,
                             void *ctx)
 {
     bool all = bulk_wanted(l);
-    fj_la_bucket *mem = fj_calloc(all ? l->n_ns * l->g.n : l->g.n, sizeof *mem);
-    fj_la_bucket *edge = fj_calloc(all ? l->n_ns : 1, sizeof *edge);
+    fj_loadagg_bucket *mem = fj_calloc(all ? l->n_ns * l->g.n : l->g.n, sizeof *mem);
+    fj_loadagg_bucket *edge = fj_calloc(all ? l->n_ns : 1, sizeof *edge);
     fj_status rs = mem && edge ? FJ_OK : oom(l);
     for (size_t i = 0; rs == FJ_OK && i < l->n_ns; i++)
         l->ns[i].b = all ? mem + i * l->g.n : mem;
@@ -397,7 +397,7 @@ static fj_status run_load(fj_qload *l, const fj_qload_rollups *ru, node_done_fn 
     if (r1 > r0)
         return run_rollup(l, ru, r0, r1, done, ctx);
     bool all = bulk_wanted(l);
-    fj_la_bucket *mem = fj_calloc(all ? l->n_ns * l->g.n : l->g.n, sizeof *mem);
+    fj_loadagg_bucket *mem = fj_calloc(all ? l->n_ns * l->g.n : l->g.n, sizeof *mem);
     if (!mem)
         return oom(l);
     for (size_t i = 0; i < l->n_ns; i++)
@@ -422,32 +422,32 @@ static fj_status emit_node(fj_qload *l, fj_qload_node *n, void *ctx)
 {
     fj_sink *k = ctx;
     for (size_t bi = 0; bi < l->g.n; bi++) {
-        const fj_la_bucket *b = &n->b[bi];
+        const fj_loadagg_bucket *b = &n->b[bi];
         if (!b->samples)
             continue;
         fj_value v[22] = {
-            fj_v_text(n->name),
-            fj_v_time(l->g.from + (int64_t)bi * l->g.step),
-            fj_v_int(b->samples),
-            fj_v_int(b->cores),
-            fj_v_acc_avg(&b->cpu_util),
-            fj_v_acc_max(&b->cpu_util),
-            fj_v_acc_avg(&b->cpu_cores),
-            fj_v_acc_avg_int(&b->mem),
-            fj_v_acc_max_int(&b->mem),
-            fj_v_acc_avg(&b->load1),
-            fj_v_acc_max(&b->load1),
-            fj_v_acc_avg(&b->load5),
-            fj_v_acc_avg(&b->load15),
-            fj_v_int(b->gpus),
-            fj_v_acc_avg(&b->gpu_util),
-            fj_v_acc_max(&b->gpu_util_card_max),
-            fj_v_acc_avg_int(&b->gpu_mem),
-            fj_v_acc_max_int(&b->gpu_mem),
-            fj_v_acc_avg(&b->gpu_power),
-            fj_v_acc_max(&b->gpu_power),
-            fj_v_acc_avg(&b->gpu_temp),
-            fj_v_acc_max(&b->gpu_temp_card_max),
+            fj_value_text(n->name),
+            fj_value_time(l->g.from + (int64_t)bi * l->g.step),
+            fj_value_int(b->samples),
+            fj_value_int(b->cores),
+            fj_value_acc_avg(&b->cpu_util),
+            fj_value_acc_max(&b->cpu_util),
+            fj_value_acc_avg(&b->cpu_cores),
+            fj_value_acc_avg_int(&b->mem),
+            fj_value_acc_max_int(&b->mem),
+            fj_value_acc_avg(&b->load1),
+            fj_value_acc_max(&b->load1),
+            fj_value_acc_avg(&b->load5),
+            fj_value_acc_avg(&b->load15),
+            fj_value_int(b->gpus),
+            fj_value_acc_avg(&b->gpu_util),
+            fj_value_acc_max(&b->gpu_util_card_max),
+            fj_value_acc_avg_int(&b->gpu_mem),
+            fj_value_acc_max_int(&b->gpu_mem),
+            fj_value_acc_avg(&b->gpu_power),
+            fj_value_acc_max(&b->gpu_power),
+            fj_value_acc_avg(&b->gpu_temp),
+            fj_value_acc_max(&b->gpu_temp_card_max),
         };
         fj_status rs = k->row(k, v);
         if (rs != FJ_OK)
@@ -475,7 +475,7 @@ typedef struct cbucket {
     fj_qm_acc gpu_util, gpu_util_max, gpu_mem_max, gpu_power_max, gpu_temp, gpu_temp_max;
 } cbucket;
 
-static void fold(cbucket *c, const fj_la_bucket *b)
+static void fold(cbucket *c, const fj_loadagg_bucket *b)
 {
     double v;
     c->nodes++;
@@ -528,27 +528,27 @@ static fj_status emit_cluster_bucket(const fj_qload *l, size_t bi, const cbucket
 {
     bool g = c->gpus > 0;
     fj_value v[21] = {
-        fj_v_time(l->g.from + (int64_t)bi * l->g.step),
-        fj_v_int(c->nodes),
-        fj_v_int(c->cores),
-        c->has_cpu && c->cpu_cap > 0 ? fj_v_real(c->cpu_busy / c->cpu_cap * 100.0) : fj_v_null(),
-        fj_v_acc_max(&c->cpu_util_max),
-        c->has_cpu ? fj_v_real(c->cpu_busy) : fj_v_null(),
-        c->has_mem ? fj_v_int((int64_t)llround(c->mem_sum)) : fj_v_null(),
-        fj_v_acc_max_int(&c->mem_max),
-        fj_v_acc_avg(&c->load1),
-        fj_v_acc_max(&c->load1_max),
-        fj_v_acc_avg(&c->load5),
-        fj_v_acc_avg(&c->load15),
-        fj_v_int(c->gpus),
-        g ? fj_v_acc_avg(&c->gpu_util) : fj_v_null(),
-        g ? fj_v_acc_max(&c->gpu_util_max) : fj_v_null(),
-        g ? fj_v_int((int64_t)llround(c->gpu_mem_sum)) : fj_v_null(),
-        g ? fj_v_acc_max_int(&c->gpu_mem_max) : fj_v_null(),
-        g ? fj_v_real(c->gpu_power_sum) : fj_v_null(),
-        g ? fj_v_acc_max(&c->gpu_power_max) : fj_v_null(),
-        g ? fj_v_acc_avg(&c->gpu_temp) : fj_v_null(),
-        g ? fj_v_acc_max(&c->gpu_temp_max) : fj_v_null(),
+        fj_value_time(l->g.from + (int64_t)bi * l->g.step),
+        fj_value_int(c->nodes),
+        fj_value_int(c->cores),
+        c->has_cpu && c->cpu_cap > 0 ? fj_value_real(c->cpu_busy / c->cpu_cap * 100.0) : fj_value_null(),
+        fj_value_acc_max(&c->cpu_util_max),
+        c->has_cpu ? fj_value_real(c->cpu_busy) : fj_value_null(),
+        c->has_mem ? fj_value_int((int64_t)llround(c->mem_sum)) : fj_value_null(),
+        fj_value_acc_max_int(&c->mem_max),
+        fj_value_acc_avg(&c->load1),
+        fj_value_acc_max(&c->load1_max),
+        fj_value_acc_avg(&c->load5),
+        fj_value_acc_avg(&c->load15),
+        fj_value_int(c->gpus),
+        g ? fj_value_acc_avg(&c->gpu_util) : fj_value_null(),
+        g ? fj_value_acc_max(&c->gpu_util_max) : fj_value_null(),
+        g ? fj_value_int((int64_t)llround(c->gpu_mem_sum)) : fj_value_null(),
+        g ? fj_value_acc_max_int(&c->gpu_mem_max) : fj_value_null(),
+        g ? fj_value_real(c->gpu_power_sum) : fj_value_null(),
+        g ? fj_value_acc_max(&c->gpu_power_max) : fj_value_null(),
+        g ? fj_value_acc_avg(&c->gpu_temp) : fj_value_null(),
+        g ? fj_value_acc_max(&c->gpu_temp_max) : fj_value_null(),
     };
     return l->e.k->row(l->e.k, v);
 }
@@ -615,7 +615,7 @@ void fj_qload_hour_init(fj_qload *l, const fj_qenv *e, const fj_qload_stmts *st)
     memset(l, 0, sizeof *l);
     l->e = *e;
     l->st = *st;
-    l->g.step = FJ_LA_ROLLUP_S;
+    l->g.step = FJ_LOADAGG_ROLLUP_S;
     l->g.n = 1;
     l->b_hi = 1;
 }
@@ -624,7 +624,7 @@ fj_status fj_qload_read_hour(fj_qload *l, fj_qload_node *n, fj_time hour, fj_tim
 {
     l->g.from = hour;
     l->from = from;
-    l->to = hour + FJ_LA_ROLLUP_S - 1;
+    l->to = hour + FJ_LOADAGG_ROLLUP_S - 1;
     return fj_qload_read_node(l, n);
 }
 
@@ -673,9 +673,9 @@ static fj_status load(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void *arg)
     if ((rs = fj_qload_begin(&l, e)) == FJ_OK && (rs = fj_qload_stmts_prepare(x, &ls)) == FJ_OK &&
         (!op->bulk_setup || (rs = op->bulk_setup(x, &bulk)) == FJ_OK) &&
         (rs = fj_qx_prepare(x, "SELECT 1 FROM load_hourly_todo LIMIT 1", &ru.pending)) == FJ_OK &&
-        (rs = fj_qx_prepare(x, "SELECT hour," FJ_LA_COLS_SQL " FROM load_hourly"
+        (rs = fj_qx_prepare(x, "SELECT hour," FJ_LOADAGG_COLS_SQL " FROM load_hourly"
                                " WHERE node_id = ?1 AND hour >= ?2 AND hour < ?3", &ru.hourly)) == FJ_OK &&
-        (rs = fj_qx_prepare(x, "SELECT day," FJ_LA_COLS_SQL " FROM load_daily"
+        (rs = fj_qx_prepare(x, "SELECT day," FJ_LOADAGG_COLS_SQL " FROM load_daily"
                                " WHERE node_id = ?1 AND day >= ?2 AND day < ?3", &ru.daily)) == FJ_OK) {
         l.st = ls;
         l.bulk = bulk.read ? &bulk : NULL;

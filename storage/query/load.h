@@ -13,13 +13,13 @@
 
 #include "storage/query/loadagg.h"
 #include "storage/query/qmath.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 
 /* One node being read. */
 typedef struct fj_qload_node {
     int64_t id;
     const char *name;
-    fj_la_bucket *b;    /* the grid's buckets (g.n, or the one of fj_qload_hour_init); borrowed */
+    fj_loadagg_bucket *b;    /* the grid's buckets (g.n, or the one of fj_qload_hour_init); borrowed */
     /* counters of the next CPU interval's start; c grows with fj_realloc and is freed by the
      * fj_qload_*_rows that read the node (a roll-up writer frees its own) */
     fj_qm_cpustate cpu;
@@ -37,8 +37,8 @@ typedef struct fj_qload_stmts {
 /* The statements of the hourly and daily roll-ups (tables load_hourly, load_daily). */
 typedef struct fj_qload_rollups {
     fj_qrows pending; /* a row while roll-ups are still to be computed (load_hourly_todo) */
-    fj_qrows hourly;  /* (hour, FJ_LA_COLS_SQL) of node $1, hours $2 <= hour < $3 */
-    fj_qrows daily;   /* (day, FJ_LA_COLS_SQL) of node $1, days $2 <= day < $3 */
+    fj_qrows hourly;  /* (hour, FJ_LOADAGG_COLS_SQL) of node $1, hours $2 <= hour < $3 */
+    fj_qrows daily;   /* (day, FJ_LOADAGG_COLS_SQL) of node $1, days $2 <= day < $3 */
 } fj_qload_rollups;
 
 typedef struct fj_qload fj_qload;
@@ -91,10 +91,10 @@ void fj_qload_stmts_free(fj_qx *x, fj_qload_stmts *st);
 
 /* Sets l up to read one node's hours into one bucket with st (not owned). */
 void fj_qload_hour_init(fj_qload *l, const fj_qenv *e, const fj_qload_stmts *st);
-/* Reads node n's samples of [from, hour + FJ_LA_ROLLUP_S) into its one bucket n->b: from the
+/* Reads node n's samples of [from, hour + FJ_LOADAGG_ROLLUP_S) into its one bucket n->b: from the
  * hour's start, what the hour's roll-up holds (any window containing the hour sees the same CPU
  * intervals: the first opens at the node's latest sample with counters); from after a stored
- * roll-up's last sample, what it lacks (fj_la_merge adds it). */
+ * roll-up's last sample, what it lacks (fj_loadagg_merge adds it). */
 fj_status fj_qload_read_hour(fj_qload *l, fj_qload_node *n, fj_time hour, fj_time from);
 
 /* --- the per-sample functions, for a backend's own reading ----------------------------------- */

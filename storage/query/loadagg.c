@@ -14,7 +14,7 @@ static void acc_merge(fj_qm_acc *a, const fj_qm_acc *b)
     a->n += b->n;
 }
 
-void fj_la_merge(fj_la_bucket *into, const fj_la_bucket *b)
+void fj_loadagg_merge(fj_loadagg_bucket *into, const fj_loadagg_bucket *b)
 {
     into->samples += b->samples;
     if (b->cores > into->cores)
@@ -36,7 +36,7 @@ void fj_la_merge(fj_la_bucket *into, const fj_la_bucket *b)
 }
 
 /* Columns 0-2 (samples, cores, gpus) and the counts cpu_n, mem_n, load_n, gpu_n. */
-bool fj_la_col_is_int(int i)
+bool fj_loadagg_col_is_int(int i)
 {
     return i <= 3 || i == 8 || i == 11 || i == 16;
 }
@@ -44,9 +44,9 @@ bool fj_la_col_is_int(int i)
 /* The unweighted accumulators of a bucket were filled by fj_qm_add (weight 1), so their weight is
  * their count; the CPU pair shares its count and weight (seconds), the load triple and the six
  * GPU accumulators theirs (a sample adds to all of them or to none). */
-void fj_la_to_row(const fj_la_bucket *b, double v[FJ_LA_NCOLS])
+void fj_loadagg_to_row(const fj_loadagg_bucket *b, double v[FJ_LOADAGG_NCOLS])
 {
-    double r[FJ_LA_NCOLS] = {
+    double r[FJ_LOADAGG_NCOLS] = {
         (double)b->samples,        (double)b->cores,          (double)b->gpus,
         (double)b->cpu_util.n,     b->cpu_util.w,             b->cpu_util.sum,
         b->cpu_util.max,           b->cpu_cores.sum,          (double)b->mem.n,
@@ -65,11 +65,11 @@ static fj_qm_acc acc(uint64_t n, double w, double sum, double max)
     return (fj_qm_acc){.sum = sum, .w = w, .max = n ? max : 0, .n = n};
 }
 
-void fj_la_from_row(fj_la_bucket *b, const double v[FJ_LA_NCOLS])
+void fj_loadagg_from_row(fj_loadagg_bucket *b, const double v[FJ_LOADAGG_NCOLS])
 {
     uint64_t cpu_n = (uint64_t)v[3], mem_n = (uint64_t)v[8], load_n = (uint64_t)v[11], gpu_n = (uint64_t)v[16];
     double gw = (double)gpu_n;
-    *b = (fj_la_bucket){
+    *b = (fj_loadagg_bucket){
         .samples = (int64_t)v[0],
         .cores = (int64_t)v[1],
         .gpus = (int64_t)v[2],

@@ -1,7 +1,7 @@
 /* storage/query/measure.c — the read of a node's latest aicr snapshot (fj_store_measure_latest,
  * storage/core/store_measure.h), written once over the driver: one statement in the query's read
  * snapshot. The write of a snapshot envelope is each backend's writer's. */
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/core/store_measure.h"
 
 #include <string.h>

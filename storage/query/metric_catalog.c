@@ -3,7 +3,7 @@
  * together in metric order. */
 #include "storage/core/store_metric_catalog.h"
 
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 
 #include <string.h>
 

@@ -25,8 +25,8 @@ static fj_status up_row(upctx *u, const char *device, bool up, fj_time a, fj_tim
         b = u->to;
     if (a > b)
         return FJ_OK;
-    fj_value v[6] = {fj_v_text(u->node), fj_v_text(device), fj_v_text(up ? "up" : "down"),
-                     fj_v_time(a),       fj_v_time(b),      fj_v_int(b - a)};
+    fj_value v[6] = {fj_value_text(u->node), fj_value_text(device), fj_value_text(up ? "up" : "down"),
+                     fj_value_time(a),       fj_value_time(b),      fj_value_int(b - a)};
     return u->e->k->row(u->e->k, v);
 }
 
@@ -204,22 +204,22 @@ out:
 
 /* --- errors -------------------------------------------------------------------------------- */
 
-void fj_qerrors_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
+void fj_qerrors_sql(fj_sqlbuf *b, const fj_qenv *e, const char *collate_c)
 {
     const fj_query *q = e->q;
-    fj_qb_put(b, "SELECT node_id, time, source, kind, detail FROM errors WHERE cluster_id = ");
-    fj_qb_int(b, e->cluster_id);
+    fj_sqlbuf_put(b, "SELECT node_id, time, source, kind, detail FROM errors WHERE cluster_id = ");
+    fj_sqlbuf_int(b, e->cluster_id);
     fj_time from = q->from;
     if (q->after.set && (fj_time)q->after.v > from)
         from = (fj_time)q->after.v;
-    fj_qb_bound(b, " AND time >= ", from);
-    fj_qb_bound(b, " AND time <= ", q->to);
-    fj_qb_and_in_texts(b, "source", &q->sources);
+    fj_sqlbuf_bound(b, " AND time >= ", from);
+    fj_sqlbuf_bound(b, " AND time <= ", q->to);
+    fj_sqlbuf_and_in_texts(b, "source", &q->sources);
     if (e->nodes->filtered) {
-        fj_qb_put(b, " AND node_id IN ");
-        fj_qb_node_list(b, e->nodes);
+        fj_sqlbuf_put(b, " AND node_id IN ");
+        fj_sqlbuf_node_list(b, e->nodes);
     }
-    fj_qb_printf(b, " ORDER BY time, node_id, source%s, detail%s", collate_c, collate_c);
+    fj_sqlbuf_printf(b, " ORDER BY time, node_id, source%s, detail%s", collate_c, collate_c);
 }
 
 fj_status fj_qerrors_rows(const fj_qenv *e, const fj_qrows *r)
@@ -248,9 +248,9 @@ fj_status fj_qerrors_rows(const fj_qenv *e, const fj_qrows *r)
             break;
         }
         fj_value v[6] = {
-            fj_v_text(q->cluster),
-            fj_v_text(fj_qnodes_name(e->nodes, fj_qr_i64(r, 0))),
-            fj_v_time(t),
+            fj_value_text(q->cluster),
+            fj_value_text(fj_qnodes_name(e->nodes, fj_qr_i64(r, 0))),
+            fj_value_time(t),
             fj_qr_value(r, 2, FJ_VT_TEXT),
             fj_qr_value(r, 3, FJ_VT_TEXT),
             fj_qr_value(r, 4, FJ_VT_TEXT),

@@ -5,7 +5,7 @@
 #ifndef FJ_QUERY_MISC_H
 #define FJ_QUERY_MISC_H
 
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 
 /* Resolves q's uptime window in place (to: now; from: a day before to; interval_s: 900 s) so that
@@ -22,7 +22,7 @@ fj_status fj_quptime_rows(const fj_qenv *e, const fj_qrows *times, const fj_qrow
 
 /* The whole statement of an error listing: (node_id, time, source, kind, detail) of table errors
  * with q's filters, in the order pages follow. collate_c as in fj_qslurm_jobs_sql. */
-void fj_qerrors_sql(fj_qb *b, const fj_qenv *e, const char *collate_c);
+void fj_qerrors_sql(fj_sqlbuf *b, const fj_qenv *e, const char *collate_c);
 /* Emits table fj_qt_errors from the rows of that statement, after q->after, setting q->next. */
 fj_status fj_qerrors_rows(const fj_qenv *e, const fj_qrows *r);
 

@@ -28,13 +28,13 @@ fj_status fj_qclusters_rows(const fj_qenv *e, const fj_qrows *clusters, const fj
         if ((rs = fj_qenv_text_list(e, parts, fj_qr_i64(clusters, 0), &pl, &pn)) != FJ_OK)
             break;
         fj_value v[7] = {
-            fj_v_text(name),
-            fj_v_int(fj_qr_i64(clusters, 2)),
+            fj_value_text(name),
+            fj_value_int(fj_qr_i64(clusters, 2)),
             fj_qr_value(clusters, 3, FJ_VT_TIME),
             fj_qr_value(clusters, 4, FJ_VT_BOOL),
-            fj_v_list(pl, pn),
-            fj_v_int(fj_qr_i64(clusters, 5)),
-            fj_v_bool(fj_qr_i64(clusters, 6) != 0),
+            fj_value_list(pl, pn),
+            fj_value_int(fj_qr_i64(clusters, 5)),
+            fj_value_bool(fj_qr_i64(clusters, 6) != 0),
         };
         rs = k->row(k, v);
     }
@@ -106,15 +106,15 @@ static fj_status sysinfo_values(const fj_qenv *e, const fj_qrows *gpus, fj_buf *
     v[i++] = fj_qr_value(st, 6, FJ_VT_INT);
     v[i++] = fj_qr_value(st, 7, FJ_VT_INT);
     if (!fj_qr_null(st, 5) && !fj_qr_null(st, 6) && !fj_qr_null(st, 7))
-        v[i++] = fj_v_int(fj_qr_i64(st, 5) * fj_qr_i64(st, 6) * fj_qr_i64(st, 7));
+        v[i++] = fj_value_int(fj_qr_i64(st, 5) * fj_qr_i64(st, 6) * fj_qr_i64(st, 7));
     else
-        v[i++] = fj_v_null();
+        v[i++] = fj_value_null();
     v[i++] = fj_qr_value(st, 8, FJ_VT_INT);
     v[i++] = fj_qr_value(st, 9, FJ_VT_INT);
     v[i++] = fj_qr_value(st, 10, FJ_VT_JSON);
     v[i++] = fj_qr_value(st, 11, FJ_VT_INT);
-    v[i++] = fj_v_json(cards);
-    v[i++] = fj_v_list(tl, tn);
+    v[i++] = fj_value_json(cards);
+    v[i++] = fj_value_list(tl, tn);
     return read;
 }
 
@@ -162,13 +162,13 @@ fj_status fj_qnode_list_rows(const fj_qenv *e, const fj_qnode_stmts *st)
         size_t ni = order[oi];
         int64_t id = e->nodes->ids[ni];
         fj_value v[7 + N_SYSINFO_VALUES];
-        v[0] = fj_v_text(q->cluster);
-        v[1] = fj_v_text(e->nodes->names[ni]);
+        v[0] = fj_value_text(q->cluster);
+        v[1] = fj_value_text(e->nodes->names[ni]);
         /* a failed read of the last time or of the state time shows as none */
         bool row = false;
         fj_qr_bind(last, 1, id);
         v[2] = fj_qr_step(last, "last seen", &row) == FJ_OK && row ? fj_qr_value(last, 0, FJ_VT_TIME)
-                                                                           : fj_v_null();
+                                                                           : fj_value_null();
         fj_qr_reset(last);
         fj_qr_bind(stt, 1, id);
         int64_t st_time = fj_qr_step(stt, "node state time", &row) == FJ_OK && row ? fj_qr_i64(stt, 0) : 0;
@@ -183,9 +183,9 @@ fj_status fj_qnode_list_rows(const fj_qenv *e, const fj_qnode_stmts *st)
             states.v = l;
             states.n = ln;
         }
-        v[3] = fj_v_list(states.v, states.n);
-        v[4] = fj_v_time(st_time);
-        v[5] = fj_v_list(parts[ni].v, parts[ni].n);
+        v[3] = fj_value_list(states.v, states.n);
+        v[4] = fj_value_time(st_time);
+        v[5] = fj_value_list(parts[ni].v, parts[ni].n);
         fj_qr_bind(sys, 1, id);
         /* a failed read of the sysinfo still sends the node's row, then fails */
         fj_status read = fj_qr_step(sys, "sysinfo", &row);
@@ -197,8 +197,8 @@ fj_status fj_qnode_list_rows(const fj_qenv *e, const fj_qnode_stmts *st)
             }
         } else {
             for (size_t i = 6; i < 7 + N_SYSINFO_VALUES; i++)
-                v[i] = fj_v_null();
-            v[7 + N_SYSINFO_VALUES - 1] = fj_v_list(NULL, 0);
+                v[i] = fj_value_null();
+            v[7 + N_SYSINFO_VALUES - 1] = fj_value_list(NULL, 0);
         }
         rs = k->row(k, v);
         fj_qr_reset(sys);
@@ -227,7 +227,7 @@ fj_status fj_qsysinfo_rows(const fj_qenv *e, int64_t node, const fj_qrows *rows,
     bool row = false;
     while (rs == FJ_OK && (rs = fj_qr_step(rows, "sysinfo", &row)) == FJ_OK && row) {
         fj_value v[2 + N_SYSINFO_VALUES];
-        v[0] = fj_v_text(q->node);
+        v[0] = fj_value_text(q->node);
         v[1] = fj_qr_value(rows, 0, FJ_VT_TIME);
         if ((rs = sysinfo_values(e, gpus, &json, rows, node, v + 2)) == FJ_OK)
             rs = k->row(k, v);

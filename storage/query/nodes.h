@@ -5,7 +5,7 @@
 #ifndef FJ_QUERY_NODES_H
 #define FJ_QUERY_NODES_H
 
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 
 /* The columns of a sysinfo row, in the order read here; the backend adds its WHERE and ORDER. */
 #define FJ_QSYSINFO_SELECT                                                                             \

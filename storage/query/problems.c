@@ -7,8 +7,8 @@
 #include "storage/query/jobs.h"
 
 #include "storage/core/store_problems.h"
-#include "storage/query/backend.h"
 #include "storage/query/energy.h"
+#include "storage/query/qx.h"
 #include "storage/query/value.h"
 
 #include <stdio.h>
@@ -117,15 +117,15 @@ static fj_status gpu_idle(const fj_problem_rules *r, const pjob *j, const pact *
     for (size_t c = 0; c < n_cards && st == FJ_OK; c++) {
         int64_t idle = a->last - (cards[c].busy > cards[c].first ? cards[c].busy : cards[c].first);
         if (idle >= r->gpu_idle_s)
-            st = add(f, &(problem){FJ_PR_GPU_IDLE, j, a->node_id, cards[c].card, n_nodes, idle, fj_v_real(0),
-                                   fj_v_real(1), -1});
+            st = add(f, &(problem){FJ_PR_GPU_IDLE, j, a->node_id, cards[c].card, n_nodes, idle, fj_value_real(0),
+                                   fj_value_real(1), -1});
     }
     if (n_cards || !(nd.gpus > 0 || a->gpu_busy > 0))
         return st;
     int64_t idle = a->last - (a->gpu_busy > a->first ? a->gpu_busy : a->first);
     if (idle >= r->gpu_idle_s)
-        st = add(f, &(problem){FJ_PR_GPU_IDLE, j, a->node_id, -1, n_nodes, idle, fj_v_real(0),
-                               nd.gpus > 0 ? fj_v_real((double)nd.gpus) : fj_v_null(), -1});
+        st = add(f, &(problem){FJ_PR_GPU_IDLE, j, a->node_id, -1, n_nodes, idle, fj_value_real(0),
+                               nd.gpus > 0 ? fj_value_real((double)nd.gpus) : fj_value_null(), -1});
     return st;
 }
 
@@ -141,7 +141,7 @@ static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act
     for (size_t i = 0; i < n_act && st == FJ_OK; i++) {
         const pact *a = &act[i];
         pnode nd = node_of(nodes, info, a->node_id);
-        fj_value cards = nd.gpus > 0 ? fj_v_real((double)nd.gpus) : fj_v_null();
+        fj_value cards = nd.gpus > 0 ? fj_value_real((double)nd.gpus) : fj_value_null();
         while (c0 < n_card && card[c0].node_id < a->node_id)
             c0++;
         size_t c1 = c0;
@@ -152,13 +152,13 @@ static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act
         c0 = c1;
         if (st == FJ_OK && r->want[FJ_PR_GPU_UNUSED] && !saw_gpu && nd.gpus > 0 &&
             a->last - a->first >= r->gpu_unused_s)
-            st = add(f, &(problem){FJ_PR_GPU_UNUSED, j, a->node_id, -1, n_nodes, a->last - a->first, fj_v_real(0),
+            st = add(f, &(problem){FJ_PR_GPU_UNUSED, j, a->node_id, -1, n_nodes, a->last - a->first, fj_value_real(0),
                                    cards, -1});
         if (st == FJ_OK && r->want[FJ_PR_DEADWEIGHT]) {
             int64_t idle = a->last - max3(a->cpu_busy, a->gpu_busy, a->first);
             if (idle >= r->deadweight_s)
-                st = add(f, &(problem){FJ_PR_DEADWEIGHT, j, a->node_id, -1, n_nodes, idle, fj_v_null(), fj_v_null(),
-                                       -1});
+                st = add(f, &(problem){FJ_PR_DEADWEIGHT, j, a->node_id, -1, n_nodes, idle, fj_value_null(),
+                                       fj_value_null(), -1});
         }
     }
     if (st != FJ_OK)
@@ -175,14 +175,14 @@ static fj_status judge(const fj_problem_rules *r, const pjob *j, const pact *act
         }
         double used = (double)j->cpu_sum_m / 100000.0 / (double)j->n_samples;
         if (held > 0 && used < r->cpu_ratio * held)
-            st = add(f, &(problem){FJ_PR_CPU_LOW, j, 0, -1, n_nodes, dur, fj_v_real(used), fj_v_real(held),
+            st = add(f, &(problem){FJ_PR_CPU_LOW, j, 0, -1, n_nodes, dur, fj_value_real(used), fj_value_real(held),
                                    used / held});
     }
     if (st == FJ_OK && r->want[FJ_PR_MEM_LOW] && j->slurm && j->req_mem_kb > 0 &&
         (double)j->req_mem_kb >= r->mem_min_request_kb && dur >= r->mem_min_s &&
         (double)j->mem_peak_kb < r->mem_ratio * (double)j->req_mem_kb)
-        st = add(f, &(problem){FJ_PR_MEM_LOW, j, 0, -1, n_nodes, dur, fj_v_real((double)j->mem_peak_kb),
-                               fj_v_real((double)j->req_mem_kb), (double)j->mem_peak_kb / (double)j->req_mem_kb});
+        st = add(f, &(problem){FJ_PR_MEM_LOW, j, 0, -1, n_nodes, dur, fj_value_real((double)j->mem_peak_kb),
+                               fj_value_real((double)j->req_mem_kb), (double)j->mem_peak_kb / (double)j->req_mem_kb});
     return st;
 }
 
@@ -428,24 +428,25 @@ static fj_status send_problems(fj_qx *x, found *f)
         snprintf(api, sizeof api, "/api/v1/jobs/%lld?cluster=%s", (long long)p->job->id, x->q->cluster);
         snprintf(url, sizeof url, "/ui/job/%lld?cluster=%s", (long long)p->job->id, x->q->cluster);
         fj_value v[] = {
-            fj_v_text(fj_problem_rule_names[p->rule]),
-            fj_v_int(p->job->id),
-            fj_v_int(p->job->job),
-            fj_v_text(p->job->user),
-            p->node_id ? fj_v_text(fj_qnodes_name(&x->nodes, p->node_id)) : fj_v_null(),
-            p->card >= 0 ? fj_v_int(p->card) : fj_v_null(),
-            fj_v_int(p->nodes),
-            fj_v_time(p->job->first),
-            fj_v_time(p->job->last),
-            fj_v_int(p->for_s),
+            fj_value_text(fj_problem_rule_names[p->rule]),
+            fj_value_int(p->job->id),
+            fj_value_int(p->job->job),
+            fj_value_text(p->job->user),
+            p->node_id ? fj_value_text(fj_qnodes_name(&x->nodes, p->node_id)) : fj_value_null(),
+            p->card >= 0 ? fj_value_int(p->card) : fj_value_null(),
+            fj_value_int(p->nodes),
+            fj_value_time(p->job->first),
+            fj_value_time(p->job->last),
+            fj_value_int(p->for_s),
             p->used,
             p->held,
-            p->ratio >= 0 ? fj_v_real(p->ratio) : fj_v_null(),
-            fj_v_text(detail),
-            fj_v_text(api),
-            fj_v_text(url),
-            (p->rule == FJ_PR_GPU_IDLE || p->rule == FJ_PR_GPU_UNUSED) && p->job->idle_set ? fj_v_real(p->job->idle_kwh)
-                                                                                           : fj_v_null(),
+            p->ratio >= 0 ? fj_value_real(p->ratio) : fj_value_null(),
+            fj_value_text(detail),
+            fj_value_text(api),
+            fj_value_text(url),
+            (p->rule == FJ_PR_GPU_IDLE || p->rule == FJ_PR_GPU_UNUSED) && p->job->idle_set
+                ? fj_value_real(p->job->idle_kwh)
+                : fj_value_null(),
         };
         st = k->row(k, v);
     }
@@ -487,16 +488,16 @@ static fj_status send_users(fj_qx *x, found *f)
                 gpu_h += (p->held.t == FJ_VT_REAL ? p->held.d : 1.0) * (double)p->for_s / 3600.0;
         }
         fj_value v[] = {
-            fj_v_text(user),
-            fj_v_int(jobs),
-            fj_v_int(rows),
-            fj_v_int(per_rule[FJ_PR_GPU_IDLE]),
-            fj_v_int(per_rule[FJ_PR_GPU_UNUSED]),
-            fj_v_int(per_rule[FJ_PR_CPU_LOW]),
-            fj_v_int(per_rule[FJ_PR_MEM_LOW]),
-            fj_v_int(per_rule[FJ_PR_DEADWEIGHT]),
-            fj_v_real(core_h),
-            fj_v_real(gpu_h),
+            fj_value_text(user),
+            fj_value_int(jobs),
+            fj_value_int(rows),
+            fj_value_int(per_rule[FJ_PR_GPU_IDLE]),
+            fj_value_int(per_rule[FJ_PR_GPU_UNUSED]),
+            fj_value_int(per_rule[FJ_PR_CPU_LOW]),
+            fj_value_int(per_rule[FJ_PR_MEM_LOW]),
+            fj_value_int(per_rule[FJ_PR_DEADWEIGHT]),
+            fj_value_real(core_h),
+            fj_value_real(gpu_h),
         };
         st = k->row(k, v);
     }

@@ -19,50 +19,50 @@ static const char slurm_select[] =
     " c.sacct_max_rss, c.sacct_ave_vmsize, c.sacct_max_vmsize, c.sacct_ave_disk_read,"
     " c.sacct_ave_disk_write, c.sacct_alloc_tres FROM slurm_jobs_current c WHERE c.cluster_id = ";
 
-void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c)
+void fj_qslurm_jobs_sql(fj_sqlbuf *b, const fj_qenv *e, const char *collate_c)
 {
     const fj_query *q = e->q;
-    fj_qb_put(b, slurm_select);
-    fj_qb_int(b, e->cluster_id);
-    fj_qb_and_in_texts(b, "c.user_name", &q->users);
-    fj_qb_and_in_texts(b, "c.job_state", &q->states);
-    fj_qb_and_in_texts(b, "c.partition", &q->partitions);
-    fj_qb_and_in_texts(b, "c.account", &q->accounts);
-    fj_qb_and_in_ints(b, "c.job_id", &q->jobs);
-    fj_qb_and_in_ints(b, "c.array_job_id", &q->array_jobs);
-    fj_qb_and_in_ints(b, "c.het_job_id", &q->het_jobs);
+    fj_sqlbuf_put(b, slurm_select);
+    fj_sqlbuf_int(b, e->cluster_id);
+    fj_sqlbuf_and_in_texts(b, "c.user_name", &q->users);
+    fj_sqlbuf_and_in_texts(b, "c.job_state", &q->states);
+    fj_sqlbuf_and_in_texts(b, "c.partition", &q->partitions);
+    fj_sqlbuf_and_in_texts(b, "c.account", &q->accounts);
+    fj_sqlbuf_and_in_ints(b, "c.job_id", &q->jobs);
+    fj_sqlbuf_and_in_ints(b, "c.array_job_id", &q->array_jobs);
+    fj_sqlbuf_and_in_ints(b, "c.het_job_id", &q->het_jobs);
     if (q->running == FJ_TRI_YES)
-        fj_qb_put(b, " AND c.job_state IN " FJ_QSLURM_RUNNING_STATES);
+        fj_sqlbuf_put(b, " AND c.job_state IN " FJ_QSLURM_RUNNING_STATES);
     else if (q->running == FJ_TRI_NO)
-        fj_qb_put(b, " AND c.job_state NOT IN " FJ_QSLURM_RUNNING_STATES);
+        fj_sqlbuf_put(b, " AND c.job_state NOT IN " FJ_QSLURM_RUNNING_STATES);
     if (q->steps == FJ_TRI_NO)
-        fj_qb_put(b, " AND c.job_step = ''");
+        fj_sqlbuf_put(b, " AND c.job_step = ''");
     if (e->nodes->filtered) {
-        fj_qb_put(b, " AND EXISTS (SELECT 1 FROM slurm_job_nodes n WHERE n.cluster_id = c.cluster_id"
-                       " AND n.job_id = c.job_id AND n.job_step = c.job_step AND n.node_id IN ");
-        fj_qb_node_list(b, e->nodes);
-        fj_qb_put(b, ")");
+        fj_sqlbuf_put(b, " AND EXISTS (SELECT 1 FROM slurm_job_nodes n WHERE n.cluster_id = c.cluster_id"
+                           " AND n.job_id = c.job_id AND n.job_step = c.job_step AND n.node_id IN ");
+        fj_sqlbuf_node_list(b, e->nodes);
+        fj_sqlbuf_put(b, ")");
     }
     /* the window overlaps [start (or submit, or the record), end (open while unknown)] */
-    fj_qb_bound(b, " AND coalesce(c.start_time, c.submit_time, c.time) <= ", q->to);
+    fj_sqlbuf_bound(b, " AND coalesce(c.start_time, c.submit_time, c.time) <= ", q->to);
     if (q->from) {
-        fj_qb_put(b, " AND (c.end_time IS NULL OR c.end_time >= ");
-        fj_qb_int(b, q->from);
-        fj_qb_put(b, ")");
+        fj_sqlbuf_put(b, " AND (c.end_time IS NULL OR c.end_time >= ");
+        fj_sqlbuf_int(b, q->from);
+        fj_sqlbuf_put(b, ")");
     }
     /* pages follow (job id, step), steps compared byte-wise as they are ordered */
     const char *dir = q->desc ? "DESC" : "ASC", *op = q->desc ? "<" : ">";
     if (q->after.set) {
-        fj_qb_printf(b, " AND (c.job_id %s ", op);
-        fj_qb_int(b, (int64_t)q->after.v);
-        fj_qb_put(b, " OR (c.job_id = ");
-        fj_qb_int(b, (int64_t)q->after.v);
-        fj_qb_printf(b, " AND c.job_step%s %s ", collate_c, op);
-        fj_qb_text(b, q->after.s);
-        fj_qb_put(b, "))");
+        fj_sqlbuf_printf(b, " AND (c.job_id %s ", op);
+        fj_sqlbuf_int(b, (int64_t)q->after.v);
+        fj_sqlbuf_put(b, " OR (c.job_id = ");
+        fj_sqlbuf_int(b, (int64_t)q->after.v);
+        fj_sqlbuf_printf(b, " AND c.job_step%s %s ", collate_c, op);
+        fj_sqlbuf_text(b, q->after.s);
+        fj_sqlbuf_put(b, "))");
     }
-    fj_qb_printf(b, " ORDER BY c.job_id %s, c.job_step%s %s", dir, collate_c, dir);
-    fj_qb_page(b, q->limit);
+    fj_sqlbuf_printf(b, " ORDER BY c.job_id %s, c.job_step%s %s", dir, collate_c, dir);
+    fj_sqlbuf_page(b, q->limit);
 }
 
 fj_status fj_qslurm_jobs_rows(const fj_qenv *e, const fj_qrows *r)
@@ -84,10 +84,10 @@ fj_status fj_qslurm_jobs_rows(const fj_qenv *e, const fj_qrows *r)
             q->next = last;
             break;
         }
-        v[0] = fj_v_text(q->cluster);
+        v[0] = fj_value_text(q->cluster);
         for (size_t i = 1; i < t->n_cols; i++)
             v[i] = fj_qr_value(r, (int)i - 1, t->cols[i].type);
-        v[2] = fj_v_text(fj_qr_text(r, 1)); /* '' is a value, not null */
+        v[2] = fj_value_text(fj_qr_text(r, 1)); /* '' is a value, not null */
         if ((rs = k->row(k, v)) != FJ_OK)
             return rs;
         last.set = true;
@@ -134,11 +134,11 @@ fj_status fj_qslurm_partitions_rows(const fj_qenv *e, const fj_qrows *parts, con
             hosts.v[j] = t;
         }
         fj_value v[5] = {
-            fj_v_text(q->cluster),
-            fj_v_text(fj_qr_text(parts, 1)),
-            fj_v_time(fj_qr_i64(parts, 2)),
-            fj_v_int(fj_qr_i64(parts, 3)),
-            fj_v_list(hosts.v, hosts.n),
+            fj_value_text(q->cluster),
+            fj_value_text(fj_qr_text(parts, 1)),
+            fj_value_time(fj_qr_i64(parts, 2)),
+            fj_value_int(fj_qr_i64(parts, 3)),
+            fj_value_list(hosts.v, hosts.n),
         };
         if ((rs = k->row(k, v)) != FJ_OK)
             return rs;
@@ -173,7 +173,7 @@ fj_status fj_qslurm_node_states_rows(const fj_qenv *e, const fj_qrows *latest, c
         fj_qr_bind(states, 2, t);
         if ((rs = fj_qenv_text_list(e, states, e->nodes->ids[ni], &l, &ln)) != FJ_OK)
             return rs;
-        fj_value v[3] = {fj_v_text(e->nodes->names[ni]), fj_v_time(t), fj_v_list(l, ln)};
+        fj_value v[3] = {fj_value_text(e->nodes->names[ni]), fj_value_time(t), fj_value_list(l, ln)};
         if ((rs = k->row(k, v)) != FJ_OK)
             return rs;
     }

@@ -6,7 +6,7 @@
 #ifndef FJ_QUERY_SLURM_H
 #define FJ_QUERY_SLURM_H
 
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 
 /* Slurm states of a job that has not finished, as an SQL list. */
@@ -17,7 +17,7 @@
 /* The whole statement of a job listing: slurm_jobs_current c with q's filters, its order and page
  * (one row past q->limit, to know that more follow). collate_c: what makes a text column compare
  * byte-wise in the backend's SQL, put after the column ("" when it does already). */
-void fj_qslurm_jobs_sql(fj_qb *b, const fj_qenv *e, const char *collate_c);
+void fj_qslurm_jobs_sql(fj_sqlbuf *b, const fj_qenv *e, const char *collate_c);
 /* Emits table fj_qt_slurm_jobs from the rows of that statement, setting q->next when more follow. */
 fj_status fj_qslurm_jobs_rows(const fj_qenv *e, const fj_qrows *r);
 

@@ -7,14 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
-void fj_qb_init(fj_qb *b, char mark)
+void fj_sqlbuf_init(fj_sqlbuf *b, char mark)
 {
     memset(b, 0, sizeof *b);
     fj_buf_init(&b->sql, (size_t)16 << 20);
     b->mark = mark;
 }
 
-void fj_qb_free(fj_qb *b)
+void fj_sqlbuf_free(fj_sqlbuf *b)
 {
     fj_buf_free(&b->sql);
     fj_free(b->p);
@@ -22,13 +22,13 @@ void fj_qb_free(fj_qb *b)
     b->n = b->cap = 0;
 }
 
-void fj_qb_put(fj_qb *b, const char *text)
+void fj_sqlbuf_put(fj_sqlbuf *b, const char *text)
 {
     if (b->st == FJ_OK)
         b->st = fj_buf_puts(&b->sql, text);
 }
 
-void fj_qb_printf(fj_qb *b, const char *fmt, ...)
+void fj_sqlbuf_printf(fj_sqlbuf *b, const char *fmt, ...)
 {
     char tmp[1024];
     va_list ap;
@@ -40,16 +40,16 @@ void fj_qb_printf(fj_qb *b, const char *fmt, ...)
             b->st = FJ_EINTERNAL;
         return;
     }
-    fj_qb_put(b, tmp);
+    fj_sqlbuf_put(b, tmp);
 }
 
-static fj_qb_param *add_param(fj_qb *b)
+static fj_sqlbuf_param *add_param(fj_sqlbuf *b)
 {
     if (b->st != FJ_OK)
         return NULL;
     if (b->n == b->cap) {
         size_t nc = b->cap ? b->cap * 2 : 16;
-        fj_qb_param *p = fj_realloc(b->p, nc * sizeof *p);
+        fj_sqlbuf_param *p = fj_realloc(b->p, nc * sizeof *p);
         if (!p) {
             b->st = FJ_ENOMEM;
             return NULL;
@@ -57,93 +57,93 @@ static fj_qb_param *add_param(fj_qb *b)
         b->p = p;
         b->cap = nc;
     }
-    fj_qb_param *p = &b->p[b->n++];
+    fj_sqlbuf_param *p = &b->p[b->n++];
     memset(p, 0, sizeof *p);
-    fj_qb_printf(b, "%c%zu", b->mark, b->n);
+    fj_sqlbuf_printf(b, "%c%zu", b->mark, b->n);
     return p;
 }
 
-void fj_qb_int(fj_qb *b, int64_t v)
+void fj_sqlbuf_int(fj_sqlbuf *b, int64_t v)
 {
-    fj_qb_param *p = add_param(b);
+    fj_sqlbuf_param *p = add_param(b);
     if (p)
         p->t = 0, p->i = v;
 }
 
-void fj_qb_bound(fj_qb *b, const char *text, int64_t v)
+void fj_sqlbuf_bound(fj_sqlbuf *b, const char *text, int64_t v)
 {
     if (!v)
         return;
-    fj_qb_put(b, text);
-    fj_qb_int(b, v);
+    fj_sqlbuf_put(b, text);
+    fj_sqlbuf_int(b, v);
 }
 
-void fj_qb_page(fj_qb *b, size_t limit)
+void fj_sqlbuf_page(fj_sqlbuf *b, size_t limit)
 {
     if (limit)
-        fj_qb_bound(b, " LIMIT ", (int64_t)limit + 1);
+        fj_sqlbuf_bound(b, " LIMIT ", (int64_t)limit + 1);
 }
 
-void fj_qb_real(fj_qb *b, double v)
+void fj_sqlbuf_real(fj_sqlbuf *b, double v)
 {
-    fj_qb_param *p = add_param(b);
+    fj_sqlbuf_param *p = add_param(b);
     if (p)
         p->t = 1, p->d = v;
 }
 
-void fj_qb_text(fj_qb *b, const char *s)
+void fj_sqlbuf_text(fj_sqlbuf *b, const char *s)
 {
-    fj_qb_param *p = add_param(b);
+    fj_sqlbuf_param *p = add_param(b);
     if (p)
         p->t = 2, p->s = s;
 }
 
-void fj_qb_text_list(fj_qb *b, const fj_strlist *l)
+void fj_sqlbuf_text_list(fj_sqlbuf *b, const fj_strlist *l)
 {
     if (!l->n) {
-        fj_qb_put(b, "(NULL)");
+        fj_sqlbuf_put(b, "(NULL)");
         return;
     }
-    fj_qb_put(b, "(");
+    fj_sqlbuf_put(b, "(");
     for (size_t i = 0; i < l->n; i++) {
         if (i)
-            fj_qb_put(b, ",");
-        fj_qb_text(b, l->v[i]);
+            fj_sqlbuf_put(b, ",");
+        fj_sqlbuf_text(b, l->v[i]);
     }
-    fj_qb_put(b, ")");
+    fj_sqlbuf_put(b, ")");
 }
 
-void fj_qb_int_list(fj_qb *b, const int64_t *v, size_t n)
+void fj_sqlbuf_int_list(fj_sqlbuf *b, const int64_t *v, size_t n)
 {
     if (!n) {
-        fj_qb_put(b, "(NULL)");
+        fj_sqlbuf_put(b, "(NULL)");
         return;
     }
-    fj_qb_put(b, "(");
+    fj_sqlbuf_put(b, "(");
     for (size_t i = 0; i < n; i++)
-        fj_qb_printf(b, i ? ",%lld" : "%lld", (long long)v[i]);
-    fj_qb_put(b, ")");
+        fj_sqlbuf_printf(b, i ? ",%lld" : "%lld", (long long)v[i]);
+    fj_sqlbuf_put(b, ")");
 }
 
-void fj_qb_node_list(fj_qb *b, const fj_qnodes *nodes)
+void fj_sqlbuf_node_list(fj_sqlbuf *b, const fj_qnodes *nodes)
 {
     size_t k = 0;
-    fj_qb_put(b, "(");
+    fj_sqlbuf_put(b, "(");
     for (size_t i = 0; i < nodes->n; i++)
         if (nodes->want[i])
-            fj_qb_printf(b, k++ ? ",%lld" : "%lld", (long long)nodes->ids[i]);
-    fj_qb_put(b, k ? ")" : "NULL)");
+            fj_sqlbuf_printf(b, k++ ? ",%lld" : "%lld", (long long)nodes->ids[i]);
+    fj_sqlbuf_put(b, k ? ")" : "NULL)");
 }
 
-void fj_qb_glob(fj_qb *b, const fj_dialect *d, fj_arena *a, const char *col, const char *glob)
+void fj_sqlbuf_glob(fj_sqlbuf *b, const fj_dialect *d, fj_arena *a, const char *col, const char *glob)
 {
     if (!d->glob_regex) {
-        fj_qb_printf(b, "%s GLOB ", col);
-        fj_qb_text(b, glob);
+        fj_sqlbuf_printf(b, "%s GLOB ", col);
+        fj_sqlbuf_text(b, glob);
         return;
     }
     /* ^...$ with every regex metacharacter outside [...] escaped; * -> .*, ? -> . */
-    fj_qb_printf(b, "%s ~ ", col);
+    fj_sqlbuf_printf(b, "%s ~ ", col);
     size_t n = strlen(glob);
     char *re = fj_arena_alloc(a, 2 * n + 8);
     if (!re) {
@@ -183,21 +183,21 @@ void fj_qb_glob(fj_qb *b, const fj_dialect *d, fj_arena *a, const char *col, con
     }
     re[k++] = '$';
     re[k] = '\0';
-    fj_qb_text(b, re);
+    fj_sqlbuf_text(b, re);
 }
 
-void fj_qb_and_in_texts(fj_qb *b, const char *col, const fj_strlist *l)
+void fj_sqlbuf_and_in_texts(fj_sqlbuf *b, const char *col, const fj_strlist *l)
 {
     if (!l->n)
         return;
-    fj_qb_printf(b, " AND %s IN ", col);
-    fj_qb_text_list(b, l);
+    fj_sqlbuf_printf(b, " AND %s IN ", col);
+    fj_sqlbuf_text_list(b, l);
 }
 
-void fj_qb_and_in_ints(fj_qb *b, const char *col, const fj_intlist *l)
+void fj_sqlbuf_and_in_ints(fj_sqlbuf *b, const char *col, const fj_intlist *l)
 {
     if (!l->n)
         return;
-    fj_qb_printf(b, " AND %s IN ", col);
-    fj_qb_int_list(b, l->v, l->n);
+    fj_sqlbuf_printf(b, " AND %s IN ", col);
+    fj_sqlbuf_int_list(b, l->v, l->n);
 }

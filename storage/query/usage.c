@@ -70,20 +70,20 @@ static fj_status node_row(const fj_qenv *e, const fj_qrows *samples, const fj_qr
     fj_qr_bind(gpus, 2, key);
     rs = fj_qr_step(gpus, "sample gpus", &row); /* an aggregate: one row */
     int64_t n_gpus = rs == FJ_OK && row ? fj_qr_i64(gpus, 0) : 0;
-    fj_value gpu_busy = n_gpus && !fj_qr_null(gpus, 1) ? fj_v_real(fj_qr_dbl(gpus, 1) / 100.0) : fj_v_null();
-    fj_value gpu_mem = n_gpus ? fj_qr_value(gpus, 2, FJ_VT_INT) : fj_v_null();
+    fj_value gpu_busy = n_gpus && !fj_qr_null(gpus, 1) ? fj_value_real(fj_qr_dbl(gpus, 1) / 100.0) : fj_value_null();
+    fj_value gpu_mem = n_gpus ? fj_qr_value(gpus, 2, FJ_VT_INT) : fj_value_null();
     fj_qr_reset(gpus);
     if (rs != FJ_OK)
         return rs;
 
     fj_value v[9] = {
-        fj_v_text(e->nodes->names[i]),
-        fj_v_time(r[1].t),
-        have_cpu ? fj_v_int((int64_t)cpu.seconds) : fj_v_null(),
-        have_cpu ? fj_v_real(fj_qm_cpu_cores(&cpu)) : fj_v_null(),
+        fj_value_text(e->nodes->names[i]),
+        fj_value_time(r[1].t),
+        have_cpu ? fj_value_int((int64_t)cpu.seconds) : fj_value_null(),
+        have_cpu ? fj_value_real(fj_qm_cpu_cores(&cpu)) : fj_value_null(),
         mem,
         load,
-        fj_v_int(n_gpus),
+        fj_value_int(n_gpus),
         gpu_busy,
         gpu_mem,
     };

@@ -6,7 +6,7 @@
 #ifndef FJ_QUERY_USAGE_H
 #define FJ_QUERY_USAGE_H
 
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 
 /* Emits table fj_qt_node_usage: the node q->node when it is given, else the wanted nodes by name;
  * a node without samples has no row. Statements, with parameters bound here:

@@ -11,21 +11,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-fj_value fj_v_null(void);
-fj_value fj_v_int(int64_t v);
-fj_value fj_v_real(double v);
-fj_value fj_v_bool(bool v);
-fj_value fj_v_text(const char *s);    /* NULL gives null */
-fj_value fj_v_time(int64_t t);        /* 0 gives null */
-fj_value fj_v_list(const char *const *l, size_t n);
-fj_value fj_v_json(const char *s);    /* NULL gives null */
+fj_value fj_value_null(void);
+fj_value fj_value_int(int64_t v);
+fj_value fj_value_real(double v);
+fj_value fj_value_bool(bool v);
+fj_value fj_value_text(const char *s);    /* NULL gives null */
+fj_value fj_value_time(int64_t t);        /* 0 gives null */
+fj_value fj_value_list(const char *const *l, size_t n);
+fj_value fj_value_json(const char *s);    /* NULL gives null */
 /* An average of accumulated values, null when empty. */
-fj_value fj_v_avg(double sum, double n);
+fj_value fj_value_avg(double sum, double n);
 /* An accumulator's (storage/query/qmath.h) weighted average or maximum, as a real or rounded to
  * an integer; null when nothing was added. The load and job profile tables' cells. */
-fj_value fj_v_acc_avg(const fj_qm_acc *a);
-fj_value fj_v_acc_avg_int(const fj_qm_acc *a);
-fj_value fj_v_acc_max(const fj_qm_acc *a);
-fj_value fj_v_acc_max_int(const fj_qm_acc *a);
+fj_value fj_value_acc_avg(const fj_qm_acc *a);
+fj_value fj_value_acc_avg_int(const fj_qm_acc *a);
+fj_value fj_value_acc_max(const fj_qm_acc *a);
+fj_value fj_value_acc_max_int(const fj_qm_acc *a);
 
 #endif

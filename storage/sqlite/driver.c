@@ -3,7 +3,7 @@
  * use with SQLITE_PREPARE_PERSISTENT), and the statement reader of storage/core/driver.h. Every file
  * of storage/sqlite/ calls down into it; it calls nothing of theirs (statement texts come through
  * the handle's stmt_text, which the backend's open fills). */
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/value.h"
 #include "storage/sqlite/int.h"
 
@@ -112,22 +112,22 @@ fj_status fj_sq_query_i64(fj_store *s, const char *sql, int64_t *out, fj_err *er
 
 /* --- values ------------------------------------------------------------------------------------ */
 
-fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t)
+fj_value fj_sq_value_col(sqlite3_stmt *st, int i, fj_vtype t)
 {
     int ct = sqlite3_column_type(st, i);
     if (ct == SQLITE_NULL)
-        return fj_v_null();
+        return fj_value_null();
     switch (t) {
     case FJ_VT_INT:
         /* unsigned values past 2^63-1 are stored as REAL: show them as numbers all the same */
         if (ct == SQLITE_FLOAT)
-            return fj_v_real(sqlite3_column_double(st, i));
-        return fj_v_int(sqlite3_column_int64(st, i));
-    case FJ_VT_BOOL: return fj_v_bool(sqlite3_column_int64(st, i) != 0);
-    case FJ_VT_REAL: return fj_v_real(sqlite3_column_double(st, i));
-    case FJ_VT_TIME: return fj_v_time(sqlite3_column_int64(st, i));
-    case FJ_VT_JSON: return fj_v_json((const char *)sqlite3_column_text(st, i));
-    default: return fj_v_text((const char *)sqlite3_column_text(st, i));
+            return fj_value_real(sqlite3_column_double(st, i));
+        return fj_value_int(sqlite3_column_int64(st, i));
+    case FJ_VT_BOOL: return fj_value_bool(sqlite3_column_int64(st, i) != 0);
+    case FJ_VT_REAL: return fj_value_real(sqlite3_column_double(st, i));
+    case FJ_VT_TIME: return fj_value_time(sqlite3_column_int64(st, i));
+    case FJ_VT_JSON: return fj_value_json((const char *)sqlite3_column_text(st, i));
+    default: return fj_value_text((const char *)sqlite3_column_text(st, i));
     }
 }
 
@@ -188,7 +188,7 @@ static const char *qrows_text(const fj_qrows *r, int c)
 
 static fj_value qrows_value(const fj_qrows *r, int c, fj_vtype t)
 {
-    return fj_v_col(r->st, c, t);
+    return fj_sq_value_col(r->st, c, t);
 }
 
 static const unsigned char *qrows_blob(const fj_qrows *r, int c, size_t *len)

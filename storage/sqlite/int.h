@@ -297,7 +297,7 @@ fj_status fj_sq_driver_run(fj_store *s, const char *sql, int n, const char *cons
 extern const fj_layout_sql fj_sq_driver_layout;
 extern const fj_qrows_ops fj_sq_qrows_ops;
 /* Column i of st: null, or the given type (INT, REAL, TEXT, TIME). */
-fj_value fj_v_col(sqlite3_stmt *st, int i, fj_vtype t);
+fj_value fj_sq_value_col(sqlite3_stmt *st, int i, fj_vtype t);
 
 #define FJ_SQ_NS_CLUSTER (-1)
 #define FJ_SQ_NS_STRING 0

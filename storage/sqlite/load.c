@@ -504,7 +504,7 @@ void fj_sq_load_rollup_free(fj_store *s)
 }
 
 /* The day of a listed hour (load_daily, migration 0021). */
-#define TODO_DAY FJ_LA_DAY_OF_SQL("hour")
+#define TODO_DAY FJ_LOADAGG_DAY_OF_SQL("hour")
 
 static fj_status rollup_prepare(fj_sqq *x)
 {
@@ -518,23 +518,27 @@ static fj_status rollup_prepare(fj_sqq *x)
     fj_status rs;
     if ((rs = fj_qload_stmts_prepare(x, &r->node)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT node_id, hour, recompute FROM load_hourly_todo", &r->todo)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "SELECT last_time," FJ_LA_COLS_SQL " FROM load_hourly WHERE node_id = ?1 AND hour = ?2",
+        (rs = fj_sqq_prepare(x,
+                             "SELECT last_time," FJ_LOADAGG_COLS_SQL
+                             " FROM load_hourly WHERE node_id = ?1 AND hour = ?2",
                              &r->get)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "INSERT OR REPLACE INTO load_hourly(node_id,hour,last_time," FJ_LA_COLS_SQL
+        (rs = fj_sqq_prepare(x, "INSERT OR REPLACE INTO load_hourly(node_id,hour,last_time," FJ_LOADAGG_COLS_SQL
                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                              &r->put)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "DELETE FROM load_hourly WHERE node_id = ?1 AND hour = ?2", &r->del)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "SELECT max(time) FROM samples WHERE node_id = ?1 AND time >= ?2 AND time <= ?3",
                              &r->last)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "SELECT last_time," FJ_LA_COLS_SQL " FROM load_daily WHERE node_id = ?1 AND day = ?2",
+        (rs = fj_sqq_prepare(x,
+                             "SELECT last_time," FJ_LOADAGG_COLS_SQL
+                             " FROM load_daily WHERE node_id = ?1 AND day = ?2",
                              &r->day_get)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "INSERT OR REPLACE INTO load_daily(node_id,day,last_time," FJ_LA_COLS_SQL
+        (rs = fj_sqq_prepare(x, "INSERT OR REPLACE INTO load_daily(node_id,day,last_time," FJ_LOADAGG_COLS_SQL
                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                              &r->day_set)) != FJ_OK ||
         (rs = fj_sqq_prepare(x, "DELETE FROM load_daily WHERE (node_id, day) IN (SELECT node_id, " TODO_DAY
                                 " FROM load_hourly_todo WHERE recompute)", &r->day_del)) != FJ_OK ||
-        (rs = fj_sqq_prepare(x, "INSERT INTO load_daily(node_id,day," FJ_LA_COLS_SQL ",last_time)"
-                                " SELECT h.node_id, t.day," FJ_LA_MERGE_SQL ",max(h.last_time)"
+        (rs = fj_sqq_prepare(x, "INSERT INTO load_daily(node_id,day," FJ_LOADAGG_COLS_SQL ",last_time)"
+                                " SELECT h.node_id, t.day," FJ_LOADAGG_MERGE_SQL ",max(h.last_time)"
                                 " FROM (SELECT DISTINCT node_id, " TODO_DAY " AS day FROM load_hourly_todo"
                                 " WHERE recompute) t"
                                 " JOIN load_hourly h ON h.node_id = t.node_id AND h.hour >= t.day"
@@ -548,17 +552,17 @@ static fj_status rollup_prepare(fj_sqq *x)
 }
 
 /* The roll-up of (node, hour) as stored into *b and its last_time into *last; false when none. */
-static fj_status stored_rollup(fj_sqq *x, sqlite3_stmt *st, int64_t node, fj_time hour, fj_la_bucket *b,
+static fj_status stored_rollup(fj_sqq *x, sqlite3_stmt *st, int64_t node, fj_time hour, fj_loadagg_bucket *b,
                                fj_time *last, bool *found)
 {
     sqlite3_bind_int64(st, 1, node);
     sqlite3_bind_int64(st, 2, hour);
     int r = sqlite3_step(st);
     if ((*found = r == SQLITE_ROW)) {
-        double v[FJ_LA_NCOLS];
-        for (int c = 0; c < FJ_LA_NCOLS; c++)
+        double v[FJ_LOADAGG_NCOLS];
+        for (int c = 0; c < FJ_LOADAGG_NCOLS; c++)
             v[c] = sqlite3_column_double(st, c + 1);
-        fj_la_from_row(b, v);
+        fj_loadagg_from_row(b, v);
         *last = sqlite3_column_int64(st, 0);
     }
     sqlite3_reset(st);
@@ -580,7 +584,7 @@ static fj_status last_sample(fj_sqq *x, sqlite3_stmt *st, int64_t node, fj_time 
 /* Writes the roll-up b of (node, key) with put, or deletes it with del when b has no samples (the
  * hour's rows went away; del may be NULL when that cannot be). */
 static fj_status store_row(fj_sqq *x, sqlite3_stmt *put, sqlite3_stmt *del, int64_t node, fj_time key,
-                           fj_time last_time, const fj_la_bucket *b)
+                           fj_time last_time, const fj_loadagg_bucket *b)
 {
     if (!b->samples && !del)
         return FJ_OK;
@@ -589,10 +593,10 @@ static fj_status store_row(fj_sqq *x, sqlite3_stmt *put, sqlite3_stmt *del, int6
     sqlite3_bind_int64(st, 2, key);
     if (b->samples) {
         sqlite3_bind_int64(st, 3, last_time);
-        double v[FJ_LA_NCOLS];
-        fj_la_to_row(b, v);
-        for (int c = 0; c < FJ_LA_NCOLS; c++) {
-            if (fj_la_col_is_int(c))
+        double v[FJ_LOADAGG_NCOLS];
+        fj_loadagg_to_row(b, v);
+        for (int c = 0; c < FJ_LOADAGG_NCOLS; c++) {
+            if (fj_loadagg_col_is_int(c))
                 sqlite3_bind_int64(st, c + 4, (int64_t)v[c]);
             else
                 sqlite3_bind_double(st, c + 4, v[c]);
@@ -604,7 +608,7 @@ static fj_status store_row(fj_sqq *x, sqlite3_stmt *put, sqlite3_stmt *del, int6
 }
 
 static fj_status store_rollup(fj_sqq *x, const struct fj_sq_rollup *r, int64_t node, fj_time hour,
-                              fj_time last_time, const fj_la_bucket *b)
+                              fj_time last_time, const fj_loadagg_bucket *b)
 {
     return store_row(x, r->put, r->del, node, hour, last_time, b);
 }
@@ -613,10 +617,10 @@ static fj_status store_rollup(fj_sqq *x, const struct fj_sq_rollup *r, int64_t n
  * day, as the hour's own roll-up was added to: the day is then the merge of its hours, up to the
  * rounding of sums taken in parts. */
 static fj_status add_to_day(fj_sqq *x, const struct fj_sq_rollup *r, int64_t node, fj_time hour, fj_time last_time,
-                            const fj_la_bucket *add)
+                            const fj_loadagg_bucket *add)
 {
-    fj_time day = fj_la_day(hour), day_last = 0;
-    fj_la_bucket d;
+    fj_time day = fj_loadagg_day(hour), day_last = 0;
+    fj_loadagg_bucket d;
     bool found = false;
     fj_status rs = stored_rollup(x, r->day_get, node, day, &d, &day_last, &found);
     if (rs != FJ_OK)
@@ -624,7 +628,7 @@ static fj_status add_to_day(fj_sqq *x, const struct fj_sq_rollup *r, int64_t nod
     if (!found)
         d = *add;
     else
-        fj_la_merge(&d, add);
+        fj_loadagg_merge(&d, add);
     return store_row(x, r->day_set, NULL, node, day, last_time > day_last ? last_time : day_last, &d);
 }
 
@@ -653,7 +657,7 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
     fj_qload_stmts st = node_rows(&x, cache->node);
     fj_qload l;
     fj_qload_hour_init(&l, &e, &st);
-    fj_la_bucket b, old;
+    fj_loadagg_bucket b, old;
     fj_qload_node n = {.b = &b};
     sqlite3_stmt *todo = cache->todo;
     int r;
@@ -665,12 +669,12 @@ fj_status fj_sq_load_rollup_drain(fj_store *s, fj_err *err)
              (rs = stored_rollup(&x, cache->get, n.id, hour, &old, &last_time, &found)) != FJ_OK) ||
             (rs = fj_qload_read_hour(&l, &n, hour, found ? last_time + 1 : hour)) != FJ_OK)
             goto out;
-        fj_la_bucket added = b; /* appended: what the day's row gains */
+        fj_loadagg_bucket added = b; /* appended: what the day's row gains */
         if (found) {
-            fj_la_merge(&old, &b);
+            fj_loadagg_merge(&old, &b);
             b = old;
         }
-        if ((rs = last_sample(&x, cache->last, n.id, hour, hour + FJ_LA_ROLLUP_S - 1, &last_time)) != FJ_OK ||
+        if ((rs = last_sample(&x, cache->last, n.id, hour, hour + FJ_LOADAGG_ROLLUP_S - 1, &last_time)) != FJ_OK ||
             (rs = store_rollup(&x, cache, n.id, hour, last_time, &b)) != FJ_OK)
             goto out;
         /* a recomputed hour's day is merged anew from its hours below */

@@ -5,7 +5,7 @@
 #define FJ_SQLITE_QUERY_INT_H
 
 #include "arena.h"
-#include "storage/query/backend.h"
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 #include "storage/query/value.h"
 #include "storage/sqlite/int.h"
@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A running query (storage/query/backend.h), under the SQLite files' name. */
+/* A running query (storage/query/qx.h), under the SQLite files' name. */
 typedef fj_qx fj_sqq;
 
 /* Sets up x's one-pass reader of many nodes (storage/sqlite/load.c) for the node and cluster load

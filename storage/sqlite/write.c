@@ -1183,7 +1183,7 @@ static fj_status rollup_mark(wctx *w, fj_time t, bool counters, bool changed)
     }
     STMT(mark, ROLLUP_MARK);
     sqlite3_bind_int64(mark, 1, w->node_id);
-    sqlite3_bind_int64(mark, 2, fj_la_hour(t));
+    sqlite3_bind_int64(mark, 2, fj_loadagg_hour(t));
     sqlite3_bind_int(mark, 3, late);
     FJ_TRY(fj_sq_done(w->s, mark, "list load roll-up", w->err));
     w->rollups = true;
@@ -1197,10 +1197,10 @@ static fj_status rollup_mark(wctx *w, fj_time t, bool counters, bool changed)
     sqlite3_reset(next);
     if (r != SQLITE_ROW && r != SQLITE_DONE)
         return fj_sq_fail(w->s, r, "next sample", w->err);
-    if (r == SQLITE_DONE || fj_la_hour(later) == fj_la_hour(t))
+    if (r == SQLITE_DONE || fj_loadagg_hour(later) == fj_loadagg_hour(t))
         return FJ_OK;
     sqlite3_bind_int64(mark, 1, w->node_id);
-    sqlite3_bind_int64(mark, 2, fj_la_hour(later));
+    sqlite3_bind_int64(mark, 2, fj_loadagg_hour(later));
     sqlite3_bind_int(mark, 3, 1);
     return fj_sq_done(w->s, mark, "list load roll-up", w->err);
 }

@@ -300,7 +300,7 @@ static void real_member(fj_buf *b, const char *name, double d)
 {
     fj_value v = {.t = FJ_VT_REAL, .d = d};
     cr_assert_eq(fj_buf_printf(b, "%s\"%s\":", b->len ? "," : "", name), FJ_OK);
-    cr_assert_eq(fj_value_json(b, &v), FJ_OK);
+    cr_assert_eq(fj_out_value_json(b, &v), FJ_OK);
 }
 
 /* --- batch builders --------------------------------------------------------------------------- */

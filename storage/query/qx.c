@@ -1,6 +1,6 @@
-/* storage/query/backend.c — the helpers shared query code builds on the reader of storage/query/backend.h: the
- * node set of a query, strings copied into the query's arena. */
-#include "storage/query/backend.h"
+/* storage/query/qx.c — a running query (storage/query/qx.h) and the helpers the queries build on
+ * it: the node set of a query, strings copied into the query's arena, a query run from its parts. */
+#include "storage/query/qx.h"
 #include "storage/query/sqlbuf.h"
 
 #include <string.h>
@@ -217,7 +217,7 @@ fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r)
     return prepare_shared(x, sql, r);
 }
 
-fj_status fj_qx_prepare_qb(fj_qx *x, fj_qb *b, fj_qrows *r)
+fj_status fj_qx_prepare_qb(fj_qx *x, fj_sqlbuf *b, fj_qrows *r)
 {
     r->st = NULL;
     if (b->st != FJ_OK)
@@ -226,7 +226,7 @@ fj_status fj_qx_prepare_qb(fj_qx *x, fj_qb *b, fj_qrows *r)
     if (rs != FJ_OK)
         return rs;
     for (size_t i = 0; i < b->n; i++) {
-        const fj_qb_param *p = &b->p[i];
+        const fj_sqlbuf_param *p = &b->p[i];
         int j = (int)i + 1;
         if (p->t == 0)
             r->ops->bind_int(r, j, p->i);
@@ -368,12 +368,12 @@ static fj_status built_rows(fj_qx *x, const fj_qenv *e, const fj_qrows *st, void
 {
     (void)st;
     const built_op *op = arg;
-    fj_qb b;
-    fj_qb_init(&b, x->d->dialect.mark);
+    fj_sqlbuf b;
+    fj_sqlbuf_init(&b, x->d->dialect.mark);
     op->build(&b, e, x->d->dialect.bytewise);
     fj_qrows r;
     fj_status rs = fj_qx_prepare_qb(x, &b, &r);
-    fj_qb_free(&b);
+    fj_sqlbuf_free(&b);
     return rs == FJ_OK ? op->rows(e, &r) : rs;
 }
 

@@ -1,11 +1,11 @@
-/* storage/query/backend.h — a running query over a backend's thin driver (storage/core/driver.h):
- * its read transaction, answer, scratch arena, cluster and node set, and its statements, written
- * once for every backend. Query ops written once (storage/query/{nodes,slurm,misc,usage}.c)
- * begin an fj_qx, prepare SQL written with ?N placeholders and the dialect's tokens, hand the
- * readers to the shared row code and end it. A backend's own query files (its load and job SQL,
+/* storage/query/qx.h — a running query (fj_qx, its functions fj_qx_*) over a backend's driver
+ * (storage/core/driver.h): its read transaction, answer, scratch arena, cluster and node set, and
+ * its statements, written once for every backend. The queries (storage/query/{nodes,slurm,misc,
+ * usage,...}.c) begin an fj_qx, prepare SQL written with ?N placeholders and the dialect's
+ * tokens, hand the readers to the shared row code and end it. A backend's own query files (its load and job SQL,
  * Chimbuko) use the same fj_qx under their own names (fj_sqq, fj_pgq). Not a public header. */
-#ifndef FJ_QUERY_BACKEND_H
-#define FJ_QUERY_BACKEND_H
+#ifndef FJ_QUERY_QX_H
+#define FJ_QUERY_QX_H
 
 #include "arena.h"
 #include "buf.h"
@@ -19,7 +19,7 @@
 
 /* --- a running query, backend aside ------------------------------------------------------------ */
 
-typedef struct fj_qb fj_qb; /* storage/query/sqlbuf.h */
+typedef struct fj_sqlbuf fj_sqlbuf; /* storage/query/sqlbuf.h */
 
 /* A cluster's nodes, sorted by id; `want` marks those the query's host filter accepts. */
 typedef struct fj_qnodes {
@@ -97,7 +97,7 @@ fj_status fj_qx_end(fj_qx *x, fj_status st);
 fj_status fj_qx_cluster(fj_qx *x);
 /* Loads the cluster's nodes (sorted by id) and applies q->host_match. */
 fj_status fj_qx_load_nodes(fj_qx *x);
-/* The node named q->node (storage/query/backend.h's fj_qenv_one_node). */
+/* The node named q->node (storage/query/qx.h's fj_qenv_one_node). */
 fj_status fj_qx_one_node(fj_qx *x, int64_t *id);
 /* The shared env of x (after fj_qx_cluster and fj_qx_load_nodes). */
 fj_qenv fj_qx_env(fj_qx *x);
@@ -108,7 +108,7 @@ fj_qenv fj_qx_env(fj_qx *x);
 fj_status fj_qx_prepare(fj_qx *x, const char *sql, fj_qrows *r);
 /* Prepares a builder's SQL (storage/query/sqlbuf.h, made with the dialect's mark) and binds its
  * parameters. */
-fj_status fj_qx_prepare_qb(fj_qx *x, fj_qb *b, fj_qrows *r);
+fj_status fj_qx_prepare_qb(fj_qx *x, fj_sqlbuf *b, fj_qrows *r);
 void fj_qx_finalize(fj_qx *x, const fj_qrows *r);
 
 /* --- a query op from its parts ---------------------------------------------------------------- */
@@ -138,7 +138,7 @@ fj_status fj_qx_run2(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_ne
 
 /* An op of one statement whose SQL follows the query's filters (storage/query/sqlbuf.h): build
  * writes it for e (collate_c: the dialect's byte-wise order), rows reads it. Under FJ_QX_NODES. */
-typedef void (*fj_qx_build_fn)(fj_qb *b, const fj_qenv *e, const char *collate_c);
+typedef void (*fj_qx_build_fn)(fj_sqlbuf *b, const fj_qenv *e, const char *collate_c);
 typedef fj_status (*fj_qx_built_rows_fn)(const fj_qenv *e, const fj_qrows *r);
 fj_status fj_qx_run_built(fj_store *s, fj_query *q, fj_sink *k, fj_err *err, fj_qx_build_fn build,
                           fj_qx_built_rows_fn rows);
