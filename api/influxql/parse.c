@@ -568,6 +568,21 @@ static iq_expr *primary(parser *ps)
             lex(ps);
             return e;
         }
+        if (t.k == T_IDENT && !strcasecmp(t.s, "distinct")) { /* DISTINCT field, DISTINCT(field) */
+            lex(ps);
+            bool paren = accept(ps, T_LP);
+            iq_expr *f = node(ps, IQ_REF);
+            if (!f || !(f->s = ident(ps, "identifier")))
+                return NULL;
+            if (paren && !accept(ps, T_RP))
+                return fail(ps, ")"), NULL;
+            if (!(e = node(ps, IQ_CALL)) || !(e->args = fj_arena_calloc(ps->a, 2, sizeof *e->args)))
+                return fail_msg(ps, "out of memory"), NULL;
+            e->s = "distinct";
+            e->args[0] = f;
+            e->nargs = 1;
+            return set_height(ps, e, (const iq_expr *const *)e->args, 1) ? e : NULL;
+        }
         if (t.k == T_IDENT && is_reserved(t.s))
             return fail(ps, "identifier, string, number, bool"), NULL;
         lex(ps);

@@ -17,7 +17,8 @@
 
 /* --- the statement's shape ------------------------------------------------------------------------ */
 
-typedef enum { FN_NONE, FN_AGG, FN_SELECTOR, FN_TRANSFORM } fn_class;
+/* FN_ROWS: functions that answer several rows a bucket (distinct). */
+typedef enum { FN_NONE, FN_AGG, FN_SELECTOR, FN_TRANSFORM, FN_ROWS } fn_class;
 
 static fn_class classify(const char *name)
 {
@@ -34,6 +35,8 @@ static fn_class classify(const char *name)
     for (size_t i = 0; trans[i]; i++)
         if (!strcmp(trans[i], name))
             return FN_TRANSFORM;
+    if (!strcmp(name, "distinct"))
+        return FN_ROWS;
     return FN_NONE;
 }
 
@@ -84,7 +87,7 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
             return snprintf(msg, cap, "unsupported call inside %s: %s()", e->s, in->s), false;
         if (in->k == IQ_CALL && !check_calls(in, group_time, msg, cap))
             return false;
-        if (in->k != IQ_CALL && in->k != IQ_REF)
+        if (in->k != IQ_CALL && in->k != IQ_REF && in->k != IQ_WILD && in->k != IQ_REGEX)
             return snprintf(msg, cap, "expected field argument in %s()", e->s), false;
         if (ma && (e->args[1]->k != IQ_NUM || e->args[1]->num < 1))
             return snprintf(msg, cap, "second argument for moving_average must be an integer, got %s",
@@ -95,14 +98,18 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
         return true;
     }
     bool pct = !strcmp(e->s, "percentile");
+    if (fc == FN_ROWS && (e->nargs != 1 || e->args[0]->k != IQ_REF)) /* distinct takes no wildcard */
+        return snprintf(msg, cap, "expected field argument in %s()", e->s), false;
+    /* count(distinct(field)): the number of distinct values */
+    if (!strcmp(e->s, "count") && e->nargs == 1 && e->args[0]->k == IQ_CALL && !strcmp(e->args[0]->s, "distinct"))
+        return check_calls(e->args[0], group_time, msg, cap);
     if (e->nargs != (pct ? 2u : 1u))
         return snprintf(msg, cap, "invalid number of arguments for %s, expected %d, got %zu", e->s, pct ? 2 : 1,
                         e->nargs),
                false;
-    if (e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX)
-        return snprintf(msg, cap, "%s(%s) is not supported by fjord: name the field", e->s,
-                        e->args[0]->k == IQ_WILD ? "*" : "/regex/"),
-               false;
+    if (e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX) /* one call per field (expand_calls) */
+        return !pct || e->args[1]->k == IQ_NUM ? true
+                                               : (snprintf(msg, cap, "expected float argument in percentile()"), false);
     if (e->args[0]->k == IQ_CALL)
         return snprintf(msg, cap, "%s() cannot take a call as its argument", e->s), false;
     if (e->args[0]->k != IQ_REF)
@@ -523,6 +530,56 @@ static double aggregate(const iq_expr *call, ag_fn fn, double *v, const int64_t 
     return NAN;
 }
 
+/* --- distinct values -------------------------------------------------------------------------------- */
+
+typedef struct by_value {
+    const run *u;
+    const double *v;
+    uint8_t ft;
+} by_value;
+static __thread by_value t_by_value; /* qsort has no context argument */
+
+static int cmp_by_value(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    double p = t_by_value.v[a], q = t_by_value.v[b];
+    int c;
+    if (t_by_value.ft == FJ_TS_STRING) {
+        const char *s = str_at(t_by_value.u, p), *t = str_at(t_by_value.u, q);
+        c = strcmp(s ? s : "", t ? t : "");
+    } else
+        c = p < q ? -1 : p > q;
+    return c ? c : (a > b) - (a < b); /* the earlier point of a value first */
+}
+
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The first point of each distinct value among v[0..n) (in time order; a string's value is its
+ * index in the run's table, compared by text): their indices into idx, in time order, as
+ * InfluxDB's distinct reducer keeps each value's first point and emits them by time. Their count. */
+static size_t distinct_points(const run *u, uint8_t ft, const double *v, size_t n, size_t *idx)
+{
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    t_by_value = (by_value){u, v, ft};
+    qsort(idx, n, sizeof *idx, cmp_by_value);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t a = idx[i], b = k ? idx[k - 1] : 0;
+        bool same = k && (ft == FJ_TS_STRING ? !strcmp(str_at(u, v[a]) ? str_at(u, v[a]) : "",
+                                                       str_at(u, v[b]) ? str_at(u, v[b]) : "")
+                                             : v[a] == v[b]);
+        if (!same)
+            idx[k++] = a;
+    }
+    qsort(idx, k, sizeof *idx, cmp_size);
+    return k;
+}
+
 /* --- columns over the grid -------------------------------------------------------------------------- */
 
 typedef struct grid {
@@ -635,7 +692,12 @@ static void apply_fill(const run *u, const iq_expr *call, col *c, size_t n)
 static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g, col *out)
 {
     fj_arena *a = u->c->a;
-    long j = need_index(u, call->args[0]->s);
+    /* count(distinct(field)) counts the field's distinct values */
+    bool dist = call->args[0]->k == IQ_CALL;
+    long j = need_index(u, (dist ? call->args[0]->args[0] : call->args[0])->s);
+    size_t *didx = dist ? fj_arena_alloc(a, gr->r.n * sizeof *didx + 1) : NULL;
+    if (dist && !didx)
+        return false;
     out->v = fj_arena_alloc(a, g->n * sizeof *out->v + 1);
     out->sel = fj_arena_calloc(a, g->n + 1, sizeof *out->sel);
     double *vals = fj_arena_alloc(a, gr->r.n * sizeof *vals + 1);
@@ -667,6 +729,8 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
                     ts[n++] = rw->t[r];
                 }
             }
+            if (dist)
+                n = distinct_points(u, ft, vals, n, didx);
             out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
             if (fn == AG_COUNT && n == 0)
                 out->v[b] = NAN;
@@ -687,6 +751,8 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
             if (!g->buckets && r == rw->n)
                 break;
         }
+        if (dist)
+            n = distinct_points(u, ft, vals, n, didx);
         out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
         if (fn == AG_COUNT && n == 0)
             out->v[b] = NAN; /* fill decides what an empty count shows */
@@ -963,6 +1029,64 @@ static bool zone_grid(run *u, const group *gr, grid *g, int64_t lo, int64_t hi)
     return true;
 }
 
+/* The first and one-past-last row of each bucket of g into first[b], end[b] (rows time-sorted). */
+static void bucket_ranges(const grid *g, const rows *rw, size_t *first, size_t *end)
+{
+    size_t r = 0;
+    for (size_t b = 0; b < g->n; b++) {
+        if (!g->buckets) {
+            first[b] = 0;
+            end[b] = rw->n;
+            continue;
+        }
+        while (r < rw->n && bucket_of(g, rw->t[r]) < g->t[b])
+            r++;
+        first[b] = r;
+        while (r < rw->n && bucket_of(g, rw->t[r]) == g->t[b])
+            r++;
+        end[b] = r;
+    }
+}
+
+/* A function of several rows a bucket alone in the statement (distinct): its rows, each at its
+ * bucket's time; empty buckets are not filled, as InfluxDB does not. */
+static bool rows_fn_series(run *u, const group *gr, const grid *g, fj_buf *out, bool *any, const char **names)
+{
+    fj_arena *a = u->c->a;
+    const iq_expr *call = u->fields[0].e;
+    long j = need_index(u, call->args[0]->s);
+    uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
+    const rows *rw = &gr->r;
+    double *vals = fj_arena_alloc(a, rw->n * sizeof *vals + 1);
+    size_t *idx = fj_arena_alloc(a, rw->n * sizeof *idx + 1);
+    size_t *first = fj_arena_alloc(a, g->n * sizeof *first + 1), *end = fj_arena_alloc(a, g->n * sizeof *end + 1);
+    if (!vals || !idx || !first || !end)
+        return false;
+    bucket_ranges(g, rw, first, end);
+    size_t written = 0, seen = 0;
+    for (size_t q = 0; q < g->n && j >= 0; q++) {
+        size_t b = u->st->desc ? g->n - 1 - q : q, n = 0;
+        for (size_t r = first[b]; r < end[b]; r++)
+            if (!isnan(rw->v[r * rw->k + (size_t)j]))
+                vals[n++] = rw->v[r * rw->k + (size_t)j];
+        size_t k = distinct_points(u, ft, vals, n, idx);
+        for (size_t i = 0; i < k; i++) {
+            if (!take_row(u, &seen))
+                continue;
+            if (!written)
+                put_header(u, gr, out, any, names);
+            fj_buf_puts(out, written++ ? ",[" : "[");
+            iq_put_time(u->c, out, g->t[b]);
+            fj_buf_puts(out, ",");
+            put_typed(u, out, ft, vals[idx[i]]);
+            fj_buf_puts(out, "]");
+        }
+    }
+    if (written)
+        fj_buf_puts(out, "]}");
+    return true;
+}
+
 static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, bool *any, const char **names)
 {
     fj_arena *a = u->c->a;
@@ -1012,6 +1136,8 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
             return false;
         g.t[0] = u->tmin != IQ_NO_MIN ? u->tmin : 0;
     }
+    if (u->nfields == 1 && u->fields[0].e->k == IQ_CALL && classify(u->fields[0].e->s) == FN_ROWS)
+        return rows_fn_series(u, gr, &g, out, any, names);
     col *cols = fj_arena_calloc(a, u->nfields, sizeof *cols);
     if (!cols)
         return false;
@@ -1092,8 +1218,8 @@ static void check_types(run *u, const iq_expr *e)
         return;
     for (size_t i = 0; i < e->nargs; i++)
         check_types(u, e->args[i]);
-    if (!e->nargs || e->args[0]->k != IQ_REF)
-        return;
+    if (!e->nargs || e->args[0]->k != IQ_REF || classify(e->s) == FN_ROWS)
+        return; /* distinct takes every type */
     long j = need_index(u, e->args[0]->s);
     uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
     if (ft != FJ_TS_STRING && ft != FJ_TS_BOOLEAN)
@@ -1141,6 +1267,86 @@ static fj_status keep_string(void *ud, size_t i, int64_t t, const char *v, size_
     p->t[p->n] = t;
     p->v[p->n++] = (double)k;
     return FJ_OK;
+}
+
+/* The call inside e whose argument is * or /regex/ (count(*), derivative(mean(/usage/))), or NULL. */
+static const iq_expr *wild_call(const iq_expr *e)
+{
+    if (!e || e->k != IQ_CALL || !e->nargs)
+        return NULL;
+    if (e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX)
+        return e;
+    return wild_call(e->args[0]);
+}
+
+/* Whether InfluxDB expands a wildcard of function fn over a field of type ft: count, first, last,
+ * distinct, mode, sample and elapsed take every type, min and max all but strings, the others
+ * numbers only (its RewriteFields). */
+static bool wild_takes(const char *fn, uint8_t ft)
+{
+    static const char *const any[] = {"count", "first", "last", "distinct", "mode", "sample", "elapsed", NULL};
+    for (size_t i = 0; any[i]; i++)
+        if (!strcmp(any[i], fn))
+            return true;
+    if (!strcmp(fn, "min") || !strcmp(fn, "max"))
+        return ft != FJ_TS_STRING;
+    return ft != FJ_TS_STRING && ft != FJ_TS_BOOLEAN;
+}
+
+/* A copy of the calls down to w, w's argument replaced by field. */
+static iq_expr *with_field(fj_arena *a, const iq_expr *e, const iq_expr *w, const char *field)
+{
+    iq_expr *c = fj_arena_alloc(a, sizeof *c);
+    iq_expr **args = fj_arena_alloc(a, (e->nargs + 1) * sizeof *args);
+    if (!c || !args)
+        return NULL;
+    *c = *e;
+    memcpy(args, e->args, e->nargs * sizeof *args);
+    c->args = args;
+    if (e == w) {
+        iq_expr *r = fj_arena_calloc(a, 1, sizeof *r);
+        if (!r)
+            return NULL;
+        r->k = IQ_REF;
+        r->s = field;
+        r->height = 1;
+        args[0] = r;
+    } else if (!(args[0] = with_field(a, e->args[0], w, field)))
+        return NULL;
+    return c;
+}
+
+/* The fields with each call on * or /regex/ made one call per field of measurement m that it
+ * matches and takes, in field name order, named <name>_<field> as InfluxDB names them. */
+static bool expand_calls(run *u, const iq_field *in, size_t nin, iq_field **out, size_t *nout)
+{
+    fj_arena *a = u->c->a;
+    const iq_meas *m = u->m;
+    iq_field *f = fj_arena_calloc(a, nin * (m->nfields + 1) + 1, sizeof *f);
+    if (!f)
+        return false;
+    size_t n = 0;
+    for (size_t i = 0; i < nin; i++) {
+        const iq_expr *w = wild_call(in[i].e);
+        if (!w) {
+            f[n++] = in[i];
+            continue;
+        }
+        const char *base = in[i].alias ? in[i].alias : in[i].e->s;
+        for (size_t k = 0; k < m->nfields; k++) {
+            if (!wild_takes(w->s, m->ftypes[k]) ||
+                (w->args[0]->k == IQ_REGEX && !fj_re_match(w->args[0]->re, m->fields[k])))
+                continue;
+            iq_expr *e = with_field(a, in[i].e, w, m->fields[k]);
+            char *alias = fj_arena_printf(a, "%s_%s", base, m->fields[k]);
+            if (!e || !alias)
+                return false;
+            f[n++] = (iq_field){e, alias};
+        }
+    }
+    *out = f;
+    *nout = n;
+    return true;
 }
 
 /* One measurement's series of the answer. */
@@ -1218,10 +1424,8 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
                 u->fields[u->nfields++] = (iq_field){e, NULL};
             }
         }
-    } else {
-        u->fields = st->fields;
-        u->nfields = st->nfields;
-    }
+    } else if (!expand_calls(u, st->fields, st->nfields, &u->fields, &u->nfields))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     /* column names, made distinct as InfluxDB does (mean, mean_1) */
     const char **names = fj_arena_calloc(a, u->nfields + 1, sizeof *names);
     if (!names)
@@ -1501,6 +1705,11 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
     }
     if (st->group_time && !aggregate_mode)
         return snprintf(msg, cap, "GROUP BY requires at least one aggregate function"), FJ_OK;
+    for (size_t f = 0; f < st->nfields && st->nfields > 1; f++)
+        if (st->fields[f].e->k == IQ_CALL && classify(st->fields[f].e->s) == FN_ROWS)
+            return snprintf(msg, cap, "aggregate function %s() cannot be combined with other functions or fields",
+                            st->fields[f].e->s),
+                   FJ_OK;
     bool wild = false;
     for (size_t f = 0; f < st->nfields; f++)
         wild = wild || st->fields[f].e->k == IQ_WILD;
