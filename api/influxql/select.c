@@ -17,7 +17,7 @@
 
 /* --- the statement's shape ------------------------------------------------------------------------ */
 
-/* FN_ROWS: functions that answer several rows a bucket (distinct). */
+/* FN_ROWS: functions that answer several rows a bucket (distinct, top, bottom). */
 typedef enum { FN_NONE, FN_AGG, FN_SELECTOR, FN_TRANSFORM, FN_ROWS } fn_class;
 
 static fn_class classify(const char *name)
@@ -35,7 +35,7 @@ static fn_class classify(const char *name)
     for (size_t i = 0; trans[i]; i++)
         if (!strcmp(trans[i], name))
             return FN_TRANSFORM;
-    if (!strcmp(name, "distinct"))
+    if (!strcmp(name, "distinct") || !strcmp(name, "top") || !strcmp(name, "bottom"))
         return FN_ROWS;
     return FN_NONE;
 }
@@ -56,6 +56,31 @@ static bool has_transform(const iq_expr *e)
     if (e->k == IQ_CALL)
         return classify(e->s) == FN_TRANSFORM;
     return e->k == IQ_BIN && (has_transform(e->l) || has_transform(e->r));
+}
+
+/* top(field[, tag ...], N) and bottom(...): InfluxDB's checks and words. */
+static bool check_top(const iq_expr *e, char *msg, size_t cap)
+{
+    if (e->nargs < 2)
+        return snprintf(msg, cap, "invalid number of arguments for %s, expected at least 2, got %zu", e->s, e->nargs),
+               false;
+    const iq_expr *f = e->args[0], *n = e->args[e->nargs - 1];
+    if (f->k != IQ_REF)
+        return snprintf(msg, cap, "expected first argument to be a field in %s(), found %s", e->s,
+                        f->k == IQ_WILD ? "*" : f->k == IQ_REGEX ? "a regular expression" : "another kind"),
+               false;
+    for (size_t i = 1; i + 1 < e->nargs; i++)
+        if (e->args[i]->k != IQ_REF)
+            return snprintf(msg, cap, "only fields or tags are allowed in %s(), found '%s'", e->s,
+                            e->args[i]->k == IQ_STR ? e->args[i]->s : "?"),
+                   false;
+    if (n->k != IQ_NUM || n->num != floor(n->num))
+        return n->k == IQ_NUM ? snprintf(msg, cap, "expected integer as last argument in %s(), found %.3f", e->s, n->num)
+                              : snprintf(msg, cap, "expected integer as last argument in %s()", e->s),
+               false;
+    if (n->num < 1)
+        return snprintf(msg, cap, "limit (%.0f) in %s function must be at least 1", n->num, e->s), false;
+    return true;
 }
 
 /* Checks every call: known, with the arguments InfluxDB takes. */
@@ -98,6 +123,8 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
         return true;
     }
     bool pct = !strcmp(e->s, "percentile");
+    if (fc == FN_ROWS && strcmp(e->s, "distinct")) /* top(f[, tag...], N), bottom(...) */
+        return check_top(e, msg, cap);
     if (fc == FN_ROWS && (e->nargs != 1 || e->args[0]->k != IQ_REF)) /* distinct takes no wildcard */
         return snprintf(msg, cap, "expected field argument in %s()", e->s), false;
     /* count(distinct(field)): the number of distinct values */
@@ -953,6 +980,21 @@ static bool int_ref(const run *u, const iq_expr *e)
     return j >= 0 && u->ntype[j] == FJ_TS_INTEGER;
 }
 
+/* A raw value x of column e: typed as its field, a tag's string, or null. */
+static void put_raw(const run *u, fj_buf *out, const iq_expr *e, iq_val x)
+{
+    if (x.k == IQV_NUM && int_ref(u, e))
+        put_typed(u, out, FJ_TS_INTEGER, x.n);
+    else if (x.k == IQV_NUM)
+        iq_put_num(out, x.n);
+    else if (x.k == IQV_STR)
+        fj_buf_json_str(out, x.s);
+    else if (x.k == IQV_BOOL)
+        fj_buf_puts(out, x.n != 0 ? "true" : "false");
+    else
+        fj_buf_puts(out, "null");
+}
+
 static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const char **names)
 {
     const rows *r = &gr->r;
@@ -970,18 +1012,8 @@ static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const ch
         fj_buf_puts(out, written++ ? ",[" : "[");
         iq_put_time(u->c, out, r->t[i]);
         for (size_t f = 0; f < u->nfields; f++) {
-            iq_val x = eval_raw(u, u->fields[f].e, r->is[i], v);
             fj_buf_puts(out, ",");
-            if (x.k == IQV_NUM && int_ref(u, u->fields[f].e))
-                put_typed(u, out, FJ_TS_INTEGER, x.n);
-            else if (x.k == IQV_NUM)
-                iq_put_num(out, x.n);
-            else if (x.k == IQV_STR)
-                fj_buf_json_str(out, x.s);
-            else if (x.k == IQV_BOOL)
-                fj_buf_puts(out, x.n != 0 ? "true" : "false");
-            else
-                fj_buf_puts(out, "null");
+            put_raw(u, out, u->fields[f].e, eval_raw(u, u->fields[f].e, r->is[i], v));
         }
         fj_buf_puts(out, "]");
     }
@@ -1048,12 +1080,80 @@ static void bucket_ranges(const grid *g, const rows *rw, size_t *first, size_t *
     }
 }
 
-/* A function of several rows a bucket alone in the statement (distinct): its rows, each at its
- * bucket's time; empty buckets are not filled, as InfluxDB does not. */
+/* The order of top's (bottom's) choice: the larger (smaller) value first, then the earlier point. */
+typedef struct by_rank {
+    const rows *rw;
+    size_t j;
+    bool top;
+} by_rank;
+static __thread by_rank t_by_rank; /* qsort has no context argument */
+
+static int cmp_rank(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    const rows *rw = t_by_rank.rw;
+    double p = rw->v[a * rw->k + t_by_rank.j], q = rw->v[b * rw->k + t_by_rank.j];
+    if (p != q)
+        return (p > q) == t_by_rank.top ? -1 : 1;
+    if (rw->t[a] != rw->t[b])
+        return rw->t[a] < rw->t[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static int cmp_time_rank(const void *x, const void *y) /* rows by time, rank order among equal times */
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    const rows *rw = t_by_rank.rw;
+    if (rw->t[a] != rw->t[b])
+        return rw->t[a] < rw->t[b] ? -1 : 1;
+    return cmp_rank(x, y);
+}
+
+/* top(f[, tag ...], N) or bottom over rows [lo, hi) of rw: the rows chosen into idx, in time order;
+ * their count. With tags, each combination of their values first gives its best point (InfluxDB
+ * runs max or min grouped by them), and the N best of those are chosen. */
+static size_t top_points(const run *u, const iq_expr *call, const rows *rw, size_t j, size_t lo, size_t hi,
+                         size_t *idx)
+{
+    bool top = !strcmp(call->s, "top");
+    size_t want = (size_t)call->args[call->nargs - 1]->num, ntags = call->nargs - 2, n = 0;
+    for (size_t r = lo; r < hi; r++)
+        if (!isnan(rw->v[r * rw->k + j]))
+            idx[n++] = r;
+    t_by_rank = (by_rank){rw, j, top};
+    qsort(idx, n, sizeof *idx, cmp_rank);
+    if (ntags) { /* keep the first (best) of each combination of the tags' values */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool seen = false;
+            for (size_t p = 0; p < k && !seen; p++) {
+                seen = true;
+                for (size_t g = 0; g < ntags && seen; g++)
+                    seen = !strcmp(iq_tag_value(rw->is[idx[p]], call->args[1 + g]->s),
+                                   iq_tag_value(rw->is[idx[i]], call->args[1 + g]->s));
+            }
+            if (!seen)
+                idx[k++] = idx[i];
+        }
+        n = k;
+    }
+    n = n < want ? n : want;
+    qsort(idx, n, sizeof *idx, cmp_time_rank);
+    return n;
+}
+
+/* A function of several rows a bucket (distinct alone in the statement; top or bottom, with the
+ * tags and fields beside it taken from the rows it chooses): its rows, distinct's at its bucket's
+ * time, top's at their points' times in time order; empty buckets are not filled, as InfluxDB does
+ * not. */
 static bool rows_fn_series(run *u, const group *gr, const grid *g, fj_buf *out, bool *any, const char **names)
 {
     fj_arena *a = u->c->a;
-    const iq_expr *call = u->fields[0].e;
+    size_t fi = 0; /* the function's column */
+    while (fi + 1 < u->nfields && !(u->fields[fi].e->k == IQ_CALL && classify(u->fields[fi].e->s) == FN_ROWS))
+        fi++;
+    const iq_expr *call = u->fields[fi].e;
+    bool dist = !strcmp(call->s, "distinct");
     long j = need_index(u, call->args[0]->s);
     uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
     const rows *rw = &gr->r;
@@ -1065,20 +1165,29 @@ static bool rows_fn_series(run *u, const group *gr, const grid *g, fj_buf *out, 
     bucket_ranges(g, rw, first, end);
     size_t written = 0, seen = 0;
     for (size_t q = 0; q < g->n && j >= 0; q++) {
-        size_t b = u->st->desc ? g->n - 1 - q : q, n = 0;
-        for (size_t r = first[b]; r < end[b]; r++)
-            if (!isnan(rw->v[r * rw->k + (size_t)j]))
-                vals[n++] = rw->v[r * rw->k + (size_t)j];
-        size_t k = distinct_points(u, ft, vals, n, idx);
+        size_t b = u->st->desc && dist ? g->n - 1 - q : q, n = 0, k;
+        if (dist) {
+            for (size_t r = first[b]; r < end[b]; r++)
+                if (!isnan(rw->v[r * rw->k + (size_t)j]))
+                    vals[n++] = rw->v[r * rw->k + (size_t)j];
+            k = distinct_points(u, ft, vals, n, idx);
+        } else
+            k = top_points(u, call, rw, (size_t)j, first[b], end[b], idx);
         for (size_t i = 0; i < k; i++) {
             if (!take_row(u, &seen))
                 continue;
             if (!written)
                 put_header(u, gr, out, any, names);
             fj_buf_puts(out, written++ ? ",[" : "[");
-            iq_put_time(u->c, out, g->t[b]);
-            fj_buf_puts(out, ",");
-            put_typed(u, out, ft, vals[idx[i]]);
+            iq_put_time(u->c, out, dist ? g->t[b] : rw->t[idx[i]]);
+            for (size_t f = 0; f < u->nfields; f++) {
+                fj_buf_puts(out, ",");
+                if (f == fi)
+                    put_typed(u, out, ft, dist ? vals[idx[i]] : rw->v[idx[i] * rw->k + (size_t)j]);
+                else
+                    put_raw(u, out, u->fields[f].e,
+                            eval_raw(u, u->fields[f].e, rw->is[idx[i]], &rw->v[idx[i] * rw->k]));
+            }
             fj_buf_puts(out, "]");
         }
     }
@@ -1136,8 +1245,9 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
             return false;
         g.t[0] = u->tmin != IQ_NO_MIN ? u->tmin : 0;
     }
-    if (u->nfields == 1 && u->fields[0].e->k == IQ_CALL && classify(u->fields[0].e->s) == FN_ROWS)
-        return rows_fn_series(u, gr, &g, out, any, names);
+    for (size_t f = 0; f < u->nfields; f++)
+        if (u->fields[f].e->k == IQ_CALL && classify(u->fields[f].e->s) == FN_ROWS)
+            return rows_fn_series(u, gr, &g, out, any, names);
     col *cols = fj_arena_calloc(a, u->nfields, sizeof *cols);
     if (!cols)
         return false;
@@ -1218,7 +1328,7 @@ static void check_types(run *u, const iq_expr *e)
         return;
     for (size_t i = 0; i < e->nargs; i++)
         check_types(u, e->args[i]);
-    if (!e->nargs || e->args[0]->k != IQ_REF || classify(e->s) == FN_ROWS)
+    if (!e->nargs || e->args[0]->k != IQ_REF || !strcmp(e->s, "distinct"))
         return; /* distinct takes every type */
     long j = need_index(u, e->args[0]->s);
     uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
@@ -1426,6 +1536,23 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
         }
     } else if (!expand_calls(u, st->fields, st->nfields, &u->fields, &u->nfields))
         return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    /* top(f, tag..., N): a column for each tag named, after its own, as InfluxDB adds them */
+    for (size_t f = 0; f < u->nfields; f++) {
+        const iq_expr *e = u->fields[f].e;
+        if (e->k != IQ_CALL || classify(e->s) != FN_ROWS || e->nargs < 3)
+            continue;
+        size_t nt = e->nargs - 2;
+        iq_field *nf = fj_arena_calloc(a, u->nfields + nt + 1, sizeof *nf);
+        if (!nf)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        memcpy(nf, u->fields, (f + 1) * sizeof *nf);
+        for (size_t i = 0; i < nt; i++)
+            nf[f + 1 + i] = (iq_field){e->args[1 + i], NULL};
+        memcpy(nf + f + 1 + nt, u->fields + f + 1, (u->nfields - f - 1) * sizeof *nf);
+        u->fields = nf;
+        u->nfields += nt;
+        break;
+    }
     /* column names, made distinct as InfluxDB does (mean, mean_1) */
     const char **names = fj_arena_calloc(a, u->nfields + 1, sizeof *names);
     if (!names)
@@ -1698,7 +1825,19 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
         aggregate_mode = aggregate_mode || has_call(e);
         raw_ref = raw_ref || !has_call(e);
     }
-    if (aggregate_mode && raw_ref) {
+    /* top and bottom: the only call, beside fields and tags of the points they choose */
+    const char *top = NULL;
+    size_t ncalls = 0;
+    for (size_t f = 0; f < st->nfields; f++)
+        if (has_call(st->fields[f].e)) {
+            ncalls++;
+            if (st->fields[f].e->k == IQ_CALL && classify(st->fields[f].e->s) == FN_ROWS &&
+                strcmp(st->fields[f].e->s, "distinct"))
+                top = st->fields[f].e->s;
+        }
+    if (top && ncalls > 1)
+        return snprintf(msg, cap, "selector function %s() cannot be combined with other functions", top), FJ_OK;
+    if (aggregate_mode && raw_ref && !top) {
         for (size_t f = 0; f < st->nfields; f++)
             if (!has_call(st->fields[f].e) && st->fields[f].e->k != IQ_NUM)
                 return snprintf(msg, cap, "mixing aggregate and non-aggregate queries is not supported"), FJ_OK;
@@ -1706,7 +1845,7 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
     if (st->group_time && !aggregate_mode)
         return snprintf(msg, cap, "GROUP BY requires at least one aggregate function"), FJ_OK;
     for (size_t f = 0; f < st->nfields && st->nfields > 1; f++)
-        if (st->fields[f].e->k == IQ_CALL && classify(st->fields[f].e->s) == FN_ROWS)
+        if (st->fields[f].e->k == IQ_CALL && !strcmp(st->fields[f].e->s, "distinct"))
             return snprintf(msg, cap, "aggregate function %s() cannot be combined with other functions or fields",
                             st->fields[f].e->s),
                    FJ_OK;
