@@ -22,7 +22,7 @@ typedef enum { FN_NONE, FN_AGG, FN_SELECTOR, FN_TRANSFORM, FN_ROWS } fn_class;
 
 static fn_class classify(const char *name)
 {
-    static const char *const aggs[] = {"mean", "median", "sum", "count", "spread", "stddev", NULL};
+    static const char *const aggs[] = {"mean", "median", "sum", "count", "spread", "stddev", "mode", NULL};
     static const char *const sels[] = {"min", "max", "first", "last", "percentile", NULL};
     static const char *const trans[] = {"derivative", "non_negative_derivative", "difference",
                                         "non_negative_difference", "moving_average", "cumulative_sum", NULL};
@@ -455,12 +455,12 @@ static int cmp_dbl(const void *x, const void *y)
 
 /* The aggregates and selectors, resolved once per column rather than by name per bucket. */
 typedef enum { AG_COUNT, AG_SUM, AG_MEAN, AG_MIN, AG_MAX, AG_FIRST, AG_LAST, AG_SPREAD, AG_STDDEV, AG_MEDIAN,
-               AG_PERCENTILE, AG_NONE } ag_fn;
+               AG_PERCENTILE, AG_MODE, AG_NONE } ag_fn;
 
 static ag_fn ag_of(const char *f)
 {
     static const char *const names[] = {"count", "sum", "mean", "min", "max", "first", "last", "spread",
-                                        "stddev", "median", "percentile"};
+                                        "stddev", "median", "percentile", "mode"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(names[i], f))
             return (ag_fn)i;
@@ -579,6 +579,15 @@ static int cmp_by_value(const void *x, const void *y)
     return c ? c : (a > b) - (a < b); /* the earlier point of a value first */
 }
 
+/* Whether x and y are the same value of a field of type ft (strings by text). */
+static bool same_value(const run *u, uint8_t ft, double x, double y)
+{
+    if (ft != FJ_TS_STRING)
+        return x == y;
+    const char *s = str_at(u, x), *t = str_at(u, y);
+    return !strcmp(s ? s : "", t ? t : "");
+}
+
 static int cmp_size(const void *x, const void *y)
 {
     size_t a = *(const size_t *)x, b = *(const size_t *)y;
@@ -596,15 +605,33 @@ static size_t distinct_points(const run *u, uint8_t ft, const double *v, size_t 
     qsort(idx, n, sizeof *idx, cmp_by_value);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t a = idx[i], b = k ? idx[k - 1] : 0;
-        bool same = k && (ft == FJ_TS_STRING ? !strcmp(str_at(u, v[a]) ? str_at(u, v[a]) : "",
-                                                       str_at(u, v[b]) ? str_at(u, v[b]) : "")
-                                             : v[a] == v[b]);
-        if (!same)
-            idx[k++] = a;
+        if (!k || !same_value(u, ft, v[idx[i]], v[idx[k - 1]]))
+            idx[k++] = idx[i];
     }
     qsort(idx, k, sizeof *idx, cmp_size);
     return k;
+}
+
+/* The most frequent of v[0..n) (a string's value is its index in the run's table, compared by
+ * text); among equally frequent values the smallest (InfluxDB's choice among them follows the
+ * order its unstable sort leaves). NaN when n is 0. */
+static double mode_of(const run *u, uint8_t ft, const double *v, size_t n, size_t *idx)
+{
+    if (!n)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    t_by_value = (by_value){u, v, ft};
+    qsort(idx, n, sizeof *idx, cmp_by_value);
+    size_t best = idx[0], most = 0, run_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        run_len = i && same_value(u, ft, v[idx[i - 1]], v[idx[i]]) ? run_len + 1 : 1;
+        if (run_len > most) {
+            most = run_len;
+            best = idx[i];
+        }
+    }
+    return v[best];
 }
 
 /* --- columns over the grid -------------------------------------------------------------------------- */
@@ -720,10 +747,10 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
 {
     fj_arena *a = u->c->a;
     /* count(distinct(field)) counts the field's distinct values */
-    bool dist = call->args[0]->k == IQ_CALL;
+    bool dist = call->args[0]->k == IQ_CALL, mode = !strcmp(call->s, "mode");
     long j = need_index(u, (dist ? call->args[0]->args[0] : call->args[0])->s);
-    size_t *didx = dist ? fj_arena_alloc(a, gr->r.n * sizeof *didx + 1) : NULL;
-    if (dist && !didx)
+    size_t *didx = dist || mode ? fj_arena_alloc(a, gr->r.n * sizeof *didx + 1) : NULL;
+    if ((dist || mode) && !didx)
         return false;
     out->v = fj_arena_alloc(a, g->n * sizeof *out->v + 1);
     out->sel = fj_arena_calloc(a, g->n + 1, sizeof *out->sel);
@@ -739,7 +766,7 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
     ag_fn fn = ag_of(call->s);
     uint8_t ft = j >= 0 && u->ntype ? u->ntype[j] : FJ_TS_FLOAT;
     if ((ft == FJ_TS_STRING || ft == FJ_TS_BOOLEAN) &&
-        (fn == AG_FIRST || fn == AG_LAST || fn == AG_MIN || fn == AG_MAX))
+        (fn == AG_FIRST || fn == AG_LAST || fn == AG_MIN || fn == AG_MAX || fn == AG_MODE))
         out->ftype = ft;
     if (ft == FJ_TS_INTEGER && fn != AG_MEAN && fn != AG_MEDIAN && fn != AG_STDDEV && fn != AG_COUNT)
         out->ftype = ft; /* sums, selectors and spreads of integers are integers */
@@ -758,7 +785,7 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
             }
             if (dist)
                 n = distinct_points(u, ft, vals, n, didx);
-            out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
+            out->v[b] = mode ? mode_of(u, ft, vals, n, didx) : aggregate(call, fn, vals, ts, n, &out->sel[b]);
             if (fn == AG_COUNT && n == 0)
                 out->v[b] = NAN;
             continue;
@@ -780,7 +807,7 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
         }
         if (dist)
             n = distinct_points(u, ft, vals, n, didx);
-        out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
+        out->v[b] = mode ? mode_of(u, ft, vals, n, didx) : aggregate(call, fn, vals, ts, n, &out->sel[b]);
         if (fn == AG_COUNT && n == 0)
             out->v[b] = NAN; /* fill decides what an empty count shows */
     }
@@ -1335,7 +1362,8 @@ static void check_types(run *u, const iq_expr *e)
     if (ft != FJ_TS_STRING && ft != FJ_TS_BOOLEAN)
         return;
     ag_fn fn = ag_of(e->s);
-    if (fn == AG_COUNT || fn == AG_FIRST || fn == AG_LAST || (ft == FJ_TS_BOOLEAN && (fn == AG_MIN || fn == AG_MAX)))
+    if (fn == AG_COUNT || fn == AG_FIRST || fn == AG_LAST || fn == AG_MODE ||
+        (ft == FJ_TS_BOOLEAN && (fn == AG_MIN || fn == AG_MAX)))
         return;
     snprintf(u->msg, u->cap, "unsupported %s iterator type: *query.%sInterruptIterator", e->s,
              ft == FJ_TS_STRING ? "string" : "boolean");

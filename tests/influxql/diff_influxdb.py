@@ -34,6 +34,11 @@ DEPARTURES = {
     "SELECT mean(value) FROM cpu_load GROUP BY time(0s)",
     # fjord refuses every statement that writes or administers (InfluxDB runs DROP).
     "DROP MEASUREMENT nosuch_measurement",
+    # mode() among equally frequent values: InfluxDB's choice follows the order its unstable sort
+    # leaves them in; fjord answers the smallest.
+    "SELECT mode(n_users) FROM system WHERE time >= 1700000000s AND time < 1700003600s GROUP BY time(10m)",
+    "SELECT mode(num_threads) FROM procstat WHERE time >= 1700000000s AND time < 1700003600s GROUP BY time(5m)",
+    "SELECT mode(n_users), mean(load1) FROM system WHERE time >= 1700000000s AND time < 1700003600s GROUP BY time(30m), host",
     # a request of empty statements: InfluxDB answers {}; fjord 400 (no statement).
     "  ;  ",
 }
