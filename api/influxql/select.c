@@ -22,7 +22,7 @@ typedef enum { FN_NONE, FN_AGG, FN_SELECTOR, FN_TRANSFORM, FN_ROWS } fn_class;
 
 static fn_class classify(const char *name)
 {
-    static const char *const aggs[] = {"mean", "median", "sum", "count", "spread", "stddev", "mode", NULL};
+    static const char *const aggs[] = {"mean", "median", "sum", "count", "spread", "stddev", "mode", "integral", NULL};
     static const char *const sels[] = {"min", "max", "first", "last", "percentile", NULL};
     static const char *const trans[] = {"derivative", "non_negative_derivative", "difference",
                                         "non_negative_difference", "moving_average", "cumulative_sum", NULL};
@@ -123,6 +123,12 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
         return true;
     }
     bool pct = !strcmp(e->s, "percentile");
+    if (!strcmp(e->s, "integral") && (e->nargs < 1 || e->nargs > 2))
+        return snprintf(msg, cap, "invalid number of arguments for integral, expected 1-2, got %zu", e->nargs), false;
+    if (!strcmp(e->s, "integral") && e->nargs == 2 && e->args[1]->k != IQ_DUR)
+        return snprintf(msg, cap, "second argument must be a duration"), false;
+    if (!strcmp(e->s, "integral") && e->args[0]->k == IQ_REF)
+        return true;
     if (fc == FN_ROWS && strcmp(e->s, "distinct")) /* top(f[, tag...], N), bottom(...) */
         return check_top(e, msg, cap);
     if (fc == FN_ROWS && (e->nargs != 1 || e->args[0]->k != IQ_REF)) /* distinct takes no wildcard */
@@ -455,12 +461,12 @@ static int cmp_dbl(const void *x, const void *y)
 
 /* The aggregates and selectors, resolved once per column rather than by name per bucket. */
 typedef enum { AG_COUNT, AG_SUM, AG_MEAN, AG_MIN, AG_MAX, AG_FIRST, AG_LAST, AG_SPREAD, AG_STDDEV, AG_MEDIAN,
-               AG_PERCENTILE, AG_MODE, AG_NONE } ag_fn;
+               AG_PERCENTILE, AG_MODE, AG_INTEGRAL, AG_NONE } ag_fn;
 
 static ag_fn ag_of(const char *f)
 {
     static const char *const names[] = {"count", "sum", "mean", "min", "max", "first", "last", "spread",
-                                        "stddev", "median", "percentile", "mode"};
+                                        "stddev", "median", "percentile", "mode", "integral"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(names[i], f))
             return (ag_fn)i;
@@ -743,6 +749,80 @@ static void apply_fill(const run *u, const iq_expr *call, col *c, size_t n)
     }
 }
 
+/* The index of the bucket starting at t in g, or g->n. */
+static size_t bucket_at(const grid *g, int64_t t)
+{
+    size_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->t[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->n && g->t[lo] == t ? lo : g->n;
+}
+
+/* integral(f[, unit]) into out->v, as InfluxDB 1.6's integral reducer walks the points of the whole
+ * range: the trapezium rule between consecutive points (of equal times the later one counts); a
+ * step that crosses its bucket's end is split there, the value interpolated, and the rest of the
+ * step, over any empty buckets, goes to the bucket of its end point; a bucket whose only point is
+ * at its start has no area and no value. For an integer field InfluxDB's reducer keeps the earlier
+ * point's value and reuses the interpolated one as the next point's in the first step of the new
+ * bucket: so does fjord. Without GROUP BY time, the one value of the range. */
+static void integral_col(const grid *g, const rows *rw, long j, int64_t unit, bool integer, double *v)
+{
+    bool have = false;
+    int64_t pt = 0, ws = 0, we = 0;
+    double pv = 0, sum = 0;
+    for (size_t r = 0; r < rw->n && j >= 0; r++) {
+        double x = rw->v[r * rw->k + (size_t)j];
+        int64_t t = rw->t[r];
+        if (isnan(x))
+            continue;
+        if (!have) {
+            have = true;
+            pt = t;
+            pv = x;
+            if (g->buckets) {
+                ws = bucket_of(g, t);
+                we = g->zone ? zone_next(g->zone, ws, g->every) : ws + g->every;
+            }
+            continue;
+        }
+        if (t == pt) {
+            pv = x;
+            continue;
+        }
+        double next = x; /* the value of the step's end */
+        if (g->buckets && t >= we) {
+            if (pt != we) {
+                double at = (x - pv) / (double)(t - pt) * (double)(we - pt) + pv; /* InfluxDB's rounding */
+                sum += 0.5 * (at + pv) * ((double)(we - pt) / (double)unit);
+                if (integer)
+                    next = at;
+                else
+                    pv = at;
+                pt = we;
+            }
+            size_t b = bucket_at(g, ws);
+            if (b < g->n)
+                v[b] = sum;
+            ws = bucket_of(g, t);
+            we = g->zone ? zone_next(g->zone, ws, g->every) : ws + g->every;
+            sum = 0;
+        }
+        sum += 0.5 * (next + pv) * ((double)(t - pt) / (double)unit);
+        pt = t;
+        pv = x;
+    }
+    if (have && (!g->buckets || pt != ws)) {
+        size_t b = g->buckets ? bucket_at(g, ws) : 0;
+        if (b < g->n)
+            v[b] = sum;
+    }
+}
+
 static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g, col *out)
 {
     fj_arena *a = u->c->a;
@@ -768,8 +848,13 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
     if ((ft == FJ_TS_STRING || ft == FJ_TS_BOOLEAN) &&
         (fn == AG_FIRST || fn == AG_LAST || fn == AG_MIN || fn == AG_MAX || fn == AG_MODE))
         out->ftype = ft;
-    if (ft == FJ_TS_INTEGER && fn != AG_MEAN && fn != AG_MEDIAN && fn != AG_STDDEV && fn != AG_COUNT)
+    if (ft == FJ_TS_INTEGER && fn != AG_MEAN && fn != AG_MEDIAN && fn != AG_STDDEV && fn != AG_COUNT &&
+        fn != AG_INTEGRAL)
         out->ftype = ft; /* sums, selectors and spreads of integers are integers */
+    if (fn == AG_INTEGRAL) { /* over the whole range, not bucket by bucket; never filled */
+        integral_col(g, &gr->r, j, call->nargs == 2 ? call->args[1]->dur : NSEC, ft == FJ_TS_INTEGER, out->v);
+        return true;
+    }
     /* rows are time-sorted and buckets ascending: one walk */
     for (size_t b = 0; b < nb; b++) {
         size_t n = 0;
@@ -1227,9 +1312,17 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
 {
     fj_arena *a = u->c->a;
     grid g = {0};
-    bool transform = false;
-    for (size_t f = 0; f < u->nfields; f++)
+    bool transform = false, integral = false, integral_at0 = false;
+    for (size_t f = 0; f < u->nfields; f++) {
         transform = transform || has_transform(u->fields[f].e);
+        const iq_expr *e = u->fields[f].e;
+        integral = integral || (e->k == IQ_CALL && !strcmp(e->s, "integral"));
+        /* without GROUP BY time InfluxDB answers a float field's integral at time 0, an integer
+         * field's at the range's start */
+        if (e->k == IQ_CALL && !strcmp(e->s, "integral") && e->args[0]->k == IQ_REF &&
+            (need_index(u, e->args[0]->s) < 0 || u->ntype[need_index(u, e->args[0]->s)] != FJ_TS_INTEGER))
+            integral_at0 = true;
+    }
     if (u->st->group_time) {
         g.buckets = true;
         g.every = u->st->every;
@@ -1270,7 +1363,7 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
         g.t = fj_arena_alloc(a, sizeof *g.t);
         if (!g.t)
             return false;
-        g.t[0] = u->tmin != IQ_NO_MIN ? u->tmin : 0;
+        g.t[0] = u->tmin != IQ_NO_MIN && !integral_at0 ? u->tmin : 0;
     }
     for (size_t f = 0; f < u->nfields; f++)
         if (u->fields[f].e->k == IQ_CALL && classify(u->fields[f].e->s) == FN_ROWS)
@@ -1284,7 +1377,7 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
     /* one selector alone, without GROUP BY time: the time of the point it selected */
     bool sel_time = !u->st->group_time && u->nfields == 1 && u->fields[0].e->k == IQ_CALL &&
                     classify(u->fields[0].e->s) == FN_SELECTOR;
-    bool drop_empty = transform || u->st->fill == IQ_FILL_NONE || !u->st->group_time;
+    bool drop_empty = transform || integral || u->st->fill == IQ_FILL_NONE || !u->st->group_time;
     bool any_value = false; /* a series whose every value is empty is not answered, as InfluxDB */
     for (size_t i = 0; i < g.n && !any_value; i++)
         for (size_t f = 0; f < u->nfields && !any_value; f++)

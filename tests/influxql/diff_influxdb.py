@@ -39,6 +39,12 @@ DEPARTURES = {
     "SELECT mode(n_users) FROM system WHERE time >= 1700000000s AND time < 1700003600s GROUP BY time(10m)",
     "SELECT mode(num_threads) FROM procstat WHERE time >= 1700000000s AND time < 1700003600s GROUP BY time(5m)",
     "SELECT mode(n_users), mean(load1) FROM system WHERE time >= 1700000000s AND time < 1700003600s GROUP BY time(30m), host",
+    # integral() grouped by tags: InfluxDB answers the series in the order its reducers finish
+    # (the last bucket of each series apart, in no fixed order); fjord in tag order, one series
+    # each (the values agree).
+    "SELECT integral(value) FROM cpu_load WHERE time >= 1700000000s AND time < 1700003600s GROUP BY time(20m), hostname",
+    "SELECT integral(value, 1h) FROM mem_used WHERE time >= 1700000000s AND time < 1700003600s GROUP BY hostname",
+    "SELECT integral(uptime, 1d) FROM system WHERE time >= 1700000000s AND time < 1700003600s GROUP BY host",
     # a request of empty statements: InfluxDB answers {}; fjord 400 (no statement).
     "  ;  ",
 }
