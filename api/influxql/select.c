@@ -25,7 +25,7 @@ static fn_class classify(const char *name)
     static const char *const aggs[] = {"mean", "median", "sum", "count", "spread", "stddev", "mode", "integral", NULL};
     static const char *const sels[] = {"min", "max", "first", "last", "percentile", NULL};
     static const char *const trans[] = {"derivative", "non_negative_derivative", "difference",
-                                        "non_negative_difference", "moving_average", "cumulative_sum", NULL};
+                                        "non_negative_difference", "moving_average", "cumulative_sum", "elapsed", NULL};
     for (size_t i = 0; aggs[i]; i++)
         if (!strcmp(aggs[i], name))
             return FN_AGG;
@@ -56,6 +56,32 @@ static bool has_transform(const iq_expr *e)
     if (e->k == IQ_CALL)
         return classify(e->s) == FN_TRANSFORM;
     return e->k == IQ_BIN && (has_transform(e->l) || has_transform(e->r));
+}
+
+/* A duration as InfluxQL writes it: in the largest unit that divides it (1h, 90s, 1500ms). */
+static void fmt_dur(char *dst, size_t cap, int64_t d)
+{
+    static const struct {
+        int64_t ns;
+        const char *u;
+    } units[] = {{7 * 86400 * NSEC, "w"}, {86400 * NSEC, "d"}, {3600 * NSEC, "h"}, {60 * NSEC, "m"},
+                 {NSEC, "s"},          {1000000, "ms"},      {1000, "u"},        {1, "ns"}};
+    size_t i = 0;
+    while (d && i + 1 < sizeof units / sizeof units[0] && d % units[i].ns)
+        i++;
+    if (!d)
+        i = 4; /* 0s */
+    snprintf(dst, cap, "%lld%s", (long long)(d / units[i].ns), units[i].u);
+}
+
+/* A unit argument (derivative, elapsed, integral) must be a positive duration: InfluxDB's words. */
+static bool positive_unit(const iq_expr *e, char *msg, size_t cap)
+{
+    if (e->nargs != 2 || e->args[1]->k != IQ_DUR || e->args[1]->dur > 0)
+        return true;
+    char d[48];
+    fmt_dur(d, sizeof d, e->args[1]->dur);
+    return snprintf(msg, cap, "duration argument must be positive, got %s", d), false;
 }
 
 /* top(field[, tag ...], N) and bottom(...): InfluxDB's checks and words. */
@@ -97,7 +123,7 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
         return snprintf(msg, cap, "undefined function %s()", e->s), false;
     if (fc == FN_TRANSFORM) {
         bool ma = !strcmp(e->s, "moving_average");
-        bool der = strstr(e->s, "derivative") != NULL;
+        bool der = strstr(e->s, "derivative") != NULL || !strcmp(e->s, "elapsed");
         size_t want_min = ma ? 2 : 1, want_max = ma ? 2 : der ? 2 : 1;
         if (e->nargs < want_min || e->nargs > want_max)
             return snprintf(msg, cap, "invalid number of arguments for %s, expected %zu, got %zu", e->s, want_min,
@@ -118,8 +144,19 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
             return snprintf(msg, cap, "second argument for moving_average must be an integer, got %s",
                             e->args[1]->k == IQ_NUM ? "a number below 1" : "another kind"),
                    false;
+        if (!strcmp(e->s, "elapsed") && e->nargs == 2 && e->args[1]->k != IQ_DUR) /* in InfluxDB's words */
+            return snprintf(msg, cap, "second argument to elapsed must be a duration, got *influxql.%s",
+                            e->args[1]->k == IQ_STR    ? "StringLiteral"
+                            : e->args[1]->k == IQ_NUM  ? (e->args[1]->num == floor(e->args[1]->num) ? "IntegerLiteral"
+                                                                                                     : "NumberLiteral")
+                            : e->args[1]->k == IQ_REF  ? "VarRef"
+                            : e->args[1]->k == IQ_BOOL ? "BooleanLiteral"
+                                                       : "Call"),
+                   false;
         if (der && e->nargs == 2 && e->args[1]->k != IQ_DUR)
             return snprintf(msg, cap, "second argument to %s must be a duration", e->s), false;
+        if (der && !positive_unit(e, msg, cap))
+            return false;
         return true;
     }
     bool pct = !strcmp(e->s, "percentile");
@@ -127,6 +164,8 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
         return snprintf(msg, cap, "invalid number of arguments for integral, expected 1-2, got %zu", e->nargs), false;
     if (!strcmp(e->s, "integral") && e->nargs == 2 && e->args[1]->k != IQ_DUR)
         return snprintf(msg, cap, "second argument must be a duration"), false;
+    if (!strcmp(e->s, "integral") && !positive_unit(e, msg, cap))
+        return false;
     if (!strcmp(e->s, "integral") && e->args[0]->k == IQ_REF)
         return true;
     if (fc == FN_ROWS && strcmp(e->s, "distinct")) /* top(f[, tag...], N), bottom(...) */
@@ -938,7 +977,18 @@ static bool transform_col(run *u, const iq_expr *call, const group *gr, const gr
         out->v[i] = NAN;
     const char *f = call->s;
     bool nonneg = !strncmp(f, "non_negative", 12);
-    if (strstr(f, "derivative")) {
+    if (!strcmp(f, "elapsed")) { /* the time since the previous point, in whole units (1ns unless given) */
+        int64_t unit = call->nargs == 2 ? call->args[1]->dur : 1;
+        out->ftype = FJ_TS_INTEGER;
+        long prev = -1;
+        for (size_t i = 0; i < g->n; i++) {
+            if (isnan(in.v[i]))
+                continue;
+            if (prev >= 0)
+                out->v[i] = (double)((g->t[i] - g->t[prev]) / unit);
+            prev = (long)i;
+        }
+    } else if (strstr(f, "derivative")) {
         int64_t unit = call->nargs == 2 ? call->args[1]->dur : g->buckets ? g->every : NSEC;
         long prev = -1;
         for (size_t i = 0; i < g->n; i++) {
@@ -1448,8 +1498,8 @@ static void check_types(run *u, const iq_expr *e)
         return;
     for (size_t i = 0; i < e->nargs; i++)
         check_types(u, e->args[i]);
-    if (!e->nargs || e->args[0]->k != IQ_REF || !strcmp(e->s, "distinct"))
-        return; /* distinct takes every type */
+    if (!e->nargs || e->args[0]->k != IQ_REF || !strcmp(e->s, "distinct") || !strcmp(e->s, "elapsed"))
+        return; /* distinct and elapsed take every type */
     long j = need_index(u, e->args[0]->s);
     uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
     if (ft != FJ_TS_STRING && ft != FJ_TS_BOOLEAN)
