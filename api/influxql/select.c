@@ -35,7 +35,7 @@ static fn_class classify(const char *name)
     for (size_t i = 0; trans[i]; i++)
         if (!strcmp(trans[i], name))
             return FN_TRANSFORM;
-    if (!strcmp(name, "distinct") || !strcmp(name, "top") || !strcmp(name, "bottom"))
+    if (!strcmp(name, "distinct") || !strcmp(name, "top") || !strcmp(name, "bottom") || !strcmp(name, "sample"))
         return FN_ROWS;
     return FN_NONE;
 }
@@ -168,6 +168,17 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
         return false;
     if (!strcmp(e->s, "integral") && e->args[0]->k == IQ_REF)
         return true;
+    if (!strcmp(e->s, "sample")) { /* sample(f, N): in InfluxDB's words */
+        if (e->nargs != 2)
+            return snprintf(msg, cap, "invalid number of arguments for sample, expected 2, got %zu", e->nargs), false;
+        if (e->args[1]->k != IQ_NUM || e->args[1]->num != floor(e->args[1]->num))
+            return snprintf(msg, cap, "expected integer argument in sample()"), false;
+        if (e->args[1]->num < 1)
+            return snprintf(msg, cap, "sample window must be greater than 1, got %.0f", e->args[1]->num), false;
+        if (e->args[0]->k != IQ_REF && e->args[0]->k != IQ_WILD && e->args[0]->k != IQ_REGEX)
+            return snprintf(msg, cap, "expected field argument in sample()"), false;
+        return true;
+    }
     if (fc == FN_ROWS && strcmp(e->s, "distinct")) /* top(f[, tag...], N), bottom(...) */
         return check_top(e, msg, cap);
     if (fc == FN_ROWS && (e->nargs != 1 || e->args[0]->k != IQ_REF)) /* distinct takes no wildcard */
@@ -324,6 +335,7 @@ typedef struct run {
     uint8_t *ntype;
     const char **sv;
     size_t ns, scap;
+    uint64_t rng; /* sample()'s random choices (xorshift; never 0) */
 } run;
 
 /* The string whose index is x, or NULL when x is none. */
@@ -1304,14 +1316,53 @@ static size_t top_points(const run *u, const iq_expr *call, const rows *rw, size
     return n;
 }
 
-/* A function of several rows a bucket (distinct alone in the statement; top or bottom, with the
- * tags and fields beside it taken from the rows it chooses): its rows, distinct's at its bucket's
- * time, top's at their points' times in time order; empty buckets are not filled, as InfluxDB does
- * not. */
+/* sample(f, N) over rows [lo, hi) of rw: N of the points with a value, chosen at random (all of
+ * them when there are no more), into idx in time order; their count. */
+static size_t sample_points(run *u, const iq_expr *call, const rows *rw, size_t j, size_t lo, size_t hi,
+                            size_t *idx)
+{
+    size_t want = (size_t)call->args[1]->num, n = 0;
+    for (size_t r = lo; r < hi; r++)
+        if (!isnan(rw->v[r * rw->k + j]))
+            idx[n++] = r;
+    if (n <= want)
+        return n;
+    for (size_t i = 0; i < want; i++) { /* the first `want` of a partial Fisher-Yates shuffle */
+        u->rng ^= u->rng << 13;
+        u->rng ^= u->rng >> 7;
+        u->rng ^= u->rng << 17;
+        size_t k = i + (size_t)(u->rng % (n - i)), x = idx[i];
+        idx[i] = idx[k];
+        idx[k] = x;
+    }
+    qsort(idx, want, sizeof *idx, cmp_size);
+    return want;
+}
+
+/* A chosen point of a function of several rows: its row, its column, its place in the choice. */
+typedef struct pick {
+    size_t r, f, k;
+    int64_t t;
+} pick;
+
+static int cmp_pick(const void *x, const void *y)
+{
+    const pick *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->f != b->f)
+        return a->f < b->f ? -1 : 1;
+    return (a->k > b->k) - (a->k < b->k);
+}
+
+/* Functions of several rows a bucket: distinct alone in the statement, its rows at its bucket's
+ * time; top, bottom or sample, their points at their own times in time order, with the tags and
+ * fields beside them taken from the points chosen (sample(*): each field's points, the other
+ * fields' columns null). Empty buckets are not filled, as InfluxDB does not. */
 static bool rows_fn_series(run *u, const group *gr, const grid *g, fj_buf *out, bool *any, const char **names)
 {
     fj_arena *a = u->c->a;
-    size_t fi = 0; /* the function's column */
+    size_t fi = 0; /* the (first) function's column */
     while (fi + 1 < u->nfields && !(u->fields[fi].e->k == IQ_CALL && classify(u->fields[fi].e->s) == FN_ROWS))
         fi++;
     const iq_expr *call = u->fields[fi].e;
@@ -1322,33 +1373,52 @@ static bool rows_fn_series(run *u, const group *gr, const grid *g, fj_buf *out, 
     double *vals = fj_arena_alloc(a, rw->n * sizeof *vals + 1);
     size_t *idx = fj_arena_alloc(a, rw->n * sizeof *idx + 1);
     size_t *first = fj_arena_alloc(a, g->n * sizeof *first + 1), *end = fj_arena_alloc(a, g->n * sizeof *end + 1);
-    if (!vals || !idx || !first || !end)
+    pick *pk = dist ? NULL : fj_arena_alloc(a, (rw->n * u->nfields + 1) * sizeof *pk);
+    if (!vals || !idx || !first || !end || (!dist && !pk))
         return false;
     bucket_ranges(g, rw, first, end);
     size_t written = 0, seen = 0;
-    for (size_t q = 0; q < g->n && j >= 0; q++) {
-        size_t b = u->st->desc && dist ? g->n - 1 - q : q, n = 0, k;
-        if (dist) {
+    for (size_t q = 0; q < g->n; q++) {
+        size_t b = u->st->desc && dist ? g->n - 1 - q : q, n = 0, k = 0;
+        if (dist && j >= 0) {
             for (size_t r = first[b]; r < end[b]; r++)
                 if (!isnan(rw->v[r * rw->k + (size_t)j]))
                     vals[n++] = rw->v[r * rw->k + (size_t)j];
             k = distinct_points(u, ft, vals, n, idx);
-        } else
-            k = top_points(u, call, rw, (size_t)j, first[b], end[b], idx);
+        }
+        for (size_t f = 0; f < u->nfields && !dist; f++) { /* each function column's points */
+            const iq_expr *e = u->fields[f].e;
+            long jf = e->k == IQ_CALL && classify(e->s) == FN_ROWS ? need_index(u, e->args[0]->s) : -1;
+            if (jf < 0)
+                continue;
+            size_t m = !strcmp(e->s, "sample") ? sample_points(u, e, rw, (size_t)jf, first[b], end[b], idx)
+                                               : top_points(u, e, rw, (size_t)jf, first[b], end[b], idx);
+            for (size_t i = 0; i < m; i++)
+                pk[k + i] = (pick){idx[i], f, i, rw->t[idx[i]]};
+            k += m;
+        }
+        if (!dist)
+            qsort(pk, k, sizeof *pk, cmp_pick);
         for (size_t i = 0; i < k; i++) {
             if (!take_row(u, &seen))
                 continue;
             if (!written)
                 put_header(u, gr, out, any, names);
             fj_buf_puts(out, written++ ? ",[" : "[");
-            iq_put_time(u->c, out, dist ? g->t[b] : rw->t[idx[i]]);
+            size_t r = dist ? 0 : pk[i].r;
+            iq_put_time(u->c, out, dist ? g->t[b] : rw->t[r]);
             for (size_t f = 0; f < u->nfields; f++) {
+                const iq_expr *e = u->fields[f].e;
                 fj_buf_puts(out, ",");
-                if (f == fi)
-                    put_typed(u, out, ft, dist ? vals[idx[i]] : rw->v[idx[i] * rw->k + (size_t)j]);
+                if (dist)
+                    put_typed(u, out, ft, vals[idx[i]]);
+                else if (f == pk[i].f) {
+                    long jf = need_index(u, e->args[0]->s);
+                    put_typed(u, out, u->ntype[jf], rw->v[r * rw->k + (size_t)jf]);
+                } else if (e->k == IQ_CALL)
+                    fj_buf_puts(out, "null");
                 else
-                    put_raw(u, out, u->fields[f].e,
-                            eval_raw(u, u->fields[f].e, rw->is[idx[i]], &rw->v[idx[i] * rw->k]));
+                    put_raw(u, out, e, eval_raw(u, e, rw->is[r], &rw->v[r * rw->k]));
             }
             fj_buf_puts(out, "]");
         }
@@ -1498,8 +1568,9 @@ static void check_types(run *u, const iq_expr *e)
         return;
     for (size_t i = 0; i < e->nargs; i++)
         check_types(u, e->args[i]);
-    if (!e->nargs || e->args[0]->k != IQ_REF || !strcmp(e->s, "distinct") || !strcmp(e->s, "elapsed"))
-        return; /* distinct and elapsed take every type */
+    if (!e->nargs || e->args[0]->k != IQ_REF || !strcmp(e->s, "distinct") || !strcmp(e->s, "elapsed") ||
+        !strcmp(e->s, "sample"))
+        return; /* distinct, elapsed and sample take every type */
     long j = need_index(u, e->args[0]->s);
     uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
     if (ft != FJ_TS_STRING && ft != FJ_TS_BOOLEAN)
@@ -2025,7 +2096,7 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
         wild = wild || st->fields[f].e->k == IQ_WILD;
     if (wild && aggregate_mode)
         return snprintf(msg, cap, "mixing aggregate and non-aggregate queries is not supported"), FJ_OK;
-    run u = {.c = c, .st = st, .msg = msg, .cap = cap};
+    run u = {.c = c, .st = st, .msg = msg, .cap = cap, .rng = ((uint64_t)c->now_ns ^ 0x9e3779b97f4a7c15ULL) | 1};
     msg[0] = '\0';
     if (!iq_cond_split(c, st->where, &u.tmin, &u.tmax, &u.rest, msg, cap))
         return FJ_OK;
