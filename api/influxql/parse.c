@@ -34,6 +34,7 @@ typedef struct parser {
     size_t cap;
     bool failed;
     unsigned depth; /* expressions being parsed, one inside the other */
+    unsigned nest;  /* subqueries being parsed, one inside the other */
     const fj_json *params; /* the request's bound parameters (an object), or NULL */
 } parser;
 
@@ -685,8 +686,33 @@ static iq_expr *expr(parser *ps, int min_prec)
 
 /* --- clauses ------------------------------------------------------------------------------------ */
 
+static bool select_stmt(parser *ps, iq_stmt *st);
+
+/* How deep subqueries nest: each level runs a statement of its own. */
+#define IQ_MAX_SUBQUERY 8
+
 static bool source(parser *ps, iq_source *src)
 {
+    if (ps->t.k == T_LP) { /* a subquery: (SELECT ...) */
+        lex(ps);
+        if (!is_kw(ps, "SELECT"))
+            return fail(ps, "SELECT");
+        if (ps->nest >= IQ_MAX_SUBQUERY)
+            return fail_msg(ps, "subqueries nested more than %d levels deep", IQ_MAX_SUBQUERY);
+        iq_stmt *sub = fj_arena_calloc(ps->a, 1, sizeof *sub);
+        if (!sub)
+            return fail_msg(ps, "out of memory");
+        lex(ps);
+        ps->nest++;
+        bool ok = select_stmt(ps, sub);
+        ps->nest--;
+        if (!ok)
+            return false;
+        if (!accept(ps, T_RP))
+            return fail(ps, ")");
+        src->sub = sub;
+        return true;
+    }
     if (ps->t.k == T_DIV) {
         if (!lex_regex(ps))
             return fail(ps, "regex");
@@ -748,6 +774,8 @@ static bool from_clause(parser *ps, iq_stmt *st, bool required)
         if (n == 64)
             return fail_msg(ps, "too many sources");
         tmp[n] = (iq_source){0};
+        if (!required && ps->t.k == T_LP) /* subqueries: in SELECT only */
+            return fail(ps, "identifier");
         if (!source(ps, &tmp[n++]))
             return false;
     } while (accept(ps, T_COMMA));

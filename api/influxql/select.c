@@ -336,6 +336,7 @@ typedef struct run {
     const char **sv;
     size_t ns, scap;
     uint64_t rng; /* sample()'s random choices (xorshift; never 0) */
+    const iq_subdata *sub; /* FROM (SELECT ...): the subquery's points */
 } run;
 
 /* The string whose index is x, or NULL when x is none. */
@@ -1949,6 +1950,30 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
         sreader sr = {u, pts, spos};
         if (nstr && from <= to && (rs = fj_q_ts_strings(c->s, sids, nstr, from, to, keep_string, &sr, err)) != FJ_OK)
             return rs == FJ_ENOMEM ? fj_err_set(err, FJ_ENOMEM, NULL, "out of memory") : rs;
+    } else if (m->src == IQ_SRC_SUB) { /* the subquery's points */
+        for (size_t i = 0; i < n; i++) {
+            if (slot[i] < 0)
+                continue;
+            const iq_fser *fs = &u->cat->fser[slot[i]];
+            const fj_ts_points *sp = &u->sub->pts[fs->id];
+            fj_ts_points *p = &pts[i];
+            p->t = fj_arena_alloc(a, sp->n * sizeof *p->t + 1);
+            p->v = fj_arena_alloc(a, sp->n * sizeof *p->v + 1);
+            if (!p->t || !p->v)
+                return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+            for (size_t k = 0; k < sp->n; k++) { /* all of them: the subquery applied the range */
+                double v = sp->v[k];
+                if (fs->ftype == FJ_TS_STRING) { /* into this run's table of strings */
+                    const char *str = u->sub->strs[(size_t)v];
+                    long x = add_string(u, str, strlen(str));
+                    if (x < 0)
+                        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+                    v = (double)x;
+                }
+                p->t[p->n] = sp->t[k];
+                p->v[p->n++] = v;
+            }
+        }
     } else if (nids && from <= to) { /* Sonar: the load queries, one bucket a point */
         size_t nis = nids / u->nneed, k = 0;
         const iq_iser **isers = fj_arena_calloc(a, nis + 1, sizeof *isers);
@@ -2034,6 +2059,10 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
         }
         if (gr->n > 1 && !rows_sort(a, &gr->r))
             return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        /* a subquery's points before the outer range's start (its buckets' times) end InfluxDB's
+         * one window of an outer statement without GROUP BY time: it answers nothing for them */
+        if (m->src == IQ_SRC_SUB && !st->group_time && u->tmin != IQ_NO_MIN && gr->r.n && gr->r.t[0] < u->tmin)
+            gr->r.n = 0;
     }
     for (size_t q = g0; q < g1 && !u->msg[0]; q++) {
         if (iq_stopped(c))
@@ -2047,6 +2076,32 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
             return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     }
     return FJ_OK;
+}
+
+/* Runs subquery inner and reads its answer back as a catalog (subquery.c). A statement error of
+ * the inner statement is the outer one's, in msg. */
+static fj_status run_subquery(iq_ctx *c, const iq_stmt *inner, iq_catalog *cat, iq_subdata *data, char *msg,
+                              size_t cap, fj_err *err)
+{
+    *cat = (iq_catalog){0};
+    *data = (iq_subdata){0};
+    iq_ctx ic = *c;
+    ic.epoch = IQ_EPOCH_NS; /* times read back exactly */
+    fj_buf b;
+    fj_buf_init(&b, (size_t)1 << 30);
+    if (c->r)
+        fj_buf_set_budget(&b, fj_http_mem(c->r)); /* the inner answer counts against query-memory too */
+    fj_buf_puts(&b, "{\"statement_id\":0");
+    bool any = false;
+    fj_status st = iq_select(&ic, inner, &b, &any, msg, cap, err);
+    fj_buf_puts(&b, any ? "]}" : "}");
+    if (st == FJ_OK && !msg[0] && fj_buf_status(&b) != FJ_OK)
+        st = fj_err_set(err, fj_buf_status(&b), NULL, "the subquery's answer exceeds the query memory");
+    else if (st == FJ_OK && !msg[0])
+        st = b.data ? iq_subquery_catalog(c, b.data, b.len, cat, data, err)
+                    : fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    fj_buf_free(&b);
+    return st;
 }
 
 fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *msg, size_t cap, fj_err *err)
@@ -2103,9 +2158,23 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
     c->window_from = u.tmin;
     c->window_to = u.tmax;
     iq_catalog cat;
-    fj_status rs = iq_catalog_load(c, db, st->from, st->nfrom, &cat, err);
-    if (rs != FJ_OK)
+    iq_subdata sub = {0};
+    bool has_sub = false;
+    for (size_t i = 0; i < st->nfrom; i++)
+        has_sub = has_sub || st->from[i].sub;
+    if (has_sub && st->nfrom > 1)
+        return snprintf(msg, cap, "a subquery must be the only source of its FROM in fjord"), FJ_OK;
+    fj_status rs = has_sub ? run_subquery(c, st->from[0].sub, &cat, &sub, msg, cap, err)
+                           : iq_catalog_load(c, db, st->from, st->nfrom, &cat, err);
+    if (rs != FJ_OK || msg[0])
         return rs;
+    u.sub = &sub;
+    if (has_sub) { /* the outer range: its own WHERE */
+        c->window_from = u.tmin;
+        c->window_to = u.tmax;
+    }
+    if (!cat.nmeas && has_sub)
+        return FJ_OK;
     if (!cat.nmeas) { /* nothing of what FROM names: is there such a database at all? */
         bool known = false;
         if ((rs = iq_db_known(c, db, &known, err)) != FJ_OK)
