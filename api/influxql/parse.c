@@ -569,14 +569,17 @@ static iq_expr *primary(parser *ps)
             lex(ps);
             return e;
         }
-        if (t.k == T_IDENT && !strcasecmp(t.s, "distinct")) { /* DISTINCT field, DISTINCT(field) */
+        if (t.k == T_IDENT && !strcasecmp(t.s, "distinct")) { /* DISTINCT field; distinct(...) a call */
             lex(ps);
-            bool paren = accept(ps, T_LP);
+            if (accept(ps, T_LP)) {
+                if (!(e = node(ps, IQ_CALL)))
+                    return NULL;
+                e->s = "distinct";
+                return call_args(ps, e);
+            }
             iq_expr *f = node(ps, IQ_REF);
             if (!f || !(f->s = ident(ps, "identifier")))
                 return NULL;
-            if (paren && !accept(ps, T_RP))
-                return fail(ps, ")"), NULL;
             if (!(e = node(ps, IQ_CALL)) || !(e->args = fj_arena_calloc(ps->a, 2, sizeof *e->args)))
                 return fail_msg(ps, "out of memory"), NULL;
             e->s = "distinct";

@@ -181,6 +181,8 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
     }
     if (fc == FN_ROWS && strcmp(e->s, "distinct")) /* top(f[, tag...], N), bottom(...) */
         return check_top(e, msg, cap);
+    if (fc == FN_ROWS && e->nargs > 1)
+        return snprintf(msg, cap, "distinct function can only have one argument"), false;
     if (fc == FN_ROWS && (e->nargs != 1 || e->args[0]->k != IQ_REF)) /* distinct takes no wildcard */
         return snprintf(msg, cap, "expected field argument in %s()", e->s), false;
     /* count(distinct(field)): the number of distinct values */
