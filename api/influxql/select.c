@@ -166,8 +166,9 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
         return snprintf(msg, cap, "second argument must be a duration"), false;
     if (!strcmp(e->s, "integral") && !positive_unit(e, msg, cap))
         return false;
-    if (!strcmp(e->s, "integral") && e->args[0]->k == IQ_REF)
-        return true;
+    if (!strcmp(e->s, "integral") &&
+        (e->args[0]->k == IQ_REF || e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX))
+        return true; /* a wildcard: one call per field (expand_calls) */
     if (!strcmp(e->s, "sample")) { /* sample(f, N): in InfluxDB's words */
         if (e->nargs != 2)
             return snprintf(msg, cap, "invalid number of arguments for sample, expected 2, got %zu", e->nargs), false;
