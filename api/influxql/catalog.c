@@ -189,6 +189,27 @@ static size_t uniq(const char **v, size_t n)
     return k;
 }
 
+static fj_status finish(iq_ctx *c, loader *lp, iq_catalog *cat, fj_err *err);
+
+static fj_status add_typed(void *ud, uint32_t id, uint8_t ftype, const char *meas, const char *field,
+                           const iq_tag *tags, size_t n)
+{
+    ((loader *)ud)->ftype = ftype;
+    return push(ud, id, IQ_SRC_SUB, meas, field, tags, n);
+}
+
+fj_status iq_catalog_build(iq_ctx *c, iq_catalog_list list, void *ud, iq_catalog *cat, fj_err *err)
+{
+    *cat = (iq_catalog){0};
+    loader l = {.a = c->a};
+    fj_status st = list(ud, add_typed, &l, err);
+    if (l.st != FJ_OK)
+        return fj_err_set(err, l.st, NULL, "out of memory");
+    if (st != FJ_OK)
+        return st;
+    return finish(c, &l, cat, err);
+}
+
 fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size_t nfrom, iq_catalog *cat,
                           fj_err *err)
 {
@@ -224,6 +245,13 @@ fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size
         return fj_err_set(err, l.st, NULL, "out of memory");
     if (st != FJ_OK)
         return st;
+    return finish(c, &l, cat, err);
+}
+
+/* The catalog of l's series: sorted, grouped into InfluxDB series and measurements. */
+static fj_status finish(iq_ctx *c, loader *lp, iq_catalog *cat, fj_err *err)
+{
+    loader l = *lp;
     if (l.n)
         qsort(l.v, l.n, sizeof *l.v, cmp_fser);
     cat->fser = l.v;

@@ -373,6 +373,25 @@ size_t iq_fmt_num(char *dst, double v)
         memcpy(dst, p, (size_t)(end - p));
         return (size_t)(end - p);
     }
+    if (a >= 9007199254740992.0 && a < 1e21) { /* a whole number past 2^53: Go writes its shortest digits, then zeros */
+        char e[40];
+        for (int p = 1; p <= 17; p++) {
+            snprintf(e, sizeof e, "%.*e", p - 1, a);
+            if (strtod(e, NULL) != a)
+                continue;
+            char *x = strchr(e, 'e');
+            int exp = x ? atoi(x + 1) : 0;
+            size_t n = 0;
+            if (v < 0)
+                dst[n++] = '-';
+            for (const char *q = e; q < x; q++)
+                if (*q != '.')
+                    dst[n++] = *q;
+            for (int z = p - 1; z < exp; z++)
+                dst[n++] = '0';
+            return n;
+        }
+    }
     return (size_t)snprintf(dst, IQ_FMT_MAX, "%.17g", v); /* always reads back as v */
 }
 

@@ -65,10 +65,13 @@ typedef enum {
     IQS_CREATE_DATABASE, /* on_db: the database (a cluster); answered, changes nothing */
 } iq_stmt_kind;
 
-/* A FROM source: a measurement name or a regular expression, optionally db.rp. qualified. */
+/* A FROM source: a measurement name or a regular expression, optionally db.rp. qualified, or a
+ * subquery (sub; name NULL). */
+struct iq_stmt;
 typedef struct iq_source {
     const char *db, *rp, *name;
     fj_re *re;
+    const struct iq_stmt *sub;
 } iq_source;
 
 typedef struct iq_field {

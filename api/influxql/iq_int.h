@@ -14,7 +14,7 @@ typedef struct iq_tag {
 
 /* Where a measurement's points come from: the time-series engine (line protocol), or Sonar's
  * node and GPU load (api/influxql/sonar.c). */
-enum { IQ_SRC_TS = 0, IQ_SRC_SONAR_NODE, IQ_SRC_SONAR_GPU, IQ_SRC_SONAR_JOB };
+enum { IQ_SRC_TS = 0, IQ_SRC_SONAR_NODE, IQ_SRC_SONAR_GPU, IQ_SRC_SONAR_JOB, IQ_SRC_SUB };
 
 /* One fjord series: one field of one InfluxDB series. */
 typedef struct iq_fser {
@@ -57,6 +57,25 @@ typedef struct iq_catalog {
  * error (err says). */
 fj_status iq_catalog_load(iq_ctx *c, const char *db, const iq_source *from, size_t nfrom, iq_catalog *cat,
                           fj_err *err);
+/* A catalog of the series that list adds, each field of each series with its own id and type
+ * (a subquery's answer, subquery.c); the series' source is IQ_SRC_SUB. */
+typedef fj_status (*iq_fser_add_typed)(void *l, uint32_t id, uint8_t ftype, const char *meas, const char *field,
+                                       const iq_tag *tags, size_t n);
+typedef fj_status (*iq_catalog_list)(void *ud, iq_fser_add_typed add, void *l, fj_err *err);
+fj_status iq_catalog_build(iq_ctx *c, iq_catalog_list list, void *ud, iq_catalog *cat, fj_err *err);
+
+/* A subquery's answer as a source (subquery.c): answer[0..len) is the inner statement's result
+ * object ({"statement_id":0,"series":[...]}, times in ns); its series as a catalog (measurement
+ * and tags as it answered them, a field per column) and per field series (its fser id) the
+ * points, a string's value its index in strs. */
+typedef struct iq_subdata {
+    fj_ts_points *pts;
+    const char **strs;
+    size_t npts, nstrs;
+} iq_subdata;
+fj_status iq_subquery_catalog(iq_ctx *c, const char *answer, size_t len, iq_catalog *cat, iq_subdata *data,
+                              fj_err *err);
+
 /* What statements ask of a catalogue's series (series.c). */
 /* The value of tag k of series is, or "" when it has none (InfluxDB's rule for absent tags). */
 const char *iq_tag_value(const iq_iser *is, const char *k);

@@ -34,6 +34,7 @@ typedef struct parser {
     size_t cap;
     bool failed;
     unsigned depth; /* expressions being parsed, one inside the other */
+    unsigned nest;  /* subqueries being parsed, one inside the other */
     const fj_json *params; /* the request's bound parameters (an object), or NULL */
 } parser;
 
@@ -568,6 +569,24 @@ static iq_expr *primary(parser *ps)
             lex(ps);
             return e;
         }
+        if (t.k == T_IDENT && !strcasecmp(t.s, "distinct")) { /* DISTINCT field; distinct(...) a call */
+            lex(ps);
+            if (accept(ps, T_LP)) {
+                if (!(e = node(ps, IQ_CALL)))
+                    return NULL;
+                e->s = "distinct";
+                return call_args(ps, e);
+            }
+            iq_expr *f = node(ps, IQ_REF);
+            if (!f || !(f->s = ident(ps, "identifier")))
+                return NULL;
+            if (!(e = node(ps, IQ_CALL)) || !(e->args = fj_arena_calloc(ps->a, 2, sizeof *e->args)))
+                return fail_msg(ps, "out of memory"), NULL;
+            e->s = "distinct";
+            e->args[0] = f;
+            e->nargs = 1;
+            return set_height(ps, e, (const iq_expr *const *)e->args, 1) ? e : NULL;
+        }
         if (t.k == T_IDENT && is_reserved(t.s))
             return fail(ps, "identifier, string, number, bool"), NULL;
         lex(ps);
@@ -670,8 +689,33 @@ static iq_expr *expr(parser *ps, int min_prec)
 
 /* --- clauses ------------------------------------------------------------------------------------ */
 
+static bool select_stmt(parser *ps, iq_stmt *st);
+
+/* How deep subqueries nest: each level runs a statement of its own. */
+#define IQ_MAX_SUBQUERY 8
+
 static bool source(parser *ps, iq_source *src)
 {
+    if (ps->t.k == T_LP) { /* a subquery: (SELECT ...) */
+        lex(ps);
+        if (!is_kw(ps, "SELECT"))
+            return fail(ps, "SELECT");
+        if (ps->nest >= IQ_MAX_SUBQUERY)
+            return fail_msg(ps, "subqueries nested more than %d levels deep", IQ_MAX_SUBQUERY);
+        iq_stmt *sub = fj_arena_calloc(ps->a, 1, sizeof *sub);
+        if (!sub)
+            return fail_msg(ps, "out of memory");
+        lex(ps);
+        ps->nest++;
+        bool ok = select_stmt(ps, sub);
+        ps->nest--;
+        if (!ok)
+            return false;
+        if (!accept(ps, T_RP))
+            return fail(ps, ")");
+        src->sub = sub;
+        return true;
+    }
     if (ps->t.k == T_DIV) {
         if (!lex_regex(ps))
             return fail(ps, "regex");
@@ -733,6 +777,8 @@ static bool from_clause(parser *ps, iq_stmt *st, bool required)
         if (n == 64)
             return fail_msg(ps, "too many sources");
         tmp[n] = (iq_source){0};
+        if (!required && ps->t.k == T_LP) /* subqueries: in SELECT only */
+            return fail(ps, "identifier");
         if (!source(ps, &tmp[n++]))
             return false;
     } while (accept(ps, T_COMMA));

@@ -17,14 +17,15 @@
 
 /* --- the statement's shape ------------------------------------------------------------------------ */
 
-typedef enum { FN_NONE, FN_AGG, FN_SELECTOR, FN_TRANSFORM } fn_class;
+/* FN_ROWS: functions that answer several rows a bucket (distinct, top, bottom). */
+typedef enum { FN_NONE, FN_AGG, FN_SELECTOR, FN_TRANSFORM, FN_ROWS } fn_class;
 
 static fn_class classify(const char *name)
 {
-    static const char *const aggs[] = {"mean", "median", "sum", "count", "spread", "stddev", NULL};
+    static const char *const aggs[] = {"mean", "median", "sum", "count", "spread", "stddev", "mode", "integral", NULL};
     static const char *const sels[] = {"min", "max", "first", "last", "percentile", NULL};
     static const char *const trans[] = {"derivative", "non_negative_derivative", "difference",
-                                        "non_negative_difference", "moving_average", "cumulative_sum", NULL};
+                                        "non_negative_difference", "moving_average", "cumulative_sum", "elapsed", NULL};
     for (size_t i = 0; aggs[i]; i++)
         if (!strcmp(aggs[i], name))
             return FN_AGG;
@@ -34,6 +35,8 @@ static fn_class classify(const char *name)
     for (size_t i = 0; trans[i]; i++)
         if (!strcmp(trans[i], name))
             return FN_TRANSFORM;
+    if (!strcmp(name, "distinct") || !strcmp(name, "top") || !strcmp(name, "bottom") || !strcmp(name, "sample"))
+        return FN_ROWS;
     return FN_NONE;
 }
 
@@ -55,6 +58,57 @@ static bool has_transform(const iq_expr *e)
     return e->k == IQ_BIN && (has_transform(e->l) || has_transform(e->r));
 }
 
+/* A duration as InfluxQL writes it: in the largest unit that divides it (1h, 90s, 1500ms). */
+static void fmt_dur(char *dst, size_t cap, int64_t d)
+{
+    static const struct {
+        int64_t ns;
+        const char *u;
+    } units[] = {{7 * 86400 * NSEC, "w"}, {86400 * NSEC, "d"}, {3600 * NSEC, "h"}, {60 * NSEC, "m"},
+                 {NSEC, "s"},          {1000000, "ms"},      {1000, "u"},        {1, "ns"}};
+    size_t i = 0;
+    while (d && i + 1 < sizeof units / sizeof units[0] && d % units[i].ns)
+        i++;
+    if (!d)
+        i = 4; /* 0s */
+    snprintf(dst, cap, "%lld%s", (long long)(d / units[i].ns), units[i].u);
+}
+
+/* A unit argument (derivative, elapsed, integral) must be a positive duration: InfluxDB's words. */
+static bool positive_unit(const iq_expr *e, char *msg, size_t cap)
+{
+    if (e->nargs != 2 || e->args[1]->k != IQ_DUR || e->args[1]->dur > 0)
+        return true;
+    char d[48];
+    fmt_dur(d, sizeof d, e->args[1]->dur);
+    return snprintf(msg, cap, "duration argument must be positive, got %s", d), false;
+}
+
+/* top(field[, tag ...], N) and bottom(...): InfluxDB's checks and words. */
+static bool check_top(const iq_expr *e, char *msg, size_t cap)
+{
+    if (e->nargs < 2)
+        return snprintf(msg, cap, "invalid number of arguments for %s, expected at least 2, got %zu", e->s, e->nargs),
+               false;
+    const iq_expr *f = e->args[0], *n = e->args[e->nargs - 1];
+    if (f->k != IQ_REF)
+        return snprintf(msg, cap, "expected first argument to be a field in %s(), found %s", e->s,
+                        f->k == IQ_WILD ? "*" : f->k == IQ_REGEX ? "a regular expression" : "another kind"),
+               false;
+    for (size_t i = 1; i + 1 < e->nargs; i++)
+        if (e->args[i]->k != IQ_REF)
+            return snprintf(msg, cap, "only fields or tags are allowed in %s(), found '%s'", e->s,
+                            e->args[i]->k == IQ_STR ? e->args[i]->s : "?"),
+                   false;
+    if (n->k != IQ_NUM || n->num != floor(n->num))
+        return n->k == IQ_NUM ? snprintf(msg, cap, "expected integer as last argument in %s(), found %.3f", e->s, n->num)
+                              : snprintf(msg, cap, "expected integer as last argument in %s()", e->s),
+               false;
+    if (n->num < 1)
+        return snprintf(msg, cap, "limit (%.0f) in %s function must be at least 1", n->num, e->s), false;
+    return true;
+}
+
 /* Checks every call: known, with the arguments InfluxDB takes. */
 static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap)
 {
@@ -69,7 +123,7 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
         return snprintf(msg, cap, "undefined function %s()", e->s), false;
     if (fc == FN_TRANSFORM) {
         bool ma = !strcmp(e->s, "moving_average");
-        bool der = strstr(e->s, "derivative") != NULL;
+        bool der = strstr(e->s, "derivative") != NULL || !strcmp(e->s, "elapsed");
         size_t want_min = ma ? 2 : 1, want_max = ma ? 2 : der ? 2 : 1;
         if (e->nargs < want_min || e->nargs > want_max)
             return snprintf(msg, cap, "invalid number of arguments for %s, expected %zu, got %zu", e->s, want_min,
@@ -84,25 +138,64 @@ static bool check_calls(const iq_expr *e, bool group_time, char *msg, size_t cap
             return snprintf(msg, cap, "unsupported call inside %s: %s()", e->s, in->s), false;
         if (in->k == IQ_CALL && !check_calls(in, group_time, msg, cap))
             return false;
-        if (in->k != IQ_CALL && in->k != IQ_REF)
+        if (in->k != IQ_CALL && in->k != IQ_REF && in->k != IQ_WILD && in->k != IQ_REGEX)
             return snprintf(msg, cap, "expected field argument in %s()", e->s), false;
         if (ma && (e->args[1]->k != IQ_NUM || e->args[1]->num < 1))
             return snprintf(msg, cap, "second argument for moving_average must be an integer, got %s",
                             e->args[1]->k == IQ_NUM ? "a number below 1" : "another kind"),
                    false;
+        if (!strcmp(e->s, "elapsed") && e->nargs == 2 && e->args[1]->k != IQ_DUR) /* in InfluxDB's words */
+            return snprintf(msg, cap, "second argument to elapsed must be a duration, got *influxql.%s",
+                            e->args[1]->k == IQ_STR    ? "StringLiteral"
+                            : e->args[1]->k == IQ_NUM  ? (e->args[1]->num == floor(e->args[1]->num) ? "IntegerLiteral"
+                                                                                                     : "NumberLiteral")
+                            : e->args[1]->k == IQ_REF  ? "VarRef"
+                            : e->args[1]->k == IQ_BOOL ? "BooleanLiteral"
+                                                       : "Call"),
+                   false;
         if (der && e->nargs == 2 && e->args[1]->k != IQ_DUR)
             return snprintf(msg, cap, "second argument to %s must be a duration", e->s), false;
+        if (der && !positive_unit(e, msg, cap))
+            return false;
         return true;
     }
     bool pct = !strcmp(e->s, "percentile");
+    if (!strcmp(e->s, "integral") && (e->nargs < 1 || e->nargs > 2))
+        return snprintf(msg, cap, "invalid number of arguments for integral, expected 1-2, got %zu", e->nargs), false;
+    if (!strcmp(e->s, "integral") && e->nargs == 2 && e->args[1]->k != IQ_DUR)
+        return snprintf(msg, cap, "second argument must be a duration"), false;
+    if (!strcmp(e->s, "integral") && !positive_unit(e, msg, cap))
+        return false;
+    if (!strcmp(e->s, "integral") &&
+        (e->args[0]->k == IQ_REF || e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX))
+        return true; /* a wildcard: one call per field (expand_calls) */
+    if (!strcmp(e->s, "sample")) { /* sample(f, N): in InfluxDB's words */
+        if (e->nargs != 2)
+            return snprintf(msg, cap, "invalid number of arguments for sample, expected 2, got %zu", e->nargs), false;
+        if (e->args[1]->k != IQ_NUM || e->args[1]->num != floor(e->args[1]->num))
+            return snprintf(msg, cap, "expected integer argument in sample()"), false;
+        if (e->args[1]->num < 1)
+            return snprintf(msg, cap, "sample window must be greater than 1, got %.0f", e->args[1]->num), false;
+        if (e->args[0]->k != IQ_REF && e->args[0]->k != IQ_WILD && e->args[0]->k != IQ_REGEX)
+            return snprintf(msg, cap, "expected field argument in sample()"), false;
+        return true;
+    }
+    if (fc == FN_ROWS && strcmp(e->s, "distinct")) /* top(f[, tag...], N), bottom(...) */
+        return check_top(e, msg, cap);
+    if (fc == FN_ROWS && e->nargs > 1)
+        return snprintf(msg, cap, "distinct function can only have one argument"), false;
+    if (fc == FN_ROWS && (e->nargs != 1 || e->args[0]->k != IQ_REF)) /* distinct takes no wildcard */
+        return snprintf(msg, cap, "expected field argument in %s()", e->s), false;
+    /* count(distinct(field)): the number of distinct values */
+    if (!strcmp(e->s, "count") && e->nargs == 1 && e->args[0]->k == IQ_CALL && !strcmp(e->args[0]->s, "distinct"))
+        return check_calls(e->args[0], group_time, msg, cap);
     if (e->nargs != (pct ? 2u : 1u))
         return snprintf(msg, cap, "invalid number of arguments for %s, expected %d, got %zu", e->s, pct ? 2 : 1,
                         e->nargs),
                false;
-    if (e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX)
-        return snprintf(msg, cap, "%s(%s) is not supported by fjord: name the field", e->s,
-                        e->args[0]->k == IQ_WILD ? "*" : "/regex/"),
-               false;
+    if (e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX) /* one call per field (expand_calls) */
+        return !pct || e->args[1]->k == IQ_NUM ? true
+                                               : (snprintf(msg, cap, "expected float argument in percentile()"), false);
     if (e->args[0]->k == IQ_CALL)
         return snprintf(msg, cap, "%s() cannot take a call as its argument", e->s), false;
     if (e->args[0]->k != IQ_REF)
@@ -245,6 +338,8 @@ typedef struct run {
     uint8_t *ntype;
     const char **sv;
     size_t ns, scap;
+    uint64_t rng; /* sample()'s random choices (xorshift; never 0) */
+    const iq_subdata *sub; /* FROM (SELECT ...): the subquery's points */
 } run;
 
 /* The string whose index is x, or NULL when x is none. */
@@ -421,12 +516,12 @@ static int cmp_dbl(const void *x, const void *y)
 
 /* The aggregates and selectors, resolved once per column rather than by name per bucket. */
 typedef enum { AG_COUNT, AG_SUM, AG_MEAN, AG_MIN, AG_MAX, AG_FIRST, AG_LAST, AG_SPREAD, AG_STDDEV, AG_MEDIAN,
-               AG_PERCENTILE, AG_NONE } ag_fn;
+               AG_PERCENTILE, AG_MODE, AG_INTEGRAL, AG_NONE } ag_fn;
 
 static ag_fn ag_of(const char *f)
 {
     static const char *const names[] = {"count", "sum", "mean", "min", "max", "first", "last", "spread",
-                                        "stddev", "median", "percentile"};
+                                        "stddev", "median", "percentile", "mode", "integral"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(names[i], f))
             return (ag_fn)i;
@@ -521,6 +616,83 @@ static double aggregate(const iq_expr *call, ag_fn fn, double *v, const int64_t 
         return r;
     }
     return NAN;
+}
+
+/* --- distinct values -------------------------------------------------------------------------------- */
+
+typedef struct by_value {
+    const run *u;
+    const double *v;
+    uint8_t ft;
+} by_value;
+static __thread by_value t_by_value; /* qsort has no context argument */
+
+static int cmp_by_value(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    double p = t_by_value.v[a], q = t_by_value.v[b];
+    int c;
+    if (t_by_value.ft == FJ_TS_STRING) {
+        const char *s = str_at(t_by_value.u, p), *t = str_at(t_by_value.u, q);
+        c = strcmp(s ? s : "", t ? t : "");
+    } else
+        c = p < q ? -1 : p > q;
+    return c ? c : (a > b) - (a < b); /* the earlier point of a value first */
+}
+
+/* Whether x and y are the same value of a field of type ft (strings by text). */
+static bool same_value(const run *u, uint8_t ft, double x, double y)
+{
+    if (ft != FJ_TS_STRING)
+        return x == y;
+    const char *s = str_at(u, x), *t = str_at(u, y);
+    return !strcmp(s ? s : "", t ? t : "");
+}
+
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The first point of each distinct value among v[0..n) (in time order; a string's value is its
+ * index in the run's table, compared by text): their indices into idx, in time order, as
+ * InfluxDB's distinct reducer keeps each value's first point and emits them by time. Their count. */
+static size_t distinct_points(const run *u, uint8_t ft, const double *v, size_t n, size_t *idx)
+{
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    t_by_value = (by_value){u, v, ft};
+    qsort(idx, n, sizeof *idx, cmp_by_value);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!k || !same_value(u, ft, v[idx[i]], v[idx[k - 1]]))
+            idx[k++] = idx[i];
+    }
+    qsort(idx, k, sizeof *idx, cmp_size);
+    return k;
+}
+
+/* The most frequent of v[0..n) (a string's value is its index in the run's table, compared by
+ * text); among equally frequent values the smallest (InfluxDB's choice among them follows the
+ * order its unstable sort leaves). NaN when n is 0. */
+static double mode_of(const run *u, uint8_t ft, const double *v, size_t n, size_t *idx)
+{
+    if (!n)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    t_by_value = (by_value){u, v, ft};
+    qsort(idx, n, sizeof *idx, cmp_by_value);
+    size_t best = idx[0], most = 0, run_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        run_len = i && same_value(u, ft, v[idx[i - 1]], v[idx[i]]) ? run_len + 1 : 1;
+        if (run_len > most) {
+            most = run_len;
+            best = idx[i];
+        }
+    }
+    return v[best];
 }
 
 /* --- columns over the grid -------------------------------------------------------------------------- */
@@ -632,10 +804,89 @@ static void apply_fill(const run *u, const iq_expr *call, col *c, size_t n)
     }
 }
 
+/* The index of the bucket starting at t in g, or g->n. */
+static size_t bucket_at(const grid *g, int64_t t)
+{
+    size_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->t[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->n && g->t[lo] == t ? lo : g->n;
+}
+
+/* integral(f[, unit]) into out->v, as InfluxDB 1.6's integral reducer walks the points of the whole
+ * range: the trapezium rule between consecutive points (of equal times the later one counts); a
+ * step that crosses its bucket's end is split there, the value interpolated, and the rest of the
+ * step, over any empty buckets, goes to the bucket of its end point; a bucket whose only point is
+ * at its start has no area and no value. For an integer field InfluxDB's reducer keeps the earlier
+ * point's value and reuses the interpolated one as the next point's in the first step of the new
+ * bucket: so does fjord. Without GROUP BY time, the one value of the range. */
+static void integral_col(const grid *g, const rows *rw, long j, int64_t unit, bool integer, double *v)
+{
+    bool have = false;
+    int64_t pt = 0, ws = 0, we = 0;
+    double pv = 0, sum = 0;
+    for (size_t r = 0; r < rw->n && j >= 0; r++) {
+        double x = rw->v[r * rw->k + (size_t)j];
+        int64_t t = rw->t[r];
+        if (isnan(x))
+            continue;
+        if (!have) {
+            have = true;
+            pt = t;
+            pv = x;
+            if (g->buckets) {
+                ws = bucket_of(g, t);
+                we = g->zone ? zone_next(g->zone, ws, g->every) : ws + g->every;
+            }
+            continue;
+        }
+        if (t == pt) {
+            pv = x;
+            continue;
+        }
+        double next = x; /* the value of the step's end */
+        if (g->buckets && t >= we) {
+            if (pt != we) {
+                double at = (x - pv) / (double)(t - pt) * (double)(we - pt) + pv; /* InfluxDB's rounding */
+                sum += 0.5 * (at + pv) * ((double)(we - pt) / (double)unit);
+                if (integer)
+                    next = at;
+                else
+                    pv = at;
+                pt = we;
+            }
+            size_t b = bucket_at(g, ws);
+            if (b < g->n)
+                v[b] = sum;
+            ws = bucket_of(g, t);
+            we = g->zone ? zone_next(g->zone, ws, g->every) : ws + g->every;
+            sum = 0;
+        }
+        sum += 0.5 * (next + pv) * ((double)(t - pt) / (double)unit);
+        pt = t;
+        pv = x;
+    }
+    if (have && (!g->buckets || pt != ws)) {
+        size_t b = g->buckets ? bucket_at(g, ws) : 0;
+        if (b < g->n)
+            v[b] = sum;
+    }
+}
+
 static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g, col *out)
 {
     fj_arena *a = u->c->a;
-    long j = need_index(u, call->args[0]->s);
+    /* count(distinct(field)) counts the field's distinct values */
+    bool dist = call->args[0]->k == IQ_CALL, mode = !strcmp(call->s, "mode");
+    long j = need_index(u, (dist ? call->args[0]->args[0] : call->args[0])->s);
+    size_t *didx = dist || mode ? fj_arena_alloc(a, gr->r.n * sizeof *didx + 1) : NULL;
+    if ((dist || mode) && !didx)
+        return false;
     out->v = fj_arena_alloc(a, g->n * sizeof *out->v + 1);
     out->sel = fj_arena_calloc(a, g->n + 1, sizeof *out->sel);
     double *vals = fj_arena_alloc(a, gr->r.n * sizeof *vals + 1);
@@ -650,10 +901,15 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
     ag_fn fn = ag_of(call->s);
     uint8_t ft = j >= 0 && u->ntype ? u->ntype[j] : FJ_TS_FLOAT;
     if ((ft == FJ_TS_STRING || ft == FJ_TS_BOOLEAN) &&
-        (fn == AG_FIRST || fn == AG_LAST || fn == AG_MIN || fn == AG_MAX))
+        (fn == AG_FIRST || fn == AG_LAST || fn == AG_MIN || fn == AG_MAX || fn == AG_MODE))
         out->ftype = ft;
-    if (ft == FJ_TS_INTEGER && fn != AG_MEAN && fn != AG_MEDIAN && fn != AG_STDDEV && fn != AG_COUNT)
+    if (ft == FJ_TS_INTEGER && fn != AG_MEAN && fn != AG_MEDIAN && fn != AG_STDDEV && fn != AG_COUNT &&
+        fn != AG_INTEGRAL)
         out->ftype = ft; /* sums, selectors and spreads of integers are integers */
+    if (fn == AG_INTEGRAL) { /* over the whole range, not bucket by bucket; never filled */
+        integral_col(g, &gr->r, j, call->nargs == 2 ? call->args[1]->dur : NSEC, ft == FJ_TS_INTEGER, out->v);
+        return true;
+    }
     /* rows are time-sorted and buckets ascending: one walk */
     for (size_t b = 0; b < nb; b++) {
         size_t n = 0;
@@ -667,7 +923,9 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
                     ts[n++] = rw->t[r];
                 }
             }
-            out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
+            if (dist)
+                n = distinct_points(u, ft, vals, n, didx);
+            out->v[b] = mode ? mode_of(u, ft, vals, n, didx) : aggregate(call, fn, vals, ts, n, &out->sel[b]);
             if (fn == AG_COUNT && n == 0)
                 out->v[b] = NAN;
             continue;
@@ -687,7 +945,9 @@ static bool agg_col(run *u, const iq_expr *call, const group *gr, const grid *g,
             if (!g->buckets && r == rw->n)
                 break;
         }
-        out->v[b] = aggregate(call, fn, vals, ts, n, &out->sel[b]);
+        if (dist)
+            n = distinct_points(u, ft, vals, n, didx);
+        out->v[b] = mode ? mode_of(u, ft, vals, n, didx) : aggregate(call, fn, vals, ts, n, &out->sel[b]);
         if (fn == AG_COUNT && n == 0)
             out->v[b] = NAN; /* fill decides what an empty count shows */
     }
@@ -733,7 +993,18 @@ static bool transform_col(run *u, const iq_expr *call, const group *gr, const gr
         out->v[i] = NAN;
     const char *f = call->s;
     bool nonneg = !strncmp(f, "non_negative", 12);
-    if (strstr(f, "derivative")) {
+    if (!strcmp(f, "elapsed")) { /* the time since the previous point, in whole units (1ns unless given) */
+        int64_t unit = call->nargs == 2 ? call->args[1]->dur : 1;
+        out->ftype = FJ_TS_INTEGER;
+        long prev = -1;
+        for (size_t i = 0; i < g->n; i++) {
+            if (isnan(in.v[i]))
+                continue;
+            if (prev >= 0)
+                out->v[i] = (double)((g->t[i] - g->t[prev]) / unit);
+            prev = (long)i;
+        }
+    } else if (strstr(f, "derivative")) {
         int64_t unit = call->nargs == 2 ? call->args[1]->dur : g->buckets ? g->every : NSEC;
         long prev = -1;
         for (size_t i = 0; i < g->n; i++) {
@@ -887,6 +1158,21 @@ static bool int_ref(const run *u, const iq_expr *e)
     return j >= 0 && u->ntype[j] == FJ_TS_INTEGER;
 }
 
+/* A raw value x of column e: typed as its field, a tag's string, or null. */
+static void put_raw(const run *u, fj_buf *out, const iq_expr *e, iq_val x)
+{
+    if (x.k == IQV_NUM && int_ref(u, e))
+        put_typed(u, out, FJ_TS_INTEGER, x.n);
+    else if (x.k == IQV_NUM)
+        iq_put_num(out, x.n);
+    else if (x.k == IQV_STR)
+        fj_buf_json_str(out, x.s);
+    else if (x.k == IQV_BOOL)
+        fj_buf_puts(out, x.n != 0 ? "true" : "false");
+    else
+        fj_buf_puts(out, "null");
+}
+
 static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const char **names)
 {
     const rows *r = &gr->r;
@@ -904,18 +1190,8 @@ static bool raw_series(run *u, const group *gr, fj_buf *out, bool *any, const ch
         fj_buf_puts(out, written++ ? ",[" : "[");
         iq_put_time(u->c, out, r->t[i]);
         for (size_t f = 0; f < u->nfields; f++) {
-            iq_val x = eval_raw(u, u->fields[f].e, r->is[i], v);
             fj_buf_puts(out, ",");
-            if (x.k == IQV_NUM && int_ref(u, u->fields[f].e))
-                put_typed(u, out, FJ_TS_INTEGER, x.n);
-            else if (x.k == IQV_NUM)
-                iq_put_num(out, x.n);
-            else if (x.k == IQV_STR)
-                fj_buf_json_str(out, x.s);
-            else if (x.k == IQV_BOOL)
-                fj_buf_puts(out, x.n != 0 ? "true" : "false");
-            else
-                fj_buf_puts(out, "null");
+            put_raw(u, out, u->fields[f].e, eval_raw(u, u->fields[f].e, r->is[i], v));
         }
         fj_buf_puts(out, "]");
     }
@@ -963,13 +1239,214 @@ static bool zone_grid(run *u, const group *gr, grid *g, int64_t lo, int64_t hi)
     return true;
 }
 
+/* The first and one-past-last row of each bucket of g into first[b], end[b] (rows time-sorted). */
+static void bucket_ranges(const grid *g, const rows *rw, size_t *first, size_t *end)
+{
+    size_t r = 0;
+    for (size_t b = 0; b < g->n; b++) {
+        if (!g->buckets) {
+            first[b] = 0;
+            end[b] = rw->n;
+            continue;
+        }
+        while (r < rw->n && bucket_of(g, rw->t[r]) < g->t[b])
+            r++;
+        first[b] = r;
+        while (r < rw->n && bucket_of(g, rw->t[r]) == g->t[b])
+            r++;
+        end[b] = r;
+    }
+}
+
+/* The order of top's (bottom's) choice: the larger (smaller) value first, then the earlier point. */
+typedef struct by_rank {
+    const rows *rw;
+    size_t j;
+    bool top;
+} by_rank;
+static __thread by_rank t_by_rank; /* qsort has no context argument */
+
+static int cmp_rank(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    const rows *rw = t_by_rank.rw;
+    double p = rw->v[a * rw->k + t_by_rank.j], q = rw->v[b * rw->k + t_by_rank.j];
+    if (p != q)
+        return (p > q) == t_by_rank.top ? -1 : 1;
+    if (rw->t[a] != rw->t[b])
+        return rw->t[a] < rw->t[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static int cmp_time_rank(const void *x, const void *y) /* rows by time, rank order among equal times */
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    const rows *rw = t_by_rank.rw;
+    if (rw->t[a] != rw->t[b])
+        return rw->t[a] < rw->t[b] ? -1 : 1;
+    return cmp_rank(x, y);
+}
+
+/* top(f[, tag ...], N) or bottom over rows [lo, hi) of rw: the rows chosen into idx, in time order;
+ * their count. With tags, each combination of their values first gives its best point (InfluxDB
+ * runs max or min grouped by them), and the N best of those are chosen. */
+static size_t top_points(const run *u, const iq_expr *call, const rows *rw, size_t j, size_t lo, size_t hi,
+                         size_t *idx)
+{
+    bool top = !strcmp(call->s, "top");
+    size_t want = (size_t)call->args[call->nargs - 1]->num, ntags = call->nargs - 2, n = 0;
+    for (size_t r = lo; r < hi; r++)
+        if (!isnan(rw->v[r * rw->k + j]))
+            idx[n++] = r;
+    t_by_rank = (by_rank){rw, j, top};
+    qsort(idx, n, sizeof *idx, cmp_rank);
+    if (ntags) { /* keep the first (best) of each combination of the tags' values */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool seen = false;
+            for (size_t p = 0; p < k && !seen; p++) {
+                seen = true;
+                for (size_t g = 0; g < ntags && seen; g++)
+                    seen = !strcmp(iq_tag_value(rw->is[idx[p]], call->args[1 + g]->s),
+                                   iq_tag_value(rw->is[idx[i]], call->args[1 + g]->s));
+            }
+            if (!seen)
+                idx[k++] = idx[i];
+        }
+        n = k;
+    }
+    n = n < want ? n : want;
+    qsort(idx, n, sizeof *idx, cmp_time_rank);
+    return n;
+}
+
+/* sample(f, N) over rows [lo, hi) of rw: N of the points with a value, chosen at random (all of
+ * them when there are no more), into idx in time order; their count. */
+static size_t sample_points(run *u, const iq_expr *call, const rows *rw, size_t j, size_t lo, size_t hi,
+                            size_t *idx)
+{
+    size_t want = (size_t)call->args[1]->num, n = 0;
+    for (size_t r = lo; r < hi; r++)
+        if (!isnan(rw->v[r * rw->k + j]))
+            idx[n++] = r;
+    if (n <= want)
+        return n;
+    for (size_t i = 0; i < want; i++) { /* the first `want` of a partial Fisher-Yates shuffle */
+        u->rng ^= u->rng << 13;
+        u->rng ^= u->rng >> 7;
+        u->rng ^= u->rng << 17;
+        size_t k = i + (size_t)(u->rng % (n - i)), x = idx[i];
+        idx[i] = idx[k];
+        idx[k] = x;
+    }
+    qsort(idx, want, sizeof *idx, cmp_size);
+    return want;
+}
+
+/* A chosen point of a function of several rows: its row, its column, its place in the choice. */
+typedef struct pick {
+    size_t r, f, k;
+    int64_t t;
+} pick;
+
+static int cmp_pick(const void *x, const void *y)
+{
+    const pick *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->f != b->f)
+        return a->f < b->f ? -1 : 1;
+    return (a->k > b->k) - (a->k < b->k);
+}
+
+/* Functions of several rows a bucket: distinct alone in the statement, its rows at its bucket's
+ * time; top, bottom or sample, their points at their own times in time order, with the tags and
+ * fields beside them taken from the points chosen (sample(*): each field's points, the other
+ * fields' columns null). Empty buckets are not filled, as InfluxDB does not. */
+static bool rows_fn_series(run *u, const group *gr, const grid *g, fj_buf *out, bool *any, const char **names)
+{
+    fj_arena *a = u->c->a;
+    size_t fi = 0; /* the (first) function's column */
+    while (fi + 1 < u->nfields && !(u->fields[fi].e->k == IQ_CALL && classify(u->fields[fi].e->s) == FN_ROWS))
+        fi++;
+    const iq_expr *call = u->fields[fi].e;
+    bool dist = !strcmp(call->s, "distinct");
+    long j = need_index(u, call->args[0]->s);
+    uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
+    const rows *rw = &gr->r;
+    double *vals = fj_arena_alloc(a, rw->n * sizeof *vals + 1);
+    size_t *idx = fj_arena_alloc(a, rw->n * sizeof *idx + 1);
+    size_t *first = fj_arena_alloc(a, g->n * sizeof *first + 1), *end = fj_arena_alloc(a, g->n * sizeof *end + 1);
+    pick *pk = dist ? NULL : fj_arena_alloc(a, (rw->n * u->nfields + 1) * sizeof *pk);
+    if (!vals || !idx || !first || !end || (!dist && !pk))
+        return false;
+    bucket_ranges(g, rw, first, end);
+    size_t written = 0, seen = 0;
+    for (size_t q = 0; q < g->n; q++) {
+        size_t b = u->st->desc && dist ? g->n - 1 - q : q, n = 0, k = 0;
+        if (dist && j >= 0) {
+            for (size_t r = first[b]; r < end[b]; r++)
+                if (!isnan(rw->v[r * rw->k + (size_t)j]))
+                    vals[n++] = rw->v[r * rw->k + (size_t)j];
+            k = distinct_points(u, ft, vals, n, idx);
+        }
+        for (size_t f = 0; f < u->nfields && !dist; f++) { /* each function column's points */
+            const iq_expr *e = u->fields[f].e;
+            long jf = e->k == IQ_CALL && classify(e->s) == FN_ROWS ? need_index(u, e->args[0]->s) : -1;
+            if (jf < 0)
+                continue;
+            size_t m = !strcmp(e->s, "sample") ? sample_points(u, e, rw, (size_t)jf, first[b], end[b], idx)
+                                               : top_points(u, e, rw, (size_t)jf, first[b], end[b], idx);
+            for (size_t i = 0; i < m; i++)
+                pk[k + i] = (pick){idx[i], f, i, rw->t[idx[i]]};
+            k += m;
+        }
+        if (!dist)
+            qsort(pk, k, sizeof *pk, cmp_pick);
+        for (size_t i = 0; i < k; i++) {
+            if (!take_row(u, &seen))
+                continue;
+            if (!written)
+                put_header(u, gr, out, any, names);
+            fj_buf_puts(out, written++ ? ",[" : "[");
+            size_t r = dist ? 0 : pk[i].r;
+            iq_put_time(u->c, out, dist ? g->t[b] : rw->t[r]);
+            for (size_t f = 0; f < u->nfields; f++) {
+                const iq_expr *e = u->fields[f].e;
+                fj_buf_puts(out, ",");
+                if (dist)
+                    put_typed(u, out, ft, vals[idx[i]]);
+                else if (f == pk[i].f) {
+                    long jf = need_index(u, e->args[0]->s);
+                    put_typed(u, out, u->ntype[jf], rw->v[r * rw->k + (size_t)jf]);
+                } else if (e->k == IQ_CALL)
+                    fj_buf_puts(out, "null");
+                else
+                    put_raw(u, out, e, eval_raw(u, e, rw->is[r], &rw->v[r * rw->k]));
+            }
+            fj_buf_puts(out, "]");
+        }
+    }
+    if (written)
+        fj_buf_puts(out, "]}");
+    return true;
+}
+
 static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, bool *any, const char **names)
 {
     fj_arena *a = u->c->a;
     grid g = {0};
-    bool transform = false;
-    for (size_t f = 0; f < u->nfields; f++)
+    bool transform = false, integral = false, integral_at0 = false;
+    for (size_t f = 0; f < u->nfields; f++) {
         transform = transform || has_transform(u->fields[f].e);
+        const iq_expr *e = u->fields[f].e;
+        integral = integral || (e->k == IQ_CALL && !strcmp(e->s, "integral"));
+        /* without GROUP BY time InfluxDB answers a float field's integral at time 0, an integer
+         * field's at the range's start */
+        if (e->k == IQ_CALL && !strcmp(e->s, "integral") && e->args[0]->k == IQ_REF &&
+            (need_index(u, e->args[0]->s) < 0 || u->ntype[need_index(u, e->args[0]->s)] != FJ_TS_INTEGER))
+            integral_at0 = true;
+    }
     if (u->st->group_time) {
         g.buckets = true;
         g.every = u->st->every;
@@ -1010,8 +1487,11 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
         g.t = fj_arena_alloc(a, sizeof *g.t);
         if (!g.t)
             return false;
-        g.t[0] = u->tmin != IQ_NO_MIN ? u->tmin : 0;
+        g.t[0] = u->tmin != IQ_NO_MIN && !integral_at0 ? u->tmin : 0;
     }
+    for (size_t f = 0; f < u->nfields; f++)
+        if (u->fields[f].e->k == IQ_CALL && classify(u->fields[f].e->s) == FN_ROWS)
+            return rows_fn_series(u, gr, &g, out, any, names);
     col *cols = fj_arena_calloc(a, u->nfields, sizeof *cols);
     if (!cols)
         return false;
@@ -1021,7 +1501,7 @@ static bool agg_series(run *u, const group *gr, int64_t data_min, fj_buf *out, b
     /* one selector alone, without GROUP BY time: the time of the point it selected */
     bool sel_time = !u->st->group_time && u->nfields == 1 && u->fields[0].e->k == IQ_CALL &&
                     classify(u->fields[0].e->s) == FN_SELECTOR;
-    bool drop_empty = transform || u->st->fill == IQ_FILL_NONE || !u->st->group_time;
+    bool drop_empty = transform || integral || u->st->fill == IQ_FILL_NONE || !u->st->group_time;
     bool any_value = false; /* a series whose every value is empty is not answered, as InfluxDB */
     for (size_t i = 0; i < g.n && !any_value; i++)
         for (size_t f = 0; f < u->nfields && !any_value; f++)
@@ -1092,14 +1572,16 @@ static void check_types(run *u, const iq_expr *e)
         return;
     for (size_t i = 0; i < e->nargs; i++)
         check_types(u, e->args[i]);
-    if (!e->nargs || e->args[0]->k != IQ_REF)
-        return;
+    if (!e->nargs || e->args[0]->k != IQ_REF || !strcmp(e->s, "distinct") || !strcmp(e->s, "elapsed") ||
+        !strcmp(e->s, "sample"))
+        return; /* distinct, elapsed and sample take every type */
     long j = need_index(u, e->args[0]->s);
     uint8_t ft = j >= 0 ? u->ntype[j] : FJ_TS_FLOAT;
     if (ft != FJ_TS_STRING && ft != FJ_TS_BOOLEAN)
         return;
     ag_fn fn = ag_of(e->s);
-    if (fn == AG_COUNT || fn == AG_FIRST || fn == AG_LAST || (ft == FJ_TS_BOOLEAN && (fn == AG_MIN || fn == AG_MAX)))
+    if (fn == AG_COUNT || fn == AG_FIRST || fn == AG_LAST || fn == AG_MODE ||
+        (ft == FJ_TS_BOOLEAN && (fn == AG_MIN || fn == AG_MAX)))
         return;
     snprintf(u->msg, u->cap, "unsupported %s iterator type: *query.%sInterruptIterator", e->s,
              ft == FJ_TS_STRING ? "string" : "boolean");
@@ -1141,6 +1623,86 @@ static fj_status keep_string(void *ud, size_t i, int64_t t, const char *v, size_
     p->t[p->n] = t;
     p->v[p->n++] = (double)k;
     return FJ_OK;
+}
+
+/* The call inside e whose argument is * or /regex/ (count(*), derivative(mean(/usage/))), or NULL. */
+static const iq_expr *wild_call(const iq_expr *e)
+{
+    if (!e || e->k != IQ_CALL || !e->nargs)
+        return NULL;
+    if (e->args[0]->k == IQ_WILD || e->args[0]->k == IQ_REGEX)
+        return e;
+    return wild_call(e->args[0]);
+}
+
+/* Whether InfluxDB expands a wildcard of function fn over a field of type ft: count, first, last,
+ * distinct, mode, sample and elapsed take every type, min and max all but strings, the others
+ * numbers only (its RewriteFields). */
+static bool wild_takes(const char *fn, uint8_t ft)
+{
+    static const char *const any[] = {"count", "first", "last", "distinct", "mode", "sample", "elapsed", NULL};
+    for (size_t i = 0; any[i]; i++)
+        if (!strcmp(any[i], fn))
+            return true;
+    if (!strcmp(fn, "min") || !strcmp(fn, "max"))
+        return ft != FJ_TS_STRING;
+    return ft != FJ_TS_STRING && ft != FJ_TS_BOOLEAN;
+}
+
+/* A copy of the calls down to w, w's argument replaced by field. */
+static iq_expr *with_field(fj_arena *a, const iq_expr *e, const iq_expr *w, const char *field)
+{
+    iq_expr *c = fj_arena_alloc(a, sizeof *c);
+    iq_expr **args = fj_arena_alloc(a, (e->nargs + 1) * sizeof *args);
+    if (!c || !args)
+        return NULL;
+    *c = *e;
+    memcpy(args, e->args, e->nargs * sizeof *args);
+    c->args = args;
+    if (e == w) {
+        iq_expr *r = fj_arena_calloc(a, 1, sizeof *r);
+        if (!r)
+            return NULL;
+        r->k = IQ_REF;
+        r->s = field;
+        r->height = 1;
+        args[0] = r;
+    } else if (!(args[0] = with_field(a, e->args[0], w, field)))
+        return NULL;
+    return c;
+}
+
+/* The fields with each call on * or /regex/ made one call per field of measurement m that it
+ * matches and takes, in field name order, named <name>_<field> as InfluxDB names them. */
+static bool expand_calls(run *u, const iq_field *in, size_t nin, iq_field **out, size_t *nout)
+{
+    fj_arena *a = u->c->a;
+    const iq_meas *m = u->m;
+    iq_field *f = fj_arena_calloc(a, nin * (m->nfields + 1) + 1, sizeof *f);
+    if (!f)
+        return false;
+    size_t n = 0;
+    for (size_t i = 0; i < nin; i++) {
+        const iq_expr *w = wild_call(in[i].e);
+        if (!w) {
+            f[n++] = in[i];
+            continue;
+        }
+        const char *base = in[i].alias ? in[i].alias : in[i].e->s;
+        for (size_t k = 0; k < m->nfields; k++) {
+            if (!wild_takes(w->s, m->ftypes[k]) ||
+                (w->args[0]->k == IQ_REGEX && !fj_re_match(w->args[0]->re, m->fields[k])))
+                continue;
+            iq_expr *e = with_field(a, in[i].e, w, m->fields[k]);
+            char *alias = fj_arena_printf(a, "%s_%s", base, m->fields[k]);
+            if (!e || !alias)
+                return false;
+            f[n++] = (iq_field){e, alias};
+        }
+    }
+    *out = f;
+    *nout = n;
+    return true;
 }
 
 /* One measurement's series of the answer. */
@@ -1218,9 +1780,24 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
                 u->fields[u->nfields++] = (iq_field){e, NULL};
             }
         }
-    } else {
-        u->fields = st->fields;
-        u->nfields = st->nfields;
+    } else if (!expand_calls(u, st->fields, st->nfields, &u->fields, &u->nfields))
+        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    /* top(f, tag..., N): a column for each tag named, after its own, as InfluxDB adds them */
+    for (size_t f = 0; f < u->nfields; f++) {
+        const iq_expr *e = u->fields[f].e;
+        if (e->k != IQ_CALL || classify(e->s) != FN_ROWS || e->nargs < 3)
+            continue;
+        size_t nt = e->nargs - 2;
+        iq_field *nf = fj_arena_calloc(a, u->nfields + nt + 1, sizeof *nf);
+        if (!nf)
+            return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        memcpy(nf, u->fields, (f + 1) * sizeof *nf);
+        for (size_t i = 0; i < nt; i++)
+            nf[f + 1 + i] = (iq_field){e->args[1 + i], NULL};
+        memcpy(nf + f + 1 + nt, u->fields + f + 1, (u->nfields - f - 1) * sizeof *nf);
+        u->fields = nf;
+        u->nfields += nt;
+        break;
     }
     /* column names, made distinct as InfluxDB does (mean, mean_1) */
     const char **names = fj_arena_calloc(a, u->nfields + 1, sizeof *names);
@@ -1376,6 +1953,30 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
         sreader sr = {u, pts, spos};
         if (nstr && from <= to && (rs = fj_q_ts_strings(c->s, sids, nstr, from, to, keep_string, &sr, err)) != FJ_OK)
             return rs == FJ_ENOMEM ? fj_err_set(err, FJ_ENOMEM, NULL, "out of memory") : rs;
+    } else if (m->src == IQ_SRC_SUB) { /* the subquery's points */
+        for (size_t i = 0; i < n; i++) {
+            if (slot[i] < 0)
+                continue;
+            const iq_fser *fs = &u->cat->fser[slot[i]];
+            const fj_ts_points *sp = &u->sub->pts[fs->id];
+            fj_ts_points *p = &pts[i];
+            p->t = fj_arena_alloc(a, sp->n * sizeof *p->t + 1);
+            p->v = fj_arena_alloc(a, sp->n * sizeof *p->v + 1);
+            if (!p->t || !p->v)
+                return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+            for (size_t k = 0; k < sp->n; k++) { /* all of them: the subquery applied the range */
+                double v = sp->v[k];
+                if (fs->ftype == FJ_TS_STRING) { /* into this run's table of strings */
+                    const char *str = u->sub->strs[(size_t)v];
+                    long x = add_string(u, str, strlen(str));
+                    if (x < 0)
+                        return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+                    v = (double)x;
+                }
+                p->t[p->n] = sp->t[k];
+                p->v[p->n++] = v;
+            }
+        }
     } else if (nids && from <= to) { /* Sonar: the load queries, one bucket a point */
         size_t nis = nids / u->nneed, k = 0;
         const iq_iser **isers = fj_arena_calloc(a, nis + 1, sizeof *isers);
@@ -1461,6 +2062,10 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
         }
         if (gr->n > 1 && !rows_sort(a, &gr->r))
             return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+        /* a subquery's points before the outer range's start (its buckets' times) end InfluxDB's
+         * one window of an outer statement without GROUP BY time: it answers nothing for them */
+        if (m->src == IQ_SRC_SUB && !st->group_time && u->tmin != IQ_NO_MIN && gr->r.n && gr->r.t[0] < u->tmin)
+            gr->r.n = 0;
     }
     for (size_t q = g0; q < g1 && !u->msg[0]; q++) {
         if (iq_stopped(c))
@@ -1474,6 +2079,32 @@ static fj_status run_measurement(run *u, fj_buf *out, bool *any, fj_err *err)
             return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
     }
     return FJ_OK;
+}
+
+/* Runs subquery inner and reads its answer back as a catalog (subquery.c). A statement error of
+ * the inner statement is the outer one's, in msg. */
+static fj_status run_subquery(iq_ctx *c, const iq_stmt *inner, iq_catalog *cat, iq_subdata *data, char *msg,
+                              size_t cap, fj_err *err)
+{
+    *cat = (iq_catalog){0};
+    *data = (iq_subdata){0};
+    iq_ctx ic = *c;
+    ic.epoch = IQ_EPOCH_NS; /* times read back exactly */
+    fj_buf b;
+    fj_buf_init(&b, (size_t)1 << 30);
+    if (c->r)
+        fj_buf_set_budget(&b, fj_http_mem(c->r)); /* the inner answer counts against query-memory too */
+    fj_buf_puts(&b, "{\"statement_id\":0");
+    bool any = false;
+    fj_status st = iq_select(&ic, inner, &b, &any, msg, cap, err);
+    fj_buf_puts(&b, any ? "]}" : "}");
+    if (st == FJ_OK && !msg[0] && fj_buf_status(&b) != FJ_OK)
+        st = fj_err_set(err, fj_buf_status(&b), NULL, "the subquery's answer exceeds the query memory");
+    else if (st == FJ_OK && !msg[0])
+        st = b.data ? iq_subquery_catalog(c, b.data, b.len, cat, data, err)
+                    : fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
+    fj_buf_free(&b);
+    return st;
 }
 
 fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *msg, size_t cap, fj_err *err)
@@ -1494,28 +2125,59 @@ fj_status iq_select(iq_ctx *c, const iq_stmt *st, fj_buf *out, bool *any, char *
         aggregate_mode = aggregate_mode || has_call(e);
         raw_ref = raw_ref || !has_call(e);
     }
-    if (aggregate_mode && raw_ref) {
+    /* top and bottom: the only call, beside fields and tags of the points they choose */
+    const char *top = NULL;
+    size_t ncalls = 0;
+    for (size_t f = 0; f < st->nfields; f++)
+        if (has_call(st->fields[f].e)) {
+            ncalls++;
+            if (st->fields[f].e->k == IQ_CALL && classify(st->fields[f].e->s) == FN_ROWS &&
+                strcmp(st->fields[f].e->s, "distinct"))
+                top = st->fields[f].e->s;
+        }
+    if (top && ncalls > 1)
+        return snprintf(msg, cap, "selector function %s() cannot be combined with other functions", top), FJ_OK;
+    if (aggregate_mode && raw_ref && !top) {
         for (size_t f = 0; f < st->nfields; f++)
             if (!has_call(st->fields[f].e) && st->fields[f].e->k != IQ_NUM)
                 return snprintf(msg, cap, "mixing aggregate and non-aggregate queries is not supported"), FJ_OK;
     }
     if (st->group_time && !aggregate_mode)
         return snprintf(msg, cap, "GROUP BY requires at least one aggregate function"), FJ_OK;
+    for (size_t f = 0; f < st->nfields && st->nfields > 1; f++)
+        if (st->fields[f].e->k == IQ_CALL && !strcmp(st->fields[f].e->s, "distinct"))
+            return snprintf(msg, cap, "aggregate function %s() cannot be combined with other functions or fields",
+                            st->fields[f].e->s),
+                   FJ_OK;
     bool wild = false;
     for (size_t f = 0; f < st->nfields; f++)
         wild = wild || st->fields[f].e->k == IQ_WILD;
     if (wild && aggregate_mode)
         return snprintf(msg, cap, "mixing aggregate and non-aggregate queries is not supported"), FJ_OK;
-    run u = {.c = c, .st = st, .msg = msg, .cap = cap};
+    run u = {.c = c, .st = st, .msg = msg, .cap = cap, .rng = ((uint64_t)c->now_ns ^ 0x9e3779b97f4a7c15ULL) | 1};
     msg[0] = '\0';
     if (!iq_cond_split(c, st->where, &u.tmin, &u.tmax, &u.rest, msg, cap))
         return FJ_OK;
     c->window_from = u.tmin;
     c->window_to = u.tmax;
     iq_catalog cat;
-    fj_status rs = iq_catalog_load(c, db, st->from, st->nfrom, &cat, err);
-    if (rs != FJ_OK)
+    iq_subdata sub = {0};
+    bool has_sub = false;
+    for (size_t i = 0; i < st->nfrom; i++)
+        has_sub = has_sub || st->from[i].sub;
+    if (has_sub && st->nfrom > 1)
+        return snprintf(msg, cap, "a subquery must be the only source of its FROM in fjord"), FJ_OK;
+    fj_status rs = has_sub ? run_subquery(c, st->from[0].sub, &cat, &sub, msg, cap, err)
+                           : iq_catalog_load(c, db, st->from, st->nfrom, &cat, err);
+    if (rs != FJ_OK || msg[0])
         return rs;
+    u.sub = &sub;
+    if (has_sub) { /* the outer range: its own WHERE */
+        c->window_from = u.tmin;
+        c->window_to = u.tmax;
+    }
+    if (!cat.nmeas && has_sub)
+        return FJ_OK;
     if (!cat.nmeas) { /* nothing of what FROM names: is there such a database at all? */
         bool known = false;
         if ((rs = iq_db_known(c, db, &known, err)) != FJ_OK)

@@ -28,7 +28,7 @@ bool iq_sources_match(const iq_source *src, size_t n, const char *m)
     if (!n)
         return true;
     for (size_t i = 0; i < n; i++) {
-        if (src[i].re ? fj_re_match(src[i].re, m) : !strcmp(src[i].name, m))
+        if (src[i].sub || (src[i].re ? fj_re_match(src[i].re, m) : !strcmp(src[i].name, m)))
             return true;
     }
     return false;
