@@ -87,7 +87,10 @@ def to_older(f):
     undo_sample_job_sets(f)
     weeks = f.query("SELECT DISTINCT time - ((time - 345600) % 604800 + 604800) % 604800 FROM sample_procs")
     # job_activity (0009) and job_gpu_activity (0010, 0011) came after: their tables, triggers and
-    # functions go too (and 0014's view of job_activity, 0015's alloc_gpus), and 0009 to 0015 make them again
+    # functions go too (and 0014's view of job_activity, 0015's alloc_gpus), and 0009 to 0018 make them again
+    # the later migrations first, latest first: 0018's load_daily, 0017's field types, 0016's energy_mj
+    f.execute("DROP TABLE load_daily; DROP TABLE ts_strings, ts_string_chunk; ALTER TABLE ts_series DROP COLUMN ftype;"
+              "ALTER TABLE sample_gpus DROP COLUMN energy_mj;")
     f.execute("ALTER TABLE slurm_jobs_current DROP COLUMN alloc_gpus; DROP VIEW job_activity_now;")
     f.execute("DROP TRIGGER job_gpu_activity_insert ON job_samples; DROP TRIGGER job_gpu_activity_move ON job_samples;"
               "DROP TRIGGER job_gpu_activity_job_gone ON jobs; DROP FUNCTION fj_job_gpu_activity_note();"
