@@ -15,8 +15,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 echo "== build (release with debug info)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFJ_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
-echo "== tests"
-(cd build && ctest --output-on-failure -j1)
+echo "== tests (the label \"long\" is run by hand: cd build && ctest -L long)"
+(cd build && ctest --output-on-failure -j1 -LE long)
 
 echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFJ_SANITIZE=ON >/dev/null
