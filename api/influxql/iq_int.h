@@ -87,6 +87,9 @@ const char *iq_ftype_name(uint8_t t);
 bool iq_meas_has_tag(const iq_meas *m, const char *k);
 /* Whether a FROM source names measurement m (no sources: all). */
 bool iq_sources_match(const iq_source *src, size_t n, const char *m);
+/* Appends the point (t, v) to p, growing its arrays in a (doubling from 64): the points a statement
+ * builds itself (string points read as indices, a subquery's answer). false when out of memory. */
+bool iq_points_push(fj_arena *a, fj_ts_points *p, int64_t t, double v);
 
 /* Adds one field of one series to a catalog being built (tags copied, any order). */
 typedef fj_status (*iq_fser_add)(void *ud, int src, const char *meas, const char *field, const iq_tag *tags,

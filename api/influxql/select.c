@@ -1599,30 +1599,10 @@ static fj_status keep_string(void *ud, size_t i, int64_t t, const char *v, size_
 {
     sreader *sr = ud;
     run *u = sr->u;
-    fj_arena *a = u->c->a;
     if (iq_stopped(u->c))
         return FJ_EBUSY;
-    fj_ts_points *p = &sr->pts[sr->pos[i]];
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        int64_t *nt = fj_arena_alloc(a, cap * sizeof *nt);
-        double *nv = fj_arena_alloc(a, cap * sizeof *nv);
-        if (!nt || !nv)
-            return FJ_ENOMEM;
-        if (p->n) {
-            memcpy(nt, p->t, p->n * sizeof *nt);
-            memcpy(nv, p->v, p->n * sizeof *nv);
-        }
-        p->t = nt;
-        p->v = nv;
-        p->cap = cap;
-    }
     long k = add_string(u, v, len);
-    if (k < 0)
-        return FJ_ENOMEM;
-    p->t[p->n] = t;
-    p->v[p->n++] = (double)k;
-    return FJ_OK;
+    return k >= 0 && iq_points_push(u->c->a, &sr->pts[sr->pos[i]], t, (double)k) ? FJ_OK : FJ_ENOMEM;
 }
 
 /* The call inside e whose argument is * or /regex/ (count(*), derivative(mean(/usage/))), or NULL. */

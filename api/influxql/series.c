@@ -1,6 +1,6 @@
 /* api/influxql/series.c — what the InfluxQL statements ask of a catalogue's series: a series'
- * tag value, a measurement's tag keys, whether FROM names a measurement. Below catalog.c, sonar.c,
- * select.c and show.c. */
+ * tag value, a measurement's tag keys, whether FROM names a measurement; and the points a statement
+ * builds itself. Below catalog.c, sonar.c, select.c, subquery.c and show.c. */
 #include "api/influxql/iq_int.h"
 
 #include "api/re.h"
@@ -46,4 +46,25 @@ const char *iq_ftype_name(uint8_t t)
 {
     static const char *const names[] = {"float", "integer", "string", "boolean", "float"};
     return t <= FJ_TS_UNTYPED ? names[t] : "float";
+}
+
+bool iq_points_push(fj_arena *a, fj_ts_points *p, int64_t t, double v)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        int64_t *nt = fj_arena_alloc(a, cap * sizeof *nt);
+        double *nv = fj_arena_alloc(a, cap * sizeof *nv);
+        if (!nt || !nv)
+            return false;
+        if (p->n) {
+            memcpy(nt, p->t, p->n * sizeof *nt);
+            memcpy(nv, p->v, p->n * sizeof *nv);
+        }
+        p->t = nt;
+        p->v = nv;
+        p->cap = cap;
+    }
+    p->t[p->n] = t;
+    p->v[p->n++] = v;
+    return true;
 }

@@ -13,27 +13,6 @@ typedef struct sub_list {
     iq_subdata *data;
 } sub_list;
 
-static bool push_point(fj_arena *a, fj_ts_points *p, int64_t t, double v)
-{
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        int64_t *nt = fj_arena_alloc(a, cap * sizeof *nt);
-        double *nv = fj_arena_alloc(a, cap * sizeof *nv);
-        if (!nt || !nv)
-            return false;
-        if (p->n) {
-            memcpy(nt, p->t, p->n * sizeof *nt);
-            memcpy(nv, p->v, p->n * sizeof *nv);
-        }
-        p->t = nt;
-        p->v = nv;
-        p->cap = cap;
-    }
-    p->t[p->n] = t;
-    p->v[p->n++] = v;
-    return true;
-}
-
 static fj_status add_string(iq_ctx *c, iq_subdata *d, const char *s, double *index)
 {
     if (d->nstrs % 256 == 0) {
@@ -111,7 +90,7 @@ static fj_status list_series(void *ud, iq_fser_add_typed add, void *l, fj_err *e
                 }
                 if (xt != ft) /* a column of mixed types: its first type's points only */
                     continue;
-                if (!push_point(c->a, p, tn, v))
+                if (!iq_points_push(c->a, p, tn, v))
                     return fj_err_set(err, FJ_ENOMEM, NULL, "out of memory");
             }
             fj_status st = add(l, id, ft, name->v.s, cols->v.items[col].v.s, tg, nt);
